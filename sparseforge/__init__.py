@@ -1,0 +1,1 @@
+"""sparseforge: verified building blocks for sparse tensor accelerators."""

@@ -1,0 +1,1 @@
+"""``sparseforge bench NAME`` benchmarks, one module each, discovered by the CLI."""

@@ -1,0 +1,1 @@
+"""Top-level ``sparseforge`` commands, one module each, discovered by the CLI."""

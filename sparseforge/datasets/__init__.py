@@ -1,0 +1,1 @@
+"""Small real data files shipped with the package (see README.md here)."""

@@ -1,0 +1,64 @@
+"""Declared, range-checked generator parameters.
+
+A block declares its parameters once, as a tuple of :class:`Param`. The same
+declaration checks the values in the generator's ``__init__``, lists them in
+``sparseforge blocks`` and parses ``-p name=value`` on the command line, so the
+allowed ranges cannot drift apart.
+"""
+
+from dataclasses import dataclass
+
+from .errors import ParameterError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One integer parameter of a generator.
+
+    ``lo``/``hi`` bound it (inclusive); ``pow2`` additionally requires a power
+    of two (for storage that wraps pointers for free).
+    """
+
+    name: str
+    default: int
+    lo: int
+    hi: int
+    doc: str
+    pow2: bool = False
+
+    def allowed(self):
+        kind = "a power of two" if self.pow2 else "an integer"
+        return f"{kind} in [{self.lo}, {self.hi}]"
+
+    def check(self, value):
+        """Return ``value`` as an int, or raise :class:`ParameterError`."""
+        if isinstance(value, str):
+            try:
+                value = int(value, 0)
+            except ValueError:
+                raise ParameterError(
+                    f"parameter {self.name}={value!r}: expected {self.allowed()}"
+                ) from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"parameter {self.name}={value!r}: expected {self.allowed()}")
+        if not self.lo <= value <= self.hi or (self.pow2 and value & (value - 1)):
+            raise ParameterError(f"parameter {self.name}={value}: expected {self.allowed()}")
+        return value
+
+    def as_dict(self):
+        return {"name": self.name, "default": self.default, "min": self.lo, "max": self.hi,
+                "pow2": self.pow2, "doc": self.doc}
+
+
+def check_params(params, values):
+    """Check ``values`` (a mapping) against ``params``; fill in defaults.
+
+    Unknown names and out-of-range values raise :class:`ParameterError`.
+    Returns a new dict with every declared parameter.
+    """
+    by_name = {p.name: p for p in params}
+    unknown = sorted(set(values) - set(by_name))
+    if unknown:
+        known = ", ".join(by_name) or "none"
+        raise ParameterError(f"unknown parameter {unknown[0]!r} (this block takes: {known})")
+    return {p.name: p.check(values.get(p.name, p.default)) for p in params}

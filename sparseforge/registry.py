@@ -1,0 +1,69 @@
+"""The registry of hardware blocks.
+
+A generator class joins the registry with the :func:`block` decorator; every
+module in :mod:`sparseforge.hw` is imported on first lookup, so adding a block
+means adding a module there and nothing else. The command line, the Verilog
+export, the Verilator runner and the synthesis flow all look blocks up here.
+"""
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+from .errors import ParameterError
+from .params import check_params
+
+_BLOCKS = {}
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    cls: type
+    doc: str
+
+    @property
+    def params(self):
+        return self.cls.PARAMS
+
+    def resolve(self, values=None):
+        """All parameters of this block, ``values`` checked and defaults filled in."""
+        return check_params(self.params, values or {})
+
+    def build(self, values=None):
+        """An elaboratable instance with the given (checked) parameters."""
+        return self.cls(**self.resolve(values))
+
+
+def block(name):
+    """Class decorator: register a ``wiring.Component`` with a ``PARAMS`` tuple."""
+
+    def register(cls):
+        if name in _BLOCKS:
+            raise RuntimeError(f"block {name!r} registered twice")
+        doc = (cls.__doc__ or "").strip().splitlines()
+        _BLOCKS[name] = Block(name, cls, doc[0] if doc else "")
+        return cls
+
+    return register
+
+
+def _discover():
+    from . import hw
+
+    for info in pkgutil.iter_modules(hw.__path__):
+        importlib.import_module(f"sparseforge.hw.{info.name}")
+
+
+def blocks():
+    """Every registered block, by name."""
+    _discover()
+    return dict(sorted(_BLOCKS.items()))
+
+
+def get(name):
+    """The block called ``name``, or :class:`ParameterError` listing the known ones."""
+    known = blocks()
+    if name not in known:
+        raise ParameterError(f"unknown block {name!r} (known: {', '.join(known)})")
+    return known[name]
