@@ -1,0 +1,30 @@
+"""Shared pytest fixtures and options."""
+
+import pytest
+
+from sparseforge.data import shared_data_dir
+
+
+def pytest_addoption(parser):
+    parser.addoption("--soak", action="store_true",
+                     help="also run the long randomized soak tests (marked 'soak')")
+    parser.addoption("--waves", action="store_true",
+                     help="dump FST waveforms from Verilator runs into their build folders")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="soak test: run with --soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """The shared real-data folder; tests that need it skip where it is absent."""
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("shared data folder ../shared/data not found (set SPARSEFORGE_DATA)")
+    return path
