@@ -73,6 +73,9 @@ class Buffet(wiring.Component):
         Param("width", 32, 1, 1024, "element width in bits"),
     )
 
+    # Configurations in the synthesis report.
+    REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
+
     def __init__(self, depth=64, width=32):
         values = check_params(self.PARAMS, {"depth": depth, "width": width})
         self.depth, self.width = values["depth"], values["width"]

@@ -8,6 +8,7 @@
 Both simulators see the same flattened port names, so one bench serves both.
 """
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -113,7 +114,7 @@ async def cocotb_loop(dut, bench, reset_cycles=3):
     Clock(dut.clk, 10, unit="ns").start()
     io = _CocotbIO(dut)
     dut.rst.value = 1
-    bench.step_inputs(io)          # drive every input before reset ends
+    bench.idle(io)
     await ClockCycles(dut.clk, reset_cycles)
     dut.rst.value = 0
     while not bench.finished():
@@ -181,12 +182,17 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     env = {ENV_PARAMS: json.dumps(resolved), ENV_ARGS: json.dumps(args or {})}
     if seed is not None:
         env[ENV_SEED] = str(seed)
+    results = run_dir / "results.xml"
+    results.unlink(missing_ok=True)
     start = time.perf_counter()
-    results = runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
-                          test_dir=run_dir, results_xml=str(run_dir / "results.xml"),
-                          extra_env=env, waves=waves, testcase=testcase,
-                          log_file=run_dir / "sim.log")
+    # Under pytest cocotb's runner exits on failure; the results file tells.
+    with contextlib.suppress(SystemExit):
+        runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
+                    test_dir=run_dir, results_xml=str(results), extra_env=env, waves=waves,
+                    testcase=testcase, log_file=run_dir / "sim.log")
     seconds = time.perf_counter() - start
+    if not results.exists():
+        raise ToolError(f"cocotb wrote no results for {name}; log: {run_dir / 'sim.log'}")
     tests, failed = get_results(results)
     if failed or not tests:
         raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from .errors import SparseforgeError
+from .errors import ParameterError, SparseforgeError
 
 
 def emit(result, as_json, human):
@@ -33,6 +33,20 @@ def _jsonable(value):
 
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print exactly one JSON object on stdout.")
+
+param_option = click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+                            help="Set a generator parameter (repeatable).")
+
+
+def parse_params(pairs):
+    """``("depth=64", ...)`` -> ``{"depth": "64"}``; values are checked by the block."""
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ParameterError(f"-p {pair!r}: expected NAME=VALUE")
+        params[name.strip()] = value.strip()
+    return params
 
 
 class _Discovered(click.Group):

@@ -138,20 +138,25 @@ class BuffetBench(Bench):
 
 
 async def _run(dut, n_ops_default):
+    """Run the program in the arguments, or a random one; optionally dump results."""
+    import json
     import random
 
     from ..sim.runners import cocotb_args, cocotb_loop, seed_from_env
 
     params, args = cocotb_args()
     seed = seed_from_env(args.get("seed", 1))
-    rng = random.Random(seed)
-    program = random_program(rng, params["depth"], params["width"],
-                             args.get("ops", n_ops_default))
-    bench = BuffetBench(params["depth"], params["width"], program, seed, args.get("rates"))
+    program = args.get("program") or random_program(
+        random.Random(seed), params["depth"], params["width"], args.get("ops", n_ops_default))
+    bench = BuffetBench(params["depth"], params["width"], [tuple(op) for op in program], seed,
+                        args.get("rates"))
     dut._log.info("buffet: %d ops, seed %d", len(program), seed)
     cycles = await cocotb_loop(dut, bench)
     dut._log.info("buffet: %d ops in %d cycles, %d reads checked", len(program), cycles,
                   bench.responses)
+    if args.get("dump"):
+        with open(args["dump"], "w") as f:
+            json.dump({"cycles": cycles, "read_data": [v for _, v in bench.sink.received]}, f)
 
 
 try:

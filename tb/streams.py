@@ -55,6 +55,9 @@ class StreamSource:
     def done(self):
         return self.next == len(self.items)
 
+    def idle(self, io):
+        io.set(f"{self.name}__valid", 0)
+
     def drive(self, io, cycle):
         if not self.presenting and not self.done:
             self.presenting = self.stall() and (self.gate is None or self.gate(self.next))
@@ -79,6 +82,9 @@ class StreamSink:
         self.stall = stall
         self.received = []
         self.fired = None
+
+    def idle(self, io):
+        io.set(f"{self.name}__ready", 0)
 
     def drive(self, io, cycle):
         io.set(f"{self.name}__ready", int(self.stall()))
@@ -118,6 +124,11 @@ class Bench:
     def fail(self, message):
         raise AssertionError(f"{message} (cycle {self.cycle}; replay with "
                              f"SPARSEFORGE_SEED={self.seed})")
+
+    def idle(self, io):
+        """Drive every input inactive (during reset), drawing no random numbers."""
+        for driver in self.drivers:
+            driver.idle(io)
 
     def step_inputs(self, io):
         for driver in self.drivers:

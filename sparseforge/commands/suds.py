@@ -1,0 +1,134 @@
+"""``sparseforge suds``: Eureka cycle counts of one weight matrix (Eureka Sections 3-3.3)."""
+
+from pathlib import Path
+
+import click
+import numpy as np
+import scipy.sparse as sp
+
+from sparseforge.cli import emit, json_option
+from sparseforge.errors import ParameterError
+from sparseforge.sw import systolic
+from sparseforge.sw.compaction import ROWS, check_compaction, compact
+from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
+from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.suds import displace, greedy, ideal_cycles, optimal
+
+# (JSON key, table label) of the per-block cycle totals, in Figure 12's order.
+_CYCLES = (("dense", "dense"), ("two_four", "2:4 (Ampere)"),
+           ("compaction", "compaction, no SUDS"), ("greedy", "greedy SUDS"),
+           ("optimal", "optimal SUDS"), ("ideal", "one-sided ideal"))
+# (JSON key, table label, per-block cycles used, systolic scheduling?) on the systolic array.
+_SYSTOLIC = (("dense", "dense", "dense", False),
+             ("compaction", "compaction, no SUDS", "compaction", False),
+             ("greedy", "greedy SUDS", "greedy", False),
+             ("optimal", "optimal SUDS", "optimal", False),
+             ("no_suds", "scheduled, no SUDS", "compaction", True),
+             ("eureka", "Eureka: optimal + scheduled", "optimal", True))
+
+
+@click.command("suds")
+@click.argument("weights", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--compaction", "-P", "compaction", type=int, default=4, show_default=True,
+              help="Compaction factor P: a block is 4 rows x 4P columns (1, 2 or 4).")
+@click.option("--systolic-rows", type=int, default=2, show_default=True,
+              help="Systolic rows of 4x4 sub-arrays for the scheduling figures.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the nonzero int8 values given to a file without values.")
+@json_option
+def command(weights, compaction, systolic_rows, seed, as_json):
+    """Cycles of the weight matrix WEIGHTS (.mtx, .npy, DLMC .smtx) on Eureka.
+
+    Rows of WEIGHTS are output channels. Prints the cycles summed over all
+    4 x 4P blocks for dense, 2:4, compaction alone, greedy and optimal SUDS and
+    the one-sided ideal; the same on a systolic array of 4x4 sub-arrays, with
+    and without systolic scheduling; and the size of the encoded filter
+    stream, which is decoded again and checked against the input.
+    """
+    compaction = check_compaction(compaction)
+    systolic.check_rows(systolic_rows)
+    matrix = read_matrix(weights)
+    codes, value_width, values_from = _operands(weights, matrix, seed)
+    coded = sp.coo_array((codes, (matrix.row, matrix.col)), shape=matrix.shape)
+    result = {"file": str(weights), "shape": list(matrix.shape), "nnz": int(matrix.nnz),
+              "values": values_from, "compaction": compaction}
+    result.update(suds_report(coded, compaction, systolic_rows, value_width))
+    emit(result, as_json, _print_table)
+
+
+def suds_report(weights, compaction, systolic_rows, value_width):
+    """Cycle totals, systolic figures and stream size of integer-coded ``weights``."""
+    compacted = compact(weights, compaction)
+    counts = compacted.counts
+    best = optimal(counts)
+    block_cycles = {
+        "dense": np.full(len(counts), compacted.width),
+        "two_four": np.full(len(counts), compacted.width // 2),
+        "compaction": counts.max(axis=1, initial=0),
+        "greedy": greedy(counts).cycles,
+        "optimal": best.cycles,
+        "ideal": ideal_cycles(counts),
+    }
+    array = {"rows": systolic_rows}
+    for key, _, cycles, scheduled in _SYSTOLIC:
+        plan = systolic.schedule if scheduled else systolic.in_order
+        run = plan(block_cycles[cycles].reshape(compacted.grid), systolic_rows)
+        array[key] = {"cycles": run.cycles, "bubbles": run.bubbles}
+    fmt = EurekaFormat(compaction, value_width)
+    words = fmt.encode(displace(compacted, best))
+    if (fmt.decode(words, compacted.shape).matrix() != weights).nnz:
+        raise AssertionError("the encoded stream does not decode to the input")
+    return {
+        "blocks": compacted.nblocks,
+        "block_shape": [ROWS, compacted.width],
+        "cycles": {key: int(cycles.sum()) for key, cycles in block_cycles.items()},
+        "systolic": array,
+        "stream": {"value_width": value_width, "word_width": fmt.word_width,
+                   "words": len(words)},
+    }
+
+
+def _operands(path, matrix, seed):
+    """Integer operand codes of ``matrix``'s values, their width, and where they came from.
+
+    A file without values (DLMC ``.smtx``; a Matrix Market pattern, which
+    reads back as all ones) gets nonzero int8 values drawn from ``seed``.
+    Integer values are kept, real ones become FP16 codes.
+    """
+    if np.iscomplexobj(matrix.data):
+        raise ParameterError(f"{path}: complex weights are not supported")
+    if str(path).lower().endswith((".smtx", ".smtx.gz")) or (matrix.data == 1).all():
+        drawn = np.random.default_rng(seed).integers(-128, 127, size=matrix.nnz)
+        drawn[drawn >= 0] += 1  # uniform over the 255 nonzero int8 values
+        return drawn, 8, f"int8 from seed {seed}"
+    codes, width = operand_codes(matrix.data)
+    integer = np.issubdtype(matrix.data.dtype, np.integer)
+    return codes, width, "file" if integer else "file, as FP16"
+
+
+def _print_table(result):
+    """The human-readable report."""
+    rows, width = result["block_shape"]
+    shape = "x".join(map(str, result["shape"]))
+    click.echo(f"{result['file']}: {shape}, {result['nnz']} nonzeros, P={result['compaction']}, "
+               f"{result['blocks']} blocks of {rows}x{width}")
+    dense = result["cycles"]["dense"]
+    click.echo(f"\n{'summed over blocks':30} {'cycles':>10} {'speedup':>8}")
+    for key, label in _CYCLES:
+        cycles = result["cycles"][key]
+        click.echo(f"{label:30} {cycles:>10} {_speedup(dense, cycles):>8}")
+    array = result["systolic"]
+    dense = array["dense"]["cycles"]
+    click.echo(f"\n{'systolic array, ' + str(array['rows']) + ' rows':30} {'cycles':>10} "
+               f"{'speedup':>8} {'bubbles':>10}")
+    for key, label, _, _ in _SYSTOLIC:
+        cycles, bubbles = array[key]["cycles"], array[key]["bubbles"]
+        click.echo(f"{label:30} {cycles:>10} {_speedup(dense, cycles):>8} {bubbles:>10}")
+    stream = result["stream"]
+    click.echo(f"\nfilter stream: {stream['words']} words of {stream['word_width']} bits, "
+               f"{stream['value_width']}-bit values ({result['values']}); decodes to the input")
+
+
+def _speedup(dense, cycles):
+    """Dense cycles over ``cycles``, formatted."""
+    return f"{dense / cycles:.2f}x" if cycles else "-"

@@ -1,0 +1,88 @@
+"""Synthesis with Yosys and place-and-route with nextpnr (YoWASP builds).
+
+Area comes from the block alone (``synth`` for a generic gate count,
+``synth_ice40``/``synth_ecp5`` for FPGA cells). Fmax comes from nextpnr on
+the block inside :class:`~sparseforge.synth.harness.Harness`, so wide blocks
+fit the package; the harness's own flip-flops are counted separately.
+"""
+
+import json
+import re
+
+from amaranth.back import rtlil
+
+from ..errors import ParameterError
+from ..registry import get
+from ..sim.export import rtlil_text
+from ..tools import run_yowasp
+from .harness import Harness
+
+TARGETS = {
+    "generic": {"synth": "synth -top {top}", "pnr": None},
+    "ice40": {"synth": "synth_ice40 -top {top} -json {top}.json",
+              "pnr": ("nextpnr-ice40", ["--up5k", "--package", "sg48",
+                                        "--pcf-allow-unconstrained"])},
+    "ecp5": {"synth": "synth_ecp5 -top {top} -json {top}.json",
+             "pnr": ("nextpnr-ecp5", ["--25k", "--package", "CABGA256",
+                                      "--lpf-allow-unconstrained"])},
+}
+
+# Cell-name patterns that make up each resource on each target.
+_RESOURCES = {
+    "ice40": {"lut": r"SB_LUT4", "ff": r"SB_DFF\w*", "bram": r"SB_RAM40_4K\w*",
+              "carry": r"SB_CARRY"},
+    "ecp5": {"lut": r"LUT4", "ff": r"TRELLIS_FF", "bram": r"DP16KD|PDPW16KD",
+             "lutram": r"TRELLIS_DPR16X4", "carry": r"CCU2C"},
+    "generic": {},
+}
+
+
+def _stat(il, top, target):
+    script = f"read_rtlil {top}.il\n{TARGETS[target]['synth'].format(top=top)}\n" \
+             f"tee -q -o stat.json stat -json\n"
+    outputs = ["stat.json"] + ([f"{top}.json"] if target != "generic" else [])
+    out = run_yowasp("yosys", ["-q", "-s", "run.ys"],
+                     inputs={f"{top}.il": il, "run.ys": script}, outputs=outputs)
+    stat = json.loads(out["stat.json"])
+    cells = stat["design"]["num_cells_by_type"]
+    return cells, out.get(f"{top}.json")
+
+
+def _count(cells, pattern):
+    return sum(n for cell, n in cells.items() if re.fullmatch(r"\$?_?(" + pattern + r")_?", cell))
+
+
+def fmax(name, params, target):
+    """Fmax in MHz from nextpnr for the block in its harness, and the harness's FF count."""
+    tool, args = TARGETS[target]["pnr"]
+    harness = Harness(get(name).cls(**params))
+    il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
+                       emit_src=False)
+    cells, netlist = _stat(il, "harness", target)
+    out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50",
+                            "--timing-allow-fail", "-q", "--report", "report.json"],
+                     inputs={"harness.json": netlist}, outputs=["report.json"])
+    report = json.loads(out["report.json"])
+    clocks = report.get("fmax", {})
+    mhz = min((c["achieved"] for c in clocks.values()), default=None)
+    return mhz, _count(cells, _RESOURCES[target]["ff"])
+
+
+def synthesize(name, params=None, target="ecp5", with_fmax=True):
+    """Area (and, on FPGA targets, Fmax) of block ``name`` with ``params``.
+
+    Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
+    ``cells_total``, the target's resources (``lut``, ``ff``, ``bram``, ...),
+    and ``fmax_mhz`` with ``harness_ff`` where place-and-route ran.
+    """
+    if target not in TARGETS:
+        raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
+    il, resolved = rtlil_text(name, params)
+    cells, _ = _stat(il, name, target)
+    result = {"block": name, "params": resolved, "target": target,
+              "cells_total": sum(cells.values()), "cells": cells}
+    for resource, pattern in _RESOURCES[target].items():
+        result[resource] = _count(cells, pattern)
+    if with_fmax and TARGETS[target]["pnr"]:
+        result["fmax_mhz"], result["harness_ff"] = fmax(name, resolved, target)
+    return result

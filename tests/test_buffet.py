@@ -1,0 +1,161 @@
+# amaranth: UnusedElaboratable=no
+"""The Buffet: model, Amaranth-simulator tests, Verilator co-simulation, lint."""
+
+import random
+
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.buffet import Buffet
+from sparseforge.sim.export import verilog_text
+from sparseforge.sim.models.buffet import Buffet as Model
+from sparseforge.sim.models.buffet import BuffetError
+from sparseforge.sim.runners import pysim, seed_from_env, verilator
+from sparseforge.tb.buffet import BuffetBench, random_program
+from sparseforge.tools import verilator_lint
+
+ALL_IN = {"fill": 1.0, "read": 1.0, "update": 1.0, "shrink": 1.0, "read_data": 1.0}
+
+
+def run(depth, program, rates=None, seed=0, delay=None):
+    """Run ``program`` on pysim; ``delay`` holds one port back until a cycle."""
+    bench = BuffetBench(depth, 8, program, seed, rates or ALL_IN)
+    if delay:
+        port, cycle = delay
+        bench.sources[port].stall = lambda: bench.cycle >= cycle
+    pysim(Buffet(depth, 8), bench)
+    return bench
+
+
+# -- the model ------------------------------------------------------------------
+
+def test_model_rejects_illegal_operations():
+    m = Model(2)
+    with pytest.raises(BuffetError):
+        m.read(0)
+    m.fill(1)
+    m.fill(2)
+    with pytest.raises(BuffetError):
+        m.fill(3)
+    with pytest.raises(BuffetError):
+        m.shrink(3)
+    m.shrink(2)
+    assert m.occupancy == 0 and m.credits == 2
+
+
+def test_model_same_cycle_update_is_visible_to_read():
+    m = Model(4)
+    m.fill(5)
+    assert m.step(read=0, update=(0, 9)) == 9
+
+
+# -- directed, on Amaranth's simulator --------------------------------------------
+
+def test_full_and_empty():
+    depth = 4
+    program = [("fill", v) for v in range(depth + 2)]
+    program[depth:depth] = [("read", 0), ("shrink", 2)]
+    bench = run(depth, program)
+    fills = [c for c, _ in bench.sources["fill"].accepted]
+    shrink_cycle = bench.sources["shrink"].accepted[0][0]
+    # The fifth fill waits for the shrink, and no fill is lost or doubled.
+    assert fills[:depth] == list(range(depth))
+    assert fills[depth] > shrink_cycle
+    assert bench.model.occupancy == depth
+
+
+def test_read_before_fill_stalls_until_the_data_arrives():
+    program = [("fill", 0x11), ("fill", 0x22), ("read", 1)]
+    bench = run(4, program, delay=("fill", 20))
+    (read_cycle, _), = bench.sources["read"].accepted
+    second_fill = bench.sources["fill"].accepted[1][0]
+    assert read_cycle > second_fill
+    assert [v for _, v in bench.sink.received] == [0x22]
+
+
+def test_shrink_to_empty_returns_all_credits():
+    program = [("fill", v) for v in (1, 2, 3)] + [("shrink", 3), ("fill", 4), ("read", 0)]
+    bench = run(4, program)
+    assert bench.sources["shrink"].accepted[0][1] == 3
+    assert [v for _, v in bench.sink.received] == [4]   # head moved past all three
+
+
+def test_update_then_read():
+    program = [("fill", 1), ("fill", 2), ("update", (1, 0x77)), ("read", 1), ("read", 0)]
+    bench = run(4, program)
+    assert [v for _, v in bench.sink.received] == [0x77, 1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [2, 8])
+def test_random_on_amaranth_simulator(depth, seed):
+    seed = seed_from_env(seed)
+    program = random_program(random.Random(seed), depth, 8, 1500)
+    bench = BuffetBench(depth, 8, program, seed)
+    pysim(Buffet(depth, 8), bench)
+    assert bench.responses == sum(op == "read" for op, _ in program)
+
+
+def test_sustains_one_fill_and_one_read_per_cycle():
+    depth = 64
+    program = [("fill", v % 256) for v in range(depth)]
+    program += [("read", i) for i in range(depth)]
+    bench = run(depth, program)
+    fills = [c for c, _ in bench.sources["fill"].accepted]
+    reads = [c for c, _ in bench.sources["read"].accepted]
+    assert fills[-1] - fills[0] == depth - 1
+    assert reads[-1] - reads[0] == depth - 1
+
+
+# -- parameters and Verilog -----------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [{"depth": 3}, {"depth": 1}, {"width": 0}, {"depth": "x"}])
+def test_bad_parameters_name_the_parameter(kwargs):
+    with pytest.raises(ParameterError, match=next(iter(kwargs))):
+        Buffet(**kwargs)
+
+
+@pytest.mark.parametrize("params", [{"depth": 2, "width": 1}, {"depth": 64, "width": 32},
+                                    {"depth": 1024, "width": 32}])
+def test_verilog_lints_clean_with_wall(tmp_path, params):
+    text, _ = verilog_text("buffet", params)
+    path = tmp_path / "buffet.v"
+    path.write_text(text)
+    assert verilator_lint(path) == ""
+
+
+# -- Verilator co-simulation ----------------------------------------------------
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("depth", [4, 64])
+def test_ten_thousand_random_operations_on_verilator(tmp_path, depth):
+    seed = seed_from_env(11 + depth)
+    result = verilator("buffet", "sparseforge.tb.buffet", params={"depth": depth, "width": 32},
+                       args={"ops": 10_000, "seed": seed}, work_dir=tmp_path)
+    assert result["tests"] == 1 and result["failed"] == 0
+
+
+@pytest.mark.verilator
+def test_verilator_and_amaranth_agree_cycle_for_cycle(tmp_path):
+    import json
+
+    seed = seed_from_env(3)
+    program = random_program(random.Random(seed), 8, 16, 800)
+    dump = tmp_path / "out.json"
+    verilator("buffet", "sparseforge.tb.buffet", params={"depth": 8, "width": 16},
+              args={"program": program, "dump": str(dump)}, seed=seed, work_dir=tmp_path)
+    rtl = json.loads(dump.read_text())
+    bench = BuffetBench(8, 16, program, seed)
+    cycles = pysim(Buffet(8, 16), bench)
+    assert rtl["cycles"] == cycles
+    assert rtl["read_data"] == [v for _, v in bench.sink.received]
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("depth", [2, 16, 256])
+@pytest.mark.parametrize("seed", range(100, 105))
+def test_soak_on_verilator(tmp_path, depth, seed):
+    verilator("buffet", "sparseforge.tb.buffet", params={"depth": depth, "width": 8},
+              args={"ops": 100_000, "seed": seed, "rates": {"read_data": 0.3}},
+              work_dir=tmp_path)
