@@ -1,5 +1,7 @@
 """Shared pytest fixtures and options."""
 
+import os
+
 import pytest
 
 from sparseforge.data import shared_data_dir
@@ -10,6 +12,11 @@ def pytest_addoption(parser):
                      help="also run the long randomized soak tests (marked 'soak')")
     parser.addoption("--waves", action="store_true",
                      help="dump FST waveforms from Verilator runs into their build folders")
+
+
+def pytest_configure(config):
+    if config.getoption("--waves"):
+        os.environ["SPARSEFORGE_WAVES"] = "1"
 
 
 def pytest_collection_modifyitems(config, items):
