@@ -1,0 +1,240 @@
+"""The Eureka filter stream: the words a SUDS sub-array consumes (Eureka Sections 3-3.2).
+
+Defined once, as data. :class:`EurekaFormat` lists every field and its width
+as a function of the compaction factor P and the operand width; the encoder
+and decoder here use only those lists, and the Amaranth payload layouts are
+meant to come from the same lists (``data.StructLayout(fmt.layout(fmt.lane))``,
+``data.ArrayLayout(..., fmt.lanes)`` for a slot). Fields are packed LSB first
+in the order listed, the order ``StructLayout`` uses.
+
+The stream holds the blocks in block order (row-major over the block grid).
+Each block is one *header* word followed by ``cycles`` *slot* words; slot
+word ``t`` says what every MAC row does in the block's cycle ``t``.
+
+Header word, LSB first:
+
+    rotation   2 bits           MAC row m holds block row (m + rotation) % 4
+    cycles     bit_length(4P)   0..4P: the critical path, the slot words that follow
+
+Lane, one per MAC row, LSB first:
+
+    value      value_width      operand code, two's complement; 0: the MAC row idles
+    column     log2(4P)         the input row its 4P:1 operand mux selects
+    displaced  1                the value belongs to the MAC row above, which
+                                accumulates its product; never set on MAC row 0
+
+Slot word: the lanes of MAC rows 0, 1, 2, 3 from the low bits up.
+
+Every word is ``word_width = max(header, slot)`` bits wide; a header uses the
+low bits. Empty blocks are a header with ``cycles = 0``. The rotation is per
+block (Section 3.2): the block's outputs sit in MAC-row order, and whoever
+stores or accumulates them maps MAC row m to output row (m + rotation) % 4.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError, ParameterError
+from .compaction import ROWS, block_grid, check_compaction
+from .suds import DisplacedBlocks
+
+ROTATION_BITS = 2
+"""Bits of the per-block rotation (4 MAC rows)."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One bit field of a record."""
+
+    name: str
+    width: int
+
+
+@dataclass(frozen=True)
+class EurekaFormat:
+    """The stream layout for compaction factor P and ``value_width``-bit operands."""
+
+    compaction: int = 4
+    value_width: int = 16
+
+    def __post_init__(self):
+        check_compaction(self.compaction)
+        width = self.value_width
+        if isinstance(width, bool) or not isinstance(width, int) or not 2 <= width <= 32:
+            raise ParameterError(f"value_width={self.value_width!r}: expected an integer "
+                                 "in [2, 32]")
+
+    @property
+    def header(self):
+        """Fields of a block's header word."""
+        return (Field("rotation", ROTATION_BITS),
+                Field("cycles", (ROWS * self.compaction).bit_length()))
+
+    @property
+    def lane(self):
+        """Fields of one MAC row's part of a slot word."""
+        return (Field("value", self.value_width),
+                Field("column", (ROWS * self.compaction).bit_length() - 1),
+                Field("displaced", 1))
+
+    lanes = ROWS
+    """Lanes per slot word, one per MAC row."""
+
+    @staticmethod
+    def layout(fields):
+        """``{name: width}`` in packing order, for ``amaranth.lib.data.StructLayout``."""
+        return {f.name: f.width for f in fields}
+
+    @staticmethod
+    def width(fields):
+        """Total bits of a record."""
+        return sum(f.width for f in fields)
+
+    @property
+    def word_width(self):
+        """Bits per stream word."""
+        return max(self.width(self.header), self.lanes * self.width(self.lane))
+
+    def words(self, cycles):
+        """Stream length in words for blocks of these ``cycles``: one header each plus a slot
+        per cycle."""
+        cycles = np.asarray(cycles)
+        return int(cycles.size + cycles.sum())
+
+    def encode(self, blocks):
+        """The stream for ``blocks`` (:class:`~.suds.DisplacedBlocks` holding integer operand
+        codes), as a list of ints. Vectorized over blocks and cycles."""
+        if blocks.compaction != self.compaction:
+            raise ParameterError(f"blocks are compacted with P={blocks.compaction}, the "
+                                 f"format has P={self.compaction}")
+        values = blocks.values
+        if not np.issubdtype(values.dtype, np.integer):
+            raise ParameterError("the stream carries integer operand codes; convert the "
+                                 "values with operand_codes() first")
+        lo, hi = -(1 << (self.value_width - 1)), 1 << (self.value_width - 1)
+        if values.size and (values.min() < lo or values.max() >= hi):
+            raise ParameterError(f"operand codes must lie in [{lo}, {hi - 1}] for "
+                                 f"value_width={self.value_width}")
+        if blocks.displaced[:, 0].any():
+            raise ParameterError("MAC row 0 holds a displaced value: the rotation does not "
+                                 "put a base row on the last MAC row")
+        cycles = blocks.cycles
+        used = np.arange(values.shape[2]) < cycles[:, None]  # [n, width]: slots sent
+        block, cycle = np.nonzero(used)
+        lanes = _pack(self.lane, {
+            "value": values[block, :, cycle] & ((1 << self.value_width) - 1),
+            "column": blocks.columns[block, :, cycle],
+            "displaced": blocks.displaced[block, :, cycle],
+        })  # [nslots, lanes]
+        lane_width = self.width(self.lane)
+        slots = sum(lanes[:, m] << (m * lane_width) for m in range(self.lanes))
+        headers = _pack(self.header, {"rotation": blocks.rotation, "cycles": cycles})
+        starts = np.arange(len(cycles)) + np.cumsum(cycles) - cycles
+        stream = np.empty(len(cycles) + len(block), dtype=object)
+        stream[starts] = headers
+        stream[starts[block] + 1 + cycle] = slots
+        return stream.tolist()
+
+    def decode(self, words, shape):
+        """The :class:`~.suds.DisplacedBlocks` of an ``shape`` = (M, K) matrix from its stream.
+
+        Raises :class:`FormatError` if the stream is malformed: a word wider than
+        ``word_width``, a cycle count above 4P, a truncated block, a displaced
+        value on MAC row 0, or a block count that does not match ``shape``.
+        """
+        where = "<eureka stream>"
+        stream = list(words)
+        words = np.empty(len(stream), dtype=object)
+        words[:] = [int(w) for w in stream]
+        if len(words) and (words.min() < 0 or words.max() >> self.word_width):
+            raise FormatError(where, f"a word does not fit in {self.word_width} bits")
+        width = ROWS * self.compaction
+        grid = block_grid(shape, self.compaction)
+        cycles_field = _unpack(self.header, words)["cycles"]  # meaningful at headers only
+        starts = []
+        at = 0
+        while at < len(words):
+            starts.append(at)
+            at += 1 + int(cycles_field[at])
+        if at > len(words):
+            raise FormatError(where, f"block {len(starts) - 1} (word {starts[-1]}) is truncated")
+        starts = np.array(starts, dtype=np.int64)
+        if len(starts) != grid[0] * grid[1]:
+            raise FormatError(where, f"{len(starts)} blocks, but a {shape[0]}x{shape[1]} "
+                              f"matrix has {grid[0] * grid[1]} at P={self.compaction}")
+        header = _unpack(self.header, words[starts])
+        cycles = header["cycles"]
+        if (cycles > width).any():
+            bad = int(np.argmax(cycles > width))
+            raise FormatError(where, f"block {bad} (word {starts[bad]}) claims "
+                              f"{cycles[bad]} cycles; at most {width} at P={self.compaction}")
+        block, cycle = np.nonzero(np.arange(width) < cycles[:, None])
+        lane_width = self.width(self.lane)
+        slots = words[starts[block] + 1 + cycle]
+        lanes = np.stack([(slots >> (m * lane_width)) & ((1 << lane_width) - 1)
+                          for m in range(self.lanes)], axis=-1)
+        fields = _unpack(self.lane, lanes)
+        if fields["displaced"][:, 0].any():
+            bad = int(np.argmax(fields["displaced"][:, 0]))
+            raise FormatError(where, f"block {block[bad]} cycle {cycle[bad]}: displaced value "
+                              "on MAC row 0")
+        n = len(starts)
+        values = np.zeros((n, ROWS, width), dtype=np.int64)
+        columns = np.zeros((n, ROWS, width), dtype=np.uint8)
+        displaced = np.zeros((n, ROWS, width), dtype=bool)
+        sign = 1 << (self.value_width - 1)
+        values[block, :, cycle] = (fields["value"] ^ sign) - sign
+        columns[block, :, cycle] = fields["column"]
+        displaced[block, :, cycle] = fields["displaced"].astype(bool)
+        return DisplacedBlocks(shape=tuple(shape), compaction=self.compaction, values=values,
+                               columns=columns, displaced=displaced,
+                               rotation=header["rotation"], cycles=cycles)
+
+
+def operand_codes(values):
+    """Integer operand codes for the ``value`` field, and the width they need.
+
+    Integers are kept (two's complement) in the narrowest of 8, 16 or 32 bits
+    that holds them; anything else becomes FP16 bit patterns (16 bits), the
+    paper's operand type. A nonzero value that FP16 rounds to +0 (the idle
+    code) or to infinity is rejected.
+    """
+    values = np.asarray(values)
+    if np.issubdtype(values.dtype, np.integer):
+        for width in (8, 16, 32):
+            if not values.size or (values.min() >= -(1 << (width - 1))
+                                   and values.max() < 1 << (width - 1)):
+                return values.astype(np.int64), width
+        raise ParameterError("integer weights do not fit in 32 bits")
+    if np.iscomplexobj(values):
+        raise ParameterError("complex weights have no operand code")
+    with np.errstate(over="ignore"):
+        half = values.astype(np.float16)
+    codes = half.view(np.int16)
+    bad = np.flatnonzero((values != 0) & ((codes == 0) | ~np.isfinite(half)))
+    if len(bad):
+        raise ParameterError(f"weight {values[bad[0]]!r} (entry {bad[0]}) has no FP16 code: "
+                             "it rounds to zero or overflows")
+    return codes.astype(np.int64), 16
+
+
+def _pack(fields, values):
+    """Pack arrays of field values (non-negative, each within its width) into int words."""
+    word, shift = 0, 0
+    for f in fields:
+        v = np.asarray(values[f.name]).astype(np.int64)
+        if v.size and (v.min() < 0 or v.max() >> f.width):
+            raise ParameterError(f"field {f.name} does not fit in {f.width} bits")
+        word = word + (v.astype(object) << shift)
+        shift += f.width
+    return word
+
+
+def _unpack(fields, words):
+    """Split int words (an object array) into ``{name: int64 array}``."""
+    out, shift = {}, 0
+    for f in fields:
+        out[f.name] = ((words >> shift) & ((1 << f.width) - 1)).astype(np.int64)
+        shift += f.width
+    return out

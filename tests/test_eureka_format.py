@@ -1,0 +1,128 @@
+"""The Eureka filter stream: field widths, golden words, encode/decode round trips."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparseforge.errors import FormatError, ParameterError
+from sparseforge.sw.compaction import compact
+from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
+from sparseforge.sw.suds import displace, optimal
+
+
+def _placed(matrix, compaction):
+    compacted = compact(matrix, compaction)
+    return displace(compacted, optimal(compacted.counts))
+
+
+def _figure_7():
+    a = np.zeros((4, 4), dtype=np.int64)
+    a[0] = [1, 2, 3, 4]
+    a[1, 2], a[2, 2], a[3, 3] = -5, 6, 7
+    return a
+
+
+@pytest.mark.parametrize(("compaction", "value_width", "lane", "header", "word"), [
+    (1, 8, {"value": 8, "column": 2, "displaced": 1}, {"rotation": 2, "cycles": 3}, 44),
+    (2, 8, {"value": 8, "column": 3, "displaced": 1}, {"rotation": 2, "cycles": 4}, 48),
+    (4, 16, {"value": 16, "column": 4, "displaced": 1}, {"rotation": 2, "cycles": 5}, 84),
+])
+def test_field_widths(compaction, value_width, lane, header, word):
+    fmt = EurekaFormat(compaction, value_width)
+    assert list(fmt.layout(fmt.lane).items()) == list(lane.items())  # packing order too
+    assert list(fmt.layout(fmt.header).items()) == list(header.items())
+    assert fmt.lanes == 4 and fmt.word_width == word
+
+
+def test_golden_words_figure_7():
+    """Figure 7's block, spelled out bit by bit from the field table, for the RTL."""
+    fmt = EurekaFormat(1, 8)
+    words = fmt.encode(_placed(_figure_7(), 1))
+
+    def lane(value, column, displaced=0):
+        return (value & 0xFF) | column << 8 | displaced << 10
+
+    def slot(*lanes):
+        return sum(v << (11 * m) for m, v in enumerate(lanes))
+
+    # base row 2 goes to MAC row 3: rotation 3, MAC rows hold block rows 3, 0, 1, 2
+    assert words == [
+        3 | 2 << 2,
+        slot(lane(7, 3), lane(1, 0), lane(3, 2, 1), lane(6, 2)),
+        slot(0, lane(2, 1), lane(4, 3, 1), lane(-5, 2, 1)),
+    ]
+
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+@pytest.mark.parametrize("value_width", [8, 16])
+def test_round_trip(compaction, value_width):
+    rng = np.random.default_rng(compaction * value_width)
+    top = 1 << (value_width - 1)
+    shape = (37, 70)
+    matrix = sp.random_array(shape, density=0.35, rng=rng, format="coo",
+                             data_sampler=lambda size: rng.integers(-top, top, size))
+    matrix = matrix.astype(np.int64)
+    placed = _placed(matrix, compaction)
+    fmt = EurekaFormat(compaction, value_width)
+    words = fmt.encode(placed)
+    assert len(words) == fmt.words(placed.cycles)
+    assert all(0 <= w < 1 << fmt.word_width for w in words)
+    decoded = fmt.decode(words, shape)
+    for field in ("values", "columns", "displaced", "rotation", "cycles"):
+        assert np.array_equal(getattr(decoded, field), getattr(placed, field)), field
+    assert (decoded.matrix() != matrix).nnz == 0
+
+
+def test_round_trip_fp16_and_empty_blocks():
+    weights = np.zeros((8, 32))
+    weights[5, [0, 3, 17]] = [0.5, -1.25e-3, 300.0]
+    matrix = sp.coo_array(weights)
+    codes, width = operand_codes(matrix.data)
+    assert width == 16
+    coded = sp.coo_array((codes, (matrix.row, matrix.col)), shape=matrix.shape)
+    fmt = EurekaFormat(4, width)
+    words = fmt.encode(_placed(coded, 4))
+    assert len(words) == 4 + 2  # four headers, one block of 2 cycles
+    decoded = fmt.decode(words, matrix.shape).matrix()
+    restored = np.zeros(weights.shape, dtype=np.float16)
+    restored[decoded.row, decoded.col] = decoded.data.astype(np.int16).view(np.float16)
+    assert np.array_equal(restored, weights.astype(np.float16))
+
+
+def test_operand_codes():
+    assert operand_codes(np.array([-128, 127]))[1] == 8
+    assert operand_codes(np.array([-129, 5]))[1] == 16
+    assert operand_codes(np.array([1 << 20]))[1] == 32
+    assert operand_codes(np.array([1.0]))[0].tolist() == [0x3C00]
+    for bad in ([1e-9], [1e6]):
+        with pytest.raises(ParameterError, match="FP16"):
+            operand_codes(np.array(bad))
+    with pytest.raises(ParameterError, match="32 bits"):
+        operand_codes(np.array([1 << 40]))
+
+
+def test_encode_rejects():
+    fmt = EurekaFormat(1, 8)
+    with pytest.raises(ParameterError, match="integer operand codes"):
+        fmt.encode(_placed(np.eye(4), 1))
+    with pytest.raises(ParameterError, match=r"\[-128, 127\]"):
+        fmt.encode(_placed(np.eye(4, dtype=np.int64) * 200, 1))
+    with pytest.raises(ParameterError, match="P=2"):
+        EurekaFormat(2, 8).encode(_placed(_figure_7(), 1))
+    with pytest.raises(ParameterError, match="value_width"):
+        EurekaFormat(1, 40)
+
+
+def test_decode_rejects():
+    fmt = EurekaFormat(1, 8)
+    words = fmt.encode(_placed(_figure_7(), 1))
+    with pytest.raises(FormatError, match="truncated"):
+        fmt.decode(words[:-1], (4, 4))
+    with pytest.raises(FormatError, match="2 blocks"):
+        fmt.decode([*words, 0], (4, 4))
+    with pytest.raises(FormatError, match="44 bits"):
+        fmt.decode([words[0] | 1 << 44, *words[1:]], (4, 4))
+    with pytest.raises(FormatError, match="claims 5 cycles"):
+        fmt.decode([3 | 5 << 2] + [0] * 5, (4, 4))
+    with pytest.raises(FormatError, match="MAC row 0"):
+        fmt.decode([words[0], words[1] | 1 << 10, words[2]], (4, 4))
