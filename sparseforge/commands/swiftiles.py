@@ -7,6 +7,8 @@ draws the tile-occupancy distribution with the buffer capacity marked, as the
 paper's Fig. 1 (histogram) and Fig. 13 (sampled, scaled and observed CDFs).
 """
 
+import math
+
 import click
 import numpy as np
 
@@ -42,7 +44,7 @@ def _plot(path, occupancy, estimate, buffer):
 
     values, tally = np.unique(counts, return_counts=True)
     observed = (occupancy.n_empty + np.cumsum(tally)) / n_tiles
-    scale = estimate.tile_size / np.prod(estimate.initial_shape)
+    scale = estimate.tile_size / math.prod(estimate.initial_shape)
     sampled = np.sort(estimate.samples)
     steps = np.arange(1, len(sampled) + 1) / len(sampled)
     cdf_ax.step(sampled, steps, where="post", label=f"sampled at T0 {estimate.initial_shape}")
@@ -56,8 +58,12 @@ def _plot(path, occupancy, estimate, buffer):
         ax.axvline(buffer, color="red", linestyle="--", label=f"buffer {buffer}")
     hist_ax.legend()
     cdf_ax.legend(loc="lower right", fontsize="small")
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        fig.savefig(path)
+    except (OSError, ValueError) as exc:  # unwritable path, unknown image format
+        raise ParameterError(f"--plot {path}: cannot write the plot: {exc}") from exc
+    finally:
+        plt.close(fig)
 
 
 def _human(result):

@@ -1,0 +1,114 @@
+"""DRAM traffic of ExTensor-style tiled SpMSpM under uniform, prescient and overbooked tiling.
+
+Tailors/Swiftiles Sections 3.2, 5.2 and 6.2, reduced to one buffer level (the
+global buffer, with DRAM as its parent) so that every term can be checked by
+hand. Traffic is counted in nonzeros moved from DRAM.
+
+Model of Z[m,n] = sum_k A[m,k] · B[k,n]
+---------------------------------------
+- Both operands are tiled in coordinate space with the same shared-dimension
+  ranges: B in ``(tk, tn)`` tiles, A in ``(tm, tk)`` tiles.
+- B is the stationary operand: each non-empty B tile is filled into the
+  buffer (capacity ``buffer`` nonzeros) and kept while A streams past it.
+- A streams: all of A is fetched once per column of B tiles (n range) that
+  holds any nonzero, and every non-empty A tile in a B tile's k range makes
+  one *pass* (one traversal) over that resident B tile. A B tile that no A
+  tile meets is never fetched. A's own buffering is not modelled.
+- A B tile of occupancy L that fits (L <= D, D the capacity) is fetched once:
+  L. One that is overbooked (L > D) costs, over its p passes,
+
+  - with **Tailors**: D + p · (L − D). The first D nonzeros stay resident;
+    the bumped L − D are re-streamed through the FIFO region once per pass
+    (Section 3.3). The FIFO region is taken as negligibly small next to D.
+  - with plain **buffets**: p · L. The sliding window is larger than the
+    buffer, so the whole tile is dropped and refetched every pass (Fig. 3).
+
+- Output traffic is left out: with tk = K (the construction's first step)
+  every output is completed inside a tile and written once under every
+  tiling, so it adds the same term to each. Where a tile cannot span K,
+  partial sums would also move, and ExTensor would skip A tiles whose B
+  partner is empty; both are left out, as they pull in opposite directions.
+
+The paper's Fig. 9(a) measures "the DRAM traffic of streaming bumped data
+through the Tailors relative to the baseline DRAM traffic assuming the same
+tiling and an infinitely large buffer": :attr:`Traffic.streaming_overhead`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from .occupancy import tile_occupancy
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """DRAM traffic (nonzeros) of one tiling of Z = A·B.
+
+    Parameters
+    ----------
+    a_stream : A nonzeros fetched (all of A once per non-empty column of B tiles).
+    b_fills : B nonzeros fetched with an infinitely large buffer (each used tile once).
+    b_tailors : B nonzeros fetched with a Tailor of the given capacity.
+    b_buffets : B nonzeros fetched with a plain buffet of the given capacity.
+    """
+
+    a_stream: int
+    b_fills: int
+    b_tailors: int
+    b_buffets: int
+
+    @property
+    def baseline(self):
+        """Traffic with a buffer that never overbooks (same tiling)."""
+        return self.a_stream + self.b_fills
+
+    @property
+    def tailors(self):
+        return self.a_stream + self.b_tailors
+
+    @property
+    def buffets(self):
+        return self.a_stream + self.b_buffets
+
+    @property
+    def streaming_overhead(self):
+        """Extra traffic of re-streaming bumped data through Tailors, relative to the baseline."""
+        return (self.b_tailors - self.b_fills) / self.baseline
+
+
+def spmspm_traffic(a, b, a_tile, b_tile, buffer):
+    """DRAM traffic of Z = A·B with A tiles ``(tm, tk)``, B tiles ``(tk, tn)`` and ``buffer``.
+
+    Parameters
+    ----------
+    a, b : :class:`~sparseforge.sw.occupancy.Pattern` of the operands.
+    a_tile, b_tile : tile shapes; they must share the k range ``tk``.
+    buffer : capacity D of the buffer holding a B tile, in nonzeros.
+    """
+    if a.shape[1] != b.shape[0]:
+        raise ParameterError(f"Z = A·B needs A's columns to match B's rows: {a.shape} · {b.shape}")
+    if a_tile[1] != b_tile[0]:
+        raise ParameterError(f"A tile {tuple(a_tile)} and B tile {tuple(b_tile)} must share tk")
+    if buffer < 1:
+        raise ParameterError(f"buffer={buffer!r}: expected a positive number of nonzeros")
+    occ = tile_occupancy(b, b_tile)
+    tm, tk = a_tile
+    k_ranges, n_ranges = occ.grid.grid_shape
+    m_ranges = -(-a.shape[0] // tm)
+    a_tiles = np.unique((a.cols // tk) * m_ranges + a.rows // tm)
+    passes_per_k = np.bincount(a_tiles // m_ranges, minlength=k_ranges)
+
+    passes = passes_per_k[occ.ids // n_ranges]
+    n_ranges_used = len(np.unique(occ.ids % n_ranges))
+    used = passes > 0
+    size = occ.counts[used]
+    passes = passes[used]
+    bumped = np.maximum(size - buffer, 0)
+    return Traffic(
+        a_stream=n_ranges_used * a.nnz,
+        b_fills=int(size.sum()),
+        b_tailors=int((size - bumped + passes * bumped).sum()),
+        b_buffets=int(np.where(bumped > 0, passes * size, size).sum()),
+    )

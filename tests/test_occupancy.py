@@ -1,0 +1,111 @@
+"""Per-tile occupancy (sw/occupancy.py) against brute-force counts."""
+
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from sparseforge.errors import ParameterError
+from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.occupancy import Pattern, TileGrid, sampled_occupancy, tile_occupancy
+
+REAL = ("matrices/suitesparse/bcspwr06.mtx", "matrices/suitesparse/G51.mtx",
+        "matrices/graphs/power.mtx")
+
+
+def brute_force(dense, tile_shape):
+    """Nonzeros of every tile, one tile at a time."""
+    tr, tc = tile_shape
+    rows, cols = dense.shape
+    return np.array([[np.count_nonzero(dense[r:r + tr, c:c + tc])
+                      for c in range(0, cols, tc)] for r in range(0, rows, tr)])
+
+
+def random_pattern(rng, shape, density):
+    return Pattern.from_matrix(scipy.sparse.random_array(shape, density=density, rng=rng))
+
+
+def dense_of(pattern):
+    dense = np.zeros(pattern.shape, dtype=bool)
+    dense[pattern.rows, pattern.cols] = True
+    return dense
+
+
+@pytest.mark.parametrize("tile_shape", [(1, 1), (3, 5), (7, 7), (37, 1), (37, 29), (4, 29)])
+def test_matches_brute_force_on_random(tile_shape):
+    rng = np.random.default_rng(1)
+    pattern = random_pattern(rng, (37, 29), 0.08)
+    occupancy = tile_occupancy(pattern, tile_shape)
+    expected = brute_force(dense_of(pattern), tile_shape)
+    assert occupancy.dense().tolist() == expected.tolist()
+    assert occupancy.n_tiles == expected.size
+    assert occupancy.n_empty == np.count_nonzero(expected == 0)
+
+
+def test_sorting_path_for_sparse_grids():
+    # one 1x1 tile per element: far more tiles than nonzeros, so counted by sorting
+    pattern = random_pattern(np.random.default_rng(2), (300, 400), 0.001)
+    occupancy = tile_occupancy(pattern, (1, 1))
+    assert occupancy.grid.n_tiles > 8 * pattern.nnz
+    assert occupancy.dense().tolist() == dense_of(pattern).astype(int).tolist()
+
+
+@pytest.mark.parametrize("path", REAL)
+def test_matches_brute_force_on_real(shared_data, path):
+    pattern = Pattern.from_matrix(read_matrix(shared_data / path))
+    dense = dense_of(pattern)
+    for tile_shape in [(pattern.shape[0], 17), (100, 1), (64, 48)]:
+        expected = brute_force(dense, tile_shape)
+        assert tile_occupancy(pattern, tile_shape).dense().tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("tile_shape", [(37, 3), (37, 29), (5, 1), (6, 4), (1, 29)])
+def test_sampled_tiles_match_exact(tile_shape):
+    rng = np.random.default_rng(3)
+    pattern = random_pattern(rng, (37, 29), 0.1)
+    grid = TileGrid(pattern.shape, tile_shape)
+    ids = rng.choice(grid.n_tiles, size=min(12, grid.n_tiles), replace=False)
+    exact = tile_occupancy(pattern, tile_shape).dense().ravel()
+    assert sampled_occupancy(pattern, grid, ids).tolist() == exact[ids].tolist()
+
+
+def test_fractions_count_empty_tiles_and_utilization_does_not():
+    # 4x4 matrix, 2x2 tiles: occupancies 3, 0, 0, 1
+    matrix = scipy.sparse.coo_array(([1, 1, 1, 1], ([0, 0, 1, 3], [0, 1, 0, 3])), shape=(4, 4))
+    occupancy = tile_occupancy(Pattern.from_matrix(matrix), (2, 2))
+    assert occupancy.dense().tolist() == [[3, 0], [0, 1]]
+    assert occupancy.overbooked_fraction(2) == 1 / 4
+    assert occupancy.utilization(2) == pytest.approx((2 / 2 + 1 / 2) / 2)
+    assert occupancy.max == 3
+
+
+def test_duplicates_count_once():
+    matrix = scipy.sparse.coo_array(([1, 2, 3], ([1, 1, 0], [2, 2, 0])), shape=(3, 3))
+    pattern = Pattern.from_matrix(matrix)
+    assert pattern.nnz == 2
+    assert pattern.keys.tolist() == sorted(pattern.keys.tolist())
+
+
+@pytest.mark.parametrize("tile_shape", [(0, 1), (1, 5), (4, 0)])
+def test_rejects_tiles_outside_the_matrix(tile_shape):
+    with pytest.raises(ParameterError, match="tile shape"):
+        TileGrid((4, 4), tile_shape)
+
+
+def test_rejects_non_sparse_input():
+    with pytest.raises(ParameterError, match=r"scipy\.sparse"):
+        Pattern.from_matrix(np.eye(3))
+
+
+def test_millions_of_nonzeros_in_seconds():
+    rng = np.random.default_rng(4)
+    n, nnz = 200_000, 3_000_000
+    matrix = scipy.sparse.coo_array((np.ones(nnz), (rng.integers(0, n, nnz),
+                                                    rng.integers(0, n, nnz))), shape=(n, n))
+    pattern = Pattern.from_matrix(matrix)
+    start = time.perf_counter()
+    occupancy = tile_occupancy(pattern, (n, 64))
+    occupancy_small = tile_occupancy(pattern, (1000, 1000))
+    assert time.perf_counter() - start < 5
+    assert occupancy.counts.sum() == occupancy_small.counts.sum() == pattern.nnz
