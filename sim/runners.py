@@ -169,7 +169,8 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
 
     ``args`` (JSON-able) reach the test through :func:`cocotb_args`; ``waves``
     (default: ``SPARSEFORGE_WAVES`` set) dumps a VCD into the run folder.
-    Returns ``{"tests", "failed", "seconds", "dir"}``; raises
+    Returns ``{"tests", "failed", "seconds", "dir", "verilog"}`` (the last
+    the Verilog file that was simulated); raises
     :class:`~sparseforge.errors.ToolError` when any test failed.
     """
     from cocotb_tools.runner import get_results
@@ -197,4 +198,5 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     if failed or not tests:
         raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "
                         f"log: {run_dir / 'sim.log'}")
-    return {"tests": tests, "failed": failed, "seconds": seconds, "dir": str(run_dir)}
+    return {"tests": tests, "failed": failed, "seconds": seconds, "dir": str(run_dir),
+            "verilog": str(build_dir / f"{name}.v")}

@@ -18,7 +18,6 @@ from ..cli import emit, json_option
 from ..data import bundled
 from ..errors import SparseforgeError
 from ..hw.buffet import Buffet
-from ..sim.export import verilog_text
 from ..sim.runners import pysim, verilator
 from ..sw.formats import read_matrix
 from ..sw.traces import rcm_order, spmv_window
@@ -38,13 +37,11 @@ def buffet_spmv(path, seed):
     params = {"depth": depth, "width": WIDTH}
 
     with tempfile.TemporaryDirectory(prefix="sf-demo-") as tmp:
-        text, _ = verilog_text("buffet", params)
-        Path(tmp, "buffet.v").write_text(text)
-        lint = verilator_lint(Path(tmp, "buffet.v"))
         dump = Path(tmp, "result.json")
         run = verilator("buffet", "sparseforge.tb.buffet", params=params, seed=seed,
                         args={"program": trace.program, "dump": str(dump)}, work_dir=tmp)
         rtl = json.loads(dump.read_text())
+    lint = verilator_lint(run["verilog"])   # the very Verilog that was simulated
 
     start = time.perf_counter()
     bench = BuffetBench(depth, WIDTH, trace.program, seed)
