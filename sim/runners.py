@@ -143,14 +143,18 @@ def verilator_build(name, params=None, waves=False):
     Returns ``(runner, build_dir, resolved_params)``.
 
     The build folder is keyed by the block, its parameters, a hash of its
-    Verilog and whether tracing is on, so a changed generator rebuilds and an
-    unchanged one costs a fraction of a second.
+    Verilog and of the toolchain it is built with (the generated Makefiles
+    name cocotb's and Verilator's install paths, so another environment must
+    not reuse them) and whether tracing is on. A changed generator rebuilds;
+    an unchanged one costs a fraction of a second.
     """
+    import cocotb
     from cocotb_tools.runner import get_runner
 
-    verilator_on_path()
+    exe = verilator_on_path()
     text, resolved = verilog_text(name, params)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    toolchain = f"{cocotb.__file__}\n{exe}\n{cocotb.__version__}\n"
+    digest = hashlib.sha256((toolchain + text).encode()).hexdigest()[:10]
     build_dir = cache_dir("verilator", f"{design_key(name, resolved)}-{digest}"
                           + ("-waves" if waves else ""))
     source = build_dir / f"{name}.v"
