@@ -10,9 +10,13 @@ from ..params import Param, check_params
 from ..registry import block
 
 
-def buffet_ports(depth, width):
-    """The Buffet's port signature; the Tailor extends it, so it is defined once."""
-    index = ceil_log2(depth)
+def buffet_ports(depth, width, index=None):
+    """The Buffet's port signature; the Tailor extends it, so it is defined once.
+
+    ``index`` is the width of read and update indices (default: enough for
+    ``depth`` elements; the Tailor addresses tiles longer than its capacity).
+    """
+    index = ceil_log2(depth) if index is None else index
     count = ceil_log2(depth + 1)
     return {
         "fill": In(stream.Signature(width)),
@@ -23,6 +27,31 @@ def buffet_ports(depth, width):
         "credit": Out(count),
         "occupancy": Out(count),
     }
+
+
+def read_stage(m, rd, read, read_data, present, addr):
+    """The read pipeline of a buffet-like store; returns the accepted-read signal.
+
+    One request in flight in the memory's output register, which holds its
+    data (``en`` low) while ``read_data`` is stalled. ``present`` says the
+    requested element is in the store; ``addr`` is its memory address.
+    """
+    resp_valid = Signal()
+    can_issue = ~resp_valid | read_data.ready
+    do_read = Signal()
+    m.d.comb += [
+        read.ready.eq(can_issue & present),
+        do_read.eq(read.valid & read.ready),
+        rd.en.eq(do_read),
+        rd.addr.eq(addr),
+        read_data.valid.eq(resp_valid),
+        read_data.payload.eq(rd.data),
+    ]
+    with m.If(do_read):
+        m.d.sync += resp_valid.eq(1)
+    with m.Elif(read_data.ready):
+        m.d.sync += resp_valid.eq(0)
+    return do_read
 
 
 @block("buffet")
@@ -108,23 +137,8 @@ class Buffet(wiring.Component):
             wr.data.eq(Mux(do_update, self.update.payload.data, self.fill.payload)),
         ]
 
-        # Read pipeline: one request in flight in the memory's output register,
-        # which holds its data (en low) while read_data is stalled.
-        resp_valid = Signal()
-        can_issue = ~resp_valid | self.read_data.ready
-        do_read = Signal()
-        m.d.comb += [
-            self.read.ready.eq(can_issue & (self.read.payload < occupancy)),
-            do_read.eq(self.read.valid & self.read.ready),
-            rd.en.eq(do_read),
-            rd.addr.eq((head + self.read.payload) & mask),
-            self.read_data.valid.eq(resp_valid),
-            self.read_data.payload.eq(rd.data),
-        ]
-        with m.If(do_read):
-            m.d.sync += resp_valid.eq(1)
-        with m.Elif(self.read_data.ready):
-            m.d.sync += resp_valid.eq(0)
+        read_stage(m, rd, self.read, self.read_data, self.read.payload < occupancy,
+                   (head + self.read.payload) & mask)
 
         # Shrink frees from the head and returns its count as credits.
         do_shrink = Signal()

@@ -63,14 +63,15 @@ class BuffetBench(Bench):
 
     ``rates`` gives, per port, the probability of acting on a cycle
     (``fill``, ``read``, ``update``, ``shrink`` sources; ``read_data`` sink).
+    ``index_bits`` is the design's index width (the Tailor's is wider).
     """
 
-    def __init__(self, depth, width, program, seed, rates=None):
+    def __init__(self, depth, width, program, seed, rates=None, index_bits=None):
         super().__init__(seed)
         rates = {FILL: 0.7, READ: 0.7, UPDATE: 0.7, SHRINK: 0.7, "read_data": 0.7,
                  **(rates or {})}
         self.depth, self.width = depth, width
-        self.index_bits = ceil_log2(depth)
+        self.index_bits = ceil_log2(depth) if index_bits is None else index_bits
         self.model = BuffetModel(depth)
         self.expected = deque()
         self.responses = 0

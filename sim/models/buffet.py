@@ -36,10 +36,10 @@ class Buffet:
     @property
     def credits(self):
         """Free slots: how many fills the parent may still send."""
-        return self.depth - len(self.data)
+        return self.depth - self.occupancy
 
     def can_fill(self):
-        return len(self.data) < self.depth
+        return self.occupancy < self.depth
 
     def can_access(self, index):
         return 0 <= index < len(self.data)
