@@ -1,0 +1,255 @@
+"""Testbench for the Tailor: directed programs and overbooked tiles, checked every cycle.
+
+Two ways to drive it, one scoreboard:
+
+- :class:`ProgramBench` runs a list of operations strictly in order, each
+  one presented only after the one before it was accepted: the paper's Fig. 5
+  sequence, and other directed cases.
+- :class:`TileBench` plays a parent and a child over a series of tiles, as an
+  accelerator would. The parent fills each tile; when it overbooks, it
+  streams the bumped part once per pass of the child with ``owfill``, at full
+  speed but never beyond ``fifo_credits``. The child reads each pass in index
+  order (a random subset that always includes the tile's last element), then
+  frees the tile with one shrink. A tile that overbooks starts on an empty
+  buffer.
+
+Every cycle the accepted operations, and the index of a read presented but
+not accepted, go to the model (:class:`sparseforge.sim.models.tailor.Tailor`),
+which rejects illegal ones; occupancy, credits, ``fifo_credits`` and every
+read response are compared with it, and each response also with the tile's
+true element at that index.
+"""
+
+from collections import deque
+
+from amaranth.utils import ceil_log2
+
+from ..sim.models.tailor import Tailor as TailorModel
+from .streams import Bench, StreamSink, StreamSource
+
+FILL, OWFILL, READ, UPDATE, SHRINK = "fill", "owfill", "read", "update", "shrink"
+PORTS = (FILL, OWFILL, READ, UPDATE, SHRINK)
+
+
+def random_tiles(rng, depth, ratios, passes, skip=0.0):
+    """Tiles of occupancy ``ratio * depth`` for each ratio, each read ``passes`` times.
+
+    ``skip`` is the chance the child skips an element in a pass (never the last).
+    Returns dicts with ``length``, ``passes`` and ``reads`` (one index list per pass).
+    """
+    tiles = []
+    for ratio in ratios:
+        length = max(1, round(ratio * depth))
+        reads = [[i for i in range(length) if i == length - 1 or rng.random() >= skip]
+                 for _ in range(passes)]
+        tiles.append({"length": length, "passes": passes, "reads": reads})
+    return tiles
+
+
+class TailorBench(Bench):
+    """The scoreboard; subclasses build ``self.sources`` from their scenario."""
+
+    def __init__(self, depth, fifo, width, tile, seed, rates=None):
+        super().__init__(seed)
+        self.rates = {**dict.fromkeys(PORTS, 0.7), "read_data": 0.7, **(rates or {})}
+        self.depth, self.fifo, self.width = depth, fifo, width
+        self.index_bits = ceil_log2(tile)
+        self.model = TailorModel(depth, fifo)
+        self.expected = deque()          # (model's value, the tile's true value) per read
+        self.truth = []                  # per read item: the true value, or None
+        self.responses = 0
+        self.reads = 0
+        self.last_shrink = 0
+        self.fifo_credits = 0
+        self.sources = {}
+        self.sink = StreamSink("read_data", self.stall(self.rates["read_data"]))
+
+    def _start(self, streams, gates):
+        for kind in PORTS:
+            self.sources[kind] = StreamSource(kind, streams.get(kind, []),
+                                              self.stall(self.rates[kind]),
+                                              gate=gates.get(kind))
+        self.reads = len(self.sources[READ].items)
+        self.drivers = [*self.sources.values(), self.sink]
+
+    def owfill_payload(self, value, last):
+        return value | int(last) << self.width
+
+    def update_payload(self, index, value):
+        return index | value << self.index_bits
+
+    def check(self, io, cycle):
+        model = self.model
+        for name, want in (("occupancy", model.occupancy), ("credit", self.last_shrink),
+                           ("fifo_credits", model.fifo_credits)):
+            if io.get(name) != want:
+                self.fail(f"{name} {io.get(name)} != model {want}")
+        self.fifo_credits = model.fifo_credits
+        if self.sink.fired is not None:
+            if not self.expected:
+                self.fail(f"read response {self.sink.fired:#x} with no read outstanding")
+            want, true = self.expected.popleft()
+            if self.sink.fired != want:
+                self.fail(f"read response {self.responses}: got {self.sink.fired:#x}, "
+                          f"model says {want:#x}")
+            if true is not None and self.sink.fired != true:
+                self.fail(f"read response {self.responses}: got {self.sink.fired:#x}, "
+                          f"the tile holds {true:#x}")
+            self.responses += 1
+
+        src = self.sources
+        owfill = src[OWFILL].fired
+        if owfill is not None:
+            owfill = (owfill & ((1 << self.width) - 1), owfill >> self.width)
+        update = src[UPDATE].fired
+        if update is not None:
+            update = (update & ((1 << self.index_bits) - 1), update >> self.index_bits)
+        read = src[READ].fired
+        request = None
+        if read is None and src[READ].presenting:
+            request = src[READ].items[src[READ].next]
+        try:
+            data = model.step(fill=src[FILL].fired, owfill=owfill, read=read, request=request,
+                              update=update, shrink=src[SHRINK].fired)
+        except AssertionError as exc:
+            self.fail(f"design accepted an illegal operation: {exc}")
+        if read is not None:
+            self.expected.append((data, self.truth[src[READ].next - 1]))
+        self.last_shrink = src[SHRINK].fired or 0
+
+    def finished(self):
+        return all(s.done for s in self.sources.values()) and self.responses == self.reads
+
+    def transfers(self):
+        """Parent-to-buffer transfers: accepted fills and overwriting fills."""
+        return len(self.sources[FILL].accepted) + len(self.sources[OWFILL].accepted)
+
+
+class ProgramBench(TailorBench):
+    """Runs ``program`` (``(kind, arg)`` pairs) strictly in order.
+
+    ``arg`` is a value for fill, ``(value, last)`` for owfill, an index for
+    read, ``(index, value)`` for update and a count for shrink.
+    """
+
+    def __init__(self, depth, fifo, width, tile, program, seed, rates=None):
+        super().__init__(depth, fifo, width, tile, seed, rates)
+        streams = {kind: [] for kind in PORTS}
+        order = {kind: [] for kind in PORTS}     # per item: its place in the program
+        for n, (kind, arg) in enumerate(program):
+            if kind == OWFILL:
+                arg = self.owfill_payload(*arg)
+            elif kind == UPDATE:
+                arg = self.update_payload(*arg)
+            streams[kind].append(arg)
+            order[kind].append(n)
+        self.truth = [None] * len(streams[READ])
+        self.program = program
+        self._start(streams, {kind: self._after_previous(order[kind]) for kind in PORTS})
+
+    def _after_previous(self, places):
+        def gate(n):
+            done = sum(len(s.accepted) for s in self.sources.values())
+            return done == places[n]
+        return gate
+
+
+class TileBench(TailorBench):
+    """A parent and a child working through ``tiles`` (see :func:`random_tiles`)."""
+
+    def __init__(self, depth, fifo, width, tile, tiles, seed, rates=None):
+        super().__init__(depth, fifo, width, tile, seed, rates)
+        base = depth - fifo
+        streams = {kind: [] for kind in PORTS}
+        self.tile_of = {kind: [] for kind in PORTS}
+        self.first_owfill = set()
+        self.fills_before = []          # fills of all tiles up to and including tile t
+        for t, spec in enumerate(tiles):
+            length = spec["length"]
+            if length > 1 << self.index_bits:
+                raise ValueError(f"tile of {length} elements exceeds the Tailor's tile size")
+            values = [self.rng.getrandbits(width) for _ in range(length)]
+            self._add(streams, FILL, t, values[:depth])
+            if length > depth:
+                bumped = list(range(depth, length))
+                bumped += list(range(base, length)) * (spec["passes"] - 1)
+                self.first_owfill.add(len(streams[OWFILL]))
+                self._add(streams, OWFILL, t, [self.owfill_payload(values[i], i == length - 1)
+                                               for i in bumped])
+            for reads in spec["reads"]:
+                self._add(streams, READ, t, reads)
+                self.truth += [values[i] for i in reads]
+            self._add(streams, SHRINK, t, [min(length, depth)])
+            self.fills_before.append(len(streams[FILL]))
+        self.reads_before = [0] * len(tiles)
+        for t in self.tile_of[READ]:
+            self.reads_before[t] += 1
+        for t in range(1, len(tiles)):
+            self.reads_before[t] += self.reads_before[t - 1]
+        self._start(streams, {FILL: self._after_shrink(FILL), READ: self._after_shrink(READ),
+                              OWFILL: self._owfill_gate, SHRINK: self._shrink_gate})
+
+    def _add(self, streams, kind, tile, items):
+        streams[kind] += items
+        self.tile_of[kind] += [tile] * len(items)
+
+    def _after_shrink(self, kind):
+        """A tile's fills and reads wait for the previous tile's shrink."""
+        def gate(n):
+            return len(self.sources[SHRINK].accepted) >= self.tile_of[kind][n]
+        return gate
+
+    def _owfill_gate(self, n):
+        t = self.tile_of[OWFILL][n]
+        if len(self.sources[FILL].accepted) < self.fills_before[t]:
+            return False
+        # The level sampled last cycle, less the owfill it may have paid for.
+        credits = self.fifo_credits - (self.sources[OWFILL].fired is not None)
+        return credits >= (self.fifo if n in self.first_owfill else 1)
+
+    def _shrink_gate(self, n):
+        return len(self.sources[READ].accepted) >= self.reads_before[n]
+
+
+def _tile_args(args, params):
+    import random
+
+    from ..sim.runners import seed_from_env
+
+    seed = seed_from_env(args.get("seed", 1))
+    tiles = args.get("tiles") or random_tiles(
+        random.Random(seed), params["depth"], args.get("ratios", [0.5, 1, 1.5, 2, 4]),
+        args.get("passes", 3), args.get("skip", 0.2))
+    return seed, tiles
+
+
+async def _run_tiles(dut):
+    import json
+
+    from ..sim.runners import cocotb_args, cocotb_loop
+
+    params, args = cocotb_args()
+    seed, tiles = _tile_args(args, params)
+    bench = TileBench(params["depth"], params["fifo"], params["width"], params["tile"], tiles,
+                      seed, args.get("rates"))
+    cycles = await cocotb_loop(dut, bench)
+    dut._log.info("tailor: %d tiles in %d cycles, %d reads checked, %d transfers", len(tiles),
+                  cycles, bench.responses, bench.transfers())
+    if args.get("dump"):
+        with open(args["dump"], "w") as f:
+            json.dump({"cycles": cycles, "transfers": bench.transfers(),
+                       "fills": len(bench.sources[FILL].accepted),
+                       "owfills": len(bench.sources[OWFILL].accepted),
+                       "reads": bench.responses}, f)
+
+
+try:
+    import cocotb
+except ImportError:  # the testbench module is also imported without cocotb
+    cocotb = None
+
+if cocotb is not None:
+    @cocotb.test()
+    async def overbooked_tiles(dut):
+        """Tiles from half to four times the capacity, several passes, random stalls."""
+        await _run_tiles(dut)

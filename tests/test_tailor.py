@@ -1,0 +1,229 @@
+# amaranth: UnusedElaboratable=no
+"""The Tailor: model, Fig. 5, Amaranth-simulator runs, Verilator co-simulation, lint."""
+
+import json
+import random
+
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.tailor import Tailor
+from sparseforge.sim.export import verilog_text
+from sparseforge.sim.models.tailor import Tailor as Model
+from sparseforge.sim.models.tailor import TailorError
+from sparseforge.sim.runners import pysim, seed_from_env, verilator
+from sparseforge.tb.buffet import BuffetBench, random_program
+from sparseforge.tb.tailor import ProgramBench, TileBench, random_tiles
+from sparseforge.tools import verilator_lint
+
+ALL_IN = {k: 1.0 for k in ("fill", "owfill", "read", "update", "shrink", "read_data")}
+
+# Fig. 5: capacity 4, FIFO region 2, tile a..f (index 0..5).
+A, B, C, D, E, F = 0xA, 0xB, 0xC, 0xD, 0xE, 0xF
+FIG5 = [("fill", A), ("fill", B), ("fill", C), ("fill", D),
+        ("owfill", (E, 0)), ("owfill", (F, 1)),
+        ("read", 5), ("read", 0), ("read", 1),
+        ("owfill", (C, 0)), ("read", 2), ("owfill", (D, 0))]
+# Buffer contents after each operation, as the figure draws them ((index, value) per offset).
+FIG5_STATES = {
+    3: [(0, A), (1, B), (2, C), (3, D)],
+    4: [(0, A), (1, B), (4, E), None],
+    5: [(0, A), (1, B), (4, E), (5, F)],
+    9: [(0, A), (1, B), (2, C), (5, F)],
+    11: [(0, A), (1, B), (2, C), (3, D)],
+}
+
+
+def run_program(program, depth=4, fifo=2, tile=8, rates=None, seed=0):
+    bench = ProgramBench(depth, fifo, 8, tile, program, seed, rates or ALL_IN)
+    pysim(Tailor(depth, 8, fifo, tile), bench)
+    return bench
+
+
+# -- the model ------------------------------------------------------------------
+
+def test_model_reproduces_fig5_state_by_state():
+    m = Model(4, 2)
+    reads = []
+    for n, (kind, arg) in enumerate(FIG5):
+        if kind == "read":
+            reads.append(m.step(read=arg))
+        else:
+            m.step(**{kind: arg})
+        if n in FIG5_STATES:
+            assert m.slots() == FIG5_STATES[n], f"after operation {n} ({kind})"
+    assert reads == [F, A, B, C]
+    # Read(5) found f at offset 3: the FIFO offset (index - offset) was 2, as drawn.
+    assert FIG5_STATES[5][3][0] - 3 == 2
+
+
+def test_model_rejects_what_the_hardware_refuses():
+    m = Model(4, 2)
+    with pytest.raises(TailorError):
+        m.step(owfill=(1, 0))                 # not full
+    for v in range(4):
+        m.fill(v)
+    m.step(owfill=(4, 0))
+    with pytest.raises(TailorError):
+        m.read(3)                             # cleared by the split, not yet re-streamed
+    with pytest.raises(TailorError):
+        m.update(2, 9)                        # bumped: re-streamed, an update would be lost
+    with pytest.raises(TailorError):
+        m.shrink(1)                           # only the whole tile while split
+    m.shrink(4)
+    assert m.occupancy == 0 and not m.split
+
+
+def test_model_credits_follow_the_child():
+    m = Model(8, 2)                           # B = 6
+    for v in range(8):
+        m.fill(v)
+    assert m.fifo_credits == 0                # tail elements 6, 7 not yet passed
+    m.step(read=6)
+    assert m.fifo_credits == 0
+    m.step(request=9)                         # asks for index 9: passes 6, 7, 8
+    assert m.frontier == 3 and m.fifo_credits == 2
+    m.step(owfill=(8, 0))                     # index 8 is already passed: replaceable
+    assert m.fifo_credits == 2
+    m.step(owfill=(9, 0))
+    assert m.fifo_credits == 1
+
+
+# -- directed, on Amaranth's simulator --------------------------------------------
+
+def test_fig5_on_the_rtl():
+    bench = run_program(FIG5)
+    assert [v for _, v in bench.sink.received] == [F, A, B, C]
+    assert bench.model.slots() == FIG5_STATES[11]
+
+
+def test_read_of_a_bumped_element_stalls_until_it_arrives():
+    program = [*FIG5[:5], ("read", 5), ("owfill", (F, 1))]
+    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    # Strict order would never present the owfill behind a stalled read: let it run free.
+    bench.sources["owfill"].gate = None
+    bench.sources["owfill"].stall = lambda: bench.cycle >= 30
+    pysim(Tailor(4, 8, 2, 8), bench)
+    (read_cycle, _), = bench.sources["read"].accepted
+    assert read_cycle > bench.sources["owfill"].accepted[-1][0] >= 30
+    assert [v for _, v in bench.sink.received] == [F]
+
+
+def test_a_copy_from_an_earlier_pass_is_not_read():
+    # After Fig. 5 the FIFO region holds c, d of pass 2. Read(3) takes d; a
+    # following Read(2) asks for pass 3's c (re-streamed here with new data),
+    # not the stale pass-2 copy still in the buffer.
+    program = [*FIG5, ("read", 3), ("read", 2),
+               ("owfill", (E, 0)), ("owfill", (F, 1)), ("owfill", (0xCC, 0))]
+    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    strict = bench.sources["owfill"].gate
+    bench.sources["owfill"].gate = lambda n: strict(n) if n < 4 else (
+        len(bench.sources["read"].accepted) >= 5)
+    pysim(Tailor(4, 8, 2, 8), bench)
+    assert [v for _, v in bench.sink.received] == [F, A, B, C, D, 0xCC]
+
+
+def test_a_read_never_takes_the_slot_an_owfill_overwrites_that_cycle():
+    # The FIFO region holds e, f; Read(4) and OWFill(c), which replaces e,
+    # arrive on the same cycle. The overwrite proceeds; the read waits for the
+    # next e of the stream.
+    program = [*FIG5[:6], ("read", 4), ("owfill", (C, 0)), ("owfill", (D, 0)),
+               ("owfill", (0xEE, 0))]
+    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    fills = bench.sources["fill"]
+    strict = bench.sources["owfill"].gate
+    bench.sources["owfill"].gate = lambda n: strict(n) if n < 2 else bench.cycle >= 20
+    bench.sources["read"].gate = lambda n: len(fills.accepted) == 4 and bench.cycle >= 20
+    pysim(Tailor(4, 8, 2, 8), bench)
+    owfills = [c for c, _ in bench.sources["owfill"].accepted]
+    (read_cycle, _), = bench.sources["read"].accepted
+    assert owfills[2] == 20 and read_cycle > owfills[-1]
+    assert [v for _, v in bench.sink.received] == [0xEE]
+
+
+def test_reads_of_the_buffet_region_sustain_one_per_cycle_while_split():
+    depth, fifo = 16, 4
+    program = [("fill", v) for v in range(depth)] + [("owfill", (0x40, 0))]
+    program += [("read", i % (depth - fifo)) for i in range(48)]
+    bench = ProgramBench(depth, fifo, 8, 32, program, 0, ALL_IN)
+    bench.sources["read"].gate = lambda n: bench.model.split
+    pysim(Tailor(depth, 8, fifo, 32), bench)
+    cycles = [c for c, _ in bench.sources["read"].accepted]
+    assert cycles[-1] - cycles[0] == len(cycles) - 1
+
+
+def test_a_tile_that_fits_behaves_exactly_like_the_buffet():
+    seed = seed_from_env(5)
+    program = random_program(random.Random(seed), 8, 8, 1200)
+    runs = []
+    for dut in (Buffet(8, 8), Tailor(8, 8, 2, 16)):
+        bench = BuffetBench(8, 8, program, seed, index_bits=(dut.read.payload.shape().width))
+        bench.max_cycles = 20_000
+        runs.append((pysim(dut, bench), bench.sink.received))
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("depth, fifo", [(4, 1), (8, 2), (16, 4)])
+def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
+    seed = seed_from_env(seed)
+    tiles = random_tiles(random.Random(seed), depth, [0.5, 1, 1.5, 2, 4, 3.25], 3, skip=0.3)
+    bench = TileBench(depth, fifo, 8, 8 * depth, tiles, seed)
+    pysim(Tailor(depth, 8, fifo, 8 * depth), bench)
+    assert bench.model.split is False and bench.responses == bench.reads
+
+
+def test_scan_order_parent_at_full_speed_needs_one_stream_per_pass():
+    depth, fifo, passes = 16, 4, 4
+    tiles = [{"length": 40, "passes": passes, "reads": [list(range(40))] * passes}]
+    bench = TileBench(depth, fifo, 8, 64, tiles, 0, ALL_IN)
+    pysim(Tailor(depth, 8, fifo, 64), bench)
+    base = depth - fifo
+    assert bench.transfers() == 40 + (passes - 1) * (40 - base)
+
+
+# -- parameters and Verilog -----------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, name", [({"fifo": 64}, "fifo"), ({"fifo": 3}, "fifo"),
+                                          ({"tile": 64}, "tile"), ({"depth": 2}, "depth")])
+def test_bad_parameters_name_the_parameter(kwargs, name):
+    with pytest.raises(ParameterError, match=name):
+        Tailor(**kwargs)
+
+
+@pytest.mark.parametrize("params", [{"depth": 4, "fifo": 1, "tile": 8, "width": 1},
+                                    {"depth": 64, "fifo": 16, "tile": 256, "width": 32},
+                                    {"depth": 1024, "fifo": 64, "tile": 4096, "width": 32}])
+def test_verilog_lints_clean_with_wall(tmp_path, params):
+    text, _ = verilog_text("tailor", params)
+    path = tmp_path / "tailor.v"
+    path.write_text(text)
+    assert verilator_lint(path) == ""
+
+
+# -- Verilator co-simulation ----------------------------------------------------
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("depth, fifo", [(8, 2), (64, 16)])
+def test_overbooked_tiles_on_verilator(tmp_path, depth, fifo):
+    seed = seed_from_env(21 + depth)
+    dump = tmp_path / "out.json"
+    verilator("tailor", "sparseforge.tb.tailor",
+              params={"depth": depth, "fifo": fifo, "tile": 4 * depth, "width": 32},
+              args={"seed": seed, "passes": 3, "skip": 0.2, "dump": str(dump)},
+              work_dir=tmp_path)
+    assert json.loads(dump.read_text())["owfills"] > 0
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("seed", range(200, 206))
+@pytest.mark.parametrize("depth, fifo", [(4, 2), (32, 4), (256, 64)])
+def test_soak_on_verilator(tmp_path, depth, fifo, seed):
+    ratios = [r / 4 for r in range(2, 17)] * 3
+    verilator("tailor", "sparseforge.tb.tailor",
+              params={"depth": depth, "fifo": fifo, "tile": 4 * depth, "width": 16},
+              args={"seed": seed, "ratios": ratios, "passes": 4, "skip": 0.3,
+                    "rates": {"read_data": 0.4, "owfill": 0.5}},
+              work_dir=tmp_path)
