@@ -157,7 +157,8 @@ async def _run(dut, n_ops_default):
                   bench.responses)
     if args.get("dump"):
         with open(args["dump"], "w") as f:
-            json.dump({"cycles": cycles, "read_data": [v for _, v in bench.sink.received]}, f)
+            json.dump({"cycles": cycles, "read_data": [v for _, v in bench.sink.received],
+                       "fills": len(bench.sources[FILL].accepted)}, f)
 
 
 try:

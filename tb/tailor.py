@@ -240,7 +240,9 @@ async def _run_tiles(dut):
             json.dump({"cycles": cycles, "transfers": bench.transfers(),
                        "fills": len(bench.sources[FILL].accepted),
                        "owfills": len(bench.sources[OWFILL].accepted),
-                       "reads": bench.responses}, f)
+                       "reads": bench.responses,
+                       "read_cycles": [c for c, _ in bench.sources[READ].accepted],
+                       "read_indices": [i for _, i in bench.sources[READ].accepted]}, f)
 
 
 try:

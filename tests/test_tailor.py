@@ -227,3 +227,33 @@ def test_soak_on_verilator(tmp_path, depth, fifo, seed):
               args={"seed": seed, "ratios": ratios, "passes": 4, "skip": 0.3,
                     "rates": {"read_data": 0.4, "owfill": 0.5}},
               work_dir=tmp_path)
+
+
+# -- the benchmark ----------------------------------------------------------------
+
+def _bench(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "sparseforge", "bench", "tailors", *args],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.verilator
+def test_bench_counts_transfers_from_the_rtl():
+    result = _bench("--quick", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [row["ratio"] for row in out["rows"]] == [0.5, 1, 1.5, 2, 4]
+    for row in out["rows"]:
+        for kind in ("buffet", "tailor"):
+            assert row[kind]["transfers"] == row[kind]["expected"], (row["ratio"], kind)
+        if row["length"] > out["depth"]:
+            assert row["tailor"]["transfers"] < row["buffet"]["transfers"]
+            assert row["tailor"]["buffet_region_reads_per_cycle"] == 1.0
+
+
+def test_bench_rejects_a_fifo_region_too_large():
+    result = _bench("--depth", "16", "--fifo", "16")
+    assert result.returncode == 2
+    assert "fifo" in result.stderr and "Traceback" not in result.stderr
