@@ -31,28 +31,32 @@ class Tailor(wiring.Component):
     ``credit``, ``occupancy``; see :class:`~sparseforge.hw.buffet.Buffet`), and:
 
     owfill : In(stream({data, last}))
-        Overwriting fill, accepted while the buffer is full. The first one
-        splits the buffer (clears the F tail slots and keeps indices
-        ``[0, B)`` as the buffet region); each one writes the next element of
-        the bumped stream over the oldest of the FIFO region. The parent sends
-        the bumped indices ``[B, L)`` in order, once per pass of the child,
-        with ``last`` on index ``L - 1``.
+        Overwriting fill, accepted while the buffer is full (or backfilling).
+        The first one splits the buffer (clears the F tail slots and keeps
+        indices ``[0, B)`` as the buffet region); each one writes the next
+        element of the bumped stream over the oldest of the FIFO region. The
+        parent sends the bumped indices in order, once per pass of the child,
+        with ``last`` on index ``L - 1``, and wraps to the first bumped index.
     fifo_credits : Out(range(F + 1))
         How many ``owfill`` the parent may send now without overwriting an
-        element the child has not yet passed: the first needs all F, each
-        costs one. A read passes every earlier element of the stream (it asks
-        for the next occurrence of its index), so a parent that obeys this
-        never loses an element. The mechanism itself does not wait for it.
+        element the child has not yet passed (count your in-flight ones
+        against it). A read passes every earlier element of the stream (it
+        asks for the next occurrence of its index), so a parent that obeys
+        this never loses an element. The mechanism itself does not wait for it.
 
     A read of a bumped index that is not in the FIFO region stalls until an
-    ``owfill`` brings it. While split, updates go to the buffet region only and
-    a shrink frees the whole buffer (ends the tile); a tile that overbooks
-    starts with an empty buffer. A tile that fits behaves exactly like the
-    Buffet, cycle for cycle. The behavioural model,
+    ``owfill`` brings it. While split, updates go to the buffet region only.
+    A shrink of the whole buffer ends the tile; between passes the child may
+    shrink part of the buffet region, and the stream's next wrap *backfills*
+    (§3.3.2): that owfill, which needs all F credits, releases the FIFO region
+    and later ones append until the buffer is full and splits again. A tile
+    that overbooks starts with an empty buffer; one that fits behaves exactly
+    like the Buffet, cycle for cycle. The behavioural model,
     :mod:`sparseforge.sim.models.tailor`, states the semantics in full.
 
-    Addressing: the element at stream position ``p`` (position 0 is index B
-    of the first pass) lives at offset ``B + p mod F``. Rather than the
+    Addressing: the element at stream position ``p`` (position 0 is the
+    first bumped index of the first pass) lives at offset ``first + p mod F``,
+    ``first`` being B less any shrink since the split. Rather than the
     paper's single FIFO offset, which only holds while the FIFO region holds
     consecutive indices, a read finds its element from the newest one: its
     distance ``d = (newest_index - index) mod (L - B)`` behind it is present
@@ -62,8 +66,8 @@ class Tailor(wiring.Component):
     any L.
 
     Storage is one ``Memory`` with one write port (update, then fill or
-    owfill) and one read port, as in the Buffet; the FIFO region adds one
-    subtractor, one comparator and a handful of registers.
+    owfill) and one read port, as in the Buffet; the FIFO region adds index
+    arithmetic and a handful of registers (see the synthesis report).
     """
 
     PARAMS = (
@@ -106,8 +110,10 @@ class Tailor(wiring.Component):
         rd = store.read_port(transparent_for=(wr,))
 
         head = Signal(range(D))
-        occupancy = Signal(range(D + 1))
+        occupancy = Signal(range(D + 1))     # D while split
         split = Signal()
+        backfill = Signal()                  # owfills append (after a partial shrink)
+        first = Signal(range(D))             # while split: the first bumped index
         newest = Signal(position)            # stream position of the newest owfill
         newest_index = Signal(self.index_width)
         held = Signal(range(F + 1))          # elements in the FIFO region
@@ -123,64 +129,77 @@ class Tailor(wiring.Component):
 
         # -- where a read's element is ----------------------------------------
         index = self.read.payload
-        is_bumped = index >= B
+        boundary = Signal(range(D))          # indices below it are the buffet region's
         dist_raw = Signal(signed(self.index_width + 1))
         behind = Signal(signed(self.index_width + 2))   # distance behind the newest
-        in_tile = ~known | (index < B + bumped)
+        in_tile = ~known | (index < first + bumped)
         hit = Signal()
         hit_pos = Signal(position)
         lead = Signal(position)                  # a copy behind the frontier is stale
         m.d.comb += [
+            boundary.eq(Mux(split, first, B)),
             dist_raw.eq(newest_index - index),
             behind.eq(Mux((dist_raw < 0) & known, dist_raw + bumped, dist_raw)),
             hit_pos.eq(newest - behind),
             lead.eq(hit_pos - frontier),
-            hit.eq(split & is_bumped & in_tile & (behind >= 0) & (behind < held) & (lead >= 0)),
+            hit.eq((behind >= 0) & (behind < held) & (lead >= 0) & in_tile),
         ]
-        read_addr = Signal(range(D))
-        m.d.comb += read_addr.eq(Mux(split & is_bumped, head + B + slot_of(hit_pos),
-                                     head + index))
-        present = Mux(split, (index < B) | hit, index < occupancy)
+        is_bumped = index >= boundary
+        read_offset = Signal(range(D))
+        m.d.comb += read_offset.eq(Mux(split & is_bumped, first + slot_of(hit_pos), index))
+        present = Mux(split, ~is_bumped | hit, index < occupancy)
 
         # -- the single write port: update, else fill or owfill -------------
         do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
         next_pos = Signal(position)
         next_index = Signal(self.index_width)
-        owfill_addr = Signal(range(D))
         successor = Signal(range(self.tile + 1))
         writable = Signal(range(D + 1))          # indices an update may touch
-        wraps = known & (successor == B + bumped)
+        wraps = known & (successor == first + bumped)
+        rejoin = split & (first != B) & wraps    # the next owfill backfills
+        appends = ~split & ~full                 # the next owfill appends (backfill)
+        owfill_offset = Signal(range(D + 1))
+        next_slot = Signal(exact_log2(F) or 1)
         m.d.comb += [
             successor.eq(newest_index + 1),
             next_pos.eq(Mux(split, newest + 1, F)),
-            next_index.eq(Mux(split, Mux(wraps, B, successor), D)),
-            owfill_addr.eq(head + B + slot_of(next_pos)),
-            writable.eq(Mux(split, B, occupancy)),
+            next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
+            next_slot.eq(Mux(rejoin, 0, slot_of(next_pos))),
+            owfill_offset.eq(Mux(split, first + next_slot, Mux(full, B, occupancy))),
+            writable.eq(Mux(split, first, occupancy)),
             self.update.ready.eq(self.update.payload.index < writable),
             do_update.eq(self.update.valid & self.update.ready),
             self.fill.ready.eq(~full & ~do_update),
             do_fill.eq(self.fill.valid & self.fill.ready),
-            self.owfill.ready.eq(full & ~do_update),
+            self.owfill.ready.eq((full | backfill) & ~do_update),
             do_owfill.eq(self.owfill.valid & self.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
-            wr.addr.eq(Mux(do_update, head + self.update.payload.index,
-                           Mux(do_owfill, owfill_addr, head + occupancy)) & mask),
+            wr.addr.eq(head + Mux(do_update, self.update.payload.index,
+                                  Mux(do_owfill, owfill_offset, occupancy))),
             wr.data.eq(Mux(do_update, self.update.payload.data,
                            Mux(do_owfill, self.owfill.payload.data, self.fill.payload))),
         ]
+        last = self.owfill.payload.last
         with m.If(do_owfill):
-            m.d.sync += [
-                split.eq(1),
-                newest.eq(next_pos),
-                newest_index.eq(next_index),
-                held.eq(Mux(split & (held != F), held + 1, Mux(split, F, 1))),
-            ]
-            with m.If(self.owfill.payload.last):
-                m.d.sync += [bumped.eq(next_index + 1 - B), known.eq(1)]
+            with m.If(rejoin | appends):
+                m.d.sync += [split.eq(0), backfill.eq(~last), known.eq(0), held.eq(0)]
+            with m.Else():
+                m.d.sync += [
+                    split.eq(1),
+                    backfill.eq(0),
+                    newest.eq(next_pos),
+                    newest_index.eq(next_index),
+                    held.eq(Mux(split & (held != F), held + 1, Mux(split, F, 1))),
+                ]
+                with m.If(~split):
+                    m.d.sync += first.eq(B)
+                with m.If(last):
+                    m.d.sync += [bumped.eq(next_index + 1 - Mux(split, first, B)), known.eq(1)]
 
         # -- reads: never from the slot an owfill overwrites this cycle ---------
-        hazard = do_owfill & (read_addr == owfill_addr)
-        do_read = read_stage(m, rd, self.read, self.read_data, present & ~hazard, read_addr)
+        hazard = do_owfill & (read_offset == owfill_offset)
+        do_read = read_stage(m, rd, self.read, self.read_data, present & ~hazard,
+                             (head + read_offset) & mask)
 
         # -- the frontier: reads pass earlier stream positions ------------------
         upcoming = Mux(dist_raw < 0, newest - dist_raw,
@@ -192,7 +211,7 @@ class Tailor(wiring.Component):
         with m.If(do_read & is_bumped):
             m.d.comb += [has_candidate.eq(1),
                          candidate.eq(Mux(split, hit_pos, first_pass) + 1)]
-        with m.Elif(self.read.valid & is_bumped & ~present & in_tile):
+        with m.Elif(self.read.valid & is_bumped & ~present & (in_tile | ~split)):
             m.d.comb += [has_candidate.eq(1),
                          candidate.eq(Mux(split, upcoming, first_pass))]
         advanced = Signal(position)
@@ -202,32 +221,45 @@ class Tailor(wiring.Component):
             advanced.eq(Mux(has_candidate & (ahead > 0), candidate, frontier)),
         ]
 
-        # -- shrink: any count while a buffet; while split only the whole tile --
+        # -- shrink: a buffet's, or while split part of the buffet region or all --
         do_shrink = Signal()
+        ends = Signal()                          # a shrink of the whole buffer while split
+        count = self.shrink.payload
         m.d.comb += [
-            self.shrink.ready.eq(Mux(split, (self.shrink.payload == 0)
-                                     | (self.shrink.payload == D),
-                                     self.shrink.payload <= occupancy)),
+            ends.eq(split & (count == D)),
+            self.shrink.ready.eq(~do_owfill & Mux(split, (count <= first) | (count == D),
+                                                  count <= occupancy)),
             do_shrink.eq(self.shrink.valid & self.shrink.ready),
         ]
         freed = Signal(range(D + 1))
-        m.d.comb += freed.eq(Mux(do_shrink, self.shrink.payload, 0))
+        m.d.comb += freed.eq(Mux(do_shrink, count, 0))
         kept = Signal(position)
         m.d.comb += kept.eq(advanced - freed)
         m.d.sync += [
             head.eq((head + freed) & mask),
-            occupancy.eq(occupancy + do_fill - freed),
             self.credit.eq(freed),
-            frontier.eq(Mux(~split & (kept < 0), 0, kept)),
+            frontier.eq(Mux(split, advanced, Mux(kept < 0, 0, kept))),
         ]
-        with m.If(split & do_shrink & (self.shrink.payload == D)):
-            m.d.sync += [split.eq(0), known.eq(0), held.eq(0), frontier.eq(0)]
+        with m.If(~split):
+            m.d.sync += occupancy.eq(occupancy + do_fill + (do_owfill & appends) - freed)
+        with m.If(do_shrink & split & ~ends):
+            m.d.sync += [first.eq(first - freed), newest_index.eq(newest_index - freed)]
+        with m.If(do_owfill & rejoin):
+            m.d.sync += [occupancy.eq(first + 1), frontier.eq(0)]
+        with m.If(do_shrink & ends):
+            m.d.sync += [split.eq(0), known.eq(0), held.eq(0), frontier.eq(0),
+                         occupancy.eq(0), backfill.eq(0)]
 
         # -- credits for the FIFO region ------------------------------------------
         spare = Signal(position)
-        m.d.comb += spare.eq(frontier + F - newest - 1)
-        with m.If(split):
+        room = Signal(range(D + 1))
+        m.d.comb += [spare.eq(frontier + F - newest - 1), room.eq(D - occupancy)]
+        with m.If(split & rejoin):
+            m.d.comb += self.fifo_credits.eq(Mux(spare >= F, F, 0))     # all passed
+        with m.Elif(split):
             m.d.comb += self.fifo_credits.eq(Mux(spare < 0, 0, Mux(spare > F, F, spare)))
         with m.Elif(full & (frontier >= F)):
             m.d.comb += self.fifo_credits.eq(F)
+        with m.Elif(~full & backfill):
+            m.d.comb += self.fifo_credits.eq(Mux(room > F, F, room))
         return m

@@ -74,6 +74,34 @@ class StreamSource:
             self.presenting = False
 
 
+class LazySource(StreamSource):
+    """A source whose next payload is made only when it is about to be presented.
+
+    For a driver whose payloads depend on what happened so far (a parent that
+    follows the design's state). ``produce()`` returns the payload; ``gate(n)``
+    says whether item ``n`` may be presented now; ``ended()`` says no more
+    items will come.
+    """
+
+    def __init__(self, name, produce, stall, gate, ended):
+        super().__init__(name, [], stall, gate)
+        self.produce = produce
+        self.ended = ended
+
+    @property
+    def done(self):
+        return not self.presenting and self.ended()
+
+    def drive(self, io, cycle):
+        if not self.presenting and not self.ended():
+            self.presenting = self.stall() and self.gate(self.next)
+            if self.presenting:
+                self.items.append(self.produce())
+        io.set(f"{self.name}__valid", int(self.presenting))
+        if self.presenting:
+            io.set(f"{self.name}__payload", self.items[self.next])
+
+
 class StreamSink:
     """Accepts a stream from the design with randomly stalled ``ready``."""
 

@@ -5,13 +5,15 @@ Two ways to drive it, one scoreboard:
 - :class:`ProgramBench` runs a list of operations strictly in order, each
   one presented only after the one before it was accepted: the paper's Fig. 5
   sequence, and other directed cases.
-- :class:`TileBench` plays a parent and a child over a series of tiles, as an
-  accelerator would. The parent fills each tile; when it overbooks, it
+- :class:`TileBench` plays a parent and a child over a series of tiles, as
+  an accelerator would. The parent fills each tile; when it overbooks, it
   streams the bumped part once per pass of the child with ``owfill``, at full
-  speed but never beyond ``fifo_credits``. The child reads each pass in index
-  order (a random subset that always includes the tile's last element), then
-  frees the tile with one shrink. A tile that overbooks starts on an empty
-  buffer.
+  speed but never beyond ``fifo_credits`` (all ``F`` for the owfill that
+  backfills), following the Tailor's state as a parent's address generator
+  would. The child reads each pass in index order (a random subset that
+  always includes the tile's last element), may free the head of the tile
+  between passes with a partial shrink, and ends the tile with a shrink of
+  the whole buffer. A tile that overbooks starts on an empty buffer.
 
 Every cycle the accepted operations, and the index of a read presented but
 not accepted, go to the model (:class:`sparseforge.sim.models.tailor.Tailor`),
@@ -25,24 +27,33 @@ from collections import deque
 from amaranth.utils import ceil_log2
 
 from ..sim.models.tailor import Tailor as TailorModel
-from .streams import Bench, StreamSink, StreamSource
+from .streams import Bench, LazySource, StreamSink, StreamSource
 
 FILL, OWFILL, READ, UPDATE, SHRINK = "fill", "owfill", "read", "update", "shrink"
 PORTS = (FILL, OWFILL, READ, UPDATE, SHRINK)
 
 
-def random_tiles(rng, depth, ratios, passes, skip=0.0):
+def random_tiles(rng, depth, fifo, ratios, passes, skip=0.0, shrink=0.0):
     """Tiles of occupancy ``ratio * depth`` for each ratio, each read ``passes`` times.
 
-    ``skip`` is the chance the child skips an element in a pass (never the last).
-    Returns dicts with ``length``, ``passes`` and ``reads`` (one index list per pass).
+    ``skip`` is the chance the child skips an element in a pass (never the
+    last); ``shrink`` the chance it frees up to ``(depth - fifo) / 4`` elements
+    from the head after a pass (at most twice per tile). Returns dicts with
+    ``length``, ``passes``, ``reads`` (one index list per pass, indices as
+    they are after the earlier shrinks) and ``shrinks`` (pass -> count).
     """
     tiles = []
+    most = max(1, (depth - fifo) // 4)
     for ratio in ratios:
         length = max(1, round(ratio * depth))
-        reads = [[i for i in range(length) if i == length - 1 or rng.random() >= skip]
-                 for _ in range(passes)]
-        tiles.append({"length": length, "passes": passes, "reads": reads})
+        shrinks, reads, gone = {}, [], 0
+        for k in range(passes):
+            left = length - gone
+            reads.append([i for i in range(left) if i == left - 1 or rng.random() >= skip])
+            if k < passes - 1 and len(shrinks) < 2 and left > most and rng.random() < shrink:
+                shrinks[k] = rng.randint(1, most)
+                gone += shrinks[k]
+        tiles.append({"length": length, "passes": passes, "reads": reads, "shrinks": shrinks})
     return tiles
 
 
@@ -159,56 +170,109 @@ class TileBench(TailorBench):
 
     def __init__(self, depth, fifo, width, tile, tiles, seed, rates=None):
         super().__init__(depth, fifo, width, tile, seed, rates)
-        base = depth - fifo
-        streams = {kind: [] for kind in PORTS}
-        self.tile_of = {kind: [] for kind in PORTS}
-        self.first_owfill = set()
-        self.fills_before = []          # fills of all tiles up to and including tile t
+        self.tiles = tiles
+        self.values = []
+        fills, reads, shrinks = [], [], []
+        self.fill_tile, self.fills_before = [], []
+        self.read_after, self.shrink_after = [], []   # child program order
         for t, spec in enumerate(tiles):
             length = spec["length"]
             if length > 1 << self.index_bits:
                 raise ValueError(f"tile of {length} elements exceeds the Tailor's tile size")
             values = [self.rng.getrandbits(width) for _ in range(length)]
-            self._add(streams, FILL, t, values[:depth])
-            if length > depth:
-                bumped = list(range(depth, length))
-                bumped += list(range(base, length)) * (spec["passes"] - 1)
-                self.first_owfill.add(len(streams[OWFILL]))
-                self._add(streams, OWFILL, t, [self.owfill_payload(values[i], i == length - 1)
-                                               for i in bumped])
-            for reads in spec["reads"]:
-                self._add(streams, READ, t, reads)
-                self.truth += [values[i] for i in reads]
-            self._add(streams, SHRINK, t, [min(length, depth)])
-            self.fills_before.append(len(streams[FILL]))
-        self.reads_before = [0] * len(tiles)
-        for t in self.tile_of[READ]:
-            self.reads_before[t] += 1
-        for t in range(1, len(tiles)):
-            self.reads_before[t] += self.reads_before[t - 1]
-        self._start(streams, {FILL: self._after_shrink(FILL), READ: self._after_shrink(READ),
-                              OWFILL: self._owfill_gate, SHRINK: self._shrink_gate})
+            self.values.append(values)
+            fills += values[:depth]
+            self.fill_tile += [t] * min(length, depth)
+            self.fills_before.append(len(fills))
+            gone = 0
+            for k, indices in enumerate(spec["reads"]):
+                for i in indices:
+                    reads.append(i)
+                    self.truth.append(values[i + gone])
+                    self.read_after.append(len(shrinks))
+                count = spec.get("shrinks", {}).get(k) if k < spec["passes"] - 1 else None
+                if count:
+                    shrinks.append((t, count))
+                    self.shrink_after.append(len(reads))
+                    gone += count
+            shrinks.append((t, None))                  # the whole buffer: ends the tile
+            self.shrink_after.append(len(reads))
+        self.shrink_plan = shrinks
+        self.lasts = [0] * len(tiles)        # passes of each tile the parent has streamed
+        self.gone = [0] * len(tiles)         # elements the child has shrunk, per tile
+        self._ends = 0
 
-    def _add(self, streams, kind, tile, items):
-        streams[kind] += items
-        self.tile_of[kind] += [tile] * len(items)
+        self.sources = {
+            FILL: StreamSource(FILL, fills, self.stall(self.rates[FILL]), gate=self._fill_gate),
+            READ: StreamSource(READ, reads, self.stall(self.rates[READ]), gate=self._read_gate),
+            SHRINK: LazySource(SHRINK, self._shrink_payload, self.stall(self.rates[SHRINK]),
+                               self._shrink_gate, lambda: self.tiles_done == len(tiles)),
+            OWFILL: LazySource(OWFILL, self._owfill_payload, self.stall(self.rates[OWFILL]),
+                               self._owfill_gate, lambda: self.tiles_done == len(tiles)),
+            UPDATE: StreamSource(UPDATE, [], self.stall(self.rates[UPDATE])),
+        }
+        self.reads = len(reads)
+        self.drivers = [*self.sources.values(), self.sink]
 
-    def _after_shrink(self, kind):
-        """A tile's fills and reads wait for the previous tile's shrink."""
-        def gate(n):
-            return len(self.sources[SHRINK].accepted) >= self.tile_of[kind][n]
-        return gate
+    @property
+    def tiles_done(self):
+        """Tiles the child has ended with its last shrink."""
+        return self._ends
+
+    # -- the child ----------------------------------------------------------------
+
+    def _read_gate(self, n):
+        return len(self.sources[SHRINK].accepted) >= self.read_after[n]
+
+    def _shrink_gate(self, n):
+        return len(self.sources[READ].accepted) >= self.shrink_after[n]
+
+    def _shrink_payload(self):
+        count = self.shrink_plan[len(self.sources[SHRINK].items)][1]
+        return self.model.occupancy if count is None else count
+
+    # -- the parent ---------------------------------------------------------------
+
+    def _fill_gate(self, n):
+        return self.tiles_done >= self.fill_tile[n]
+
+    def _streaming(self):
+        """The tile whose bumped part the parent streams now, or ``None``."""
+        t = self.tiles_done
+        if t >= len(self.tiles) or len(self.sources[FILL].accepted) < self.fills_before[t]:
+            return None
+        spec, model = self.tiles[t], self.model
+        if spec["length"] <= self.depth or self.lasts[t] == spec["passes"]:
+            return None
+        fits = spec["length"] - self.gone[t] <= self.depth
+        if self.lasts[t] and fits and not (model.split or model.backfill):
+            return None
+        return t
 
     def _owfill_gate(self, n):
-        t = self.tile_of[OWFILL][n]
-        if len(self.sources[FILL].accepted) < self.fills_before[t]:
+        if self._streaming() is None:
             return False
         # The level sampled last cycle, less the owfill it may have paid for.
         credits = self.fifo_credits - (self.sources[OWFILL].fired is not None)
-        return credits >= (self.fifo if n in self.first_owfill else 1)
+        return credits >= (self.fifo if self.model.rejoin_next else 1)
 
-    def _shrink_gate(self, n):
-        return len(self.sources[READ].accepted) >= self.reads_before[n]
+    def _owfill_payload(self):
+        # The model stands in for the parent's own copy of the Tailor's state.
+        t = self._streaming()
+        index = self.model.next_owfill_index() + self.gone[t]
+        last = index == self.tiles[t]["length"] - 1
+        self.lasts[t] += last
+        return self.owfill_payload(self.values[t][index], last)
+
+    def check(self, io, cycle):
+        super().check(io, cycle)
+        fired = self.sources[SHRINK].fired
+        if fired is not None:
+            t, count = self.shrink_plan[len(self.sources[SHRINK].accepted) - 1]
+            if count is None:
+                self._ends += 1
+            else:
+                self.gone[t] += count
 
 
 def _tile_args(args, params):
@@ -218,8 +282,9 @@ def _tile_args(args, params):
 
     seed = seed_from_env(args.get("seed", 1))
     tiles = args.get("tiles") or random_tiles(
-        random.Random(seed), params["depth"], args.get("ratios", [0.5, 1, 1.5, 2, 4]),
-        args.get("passes", 3), args.get("skip", 0.2))
+        random.Random(seed), params["depth"], params["fifo"],
+        args.get("ratios", [0.5, 1, 1.5, 2, 4]), args.get("passes", 3), args.get("skip", 0.2),
+        args.get("shrink", 0.3))
     return seed, tiles
 
 

@@ -70,7 +70,7 @@ def test_model_rejects_what_the_hardware_refuses():
     with pytest.raises(TailorError):
         m.update(2, 9)                        # bumped: re-streamed, an update would be lost
     with pytest.raises(TailorError):
-        m.shrink(1)                           # only the whole tile while split
+        m.shrink(3)                           # only buffet-region elements, or all
     m.shrink(4)
     assert m.occupancy == 0 and not m.split
 
@@ -142,6 +142,15 @@ def test_a_read_never_takes_the_slot_an_owfill_overwrites_that_cycle():
     assert [v for _, v in bench.sink.received] == [0xEE]
 
 
+def test_a_shrink_while_split_frees_only_the_buffet_region():
+    # Split with B = 2: a shrink of 3 would free a FIFO element; it is never accepted.
+    bench = ProgramBench(4, 2, 8, 8, [*FIG5[:5], ("shrink", 3)], 0, ALL_IN)
+    bench.max_cycles = 40
+    with pytest.raises(AssertionError, match="no completion"):
+        pysim(Tailor(4, 8, 2, 8), bench)
+    assert bench.sources["shrink"].accepted == []
+
+
 def test_reads_of_the_buffet_region_sustain_one_per_cycle_while_split():
     depth, fifo = 16, 4
     program = [("fill", v) for v in range(depth)] + [("owfill", (0x40, 0))]
@@ -164,14 +173,16 @@ def test_a_tile_that_fits_behaves_exactly_like_the_buffet():
     assert runs[0] == runs[1]
 
 
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("depth, fifo", [(4, 1), (8, 2), (16, 4)])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth, fifo", [(4, 1), (4, 2), (8, 2), (16, 4), (16, 8)])
 def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
     seed = seed_from_env(seed)
-    tiles = random_tiles(random.Random(seed), depth, [0.5, 1, 1.5, 2, 4, 3.25], 3, skip=0.3)
-    bench = TileBench(depth, fifo, 8, 8 * depth, tiles, seed)
+    tiles = random_tiles(random.Random(seed), depth, fifo, [0.5, 1, 1.5, 2, 4, 3.25, 1.25], 5,
+                         skip=0.3, shrink=0.6)
+    bench = TileBench(depth, fifo, 8, 8 * depth, tiles, seed, {"owfill": 0.5, "read_data": 0.5})
     pysim(Tailor(depth, 8, fifo, 8 * depth), bench)
     assert bench.model.split is False and bench.responses == bench.reads
+    assert bench.tiles_done == len(tiles)
 
 
 def test_scan_order_parent_at_full_speed_needs_one_stream_per_pass():

@@ -34,10 +34,21 @@ and, with a child that requests the tile's last element in every pass, never
 deadlocks. The paper's Fig. 5 sequence overwrites before any read; the
 mechanism itself does not wait, so that sequence runs unchanged.
 
+Backfill (§3.3.2). The child may free elements of the buffet region between
+passes with a partial ``shrink``. Indices shift down as in a buffet, and the
+buffet region shrinks to ``[0, first)``. The stream goes on unchanged until it
+wraps back to the start of the bumped part, index ``first``: that overwriting
+fill *backfills*. It releases the FIFO region, writes at offset ``first`` and
+turns the Tailor back into a buffet that later overwriting fills append to,
+until the buffer is full and the next one splits it again (or the tile now
+fits and the fill marked ``last`` ends the backfill). Because it releases the
+whole FIFO region it needs all ``F`` credits; every other owfill needs one.
+
 Rules the model enforces (the hardware stalls instead): ``owfill`` only while
-full or split; ``update`` only in the buffet region while split (bumped data
-is re-streamed by the parent, so an update there would be lost); while split,
-``shrink`` only of the whole buffer, which ends the tile; a tile that
+full, split or backfilling; ``update`` only in the buffet region while split
+(bumped data is re-streamed by the parent, so an update there would be lost);
+while split, ``shrink`` of at most ``first`` elements, or of the whole buffer,
+which ends the tile; no ``shrink`` on the cycle of an ``owfill``; a tile that
 overbooks starts with an empty buffer.
 """
 
@@ -54,20 +65,26 @@ class Tailor(Buffet):
         if not 1 <= fifo <= depth // 2:
             raise ValueError(f"FIFO region {fifo} outside [1, {depth // 2}]")
         self.fifo = fifo
-        self.base = depth - fifo          # B: size of the buffet region once split
+        self.base = depth - fifo          # B: size of the buffet region at a split
+        self.first = self.base            # while split: the first bumped index
         self.frontier = 0
         self.split = False
+        self.backfill = False             # re-filling from the stream after a shrink
         self.region = {}                  # position -> (index, value), at most F of them
         self.newest = None                # position of the newest owfill
         self.bumped = None                # L - B, known once ``last`` has been seen
 
+    @property
+    def occupancy(self):
+        return self.depth if self.split else len(self.data)
+
     # -- positions -----------------------------------------------------------
 
     def index_at(self, position):
-        """The tile index at stream ``position`` (``None``: not yet known)."""
+        """The tile index at stream ``position`` (while split)."""
         if self.bumped is not None:
-            return self.base + position % self.bumped
-        return self.base + position
+            return self.first + position % self.bumped
+        return self.first + position
 
     def next_position(self, index):
         """The first position after the newest whose index is ``index``.
@@ -77,8 +94,8 @@ class Tailor(Buffet):
         """
         if self.bumped is not None:
             return self.newest + 1 + (index - self.index_at(self.newest + 1)) % self.bumped
-        if index - self.base > self.newest:
-            return index - self.base
+        if index - self.first > self.newest:
+            return index - self.first
         return None
 
     def lookup(self, index):
@@ -93,25 +110,38 @@ class Tailor(Buffet):
         return None
 
     @property
-    def occupancy(self):
-        return self.depth if self.split else len(self.data)
+    def rejoin_next(self):
+        """Whether the next owfill backfills (wraps after a partial shrink)."""
+        return (self.split and self.first != self.base and self.bumped is not None
+                and (self.newest + 1) % self.bumped == 0)
+
+    def next_owfill_index(self):
+        """The tile index the next owfill carries, for a parent that tracks the Tailor."""
+        if self.split:
+            return self.index_at(self.newest + 1)
+        return self.occupancy if self.backfill else self.depth
 
     @property
     def fifo_credits(self):
-        if not self.split:
-            full = self.occupancy == self.depth
-            return self.fifo if full and self.frontier >= self.fifo else 0
-        return max(0, min(self.fifo, self.frontier + self.fifo - self.newest - 1))
+        if self.split:
+            if self.rejoin_next:
+                return self.fifo if self.frontier > self.newest else 0
+            return max(0, min(self.fifo, self.frontier + self.fifo - self.newest - 1))
+        if self.occupancy == self.depth:
+            return self.fifo if self.frontier >= self.fifo else 0
+        if self.backfill:
+            return min(self.fifo, self.depth - self.occupancy)
+        return 0
 
     # -- buffet operations, region-aware -----------------------------------------
 
     def can_access(self, index):
         if not self.split:
             return super().can_access(index)
-        return 0 <= index < self.base or self.lookup(index) is not None
+        return 0 <= index < self.first or self.lookup(index) is not None
 
     def read(self, index):
-        if not self.split or index < self.base:
+        if not self.split or index < self.first:
             return super().read(index)
         hit = self.lookup(index)
         if hit is None:
@@ -119,59 +149,76 @@ class Tailor(Buffet):
         return hit[1]
 
     def update(self, index, value):
-        if self.split and index >= self.base:
-            raise TailorError(f"update({index}) of a bumped element (region [0, {self.base}))")
+        if self.split and index >= self.first:
+            raise TailorError(f"update({index}) of a bumped element (region [0, {self.first}))")
         super().update(index, value)
 
     def can_shrink(self, count):
         if self.split:
-            return count in (0, self.depth)
+            return 0 <= count <= self.first or count == self.depth
         return super().can_shrink(count)
 
     def shrink(self, count):
         if not self.can_shrink(count):
-            raise TailorError(f"shrink({count}) while split: only 0 or the whole tile")
-        if self.split:
+            raise TailorError(f"shrink({count}) while split: at most {self.first} or the "
+                              f"whole buffer")
+        if self.split and count == self.depth:                # the tile ends
             self.data.clear()
             self.region.clear()
             self.split, self.newest, self.bumped, self.frontier = False, None, None, 0
+            self.backfill = False
+        elif self.split:                                      # indices shift down
+            super().shrink(count)
+            self.first -= count
+            self.region = {p: (i - count, v) for p, (i, v) in self.region.items()}
         else:
             super().shrink(count)
             self.frontier = max(0, self.frontier - count)
 
     def owfill(self, value, last):
-        """Append ``value`` at the stream's next position, overwriting the oldest."""
+        """Overwrite the oldest FIFO element, split, or backfill (see the module doc)."""
+        if self.split and self.rejoin_next:
+            self.region.clear()
+            self.data.append(value)                           # at offset ``first``
+            self.split, self.newest, self.bumped, self.frontier = False, None, None, 0
+            self.backfill = not last
+            return
         if not self.split:
             if self.occupancy != self.depth:
-                raise TailorError("owfill while not full")
+                if not self.backfill:
+                    raise TailorError("owfill while not full")
+                self.data.append(value)
+                self.backfill = not last
+                return
             for _ in range(self.fifo):
                 self.data.pop()                           # clear the tail F slots
-            self.split, self.newest = True, self.fifo - 1
+            self.split, self.first, self.newest = True, self.base, self.fifo - 1
+            self.backfill = False
         position = self.newest + 1
         index = self.index_at(position)
         self.region.pop(position - self.fifo, None)
         self.region[position] = (index, value)
         self.newest = position
         if last:
-            self.bumped = index + 1 - self.base
+            self.bumped = index + 1 - self.first
 
     def slots(self):
         """``(index, value)`` or ``None`` per buffer offset, as drawn in Fig. 5."""
         view = [(i, v) for i, v in enumerate(self.data)]
         if not self.split:
             return view + [None] * (self.depth - len(view))
-        view += [None] * self.fifo
+        view += [None] * (self.depth - len(view))
         for position, held in self.region.items():
-            view[self.base + position % self.fifo] = held
+            view[self.first + position % self.fifo] = held
         return view
 
     # -- one clock cycle ---------------------------------------------------------
 
     def _pass(self, index, accepted):
-        """Advance the frontier for a read request of bumped ``index``."""
-        if index < self.base:
-            return
+        """Advance the frontier for a read request of ``index``."""
         if not self.split:
+            if index < self.base:
+                return
             if accepted:
                 candidate = index - self.base + 1
             elif index >= self.occupancy:
@@ -179,17 +226,34 @@ class Tailor(Buffet):
             else:
                 return
         else:
+            if index < self.first:
+                return
             hit = self.lookup(index)
             if hit is not None:
                 if not accepted:
                     return
                 candidate = hit[0] + 1
             else:
-                if self.bumped is not None and index >= self.base + self.bumped:
+                if self.bumped is not None and index >= self.first + self.bumped:
                     raise TailorError(f"read({index}) beyond the tile's last index")
                 upcoming = self.next_position(index)
                 candidate = self.newest + 1 if upcoming is None else upcoming
         self.frontier = max(self.frontier, candidate)
+
+    def _victim(self):
+        """The buffer offset the next owfill writes."""
+        if self.split:
+            if self.rejoin_next:
+                return self.first
+            return self.first + (self.newest + 1) % self.fifo
+        return self.base if self.occupancy == self.depth else self.occupancy
+
+    def _offset(self, index):
+        """The buffer offset a read of ``index`` would take (``None``: absent)."""
+        if not self.split or index < self.first:
+            return index if self.can_access(index) else None
+        hit = self.lookup(index)
+        return None if hit is None else self.first + hit[0] % self.fifo
 
     def step(self, fill=None, read=None, update=None, shrink=None, owfill=None, request=None):
         """Apply one cycle; return the read data or ``None``.
@@ -203,17 +267,14 @@ class Tailor(Buffet):
             raise TailorError("two writes accepted on one cycle (one write port)")
         if fill is not None and (self.split or not self.can_fill()):
             raise TailorError("fill accepted while full")
-        if owfill is not None and not (self.split or self.occupancy == self.depth):
+        if owfill is not None and not (self.split or self.backfill
+                                       or self.occupancy == self.depth):
             raise TailorError("owfill accepted while not full")
         if shrink is not None and not self.can_shrink(shrink):
             raise TailorError(f"shrink({shrink}) accepted: not allowed now")
-        if read is not None and owfill is not None and self.split:
-            # The read must not target the slot this owfill overwrites.
-            victim = (self.newest + 1) % self.fifo
-            hit = self.lookup(read) if read >= self.base else None
-            if hit is not None and hit[0] % self.fifo == victim:
-                raise TailorError(f"read({read}) accepted from the slot being overwritten")
-        if read is not None and owfill is not None and not self.split and read == self.base:
+        if shrink is not None and owfill is not None:
+            raise TailorError("shrink and owfill accepted on one cycle")
+        if read is not None and owfill is not None and self._offset(read) == self._victim():
             raise TailorError(f"read({read}) accepted from the slot being overwritten")
 
         if update is not None:
