@@ -114,6 +114,8 @@ class Tailor(wiring.Component):
         split = Signal()
         backfill = Signal()                  # owfills append (after a partial shrink)
         first = Signal(range(D))             # while split: the first bumped index
+        fifo_base = Signal(range(D))         # head + first: where FIFO slot 0 is (mod D)
+        tile_end = Signal(range(self.tile + 1))  # first + bumped: the tile's end, once known
         newest = Signal(position)            # stream position of the newest owfill
         newest_index = Signal(self.index_width)
         held = Signal(range(F + 1))          # elements in the FIFO region
@@ -122,6 +124,8 @@ class Tailor(wiring.Component):
         frontier = Signal(position)          # first stream position not yet passed
         full = occupancy == D
         m.d.comb += self.occupancy.eq(occupancy)
+
+        slot_bits = exact_log2(F) or 1
 
         def slot_of(pos):
             """The FIFO-region slot of a stream position: ``pos mod F``."""
@@ -132,21 +136,25 @@ class Tailor(wiring.Component):
         boundary = Signal(range(D))          # indices below it are the buffet region's
         dist_raw = Signal(signed(self.index_width + 1))
         behind = Signal(signed(self.index_width + 2))   # distance behind the newest
-        in_tile = ~known | (index < first + bumped)
+        in_tile = ~known | (index < tile_end)
         hit = Signal()
         hit_pos = Signal(position)
-        lead = Signal(position)                  # a copy behind the frontier is stale
+        hit_slot = Signal(slot_bits)
+        reach = Signal(position)                 # newest - frontier: copies not yet passed
         m.d.comb += [
             boundary.eq(Mux(split, first, B)),
             dist_raw.eq(newest_index - index),
             behind.eq(Mux((dist_raw < 0) & known, dist_raw + bumped, dist_raw)),
+            reach.eq(newest - frontier),
+            # A copy behind the frontier (behind > reach) belongs to an earlier pass.
+            hit.eq((behind >= 0) & (behind < held) & (behind <= reach) & in_tile),
             hit_pos.eq(newest - behind),
-            lead.eq(hit_pos - frontier),
-            hit.eq((behind >= 0) & (behind < held) & (lead >= 0) & in_tile),
+            hit_slot.eq(slot_of(newest) - behind[:slot_bits]),
         ]
         is_bumped = index >= boundary
-        read_offset = Signal(range(D))
-        m.d.comb += read_offset.eq(Mux(split & is_bumped, first + slot_of(hit_pos), index))
+        read_addr = Signal(range(D))
+        m.d.comb += read_addr.eq(Mux(split & is_bumped, fifo_base + (hit_slot if F > 1 else 0),
+                                     head + index))
         present = Mux(split, ~is_bumped | hit, index < occupancy)
 
         # -- the single write port: update, else fill or owfill -------------
@@ -155,17 +163,18 @@ class Tailor(wiring.Component):
         next_index = Signal(self.index_width)
         successor = Signal(range(self.tile + 1))
         writable = Signal(range(D + 1))          # indices an update may touch
-        wraps = known & (successor == first + bumped)
+        wraps = known & (successor == tile_end)
         rejoin = split & (first != B) & wraps    # the next owfill backfills
         appends = ~split & ~full                 # the next owfill appends (backfill)
-        owfill_offset = Signal(range(D + 1))
-        next_slot = Signal(exact_log2(F) or 1)
+        owfill_addr = Signal(range(D))
+        next_slot = Signal(slot_bits)
         m.d.comb += [
             successor.eq(newest_index + 1),
             next_pos.eq(Mux(split, newest + 1, F)),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
             next_slot.eq(Mux(rejoin, 0, slot_of(next_pos))),
-            owfill_offset.eq(Mux(split, first + next_slot, Mux(full, B, occupancy))),
+            owfill_addr.eq(Mux(split, fifo_base + (next_slot if F > 1 else 0),
+                               head + Mux(full, B, occupancy))),
             writable.eq(Mux(split, first, occupancy)),
             self.update.ready.eq(self.update.payload.index < writable),
             do_update.eq(self.update.valid & self.update.ready),
@@ -174,8 +183,8 @@ class Tailor(wiring.Component):
             self.owfill.ready.eq((full | backfill) & ~do_update),
             do_owfill.eq(self.owfill.valid & self.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
-            wr.addr.eq(head + Mux(do_update, self.update.payload.index,
-                                  Mux(do_owfill, owfill_offset, occupancy))),
+            wr.addr.eq(Mux(do_owfill & ~do_update, owfill_addr,
+                           head + Mux(do_update, self.update.payload.index, occupancy))),
             wr.data.eq(Mux(do_update, self.update.payload.data,
                            Mux(do_owfill, self.owfill.payload.data, self.fill.payload))),
         ]
@@ -192,34 +201,36 @@ class Tailor(wiring.Component):
                     held.eq(Mux(split & (held != F), held + 1, Mux(split, F, 1))),
                 ]
                 with m.If(~split):
-                    m.d.sync += first.eq(B)
+                    m.d.sync += [first.eq(B), fifo_base.eq(head + B)]
                 with m.If(last):
-                    m.d.sync += [bumped.eq(next_index + 1 - Mux(split, first, B)), known.eq(1)]
+                    m.d.sync += [bumped.eq(next_index + 1 - Mux(split, first, B)),
+                                 tile_end.eq(next_index + 1), known.eq(1)]
 
         # -- reads: never from the slot an owfill overwrites this cycle ---------
-        hazard = do_owfill & (read_offset == owfill_offset)
-        do_read = read_stage(m, rd, self.read, self.read_data, present & ~hazard,
-                             (head + read_offset) & mask)
+        hazard = do_owfill & (read_addr == owfill_addr)
+        do_read = read_stage(m, rd, self.read, self.read_data, present & ~hazard, read_addr)
 
         # -- the frontier: reads pass earlier stream positions ------------------
         upcoming = Mux(dist_raw < 0, newest - dist_raw,
                        Mux(known, newest + bumped - dist_raw, newest + 1))
         first_pass = Signal(signed(self.index_width + 1))  # index - B: its first-pass position
         m.d.comb += first_pass.eq(index - B)
-        candidate = Signal(position)
-        has_candidate = Signal()
-        with m.If(do_read & is_bumped):
-            m.d.comb += [has_candidate.eq(1),
-                         candidate.eq(Mux(split, hit_pos, first_pass) + 1)]
-        with m.Elif(self.read.valid & is_bumped & ~present & (in_tile | ~split)):
-            m.d.comb += [has_candidate.eq(1),
-                         candidate.eq(Mux(split, upcoming, first_pass))]
-        advanced = Signal(position)
-        ahead = Signal(position)
+        # Both outcomes are computed before do_read picks one. A hit is never
+        # behind the frontier, so reading it always advances the frontier.
+        after_read = Signal(position)
+        after_stall = Signal(position)
+        stall_pos = Signal(position)
+        read_ahead = Signal(position)
+        stall_ahead = Signal(position)
         m.d.comb += [
-            ahead.eq(candidate - frontier),
-            advanced.eq(Mux(has_candidate & (ahead > 0), candidate, frontier)),
+            read_ahead.eq(first_pass + 1 - frontier),
+            after_read.eq(Mux(split, hit_pos + 1,
+                              Mux(read_ahead > 0, first_pass + 1, frontier))),
+            stall_pos.eq(Mux(split, upcoming, first_pass)),
+            stall_ahead.eq(stall_pos - frontier),
+            after_stall.eq(Mux(stall_ahead > 0, stall_pos, frontier)),
         ]
+        stalled = self.read.valid & is_bumped & ~present & (in_tile | ~split)
 
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         do_shrink = Signal()
@@ -233,17 +244,23 @@ class Tailor(wiring.Component):
         ]
         freed = Signal(range(D + 1))
         m.d.comb += freed.eq(Mux(do_shrink, count, 0))
-        kept = Signal(position)
-        m.d.comb += kept.eq(advanced - freed)
+
+        def shifted(value):
+            """A buffet's shrink renumbers positions; while split it does not."""
+            kept = Signal(position)
+            m.d.comb += kept.eq(value - freed)
+            return Mux(split, value, Mux(kept < 0, 0, kept))
         m.d.sync += [
             head.eq((head + freed) & mask),
             self.credit.eq(freed),
-            frontier.eq(Mux(split, advanced, Mux(kept < 0, 0, kept))),
+            frontier.eq(Mux(do_read & is_bumped, shifted(after_read),
+                            Mux(stalled, shifted(after_stall), shifted(frontier)))),
         ]
         with m.If(~split):
             m.d.sync += occupancy.eq(occupancy + do_fill + (do_owfill & appends) - freed)
         with m.If(do_shrink & split & ~ends):
-            m.d.sync += [first.eq(first - freed), newest_index.eq(newest_index - freed)]
+            m.d.sync += [first.eq(first - freed), newest_index.eq(newest_index - freed),
+                         tile_end.eq(tile_end - freed)]
         with m.If(do_owfill & rejoin):
             m.d.sync += [occupancy.eq(first + 1), frontier.eq(0)]
         with m.If(do_shrink & ends):
