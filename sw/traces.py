@@ -55,3 +55,46 @@ def spmv_window(matrix, x):
         cols = a.indices[a.indptr[i]:a.indptr[i + 1]]
         program.extend(("read", int(j - head)) for j in cols)
     return WindowTrace(program, window, a, np.asarray(x), a.indices.copy())
+
+
+@dataclass(frozen=True)
+class TileTrace:
+    """y = A·x with x held tile by tile: each tile is the x entries a block of rows needs."""
+
+    tiles: list        # per tile: {length, passes, reads, values} for the Tailor's tile bench
+    nonzero: list      # per read, in order: the CSR position it serves, -1 for an end-of-pass read
+    matrix: sp.csr_array
+    x: np.ndarray
+
+
+def spmv_tiles(matrix, x, rows_per_tile):
+    """The tiled trace of y = matrix · x: one tile per block of rows, one pass per row.
+
+    Tile ``k`` holds x at the distinct columns of rows ``[k R, (k+1) R)`` in
+    order; row ``i`` of the block reads the tile indices of its columns, in
+    order. A Tailor's child asks for the tile's last element in every pass
+    (it passes the rest of the stream), so a row that does not use it reads
+    it once more at the end of its pass and discards the value.
+    """
+    a = sp.csr_array(matrix)
+    a.sort_indices()
+    x = np.asarray(x)
+    tiles, nonzero = [], []
+    for top in range(0, a.shape[0], rows_per_tile):
+        rows = range(top, min(top + rows_per_tile, a.shape[0]))
+        span = slice(a.indptr[rows.start], a.indptr[rows.stop])
+        columns = np.unique(a.indices[span])
+        if columns.size == 0:
+            continue
+        reads = []
+        for i in rows:
+            cols = a.indices[a.indptr[i]:a.indptr[i + 1]]
+            indices = np.searchsorted(columns, cols).tolist()
+            nonzero.extend(range(a.indptr[i], a.indptr[i + 1]))
+            if not indices or indices[-1] != columns.size - 1:
+                indices.append(int(columns.size - 1))
+                nonzero.append(-1)
+            reads.append(indices)
+        tiles.append({"length": int(columns.size), "passes": len(reads), "reads": reads,
+                      "values": [int(v) for v in x[columns]]})
+    return TileTrace(tiles, nonzero, a, x)

@@ -40,7 +40,8 @@ def random_tiles(rng, depth, fifo, ratios, passes, skip=0.0, shrink=0.0):
     last); ``shrink`` the chance it frees up to ``(depth - fifo) / 4`` elements
     from the head after a pass (at most twice per tile). Returns dicts with
     ``length``, ``passes``, ``reads`` (one index list per pass, indices as
-    they are after the earlier shrinks) and ``shrinks`` (pass -> count).
+    they are after the earlier shrinks) and ``shrinks`` (pass -> count); a
+    tile may also carry its ``values`` (else the bench draws them).
     """
     tiles = []
     most = max(1, (depth - fifo) // 4)
@@ -179,7 +180,7 @@ class TileBench(TailorBench):
             length = spec["length"]
             if length > 1 << self.index_bits:
                 raise ValueError(f"tile of {length} elements exceeds the Tailor's tile size")
-            values = [self.rng.getrandbits(width) for _ in range(length)]
+            values = spec.get("values") or [self.rng.getrandbits(width) for _ in range(length)]
             self.values.append(values)
             fills += values[:depth]
             self.fill_tile += [t] * min(length, depth)
@@ -306,6 +307,7 @@ async def _run_tiles(dut):
                        "fills": len(bench.sources[FILL].accepted),
                        "owfills": len(bench.sources[OWFILL].accepted),
                        "reads": bench.responses,
+                       "read_data": [v for _, v in bench.sink.received],
                        "read_cycles": [c for c, _ in bench.sources[READ].accepted],
                        "read_indices": [i for _, i in bench.sources[READ].accepted]}, f)
 

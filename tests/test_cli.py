@@ -79,5 +79,10 @@ def test_demo_passes_on_bundled_real_data():
     out = sf("demo", "--json")
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
-    assert r["pass"] and r["buffet"]["spmv_matches_scipy"]
-    assert r["buffet"]["verilator_cycles"] == r["buffet"]["pysim_cycles"]
+    assert r["pass"]
+    for block in ("buffet", "tailor"):
+        assert r[block]["spmv_matches_scipy"] and r[block]["lint_clean"]
+        assert r[block]["verilator_cycles"] == r[block]["pysim_cycles"]
+    tailor = r["tailor"]
+    assert tailor["overbooked_tiles"] > 0
+    assert tailor["transfers"] == tailor["transfers_expected"] < tailor["buffet_transfers"]
