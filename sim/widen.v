@@ -5,6 +5,8 @@
 // mapping changes no behaviour; it only spells the extension out, which keeps
 // `verilator --lint-only -Wall` free of WIDTHEXPAND on generated code. A cell
 // already uniform is left alone (_TECHMAP_FAIL_), which also ends recursion.
+// The extension is chosen by a generate-if, not by `S ? $signed(A) : A`: that
+// conditional is unsigned (one arm is), so it would zero-extend signed operands.
 
 (* techmap_celltype = "$add $sub $mul $and $or $xor $xnor" *)
 module _sf_widen_binary (A, B, Y);
@@ -19,8 +21,16 @@ module _sf_widen_binary (A, B, Y);
   output [Y_WIDTH-1:0] Y;
   wire _TECHMAP_FAIL_ = A_WIDTH == Y_WIDTH && B_WIDTH == Y_WIDTH;
   localparam S = A_SIGNED && B_SIGNED;
-  wire [Y_WIDTH-1:0] a = S ? $signed(A) : A;
-  wire [Y_WIDTH-1:0] b = S ? $signed(B) : B;
+  wire [Y_WIDTH-1:0] a, b;
+  generate
+    if (S) begin : sign_extend
+      assign a = $signed(A);
+      assign b = $signed(B);
+    end else begin : zero_extend
+      assign a = A;
+      assign b = B;
+    end
+  endgenerate
   generate
     if (_TECHMAP_CELLTYPE_ == "$add") assign Y = a + b;
     else if (_TECHMAP_CELLTYPE_ == "$sub") assign Y = a - b;
@@ -46,8 +56,16 @@ module _sf_widen_compare (A, B, Y);
   wire _TECHMAP_FAIL_ = A_WIDTH == B_WIDTH || Y_WIDTH != 1;
   localparam S = A_SIGNED && B_SIGNED;
   localparam W = A_WIDTH > B_WIDTH ? A_WIDTH : B_WIDTH;
-  wire [W-1:0] a = S ? $signed(A) : A;
-  wire [W-1:0] b = S ? $signed(B) : B;
+  wire [W-1:0] a, b;
+  generate
+    if (S) begin : sign_extend
+      assign a = $signed(A);
+      assign b = $signed(B);
+    end else begin : zero_extend
+      assign a = A;
+      assign b = B;
+    end
+  endgenerate
   generate
     if (S && _TECHMAP_CELLTYPE_ == "$lt") assign Y = $signed(a) < $signed(b);
     else if (S && _TECHMAP_CELLTYPE_ == "$le") assign Y = $signed(a) <= $signed(b);
@@ -71,7 +89,14 @@ module _sf_widen_unary (A, Y);
   input [A_WIDTH-1:0] A;
   output [Y_WIDTH-1:0] Y;
   wire _TECHMAP_FAIL_ = A_WIDTH == Y_WIDTH;
-  wire [Y_WIDTH-1:0] a = A_SIGNED ? $signed(A) : A;
+  wire [Y_WIDTH-1:0] a;
+  generate
+    if (A_SIGNED) begin : sign_extend
+      assign a = $signed(A);
+    end else begin : zero_extend
+      assign a = A;
+    end
+  endgenerate
   generate
     if (_TECHMAP_CELLTYPE_ == "$not") assign Y = ~a;
     else if (_TECHMAP_CELLTYPE_ == "$neg") assign Y = -a;
