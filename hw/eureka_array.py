@@ -103,7 +103,7 @@ class BlockSequencer:
             self.displaced.append(displaced)
 
 
-def mac_grid(m, seq, fmt, act_width, acc_width, slab, columns):
+def mac_grid(m, seq, fmt, act_width, acc_width, slab, columns, prefix=""):
     """``columns`` columns of 4 MACs wired for SUDS; returns ``macs[row][column]``."""
     width = ROWS * fmt.compaction
     macs = [[EurekaMac(fmt.compaction, fmt.value_width, act_width, acc_width,
@@ -112,7 +112,7 @@ def mac_grid(m, seq, fmt, act_width, acc_width, slab, columns):
     for row in range(ROWS):
         for col in range(columns):
             mac = macs[row][col]
-            m.submodules[f"mac_{row}_{col}"] = mac
+            m.submodules[f"{prefix}mac_{row}_{col}"] = mac
             m.d.comb += [
                 mac.weight.eq(seq.weight[row]),
                 mac.select.eq(seq.select[row]),
