@@ -71,7 +71,9 @@ class BlockSequencer:
         slot = Signal(slot_layout(fmt))
         m.d.comb += [
             cycles.eq(Mux(dense, width, header.cycles)),
-            last.eq(t + 1 >= cycles),  # an empty block (cycles 0) passes in one
+            # An empty block (cycles 0) passes in one cycle; a record claiming more
+            # than 4P cycles (malformed) ends after its 4P slots.
+            last.eq((t + 1 >= cycles) | (t == width - 1)),
             go.eq(filter_.valid & inputs.valid & (~done | outputs.ready) & (t.any() | start)),
             self.busy.eq(go & cycles.any()),
             # A block's record and slab stay presented until its last cycle.

@@ -54,7 +54,9 @@ class EurekaSystolic(wiring.Component):
     PARAMS = (Param("rows", 2, 1, 4, "systolic rows of 4x4 sub-arrays"),
               Param("cols", 2, 1, 4, "4x4 sub-arrays per systolic row"),
               COMPACTION, *WIDTHS)
-    REPORT = ({"rows": 2, "cols": 2, "compaction": 4},)
+    # One sub-array with the slot control: two or more need over the 28 multipliers of
+    # the report's ECP5-25k; their area is rows x cols sub-arrays and this control.
+    REPORT = ({"rows": 1, "cols": 1, "compaction": 4},)
 
     def __init__(self, rows=2, cols=2, compaction=4, weight_width=8, act_width=8,
                  acc_width=32):

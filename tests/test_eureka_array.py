@@ -2,6 +2,7 @@
 """The Eureka 4x4 sub-array: model, Amaranth-simulator runs, Verilator co-simulation, lint."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -181,3 +182,14 @@ def test_soak_full_layer_on_verilator(tmp_path, shared_data, pick):
     rows, cols = read_matrix(layer).shape
     out = _verilator(tmp_path, {"compaction": 4}, layer, (0, rows), (0, cols), 31)
     assert out["busy"] == out["model_cycles"]
+
+
+def test_a_malformed_cycle_count_ends_after_4p_slots():
+    """P = 1: the 3-bit cycles field (above the 2-bit rotation) can say 7; a record holds 4."""
+    activations = np.arange(16).reshape(4, 4) - 8
+    work = plan(figure_7(), activations, 1)
+    record = work.records[0] | 0b111 << 2
+    bench = ArrayBench(replace(work, records=[record]), 8, 32, 0, FREE)
+    pysim(EurekaArray(1), bench)
+    assert bench.span == 4  # slots 2 and 3 are the record's zero padding
+    assert np.array_equal(bench.received[0], figure_7() @ activations)

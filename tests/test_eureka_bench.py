@@ -25,6 +25,9 @@ def test_bench_eureka_quick(shared_data):
     for mode in ("suds", "dense"):  # no back-pressure: the RTL runs exactly the model's cycles
         assert rtl[mode]["span"] == rtl[mode]["busy"] == rtl[mode]["model_cycles"] > 0
     assert rtl["dense"]["model_cycles"] == 16 * rtl["dense"]["blocks"]
+    systolic = rtl["systolic_8x8"]
+    assert systolic["span"] == systolic["model_cycles"]
+    assert 2 * systolic["span"] - sum(systolic["busy"]) == systolic["model_bubbles"]
     area = result["area"]
     assert area["ecp5"]["eureka_mac"]["lut"] > area["ecp5"]["ampere_mac"]["lut"]
     assert area["generic"]["ratio"] > 1.0

@@ -104,3 +104,13 @@ def test_verilog_lints_clean_with_wall(tmp_path, name, params):
     path = tmp_path / f"{name}.v"
     path.write_text(text)
     assert verilator_lint(path) == ""
+
+
+@pytest.mark.parametrize("name", ["ampere_mac", "eureka_mac", "eureka_array", "eureka_systolic"])
+def test_in_the_synthesis_report(name):
+    from sparseforge.registry import get
+
+    blk = get(name)
+    assert blk.cls.REPORT
+    for config in blk.cls.REPORT:
+        blk.build(config)  # every report configuration is a valid design

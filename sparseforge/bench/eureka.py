@@ -8,9 +8,10 @@ ideal, and on systolic arrays of 4x4 sub-arrays (2 systolic rows: 8x8; 4:
 16x16) with and without systolic scheduling, bubbles counted. All from
 the host model (:func:`sparseforge.commands.suds.suds_report`).
 
-Measured in the same run, from the RTL: the ``eureka_array`` on Verilator
-runs a real layer slice with optimal SUDS and in dense mode, W X checked
-against numpy; its cycles are printed beside the model's. Area: Yosys
+Measured in the same run, from the RTL: on Verilator the ``eureka_array``
+runs a real layer slice with optimal SUDS and in dense mode, and the 8x8
+``eureka_systolic`` runs it with systolic scheduling, W X checked against
+numpy; their cycles (and bubbles) are printed beside the model's. Area: Yosys
 cells of the Eureka MAC against the 2:4 (Ampere) MAC and of the 4x4
 sub-array, generic gates and ECP5 LUTs, beside Table 2's +6%.
 """
@@ -46,6 +47,7 @@ PAPER = {
     "ideal": ("a modest gap between Eureka and the one-sided ideal", "Sec. 5.1"),
     "systolic_16": ("16x16 systolic: modest loss against 8x8 systolic", "Sec. 5.5, Fig. 14"),
     "area": ("+6% per MAC (1321 vs 1246 um^2, FP16, 15 nm)", "Sec. 5.4, Table 2"),
+    "delay": ("+11% (1.66 ns -> 1.84 ns)", "Sec. 5.4"),
 }
 
 
@@ -103,19 +105,24 @@ def _speedups(t):
 
 
 def _rtl(root, seed):
-    """The sub-array on Verilator: a real layer slice with optimal SUDS and in dense mode."""
+    """On Verilator, a real layer slice: the sub-array with optimal SUDS and in dense mode,
+    and the 8x8 systolic array with systolic scheduling, all free-running."""
     from sparseforge.sim.runners import verilator
 
     layer = dlmc_layers(root, sparsity=RTL_SLICE["sparsity"])[RTL_SLICE["layer"]]
     out = {"layer": layer.name, "rows": list(RTL_SLICE["rows"]),
            "cols": list(RTL_SLICE["cols"]), "compaction": 4}
+    runs = {"suds": ("eureka_array", {"compaction": 4}, {}),
+            "dense": ("eureka_array", {"compaction": 4}, {"dense": True}),
+            "systolic_8x8": ("eureka_systolic", {"rows": 2, "cols": 2, "compaction": 4},
+                             {"rates": {**FREE, "slots": 1.0}})}
     with tempfile.TemporaryDirectory(prefix="sf-bench-eureka-") as scratch:
-        for mode in ("suds", "dense"):
+        for mode, (name, params, extra) in runs.items():
             dump = Path(scratch, f"{mode}.json")
-            verilator("eureka_array", "sparseforge.tb.eureka", params={"compaction": 4},
+            verilator(name, "sparseforge.tb.eureka", params=params,
                       args={"layer": str(layer), "rows": RTL_SLICE["rows"],
                             "cols": RTL_SLICE["cols"], "seed": seed, "rates": FREE,
-                            "dense": mode == "dense", "dump": str(dump)},
+                            "dump": str(dump), **extra},
                       work_dir=Path(scratch, mode))
             out[mode] = json.loads(dump.read_text())
     return out
@@ -130,10 +137,12 @@ def _area():
     out = {}
     for target in ("generic", "ecp5"):
         for key, (name, params) in designs.items():
-            r = synthesize(name, params, target, with_fmax=False)
+            # Place and route (Fmax) for the MACs only: seconds each.
+            r = synthesize(name, params, target, with_fmax=key != "eureka_array")
             out.setdefault(target, {})[key] = {"cells": r["cells_total"], "lut": r.get("lut"),
                                                "ff": r.get("ff"),
-                                               "dsp": r["cells"].get("MULT18X18D", 0)}
+                                               "dsp": r["cells"].get("MULT18X18D", 0),
+                                               "fmax_mhz": r.get("fmax_mhz")}
     for target, cells in out.items():
         unit = "lut" if target == "ecp5" else "cells"
         cells["ratio"] = cells["eureka_mac"][unit] / cells["ampere_mac"][unit]
@@ -168,6 +177,9 @@ def _claims(groups, rtl, area):
     if area:
         ours["area"] = (f"+{area['generic']['ratio'] - 1:.0%} generic gates, "
                         f"+{area['ecp5']['ratio'] - 1:.0%} ECP5 LUTs (int8)")
+        ampere, eureka = (area["ecp5"][k]["fmax_mhz"] for k in ("ampere_mac", "eureka_mac"))
+        ours["delay"] = (f"{1e3 / ampere:.1f} ns -> {1e3 / eureka:.1f} ns "
+                         f"(+{ampere / eureka - 1:.0%}), ECP5 in a harness, unpipelined")
     return ours
 
 
@@ -215,12 +227,17 @@ def _human(result):
                    f"W X equal to numpy): optimal SUDS {suds['span']} cycles (model "
                    f"{suds['model_cycles']}), dense mode {dense['span']} cycles (model "
                    f"{dense['model_cycles']}): {dense['span'] / suds['span']:.2f}x measured")
+        sy = rtl["systolic_8x8"]
+        click.echo(f"RTL (eureka_systolic 8x8, same slice x 8 columns, scheduled): "
+                   f"{sy['span']} cycles (schedule {sy['model_cycles']}), bubbles "
+                   f"{2 * sy['span'] - sum(sy['busy'])} (schedule {sy['model_bubbles']})")
     area = result.get("area")
     if area:
         click.echo("\narea (Yosys, no place-and-route)")
         for target, a in area.items():
             unit = "lut" if target == "ecp5" else "cells"
-            dsp = f", {a['ampere_mac']['dsp']} DSP each" if target == "ecp5" else ""
+            dsp = (f", {a['ampere_mac']['dsp']} DSP each, {a['ampere_mac']['fmax_mhz']:.0f} vs "
+                   f"{a['eureka_mac']['fmax_mhz']:.0f} MHz" if target == "ecp5" else "")
             click.echo(f"  {target:8} 2:4 MAC {a['ampere_mac'][unit]:5} {unit}, Eureka MAC "
                        f"{a['eureka_mac'][unit]:5} ({a['ratio']:.2f}x{dsp}); 4x4 sub-array "
                        f"{a['eureka_array'][unit]} ({a['array_per_mac']:.0f} per MAC, with "
