@@ -1,10 +1,10 @@
 """Verilog export of registered blocks.
 
 Amaranth elaborates the block to RTLIL; Yosys cleans it (flattens submodules
-into one module, drops unused debug
-wires and reset-redundant ``initial`` values, narrows arithmetic to the bits
-used, spells out operand extension with ``widen.v``) and writes Verilog that
-``verilator --lint-only -Wall`` accepts without a waiver.
+into one module, drops unused debug wires and reset-redundant ``initial``
+values, narrows arithmetic to the bits used, spells out operand extension
+with ``widen.v``) and writes Verilog that ``verilator --lint-only -Wall``
+accepts without a waiver.
 """
 
 import hashlib

@@ -233,7 +233,7 @@ def _human(result):
                    f"{2 * sy['span'] - sum(sy['busy'])} (schedule {sy['model_bubbles']})")
     area = result.get("area")
     if area:
-        click.echo("\narea (Yosys, no place-and-route)")
+        click.echo("\narea (Yosys; Fmax: nextpnr, MACs in the serial-I/O harness)")
         for target, a in area.items():
             unit = "lut" if target == "ecp5" else "cells"
             dsp = (f", {a['ampere_mac']['dsp']} DSP each, {a['ampere_mac']['fmax_mhz']:.0f} vs "
