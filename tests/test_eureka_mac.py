@@ -113,4 +113,4 @@ def test_in_the_synthesis_report(name):
     blk = get(name)
     assert blk.cls.REPORT
     for config in blk.cls.REPORT:
-        blk.build(config)  # every report configuration is a valid design
+        blk.cls(**blk.resolve(config))  # every report configuration is a valid design
