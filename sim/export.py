@@ -1,9 +1,10 @@
 """Verilog export of registered blocks.
 
-Amaranth elaborates the block to RTLIL; Yosys cleans it (drops unused debug
-wires and reset-redundant ``initial`` values, narrows arithmetic to the bits
-used, spells out operand extension with ``widen.v``) and writes Verilog that
-``verilator --lint-only -Wall`` accepts without a waiver.
+Amaranth elaborates the block to RTLIL; Yosys cleans it (flattens submodules
+into one module, drops unused debug wires and reset-redundant ``initial``
+values, narrows arithmetic to the bits used, spells out operand extension
+with ``widen.v``) and writes Verilog that ``verilator --lint-only -Wall``
+accepts without a waiver.
 """
 
 import hashlib
@@ -18,6 +19,7 @@ from ..tools import run_yowasp
 _CLEAN = """\
 read_rtlil design.il
 proc
+flatten
 opt_clean -purge
 wreduce
 opt_expr

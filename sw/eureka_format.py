@@ -29,6 +29,9 @@ Every word is ``word_width = max(header, slot)`` bits wide; a header uses the
 low bits. Empty blocks are a header with ``cycles = 0``. The rotation is per
 block (Section 3.2): the block's outputs sit in MAC-row order, and whoever
 stores or accumulates them maps MAC row m to output row (m + rotation) % 4.
+
+The sub-array takes the stream one block per transfer: :meth:`EurekaFormat.records`
+puts each block's words side by side in one *record*.
 """
 
 from dataclasses import dataclass
@@ -135,6 +138,38 @@ class EurekaFormat:
         stream[starts] = headers
         stream[starts[block] + 1 + cycle] = slots
         return stream.tolist()
+
+    @property
+    def record_width(self):
+        """Bits of a block record: the header's fields and room for 4P slot words."""
+        return self.width(self.header) + ROWS * self.compaction * self.slot_width
+
+    @property
+    def slot_width(self):
+        """Bits of a slot word's lanes (the word without padding)."""
+        return self.lanes * self.width(self.lane)
+
+    def records(self, blocks):
+        """The stream of ``blocks`` regrouped as one *record* per block, a list of ints.
+
+        A record is the block's header fields (low bits), then its ``cycles``
+        slot words of :attr:`slot_width` bits each, then zeros up to
+        :attr:`record_width`. It is what the sub-array's filter port takes in
+        one transfer, the whole filter sub-matrix at once (the paper loads it
+        into registers before the array runs it), so a header costs the array
+        no cycle. Vectorized over blocks.
+        """
+        words = self.encode(blocks)
+        stream = np.empty(len(words), dtype=object)
+        stream[:] = words
+        cycles = blocks.cycles
+        starts = np.arange(len(cycles)) + np.cumsum(cycles) - cycles
+        records = stream[starts].copy()  # headers
+        shift = self.width(self.header)
+        for i in range(ROWS * self.compaction):
+            present = i < cycles
+            records[present] += stream[starts[present] + 1 + i] << (shift + i * self.slot_width)
+        return records.tolist()
 
     def decode(self, words, shape):
         """The :class:`~.suds.DisplacedBlocks` of an ``shape`` = (M, K) matrix from its stream.

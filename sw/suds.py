@@ -20,6 +20,8 @@ so the optimum depends only on the per-row counts: everything here works on a
 - :func:`displace`: which values move, placed on MAC rows and cycles, rotated
   so the base row sits on the last MAC row (which then needs no SUDS
   hardware, Section 3.2).
+- :func:`in_place`: no compaction, no displacement: the dense baseline's
+  placement, which the same array runs in its dense mode.
 """
 
 from dataclasses import dataclass
@@ -281,3 +283,24 @@ def displace(compacted, assignment):
     return DisplacedBlocks(shape=compacted.shape, compaction=compacted.compaction,
                            values=values, columns=columns, displaced=flags,
                            rotation=rotation, cycles=assignment.cycles)
+
+
+def in_place(compacted):
+    """Every value of ``compacted`` at the cycle of its own column: the dense placement.
+
+    The dense tensor core broadcasts column ``t`` of the block on cycle ``t``
+    (Figure 2(b)), so every block takes 4P cycles whatever its sparsity, and
+    nothing is displaced or rotated. Vectorized over all blocks.
+    """
+    n, _, width = compacted.values.shape
+    block, row, slot = np.nonzero(np.arange(width) < compacted.counts[..., None])
+    column = compacted.columns[block, row, slot]
+    values = np.zeros_like(compacted.values)
+    values[block, row, column] = compacted.values[block, row, slot]
+    return DisplacedBlocks(shape=compacted.shape, compaction=compacted.compaction,
+                           values=values,
+                           columns=np.broadcast_to(np.arange(width, dtype=np.uint8),
+                                                   values.shape).copy(),
+                           displaced=np.zeros(values.shape, dtype=bool),
+                           rotation=np.zeros(n, dtype=np.int64),
+                           cycles=np.full(n, width, dtype=np.int64))

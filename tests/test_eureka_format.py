@@ -126,3 +126,24 @@ def test_decode_rejects():
         fmt.decode([3 | 5 << 2] + [0] * 5, (4, 4))
     with pytest.raises(FormatError, match="MAC row 0"):
         fmt.decode([words[0], words[1] | 1 << 10, words[2]], (4, 4))
+
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+def test_records_hold_each_block_header_then_slots(compaction):
+    rng = np.random.default_rng(7 + compaction)
+    matrix = sp.random_array((12, 40), density=0.3, rng=rng, format="coo",
+                             data_sampler=lambda size: rng.integers(-100, 100, size))
+    placed = _placed(matrix.astype(np.int64), compaction)
+    fmt = EurekaFormat(compaction, 8)
+    words, records = fmt.encode(placed), fmt.records(placed)
+    header_bits = fmt.width(fmt.header)
+    assert len(records) == len(placed.cycles)
+    at = 0
+    for record, cycles in zip(records, placed.cycles.tolist(), strict=True):
+        assert 0 <= record < 1 << fmt.record_width
+        assert record & ((1 << header_bits) - 1) == words[at]
+        slots = [(record >> (header_bits + i * fmt.slot_width)) & ((1 << fmt.slot_width) - 1)
+                 for i in range(4 * compaction)]
+        assert slots == words[at + 1:at + 1 + cycles] + [0] * (4 * compaction - cycles)
+        at += 1 + cycles
+    assert at == len(words)

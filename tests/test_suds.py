@@ -27,6 +27,7 @@ from sparseforge.sw.suds import (
     displace,
     greedy,
     ideal_cycles,
+    in_place,
     optimal,
 )
 
@@ -162,3 +163,15 @@ def test_displace_rejects_foreign_assignment():
     compacted = compact(np.eye(4), 1)
     with pytest.raises(ValueError, match="different row counts"):
         displace(compacted, optimal(np.array([[1, 1, 1, 2]])))
+
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+def test_in_place_is_the_dense_schedule(compaction):
+    rng = np.random.default_rng(compaction)
+    matrix = rng.integers(-3, 4, size=(9, 21)) * (rng.random((9, 21)) < 0.4)
+    placed = in_place(compact(matrix, compaction))
+    width = ROWS * compaction
+    assert (placed.cycles == width).all() and not placed.displaced.any()
+    assert (placed.rotation == 0).all()
+    assert (placed.columns == np.arange(width)).all()
+    assert (placed.matrix().toarray() == matrix).all()

@@ -12,6 +12,7 @@ from sparseforge.sw import systolic
 from sparseforge.sw.compaction import ROWS, check_compaction, compact
 from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.layers import seeded_int8
 from sparseforge.sw.suds import displace, greedy, ideal_cycles, optimal
 
 # (JSON key, table label) of the per-block cycle totals, in Figure 12's order.
@@ -98,9 +99,7 @@ def _operands(path, matrix, seed):
     if np.iscomplexobj(matrix.data):
         raise ParameterError(f"{path}: complex weights are not supported")
     if str(path).lower().endswith((".smtx", ".smtx.gz")) or (matrix.data == 1).all():
-        drawn = np.random.default_rng(seed).integers(-128, 127, size=matrix.nnz)
-        drawn[drawn >= 0] += 1  # uniform over the 255 nonzero int8 values
-        return drawn, 8, f"int8 from seed {seed}"
+        return seeded_int8(matrix.nnz, seed), 8, f"int8 from seed {seed}"
     codes, width = operand_codes(matrix.data)
     integer = np.issubdtype(matrix.data.dtype, np.integer)
     return codes, width, "file" if integer else "file, as FP16"

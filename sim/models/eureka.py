@@ -1,0 +1,91 @@
+"""Behavioural model of the Eureka SUDS sub-array (Eureka Sections 2.3-3.2, Figure 8).
+
+The executable specification the ``eureka_array`` and ``eureka_systolic``
+generators are checked against, cycle-free and vectorized over blocks.
+
+A 4x4 sub-array runs one block (the filter sub-matrix of 4 rows x 4P
+columns, as :class:`~sparseforge.sw.suds.DisplacedBlocks` places it) against
+an input slab of 4P rows x 4 columns, output stationary:
+
+- on cycle ``t`` MAC (m, n) multiplies MAC row m's operand ``values[m, t]``
+  by slab row ``columns[m, t]`` (its 4P:1 operand mux; in dense mode slab
+  row ``t``) of slab column n;
+- a product whose value is ``displaced`` belongs to the MAC row above and is
+  accumulated there (the three-input adder of MAC row m - 1); every other
+  product is accumulated by its own MAC row;
+- MAC row m holds output row ``(m + rotation) % 4``; the drained tile is in
+  output-row order.
+
+MAC row 0 has no MAC above, so a displaced value there is an error: the
+rotation must put a base row on the last MAC row.
+"""
+
+import numpy as np
+
+from ...sw.compaction import ROWS
+
+
+class ModelError(AssertionError):
+    """The blocks ask for something the SUDS sub-array cannot do."""
+
+
+def tiles(blocks, slabs, dense=False):
+    """The output tile of every block: ``[nblocks, 4, columns]`` int64.
+
+    ``blocks`` is a :class:`~sparseforge.sw.suds.DisplacedBlocks`; ``slabs``
+    is ``[nblocks, 4P, columns]``, the input rows each block's columns select
+    from. ``dense`` selects slab row ``t`` on cycle ``t`` and ignores the
+    column metadata, displacement and rotation, as the array's dense mode does.
+    """
+    values = np.asarray(blocks.values, dtype=np.int64)
+    n, rows, width = values.shape
+    slabs = np.asarray(slabs, dtype=np.int64)
+    if slabs.shape[:2] != (n, width):
+        raise ModelError(f"slabs of shape {slabs.shape} for {n} blocks of width {width}")
+    cycle = np.arange(width)
+    if dense:
+        select = np.broadcast_to(cycle, values.shape)
+        displaced = np.zeros(values.shape, dtype=bool)
+        rotation = np.zeros(n, dtype=np.int64)
+    else:
+        select = blocks.columns.astype(np.int64)
+        displaced = blocks.displaced
+        rotation = np.asarray(blocks.rotation, dtype=np.int64)
+        if displaced[:, 0].any():
+            raise ModelError("a displaced value on MAC row 0, which has no MAC row above")
+    live = cycle < np.asarray(blocks.cycles)[:, None, None]  # [n, 1, width] after broadcast
+    operands = np.take_along_axis(slabs[:, None], select[..., None], axis=2)  # [n, 4, w, c]
+    products = np.where(live[..., None], values[..., None] * operands, 0)
+    own = np.where(displaced[..., None], 0, products).sum(axis=2)  # [n, 4, c]
+    up = np.where(displaced[..., None], products, 0).sum(axis=2)
+    acc = own
+    acc[:, :-1] += up[:, 1:]  # the product of MAC row m + 1 returns to MAC row m
+    out = np.empty_like(acc)
+    mac_row = np.arange(rows)
+    out[np.arange(n)[:, None], (mac_row + rotation[:, None]) % ROWS] = acc
+    return out
+
+
+def slabs_for(blocks, activations, grid):
+    """``[nblocks, 4P, columns]``: the input rows of ``activations`` each block multiplies.
+
+    Block ``b`` (row-major over ``grid``) covers weight columns
+    ``4P * (b % grid[1])`` onward, so it takes those rows of the K x N
+    activations, zero-padded past K.
+    """
+    width = blocks.values.shape[2]
+    activations = np.asarray(activations, dtype=np.int64)
+    padded = np.zeros((grid[1] * width, activations.shape[1]), dtype=np.int64)
+    padded[:len(activations)] = activations
+    block_col = np.arange(len(blocks.cycles)) % grid[1]
+    return padded.reshape(grid[1], width, -1)[block_col]
+
+
+def product(tiles_, block_ids, grid, rows):
+    """``W X`` assembled from output tiles: tile ``i`` of block ``block_ids[i]`` adds into
+    its block row. ``rows`` is M; returns ``[M, columns]`` int64."""
+    tiles_ = np.asarray(tiles_, dtype=np.int64)
+    out = np.zeros((grid[0] * ROWS, tiles_.shape[2]), dtype=np.int64)
+    block_row = np.asarray(block_ids, dtype=np.int64) // grid[1]
+    np.add.at(out.reshape(grid[0], ROWS, -1), block_row, tiles_)
+    return out[:rows]

@@ -1,0 +1,195 @@
+# amaranth: UnusedElaboratable=no
+"""The Eureka 4x4 sub-array: model, Amaranth-simulator runs, Verilator co-simulation, lint."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.eureka_array import EurekaArray, record_layout
+from sparseforge.sim.export import verilog_text
+from sparseforge.sim.models import eureka as model
+from sparseforge.sim.runners import pysim, seed_from_env, verilator
+from sparseforge.sw.compaction import compact
+from sparseforge.sw.eureka_format import EurekaFormat
+from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
+from sparseforge.sw.suds import displace, optimal
+from sparseforge.tb.eureka import ArrayBench, plan, real_slice
+from sparseforge.tools import verilator_lint
+
+FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0}
+
+
+def figure_7():
+    """Figure 7(a): row 0 holds four values, the others two or fewer."""
+    a = np.zeros((4, 4), dtype=np.int64)
+    a[0] = [1, 2, 3, 4]
+    a[1, 2], a[2, 2], a[3, 3] = -5, 6, 7
+    return a
+
+
+def run(weights, activations, compaction=1, seed=0, rates=None, **kwargs):
+    """Plan and run W X on the sub-array in Amaranth's simulator; return the bench."""
+    work = plan(weights, activations, compaction, **kwargs)
+    bench = ArrayBench(work, 8, 32, seed, rates)
+    pysim(EurekaArray(compaction), bench)
+    return bench
+
+
+# -- the model ------------------------------------------------------------------
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+@pytest.mark.parametrize("dense", [False, True])
+def test_model_computes_w_x_on_a_real_layer(shared_data, compaction, dense):
+    weights, activations = real_slice(dlmc_layers(shared_data)[5], (0, 64), (0, 256), 8, 2)
+    work = plan(weights, activations, compaction, dense=dense)
+    product = model.product(work.tiles, work.ids, work.grid, weights.shape[0])
+    assert np.array_equal(product, work.weights @ work.activations)
+
+
+def test_model_rejects_a_displaced_value_on_mac_row_0():
+    placed = displace(compact(figure_7(), 1), optimal(compact(figure_7(), 1).counts))
+    placed.displaced[0, 0, 0] = True
+    with pytest.raises(model.ModelError, match="MAC row 0"):
+        model.tiles(placed, np.zeros((1, 4, 4)))
+
+
+# -- directed, on Amaranth's simulator ----------------------------------------------
+
+def test_figure_7_runs_in_two_cycles_with_rotation_undone():
+    activations = np.arange(16).reshape(4, 4) - 8
+    bench = run(figure_7(), activations, rates=FREE)
+    assert bench.run.records and len(bench.received) == 1
+    assert bench.busy == bench.span == 2  # compaction alone: 4 cycles; greedy SUDS: 3
+    assert np.array_equal(bench.received[0], figure_7() @ activations)
+
+
+def test_dense_mode_takes_4p_cycles_and_ignores_metadata():
+    activations = np.arange(32).reshape(8, 4) - 16
+    weights = np.zeros((4, 8), dtype=np.int64)
+    weights[0, [1, 6]] = [3, -2]   # compacted: row 0 = [3, -2] in columns 1, 6
+    bench = run(weights, activations, compaction=2, rates=FREE, dense=True)
+    assert bench.busy == bench.span == 8
+    assert np.array_equal(bench.product(), weights @ activations)
+
+
+def test_empty_block_passes_in_one_cycle_with_a_zero_tile():
+    weights = np.zeros((4, 12), dtype=np.int64)
+    weights[2, [0, 9]] = [5, -6]    # blocks 0 and 2 hold a value, block 1 is empty
+    activations = np.arange(48).reshape(12, 4)
+    bench = run(weights, activations, rates=FREE, send_empty=True)
+    assert bench.run.records and len(bench.received) == 3
+    assert not bench.received[1].any()
+    assert bench.busy == 2 and bench.span == 3
+    assert np.array_equal(bench.product(), weights @ activations)
+
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+def test_back_to_back_blocks_run_in_the_model_cycles(shared_data, compaction):
+    """No back-pressure: the array computes every cycle from first block to last."""
+    weights, activations = real_slice(squeezenet_layers(shared_data)[4], (0, 16), (0, 96),
+                                      4, 1)
+    bench = run(weights, activations, compaction, rates=FREE)
+    assert bench.busy == bench.span == bench.run.cycles
+    assert np.array_equal(bench.product(), bench.run.weights @ bench.run.activations)
+
+
+@pytest.mark.parametrize("compaction", [1, 4])
+@pytest.mark.parametrize("dense", [False, True])
+def test_real_slice_under_random_stalls(shared_data, compaction, dense):
+    seed = seed_from_env(compaction + 10 * dense)
+    weights, activations = real_slice(dlmc_layers(shared_data)[3], (0, 12), (0, 48), 4, seed)
+    bench = run(weights, activations, compaction, seed=seed, dense=dense)
+    assert len({int(r) & 3 for r in bench.run.records}) > 1 or dense  # several rotations
+    assert bench.busy == bench.run.cycles
+    assert bench.span > bench.run.cycles  # the stalls did stall it
+    assert np.array_equal(bench.product(), bench.run.weights @ bench.run.activations)
+
+
+# -- parameters and Verilog -------------------------------------------------------
+
+def test_ports_follow_the_format():
+    array = EurekaArray(4, 8)
+    fmt = EurekaFormat(4, 8)
+    assert record_layout(fmt).size == fmt.record_width
+    assert len(array.filter.payload.as_value()) == fmt.record_width
+    assert len(array.inputs.payload.as_value()) == 16 * 4 * 8
+    assert len(array.outputs.payload.as_value()) == 4 * 4 * 32
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [({"compaction": 3}, "compaction"),
+                                              ({"acc_width": 8}, "acc_width"),
+                                              ({"weight_width": 40}, "weight_width")])
+def test_bad_parameters_name_the_parameter(kwargs, name):
+    with pytest.raises(ParameterError, match=name):
+        EurekaArray(**kwargs)
+
+
+@pytest.mark.parametrize("params", [{}, {"compaction": 2},
+                                    {"compaction": 1, "weight_width": 3, "act_width": 5,
+                                     "acc_width": 9}])
+def test_verilog_lints_clean_with_wall(tmp_path, params):
+    text, _ = verilog_text("eureka_array", params)
+    path = tmp_path / "eureka_array.v"
+    path.write_text(text)
+    assert verilator_lint(path) == ""
+
+
+# -- Verilator co-simulation --------------------------------------------------------
+
+def _verilator(tmp_path, params, layer, rows, cols, seed, **args):
+    dump = tmp_path / "out.json"
+    verilator("eureka_array", "sparseforge.tb.eureka", params=params,
+              args={"layer": str(layer), "rows": rows, "cols": cols, "seed": seed,
+                    "dump": str(dump), **args}, work_dir=tmp_path)
+    return json.loads(dump.read_text())
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize(("pick", "rows", "cols", "dense"), [
+    (lambda root: dlmc_layers(root)[12], (0, 32), (0, 256), False),
+    (lambda root: squeezenet_layers(root)[10], (0, 16), (0, 288), False),
+    (lambda root: squeezenet_layers(root)[10], (16, 24), (0, 96), True),
+])
+def test_real_layer_slices_on_verilator(tmp_path, shared_data, pick, rows, cols, dense):
+    """W X exact, every tile equal to the model's, RTL compute cycles equal to the model's,
+    under random stalls on every stream (the testbench asserts all of it)."""
+    out = _verilator(tmp_path, {"compaction": 4}, pick(shared_data), rows, cols,
+                     seed_from_env(21), dense=dense)
+    assert out["busy"] == out["model_cycles"] and out["blocks"] > 0
+
+
+@pytest.mark.verilator
+def test_verilator_runs_the_model_cycles_back_to_back(tmp_path, shared_data):
+    layer = dlmc_layers(shared_data)[7]
+    out = _verilator(tmp_path, {"compaction": 2}, layer, (0, 16), (0, 128), 4, rates=FREE)
+    weights, activations = real_slice(layer, (0, 16), (0, 128), 4, 4)
+    bench = run(weights, activations, 2, seed=4, rates=FREE)
+    assert out["span"] == out["busy"] == out["model_cycles"] == bench.span
+    assert out["cycles"] == bench.cycle
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("pick", [lambda root: dlmc_layers(root)[12],
+                                  lambda root: squeezenet_layers(root)[16]])
+def test_soak_full_layer_on_verilator(tmp_path, shared_data, pick):
+    from sparseforge.sw.formats import read_matrix
+
+    layer = pick(shared_data)
+    rows, cols = read_matrix(layer).shape
+    out = _verilator(tmp_path, {"compaction": 4}, layer, (0, rows), (0, cols), 31)
+    assert out["busy"] == out["model_cycles"]
+
+
+def test_a_malformed_cycle_count_ends_after_4p_slots():
+    """P = 1: the 3-bit cycles field (above the 2-bit rotation) can say 7; a record holds 4."""
+    activations = np.arange(16).reshape(4, 4) - 8
+    work = plan(figure_7(), activations, 1)
+    record = work.records[0] | 0b111 << 2
+    bench = ArrayBench(replace(work, records=[record]), 8, 32, 0, FREE)
+    pysim(EurekaArray(1), bench)
+    assert bench.span == 4  # slots 2 and 3 are the record's zero padding
+    assert np.array_equal(bench.received[0], figure_7() @ activations)
