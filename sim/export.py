@@ -10,11 +10,12 @@ accepts without a waiver.
 import hashlib
 import json
 from importlib import resources
+from pathlib import Path
 
 from amaranth.back import rtlil
 
 from ..registry import get
-from ..tools import run_yowasp
+from ..tools import run_yowasp, verilator_lint
 
 _CLEAN = """\
 read_rtlil design.il
@@ -57,3 +58,15 @@ def design_key(name, params):
     """A short stable key for one (block, parameters) design."""
     blob = json.dumps({"block": name, "params": params}, sort_keys=True)
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+def lint_block(name, params, folder):
+    """``verilator --lint-only -Wall`` on block ``name``'s Verilog; '' when clean.
+
+    The Verilog is written to ``folder/<name>.v`` (Verilator wants the file
+    named after the module).
+    """
+    text, _ = verilog_text(name, params)
+    path = Path(folder) / f"{name}.v"
+    path.write_text(text)
+    return verilator_lint(path)

@@ -31,6 +31,20 @@ def _jsonable(value):
     return str(value)
 
 
+def echo_claims(rows, notes, widths, head):
+    """Print a benchmark's ``(label, ours, claim, where)`` rows, then its notes.
+
+    ``widths`` are the label and ours columns' widths, ``head`` the three titles.
+    """
+    label_width, ours_width = widths
+    click.echo(f"{head[0]:{label_width}} | {head[1]:{ours_width}} | {head[2]}")
+    for label, ours, claim, where in rows:
+        click.echo(f"{label:{label_width}} | {ours:{ours_width}} | {claim} [{where}]")
+    click.echo()
+    for note in notes:
+        click.echo(f"note: {note}")
+
+
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print exactly one JSON object on stdout.")
 

@@ -7,12 +7,11 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
-from sparseforge.sim.export import verilog_text
+from sparseforge.sim.export import lint_block
 from sparseforge.sim.models.buffet import Buffet as Model
 from sparseforge.sim.models.buffet import BuffetError
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.tb.buffet import BuffetBench, random_program
-from sparseforge.tools import verilator_lint
 
 ALL_IN = {"fill": 1.0, "read": 1.0, "update": 1.0, "shrink": 1.0, "read_data": 1.0}
 
@@ -118,10 +117,7 @@ def test_bad_parameters_name_the_parameter(kwargs):
 @pytest.mark.parametrize("params", [{"depth": 2, "width": 1}, {"depth": 64, "width": 32},
                                     {"depth": 1024, "width": 32}])
 def test_verilog_lints_clean_with_wall(tmp_path, params):
-    text, _ = verilog_text("buffet", params)
-    path = tmp_path / "buffet.v"
-    path.write_text(text)
-    assert verilator_lint(path) == ""
+    assert lint_block("buffet", params, tmp_path) == ""
 
 
 # -- Verilator co-simulation ----------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_array import EurekaArray, record_layout
-from sparseforge.sim.export import verilog_text
+from sparseforge.sim.export import lint_block
 from sparseforge.sim.models import eureka as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.compaction import compact
@@ -17,7 +17,6 @@ from sparseforge.sw.eureka_format import EurekaFormat
 from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
 from sparseforge.sw.suds import displace, optimal
 from sparseforge.tb.eureka import ArrayBench, plan, real_slice
-from sparseforge.tools import verilator_lint
 
 FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0}
 
@@ -131,10 +130,7 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
                                     {"compaction": 1, "weight_width": 3, "act_width": 5,
                                      "acc_width": 9}])
 def test_verilog_lints_clean_with_wall(tmp_path, params):
-    text, _ = verilog_text("eureka_array", params)
-    path = tmp_path / "eureka_array.v"
-    path.write_text(text)
-    assert verilator_lint(path) == ""
+    assert lint_block("eureka_array", params, tmp_path) == ""
 
 
 # -- Verilator co-simulation --------------------------------------------------------

@@ -6,8 +6,7 @@ from amaranth.sim import Simulator
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_mac import AmpereMac, EurekaMac
-from sparseforge.sim.export import verilog_text
-from sparseforge.tools import verilator_lint
+from sparseforge.sim.export import lint_block
 
 
 def step(mac, cycles):
@@ -100,10 +99,7 @@ def test_bad_parameters_name_the_parameter(cls, kwargs, name):
     ("eureka_mac", {"compaction": 1, "weight_width": 16, "act_width": 16, "acc_width": 48}),
 ])
 def test_verilog_lints_clean_with_wall(tmp_path, name, params):
-    text, _ = verilog_text(name, params)
-    path = tmp_path / f"{name}.v"
-    path.write_text(text)
-    assert verilator_lint(path) == ""
+    assert lint_block(name, params, tmp_path) == ""
 
 
 @pytest.mark.parametrize("name", ["ampere_mac", "eureka_mac", "eureka_array", "eureka_systolic"])

@@ -8,11 +8,10 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_systolic import EurekaSystolic
-from sparseforge.sim.export import verilog_text
+from sparseforge.sim.export import lint_block
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
 from sparseforge.tb.eureka import SystolicBench, real_slice, systolic_plan
-from sparseforge.tools import verilator_lint
 
 FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0, "slots": 1.0}
 
@@ -62,10 +61,7 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
 @pytest.mark.parametrize("params", [{"rows": 2, "cols": 2}, {"rows": 4, "cols": 4},
                                     {"rows": 3, "cols": 1, "compaction": 1}])
 def test_verilog_lints_clean_with_wall(tmp_path, params):
-    text, _ = verilog_text("eureka_systolic", params)
-    path = tmp_path / "eureka_systolic.v"
-    path.write_text(text)
-    assert verilator_lint(path) == ""
+    assert lint_block("eureka_systolic", params, tmp_path) == ""
 
 
 def _verilator(tmp_path, params, layer, shape, seed, **args):

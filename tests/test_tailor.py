@@ -9,13 +9,12 @@ import pytest
 from sparseforge.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.tailor import Tailor
-from sparseforge.sim.export import verilog_text
+from sparseforge.sim.export import lint_block
 from sparseforge.sim.models.tailor import Tailor as Model
 from sparseforge.sim.models.tailor import TailorError
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.tb.buffet import BuffetBench, random_program
 from sparseforge.tb.tailor import ProgramBench, TileBench, random_tiles
-from sparseforge.tools import verilator_lint
 
 ALL_IN = {k: 1.0 for k in ("fill", "owfill", "read", "update", "shrink", "read_data")}
 
@@ -207,10 +206,7 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
                                     {"depth": 64, "fifo": 16, "tile": 256, "width": 32},
                                     {"depth": 1024, "fifo": 64, "tile": 4096, "width": 32}])
 def test_verilog_lints_clean_with_wall(tmp_path, params):
-    text, _ = verilog_text("tailor", params)
-    path = tmp_path / "tailor.v"
-    path.write_text(text)
-    assert verilator_lint(path) == ""
+    assert lint_block("tailor", params, tmp_path) == ""
 
 
 # -- Verilator co-simulation ----------------------------------------------------

@@ -25,7 +25,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from sparseforge.cli import emit, json_option
+from sparseforge.cli import echo_claims, emit, json_option
 from sparseforge.commands.suds import suds_report
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
@@ -242,13 +242,9 @@ def _human(result):
                        f"{a['eureka_mac'][unit]:5} ({a['ratio']:.2f}x{dsp}); 4x4 sub-array "
                        f"{a['eureka_array'][unit]} ({a['array_per_mac']:.0f} per MAC, with "
                        f"control and un-rotation)")
-    click.echo(f"\n{'claim':12} | {'ours (measured in this run)':70} | paper")
-    for key, text in result["ours"].items():
-        claim, where = PAPER[key]
-        click.echo(f"{key:12} | {text:70} | {claim} [{where}]")
     click.echo()
-    for note in result["notes"]:
-        click.echo(f"note: {note}")
+    echo_claims([(key, text, *PAPER[key]) for key, text in result["ours"].items()],
+                result["notes"], (12, 70), ("claim", "ours (measured in this run)", "paper"))
 
 
 @click.command("eureka")

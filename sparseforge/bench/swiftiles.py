@@ -22,7 +22,7 @@ import click
 import numpy as np
 from tqdm import tqdm
 
-from sparseforge.cli import emit, json_option
+from sparseforge.cli import echo_claims, emit, json_option
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
 from sparseforge.sw.formats import read_matrix
@@ -238,14 +238,9 @@ def _human(result):
     click.echo(f"Summary: {s['runs']} runs on {s['matrices']} matrices "
                f"({s['traffic_runs']} square runs for traffic), k = {K:.0%}, y = {Y}, "
                f"seed {result['seed']}")
-    click.echo(f"{'metric':42} | {'ours (measured in this run)':44} | paper (claim)")
-    for key, label in labels.items():
-        if key in ours:
-            claim, where = PAPER[key]
-            click.echo(f"{label:42} | {ours[key]:44} | {claim} [{where}]")
-    click.echo()
-    for note in result["notes"]:
-        click.echo(f"note: {note}")
+    echo_claims([(label, ours[key], *PAPER[key]) for key, label in labels.items() if key in ours],
+                result["notes"], (42, 44), ("metric", "ours (measured in this run)",
+                                            "paper (claim)"))
 
 
 @click.command("swiftiles")
