@@ -1,6 +1,6 @@
 """The Tailor: a buffet extended with overwriting fills (Tailors paper §3.3)."""
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed
+from amaranth.hdl import Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -125,11 +125,11 @@ class Tailor(wiring.Component):
         full = occupancy == D
         m.d.comb += self.occupancy.eq(occupancy)
 
-        slot_bits = exact_log2(F) or 1
+        slot_bits = exact_log2(F)
 
         def slot_of(pos):
             """The FIFO-region slot of a stream position: ``pos mod F``."""
-            return pos[:exact_log2(F)] if F > 1 else Const(0, 1)
+            return pos[:slot_bits]
 
         # -- where a read's element is ----------------------------------------
         index = self.read.payload
@@ -153,7 +153,7 @@ class Tailor(wiring.Component):
         ]
         is_bumped = index >= boundary
         read_addr = Signal(range(D))
-        m.d.comb += read_addr.eq(Mux(split & is_bumped, fifo_base + (hit_slot if F > 1 else 0),
+        m.d.comb += read_addr.eq(Mux(split & is_bumped, fifo_base + hit_slot,
                                      head + index))
         present = Mux(split, ~is_bumped | hit, index < occupancy)
 
@@ -173,7 +173,7 @@ class Tailor(wiring.Component):
             next_pos.eq(Mux(split, newest + 1, F)),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
             next_slot.eq(Mux(rejoin, 0, slot_of(next_pos))),
-            owfill_addr.eq(Mux(split, fifo_base + (next_slot if F > 1 else 0),
+            owfill_addr.eq(Mux(split, fifo_base + next_slot,
                                head + Mux(full, B, occupancy))),
             writable.eq(Mux(split, first, occupancy)),
             self.update.ready.eq(self.update.payload.index < writable),
@@ -183,7 +183,7 @@ class Tailor(wiring.Component):
             self.owfill.ready.eq((full | backfill) & ~do_update),
             do_owfill.eq(self.owfill.valid & self.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
-            wr.addr.eq(Mux(do_owfill & ~do_update, owfill_addr,
+            wr.addr.eq(Mux(do_owfill, owfill_addr,
                            head + Mux(do_update, self.update.payload.index, occupancy))),
             wr.data.eq(Mux(do_update, self.update.payload.data,
                            Mux(do_owfill, self.owfill.payload.data, self.fill.payload))),
