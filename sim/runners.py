@@ -106,6 +106,19 @@ def cocotb_args():
             json.loads(os.environ.get(ENV_ARGS, "{}")))
 
 
+def cocotb_test(function):
+    """Register ``function`` as a cocotb test where cocotb is installed.
+
+    Testbench modules are also imported without cocotb (by the Amaranth
+    simulator's tests), so they declare their tests through this.
+    """
+    try:
+        import cocotb
+    except ImportError:
+        return function
+    return cocotb.test()(function)
+
+
 async def cocotb_loop(dut, bench, reset_cycles=3):
     """Reset the design, then run ``bench`` on it; return the cycles it took."""
     from cocotb.clock import Clock

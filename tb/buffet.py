@@ -18,6 +18,7 @@ from collections import deque
 from amaranth.utils import ceil_log2
 
 from ..sim.models.buffet import Buffet as BuffetModel
+from ..sim.runners import cocotb_test
 from .streams import Bench, StreamSink, StreamSource
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
@@ -161,13 +162,7 @@ async def _run(dut, n_ops_default):
                        "fills": len(bench.sources[FILL].accepted)}, f)
 
 
-try:
-    import cocotb
-except ImportError:  # the testbench module is also imported without cocotb
-    cocotb = None
-
-if cocotb is not None:
-    @cocotb.test()
-    async def random_mixed_operations(dut):
-        """Random fills, reads, updates and shrinks under random stalls on every stream."""
-        await _run(dut, 10_000)
+@cocotb_test
+async def random_mixed_operations(dut):
+    """Random fills, reads, updates and shrinks under random stalls on every stream."""
+    await _run(dut, 10_000)

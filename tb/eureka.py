@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..sim.models import eureka as model
+from ..sim.runners import cocotb_test
 from ..sw.compaction import compact
 from ..sw.eureka_format import EurekaFormat
 from ..sw.suds import displace, in_place, optimal
@@ -319,13 +320,7 @@ async def _run(dut):
             json.dump({"cycles": cycles, "busy": bench.busy, "span": bench.span, **model}, f)
 
 
-try:
-    import cocotb
-except ImportError:  # the testbench module is also imported without cocotb
-    cocotb = None
-
-if cocotb is not None:
-    @cocotb.test()
-    async def real_layer_slice(dut):
-        """A real pruned layer slice times int8 activations under random stalls."""
-        await _run(dut)
+@cocotb_test
+async def real_layer_slice(dut):
+    """A real pruned layer slice times int8 activations under random stalls."""
+    await _run(dut)

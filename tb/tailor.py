@@ -27,6 +27,7 @@ from collections import deque
 from amaranth.utils import ceil_log2
 
 from ..sim.models.tailor import Tailor as TailorModel
+from ..sim.runners import cocotb_test
 from .streams import Bench, LazySource, StreamSink, StreamSource
 
 FILL, OWFILL, READ, UPDATE, SHRINK = "fill", "owfill", "read", "update", "shrink"
@@ -75,14 +76,6 @@ class TailorBench(Bench):
         self.fifo_credits = 0
         self.sources = {}
         self.sink = StreamSink("read_data", self.stall(self.rates["read_data"]))
-
-    def _start(self, streams, gates):
-        for kind in PORTS:
-            self.sources[kind] = StreamSource(kind, streams.get(kind, []),
-                                              self.stall(self.rates[kind]),
-                                              gate=gates.get(kind))
-        self.reads = len(self.sources[READ].items)
-        self.drivers = [*self.sources.values(), self.sink]
 
     def owfill_payload(self, value, last):
         return value | int(last) << self.width
@@ -157,7 +150,11 @@ class ProgramBench(TailorBench):
             order[kind].append(n)
         self.truth = [None] * len(streams[READ])
         self.program = program
-        self._start(streams, {kind: self._after_previous(order[kind]) for kind in PORTS})
+        for kind in PORTS:
+            self.sources[kind] = StreamSource(kind, streams[kind], self.stall(self.rates[kind]),
+                                              gate=self._after_previous(order[kind]))
+        self.reads = len(streams[READ])
+        self.drivers = [*self.sources.values(), self.sink]
 
     def _after_previous(self, places):
         def gate(n):
@@ -312,13 +309,7 @@ async def _run_tiles(dut):
                        "read_indices": [i for _, i in bench.sources[READ].accepted]}, f)
 
 
-try:
-    import cocotb
-except ImportError:  # the testbench module is also imported without cocotb
-    cocotb = None
-
-if cocotb is not None:
-    @cocotb.test()
-    async def overbooked_tiles(dut):
-        """Tiles from half to four times the capacity, several passes, random stalls."""
-        await _run_tiles(dut)
+@cocotb_test
+async def overbooked_tiles(dut):
+    """Tiles from half to four times the capacity, several passes, random stalls."""
+    await _run_tiles(dut)
