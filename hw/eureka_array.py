@@ -5,9 +5,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..registry import block
-from ..sw.compaction import ROWS
-from ..sw.eureka_format import EurekaFormat
+from ..sw.wire import ROWS, EurekaWire
 from .eureka_mac import COMPACTION, WIDTHS, EurekaMac, check_widths
+from .interfaces import struct
 from .mux import mux
 
 COLUMNS = 4
@@ -16,12 +16,12 @@ COLUMNS = 4
 
 def slot_layout(fmt):
     """One slot word: a lane {value, column, displaced} per MAC row, from the format."""
-    return data.ArrayLayout(data.StructLayout(fmt.layout(fmt.lane)), fmt.lanes)
+    return data.ArrayLayout(struct(fmt.lane), fmt.lanes)
 
 
 def record_layout(fmt):
     """One block record (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`)."""
-    return data.StructLayout({"header": data.StructLayout(fmt.layout(fmt.header)),
+    return data.StructLayout({"header": struct(fmt.header),
                               "slots": data.ArrayLayout(slot_layout(fmt),
                                                         ROWS * fmt.compaction)})
 
@@ -38,7 +38,7 @@ def tile_layout(acc_width, columns=COLUMNS):
 
 def array_ports(compaction, weight_width, act_width, acc_width, columns=COLUMNS):
     """Stream ports of one systolic row of sub-arrays (``columns`` MAC columns in all)."""
-    fmt = EurekaFormat(compaction, weight_width)
+    fmt = EurekaWire(compaction, weight_width)
     return {
         "filter": In(stream.Signature(record_layout(fmt))),
         "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
@@ -202,7 +202,7 @@ class EurekaArray(wiring.Component):
     def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32):
         v = check_widths(self.PARAMS, {"compaction": compaction, "weight_width": weight_width,
                                        "act_width": act_width, "acc_width": acc_width})
-        self.fmt = EurekaFormat(v["compaction"], v["weight_width"])
+        self.fmt = EurekaWire(v["compaction"], v["weight_width"])
         self.act_width, self.acc_width = v["act_width"], v["acc_width"]
         super().__init__({**array_ports(v["compaction"], v["weight_width"], v["act_width"],
                                         v["acc_width"]),

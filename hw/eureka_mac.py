@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ..errors import ParameterError
 from ..params import Param, check_params
 from ..registry import block
-from ..sw.compaction import ROWS
+from ..sw.wire import ROWS
 from .mux import mux
 
 COMPACTION = Param("compaction", 4, 1, 4, "compaction factor P: a 4P:1 operand mux", pow2=True)

@@ -6,8 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..params import Param
 from ..registry import block
-from ..sw.eureka_format import EurekaFormat
-from ..sw.systolic import PER_SLOT
+from ..sw.wire import PER_SLOT, EurekaWire
 from .eureka_array import COLUMNS, BlockSequencer, array_ports, mac_grid, unrotate
 from .eureka_mac import COMPACTION, WIDTHS, check_widths
 
@@ -64,7 +63,7 @@ class EurekaSystolic(wiring.Component):
                                        "weight_width": weight_width, "act_width": act_width,
                                        "acc_width": acc_width})
         self.rows, self.cols = v["rows"], v["cols"]
-        self.fmt = EurekaFormat(v["compaction"], v["weight_width"])
+        self.fmt = EurekaWire(v["compaction"], v["weight_width"])
         self.act_width, self.acc_width = v["act_width"], v["acc_width"]
         row = wiring.Signature(array_ports(v["compaction"], v["weight_width"], v["act_width"],
                                            v["acc_width"], COLUMNS * self.cols))

@@ -19,20 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ParameterError
-
-ROWS = 4
-"""Rows per block: the MAC rows of the 4x4 sub-array (the paper's p)."""
-
-COMPACTIONS = (1, 2, 4)
-"""The compaction factors P the 16:1 operand multiplexer supports."""
-
-
-def check_compaction(compaction):
-    """Return the compaction factor P as an int, or raise :class:`ParameterError`."""
-    if isinstance(compaction, bool) or compaction not in COMPACTIONS:
-        raise ParameterError(f"compaction factor P={compaction!r}: expected one of "
-                             f"{', '.join(map(str, COMPACTIONS))}")
-    return int(compaction)
+from .wire import COMPACTIONS, ROWS, check_compaction  # noqa: F401 (re-exported)
 
 
 def block_grid(shape, compaction):

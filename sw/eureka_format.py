@@ -1,11 +1,10 @@
 """The Eureka filter stream: the words a SUDS sub-array consumes (Eureka Sections 3-3.2).
 
-Defined once, as data. :class:`EurekaFormat` lists every field and its width
-as a function of the compaction factor P and the operand width; the encoder
-and decoder here use only those lists, and the Amaranth payload layouts are
-meant to come from the same lists (``data.StructLayout(fmt.layout(fmt.lane))``,
-``data.ArrayLayout(..., fmt.lanes)`` for a slot). Fields are packed LSB first
-in the order listed, the order ``StructLayout`` uses.
+The fields are defined once, as data, in :class:`~.wire.EurekaWire`: every
+field and its width as a function of the compaction factor P and the operand
+width. The encoder and decoder here use only those lists, and the hardware's
+payload layouts come from the same lists (:func:`sparseforge.hw.interfaces.struct`).
+Fields are packed LSB first in the order listed, the order ``StructLayout`` uses.
 
 The stream holds the blocks in block order (row-major over the block grid).
 Each block is one *header* word followed by ``cycles`` *slot* words; slot
@@ -34,70 +33,20 @@ The sub-array takes the stream one block per transfer: :meth:`EurekaFormat.recor
 puts each block's words side by side in one *record*.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import FormatError, ParameterError
-from .compaction import ROWS, block_grid, check_compaction
+from . import wire
+from .compaction import block_grid
 from .suds import DisplacedBlocks
-
-ROTATION_BITS = 2
-"""Bits of the per-block rotation (4 MAC rows)."""
-
-
-@dataclass(frozen=True)
-class Field:
-    """One bit field of a record."""
-
-    name: str
-    width: int
+from .wire import ROWS, EurekaWire
+from .wire import pack as _pack
+from .wire import unpack as _unpack
 
 
-@dataclass(frozen=True)
-class EurekaFormat:
-    """The stream layout for compaction factor P and ``value_width``-bit operands."""
-
-    compaction: int = 4
-    value_width: int = 16
-
-    def __post_init__(self):
-        check_compaction(self.compaction)
-        width = self.value_width
-        if isinstance(width, bool) or not isinstance(width, int) or not 2 <= width <= 32:
-            raise ParameterError(f"value_width={self.value_width!r}: expected an integer "
-                                 "in [2, 32]")
-
-    @property
-    def header(self):
-        """Fields of a block's header word."""
-        return (Field("rotation", ROTATION_BITS),
-                Field("cycles", (ROWS * self.compaction).bit_length()))
-
-    @property
-    def lane(self):
-        """Fields of one MAC row's part of a slot word."""
-        return (Field("value", self.value_width),
-                Field("column", (ROWS * self.compaction).bit_length() - 1),
-                Field("displaced", 1))
-
-    lanes = ROWS
-    """Lanes per slot word, one per MAC row."""
-
-    @staticmethod
-    def layout(fields):
-        """``{name: width}`` in packing order, for ``amaranth.lib.data.StructLayout``."""
-        return {f.name: f.width for f in fields}
-
-    @staticmethod
-    def width(fields):
-        """Total bits of a record."""
-        return sum(f.width for f in fields)
-
-    @property
-    def word_width(self):
-        """Bits per stream word."""
-        return max(self.width(self.header), self.lanes * self.width(self.lane))
+class EurekaFormat(EurekaWire):
+    """The stream layout for compaction factor P and ``value_width``-bit operands: the
+    fields of :class:`~.wire.EurekaWire`, and the encoder and decoder built on them."""
 
     def words(self, cycles):
         """Stream length in words for blocks of these ``cycles``: one header each plus a slot
@@ -130,7 +79,7 @@ class EurekaFormat:
             "column": blocks.columns[block, :, cycle],
             "displaced": blocks.displaced[block, :, cycle],
         })  # [nslots, lanes]
-        lane_width = self.width(self.lane)
+        lane_width = wire.width(self.lane)
         slots = sum(lanes[:, m] << (m * lane_width) for m in range(self.lanes))
         headers = _pack(self.header, {"rotation": blocks.rotation, "cycles": cycles})
         starts = np.arange(len(cycles)) + np.cumsum(cycles) - cycles
@@ -138,16 +87,6 @@ class EurekaFormat:
         stream[starts] = headers
         stream[starts[block] + 1 + cycle] = slots
         return stream.tolist()
-
-    @property
-    def record_width(self):
-        """Bits of a block record: the header's fields and room for 4P slot words."""
-        return self.width(self.header) + ROWS * self.compaction * self.slot_width
-
-    @property
-    def slot_width(self):
-        """Bits of a slot word's lanes (the word without padding)."""
-        return self.lanes * self.width(self.lane)
 
     def records(self, blocks):
         """The stream of ``blocks`` regrouped as one *record* per block, a list of ints.
@@ -165,7 +104,7 @@ class EurekaFormat:
         cycles = blocks.cycles
         starts = np.arange(len(cycles)) + np.cumsum(cycles) - cycles
         records = stream[starts].copy()  # headers
-        shift = self.width(self.header)
+        shift = wire.width(self.header)
         for i in range(ROWS * self.compaction):
             present = i < cycles
             records[present] += stream[starts[present] + 1 + i] << (shift + i * self.slot_width)
@@ -205,7 +144,7 @@ class EurekaFormat:
             raise FormatError(where, f"block {bad} (word {starts[bad]}) claims "
                               f"{cycles[bad]} cycles; at most {width} at P={self.compaction}")
         block, cycle = np.nonzero(np.arange(width) < cycles[:, None])
-        lane_width = self.width(self.lane)
+        lane_width = wire.width(self.lane)
         slots = words[starts[block] + 1 + cycle]
         lanes = np.stack([(slots >> (m * lane_width)) & ((1 << lane_width) - 1)
                           for m in range(self.lanes)], axis=-1)
@@ -252,24 +191,3 @@ def operand_codes(values):
         raise ParameterError(f"weight {values[bad[0]]!r} (entry {bad[0]}) has no FP16 code: "
                              "it rounds to zero or overflows")
     return codes.astype(np.int64), 16
-
-
-def _pack(fields, values):
-    """Pack arrays of field values (non-negative, each within its width) into int words."""
-    word, shift = 0, 0
-    for f in fields:
-        v = np.asarray(values[f.name]).astype(np.int64)
-        if v.size and (v.min() < 0 or v.max() >> f.width):
-            raise ParameterError(f"field {f.name} does not fit in {f.width} bits")
-        word = word + (v.astype(object) << shift)
-        shift += f.width
-    return word
-
-
-def _unpack(fields, words):
-    """Split int words (an object array) into ``{name: int64 array}``."""
-    out, shift = {}, 0
-    for f in fields:
-        out[f.name] = ((words >> shift) & ((1 << f.width) - 1)).astype(np.int64)
-        shift += f.width
-    return out

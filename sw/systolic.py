@@ -33,9 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
-
-PER_SLOT = 2
-"""At most this many blocks per systolic row per slot."""
+from .wire import PER_SLOT
 
 
 @dataclass(frozen=True, eq=False)

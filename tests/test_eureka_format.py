@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparseforge.errors import FormatError, ParameterError
+from sparseforge.sw import wire
 from sparseforge.sw.compaction import compact
 from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
 from sparseforge.sw.suds import displace, optimal
@@ -29,8 +30,8 @@ def _figure_7():
 ])
 def test_field_widths(compaction, value_width, lane, header, word):
     fmt = EurekaFormat(compaction, value_width)
-    assert list(fmt.layout(fmt.lane).items()) == list(lane.items())  # packing order too
-    assert list(fmt.layout(fmt.header).items()) == list(header.items())
+    assert [(f.name, f.width) for f in fmt.lane] == list(lane.items())  # packing order too
+    assert [(f.name, f.width) for f in fmt.header] == list(header.items())
     assert fmt.lanes == 4 and fmt.word_width == word
 
 
@@ -136,7 +137,7 @@ def test_records_hold_each_block_header_then_slots(compaction):
     placed = _placed(matrix.astype(np.int64), compaction)
     fmt = EurekaFormat(compaction, 8)
     words, records = fmt.encode(placed), fmt.records(placed)
-    header_bits = fmt.width(fmt.header)
+    header_bits = wire.width(fmt.header)
     assert len(records) == len(placed.cycles)
     at = 0
     for record, cycles in zip(records, placed.cycles.tolist(), strict=True):

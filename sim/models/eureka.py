@@ -22,7 +22,7 @@ rotation must put a base row on the last MAC row.
 
 import numpy as np
 
-from ...sw.compaction import ROWS
+from ...sw.wire import ROWS
 
 
 class ModelError(AssertionError):
