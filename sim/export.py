@@ -2,9 +2,11 @@
 
 Amaranth elaborates the block to RTLIL; Yosys cleans it (flattens submodules
 into one module, drops unused debug wires and reset-redundant ``initial``
-values, narrows arithmetic to the bits used, spells out operand extension
-with ``widen.v``) and writes Verilog that ``verilator --lint-only -Wall``
-accepts without a waiver.
+values, narrows arithmetic to the bits used, turns parallel multiplexers (an
+FSM's state switch) into plain ones, narrows again the wires that a
+flattened submodule's cells left wider than their use, spells out operand
+extension with ``widen.v``) and writes Verilog that ``verilator --lint-only
+-Wall`` accepts without a waiver.
 """
 
 import hashlib
@@ -24,6 +26,11 @@ flatten
 opt_clean -purge
 wreduce
 opt_expr
+opt_clean -purge
+pmuxtree
+wreduce
+opt_clean -purge
+wreduce
 opt_clean -purge
 techmap -map widen.v
 opt_clean -purge
