@@ -1,57 +1,54 @@
 """The Buffet storage idiom (Pellauer et al., ASPLOS 2019; Tailors paper §3.2)."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.memory import Memory
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory, ReadPort
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..params import Param, check_params
 from ..registry import block
+from .interfaces import BuffetSignature
 
 
-def buffet_ports(depth, width, index=None):
-    """The Buffet's port signature; the Tailor extends it, so it is defined once.
+class ReadStage(wiring.Component):
+    """The read pipeline of a buffet-like store: request in, data out of one memory read port.
 
-    ``index`` is the width of read and update indices (default: enough for
-    ``depth`` elements; the Tailor addresses tiles longer than its capacity).
+    ``present`` says the element ``read`` asks for is in the store and
+    ``addr`` is its memory address (both from the owner, who decodes the
+    request's index). One request is in flight in the memory's output
+    register, which holds its data (``en`` low) while ``read_data`` is
+    stalled; a new request is accepted when that slot is free or being
+    emptied, so reads sustain one per cycle. ``accepted`` pulses on the cycle
+    a read is accepted; its data appears on ``read_data`` from the next cycle.
     """
-    index = ceil_log2(depth) if index is None else index
-    count = ceil_log2(depth + 1)
-    return {
-        "fill": In(stream.Signature(width)),
-        "read": In(stream.Signature(index)),
-        "read_data": Out(stream.Signature(width)),
-        "update": In(stream.Signature(data.StructLayout({"index": index, "data": width}))),
-        "shrink": In(stream.Signature(count)),
-        "credit": Out(count),
-        "occupancy": Out(count),
-    }
 
+    def __init__(self, depth, width, index):
+        super().__init__({
+            "read": In(stream.Signature(index)),
+            "read_data": Out(stream.Signature(width)),
+            "present": In(1),
+            "addr": In(range(depth)),
+            "mem": In(ReadPort.Signature(addr_width=ceil_log2(depth), shape=width)),
+            "accepted": Out(1),
+        })
 
-def read_stage(m, rd, read, read_data, present, addr):
-    """The read pipeline of a buffet-like store; returns the accepted-read signal.
-
-    One request in flight in the memory's output register, which holds its
-    data (``en`` low) while ``read_data`` is stalled. ``present`` says the
-    requested element is in the store; ``addr`` is its memory address.
-    """
-    resp_valid = Signal()
-    can_issue = ~resp_valid | read_data.ready
-    do_read = Signal()
-    m.d.comb += [
-        read.ready.eq(can_issue & present),
-        do_read.eq(read.valid & read.ready),
-        rd.en.eq(do_read),
-        rd.addr.eq(addr),
-        read_data.valid.eq(resp_valid),
-        read_data.payload.eq(rd.data),
-    ]
-    with m.If(do_read):
-        m.d.sync += resp_valid.eq(1)
-    with m.Elif(read_data.ready):
-        m.d.sync += resp_valid.eq(0)
-    return do_read
+    def elaborate(self, platform):
+        m = Module()
+        resp_valid = Signal()
+        m.d.comb += [
+            self.read.ready.eq((~resp_valid | self.read_data.ready) & self.present),
+            self.accepted.eq(self.read.valid & self.read.ready),
+            self.mem.en.eq(self.accepted),
+            self.mem.addr.eq(self.addr),
+            self.read_data.valid.eq(resp_valid),
+            self.read_data.payload.eq(self.mem.data),
+        ]
+        with m.If(self.accepted):
+            m.d.sync += resp_valid.eq(1)
+        with m.Elif(self.read_data.ready):
+            m.d.sync += resp_valid.eq(0)
+        return m
 
 
 @block("buffet")
@@ -108,7 +105,7 @@ class Buffet(wiring.Component):
     def __init__(self, depth=64, width=32):
         values = check_params(self.PARAMS, {"depth": depth, "width": width})
         self.depth, self.width = values["depth"], values["width"]
-        super().__init__(buffet_ports(self.depth, self.width))
+        super().__init__(BuffetSignature(self.depth, self.width))
 
     def elaborate(self, platform):
         m = Module()
@@ -137,8 +134,13 @@ class Buffet(wiring.Component):
             wr.data.eq(Mux(do_update, self.update.payload.data, self.fill.payload)),
         ]
 
-        read_stage(m, rd, self.read, self.read_data, self.read.payload < occupancy,
-                   (head + self.read.payload) & mask)
+        m.submodules.read_stage = reads = ReadStage(self.depth, self.width,
+                                                    len(self.read.payload))
+        wiring.connect(m, wiring.flipped(self.read), reads.read)
+        wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
+        wiring.connect(m, reads.mem, rd)
+        m.d.comb += [reads.present.eq(self.read.payload < occupancy),
+                     reads.addr.eq(head + self.read.payload)]
 
         # Shrink frees from the head and returns its count as credits.
         do_shrink = Signal()
