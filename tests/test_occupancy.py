@@ -70,6 +70,18 @@ def test_sampled_tiles_match_exact(tile_shape):
     assert sampled_occupancy(pattern, grid, ids).tolist() == exact[ids].tolist()
 
 
+@pytest.mark.parametrize("tile_shape, expected", [((4, 2), [2]), ((4, 1), [1, 1])])
+def test_sampled_full_height_tiles_count_the_last_row(tile_shape, expected):
+    # 4x2 matrix with nonzeros in the first and the last row, (0, 0) and (3, 1);
+    # full-height tiles take the one-run branch, which must include row 3
+    matrix = scipy.sparse.coo_array(([1, 1], ([0, 3], [0, 1])), shape=(4, 2))
+    pattern = Pattern.from_matrix(matrix)
+    grid = TileGrid(pattern.shape, tile_shape)
+    exact = tile_occupancy(pattern, tile_shape).dense().ravel().tolist()
+    assert exact == expected
+    assert sampled_occupancy(pattern, grid, np.arange(grid.n_tiles)).tolist() == expected
+
+
 def test_fractions_count_empty_tiles_and_utilization_does_not():
     # 4x4 matrix, 2x2 tiles: occupancies 3, 0, 0, 1
     matrix = scipy.sparse.coo_array(([1, 1, 1, 1], ([0, 0, 1, 3], [0, 1, 0, 3])), shape=(4, 4))
@@ -78,6 +90,15 @@ def test_fractions_count_empty_tiles_and_utilization_does_not():
     assert occupancy.overbooked_fraction(2) == 1 / 4
     assert occupancy.utilization(2) == pytest.approx((2 / 2 + 1 / 2) / 2)
     assert occupancy.max == 3
+
+
+def test_tile_exactly_at_the_buffer_is_not_overbooked():
+    # same 4x4 matrix, occupancies 3, 0, 0, 1: only tiles strictly above the buffer count
+    matrix = scipy.sparse.coo_array(([1, 1, 1, 1], ([0, 0, 1, 3], [0, 1, 0, 3])), shape=(4, 4))
+    occupancy = tile_occupancy(Pattern.from_matrix(matrix), (2, 2))
+    assert occupancy.overbooked_fraction(3) == 0.0
+    assert occupancy.overbooked_fraction(1) == 1 / 4
+    assert occupancy.overbooked_fraction(0) == 2 / 4
 
 
 def test_duplicates_count_once():

@@ -94,6 +94,21 @@ def test_sample_count():
     assert samples_for(0.25, 10) == 40
 
 
+def test_sample_count_rounding():
+    # 21 / 0.35 is 60.00000000000001 in floating point: still 60 samples, not 61
+    assert samples_for(0.35, 21) == 60
+    # 10 / 0.3 = 33.3...: rounded up, never to nearest or down
+    assert samples_for(0.3, 10) == 34
+
+
+def columns_pattern(height, counts):
+    """``height`` x ``len(counts)`` pattern whose column j holds ``counts[j]`` nonzeros."""
+    rows = np.concatenate([np.arange(c) for c in counts])
+    cols = np.repeat(np.arange(len(counts)), counts)
+    return Pattern.from_matrix(scipy.sparse.coo_array((np.ones(len(rows)), (rows, cols)),
+                                                      shape=(height, len(counts))))
+
+
 def test_swiftiles_steps(shared_data):
     pattern = load(shared_data, "matrices/graphs/delaunay_n16.mtx")
     buffer, k = 256, 0.1
@@ -128,6 +143,36 @@ def test_overbooking_rate_near_target_on_real_matrices(shared_data, seed):
     assert error.max() < 0.08
     assert np.mean(np.abs(np.array(initial) - k)) > 3 * error.mean()  # scaling matters
     assert np.mean(np.abs(np.array(predicted) - k)) < 0.04
+
+
+def test_o_k_and_prediction_on_distinct_occupancies():
+    # 20 x 20, column j holds j + 1 nonzeros; buffer 18 makes T0 = 18 / d = 34.3,
+    # so the initial tiles are the 20 columns and all of them are sampled (20 < 100)
+    pattern = columns_pattern(20, range(1, 21))
+    est = swiftiles(pattern, 18, k=0.1, y=10, seed=0)
+    assert est.initial_shape == (20, 1)
+    assert sorted(est.samples.tolist()) == list(range(1, 21))
+    # tail = k * n = 2 samples above O_k: O_k is the 18th smallest of 1..20
+    assert est.o_k == 18
+    # T = 20 * 18 / 18 = 20: the same column tiles, scale 1
+    assert est.tile_shape == (20, 1)
+    # 19 and 20 exceed the buffer; the sample exactly at the buffer (18) does not
+    assert est.predicted_fraction == 2 / 20
+
+
+def test_o_k_tail_is_floored_when_k_n_is_not_whole():
+    # 15 x 15, column j holds j + 1 nonzeros; buffer 14 makes T0 = 26.25, so the
+    # 15 columns are the initial tiles, all sampled
+    pattern = columns_pattern(15, range(1, 16))
+    est = swiftiles(pattern, 14, k=0.1, y=10, seed=0)
+    assert est.initial_shape == (15, 1)
+    assert sorted(est.samples.tolist()) == list(range(1, 16))
+    # k * n = 1.5 -> 1 sample allowed above O_k (floor, not ceil nor round to 2):
+    # O_k is the 14th smallest of 15
+    assert est.o_k == 14
+    # T = 15 * 14 / 14 = 15: scale 1; only 15 exceeds 14 (14 itself fits exactly)
+    assert est.tile_shape == (15, 1)
+    assert est.predicted_fraction == 1 / 15
 
 
 def test_whole_matrix_fits(shared_data):
