@@ -1,9 +1,10 @@
 """The registry of hardware blocks.
 
 A generator class joins the registry with the :func:`block` decorator; every
-module in :mod:`sparseforge.hw` is imported on first lookup, so adding a block
-means adding a module there and nothing else. The command line, the Verilog
-export, the Verilator runner and the synthesis flow all look blocks up here.
+module in :mod:`sparseforge.hw` and :mod:`sparseforge.hw.compose` is imported
+on first lookup, so adding a block means adding a module there and nothing
+else. The command line, the Verilog export, the Verilator runner and the
+synthesis flow all look blocks up here.
 """
 
 import importlib
@@ -50,9 +51,11 @@ def block(name):
 
 def _discover():
     from . import hw
+    from .hw import compose
 
-    for info in pkgutil.iter_modules(hw.__path__):
-        importlib.import_module(f"sparseforge.hw.{info.name}")
+    for package in (hw, compose):
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def blocks():

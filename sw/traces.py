@@ -8,10 +8,14 @@ the matrix by reverse Cuthill–McKee first keeps the window narrow.
 """
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+from ..errors import ParameterError
+from .wire import pack, spmv_entry
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class TileTrace:
     nonzero: list      # per read, in order: the CSR position it serves, -1 for an end-of-pass read
     matrix: sp.csr_array
     x: np.ndarray
+    rows: list         # per pass, in order: the row it computes
 
 
 def spmv_tiles(matrix, x, rows_per_tile):
@@ -79,7 +84,7 @@ def spmv_tiles(matrix, x, rows_per_tile):
     a = sp.csr_array(matrix)
     a.sort_indices()
     x = np.asarray(x)
-    tiles, nonzero = [], []
+    tiles, nonzero, passes = [], [], []
     for top in range(0, a.shape[0], rows_per_tile):
         rows = range(top, min(top + rows_per_tile, a.shape[0]))
         span = slice(a.indptr[rows.start], a.indptr[rows.stop])
@@ -95,6 +100,53 @@ def spmv_tiles(matrix, x, rows_per_tile):
                 indices.append(int(columns.size - 1))
                 nonzero.append(-1)
             reads.append(indices)
+            passes.append(i)
         tiles.append({"length": int(columns.size), "passes": len(reads), "reads": reads,
                       "values": [int(v) for v in x[columns]]})
-    return TileTrace(tiles, nonzero, a, x)
+    return TileTrace(tiles, nonzero, a, x, passes)
+
+
+@dataclass(frozen=True)
+class AStream:
+    """A's stream into the SpMV engine: one entry per read of a :class:`TileTrace`.
+
+    The fields of :func:`~sparseforge.sw.wire.spmv_entry`, one array each;
+    ``rows`` is the row of each y the engine emits, in order (rows of blocks
+    without nonzeros have no pass and y = 0).
+    """
+
+    index: np.ndarray
+    value: np.ndarray      # A's value, signed; 0 on a read that only ends a pass
+    row_end: np.ndarray
+    tile_end: np.ndarray
+    rows: np.ndarray
+
+    def entries(self):
+        """``(index, value, row_end, tile_end)`` per entry, as Python ints."""
+        return zip(self.index.tolist(), self.value.tolist(), self.row_end.tolist(),
+                   self.tile_end.tolist(), strict=True)
+
+    def words(self, index_width, value_width):
+        """The entries packed as stream words (``value`` in two's complement)."""
+        return pack(spmv_entry(index_width, value_width),
+                    {"index": self.index, "value": self.value & ((1 << value_width) - 1),
+                     "row_end": self.row_end, "tile_end": self.tile_end})
+
+
+def spmv_stream(trace, value_width):
+    """Encode ``trace`` as A's stream; A's values must be integers of ``value_width`` bits."""
+    data = trace.matrix.data
+    lo, hi = -(1 << (value_width - 1)), (1 << (value_width - 1)) - 1
+    if data.size and (np.any(data != np.round(data)) or data.min() < lo or data.max() > hi):
+        raise ParameterError(f"value_width={value_width}: A's values must be integers in "
+                             f"[{lo}, {hi}]")
+    passes = [r for t in trace.tiles for r in t["reads"]]
+    ends = np.cumsum([len(r) for r in passes], dtype=np.int64) - 1
+    tile_ends = ends[np.cumsum([t["passes"] for t in trace.tiles], dtype=np.int64) - 1]
+    nonzero = np.asarray(trace.nonzero, dtype=np.int64)
+    value = np.where(nonzero >= 0, data.astype(np.int64)[nonzero.clip(0)], 0)
+    index = np.fromiter(chain.from_iterable(passes), dtype=np.int64)
+    row_end = np.zeros(index.size, dtype=np.int64)
+    tile_end = np.zeros(index.size, dtype=np.int64)
+    row_end[ends], tile_end[tile_ends] = 1, 1
+    return AStream(index, value, row_end, tile_end, np.asarray(trace.rows, dtype=np.int64))

@@ -60,7 +60,7 @@ def unpack(fields, words):
     words = np.asarray(words, dtype=object)
     out, shift = {}, 0
     for f in fields:
-        out[f.name] = ((words >> shift) & ((1 << f.width) - 1)).astype(np.int64)
+        out[f.name] = np.asarray((words >> shift) & ((1 << f.width) - 1)).astype(np.int64)
         shift += f.width
     return out
 
@@ -75,6 +75,18 @@ def buffet_update(index_width, data_width):
 def tailor_owfill(data_width):
     """A Tailor overwriting fill: the element, and ``last`` on the tile's last index."""
     return (Field("data", data_width), Field("last", 1))
+
+
+def spmv_entry(index_width, value_width):
+    """One entry of A's stream into the SpMV engine: a read of x and what to do with it.
+
+    ``index`` is the tile index of x to read, ``value`` A's value (two's
+    complement; 0 for the read that only ends a pass), ``row_end`` marks the
+    last entry of a row (emit y) and ``tile_end`` the last entry of a tile
+    (free the whole buffer).
+    """
+    return (Field("index", index_width), Field("value", value_width), Field("row_end", 1),
+            Field("tile_end", 1))
 
 
 # -- Eureka -----------------------------------------------------------------------

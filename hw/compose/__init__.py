@@ -1,0 +1,1 @@
+"""Top-level designs wired only through public interfaces and ``wiring.connect``."""
