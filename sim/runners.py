@@ -1,28 +1,32 @@
 """Run a cycle-level :class:`~sparseforge.tb.streams.Bench` on a simulator.
 
 - :func:`pysim` runs it on Amaranth's simulator against the generator object.
-- :func:`cocotb_loop` runs it inside a cocotb test against Verilog.
 - :func:`verilator` builds the block's Verilog with Verilator (cached per
-  block, parameters and Verilog text) and runs a cocotb test module on it.
+  block, parameters and Verilog text) and runs a cocotb test module on it;
+  the test builds its bench with :func:`cocotb_run`.
 
-Both simulators see the same flattened port names, so one bench serves both.
+Both return the bench's result (its :meth:`~sparseforge.tb.streams.Bench.result`
+dataclass). Both simulators see the same flattened port names, so one bench
+serves both. The Verilator runner hands the test its case (block, parameters,
+seed and arguments, any Python values) in a file in the run folder and reads
+the result back from another, so a workload of any size travels.
 """
 
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
+import pickle
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolError
+from ..export import design_key, verilog_text
 from ..tools import cache_dir, verilator_on_path
-from .export import design_key, verilog_text
 
-ENV_PARAMS = "SPARSEFORGE_PARAMS"
-ENV_ARGS = "SPARSEFORGE_TB_ARGS"
+ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
 ENV_WAVES = "SPARSEFORGE_WAVES"
 
@@ -55,12 +59,12 @@ def flat_ports(component):
             for path, _member, value in component.signature.flatten(component)}
 
 
-def pysim(component, bench, vcd=None):
-    """Run ``bench`` on Amaranth's simulator; return the cycles it took."""
+def pysim(bench, vcd=None):
+    """Run ``bench`` on Amaranth's simulator against its component; return its result."""
     from amaranth.sim import Simulator
 
-    ports = flat_ports(component)
-    sim = Simulator(component)
+    ports = flat_ports(bench.component)
+    sim = Simulator(bench.component)
     sim.add_clock(1e-8)
 
     async def testbench(ctx):
@@ -76,7 +80,7 @@ def pysim(component, bench, vcd=None):
             sim.run()
     else:
         sim.run()
-    return bench.cycle
+    return bench.result()
 
 
 # -- cocotb on Verilog ----------------------------------------------------------
@@ -100,10 +104,47 @@ class _CocotbIO:
         return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
 
 
-def cocotb_args():
-    """Inside a cocotb test: ``(block parameters, testbench arguments)``."""
-    return (json.loads(os.environ.get(ENV_PARAMS, "{}")),
-            json.loads(os.environ.get(ENV_ARGS, "{}")))
+@dataclass(frozen=True)
+class Case:
+    """What a cocotb test runs: the block, its parameters, the seed and the bench's arguments."""
+
+    block: str
+    params: dict
+    seed: int | None
+    args: dict
+
+
+def _case_path():
+    path = os.environ.get(ENV_CASE)
+    if not path:
+        raise ToolError(f"{ENV_CASE} is not set: run cocotb tests through sim.runners.verilator")
+    return Path(path)
+
+
+async def cocotb_run(dut, make_bench, default_seed=1):
+    """Inside a cocotb test: build the bench the runner asked for, run it, hand back its result.
+
+    ``make_bench(component, args, seed)`` returns the
+    :class:`~sparseforge.tb.streams.Bench`; ``component`` is the block built
+    from the case's parameters (its signature gives the layouts), ``seed``
+    is ``SPARSEFORGE_SEED``, else the case's, else ``default_seed``.
+    """
+    from ..registry import get
+
+    path = _case_path()
+    case = pickle.loads(path.read_bytes())
+    seed = seed_from_env(default_seed if case.seed is None else case.seed)
+    bench = make_bench(get(case.block).build(case.params), case.args, seed)
+    dut._log.info("%s: seed %d", case.block, seed)
+    await cocotb_loop(dut, bench)
+    result = bench.result()
+    dut._log.info("%s: %s", case.block, _summary(result))
+    path.with_name("result.pickle").write_bytes(pickle.dumps(result))
+
+
+def _summary(result):
+    """The scalar fields of a result, for the log."""
+    return {k: v for k, v in vars(result).items() if isinstance(v, int | float)}
 
 
 def cocotb_test(function):
@@ -183,15 +224,26 @@ def verilator_build(name, params=None, waves=False):
     return runner, build_dir, resolved
 
 
+@dataclass(frozen=True)
+class Run:
+    """One Verilator run: the bench's result, the seconds the simulation took, where it ran."""
+
+    result: object
+    seconds: float
+    dir: str
+    verilog: str
+
+
 def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
               testcase=None, work_dir=None):
-    """Run cocotb ``test_module`` against block ``name`` on Verilator.
+    """Run the cocotb test in ``test_module`` against block ``name`` on Verilator.
 
-    ``args`` (JSON-able) reach the test through :func:`cocotb_args`; ``waves``
-    (default: ``SPARSEFORGE_WAVES`` set) dumps a VCD into the run folder.
-    Returns ``{"tests", "failed", "seconds", "dir", "verilog"}`` (the last
-    the Verilog file that was simulated); raises
-    :class:`~sparseforge.errors.ToolError` when any test failed.
+    The test gets ``args`` (any picklable values) through :func:`cocotb_run`;
+    ``seed`` is the seed it uses unless ``SPARSEFORGE_SEED`` replays another;
+    ``waves`` (default: ``SPARSEFORGE_WAVES`` set) dumps waveforms into the
+    build folder. Returns a :class:`Run` whose ``verilog`` is the file that
+    was simulated; raises :class:`~sparseforge.errors.ToolError` when the
+    test failed.
     """
     from cocotb_tools.runner import get_results
 
@@ -200,23 +252,24 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     runner, build_dir, resolved = verilator_build(name, params, waves)
     run_dir = Path(work_dir) if work_dir else cache_dir("runs", f"{name}-{os.getpid()}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    env = {ENV_PARAMS: json.dumps(resolved), ENV_ARGS: json.dumps(args or {})}
-    if seed is not None:
-        env[ENV_SEED] = str(seed)
-    results = run_dir / "results.xml"
-    results.unlink(missing_ok=True)
+    case, result, results = (run_dir / f for f in ("case.pickle", "result.pickle",
+                                                   "results.xml"))
+    case.write_bytes(pickle.dumps(Case(name, resolved, seed, dict(args or {}))))
+    for stale in (result, results):
+        stale.unlink(missing_ok=True)
     start = time.perf_counter()
     # Under pytest cocotb's runner exits on failure; the results file tells.
     with contextlib.suppress(SystemExit):
         runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
-                    test_dir=run_dir, results_xml=str(results), extra_env=env, waves=waves,
-                    testcase=testcase, log_file=run_dir / "sim.log")
+                    test_dir=run_dir, results_xml=str(results),
+                    extra_env={ENV_CASE: str(case)}, waves=waves, testcase=testcase,
+                    log_file=run_dir / "sim.log")
     seconds = time.perf_counter() - start
     if not results.exists():
         raise ToolError(f"cocotb wrote no results for {name}; log: {run_dir / 'sim.log'}")
     tests, failed = get_results(results)
-    if failed or not tests:
+    if failed or not tests or not result.exists():
         raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "
                         f"log: {run_dir / 'sim.log'}")
-    return {"tests": tests, "failed": failed, "seconds": seconds, "dir": str(run_dir),
-            "verilog": str(build_dir / f"{name}.v")}
+    return Run(pickle.loads(result.read_bytes()), seconds, str(run_dir),
+               str(build_dir / f"{name}.v"))

@@ -1,4 +1,4 @@
-"""Verilog export of registered blocks.
+"""Verilog export of registered blocks, for simulation and synthesis alike.
 
 Amaranth elaborates the block to RTLIL; Yosys cleans it (flattens submodules
 into one module, drops unused debug wires and reset-redundant ``initial``
@@ -12,12 +12,11 @@ extension with ``widen.v``) and writes Verilog that ``verilator --lint-only
 import hashlib
 import json
 from importlib import resources
-from pathlib import Path
 
 from amaranth.back import rtlil
 
-from ..registry import get
-from ..tools import run_yowasp, verilator_lint
+from .registry import get
+from .tools import run_yowasp
 
 _CLEAN = """\
 read_rtlil design.il
@@ -53,7 +52,7 @@ def verilog_text(name, params=None):
     in. Returns ``(text, resolved_params)``.
     """
     il, resolved = rtlil_text(name, params)
-    widen = resources.files("sparseforge.sim").joinpath("widen.v").read_text()
+    widen = resources.files("sparseforge").joinpath("widen.v").read_text()
     out = run_yowasp("yosys", ["-q", "-s", "clean.ys"],
                      inputs={"design.il": il, "widen.v": widen, "clean.ys": _CLEAN},
                      outputs=["design.v"])
@@ -66,14 +65,3 @@ def design_key(name, params):
     blob = json.dumps({"block": name, "params": params}, sort_keys=True)
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
-
-def lint_block(name, params, folder):
-    """``verilator --lint-only -Wall`` on block ``name``'s Verilog; '' when clean.
-
-    The Verilog is written to ``folder/<name>.v`` (Verilator wants the file
-    named after the module).
-    """
-    text, _ = verilog_text(name, params)
-    path = Path(folder) / f"{name}.v"
-    path.write_text(text)
-    return verilator_lint(path)

@@ -42,6 +42,22 @@ from ..errors import ParameterError
 from .occupancy import tile_occupancy
 
 
+def tile_transfers(length, depth, fifo, passes):
+    """Parent-to-buffer transfers ``(buffet, tailor)`` for ``passes`` traversals of a tile.
+
+    A tile of ``length`` L that fits the capacity D is filled once: L. Beyond
+    it, a buffet slides over the whole tile every pass, ``p * L``; a Tailor
+    keeps its buffet region ``B = D - F`` and re-streams the rest on every
+    later pass, ``L + (p - 1) * (L - B)`` (Section 3.3). Vectorized: any
+    argument may be an array.
+    """
+    length, passes = np.asarray(length), np.asarray(passes)
+    over = length > depth
+    buffet = np.where(over, passes * length, length)
+    tailor = np.where(over, length + (passes - 1) * (length - (depth - fifo)), length)
+    return buffet, tailor
+
+
 @dataclass(frozen=True)
 class Traffic:
     """DRAM traffic (nonzeros) of one tiling of Z = A·B.
@@ -105,10 +121,6 @@ def spmspm_traffic(a, b, a_tile, b_tile, buffer):
     used = passes > 0
     size = occ.counts[used]
     passes = passes[used]
-    bumped = np.maximum(size - buffer, 0)
-    return Traffic(
-        a_stream=n_ranges_used * a.nnz,
-        b_fills=int(size.sum()),
-        b_tailors=int((size - bumped + passes * bumped).sum()),
-        b_buffets=int(np.where(bumped > 0, passes * size, size).sum()),
-    )
+    buffets, tailors = tile_transfers(size, buffer, 0, passes)   # F negligible next to D
+    return Traffic(a_stream=n_ranges_used * a.nnz, b_fills=int(size.sum()),
+                   b_tailors=int(tailors.sum()), b_buffets=int(buffets.sum()))

@@ -12,8 +12,8 @@ import re
 from amaranth.back import rtlil
 
 from ..errors import ParameterError
+from ..export import rtlil_text
 from ..registry import get
-from ..sim.export import rtlil_text
 from ..tools import run_yowasp
 from .harness import Harness
 

@@ -8,20 +8,35 @@ accepted (its index is relative to the head), and a shrink waits until every
 earlier read and update has been accepted. Fills run ahead freely; a full
 buffet holds them back.
 
-Every cycle the scoreboard feeds the operations the design accepted to the
-model (:class:`sparseforge.sim.models.buffet.Buffet`), which rejects any that
-were illegal, and compares occupancy, credits and every read response.
+Every cycle the scoreboard (:class:`BuffetScoreboard`, which the Tailor's
+extends) feeds the operations the design accepted to the model
+(:class:`sparseforge.sim.models.buffet.Buffet`), which rejects any that were
+illegal, and compares occupancy, credits and every read response.
 """
 
 from collections import deque
-
-from amaranth.utils import ceil_log2
+from dataclasses import dataclass
 
 from ..sim.models.buffet import Buffet as BuffetModel
-from ..sim.runners import cocotb_test
-from .streams import Bench, StreamSink, StreamSource
+from ..sim.runners import cocotb_run, cocotb_test
+from .streams import Bench
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
+
+
+@dataclass(frozen=True)
+class BufferResult:
+    """What one run of a buffer produced, from its handshakes."""
+
+    cycles: int
+    fills: int
+    read_data: list        # every read response, in order
+    read_indices: list     # the index of every accepted read, in order
+    read_cycles: list      # the cycle each read was accepted on
+
+    @property
+    def reads(self):
+        return len(self.read_data)
 
 
 def random_program(rng, depth, width, n_ops):
@@ -59,27 +74,84 @@ def random_program(rng, depth, width, n_ops):
     return program
 
 
-class BuffetBench(Bench):
-    """Runs a program on a buffet and checks it against the model each cycle.
+class BuffetScoreboard(Bench):
+    """Checks a buffet-like design against ``model`` every cycle.
 
-    ``rates`` gives, per port, the probability of acting on a cycle
-    (``fill``, ``read``, ``update``, ``shrink`` sources; ``read_data`` sink).
-    ``index_bits`` is the design's index width (the Tailor's is wider).
+    Subclasses put the input sources in ``self.sources`` (by port name) and
+    set ``self.reads`` (the responses to wait for). ``rates`` gives, per
+    port, the probability of acting on a cycle (sources, and the
+    ``read_data`` sink). The hooks :meth:`compare`, :meth:`operations` and
+    :meth:`expect` are what a design with more ports (the Tailor) extends.
     """
 
-    def __init__(self, depth, width, program, seed, rates=None, index_bits=None):
-        super().__init__(seed)
-        rates = {FILL: 0.7, READ: 0.7, UPDATE: 0.7, SHRINK: 0.7, "read_data": 0.7,
-                 **(rates or {})}
-        self.depth, self.width = depth, width
-        self.index_bits = ceil_log2(depth) if index_bits is None else index_bits
-        self.model = BuffetModel(depth)
+    PORTS = (FILL, READ, UPDATE, SHRINK)
+
+    def __init__(self, component, model, seed, rates=None):
+        super().__init__(component, seed)
+        self.rates = {**dict.fromkeys(self.PORTS, 0.7), "read_data": 0.7, **(rates or {})}
+        self.depth = component.depth
+        self.model = model
+        self.sources = {}
+        self.reads = 0
         self.expected = deque()
         self.responses = 0
         self.last_shrink = 0
+        self.sink = self.sink_on("read_data", self.rates["read_data"])
 
-        streams = {FILL: [], READ: [], UPDATE: [], SHRINK: []}
-        needs = {kind: [] for kind in streams}   # per item: counts that must be accepted first
+    def compare(self, io):
+        """Compare the design's outputs with the model's, at the start of this cycle."""
+        for name, want in (("occupancy", self.model.occupancy), ("credit", self.last_shrink)):
+            if io.get(name) != want:
+                self.fail(f"{name} {io.get(name)} != model {want}")
+
+    def operations(self):
+        """The operations accepted on this cycle, as :meth:`model.step` takes them."""
+        fired = {port: self.sources[port].fired for port in self.PORTS if port in self.sources}
+        if fired.get(UPDATE) is not None:
+            fired[UPDATE] = (fired[UPDATE]["index"], fired[UPDATE]["data"])
+        return fired
+
+    def expect(self, data):
+        """Queue what the read accepted on this cycle must return (the model's ``data``)."""
+        self.expected.append(data)
+
+    def respond(self, got, want):
+        """Check one read response against what :meth:`expect` queued."""
+        if got != want:
+            self.fail(f"read response {self.responses}: got {got:#x}, model says {want:#x}")
+
+    def check(self, io, cycle):
+        self.compare(io)
+        if self.sink.fired is not None:
+            if not self.expected:
+                self.fail(f"read response {self.sink.fired:#x} with no read outstanding")
+            self.respond(self.sink.fired, self.expected.popleft())
+            self.responses += 1
+        try:
+            data = self.model.step(**self.operations())
+        except AssertionError as exc:
+            self.fail(f"design accepted an illegal operation: {exc}")
+        if self.sources[READ].fired is not None:
+            self.expect(data)
+        self.last_shrink = self.sources[SHRINK].fired or 0
+
+    def finished(self):
+        return all(s.done for s in self.sources.values()) and self.responses == self.reads
+
+    def result(self):
+        reads = self.sources[READ].accepted
+        return BufferResult(self.cycle, len(self.sources[FILL].accepted),
+                            [v for _, v in self.sink.received], [i for _, i in reads],
+                            [c for c, _ in reads])
+
+
+class BuffetBench(BuffetScoreboard):
+    """Runs a program on ``component`` (a Buffet, or a Tailor used as one)."""
+
+    def __init__(self, component, program, seed, rates=None):
+        super().__init__(component, BuffetModel(component.depth), seed, rates)
+        streams = {port: [] for port in self.PORTS}
+        needs = {port: [] for port in self.PORTS}   # per item: counts accepted first
         for kind, arg in program:
             counts = {k: len(v) for k, v in streams.items()}
             if kind in (READ, UPDATE):
@@ -88,81 +160,31 @@ class BuffetBench(Bench):
                 needs[kind].append({READ: counts[READ], UPDATE: counts[UPDATE]})
             else:
                 needs[kind].append({})
-            streams[kind].append(self._payload(kind, arg))
+            if kind == UPDATE:
+                arg = {"index": arg[0], "data": arg[1]}
+            streams[kind].append(arg)
         self.reads = len(streams[READ])
-
-        self.sources = {}
-        for kind, items in streams.items():
-            self.sources[kind] = StreamSource(kind, items, self.stall(rates[kind]),
-                                              gate=self._gate(needs[kind]))
-        self.sink = StreamSink("read_data", self.stall(rates["read_data"]))
+        for port, items in streams.items():
+            self.sources[port] = self.source_on(port, items, self.rates[port],
+                                             gate=self._gate(needs[port]))
         self.drivers = [*self.sources.values(), self.sink]
-
-    def _payload(self, kind, arg):
-        if kind == UPDATE:
-            index, value = arg
-            return index | value << self.index_bits
-        return arg
 
     def _gate(self, needs):
         def ordered(n):
             return all(len(self.sources[k].accepted) >= c for k, c in needs[n].items())
         return ordered
 
-    def check(self, io, cycle):
-        if io.get("occupancy") != self.model.occupancy:
-            self.fail(f"occupancy {io.get('occupancy')} != model {self.model.occupancy}")
-        if io.get("credit") != self.last_shrink:
-            self.fail(f"credit {io.get('credit')} != last shrink {self.last_shrink}")
-        if self.sink.fired is not None:
-            if not self.expected:
-                self.fail(f"read response {self.sink.fired:#x} with no read outstanding")
-            want = self.expected.popleft()
-            if self.sink.fired != want:
-                self.fail(f"read response {self.responses}: got {self.sink.fired:#x}, "
-                          f"model says {want:#x}")
-            self.responses += 1
-        update = self.sources[UPDATE].fired
-        if update is not None:
-            mask = (1 << self.index_bits) - 1
-            update = (update & mask, update >> self.index_bits)
-        try:
-            data = self.model.step(fill=self.sources[FILL].fired, read=self.sources[READ].fired,
-                                   update=update, shrink=self.sources[SHRINK].fired)
-        except AssertionError as exc:
-            self.fail(f"design accepted an illegal operation: {exc}")
-        if self.sources[READ].fired is not None:
-            self.expected.append(data)
-        self.last_shrink = self.sources[SHRINK].fired or 0
 
-    def finished(self):
-        return all(s.done for s in self.sources.values()) and self.responses == self.reads
-
-
-async def _run(dut, n_ops_default):
-    """Run the program in the arguments, or a random one; optionally dump results."""
-    import json
+def _bench(component, args, seed):
+    """The program in the arguments, or a random one of ``ops`` operations."""
     import random
 
-    from ..sim.runners import cocotb_args, cocotb_loop, seed_from_env
-
-    params, args = cocotb_args()
-    seed = seed_from_env(args.get("seed", 1))
     program = args.get("program") or random_program(
-        random.Random(seed), params["depth"], params["width"], args.get("ops", n_ops_default))
-    bench = BuffetBench(params["depth"], params["width"], [tuple(op) for op in program], seed,
-                        args.get("rates"))
-    dut._log.info("buffet: %d ops, seed %d", len(program), seed)
-    cycles = await cocotb_loop(dut, bench)
-    dut._log.info("buffet: %d ops in %d cycles, %d reads checked", len(program), cycles,
-                  bench.responses)
-    if args.get("dump"):
-        with open(args["dump"], "w") as f:
-            json.dump({"cycles": cycles, "read_data": [v for _, v in bench.sink.received],
-                       "fills": len(bench.sources[FILL].accepted)}, f)
+        random.Random(seed), component.depth, component.width, args.get("ops", 10_000))
+    return BuffetBench(component, [tuple(op) for op in program], seed, args.get("rates"))
 
 
 @cocotb_test
 async def random_mixed_operations(dut):
     """Random fills, reads, updates and shrinks under random stalls on every stream."""
-    await _run(dut, 10_000)
+    await cocotb_run(dut, _bench)

@@ -1,19 +1,20 @@
 """Testbench for the Tailor: directed programs and overbooked tiles, checked every cycle.
 
-Two ways to drive it, one scoreboard:
+Two ways to drive it, one scoreboard (:class:`TailorScoreboard`, the Buffet's
+extended with the FIFO region's ports):
 
 - :class:`ProgramBench` runs a list of operations strictly in order, each
   one presented only after the one before it was accepted: the paper's Fig. 5
   sequence, and other directed cases.
 - :class:`TileBench` plays a parent and a child over a series of tiles, as
-  an accelerator would. The parent fills each tile; when it overbooks, it
-  streams the bumped part once per pass of the child with ``owfill``, at full
-  speed but never beyond ``fifo_credits`` (all ``F`` for the owfill that
-  backfills), following the Tailor's state as a parent's address generator
-  would. The child reads each pass in index order (a random subset that
-  always includes the tile's last element), may free the head of the tile
-  between passes with a partial shrink, and ends the tile with a shrink of
-  the whole buffer. A tile that overbooks starts on an empty buffer.
+  an accelerator would. The parent (:class:`TailorParent`) is written from
+  the protocol alone (README, "Driving a Tailor"), not from the model that
+  checks the design: it fills each tile and, when it overbooks, streams the
+  bumped part once per pass with ``owfill`` within ``fifo_credits``, learning
+  the child's shrinks from ``credit``. The child reads each pass in index
+  order (a random subset that always includes the tile's last element), may
+  free the head of the tile between passes with a partial shrink, and ends
+  the tile with a shrink of the whole buffer.
 
 Every cycle the accepted operations, and the index of a read presented but
 not accepted, go to the model (:class:`sparseforge.sim.models.tailor.Tailor`),
@@ -22,16 +23,25 @@ read response are compared with it, and each response also with the tile's
 true element at that index.
 """
 
-from collections import deque
-
-from amaranth.utils import ceil_log2
+from dataclasses import dataclass
 
 from ..sim.models.tailor import Tailor as TailorModel
-from ..sim.runners import cocotb_test
-from .streams import Bench, LazySource, StreamSink, StreamSource
+from ..sim.runners import cocotb_run, cocotb_test
+from .buffet import FILL, READ, SHRINK, UPDATE, BufferResult, BuffetScoreboard
 
-FILL, OWFILL, READ, UPDATE, SHRINK = "fill", "owfill", "read", "update", "shrink"
-PORTS = (FILL, OWFILL, READ, UPDATE, SHRINK)
+OWFILL = "owfill"
+
+
+@dataclass(frozen=True)
+class TailorResult(BufferResult):
+    """A buffer's result, and the overwriting fills the parent sent."""
+
+    owfills: int
+
+    @property
+    def transfers(self):
+        """Parent-to-buffer transfers: accepted fills and overwriting fills."""
+        return self.fills + self.owfills
 
 
 def random_tiles(rng, depth, fifo, ratios, passes, skip=0.0, shrink=0.0):
@@ -59,100 +69,70 @@ def random_tiles(rng, depth, fifo, ratios, passes, skip=0.0, shrink=0.0):
     return tiles
 
 
-class TailorBench(Bench):
-    """The scoreboard; subclasses build ``self.sources`` from their scenario."""
+class TailorScoreboard(BuffetScoreboard):
+    """The Buffet's scoreboard with the Tailor's ports: ``owfill``, ``fifo_credits``.
 
-    def __init__(self, depth, fifo, width, tile, seed, rates=None):
-        super().__init__(seed)
-        self.rates = {**dict.fromkeys(PORTS, 0.7), "read_data": 0.7, **(rates or {})}
-        self.depth, self.fifo, self.width = depth, fifo, width
-        self.index_bits = ceil_log2(tile)
-        self.model = TailorModel(depth, fifo)
-        self.expected = deque()          # (model's value, the tile's true value) per read
-        self.truth = []                  # per read item: the true value, or None
-        self.responses = 0
-        self.reads = 0
-        self.last_shrink = 0
-        self.fifo_credits = 0
-        self.sources = {}
-        self.sink = StreamSink("read_data", self.stall(self.rates["read_data"]))
+    Besides the model's answer, each read response is checked against the
+    tile's true element where the bench knows it (``self.truth``, per read).
+    """
 
-    def owfill_payload(self, value, last):
-        return value | int(last) << self.width
+    PORTS = (FILL, OWFILL, READ, UPDATE, SHRINK)
 
-    def update_payload(self, index, value):
-        return index | value << self.index_bits
+    def __init__(self, component, seed, rates=None):
+        super().__init__(component, TailorModel(component.depth, component.fifo), seed, rates)
+        self.fifo = component.fifo
+        self.truth = []
 
-    def check(self, io, cycle):
-        model = self.model
-        for name, want in (("occupancy", model.occupancy), ("credit", self.last_shrink),
-                           ("fifo_credits", model.fifo_credits)):
-            if io.get(name) != want:
-                self.fail(f"{name} {io.get(name)} != model {want}")
-        self.fifo_credits = model.fifo_credits
-        if self.sink.fired is not None:
-            if not self.expected:
-                self.fail(f"read response {self.sink.fired:#x} with no read outstanding")
-            want, true = self.expected.popleft()
-            if self.sink.fired != want:
-                self.fail(f"read response {self.responses}: got {self.sink.fired:#x}, "
-                          f"model says {want:#x}")
-            if true is not None and self.sink.fired != true:
-                self.fail(f"read response {self.responses}: got {self.sink.fired:#x}, "
-                          f"the tile holds {true:#x}")
-            self.responses += 1
+    def compare(self, io):
+        super().compare(io)
+        if io.get("fifo_credits") != self.model.fifo_credits:
+            self.fail(f"fifo_credits {io.get('fifo_credits')} != model {self.model.fifo_credits}")
 
-        src = self.sources
-        owfill = src[OWFILL].fired
-        if owfill is not None:
-            owfill = (owfill & ((1 << self.width) - 1), owfill >> self.width)
-        update = src[UPDATE].fired
-        if update is not None:
-            update = (update & ((1 << self.index_bits) - 1), update >> self.index_bits)
-        read = src[READ].fired
-        request = None
-        if read is None and src[READ].presenting:
-            request = src[READ].items[src[READ].next]
-        try:
-            data = model.step(fill=src[FILL].fired, owfill=owfill, read=read, request=request,
-                              update=update, shrink=src[SHRINK].fired)
-        except AssertionError as exc:
-            self.fail(f"design accepted an illegal operation: {exc}")
-        if read is not None:
-            self.expected.append((data, self.truth[src[READ].next - 1]))
-        self.last_shrink = src[SHRINK].fired or 0
+    def operations(self):
+        ops = super().operations()
+        if ops[OWFILL] is not None:
+            ops[OWFILL] = (ops[OWFILL]["data"], ops[OWFILL]["last"])
+        read = self.sources[READ]
+        if read.fired is None and read.presenting:     # a stalled read passes the stream too
+            ops["request"] = read.items[read.next]
+        return ops
 
-    def finished(self):
-        return all(s.done for s in self.sources.values()) and self.responses == self.reads
+    def expect(self, data):
+        super().expect((data, self.truth[self.sources[READ].next - 1]))
 
-    def transfers(self):
-        """Parent-to-buffer transfers: accepted fills and overwriting fills."""
-        return len(self.sources[FILL].accepted) + len(self.sources[OWFILL].accepted)
+    def respond(self, got, want):
+        want, true = want
+        super().respond(got, want)
+        if true is not None and got != true:
+            self.fail(f"read response {self.responses}: got {got:#x}, the tile holds {true:#x}")
+
+    def result(self):
+        return TailorResult(**vars(super().result()),
+                            owfills=len(self.sources[OWFILL].accepted))
 
 
-class ProgramBench(TailorBench):
+class ProgramBench(TailorScoreboard):
     """Runs ``program`` (``(kind, arg)`` pairs) strictly in order.
 
     ``arg`` is a value for fill, ``(value, last)`` for owfill, an index for
     read, ``(index, value)`` for update and a count for shrink.
     """
 
-    def __init__(self, depth, fifo, width, tile, program, seed, rates=None):
-        super().__init__(depth, fifo, width, tile, seed, rates)
-        streams = {kind: [] for kind in PORTS}
-        order = {kind: [] for kind in PORTS}     # per item: its place in the program
+    def __init__(self, component, program, seed, rates=None):
+        super().__init__(component, seed, rates)
+        streams = {kind: [] for kind in self.PORTS}
+        order = {kind: [] for kind in self.PORTS}     # per item: its place in the program
         for n, (kind, arg) in enumerate(program):
             if kind == OWFILL:
-                arg = self.owfill_payload(*arg)
+                arg = {"data": arg[0], "last": int(arg[1])}
             elif kind == UPDATE:
-                arg = self.update_payload(*arg)
+                arg = {"index": arg[0], "data": arg[1]}
             streams[kind].append(arg)
             order[kind].append(n)
         self.truth = [None] * len(streams[READ])
-        self.program = program
-        for kind in PORTS:
-            self.sources[kind] = StreamSource(kind, streams[kind], self.stall(self.rates[kind]),
-                                              gate=self._after_previous(order[kind]))
+        for kind in self.PORTS:
+            self.sources[kind] = self.source_on(kind, streams[kind], self.rates[kind],
+                                                gate=self._after_previous(order[kind]))
         self.reads = len(streams[READ])
         self.drivers = [*self.sources.values(), self.sink]
 
@@ -163,61 +143,175 @@ class ProgramBench(TailorBench):
         return gate
 
 
-class TileBench(TailorBench):
+class TailorParent:
+    """A Tailor's parent, from the protocol alone: fills each tile, streams its bumped part.
+
+    It knows the tiles (``(length, passes, values)`` each) and learns the
+    rest from the ports, as a parent's address generator would: the fills and
+    overwriting fills the Tailor accepted, ``credit`` (a shrink's count: a
+    shrink of everything held ends the tile, a smaller one is the child's
+    partial shrink) and ``fifo_credits``. Indices here are the tile's own
+    (before any shrink). Per tile:
+
+    - FILLING: the first ``min(L, D)`` elements, once the previous tile ended.
+    - FULL: the buffer is full and the tile continues; the next ``owfill``
+      (index ``gone + D``) splits it; the bumped part starts at ``gone + B``.
+    - SPLIT: ``owfill`` the next index, wrapping from ``L - 1`` to the first
+      bumped index, ``last`` on ``L - 1``. A wrap after a partial shrink
+      backfills (the Tailor learns of the shrink before the parent does, so
+      the parent decides which it was when the owfill is accepted, and
+      sends every wrap only with all ``F`` credits).
+    - BACKFILL: owfills append the next indices until the buffer is full
+      (FULL again) or ``last`` leaves the tile fitting (FITS).
+    - FITS: nothing more to stream; the child reads the buffet.
+
+    One stream per pass of the child: streaming ends after ``passes``
+    owfills marked ``last``.
+    """
+
+    FILLING, FULL, SPLIT, BACKFILL, FITS = "filling", "full", "split", "backfill", "fits"
+
+    def __init__(self, bench, tiles, rates):
+        self.depth, self.fifo = bench.depth, bench.fifo
+        self.base = self.depth - self.fifo
+        self.tiles = tiles
+        fills, self.fill_tile = [], []
+        for t, (length, _passes, values) in enumerate(tiles):
+            fills += values[:min(length, self.depth)]
+            self.fill_tile += [t] * min(length, self.depth)
+        self.tile = 0
+        self.credits = 0            # owfills allowed on this cycle
+        self._start_tile()
+        self.fill = bench.source_on(FILL, fills, rates[FILL],
+                                    gate=lambda n: self.fill_tile[n] == self.tile)
+        self.owfill = bench.lazy_source_on(OWFILL, self._produce, rates[OWFILL],
+                                           self._may_owfill, self._ended)
+
+    def _start_tile(self):
+        self.mode, self.filled, self.gone, self.held, self.lasts = self.FILLING, 0, 0, 0, 0
+        self.newest = self.bump_start = self.gone_at_split = self.sending = None
+
+    def _ended(self):
+        return self.tile == len(self.tiles)
+
+    @property
+    def _length(self):
+        return self.tiles[self.tile][0]
+
+    def _next_index(self):
+        if self.mode == self.FULL:
+            return self.gone + self.depth
+        if self.mode == self.SPLIT and self.newest == self._length - 1:
+            return self.bump_start
+        return self.newest + 1
+
+    def _may_owfill(self, n):
+        if self.mode not in (self.FULL, self.SPLIT, self.BACKFILL):
+            return False
+        if self.lasts == self.tiles[self.tile][1]:
+            return False
+        wraps = self.mode == self.SPLIT and self.newest == self._length - 1
+        return self.credits >= (self.fifo if wraps else 1)
+
+    def _produce(self):
+        self.sending = self._next_index()
+        return {"data": self.tiles[self.tile][2][self.sending],
+                "last": int(self.sending == self._length - 1)}
+
+    def observe(self, io):
+        """Follow this cycle's handshakes (called after sampling, every cycle)."""
+        credit = io.get("credit")           # the shrink accepted on the previous cycle
+        if credit:
+            self._shrunk(credit)
+        if self.fill.fired is not None:
+            self.filled += 1
+            self.held += 1
+            if self.filled == min(self._length, self.depth):
+                self.mode = self.FULL if self._length > self.depth else self.FITS
+        if self.owfill.fired is not None:
+            self._owfilled(self.sending, self.sending == self._length - 1)
+        # The level the design shows on this cycle, less the owfill it pays for.
+        self.credits = io.get("fifo_credits") - (self.owfill.fired is not None)
+
+    @property
+    def holds(self):
+        """The elements the buffer holds, as the parent knows it (D while split)."""
+        return self.depth if self.mode == self.SPLIT else self.held
+
+    def _shrunk(self, count):
+        if count == self.holds:
+            self.tile += 1                  # the child freed everything: the tile ended
+            if not self._ended():
+                self._start_tile()
+            return
+        self.gone += count
+        if self.mode != self.SPLIT:
+            self.held -= count
+
+    def _owfilled(self, index, last):
+        if self.mode == self.FULL:
+            self.mode, self.held = self.SPLIT, self.depth
+            self.bump_start, self.gone_at_split = self.gone + self.base, self.gone
+        elif self.mode == self.SPLIT and index == self.bump_start and self.newest == (
+                self._length - 1) and self.gone != self.gone_at_split:
+            self.mode, self.held = self.BACKFILL, index + 1 - self.gone
+        elif self.mode == self.BACKFILL:
+            self.held += 1
+        self.newest = index
+        self.lasts += last
+        if self.mode == self.BACKFILL and last:
+            self.mode = self.FITS
+        elif self.mode == self.BACKFILL and self.held == self.depth:
+            self.mode = self.FULL
+
+
+class TileBench(TailorScoreboard):
     """A parent and a child working through ``tiles`` (see :func:`random_tiles`)."""
 
-    def __init__(self, depth, fifo, width, tile, tiles, seed, rates=None):
-        super().__init__(depth, fifo, width, tile, seed, rates)
-        self.tiles = tiles
-        self.values = []
-        fills, reads, shrinks = [], [], []
-        self.fill_tile, self.fills_before = [], []
+    def __init__(self, component, tiles, seed, rates=None):
+        super().__init__(component, seed, rates)
+        depth, values = self.depth, []
+        reads, shrinks = [], []
         self.read_after, self.shrink_after = [], []   # child program order
-        for t, spec in enumerate(tiles):
+        for spec in tiles:
             length = spec["length"]
-            if length > 1 << self.index_bits:
+            if length > 1 << len(component.read.payload):
                 raise ValueError(f"tile of {length} elements exceeds the Tailor's tile size")
-            values = spec.get("values") or [self.rng.getrandbits(width) for _ in range(length)]
-            self.values.append(values)
-            fills += values[:depth]
-            self.fill_tile += [t] * min(length, depth)
-            self.fills_before.append(len(fills))
+            tile = spec.get("values") or [self.rng.getrandbits(component.width)
+                                          for _ in range(length)]
+            values.append(tile)
             gone = 0
             for k, indices in enumerate(spec["reads"]):
                 for i in indices:
                     reads.append(i)
-                    self.truth.append(values[i + gone])
+                    self.truth.append(tile[i + gone])
                     self.read_after.append(len(shrinks))
                 count = spec.get("shrinks", {}).get(k) if k < spec["passes"] - 1 else None
                 if count:
-                    shrinks.append((t, count))
+                    shrinks.append(count)
                     self.shrink_after.append(len(reads))
                     gone += count
-            shrinks.append((t, None))                  # the whole buffer: ends the tile
+            shrinks.append(min(length - gone, depth))   # the whole buffer: ends the tile
             self.shrink_after.append(len(reads))
-        self.shrink_plan = shrinks
-        self.lasts = [0] * len(tiles)        # passes of each tile the parent has streamed
-        self.gone = [0] * len(tiles)         # elements the child has shrunk, per tile
-        self._ends = 0
 
+        self.parent = TailorParent(self, [(s["length"], s["passes"], v)
+                                          for s, v in zip(tiles, values, strict=True)],
+                                   self.rates)
         self.sources = {
-            FILL: StreamSource(FILL, fills, self.stall(self.rates[FILL]), gate=self._fill_gate),
-            READ: StreamSource(READ, reads, self.stall(self.rates[READ]), gate=self._read_gate),
-            SHRINK: LazySource(SHRINK, self._shrink_payload, self.stall(self.rates[SHRINK]),
-                               self._shrink_gate, lambda: self.tiles_done == len(tiles)),
-            OWFILL: LazySource(OWFILL, self._owfill_payload, self.stall(self.rates[OWFILL]),
-                               self._owfill_gate, lambda: self.tiles_done == len(tiles)),
-            UPDATE: StreamSource(UPDATE, [], self.stall(self.rates[UPDATE])),
+            FILL: self.parent.fill,
+            OWFILL: self.parent.owfill,
+            READ: self.source_on(READ, reads, self.rates[READ], gate=self._read_gate),
+            SHRINK: self.source_on(SHRINK, shrinks, self.rates[SHRINK],
+                                   gate=self._shrink_gate),
+            UPDATE: self.source_on(UPDATE, [], self.rates[UPDATE]),
         }
         self.reads = len(reads)
         self.drivers = [*self.sources.values(), self.sink]
 
     @property
     def tiles_done(self):
-        """Tiles the child has ended with its last shrink."""
-        return self._ends
-
-    # -- the child ----------------------------------------------------------------
+        """Tiles the parent has seen end."""
+        return self.parent.tile
 
     def _read_gate(self, n):
         return len(self.sources[SHRINK].accepted) >= self.read_after[n]
@@ -225,91 +319,23 @@ class TileBench(TailorBench):
     def _shrink_gate(self, n):
         return len(self.sources[READ].accepted) >= self.shrink_after[n]
 
-    def _shrink_payload(self):
-        count = self.shrink_plan[len(self.sources[SHRINK].items)][1]
-        return self.model.occupancy if count is None else count
-
-    # -- the parent ---------------------------------------------------------------
-
-    def _fill_gate(self, n):
-        return self.tiles_done >= self.fill_tile[n]
-
-    def _streaming(self):
-        """The tile whose bumped part the parent streams now, or ``None``."""
-        t = self.tiles_done
-        if t >= len(self.tiles) or len(self.sources[FILL].accepted) < self.fills_before[t]:
-            return None
-        spec, model = self.tiles[t], self.model
-        if spec["length"] <= self.depth or self.lasts[t] == spec["passes"]:
-            return None
-        fits = spec["length"] - self.gone[t] <= self.depth
-        if self.lasts[t] and fits and not (model.split or model.backfill):
-            return None
-        return t
-
-    def _owfill_gate(self, n):
-        if self._streaming() is None:
-            return False
-        # The level sampled last cycle, less the owfill it may have paid for.
-        credits = self.fifo_credits - (self.sources[OWFILL].fired is not None)
-        return credits >= (self.fifo if self.model.rejoin_next else 1)
-
-    def _owfill_payload(self):
-        # The model stands in for the parent's own copy of the Tailor's state.
-        t = self._streaming()
-        index = self.model.next_owfill_index() + self.gone[t]
-        last = index == self.tiles[t]["length"] - 1
-        self.lasts[t] += last
-        return self.owfill_payload(self.values[t][index], last)
-
     def check(self, io, cycle):
         super().check(io, cycle)
-        fired = self.sources[SHRINK].fired
-        if fired is not None:
-            t, count = self.shrink_plan[len(self.sources[SHRINK].accepted) - 1]
-            if count is None:
-                self._ends += 1
-            else:
-                self.gone[t] += count
+        self.parent.observe(io)
 
 
-def _tile_args(args, params):
+def _tile_bench(component, args, seed):
+    """The tiles in the arguments, or random ones (``ratios``, ``passes``, ``skip``, ``shrink``)."""
     import random
 
-    from ..sim.runners import seed_from_env
-
-    seed = seed_from_env(args.get("seed", 1))
     tiles = args.get("tiles") or random_tiles(
-        random.Random(seed), params["depth"], params["fifo"],
+        random.Random(seed), component.depth, component.fifo,
         args.get("ratios", [0.5, 1, 1.5, 2, 4]), args.get("passes", 3), args.get("skip", 0.2),
         args.get("shrink", 0.3))
-    return seed, tiles
-
-
-async def _run_tiles(dut):
-    import json
-
-    from ..sim.runners import cocotb_args, cocotb_loop
-
-    params, args = cocotb_args()
-    seed, tiles = _tile_args(args, params)
-    bench = TileBench(params["depth"], params["fifo"], params["width"], params["tile"], tiles,
-                      seed, args.get("rates"))
-    cycles = await cocotb_loop(dut, bench)
-    dut._log.info("tailor: %d tiles in %d cycles, %d reads checked, %d transfers", len(tiles),
-                  cycles, bench.responses, bench.transfers())
-    if args.get("dump"):
-        with open(args["dump"], "w") as f:
-            json.dump({"cycles": cycles, "transfers": bench.transfers(),
-                       "fills": len(bench.sources[FILL].accepted),
-                       "owfills": len(bench.sources[OWFILL].accepted),
-                       "reads": bench.responses,
-                       "read_data": [v for _, v in bench.sink.received],
-                       "read_cycles": [c for c, _ in bench.sources[READ].accepted],
-                       "read_indices": [i for _, i in bench.sources[READ].accepted]}, f)
+    return TileBench(component, tiles, seed, args.get("rates"))
 
 
 @cocotb_test
 async def overbooked_tiles(dut):
     """Tiles from half to four times the capacity, several passes, random stalls."""
-    await _run_tiles(dut)
+    await cocotb_run(dut, _tile_bench)

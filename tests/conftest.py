@@ -35,3 +35,21 @@ def shared_data():
     if path is None:
         pytest.skip("shared data folder ../shared/data not found (set SPARSEFORGE_DATA)")
     return path
+
+
+@pytest.fixture
+def lint(tmp_path):
+    """``lint(block, params)``: ``verilator --lint-only -Wall`` on a block's Verilog.
+
+    Returns Verilator's warnings, '' when clean.
+    """
+    from sparseforge.export import verilog_text
+    from sparseforge.tools import verilator_lint
+
+    def run(name, params):
+        text, _ = verilog_text(name, params)
+        path = tmp_path / f"{name}.v"        # Verilator wants the file named after the module
+        path.write_text(text)
+        return verilator_lint(path)
+
+    return run

@@ -80,7 +80,7 @@ def test_demo_passes_on_bundled_real_data():
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["pass"]
-    for block in ("buffet", "tailor"):
+    for block in ("buffet", "tailor", "engine"):
         assert r[block]["spmv_matches_scipy"] and r[block]["lint_clean"]
         assert r[block]["verilator_cycles"] == r[block]["pysim_cycles"]
     tailor = r["tailor"]

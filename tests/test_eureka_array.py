@@ -9,7 +9,6 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_array import EurekaArray, record_layout
-from sparseforge.sim.export import lint_block
 from sparseforge.sim.models import eureka as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.compaction import compact
@@ -129,8 +128,8 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
 @pytest.mark.parametrize("params", [{}, {"compaction": 2},
                                     {"compaction": 1, "weight_width": 3, "act_width": 5,
                                      "acc_width": 9}])
-def test_verilog_lints_clean_with_wall(tmp_path, params):
-    assert lint_block("eureka_array", params, tmp_path) == ""
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("eureka_array", params) == ""
 
 
 # -- Verilator co-simulation --------------------------------------------------------

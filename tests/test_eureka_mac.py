@@ -6,7 +6,6 @@ from amaranth.sim import Simulator
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_mac import AmpereMac, EurekaMac
-from sparseforge.sim.export import lint_block
 
 
 def step(mac, cycles):
@@ -98,8 +97,8 @@ def test_bad_parameters_name_the_parameter(cls, kwargs, name):
     ("eureka_mac", {}), ("eureka_mac", {"from_below": 0}),
     ("eureka_mac", {"compaction": 1, "weight_width": 16, "act_width": 16, "acc_width": 48}),
 ])
-def test_verilog_lints_clean_with_wall(tmp_path, name, params):
-    assert lint_block(name, params, tmp_path) == ""
+def test_verilog_lints_clean_with_wall(lint, name, params):
+    assert lint(name, params) == ""
 
 
 @pytest.mark.parametrize("name", ["ampere_mac", "eureka_mac", "eureka_array", "eureka_systolic"])

@@ -8,7 +8,6 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.eureka_systolic import EurekaSystolic
-from sparseforge.sim.export import lint_block
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
 from sparseforge.tb.eureka import SystolicBench, real_slice, systolic_plan
@@ -60,8 +59,8 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
 
 @pytest.mark.parametrize("params", [{"rows": 2, "cols": 2}, {"rows": 4, "cols": 4},
                                     {"rows": 3, "cols": 1, "compaction": 1}])
-def test_verilog_lints_clean_with_wall(tmp_path, params):
-    assert lint_block("eureka_systolic", params, tmp_path) == ""
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("eureka_systolic", params) == ""
 
 
 def _verilator(tmp_path, params, layer, shape, seed, **args):

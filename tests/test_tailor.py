@@ -9,10 +9,10 @@ import pytest
 from sparseforge.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.tailor import Tailor
-from sparseforge.sim.export import lint_block
 from sparseforge.sim.models.tailor import Tailor as Model
 from sparseforge.sim.models.tailor import TailorError
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
+from sparseforge.sw.traffic import tile_transfers
 from sparseforge.tb.buffet import BuffetBench, random_program
 from sparseforge.tb.tailor import ProgramBench, TileBench, random_tiles
 
@@ -34,9 +34,13 @@ FIG5_STATES = {
 }
 
 
-def run_program(program, depth=4, fifo=2, tile=8, rates=None, seed=0):
-    bench = ProgramBench(depth, fifo, 8, tile, program, seed, rates or ALL_IN)
-    pysim(Tailor(depth, 8, fifo, tile), bench)
+def program_bench(program, depth=4, fifo=2, tile=8, rates=None, seed=0):
+    return ProgramBench(Tailor(depth, 8, fifo, tile), program, seed, rates or ALL_IN)
+
+
+def run_program(program, **kwargs):
+    bench = program_bench(program, **kwargs)
+    pysim(bench)
     return bench
 
 
@@ -99,11 +103,11 @@ def test_fig5_on_the_rtl():
 
 def test_read_of_a_bumped_element_stalls_until_it_arrives():
     program = [*FIG5[:5], ("read", 5), ("owfill", (F, 1))]
-    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    bench = program_bench(program)
     # Strict order would never present the owfill behind a stalled read: let it run free.
     bench.sources["owfill"].gate = None
     bench.sources["owfill"].stall = lambda: bench.cycle >= 30
-    pysim(Tailor(4, 8, 2, 8), bench)
+    pysim(bench)
     (read_cycle, _), = bench.sources["read"].accepted
     assert read_cycle > bench.sources["owfill"].accepted[-1][0] >= 30
     assert [v for _, v in bench.sink.received] == [F]
@@ -115,11 +119,11 @@ def test_a_copy_from_an_earlier_pass_is_not_read():
     # not the stale pass-2 copy still in the buffer.
     program = [*FIG5, ("read", 3), ("read", 2),
                ("owfill", (E, 0)), ("owfill", (F, 1)), ("owfill", (0xCC, 0))]
-    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    bench = program_bench(program)
     strict = bench.sources["owfill"].gate
     bench.sources["owfill"].gate = lambda n: strict(n) if n < 4 else (
         len(bench.sources["read"].accepted) >= 5)
-    pysim(Tailor(4, 8, 2, 8), bench)
+    pysim(bench)
     assert [v for _, v in bench.sink.received] == [F, A, B, C, D, 0xCC]
 
 
@@ -129,12 +133,12 @@ def test_a_read_never_takes_the_slot_an_owfill_overwrites_that_cycle():
     # next e of the stream.
     program = [*FIG5[:6], ("read", 4), ("owfill", (C, 0)), ("owfill", (D, 0)),
                ("owfill", (0xEE, 0))]
-    bench = ProgramBench(4, 2, 8, 8, program, 0, ALL_IN)
+    bench = program_bench(program)
     fills = bench.sources["fill"]
     strict = bench.sources["owfill"].gate
     bench.sources["owfill"].gate = lambda n: strict(n) if n < 2 else bench.cycle >= 20
     bench.sources["read"].gate = lambda n: len(fills.accepted) == 4 and bench.cycle >= 20
-    pysim(Tailor(4, 8, 2, 8), bench)
+    pysim(bench)
     owfills = [c for c, _ in bench.sources["owfill"].accepted]
     (read_cycle, _), = bench.sources["read"].accepted
     assert owfills[2] == 20 and read_cycle > owfills[-1]
@@ -143,20 +147,44 @@ def test_a_read_never_takes_the_slot_an_owfill_overwrites_that_cycle():
 
 def test_a_shrink_while_split_frees_only_the_buffet_region():
     # Split with B = 2: a shrink of 3 would free a FIFO element; it is never accepted.
-    bench = ProgramBench(4, 2, 8, 8, [*FIG5[:5], ("shrink", 3)], 0, ALL_IN)
-    bench.max_cycles = 40
-    with pytest.raises(AssertionError, match="no completion"):
-        pysim(Tailor(4, 8, 2, 8), bench)
+    bench = program_bench([*FIG5[:5], ("shrink", 3)])
+    bench.patience = 40
+    with pytest.raises(AssertionError, match="no transfer"):
+        pysim(bench)
     assert bench.sources["shrink"].accepted == []
+
+
+def test_a_shrink_of_the_whole_buffet_region_while_split_is_accepted():
+    # Split with B = 2: shrink(2) frees a and b, exactly the buffet region (first = 2).
+    # c, d went with the split; the stream's wrap back to c (now index 0) backfills.
+    program = [*FIG5[:5], ("shrink", 2), ("owfill", (F, 1)), ("owfill", (C, 0)),
+               ("owfill", (D, 0)), ("read", 0), ("read", 1)]
+    bench = run_program(program)
+    assert [v for _, v in bench.sink.received] == [C, D]
+    assert bench.model.backfill and bench.model.occupancy == 2
+
+
+def test_the_wrap_after_a_partial_shrink_backfills():
+    # Fig. 5 up to f, the child reads its pass, then frees a: b is index 0, the bumped
+    # part starts at index 1 and the stream's wrap to c (index 1) backfills: the FIFO
+    # region is released, c lands after b and the next owfills append d and e; the
+    # buffer is full again and f splits it anew.
+    program = [*FIG5[:6], ("read", 5), ("read", 0), ("read", 1), ("shrink", 1),
+               ("owfill", (C, 0)), ("owfill", (D, 0)), ("owfill", (E, 0)),
+               ("read", 0), ("read", 1), ("read", 2), ("read", 3), ("owfill", (F, 1)),
+               ("read", 4)]
+    bench = run_program(program)
+    assert [v for _, v in bench.sink.received] == [F, A, B, B, C, D, E, F]
+    assert bench.model.split and bench.model.first == 2
 
 
 def test_reads_of_the_buffet_region_sustain_one_per_cycle_while_split():
     depth, fifo = 16, 4
     program = [("fill", v) for v in range(depth)] + [("owfill", (0x40, 0))]
     program += [("read", i % (depth - fifo)) for i in range(48)]
-    bench = ProgramBench(depth, fifo, 8, 32, program, 0, ALL_IN)
+    bench = program_bench(program, depth, fifo, 32)
     bench.sources["read"].gate = lambda n: bench.model.split
-    pysim(Tailor(depth, 8, fifo, 32), bench)
+    pysim(bench)
     cycles = [c for c, _ in bench.sources["read"].accepted]
     assert cycles[-1] - cycles[0] == len(cycles) - 1
 
@@ -166,9 +194,8 @@ def test_a_tile_that_fits_behaves_exactly_like_the_buffet():
     program = random_program(random.Random(seed), 8, 8, 1200)
     runs = []
     for dut in (Buffet(8, 8), Tailor(8, 8, 2, 16)):
-        bench = BuffetBench(8, 8, program, seed, index_bits=(dut.read.payload.shape().width))
-        bench.max_cycles = 20_000
-        runs.append((pysim(dut, bench), bench.sink.received))
+        bench = BuffetBench(dut, program, seed)
+        runs.append((pysim(bench).cycles, bench.sink.received))
     assert runs[0] == runs[1]
 
 
@@ -178,8 +205,9 @@ def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
     seed = seed_from_env(seed)
     tiles = random_tiles(random.Random(seed), depth, fifo, [0.5, 1, 1.5, 2, 4, 3.25, 1.25], 5,
                          skip=0.3, shrink=0.6)
-    bench = TileBench(depth, fifo, 8, 8 * depth, tiles, seed, {"owfill": 0.5, "read_data": 0.5})
-    pysim(Tailor(depth, 8, fifo, 8 * depth), bench)
+    bench = TileBench(Tailor(depth, 8, fifo, 8 * depth), tiles, seed,
+                      {"owfill": 0.5, "read_data": 0.5})
+    pysim(bench)
     assert bench.model.split is False and bench.responses == bench.reads
     assert bench.tiles_done == len(tiles)
 
@@ -187,10 +215,8 @@ def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
 def test_scan_order_parent_at_full_speed_needs_one_stream_per_pass():
     depth, fifo, passes = 16, 4, 4
     tiles = [{"length": 40, "passes": passes, "reads": [list(range(40))] * passes}]
-    bench = TileBench(depth, fifo, 8, 64, tiles, 0, ALL_IN)
-    pysim(Tailor(depth, 8, fifo, 64), bench)
-    base = depth - fifo
-    assert bench.transfers() == 40 + (passes - 1) * (40 - base)
+    result = pysim(TileBench(Tailor(depth, 8, fifo, 64), tiles, 0, ALL_IN))
+    assert result.transfers == tile_transfers(40, depth, fifo, passes)[1] == 40 + 3 * 28
 
 
 # -- parameters and Verilog -----------------------------------------------------
@@ -205,8 +231,8 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
 @pytest.mark.parametrize("params", [{"depth": 4, "fifo": 1, "tile": 8, "width": 1},
                                     {"depth": 64, "fifo": 16, "tile": 256, "width": 32},
                                     {"depth": 1024, "fifo": 64, "tile": 4096, "width": 32}])
-def test_verilog_lints_clean_with_wall(tmp_path, params):
-    assert lint_block("tailor", params, tmp_path) == ""
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tailor", params) == ""
 
 
 # -- Verilator co-simulation ----------------------------------------------------
@@ -215,12 +241,10 @@ def test_verilog_lints_clean_with_wall(tmp_path, params):
 @pytest.mark.parametrize("depth, fifo", [(8, 2), (64, 16)])
 def test_overbooked_tiles_on_verilator(tmp_path, depth, fifo):
     seed = seed_from_env(21 + depth)
-    dump = tmp_path / "out.json"
-    verilator("tailor", "sparseforge.tb.tailor",
-              params={"depth": depth, "fifo": fifo, "tile": 4 * depth, "width": 32},
-              args={"seed": seed, "passes": 3, "skip": 0.2, "dump": str(dump)},
-              work_dir=tmp_path)
-    assert json.loads(dump.read_text())["owfills"] > 0
+    run = verilator("tailor", "sparseforge.tb.tailor",
+                    params={"depth": depth, "fifo": fifo, "tile": 4 * depth, "width": 32},
+                    args={"passes": 3, "skip": 0.2}, seed=seed, work_dir=tmp_path)
+    assert run.result.owfills > 0
 
 
 @pytest.mark.soak
@@ -231,9 +255,9 @@ def test_soak_on_verilator(tmp_path, depth, fifo, seed):
     ratios = [r / 4 for r in range(2, 17)] * 3
     verilator("tailor", "sparseforge.tb.tailor",
               params={"depth": depth, "fifo": fifo, "tile": 4 * depth, "width": 16},
-              args={"seed": seed, "ratios": ratios, "passes": 4, "skip": 0.3,
+              args={"ratios": ratios, "passes": 4, "skip": 0.3,
                     "rates": {"read_data": 0.4, "owfill": 0.5}},
-              work_dir=tmp_path)
+              seed=seed, work_dir=tmp_path)
 
 
 # -- the benchmark ----------------------------------------------------------------

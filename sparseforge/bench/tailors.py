@@ -16,7 +16,6 @@ It also measures the read rate on the buffet region while the Tailor is split
 (the paper: reads there are as fast as a buffet's, one per cycle).
 """
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -24,18 +23,12 @@ import click
 
 from sparseforge.cli import emit, json_option
 from sparseforge.sim.runners import verilator
+from sparseforge.sw.traffic import tile_transfers
 
 RATIOS = (0.5, 1, 1.5, 2, 4)
 FULL_SPEED = {k: 1.0 for k in ("fill", "owfill", "read", "update", "shrink", "read_data")}
 PAPER = ("Tailors re-fill only the overbooked (bumped) elements of a tile each pass; a buffet "
          "must drop everything and re-fill the full tile each time it traverses it (§3.2, Fig. 3)")
-
-
-def expected(length, depth, fifo, passes):
-    """Analytic transfers ``(buffet, tailor)`` for ``passes`` over a tile of ``length``."""
-    if length <= depth:
-        return length, length
-    return passes * length, length + (passes - 1) * (length - (depth - fifo))
 
 
 def buffet_program(length, depth, passes):
@@ -49,16 +42,14 @@ def buffet_program(length, depth, passes):
 
 
 def _run(block, module, params, args, seed, tmp):
-    dump = Path(tmp, f"{block}.json")
-    verilator(block, module, params=params, args={**args, "dump": str(dump)}, seed=seed,
-              work_dir=Path(tmp, block))
-    return json.loads(dump.read_text())
+    return verilator(block, module, params=params, args=args, seed=seed,
+                     work_dir=Path(tmp, block)).result
 
 
 def buffet_region_rate(run, base):
     """Reads per cycle over each pass's run of buffet-region reads while split."""
     reads, cycles = 0, 0
-    indices, stamps = run["read_indices"], run["read_cycles"]
+    indices, stamps = run.read_indices, run.read_cycles
     starts = [n for n, i in enumerate(indices) if i == 0][1:]     # later passes: split
     for n in starts:
         end = n
@@ -83,18 +74,18 @@ def measure(depth, fifo, passes, width=32, seed=1):
             buffet = _run("buffet", "sparseforge.tb.buffet", {"depth": depth, "width": width},
                           {"program": buffet_program(length, depth, passes),
                            "rates": FULL_SPEED}, seed, tmp)
-            want_buffet, want_tailor = expected(length, depth, fifo, passes)
+            want_buffet, want_tailor = map(int, tile_transfers(length, depth, fifo, passes))
             rows.append({
                 "ratio": ratio, "length": length,
-                "buffet": {"transfers": buffet["fills"], "expected": want_buffet,
-                           "cycles": buffet["cycles"]},
-                "tailor": {"transfers": tailor["transfers"], "fills": tailor["fills"],
-                           "owfills": tailor["owfills"], "expected": want_tailor,
-                           "cycles": tailor["cycles"],
+                "buffet": {"transfers": buffet.fills, "expected": want_buffet,
+                           "cycles": buffet.cycles},
+                "tailor": {"transfers": tailor.transfers, "fills": tailor.fills,
+                           "owfills": tailor.owfills, "expected": want_tailor,
+                           "cycles": tailor.cycles,
                            "buffet_region_reads_per_cycle":
                                buffet_region_rate(tailor, depth - fifo)
                                if length > depth else None},
-                "saved": 1 - tailor["transfers"] / want_buffet,
+                "saved": 1 - tailor.transfers / want_buffet,
             })
     return rows
 

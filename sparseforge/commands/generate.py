@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..cli import emit, json_option, param_option, parse_params
-from ..sim.export import verilog_text
+from ..export import verilog_text
 
 
 @click.command()
