@@ -1,0 +1,87 @@
+"""Each layer imports only what it may: data flows ``sw`` -> ``sim``/``tb`` -> ``hw``.
+
+The imports of every module are read from its source (relative ones resolved),
+so a new module that breaks the layering fails here, not in review.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"hw": "sparseforge.hw", "sw": "sparseforge.sw", "sim": "sparseforge.sim",
+           "tb": "sparseforge.tb", "synth": "sparseforge.synth", "sparseforge": "sparseforge"}
+
+# What each layer must not import (prefixes of absolute module names).
+FORBIDDEN = {
+    "sparseforge.hw": ("sparseforge.sim", "sparseforge.tb", "sparseforge.synth",
+                       "sparseforge.commands", "sparseforge.bench", "scipy", "tests"),
+    "sparseforge.sw": ("amaranth", "sparseforge.hw", "sparseforge.sim", "sparseforge.tb",
+                       "sparseforge.synth", "sparseforge.commands", "sparseforge.bench",
+                       "tests"),
+    "sparseforge.sim.models": ("amaranth", "sparseforge.hw", "sparseforge.tb", "tests"),
+    "sparseforge.sim": ("sparseforge.tb", "sparseforge.synth", "sparseforge.commands",
+                        "sparseforge.bench", "tests"),
+    "sparseforge.tb": ("sparseforge.synth", "sparseforge.commands", "sparseforge.bench",
+                       "tests"),
+    "sparseforge.synth": ("sparseforge.sim", "sparseforge.tb", "sparseforge.commands",
+                          "sparseforge.bench", "tests"),
+}
+
+
+def modules():
+    """``(dotted name, path)`` of every module of the distribution."""
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            yield ".".join((package, *parts)), path
+
+
+def imports(name, path):
+    """Absolute names of everything the module at ``path`` imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[:len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module
+            yield target
+            yield from (f"{target}.{alias.name}" for alias in node.names)
+
+
+def layer(name):
+    """The most specific layer in :data:`FORBIDDEN` that ``name`` belongs to."""
+    owners = [p for p in FORBIDDEN if name == p or name.startswith(p + ".")]
+    return max(owners, key=len, default=None)
+
+
+CASES = [(name, path) for name, path in modules() if layer(name)]
+
+
+@pytest.mark.parametrize("name, path", CASES, ids=[name for name, _ in CASES])
+def test_module_imports_respect_its_layer(name, path):
+    forbidden = FORBIDDEN[layer(name)]
+    bad = sorted({i for i in imports(name, path)
+                  if any(i == f or i.startswith(f + ".") for f in forbidden)})
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_elaborating_every_block_pulls_in_no_scipy():
+    code = ("import sys\n"
+            "from sparseforge.registry import blocks\n"
+            "for b in blocks().values():\n"
+            "    b.build().elaborate(None)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
