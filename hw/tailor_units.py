@@ -2,7 +2,7 @@
 
 :class:`~sparseforge.hw.tailor.Tailor` composes them around one memory.
 :class:`SplitControl` holds the buffer's state (and derives ``fifo_base`` and
-``bumped`` from it); :class:`RegionLocator` says where a read's element is;
+``tile_end`` from it); :class:`RegionLocator` says where a read's element is;
 :class:`FrontierUnit` tracks how far the reader has passed in the bumped
 stream and grants the parent ``fifo_credits``. Stream positions are signed
 and compared modulo ``2**len(position)``; the Tailor's docstring states the
@@ -41,7 +41,7 @@ class Geometry:
             "held": range(fifo + 1),         # elements in the FIFO region
             "known": 1,                      # the tile's end is known
             "tile_end": range(tile + 1),     # first + bumped, once known
-            "bumped": range(tile + 1),       # L - B, once known
+            "bumped": range(tile + 1),       # L - B, once known (a shrink leaves it)
         }.items()})
         self.location = wiring.Signature({name: Out(shape) for name, shape in {
             "present": 1,                    # the element is in the buffer
@@ -91,6 +91,7 @@ class SplitControl(wiring.Component):
         newest_index = Signal(g.index_width)
         held = Signal(range(F + 1))
         known = Signal()
+        bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
         tile_end = Signal(range(g.tile + 1))
         full = occupancy == D
 
@@ -109,6 +110,7 @@ class SplitControl(wiring.Component):
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
             next_slot.eq(Mux(self.rejoin, 0, next_pos[:g.slot_bits])),
             fifo_base.eq(head + first),
+            tile_end.eq(first + bumped),
             self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
                                     head + Mux(full, B, occupancy))),
         ]
@@ -145,8 +147,7 @@ class SplitControl(wiring.Component):
             held.eq(Mux(streams, Mux(split, Mux(held != F, held + 1, F), 1),
                         Mux(releases | ends, 0, held))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
-            tile_end.eq(Mux(streams & last, next_index + 1,
-                            Mux(trims, tile_end - freed, tile_end))),
+            bumped.eq(Mux(streams & last, next_index + 1 - Mux(split, first, B), bumped)),
         ]
 
         r = self.region
@@ -154,7 +155,7 @@ class SplitControl(wiring.Component):
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
             r.newest.eq(newest), r.newest_index.eq(newest_index), r.held.eq(held),
-            r.known.eq(known), r.tile_end.eq(tile_end), r.bumped.eq(tile_end - first),
+            r.known.eq(known), r.tile_end.eq(tile_end), r.bumped.eq(bumped),
         ]
         return m
 
@@ -246,7 +247,6 @@ class FrontierUnit(wiring.Component):
         first_pass = Signal(signed(g.index_width + 1))  # index - B: its first-pass position
         read_ahead, after_read = Signal(position), Signal(position)
         stall_pos, stall_ahead, after_stall = Signal(position), Signal(position), Signal(position)
-        passed, kept = Signal(position), Signal(position)
         stalled = self.request & loc.bumped & ~loc.present & (loc.in_tile | ~r.split)
         m.d.comb += [
             first_pass.eq(self.index - g.base),
@@ -256,12 +256,20 @@ class FrontierUnit(wiring.Component):
             stall_pos.eq(Mux(r.split, loc.upcoming, first_pass)),
             stall_ahead.eq(stall_pos - frontier),
             after_stall.eq(Mux(stall_ahead > 0, stall_pos, frontier)),
-            passed.eq(Mux(self.read & loc.bumped, after_read,
-                          Mux(stalled, after_stall, frontier))),
-            kept.eq(passed - self.freed),
         ]
-        m.d.sync += frontier.eq(Mux(self.restart, 0,
-                                    Mux(r.split, passed, Mux(kept < 0, 0, kept))))
+
+        def renumbered(value, name):
+            """``value`` after this cycle's shrink: a buffet's renumbers positions (not
+            below 0), a shrink while split does not."""
+            kept = Signal(position, name=f"kept_{name}")
+            m.d.comb += kept.eq(value - self.freed)
+            return Mux(r.split, value, Mux(kept < 0, 0, kept))
+
+        # Each outcome is renumbered before ``read``, which arrives late (it waits
+        # for the lookup), picks one: the subtraction stays off that path.
+        m.d.sync += frontier.eq(Mux(self.restart, 0, Mux(
+            self.read & loc.bumped, renumbered(after_read, "read"),
+            Mux(stalled, renumbered(after_stall, "stall"), renumbered(frontier, "idle")))))
 
         spare = Signal(position)
         room = Signal(range(g.depth + 1))
