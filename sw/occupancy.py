@@ -160,12 +160,6 @@ class Occupancy:
             return 0.0
         return float(np.minimum(self.counts, buffer).mean() / buffer)
 
-    def dense(self):
-        """Occupancy of every tile as a ``grid_shape`` array (for small grids and tests)."""
-        out = np.zeros(self.n_tiles, dtype=np.int64)
-        out[self.ids] = self.counts
-        return out.reshape(self.grid.grid_shape)
-
 
 def tile_occupancy(pattern, tile_shape):
     """Exact occupancy of every tile of ``tile_shape``: one pass over all nonzeros."""
