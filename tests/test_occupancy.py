@@ -26,7 +26,7 @@ def random_pattern(rng, shape, density):
     return Pattern.from_matrix(scipy.sparse.random_array(shape, density=density, rng=rng))
 
 
-def dense(occupancy):
+def per_tile(occupancy):
     """Occupancy of every tile as a ``grid_shape`` array (small grids only)."""
     out = np.zeros(occupancy.n_tiles, dtype=np.int64)
     out[occupancy.ids] = occupancy.counts
@@ -45,7 +45,7 @@ def test_matches_brute_force_on_random(tile_shape):
     pattern = random_pattern(rng, (37, 29), 0.08)
     occupancy = tile_occupancy(pattern, tile_shape)
     expected = brute_force(dense_of(pattern), tile_shape)
-    assert dense(occupancy).tolist() == expected.tolist()
+    assert per_tile(occupancy).tolist() == expected.tolist()
     assert occupancy.n_tiles == expected.size
     assert occupancy.n_empty == np.count_nonzero(expected == 0)
 
@@ -55,7 +55,7 @@ def test_sorting_path_for_sparse_grids():
     pattern = random_pattern(np.random.default_rng(2), (300, 400), 0.001)
     occupancy = tile_occupancy(pattern, (1, 1))
     assert occupancy.grid.n_tiles > 8 * pattern.nnz
-    assert dense(occupancy).tolist() == dense_of(pattern).astype(int).tolist()
+    assert per_tile(occupancy).tolist() == dense_of(pattern).astype(int).tolist()
 
 
 @pytest.mark.parametrize("path", REAL)
@@ -64,7 +64,7 @@ def test_matches_brute_force_on_real(shared_data, path):
     dense = dense_of(pattern)
     for tile_shape in [(pattern.shape[0], 17), (100, 1), (64, 48)]:
         expected = brute_force(dense, tile_shape)
-        assert dense(tile_occupancy(pattern, tile_shape)).tolist() == expected.tolist()
+        assert per_tile(tile_occupancy(pattern, tile_shape)).tolist() == expected.tolist()
 
 
 @pytest.mark.parametrize("tile_shape", [(37, 3), (37, 29), (5, 1), (6, 4), (1, 29)])
@@ -73,7 +73,7 @@ def test_sampled_tiles_match_exact(tile_shape):
     pattern = random_pattern(rng, (37, 29), 0.1)
     grid = TileGrid(pattern.shape, tile_shape)
     ids = rng.choice(grid.n_tiles, size=min(12, grid.n_tiles), replace=False)
-    exact = dense(tile_occupancy(pattern, tile_shape)).ravel()
+    exact = per_tile(tile_occupancy(pattern, tile_shape)).ravel()
     assert sampled_occupancy(pattern, grid, ids).tolist() == exact[ids].tolist()
 
 
@@ -84,7 +84,7 @@ def test_sampled_full_height_tiles_count_the_last_row(tile_shape, expected):
     matrix = scipy.sparse.coo_array(([1, 1], ([0, 3], [0, 1])), shape=(4, 2))
     pattern = Pattern.from_matrix(matrix)
     grid = TileGrid(pattern.shape, tile_shape)
-    exact = dense(tile_occupancy(pattern, tile_shape)).ravel().tolist()
+    exact = per_tile(tile_occupancy(pattern, tile_shape)).ravel().tolist()
     assert exact == expected
     assert sampled_occupancy(pattern, grid, np.arange(grid.n_tiles)).tolist() == expected
 
@@ -93,7 +93,7 @@ def test_fractions_count_empty_tiles_and_utilization_does_not():
     # 4x4 matrix, 2x2 tiles: occupancies 3, 0, 0, 1
     matrix = scipy.sparse.coo_array(([1, 1, 1, 1], ([0, 0, 1, 3], [0, 1, 0, 3])), shape=(4, 4))
     occupancy = tile_occupancy(Pattern.from_matrix(matrix), (2, 2))
-    assert dense(occupancy).tolist() == [[3, 0], [0, 1]]
+    assert per_tile(occupancy).tolist() == [[3, 0], [0, 1]]
     assert occupancy.overbooked_fraction(2) == 1 / 4
     assert occupancy.utilization(2) == pytest.approx((2 / 2 + 1 / 2) / 2)
     assert occupancy.max == 3
