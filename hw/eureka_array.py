@@ -1,145 +1,222 @@
-"""The Eureka 4x4 sub-array: output-stationary outer product with SUDS (Sections 2.3-3.2)."""
+"""The Eureka 4x4 sub-array: output-stationary outer product with SUDS (Sections 2.3-3.3).
 
-from amaranth.hdl import Module, Mux, Signal, signed
-from amaranth.lib import data, stream, wiring
+The sub-array's parts, each a component with its own signature and tests:
+
+- :class:`BlockSequencer` steps one block record at a time through its
+  slots and drives the MAC grid;
+- :class:`MacGrid`, the 4 x ``columns`` Eureka MACs wired for SUDS;
+- :class:`Unrotate` hands a finished tile out in output-row order;
+
+:class:`EurekaArray`, the sub-array, composes them (``cols`` sub-arrays side
+by side form a systolic row), and :class:`SlotBarrier` holds each systolic
+row's blocks to its slot of the systolic schedule, for the systolic
+composition (:mod:`sparseforge.hw.compose.eureka_systolic`).
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..params import Param
 from ..registry import block
-from ..sw.wire import ROWS, EurekaWire
+from ..sw.wire import PER_SLOT, ROTATION_BITS, ROWS, EurekaWire
 from .eureka_mac import COMPACTION, WIDTHS, EurekaMac, check_widths
-from .interfaces import struct
+from .interfaces import (
+    EUREKA_COLUMNS,
+    EurekaRowSignature,
+    MacGridSignature,
+    SystolicSlotsSignature,
+    record_layout,
+    slab_layout,
+    slot_layout,
+    tile_layout,
+)
 from .mux import mux
 
-COLUMNS = 4
-"""MAC columns of a sub-array: the input columns it multiplies at once."""
+COLS = Param("cols", 1, 1, 4, "4x4 sub-arrays side by side, running the same blocks")
 
 
-def slot_layout(fmt):
-    """One slot word: a lane {value, column, displaced} per MAC row, from the format."""
-    return data.ArrayLayout(struct(fmt.lane), fmt.lanes)
+class BlockSequencer(wiring.Component):
+    """Runs one block record at a time: slot ``t`` of the record on cycle ``t``.
 
+    The control of a (row of) sub-array(s), Section 3.2. A block runs
+    while its record, its slab and room for its tile are all there; each
+    running cycle drives slot ``t``'s lanes onto the MAC rows (``clear`` on
+    t = 0, so every block starts fresh accumulators), and on the block's
+    last cycle takes the record and the slab and marks the tile finished.
+    An empty block (``cycles`` 0) passes in one cycle with zero weights; a
+    record claiming more than 4P cycles (malformed) ends after its 4P slots.
 
-def record_layout(fmt):
-    """One block record (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`)."""
-    return data.StructLayout({"header": struct(fmt.header),
-                              "slots": data.ArrayLayout(slot_layout(fmt),
-                                                        ROWS * fmt.compaction)})
+    Parameters
+    ----------
+    compaction, weight_width, act_width : as :class:`EurekaArray`.
+    columns : input columns of the slab (4 per sub-array).
 
+    Members
+    -------
+    filter, inputs : In(stream)
+        :class:`~.interfaces.EurekaRowSignature`'s: a block's record and
+        slab, both taken on its last cycle.
+    macs : In(MacGridSignature)
+        The MAC grid's controls (flipped: driven here). In dense mode slot
+        ``t`` selects input row ``t`` and nothing is displaced.
+    drain : Out(stream(2))
+        A finished tile waits in the accumulators; the payload is its
+        rotation (0 in dense mode). A block's first cycle waits until the
+        previous tile is taken (it may be taken on that same cycle).
+    dense : In(1)
+        Dense mode: every block runs 4P cycles. Change it only between blocks.
+    busy : Out(1)
+        The MACs compute a slot on this cycle (a running cycle of a non-empty block).
 
-def slab_layout(compaction, act_width, columns=COLUMNS):
-    """An input slab: ``[4P rows][columns]`` signed activations."""
-    return data.ArrayLayout(data.ArrayLayout(signed(act_width), columns), ROWS * compaction)
-
-
-def tile_layout(acc_width, columns=COLUMNS):
-    """An output tile: ``[4 output rows][columns]`` signed accumulators."""
-    return data.ArrayLayout(data.ArrayLayout(signed(acc_width), columns), ROWS)
-
-
-def array_ports(compaction, weight_width, act_width, acc_width, columns=COLUMNS):
-    """Stream ports of one systolic row of sub-arrays (``columns`` MAC columns in all)."""
-    fmt = EurekaWire(compaction, weight_width)
-    return {
-        "filter": In(stream.Signature(record_layout(fmt))),
-        "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
-        "outputs": Out(stream.Signature(tile_layout(acc_width, columns))),
-    }
-
-
-class BlockSequencer:
-    """Steps one block record at a time through the MAC rows (shared by sub-array and row).
-
-    Built inside ``elaborate``: drives the stream handshakes and exposes the
-    per-MAC-row controls (``weight``, ``select``, ``displaced``) and the
-    per-cycle ``enable``/``clear``. ``start`` gates the start of each block
-    (the systolic composition's slot barrier); ``rotation`` is the finished
-    block's rotation for un-rotating the tile.
+    Latency and throughput: a block of c cycles runs on c consecutive cycles
+    (one for c = 0); its tile is on ``drain`` the next cycle; the next block
+    starts right after, with no gap.
     """
 
-    def __init__(self, m, fmt, filter_, inputs, outputs, dense, start=1):
-        width = ROWS * fmt.compaction
-        record = filter_.payload
-        header = record.header
-        self.t = t = Signal(range(width))
+    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
+        self.fmt = EurekaWire(compaction, weight_width)
+        super().__init__({
+            "filter": In(stream.Signature(record_layout(self.fmt))),
+            "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
+            "macs": In(MacGridSignature(compaction, weight_width, act_width, columns)),
+            "drain": Out(stream.Signature(ROTATION_BITS)),
+            "dense": In(1),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        width = self.fmt.slots
+        header, macs, drain = self.filter.payload.header, self.macs, self.drain
+        t = Signal(range(width))
         cycles = Signal(range(width + 1))
-        last = Signal()
-        done = Signal()  # the accumulators hold a finished tile
-        self.go = go = Signal()  # the MAC array steps this cycle
-        self.busy = Signal()
-        self.rotation = Signal(2)
-        self.last = last
-        slot = Signal(slot_layout(fmt))
+        last = Signal()  # the block's last cycle
+        go = Signal()    # the block runs this cycle
+        slot = Signal(slot_layout(self.fmt))
         m.d.comb += [
-            cycles.eq(Mux(dense, width, header.cycles)),
-            # An empty block (cycles 0) passes in one cycle; a record claiming more
-            # than 4P cycles (malformed) ends after its 4P slots.
+            cycles.eq(Mux(self.dense, width, header.cycles)),
             last.eq((t + 1 >= cycles) | (t == width - 1)),
-            go.eq(filter_.valid & inputs.valid & (~done | outputs.ready) & (t.any() | start)),
+            go.eq(self.filter.valid & self.inputs.valid & (~drain.valid | drain.ready)),
             self.busy.eq(go & cycles.any()),
-            # A block's record and slab stay presented until its last cycle.
-            filter_.ready.eq(go & last),
-            inputs.ready.eq(go & last),
-            outputs.valid.eq(done),
-            slot.eq(mux(t, [record.slots[i] for i in range(width)])),
+            self.filter.ready.eq(go & last),
+            self.inputs.ready.eq(go & last),
+            slot.eq(mux(t, [self.filter.payload.slots[i] for i in range(width)])),
+            macs.operands.eq(self.inputs.payload),
+            macs.enable.eq(go),
+            macs.clear.eq(~t.any()),
         ]
+        for row in range(ROWS):
+            lane = slot[row]
+            m.d.comb += [
+                macs.weight[row].eq(Mux(cycles.any(), lane.value.as_signed(), 0)),
+                macs.select[row].eq(Mux(self.dense, t, lane.column)),
+                macs.displaced[row].eq(lane.displaced & ~self.dense),
+            ]
         with m.If(go):
             m.d.sync += t.eq(Mux(last, 0, t + 1))
         with m.If(go & last):
-            m.d.sync += [done.eq(1), self.rotation.eq(Mux(dense, 0, header.rotation))]
-        with m.Elif(outputs.ready):
-            m.d.sync += done.eq(0)
-
-        self.weight, self.select, self.displaced = [], [], []
-        for row in range(ROWS):
-            lane = slot[row]
-            weight = Signal(signed(fmt.value_width), name=f"weight{row}")
-            select = Signal(range(width), name=f"select{row}")
-            displaced = Signal(name=f"displaced{row}")
-            m.d.comb += [
-                weight.eq(Mux(cycles.any(), lane.value.as_signed(), 0)),
-                select.eq(Mux(dense, t, lane.column)),
-                displaced.eq(lane.displaced & ~dense),
-            ]
-            self.weight.append(weight)
-            self.select.append(select)
-            self.displaced.append(displaced)
+            m.d.sync += [drain.valid.eq(1), drain.payload.eq(Mux(self.dense, 0, header.rotation))]
+        with m.Elif(drain.ready):
+            m.d.sync += drain.valid.eq(0)
+        return m
 
 
-def mac_grid(m, seq, fmt, act_width, acc_width, slab, columns, prefix=""):
-    """``columns`` columns of 4 MACs wired for SUDS; returns ``macs[row][column]``."""
-    width = ROWS * fmt.compaction
-    macs = [[EurekaMac(fmt.compaction, fmt.value_width, act_width, acc_width,
-                       from_below=int(row < ROWS - 1)) for _ in range(columns)]
-            for row in range(ROWS)]
-    for row in range(ROWS):
-        for col in range(columns):
-            mac = macs[row][col]
-            m.submodules[f"{prefix}mac_{row}_{col}"] = mac
-            m.d.comb += [
-                mac.weight.eq(seq.weight[row]),
-                mac.select.eq(seq.select[row]),
-                mac.displaced.eq(seq.displaced[row]),
-                mac.enable.eq(seq.go),
-                mac.clear.eq(~seq.t.any()),
-                *[mac.operands[k].eq(slab[k][col]) for k in range(width)],
-            ]
-            if row < ROWS - 1:
-                below = macs[row + 1][col]
-                m.d.comb += [mac.below.eq(below.product),
-                             mac.below_displaced.eq(seq.displaced[row + 1])]
-    return macs
+class MacGrid(wiring.Component):
+    """4 x ``columns`` Eureka MACs wired for SUDS (Figures 2(b), 8).
 
+    MAC (m, n) multiplies MAC row m's weight by the input row its operand
+    multiplexer selects from slab column n, and accumulates output (m, n).
+    A product whose weight is ``displaced`` goes up to MAC (m - 1, n), which
+    adds it with its three-input adder; MAC row 3 (the base row after
+    rotation) has the two-input adder and no product from below.
 
-def unrotate(m, seq, macs, tile, columns):
-    """Drive ``tile`` with the accumulators, MAC row m as output row (m + rotation) % 4.
+    Parameters
+    ----------
+    compaction, weight_width, act_width, acc_width : as :class:`EurekaArray`.
+    columns : MAC columns.
 
-    Output row r at rotation k is MAC row (r - k) % 4: a 4:1 mux per output,
-    selected by the rotation itself.
+    Members
+    -------
+    macs : Out(MacGridSignature)
+        The per-cycle controls and the slab.
+    acc : Out([4][columns] signed acc_width)
+        The accumulators, in MAC-row order.
+
+    Latency: the accumulators update on the clock edge after ``enable``.
     """
-    for out_row in range(ROWS):
-        for col in range(columns):
-            m.d.comb += tile[out_row][col].eq(mux(seq.rotation, [
-                macs[(out_row - k) % ROWS][col].acc for k in range(ROWS)]))
+
+    def __init__(self, compaction, weight_width, act_width, acc_width, columns=EUREKA_COLUMNS):
+        self.compaction, self.columns = compaction, columns
+        self.widths = weight_width, act_width, acc_width
+        super().__init__({
+            "macs": Out(MacGridSignature(compaction, weight_width, act_width, columns)),
+            "acc": Out(tile_layout(acc_width, columns)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.macs
+        grid = [[EurekaMac(self.compaction, *self.widths, from_below=int(row < ROWS - 1))
+                 for _ in range(self.columns)] for row in range(ROWS)]
+        for row, macs in enumerate(grid):
+            for col, mac in enumerate(macs):
+                m.submodules[f"mac_{row}_{col}"] = mac
+                m.d.comb += [
+                    mac.weight.eq(c.weight[row]),
+                    mac.select.eq(c.select[row]),
+                    mac.displaced.eq(c.displaced[row]),
+                    mac.enable.eq(c.enable),
+                    mac.clear.eq(c.clear),
+                    *[mac.operands[k].eq(c.operands[k][col]) for k in range(len(mac.operands))],
+                    self.acc[row][col].eq(mac.acc),
+                ]
+                if row < ROWS - 1:
+                    m.d.comb += [mac.below.eq(grid[row + 1][col].product),
+                                 mac.below_displaced.eq(c.displaced[row + 1])]
+        return m
+
+
+class Unrotate(wiring.Component):
+    """Hands a finished tile out in output-row order (Section 3.2).
+
+    MAC row m holds output row (m + rotation) % 4, so output row r at
+    rotation k is MAC row (r - k) % 4: a 4:1 multiplexer per output,
+    selected by the rotation. Combinational; the stream passes through.
+
+    Parameters
+    ----------
+    acc_width : accumulator bits.
+    columns : MAC columns.
+
+    Members
+    -------
+    acc : In([4][columns] signed acc_width)
+        The accumulators, in MAC-row order.
+    drain : In(stream(2))
+        A finished tile is in ``acc``; the payload is its rotation.
+    outputs : Out(stream([4][columns] signed acc_width))
+        The tile, in output-row order, transferred with ``drain``.
+    """
+
+    def __init__(self, acc_width, columns=EUREKA_COLUMNS):
+        self.columns = columns
+        super().__init__({
+            "acc": In(tile_layout(acc_width, columns)),
+            "drain": In(stream.Signature(ROTATION_BITS)),
+            "outputs": Out(stream.Signature(tile_layout(acc_width, columns))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        rotation = self.drain.payload
+        m.d.comb += [self.outputs.valid.eq(self.drain.valid),
+                     self.drain.ready.eq(self.outputs.ready)]
+        for row in range(ROWS):
+            for col in range(self.columns):
+                m.d.comb += self.outputs.payload[row][col].eq(mux(rotation, [
+                    self.acc[(row - k) % ROWS][col] for k in range(ROWS)]))
+        return m
 
 
 @block("eureka_array")
@@ -168,22 +245,24 @@ class EurekaArray(wiring.Component):
     Each block runs 4P cycles, cycle t selects input row t, and the column
     metadata, ``displaced`` bits and rotation are ignored.
 
+    A :class:`BlockSequencer` drives a :class:`MacGrid`, whose finished tile
+    leaves through :class:`Unrotate`.
+
     Parameters
     ----------
     compaction : P, 1, 2 or 4: blocks of 4 x 4P, a 4P:1 operand mux.
     weight_width, act_width, acc_width : signed operand and accumulator bits.
+    cols : sub-arrays side by side, one sequencer for all (a systolic row of
+        Section 3.3: they run the same blocks against 4``cols`` input
+        columns). Not a block parameter: the registered block is one sub-array.
 
     Members
     -------
-    filter : In(stream(record))
-        One block record per transfer (:meth:`EurekaFormat.records`): the
-        header {rotation, cycles} and 4P slot words of 4 lanes {value,
-        column, displaced}, the first ``cycles`` used. Held until the
-        block's last cycle.
-    inputs : In(stream([4P][4] signed act_width))
-        The block's input slab, one per block, transferred with the record.
-    outputs : Out(stream([4][4] signed acc_width))
-        The block's 4x4 result, in output-row order, one per block.
+    filter, inputs, outputs
+        :class:`~.interfaces.EurekaRowSignature` with 4``cols`` columns: one
+        block record (:meth:`EurekaFormat.records`) and its 4P-row input slab
+        per block, held until the block's last cycle; one tile of 4 output
+        rows per block, in output-row order.
     dense : In(1)
         Dense mode; change it only between blocks.
     busy : Out(1)
@@ -199,20 +278,98 @@ class EurekaArray(wiring.Component):
     PARAMS = (COMPACTION, *WIDTHS)
     REPORT = ({"compaction": 4}, {"compaction": 2})
 
-    def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32):
-        v = check_widths(self.PARAMS, {"compaction": compaction, "weight_width": weight_width,
-                                       "act_width": act_width, "acc_width": acc_width})
-        self.fmt = EurekaWire(v["compaction"], v["weight_width"])
-        self.act_width, self.acc_width = v["act_width"], v["acc_width"]
-        super().__init__({**array_ports(v["compaction"], v["weight_width"], v["act_width"],
-                                        v["acc_width"]),
-                          "dense": In(1), "busy": Out(1)})
+    def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32, cols=1):
+        v = check_widths((*self.PARAMS, COLS), {
+            "compaction": compaction, "weight_width": weight_width, "act_width": act_width,
+            "acc_width": acc_width, "cols": cols})
+        self.compaction, self.cols = v["compaction"], v["cols"]
+        self.widths = v["weight_width"], v["act_width"], v["acc_width"]
+        self.columns = EUREKA_COLUMNS * self.cols
+        row = EurekaRowSignature(self.compaction, *self.widths, self.columns)
+        super().__init__({**row.members, "dense": In(1), "busy": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        seq = BlockSequencer(m, self.fmt, self.filter, self.inputs, self.outputs, self.dense)
-        m.d.comb += self.busy.eq(seq.busy)
-        macs = mac_grid(m, seq, self.fmt, self.act_width, self.acc_width,
-                        self.inputs.payload, COLUMNS)
-        unrotate(m, seq, macs, self.outputs.payload, COLUMNS)
+        weight_width, act_width, acc_width = self.widths
+        # In this order Yosys's ECP5 flow maps the sub-array (P = 4) to about 15% fewer
+        # LUTs than in the others: its ABC9 mapping depends on the netlist's order.
+        m.submodules.unrotate = unrotate = Unrotate(acc_width, self.columns)
+        m.submodules.sequencer = seq = BlockSequencer(self.compaction, weight_width, act_width,
+                                                      self.columns)
+        m.submodules.grid = grid = MacGrid(self.compaction, *self.widths, self.columns)
+        wiring.connect(m, wiring.flipped(self.filter), seq.filter)
+        wiring.connect(m, wiring.flipped(self.inputs), seq.inputs)
+        wiring.connect(m, seq.macs, grid.macs)
+        wiring.connect(m, seq.drain, unrotate.drain)
+        wiring.connect(m, unrotate.outputs, wiring.flipped(self.outputs))
+        m.d.comb += [unrotate.acc.eq(grid.acc), seq.dense.eq(self.dense),
+                     self.busy.eq(seq.busy)]
+        return m
+
+
+class SlotBarrier(wiring.Component):
+    """Holds each systolic row's block records to the slots of the systolic schedule.
+
+    Section 3.3 and the machine of :mod:`sparseforge.sw.systolic`: the
+    systolic rows advance together in slots; a slot descriptor says how
+    many blocks each row runs in it. A row's record stream passes through
+    while its row has blocks left in the current slot, and is held (valid
+    low) once it has run them all; the descriptor is taken on the cycle
+    the last row's last block of the slot is taken, so the next slot's
+    blocks start on the next cycle. A row that runs the record it is
+    shown to the end (as :class:`EurekaArray` does, taking it on its last
+    cycle) thus never starts a block beyond its slot, and a row with less
+    work idles (a bubble).
+
+    Parameters
+    ----------
+    rows : systolic rows.
+    compaction, weight_width : the records' format.
+
+    Members
+    -------
+    slots : In(stream([rows] x 0..PER_SLOT))
+        :class:`~.interfaces.SystolicSlotsSignature`.
+    filter : In(stream(record)) x rows
+        Each row's block records, from the host.
+    release : Out(stream(record)) x rows
+        The same records, to the rows, held outside the row's slot.
+
+    Combinational but for a block count per row: no latency, no bubble
+    between slots.
+    """
+
+    def __init__(self, rows, compaction, weight_width):
+        self.rows = rows
+        records = stream.Signature(record_layout(EurekaWire(compaction, weight_width)))
+        super().__init__({**SystolicSlotsSignature(rows).members,
+                          "filter": In(records).array(rows),
+                          "release": Out(records).array(rows)})
+
+    def elaborate(self, platform):
+        m = Module()
+        runs, through = [], []
+        for r in range(self.rows):
+            held, release = self.filter[r], self.release[r]
+            run = Signal(range(PER_SLOT + 1), name=f"run{r}")  # blocks taken in this slot
+            allowed = self.slots.payload[r]
+            open_ = Signal(name=f"open{r}")      # the row may take a block
+            taken = Signal(name=f"taken{r}")     # it takes one on this cycle
+            done = Signal(name=f"done{r}")       # and is then through the slot
+            m.d.comb += [
+                open_.eq(self.slots.valid & (run < allowed)),
+                release.payload.eq(held.payload),
+                release.valid.eq(held.valid & open_),
+                held.ready.eq(release.ready & open_),
+                taken.eq(held.valid & held.ready),
+                done.eq(run + taken == allowed),
+            ]
+            runs.append((run, taken))
+            through.append(done)
+        m.d.comb += self.slots.ready.eq(self.slots.valid & Cat(*through).all())
+        for run, taken in runs:
+            with m.If(self.slots.ready):
+                m.d.sync += run.eq(0)
+            with m.Elif(taken):
+                m.d.sync += run.eq(run + 1)
         return m

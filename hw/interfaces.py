@@ -14,6 +14,7 @@ on a cycle where ``valid`` and ``ready`` are both high; a source holds
 ``valid`` and its payload until the transfer.
 """
 
+from amaranth.hdl import signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -100,4 +101,115 @@ class MemoryPortSignature(wiring.Signature):
         super().__init__({
             "request": Out(stream.Signature(addr_width)),
             "response": In(stream.Signature(data_width)),
+        })
+
+
+# -- Eureka (Sections 3-3.3) ---------------------------------------------------------
+
+EUREKA_COLUMNS = 4
+"""Input columns of one 4x4 sub-array: the MAC columns it multiplies at once."""
+
+
+def slot_layout(fmt):
+    """One slot word of a :class:`~sparseforge.sw.wire.EurekaWire`: a lane {value, column,
+    displaced} per MAC row, MAC row 0 in the low bits."""
+    return data.ArrayLayout(struct(fmt.lane), fmt.lanes)
+
+
+def record_layout(fmt):
+    """One block record (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`): the
+    header {rotation, cycles}, then 4P slot words."""
+    return data.StructLayout({"header": struct(fmt.header),
+                              "slots": data.ArrayLayout(slot_layout(fmt), fmt.slots)})
+
+
+def slab_layout(compaction, act_width, columns=EUREKA_COLUMNS):
+    """An input slab: ``[4P rows][columns]`` signed activations."""
+    return data.ArrayLayout(data.ArrayLayout(signed(act_width), columns),
+                            wire.ROWS * compaction)
+
+
+def tile_layout(acc_width, columns=EUREKA_COLUMNS):
+    """An output tile: ``[4 rows][columns]`` signed accumulators."""
+    return data.ArrayLayout(data.ArrayLayout(signed(acc_width), columns), wire.ROWS)
+
+
+def slot_counts_layout(rows, per_slot=wire.PER_SLOT):
+    """A systolic slot descriptor: blocks (0..``per_slot``) per systolic row, row 0 lowest.
+
+    Each count is as wide as ``per_slot`` needs (:func:`~sparseforge.sw.wire.slot_count_bits`
+    bits for the schedule's :data:`~sparseforge.sw.wire.PER_SLOT`).
+    """
+    return data.ArrayLayout(range(per_slot + 1), rows)
+
+
+class EurekaRowSignature(wiring.Signature):
+    """A row of Eureka sub-arrays (one sub-array, or a systolic row), seen from the array.
+
+    ``columns`` input columns in all (4 per 4x4 sub-array), compaction P,
+    ``weight_width``-bit filter values, ``act_width``-bit activations,
+    ``acc_width``-bit results, all two's complement. One *block* is one
+    transfer on ``filter`` and one on ``inputs``, and yields one transfer
+    on ``outputs``. Protocol:
+
+    - ``filter`` (stream in, :func:`record_layout`): a block record, the
+      header {rotation, cycles} and 4P slot words, the first ``cycles`` of
+      them used. ``ready`` is high on the block's last cycle only: the
+      record stays presented while the block runs.
+    - ``inputs`` (stream in, :func:`slab_layout`): the block's 4P input rows;
+      transferred on the same cycle as its record.
+    - ``outputs`` (stream out, :func:`tile_layout`): the block's 4 output
+      rows, in output-row order (rotation undone), in block order. A tile not
+      yet taken holds the next block at its first cycle.
+    """
+
+    def __init__(self, compaction, weight_width, act_width, acc_width,
+                 columns=EUREKA_COLUMNS):
+        fmt = wire.EurekaWire(compaction, weight_width)
+        super().__init__({
+            "filter": In(stream.Signature(record_layout(fmt))),
+            "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
+            "outputs": Out(stream.Signature(tile_layout(acc_width, columns))),
+        })
+
+
+class SystolicSlotsSignature(wiring.Signature):
+    """The slot descriptors of a systolic schedule (:mod:`sparseforge.sw.systolic`), seen
+    from the array that runs them on ``rows`` systolic rows.
+
+    - ``slots`` (stream in, :func:`slot_counts_layout`): one descriptor per
+      slot, in schedule order: how many blocks (0 to ``per_slot``) each
+      systolic row runs in the slot. The array takes a descriptor on the
+      cycle the last of its blocks ends (at once when it has none); no
+      row starts a block of the next slot before that.
+    """
+
+    def __init__(self, rows, per_slot=wire.PER_SLOT):
+        super().__init__({"slots": In(stream.Signature(slot_counts_layout(rows, per_slot)))})
+
+
+class MacGridSignature(wiring.Signature):
+    """What a grid of Eureka MACs takes each cycle, seen from the grid (4 MAC rows, ``columns``
+    MAC columns, compaction P).
+
+    Not a stream: the controls act on the cycle they are driven.
+
+    - ``weight``, ``select``, ``displaced`` (in, one per MAC row): the MAC
+      row's filter value (0 idles it), the input row its 4P:1 operand
+      multiplexer selects, and whether the value belongs to the MAC row
+      above (which adds the product; never set on MAC row 0).
+    - ``operands`` (in, :func:`slab_layout`): the block's input slab,
+      column n broadcast down MAC column n.
+    - ``enable`` (in): accumulate on this cycle; ``clear`` (in): with
+      ``enable``, start new outputs (the accumulators ignore what they hold).
+    """
+
+    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
+        super().__init__({
+            "weight": In(data.ArrayLayout(signed(weight_width), wire.ROWS)),
+            "select": In(data.ArrayLayout(range(wire.ROWS * compaction), wire.ROWS)),
+            "displaced": In(wire.ROWS),
+            "operands": In(slab_layout(compaction, act_width, columns)),
+            "enable": In(1),
+            "clear": In(1),
         })

@@ -72,3 +72,13 @@ def dlmc_layers(root, method="magnitude_pruning", sparsity="0.8"):
 def squeezenet_layers(root):
     """The SqueezeNet Deep Compression layer files, sorted."""
     return sorted((Path(root) / SQUEEZENET).glob("*.mtx"))
+
+
+def real_slice(path, rows, cols, columns, seed):
+    """Rows ``rows`` and columns ``cols`` (``[start, stop]``) of a real layer in int8
+    (:func:`int8_layer`), and seeded int8 activations ``[len(cols), columns]`` to multiply
+    it by. Returns ``(weights as csr_array, activations)``."""
+    weights = int8_layer(path, seed).tocsr()[slice(*rows), slice(*cols)]
+    rng = np.random.default_rng([seed, 1])
+    activations = rng.integers(-128, 128, size=(weights.shape[1], columns))
+    return weights, activations

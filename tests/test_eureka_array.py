@@ -1,21 +1,23 @@
 # amaranth: UnusedElaboratable=no
 """The Eureka 4x4 sub-array: model, Amaranth-simulator runs, Verilator co-simulation, lint."""
 
-import json
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
-from sparseforge.hw.eureka_array import EurekaArray, record_layout
+from sparseforge.hw.eureka_array import EurekaArray
+from sparseforge.hw.interfaces import record_layout
 from sparseforge.sim.models import eureka as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.compaction import compact
 from sparseforge.sw.eureka_format import EurekaFormat
-from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
+from sparseforge.sw.eureka_plan import plan
+from sparseforge.sw.layers import dlmc_layers, real_slice, squeezenet_layers
 from sparseforge.sw.suds import displace, optimal
-from sparseforge.tb.eureka import ArrayBench, plan, real_slice
+from sparseforge.tb.eureka import ArrayBench
+from sparseforge.tb.streams import Codec
 
 FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0}
 
@@ -30,9 +32,9 @@ def figure_7():
 
 def run(weights, activations, compaction=1, seed=0, rates=None, **kwargs):
     """Plan and run W X on the sub-array in Amaranth's simulator; return the bench."""
-    work = plan(weights, activations, compaction, **kwargs)
-    bench = ArrayBench(work, 8, 32, seed, rates)
-    pysim(EurekaArray(compaction), bench)
+    bench = ArrayBench(EurekaArray(compaction), plan(weights, activations, compaction, **kwargs),
+                       seed, rates)
+    pysim(bench)
     return bench
 
 
@@ -43,7 +45,8 @@ def run(weights, activations, compaction=1, seed=0, rates=None, **kwargs):
 def test_model_computes_w_x_on_a_real_layer(shared_data, compaction, dense):
     weights, activations = real_slice(dlmc_layers(shared_data)[5], (0, 64), (0, 256), 8, 2)
     work = plan(weights, activations, compaction, dense=dense)
-    product = model.product(work.tiles, work.ids, work.grid, weights.shape[0])
+    tiles = model.tiles(work.placed, work.slabs, dense, ids=work.ids)
+    product = model.product(tiles, work.ids, work.grid, weights.shape[0])
     assert np.array_equal(product, work.weights @ work.activations)
 
 
@@ -59,8 +62,9 @@ def test_model_rejects_a_displaced_value_on_mac_row_0():
 def test_figure_7_runs_in_two_cycles_with_rotation_undone():
     activations = np.arange(16).reshape(4, 4) - 8
     bench = run(figure_7(), activations, rates=FREE)
-    assert bench.run.records and len(bench.received) == 1
-    assert bench.busy == bench.span == 2  # compaction alone: 4 cycles; greedy SUDS: 3
+    out = bench.result()
+    assert bench.run.records and out.tiles == 1
+    assert out.busy == out.span == 2  # compaction alone: 4 cycles; greedy SUDS: 3
     assert np.array_equal(bench.received[0], figure_7() @ activations)
 
 
@@ -68,9 +72,9 @@ def test_dense_mode_takes_4p_cycles_and_ignores_metadata():
     activations = np.arange(32).reshape(8, 4) - 16
     weights = np.zeros((4, 8), dtype=np.int64)
     weights[0, [1, 6]] = [3, -2]   # compacted: row 0 = [3, -2] in columns 1, 6
-    bench = run(weights, activations, compaction=2, rates=FREE, dense=True)
-    assert bench.busy == bench.span == 8
-    assert np.array_equal(bench.product(), weights @ activations)
+    out = run(weights, activations, compaction=2, rates=FREE, dense=True).result()
+    assert out.busy == out.span == 8
+    assert np.array_equal(out.product, weights @ activations)
 
 
 def test_empty_block_passes_in_one_cycle_with_a_zero_tile():
@@ -78,10 +82,11 @@ def test_empty_block_passes_in_one_cycle_with_a_zero_tile():
     weights[2, [0, 9]] = [5, -6]    # blocks 0 and 2 hold a value, block 1 is empty
     activations = np.arange(48).reshape(12, 4)
     bench = run(weights, activations, rates=FREE, send_empty=True)
-    assert bench.run.records and len(bench.received) == 3
-    assert not bench.received[1].any()
-    assert bench.busy == 2 and bench.span == 3
-    assert np.array_equal(bench.product(), weights @ activations)
+    out = bench.result()
+    assert bench.run.records and out.tiles == 3
+    assert not np.any(bench.received[1])
+    assert out.busy == 2 and out.span == 3
+    assert np.array_equal(out.product, weights @ activations)
 
 
 @pytest.mark.parametrize("compaction", [1, 2, 4])
@@ -90,8 +95,9 @@ def test_back_to_back_blocks_run_in_the_model_cycles(shared_data, compaction):
     weights, activations = real_slice(squeezenet_layers(shared_data)[4], (0, 16), (0, 96),
                                       4, 1)
     bench = run(weights, activations, compaction, rates=FREE)
-    assert bench.busy == bench.span == bench.run.cycles
-    assert np.array_equal(bench.product(), bench.run.weights @ bench.run.activations)
+    out = bench.result()
+    assert out.busy == out.span == bench.run.cycles
+    assert np.array_equal(out.product, bench.run.weights @ bench.run.activations)
 
 
 @pytest.mark.parametrize("compaction", [1, 4])
@@ -100,10 +106,11 @@ def test_real_slice_under_random_stalls(shared_data, compaction, dense):
     seed = seed_from_env(compaction + 10 * dense)
     weights, activations = real_slice(dlmc_layers(shared_data)[3], (0, 12), (0, 48), 4, seed)
     bench = run(weights, activations, compaction, seed=seed, dense=dense)
-    assert len({int(r) & 3 for r in bench.run.records}) > 1 or dense  # several rotations
-    assert bench.busy == bench.run.cycles
-    assert bench.span > bench.run.cycles  # the stalls did stall it
-    assert np.array_equal(bench.product(), bench.run.weights @ bench.run.activations)
+    out = bench.result()
+    assert len(set(bench.run.placed.rotation[bench.run.ids])) > 1 or dense  # several rotations
+    assert out.busy == bench.run.cycles
+    assert out.span > bench.run.cycles  # the stalls did stall it
+    assert np.array_equal(out.product, bench.run.weights @ bench.run.activations)
 
 
 # -- parameters and Verilog -------------------------------------------------------
@@ -134,12 +141,14 @@ def test_verilog_lints_clean_with_wall(lint, params):
 
 # -- Verilator co-simulation --------------------------------------------------------
 
-def _verilator(tmp_path, params, layer, rows, cols, seed, **args):
-    dump = tmp_path / "out.json"
-    verilator("eureka_array", "sparseforge.tb.eureka", params=params,
-              args={"layer": str(layer), "rows": rows, "cols": cols, "seed": seed,
-                    "dump": str(dump), **args}, work_dir=tmp_path)
-    return json.loads(dump.read_text())
+def _verilator(tmp_path, params, layer, rows, cols, seed, dense=False, rates=None):
+    """The real-layer slice planned on the host, run on Verilator; returns (plan, result)."""
+    weights, activations = real_slice(layer, rows, cols, 4, seed)
+    work = plan(weights, activations, params["compaction"], dense=dense)
+    rtl = verilator("eureka_array", "sparseforge.tb.eureka", params=params, seed=seed,
+                    args={"plan": work, "rates": rates}, work_dir=tmp_path).result
+    assert np.array_equal(rtl.product, work.weights @ work.activations), "W X differs"
+    return work, rtl
 
 
 @pytest.mark.verilator
@@ -149,21 +158,20 @@ def _verilator(tmp_path, params, layer, rows, cols, seed, **args):
     (lambda root: squeezenet_layers(root)[10], (16, 24), (0, 96), True),
 ])
 def test_real_layer_slices_on_verilator(tmp_path, shared_data, pick, rows, cols, dense):
-    """W X exact, every tile equal to the model's, RTL compute cycles equal to the model's,
-    under random stalls on every stream (the testbench asserts all of it)."""
-    out = _verilator(tmp_path, {"compaction": 4}, pick(shared_data), rows, cols,
-                     seed_from_env(21), dense=dense)
-    assert out["busy"] == out["model_cycles"] and out["blocks"] > 0
+    """W X exact, every tile equal to the model's (the testbench checks each), RTL compute
+    cycles equal to the model's, under random stalls on every stream."""
+    work, rtl = _verilator(tmp_path, {"compaction": 4}, pick(shared_data), rows, cols,
+                           seed_from_env(21), dense=dense)
+    assert rtl.busy == work.cycles and rtl.tiles == len(work.ids) > 0
 
 
 @pytest.mark.verilator
 def test_verilator_runs_the_model_cycles_back_to_back(tmp_path, shared_data):
-    layer = dlmc_layers(shared_data)[7]
-    out = _verilator(tmp_path, {"compaction": 2}, layer, (0, 16), (0, 128), 4, rates=FREE)
-    weights, activations = real_slice(layer, (0, 16), (0, 128), 4, 4)
-    bench = run(weights, activations, 2, seed=4, rates=FREE)
-    assert out["span"] == out["busy"] == out["model_cycles"] == bench.span
-    assert out["cycles"] == bench.cycle
+    params = {"compaction": 2}
+    work, rtl = _verilator(tmp_path, params, dlmc_layers(shared_data)[7], (0, 16), (0, 128), 4,
+                           rates=FREE)
+    assert rtl.span == rtl.busy == work.cycles
+    assert rtl == pysim(ArrayBench(EurekaArray(**params), work, 4, FREE))
 
 
 @pytest.mark.soak
@@ -175,16 +183,17 @@ def test_soak_full_layer_on_verilator(tmp_path, shared_data, pick):
 
     layer = pick(shared_data)
     rows, cols = read_matrix(layer).shape
-    out = _verilator(tmp_path, {"compaction": 4}, layer, (0, rows), (0, cols), 31)
-    assert out["busy"] == out["model_cycles"]
+    work, rtl = _verilator(tmp_path, {"compaction": 4}, layer, (0, rows), (0, cols), 31)
+    assert rtl.busy == work.cycles
 
 
 def test_a_malformed_cycle_count_ends_after_4p_slots():
     """P = 1: the 3-bit cycles field (above the 2-bit rotation) can say 7; a record holds 4."""
     activations = np.arange(16).reshape(4, 4) - 8
     work = plan(figure_7(), activations, 1)
-    record = work.records[0] | 0b111 << 2
-    bench = ArrayBench(replace(work, records=[record]), 8, 32, 0, FREE)
-    pysim(EurekaArray(1), bench)
-    assert bench.span == 4  # slots 2 and 3 are the record's zero padding
+    codec = Codec(record_layout(EurekaFormat(1, 8)))
+    record = codec.unpack(work.records[0])
+    record["header"]["cycles"] = 7
+    bench = ArrayBench(EurekaArray(1), replace(work, records=[codec.pack(record)]), 0, FREE)
+    assert pysim(bench).span == 4  # slots 2 and 3 are the record's zero padding
     assert np.array_equal(bench.received[0], figure_7() @ activations)

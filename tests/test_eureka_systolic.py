@@ -1,52 +1,55 @@
 # amaranth: UnusedElaboratable=no
 """Systolic composition of 4x4 sub-arrays: 8x8 and 16x16 running the systolic schedule."""
 
-import json
-
 import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
-from sparseforge.hw.eureka_systolic import EurekaSystolic
+from sparseforge.hw.compose.eureka_systolic import EurekaSystolic
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
-from sparseforge.sw.layers import dlmc_layers, squeezenet_layers
-from sparseforge.tb.eureka import SystolicBench, real_slice, systolic_plan
+from sparseforge.sw.eureka_plan import systolic_plan
+from sparseforge.sw.layers import dlmc_layers, real_slice, squeezenet_layers
+from sparseforge.tb.eureka import SystolicBench
 
 FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0, "slots": 1.0}
 
 
-def run(layer, rows, cols, scheduled=True, rates=None, seed=0, shape=((0, 16), (0, 128))):
+def planned(layer, rows, cols, scheduled=True, seed=0, shape=((0, 16), (0, 128))):
     weights, activations = real_slice(layer, *shape, 4 * cols, seed)
-    work = systolic_plan(weights, activations, 4, rows, scheduled=scheduled)
-    bench = SystolicBench(work, 8, 32, seed, rates)
-    pysim(EurekaSystolic(rows, cols), bench)
-    assert np.array_equal(bench.product(), weights.toarray() @ activations)
-    return bench
+    return systolic_plan(weights, activations, 4, rows, scheduled=scheduled)
+
+
+def run(layer, rows, cols, scheduled=True, rates=None, seed=0, shape=((0, 16), (0, 128))):
+    """Plan and run on Amaranth's simulator; W X checked; returns (plan, result)."""
+    work = planned(layer, rows, cols, scheduled, seed, shape)
+    out = pysim(SystolicBench(EurekaSystolic(rows, cols), work, seed, rates))
+    assert np.array_equal(out.product, work.rows[0].weights @ work.rows[0].activations)
+    return work, out
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(2, 2), (4, 4)])
 @pytest.mark.parametrize("scheduled", [True, False])
 def test_runs_the_schedule_in_its_cycles_with_its_bubbles(shared_data, rows, cols, scheduled):
     """No back-pressure: slot after slot, each as long as its longest row's work."""
-    bench = run(dlmc_layers(shared_data)[3], rows, cols, scheduled, FREE)
-    assert bench.span == bench.run.cycles
-    assert rows * bench.span - sum(bench.busy) == bench.run.bubbles
-    assert bench.busy == [row.cycles for row in bench.run.rows]
+    work, out = run(dlmc_layers(shared_data)[3], rows, cols, scheduled, FREE)
+    assert out.span == work.cycles
+    assert rows * out.span - sum(out.busy) == work.bubbles
+    assert out.busy == [row.cycles for row in work.rows]
 
 
 def test_scheduling_removes_bubbles_on_the_rtl(shared_data):
     layer = squeezenet_layers(shared_data)[10]
-    scheduled = run(layer, 2, 1, True, FREE, shape=((0, 32), (0, 144)))
-    in_order = run(layer, 2, 1, False, FREE, shape=((0, 32), (0, 144)))
+    _, scheduled = run(layer, 2, 1, True, FREE, shape=((0, 32), (0, 144)))
+    _, in_order = run(layer, 2, 1, False, FREE, shape=((0, 32), (0, 144)))
     assert sum(scheduled.busy) == sum(in_order.busy)
     assert scheduled.span < in_order.span
 
 
 def test_random_stalls_on_every_stream(shared_data):
     seed = seed_from_env(5)
-    bench = run(dlmc_layers(shared_data)[9], 2, 2, True, None, seed)
-    assert bench.busy == [row.cycles for row in bench.run.rows]
-    assert bench.span > bench.run.cycles
+    work, out = run(dlmc_layers(shared_data)[9], 2, 2, True, None, seed)
+    assert out.busy == [row.cycles for row in work.rows]
+    assert out.span > work.cycles
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [({"rows": 0}, "rows"), ({"cols": 5}, "cols"),
@@ -63,32 +66,34 @@ def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("eureka_systolic", params) == ""
 
 
-def _verilator(tmp_path, params, layer, shape, seed, **args):
-    dump = tmp_path / "out.json"
-    verilator("eureka_systolic", "sparseforge.tb.eureka", params=params,
-              args={"layer": str(layer), "rows": shape[0], "cols": shape[1], "seed": seed,
-                    "dump": str(dump), **args}, work_dir=tmp_path)
-    return json.loads(dump.read_text())
+def _verilator(tmp_path, params, work, seed, rates=None):
+    return verilator("eureka_systolic", "sparseforge.tb.eureka", params=params, seed=seed,
+                     args={"plan": work, "rates": rates}, work_dir=tmp_path).result
 
 
 @pytest.mark.verilator
 def test_8x8_on_verilator(tmp_path, shared_data):
-    """Random stalls on every stream; the testbench checks every tile, W X and the rows'
-    computing cycles. Then free-running: cycles and bubbles equal to the schedule's."""
+    """Random stalls on every stream; the testbench checks every tile, here W X and the
+    rows' computing cycles. Then free-running: cycles and bubbles equal to the schedule's,
+    and the same result as Amaranth's simulator."""
     layer = dlmc_layers(shared_data)[12]
     params = {"rows": 2, "cols": 2, "compaction": 4}
-    stalled = _verilator(tmp_path / "stalled", params, layer, ((0, 32), (0, 256)),
-                         seed_from_env(8))
-    assert stalled["busy"] == stalled["work"]
-    free = _verilator(tmp_path / "free", params, layer, ((0, 32), (0, 256)), 8, rates=FREE)
-    assert free["span"] == free["model_cycles"]
-    assert 2 * free["span"] - sum(free["busy"]) == free["model_bubbles"]
+    seed = seed_from_env(8)
+    work = planned(layer, 2, 2, seed=seed, shape=((0, 32), (0, 256)))
+    stalled = _verilator(tmp_path / "stalled", params, work, seed)
+    assert stalled.busy == [row.cycles for row in work.rows]
+    assert np.array_equal(stalled.product, work.rows[0].weights @ work.rows[0].activations)
+    work = planned(layer, 2, 2, seed=8, shape=((0, 32), (0, 256)))
+    free = _verilator(tmp_path / "free", params, work, 8, FREE)
+    assert free.span == work.cycles
+    assert 2 * free.span - sum(free.busy) == work.bubbles
+    assert free == pysim(SystolicBench(EurekaSystolic(**params), work, 8, FREE))
 
 
 @pytest.mark.soak
 @pytest.mark.verilator
 def test_soak_16x16_on_verilator(tmp_path, shared_data):
-    layer = dlmc_layers(shared_data)[12]
-    out = _verilator(tmp_path, {"rows": 4, "cols": 4, "compaction": 4}, layer,
-                     ((0, 64), (0, 512)), 9, rates=FREE)
-    assert out["span"] == out["model_cycles"]
+    work = planned(dlmc_layers(shared_data)[12], 4, 4, seed=9, shape=((0, 64), (0, 512)))
+    out = _verilator(tmp_path, {"rows": 4, "cols": 4, "compaction": 4}, work, 9, FREE)
+    assert out.span == work.cycles
+    assert np.array_equal(out.product, work.rows[0].weights @ work.rows[0].activations)

@@ -9,6 +9,7 @@ from sparseforge.sw.layers import (
     dlmc_layers,
     int8_layer,
     quantize_int8,
+    real_slice,
     seeded_int8,
     squeezenet_layers,
 )
@@ -48,3 +49,14 @@ def test_integer_weights_outside_int8_are_rejected(tmp_path):
     path.write_text("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 300\n")
     with pytest.raises(ParameterError, match="outside int8"):
         int8_layer(path)
+
+
+def test_a_real_slice_is_the_layers_block_and_seeded_int8_activations(shared_data):
+    path = squeezenet_layers(shared_data)[4]
+    weights, activations = real_slice(path, (8, 20), (5, 50), 3, seed=2)
+    assert np.array_equal(weights.toarray(), int8_layer(path, 2).toarray()[8:20, 5:50])
+    assert activations.shape == (45, 3)
+    assert activations.min() >= -128 and activations.max() <= 127
+    again = real_slice(path, (8, 20), (5, 50), 3, seed=2)[1]
+    assert np.array_equal(activations, again)
+    assert not np.array_equal(activations, real_slice(path, (8, 20), (5, 50), 3, seed=3)[1])

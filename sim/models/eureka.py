@@ -29,15 +29,17 @@ class ModelError(AssertionError):
     """The blocks ask for something the SUDS sub-array cannot do."""
 
 
-def tiles(blocks, slabs, dense=False):
-    """The output tile of every block: ``[nblocks, 4, columns]`` int64.
+def tiles(blocks, slabs, dense=False, ids=None):
+    """The output tile of blocks ``ids`` (default: every block): ``[n, 4, columns]`` int64.
 
     ``blocks`` is a :class:`~sparseforge.sw.suds.DisplacedBlocks`; ``slabs``
-    is ``[nblocks, 4P, columns]``, the input rows each block's columns select
-    from. ``dense`` selects slab row ``t`` on cycle ``t`` and ignores the
-    column metadata, displacement and rotation, as the array's dense mode does.
+    is ``[n, 4P, columns]``, the input rows each of those blocks' columns
+    select from (:func:`~sparseforge.sw.eureka_plan.slabs_for`). ``dense``
+    selects slab row ``t`` on cycle ``t`` and ignores the column metadata,
+    displacement and rotation, as the array's dense mode does.
     """
-    values = np.asarray(blocks.values, dtype=np.int64)
+    ids = np.arange(len(blocks.cycles)) if ids is None else np.asarray(ids, dtype=np.int64)
+    values = np.asarray(blocks.values, dtype=np.int64)[ids]
     n, rows, width = values.shape
     slabs = np.asarray(slabs, dtype=np.int64)
     if slabs.shape[:2] != (n, width):
@@ -48,12 +50,12 @@ def tiles(blocks, slabs, dense=False):
         displaced = np.zeros(values.shape, dtype=bool)
         rotation = np.zeros(n, dtype=np.int64)
     else:
-        select = blocks.columns.astype(np.int64)
-        displaced = blocks.displaced
-        rotation = np.asarray(blocks.rotation, dtype=np.int64)
+        select = blocks.columns[ids].astype(np.int64)
+        displaced = blocks.displaced[ids]
+        rotation = np.asarray(blocks.rotation, dtype=np.int64)[ids]
         if displaced[:, 0].any():
             raise ModelError("a displaced value on MAC row 0, which has no MAC row above")
-    live = cycle < np.asarray(blocks.cycles)[:, None, None]  # [n, 1, width] after broadcast
+    live = cycle < np.asarray(blocks.cycles)[ids][:, None, None]  # [n, 1, width] after broadcast
     operands = np.take_along_axis(slabs[:, None], select[..., None], axis=2)  # [n, 4, w, c]
     products = np.where(live[..., None], values[..., None] * operands, 0)
     own = np.where(displaced[..., None], 0, products).sum(axis=2)  # [n, 4, c]
@@ -64,21 +66,6 @@ def tiles(blocks, slabs, dense=False):
     mac_row = np.arange(rows)
     out[np.arange(n)[:, None], (mac_row + rotation[:, None]) % ROWS] = acc
     return out
-
-
-def slabs_for(blocks, activations, grid):
-    """``[nblocks, 4P, columns]``: the input rows of ``activations`` each block multiplies.
-
-    Block ``b`` (row-major over ``grid``) covers weight columns
-    ``4P * (b % grid[1])`` onward, so it takes those rows of the K x N
-    activations, zero-padded past K.
-    """
-    width = blocks.values.shape[2]
-    activations = np.asarray(activations, dtype=np.int64)
-    padded = np.zeros((grid[1] * width, activations.shape[1]), dtype=np.int64)
-    padded[:len(activations)] = activations
-    block_col = np.arange(len(blocks.cycles)) % grid[1]
-    return padded.reshape(grid[1], width, -1)[block_col]
 
 
 def product(tiles_, block_ids, grid, rows):

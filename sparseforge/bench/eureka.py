@@ -6,7 +6,7 @@ group: cycles and speedup over dense of 2:4, compaction alone (P = 1, the
 paper's Eureka-unopt, and P = 4), greedy and optimal SUDS, the one-sided
 ideal, and on systolic arrays of 4x4 sub-arrays (2 systolic rows: 8x8; 4:
 16x16) with and without systolic scheduling, bubbles counted. All from
-the host model (:func:`sparseforge.commands.suds.suds_report`).
+the host model (:func:`sparseforge.sw.eureka_cycles.suds_report`).
 
 Measured in the same run, from the RTL: on Verilator the ``eureka_array``
 runs a real layer slice with optimal SUDS and in dense mode, and the 8x8
@@ -17,7 +17,6 @@ sub-array, generic gates and ECP5 LUTs, beside Table 2's +6%.
 """
 
 import itertools
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -26,16 +25,17 @@ import click
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option
-from sparseforge.commands.suds import suds_report
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
-from sparseforge.sw.layers import dlmc_layers, int8_layer, squeezenet_layers
+from sparseforge.sw.eureka_cycles import suds_report
+from sparseforge.sw.eureka_plan import plan, systolic_plan
+from sparseforge.sw.layers import dlmc_layers, int8_layer, real_slice, squeezenet_layers
 
 SPARSITIES = ("0.7", "0.8", "0.9", "0.95", "0.98")
 QUICK_SPARSITIES = ("0.8",)
 QUICK_LAYERS = 6
 RTL_SLICE = {"sparsity": "0.8", "layer": 12, "rows": (0, 32), "cols": (0, 512)}
-FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0}
+FREE = {"filter": 1.0, "inputs": 1.0, "outputs": 1.0, "slots": 1.0}
 
 # What the paper claims (Eureka, MICRO 2023). Quoted, not measured.
 PAPER = {
@@ -110,21 +110,25 @@ def _rtl(root, seed):
     from sparseforge.sim.runners import verilator
 
     layer = dlmc_layers(root, sparsity=RTL_SLICE["sparsity"])[RTL_SLICE["layer"]]
-    out = {"layer": layer.name, "rows": list(RTL_SLICE["rows"]),
-           "cols": list(RTL_SLICE["cols"]), "compaction": 4}
-    runs = {"suds": ("eureka_array", {"compaction": 4}, {}),
-            "dense": ("eureka_array", {"compaction": 4}, {"dense": True}),
+    shape = RTL_SLICE["rows"], RTL_SLICE["cols"]
+    out = {"layer": layer.name, "rows": list(shape[0]), "cols": list(shape[1]), "compaction": 4}
+    array = real_slice(layer, *shape, 4, seed)
+    runs = {"suds": ("eureka_array", {"compaction": 4}, plan(*array, 4)),
+            "dense": ("eureka_array", {"compaction": 4}, plan(*array, 4, dense=True)),
             "systolic_8x8": ("eureka_systolic", {"rows": 2, "cols": 2, "compaction": 4},
-                             {"rates": {**FREE, "slots": 1.0}})}
+                             systolic_plan(*real_slice(layer, *shape, 8, seed), 4, 2))}
     with tempfile.TemporaryDirectory(prefix="sf-bench-eureka-") as scratch:
-        for mode, (name, params, extra) in runs.items():
-            dump = Path(scratch, f"{mode}.json")
-            verilator(name, "sparseforge.tb.eureka", params=params,
-                      args={"layer": str(layer), "rows": RTL_SLICE["rows"],
-                            "cols": RTL_SLICE["cols"], "seed": seed, "rates": FREE,
-                            "dump": str(dump), **extra},
-                      work_dir=Path(scratch, mode))
-            out[mode] = json.loads(dump.read_text())
+        for mode, (name, params, run) in runs.items():
+            rtl = verilator(name, "sparseforge.tb.eureka", params=params, seed=seed,
+                            args={"plan": run, "rates": FREE},
+                            work_dir=Path(scratch, mode)).result
+            figures = {"cycles": rtl.cycles, "busy": rtl.busy, "span": rtl.span,
+                       "model_cycles": run.cycles}
+            if name == "eureka_array":
+                figures["blocks"] = len(run.ids)
+            else:
+                figures |= {"model_bubbles": run.bubbles, "work": [r.cycles for r in run.rows]}
+            out[mode] = figures
     return out
 
 

@@ -9,23 +9,11 @@ import scipy.sparse as sp
 from sparseforge.cli import emit, json_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw import systolic
-from sparseforge.sw.compaction import ROWS, check_compaction, compact
-from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
+from sparseforge.sw.compaction import check_compaction
+from sparseforge.sw.eureka_cycles import BLOCK_FIGURES, SYSTOLIC_FIGURES, suds_report
+from sparseforge.sw.eureka_format import operand_codes
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.layers import seeded_int8
-from sparseforge.sw.suds import displace, greedy, ideal_cycles, optimal
-
-# (JSON key, table label) of the per-block cycle totals, in Figure 12's order.
-_CYCLES = (("dense", "dense"), ("two_four", "2:4 (Ampere)"),
-           ("compaction", "compaction, no SUDS"), ("greedy", "greedy SUDS"),
-           ("optimal", "optimal SUDS"), ("ideal", "one-sided ideal"))
-# (JSON key, table label, per-block cycles used, systolic scheduling?) on the systolic array.
-_SYSTOLIC = (("dense", "dense", "dense", False),
-             ("compaction", "compaction, no SUDS", "compaction", False),
-             ("greedy", "greedy SUDS", "greedy", False),
-             ("optimal", "optimal SUDS", "optimal", False),
-             ("no_suds", "scheduled, no SUDS", "compaction", True),
-             ("eureka", "Eureka: optimal + scheduled", "optimal", True))
 
 
 @click.command("suds")
@@ -57,38 +45,6 @@ def command(weights, compaction, systolic_rows, seed, as_json):
     emit(result, as_json, _print_table)
 
 
-def suds_report(weights, compaction, systolic_rows, value_width):
-    """Cycle totals, systolic figures and stream size of integer-coded ``weights``."""
-    compacted = compact(weights, compaction)
-    counts = compacted.counts
-    best = optimal(counts)
-    block_cycles = {
-        "dense": np.full(len(counts), compacted.width),
-        "two_four": np.full(len(counts), compacted.width // 2),
-        "compaction": counts.max(axis=1, initial=0),
-        "greedy": greedy(counts).cycles,
-        "optimal": best.cycles,
-        "ideal": ideal_cycles(counts),
-    }
-    array = {"rows": systolic_rows}
-    for key, _, cycles, scheduled in _SYSTOLIC:
-        plan = systolic.schedule if scheduled else systolic.in_order
-        run = plan(block_cycles[cycles].reshape(compacted.grid), systolic_rows)
-        array[key] = {"cycles": run.cycles, "bubbles": run.bubbles}
-    fmt = EurekaFormat(compaction, value_width)
-    words = fmt.encode(displace(compacted, best))
-    if (fmt.decode(words, compacted.shape).matrix() != weights).nnz:
-        raise AssertionError("the encoded stream does not decode to the input")
-    return {
-        "blocks": compacted.nblocks,
-        "block_shape": [ROWS, compacted.width],
-        "cycles": {key: int(cycles.sum()) for key, cycles in block_cycles.items()},
-        "systolic": array,
-        "stream": {"value_width": value_width, "word_width": fmt.word_width,
-                   "words": len(words)},
-    }
-
-
 def _operands(path, matrix, seed):
     """Integer operand codes of ``matrix``'s values, their width, and where they came from.
 
@@ -113,14 +69,14 @@ def _print_table(result):
                f"{result['blocks']} blocks of {rows}x{width}")
     dense = result["cycles"]["dense"]
     click.echo(f"\n{'summed over blocks':30} {'cycles':>10} {'speedup':>8}")
-    for key, label in _CYCLES:
+    for key, label in BLOCK_FIGURES:
         cycles = result["cycles"][key]
         click.echo(f"{label:30} {cycles:>10} {_speedup(dense, cycles):>8}")
     array = result["systolic"]
     dense = array["dense"]["cycles"]
     click.echo(f"\n{'systolic array, ' + str(array['rows']) + ' rows':30} {'cycles':>10} "
                f"{'speedup':>8} {'bubbles':>10}")
-    for key, label, _, _ in _SYSTOLIC:
+    for key, label, _, _ in SYSTOLIC_FIGURES:
         cycles, bubbles = array[key]["cycles"], array[key]["bubbles"]
         click.echo(f"{label:30} {cycles:>10} {_speedup(dense, cycles):>8} {bubbles:>10}")
     stream = result["stream"]

@@ -1,0 +1,90 @@
+"""Systolic composition of Eureka 4x4 sub-arrays into 8x8 and 16x16 arrays (Section 3.3)."""
+
+from dataclasses import replace
+
+from amaranth.hdl import Module
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...params import Param
+from ...registry import block
+from ..eureka_array import COLS, EurekaArray, SlotBarrier
+from ..eureka_mac import COMPACTION, WIDTHS, check_widths
+from ..interfaces import EUREKA_COLUMNS, EurekaRowSignature, SystolicSlotsSignature
+
+
+@block("eureka_systolic")
+class EurekaSystolic(wiring.Component):
+    """``rows`` x ``cols`` Eureka 4x4 sub-arrays running a systolic schedule in lockstep slots.
+
+    Section 3.3 and the machine of :mod:`sparseforge.sw.systolic`: the
+    sub-arrays of a systolic row run the same filter block, each against
+    its own 4 input columns, so a systolic row is one
+    :class:`~..eureka_array.EurekaArray` of ``cols`` sub-arrays (a 4 x
+    4``cols`` MAC grid with one block sequencer, broadcasting each slot to
+    all its sub-arrays on the same cycle). The systolic rows advance
+    together in *slots*: a :class:`~..eureka_array.SlotBarrier` passes each
+    row's records to it while the slot descriptor gives the row blocks to
+    run (0 to 2), and takes the descriptor once every row has run its
+    blocks, so a row with less work idles (a bubble). With no back-pressure
+    a slot takes exactly the longest row's work and a run takes the
+    schedule's summed slot lengths. 8x8 is ``rows = cols = 2``, 16x16 is
+    ``rows = cols = 4``.
+
+    Parameters
+    ----------
+    rows : systolic rows (block rows in flight).
+    cols : sub-arrays per systolic row (4 input columns each).
+    compaction, weight_width, act_width, acc_width : as the sub-array.
+
+    Members
+    -------
+    slots : In(stream([rows] x 0..2))
+        :class:`~..interfaces.SystolicSlotsSignature`: blocks per systolic
+        row in each slot, in schedule order.
+    row[r].filter, row[r].inputs, row[r].outputs
+        Systolic row r's :class:`~..interfaces.EurekaRowSignature` with
+        4``cols`` input columns: its blocks' records and slabs in slot
+        order, one tile per block.
+    dense : In(1)
+        Dense mode on every sub-array.
+    busy : Out([rows] x 1)
+        Element r: systolic row r's MACs compute on this cycle.
+
+    Latency and throughput: a row's tile is valid the cycle after its
+    block's last; slots follow each other without a gap.
+    """
+
+    PARAMS = (Param("rows", 2, 1, 4, "systolic rows of 4x4 sub-arrays"),
+              replace(COLS, default=2, doc="4x4 sub-arrays per systolic row"),
+              COMPACTION, *WIDTHS)
+    # One sub-array with the slot control: two or more need over the 28 multipliers of
+    # the report's ECP5-25k; their area is rows x cols sub-arrays and this control.
+    REPORT = ({"rows": 1, "cols": 1, "compaction": 4},)
+
+    def __init__(self, rows=2, cols=2, compaction=4, weight_width=8, act_width=8,
+                 acc_width=32):
+        v = check_widths(self.PARAMS, {"rows": rows, "cols": cols, "compaction": compaction,
+                                       "weight_width": weight_width, "act_width": act_width,
+                                       "acc_width": acc_width})
+        self.rows = v.pop("rows")
+        self.array = v  # each systolic row's EurekaArray
+        row = EurekaRowSignature(v["compaction"], v["weight_width"], v["act_width"],
+                                 v["acc_width"], EUREKA_COLUMNS * v["cols"])
+        super().__init__({**SystolicSlotsSignature(self.rows).members,
+                          "row": Out(row).array(self.rows),
+                          "dense": In(1), "busy": Out(data.ArrayLayout(1, self.rows))})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.barrier = barrier = SlotBarrier(self.rows, self.array["compaction"],
+                                                     self.array["weight_width"])
+        wiring.connect(m, wiring.flipped(self.slots), barrier.slots)
+        for r, port in enumerate(self.row):
+            m.submodules[f"row{r}"] = row = EurekaArray(**self.array)
+            wiring.connect(m, wiring.flipped(port.filter), barrier.filter[r])
+            wiring.connect(m, barrier.release[r], row.filter)
+            wiring.connect(m, wiring.flipped(port.inputs), row.inputs)
+            wiring.connect(m, row.outputs, wiring.flipped(port.outputs))
+            m.d.comb += [row.dense.eq(self.dense), self.busy[r].eq(row.busy)]
+        return m
