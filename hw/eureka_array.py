@@ -17,10 +17,10 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param
+from ..params import Param, check_params
 from ..registry import block
 from ..sw.wire import PER_SLOT, ROTATION_BITS, ROWS, EurekaWire
-from .eureka_mac import COMPACTION, WIDTHS, EurekaMac, check_widths
+from .eureka_mac import COMPACTION, WIDTHS, EurekaMac
 from .interfaces import (
     EUREKA_COLUMNS,
     EurekaRowSignature,
@@ -279,7 +279,7 @@ class EurekaArray(wiring.Component):
     REPORT = ({"compaction": 4}, {"compaction": 2})
 
     def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32, cols=1):
-        v = check_widths((*self.PARAMS, COLS), {
+        v = check_params((*self.PARAMS, COLS), {
             "compaction": compaction, "weight_width": weight_width, "act_width": act_width,
             "acc_width": acc_width, "cols": cols})
         self.compaction, self.cols = v["compaction"], v["cols"]

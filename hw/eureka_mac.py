@@ -9,7 +9,6 @@ from amaranth.hdl import Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..errors import ParameterError
 from ..params import Param, check_params
 from ..registry import block
 from ..sw.wire import ROWS
@@ -19,18 +18,9 @@ COMPACTION = Param("compaction", 4, 1, 4, "compaction factor P: a 4P:1 operand m
 WIDTHS = (
     Param("weight_width", 8, 2, 32, "bits of a signed weight (filter) operand"),
     Param("act_width", 8, 2, 32, "bits of a signed activation (input) operand"),
-    Param("acc_width", 32, 4, 64, "bits of the signed accumulator"),
+    Param("acc_width", 32, 4, 64, "bits of the signed accumulator",
+          at_least=("weight_width", "act_width")),
 )
-
-
-def check_widths(params, values):
-    """:func:`check_params`, and an accumulator at least as wide as a product."""
-    values = check_params(params, values)
-    product = values["weight_width"] + values["act_width"]
-    if values["acc_width"] < product:
-        raise ParameterError(f"parameter acc_width={values['acc_width']}: expected at least "
-                             f"weight_width + act_width = {product}")
-    return values
 
 
 class Mac(wiring.Component):
@@ -111,7 +101,7 @@ class AmpereMac(Mac):
     REPORT = ({},)
 
     def __init__(self, weight_width=8, act_width=8, acc_width=32):
-        v = check_widths(self.PARAMS, {"weight_width": weight_width, "act_width": act_width,
+        v = check_params(self.PARAMS, {"weight_width": weight_width, "act_width": act_width,
                                        "acc_width": acc_width})
         super().__init__(ROWS, v["weight_width"], v["act_width"], v["acc_width"])
 
@@ -149,7 +139,7 @@ class EurekaMac(Mac):
     REPORT = ({"compaction": 4}, {"compaction": 2}, {"compaction": 4, "from_below": 0})
 
     def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32, from_below=1):
-        v = check_widths(self.PARAMS, {"compaction": compaction, "weight_width": weight_width,
+        v = check_params(self.PARAMS, {"compaction": compaction, "weight_width": weight_width,
                                        "act_width": act_width, "acc_width": acc_width,
                                        "from_below": from_below})
         self.compaction, self.from_below = v["compaction"], v["from_below"]

@@ -6,7 +6,6 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ..errors import ParameterError
 from ..params import Param, check_params
 from ..registry import block
 from ..sw.wire import spmv_entry
@@ -18,18 +17,9 @@ DEPTH, FIFO, TILE = _TAILOR["depth"], _TAILOR["fifo"], _TAILOR["tile"]
 WIDTHS = (
     Param("x_width", 16, 1, 64, "bits of an element of x (unsigned)"),
     Param("value_width", 16, 2, 32, "bits of a value of A (two's complement)"),
-    Param("acc_width", 48, 4, 128, "bits of y (two's complement; at least x_width + value_width)"),
+    Param("acc_width", 48, 4, 128, "bits of y (two's complement)",
+          at_least=("x_width", "value_width")),
 )
-
-
-def check_widths(params, values):
-    """:func:`check_params`, and y wide enough for one product."""
-    values = check_params(params, values)
-    least = values["x_width"] + values["value_width"]
-    if values["acc_width"] < least:
-        raise ParameterError(f"parameter acc_width={values['acc_width']}: at least x_width + "
-                             f"value_width = {least}")
-    return values
 
 
 @block("spmv_mac")
@@ -68,7 +58,7 @@ class SpmvMac(wiring.Component):
     REPORT = ({"depth": 64, "tile": 256, "x_width": 16, "value_width": 16, "acc_width": 48},)
 
     def __init__(self, depth=64, tile=256, x_width=16, value_width=16, acc_width=48):
-        v = check_widths(self.PARAMS, {"depth": depth, "tile": tile, "x_width": x_width,
+        v = check_params(self.PARAMS, {"depth": depth, "tile": tile, "x_width": x_width,
                                        "value_width": value_width, "acc_width": acc_width})
         self.x_width, self.value_width, self.acc_width = (v["x_width"], v["value_width"],
                                                            v["acc_width"])

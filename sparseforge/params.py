@@ -16,7 +16,8 @@ class Param:
     """One integer parameter of a generator.
 
     ``lo``/``hi`` bound it (inclusive); ``pow2`` additionally requires a power
-    of two (for storage that wraps pointers for free).
+    of two (for storage that wraps pointers for free); ``at_least`` names
+    parameters whose sum it must reach (an accumulator that holds a product).
     """
 
     name: str
@@ -25,6 +26,7 @@ class Param:
     hi: int
     doc: str
     pow2: bool = False
+    at_least: tuple = ()
 
     def allowed(self):
         kind = "a power of two" if self.pow2 else "an integer"
@@ -47,18 +49,26 @@ class Param:
 
     def as_dict(self):
         return {"name": self.name, "default": self.default, "min": self.lo, "max": self.hi,
-                "pow2": self.pow2, "doc": self.doc}
+                "pow2": self.pow2, "at_least": " + ".join(self.at_least), "doc": self.doc}
 
 
 def check_params(params, values):
     """Check ``values`` (a mapping) against ``params``; fill in defaults.
 
-    Unknown names and out-of-range values raise :class:`ParameterError`.
-    Returns a new dict with every declared parameter.
+    Unknown names, out-of-range values and a parameter below its
+    ``at_least`` sum raise :class:`ParameterError`. Returns a new dict with
+    every declared parameter.
     """
     by_name = {p.name: p for p in params}
     unknown = sorted(set(values) - set(by_name))
     if unknown:
         known = ", ".join(by_name) or "none"
         raise ParameterError(f"unknown parameter {unknown[0]!r} (this block takes: {known})")
-    return {p.name: p.check(values.get(p.name, p.default)) for p in params}
+    checked = {p.name: p.check(values.get(p.name, p.default)) for p in params}
+    for p in params:
+        least = sum(checked[name] for name in p.at_least)
+        if p.at_least and checked[p.name] < least:
+            raise ParameterError(f"parameter {p.name}={checked[p.name]}: expected at least "
+                                 f"{' + '.join(p.at_least)} = {least}")
+    return checked
+

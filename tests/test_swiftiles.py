@@ -145,34 +145,22 @@ def test_overbooking_rate_near_target_on_real_matrices(shared_data, seed):
     assert np.mean(np.abs(np.array(predicted) - k)) < 0.04
 
 
-def test_o_k_and_prediction_on_distinct_occupancies():
-    # 20 x 20, column j holds j + 1 nonzeros; buffer 18 makes T0 = 18 / d = 34.3,
-    # so the initial tiles are the 20 columns and all of them are sampled (20 < 100)
-    pattern = columns_pattern(20, range(1, 21))
-    est = swiftiles(pattern, 18, k=0.1, y=10, seed=0)
-    assert est.initial_shape == (20, 1)
-    assert sorted(est.samples.tolist()) == list(range(1, 21))
-    # tail = k * n = 2 samples above O_k: O_k is the 18th smallest of 1..20
-    assert est.o_k == 18
-    # T = 20 * 18 / 18 = 20: the same column tiles, scale 1
-    assert est.tile_shape == (20, 1)
-    # 19 and 20 exceed the buffer; the sample exactly at the buffer (18) does not
-    assert est.predicted_fraction == 2 / 20
-
-
-def test_o_k_tail_is_floored_when_k_n_is_not_whole():
-    # 15 x 15, column j holds j + 1 nonzeros; buffer 14 makes T0 = 26.25, so the
-    # 15 columns are the initial tiles, all sampled
-    pattern = columns_pattern(15, range(1, 16))
-    est = swiftiles(pattern, 14, k=0.1, y=10, seed=0)
-    assert est.initial_shape == (15, 1)
-    assert sorted(est.samples.tolist()) == list(range(1, 16))
-    # k * n = 1.5 -> 1 sample allowed above O_k (floor, not ceil nor round to 2):
-    # O_k is the 14th smallest of 15
-    assert est.o_k == 14
-    # T = 15 * 14 / 14 = 15: scale 1; only 15 exceeds 14 (14 itself fits exactly)
-    assert est.tile_shape == (15, 1)
-    assert est.predicted_fraction == 1 / 15
+# Column j of an n x n pattern holds j + 1 nonzeros, so with the buffer below the
+# initial tiles are the n columns (T0 = buffer / density > n), all of them sampled
+# (n < ceil(y / k) = 100), and the samples are exactly 1..n. Then the scaled tile is
+# the same column (T = n * buffer / O_k = n), so the prediction counts the samples
+# strictly above the buffer: one equal to it fits.
+@pytest.mark.parametrize("n, buffer, o_k, overbooked", [
+    (20, 18, 18, 2),    # k n = 2 samples above O_k: the 18th smallest of 1..20
+    (15, 14, 14, 1),    # k n = 1.5, floored to 1 (not ceil or round to 2): the 14th of 15
+])
+def test_o_k_and_prediction_on_distinct_occupancies(n, buffer, o_k, overbooked):
+    est = swiftiles(columns_pattern(n, range(1, n + 1)), buffer, k=0.1, y=10, seed=0)
+    assert est.initial_shape == (n, 1)
+    assert sorted(est.samples.tolist()) == list(range(1, n + 1))
+    assert est.o_k == o_k
+    assert est.tile_shape == (n, 1)
+    assert est.predicted_fraction == overbooked / n
 
 
 def test_whole_matrix_fits(shared_data):

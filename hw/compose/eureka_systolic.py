@@ -6,10 +6,10 @@ from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import Param
+from ...params import Param, check_params
 from ...registry import block
 from ..eureka_array import COLS, EurekaArray, SlotBarrier
-from ..eureka_mac import COMPACTION, WIDTHS, check_widths
+from ..eureka_mac import COMPACTION, WIDTHS
 from ..interfaces import EUREKA_COLUMNS, EurekaRowSignature, SystolicSlotsSignature
 
 
@@ -64,7 +64,7 @@ class EurekaSystolic(wiring.Component):
 
     def __init__(self, rows=2, cols=2, compaction=4, weight_width=8, act_width=8,
                  acc_width=32):
-        v = check_widths(self.PARAMS, {"rows": rows, "cols": cols, "compaction": compaction,
+        v = check_params(self.PARAMS, {"rows": rows, "cols": cols, "compaction": compaction,
                                        "weight_width": weight_width, "act_width": act_width,
                                        "acc_width": acc_width})
         self.rows = v.pop("rows")

@@ -4,8 +4,9 @@
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from ...params import check_params
 from ...registry import block
-from ..spmv import DEPTH, FIFO, TILE, WIDTHS, SpmvMac, check_widths
+from ..spmv import DEPTH, FIFO, TILE, WIDTHS, SpmvMac
 from ..tailor import Tailor
 
 PARENT = ("fill", "owfill", "credit", "fifo_credits")
@@ -52,7 +53,7 @@ class SpmvTailor(wiring.Component):
                "acc_width": 48},)
 
     def __init__(self, depth=64, fifo=16, tile=256, x_width=16, value_width=16, acc_width=48):
-        v = check_widths(self.PARAMS, {"depth": depth, "fifo": fifo, "tile": tile,
+        v = check_params(self.PARAMS, {"depth": depth, "fifo": fifo, "tile": tile,
                                        "x_width": x_width, "value_width": value_width,
                                        "acc_width": acc_width})
         # Built here for their signatures (the pragma above: they go unused only when

@@ -11,8 +11,9 @@ def _human(result):
         click.echo(f"{name}: {info['doc']}")
         for p in info["params"]:
             kind = "power of two " if p["pow2"] else ""
+            least = f", at least {p['at_least']}" if p["at_least"] else ""
             click.echo(f"    {p['name']:<12} default {p['default']:<8} "
-                       f"{kind}in [{p['min']}, {p['max']}]  {p['doc']}")
+                       f"{kind}in [{p['min']}, {p['max']}]{least}  {p['doc']}")
 
 
 @click.command()
