@@ -52,12 +52,21 @@ def verilog_text(name, params=None):
     in. Returns ``(text, resolved_params)``.
     """
     il, resolved = rtlil_text(name, params)
+    header = f"// sparseforge block {name} {json.dumps(resolved, sort_keys=True)}\n"
+    return header + clean_verilog(il), resolved
+
+
+def clean_verilog(il):
+    """Verilog from RTLIL ``il``, cleaned as the module docstring says.
+
+    Instances of modules that are not in ``il`` (simulation primitives kept
+    in Verilog) pass through as instances.
+    """
     widen = resources.files("sparseforge").joinpath("widen.v").read_text()
     out = run_yowasp("yosys", ["-q", "-s", "clean.ys"],
                      inputs={"design.il": il, "widen.v": widen, "clean.ys": _CLEAN},
                      outputs=["design.v"])
-    header = f"// sparseforge block {name} {json.dumps(resolved, sort_keys=True)}\n"
-    return header + out["design.v"], resolved
+    return out["design.v"]
 
 
 def design_key(name, params):

@@ -23,6 +23,9 @@ from .streams import Bench
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
 
+# What each port's items wait for in a program: the earlier items of these ports.
+WAITS_FOR = {READ: (SHRINK,), UPDATE: (SHRINK,), SHRINK: (READ, UPDATE), FILL: ()}
+
 
 @dataclass(frozen=True)
 class BufferResult:
@@ -151,28 +154,16 @@ class BuffetBench(BuffetScoreboard):
     def __init__(self, component, program, seed, rates=None):
         super().__init__(component, BuffetModel(component.depth), seed, rates)
         streams = {port: [] for port in self.PORTS}
-        needs = {port: [] for port in self.PORTS}   # per item: counts accepted first
+        after = {port: {other: [] for other in WAITS_FOR[port]} for port in self.PORTS}
         for kind, arg in program:
-            counts = {k: len(v) for k, v in streams.items()}
-            if kind in (READ, UPDATE):
-                needs[kind].append({SHRINK: counts[SHRINK]})
-            elif kind == SHRINK:
-                needs[kind].append({READ: counts[READ], UPDATE: counts[UPDATE]})
-            else:
-                needs[kind].append({})
-            if kind == UPDATE:
-                arg = {"index": arg[0], "data": arg[1]}
-            streams[kind].append(arg)
+            for other, counts in after[kind].items():
+                counts.append(len(streams[other]))
+            streams[kind].append({"index": arg[0], "data": arg[1]} if kind == UPDATE else arg)
         self.reads = len(streams[READ])
+        self.sink.expected = self.reads
         for port, items in streams.items():
-            self.sources[port] = self.source_on(port, items, self.rates[port],
-                                             gate=self._gate(needs[port]))
+            self.sources[port] = self.source_on(port, items, self.rates[port], after[port])
         self.drivers = [*self.sources.values(), self.sink]
-
-    def _gate(self, needs):
-        def ordered(n):
-            return all(len(self.sources[k].accepted) >= c for k, c in needs[n].items())
-        return ordered
 
 
 def _bench(component, args, seed):

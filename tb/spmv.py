@@ -1,10 +1,11 @@
 """Testbench for the SpMV engine (``spmv_tailor``): y from the hardware, checked row by row.
 
-The bench plays the Tailor's parent (:class:`~sparseforge.tb.tailor.TailorParent`,
-written from the protocol, not from the model) on the engine's parent-side
-ports and feeds A's stream (:func:`~sparseforge.sw.traces.spmv_stream`); the
-MAC inside is the child. The parent learns that a tile ended from ``credit``
-(the MAC's only shrink frees the whole buffer, which the bench checks).
+The bench plays the Tailor's parent on the engine's parent-side ports, from
+the host's plan (:mod:`sparseforge.sw.tailor_plan`, written from the
+protocol, not from the model), and feeds A's stream
+(:func:`~sparseforge.sw.traces.spmv_stream`); the MAC inside is the child.
+The parent learns that a tile ended from ``credit`` (the MAC's only shrink
+frees the whole buffer, whose count the bench checks).
 Every stream stalls at random. Each y is checked against scipy's A·x
 (``golden``) and the chained model (:func:`~sparseforge.sim.models.spmv.spmv_tailor`).
 """
@@ -16,10 +17,11 @@ from amaranth.utils import ceil_log2
 
 from ..sim.models.spmv import spmv_tailor
 from ..sim.runners import cocotb_run, cocotb_test
+from ..sw.tailor_plan import plan_tiles
 from .streams import Bench
-from .tailor import FILL, OWFILL, TailorParent
+from .tailor import FILL, OWFILL
 
-A, Y = "a", "y"
+A, Y, CREDIT = "a", "y", "credit"
 
 
 @dataclass(frozen=True)
@@ -36,36 +38,46 @@ class SpmvBench(Bench):
     """The parent and A's stream for ``tiles`` (a :class:`~sparseforge.sw.traces.TileTrace`'s).
 
     ``component`` is the engine; ``stream`` is A's stream over those tiles
-    and ``golden`` scipy's y at ``stream.rows``.
+    and ``golden`` scipy's y at ``stream.rows``. The parent's streams are the
+    host's plan (:func:`~sparseforge.sw.tailor_plan.plan_tiles`); the MAC's
+    shrinks, which end the tiles, reach it as the nonzero ``credit`` pulses.
     """
 
     def __init__(self, component, tiles, stream, golden, seed, rates=None):
         super().__init__(component, seed)
         self.rates = {**dict.fromkeys((FILL, OWFILL, A, Y), 0.7), **(rates or {})}
         self.depth, self.fifo = component.tailor.depth, component.tailor.fifo
-        values = [t["values"] for t in tiles]
-        model = spmv_tailor(self.depth, self.fifo, values, stream.entries())
+        model = spmv_tailor(self.depth, self.fifo, [t["values"] for t in tiles],
+                            stream.entries())
         self.expected = list(zip(np.asarray(golden).tolist(), model, strict=True))
-        self.parent = TailorParent(self, [(t["length"], t["passes"], v)
-                                          for t, v in zip(tiles, values, strict=True)],
-                                   self.rates)
+        plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
+        self.ends = self.pulses_on(CREDIT)
+        owfills = [{"data": d, "last": last}
+                   for d, last in zip(plan.owfill_data.tolist(), plan.owfill_last.tolist(),
+                                      strict=True)]
         words = stream.words(ceil_log2(component.tailor.tile), component.mac.value_width)
-        self.sources = {FILL: self.parent.fill, OWFILL: self.parent.owfill,
-                        A: self.source_on(A, words.tolist(), self.rates[A])}
-        self.sink = self.sink_on(Y, self.rates[Y])
+        self.sources = {
+            FILL: self.source_on(FILL, plan.fill_value.tolist(), self.rates[FILL],
+                                 {CREDIT: plan.fill_after_shrinks}),
+            OWFILL: self.source_on(OWFILL, owfills, self.rates[OWFILL],
+                                   {FILL: plan.owfill_after_fills,
+                                    CREDIT: plan.owfill_after_shrinks},
+                                   credits=("fifo_credits", plan.owfill_credits)),
+            A: self.source_on(A, words.tolist(), self.rates[A]),
+        }
+        self.sink = self.sink_on(Y, self.rates[Y], expected=len(self.expected))
         self.y = []
-        self.drivers = [*self.sources.values(), self.sink]
+        self.drivers = [*self.sources.values(), self.sink, self.ends]
 
     @property
     def tiles_done(self):
-        return self.parent.tile
+        return self.ends.count
 
     def check(self, io, cycle):
-        credit = io.get("credit")
-        if credit and credit != self.parent.holds:
-            self.fail(f"credit {credit} after tile {self.tiles_done}: the buffer held "
-                      f"{self.parent.holds}")
-        self.parent.observe(io)
+        credit = io.get(CREDIT)
+        if credit and credit != self.plan.shrink_count[self.ends.count - 1]:
+            self.fail(f"credit {credit} at the end of tile {self.ends.count - 1}: the "
+                      f"buffer held {self.plan.shrink_count[self.ends.count - 1]}")
         if self.sink.fired is not None:
             y = self.sink.fired
             if len(self.y) == len(self.expected):

@@ -18,6 +18,7 @@ declares for the stream (:class:`Codec`), never by hand.
 """
 
 import random
+import zlib
 
 from amaranth.hdl import Shape
 from amaranth.lib import data
@@ -78,40 +79,77 @@ def codecs(component):
     return out
 
 
-class Backpressure:
-    """A seeded coin that says, each cycle, whether a port may act.
+LFSR_TAPS = 0x80200003
+"""Feedback of the 32-bit Galois LFSR behind every stream's back-pressure (maximal length)."""
 
-    ``rate`` is the probability of acting: 1.0 never stalls.
+
+def stream_seed(seed, name):
+    """The LFSR seed of stream ``name`` in a bench seeded ``seed``: nonzero, 32 bits."""
+    return (zlib.crc32(f"{seed}/{name}".encode()) | 1) & 0xFFFFFFFF
+
+
+def rate_threshold(rate):
+    """A stream acts on a cycle where the LFSR's low 16 bits are below this (of 65536)."""
+    if not 0.0 < rate <= 1.0:
+        raise ValueError(f"back-pressure rate {rate} outside (0, 1]")
+    return max(1, min(1 << 16, round(rate * (1 << 16))))
+
+
+class Backpressure:
+    """Says, each cycle, whether a port may act: a coin of probability ``rate``.
+
+    The coin comes from a 32-bit Galois LFSR (:data:`LFSR_TAPS`) started at
+    ``seed`` on the first cycle after reset and stepped once per cycle, so
+    the sources and sinks a native run builds inside the simulator
+    (:mod:`sparseforge.tb.native`) draw exactly the same stalls. ``clock()``
+    gives the current cycle.
     """
 
-    def __init__(self, rng, rate):
-        if not 0.0 < rate <= 1.0:
-            raise ValueError(f"back-pressure rate {rate} outside (0, 1]")
-        self.rng = rng
-        self.rate = rate
+    def __init__(self, seed, rate, clock):
+        self.seed, self.rate, self.clock = seed, rate, clock
+        self.threshold = rate_threshold(rate)
+        self.state, self.at = (seed | 1) & 0xFFFFFFFF, 0
 
     def __call__(self):
-        return self.rate >= 1.0 or self.rng.random() < self.rate
+        while self.at < self.clock():
+            self.state = (self.state >> 1) ^ (LFSR_TAPS if self.state & 1 else 0)
+            self.at += 1
+        return (self.state & 0xFFFF) < self.threshold
 
 
 class StreamSource:
-    """Drives a stream into the design from a queue of payloads.
+    """Drives a stream into the design from a list of payloads.
 
     Once it raises ``valid`` it holds the payload until the transfer (valid is
-    never withdrawn). ``gate(n)``, when given, may hold the ``n``-th item back
-    until the rest of the bench allows it (e.g. ordering between streams).
+    never withdrawn). It presents item ``n`` on a cycle where ``stall()``
+    allows and its gates are open:
+
+    - ``after`` maps a counter name to an array: item ``n`` waits until that
+      counter (``counters[name]()``, transfers of another stream accepted on
+      earlier cycles) reaches ``after[name][n]``;
+    - ``credits``, a ``(port, needs)`` pair: item ``n`` waits until the level
+      of output ``port`` on the previous cycle, less this source's transfer
+      on it, reaches ``needs[n]`` (a parent obeying its child's credits);
+    - ``gate(n)``, a free condition for directed tests (Python only).
+
     ``codec`` packs each item (default: items are already bits).
     ``accepted`` records ``(cycle, item)`` of every transfer; ``fired`` is the
     item transferred on this cycle, else ``None``.
     """
 
-    def __init__(self, name, items, stall, gate=None, codec=None):
+    def __init__(self, name, items, stall, gate=None, codec=None, after=None, counters=None,
+                 credits=None):
         self.name = name
         self.items = list(items)
         self.next = 0
         self.stall = stall
         self.gate = gate
         self.codec = codec
+        self.after = {k: list(map(int, v)) for k, v in (after or {}).items()}
+        self.counters = counters or {}
+        self.credits = credits
+        self.credit_needs = list(map(int, credits[1])) if credits else None
+        self.seen = 0               # credits available on this cycle
         self.presenting = False
         self.accepted = []
         self.fired = None
@@ -123,13 +161,17 @@ class StreamSource:
     def idle(self, io):
         io.set(f"{self.name}__valid", 0)
 
-    def _present(self):
-        """Whether to raise ``valid`` with the next item on this cycle."""
-        return bool(self.stall() and (self.gate is None or self.gate(self.next)))
+    def _open(self, n):
+        """Whether every gate of item ``n`` is open on this cycle."""
+        if any(self.counters[k]() < v[n] for k, v in self.after.items()):
+            return False
+        if self.credits and self.seen < self.credit_needs[n]:
+            return False
+        return self.gate is None or self.gate(n)
 
     def drive(self, io, cycle):
         if not self.presenting and not self.done:
-            self.presenting = self._present()
+            self.presenting = bool(self.stall() and self._open(self.next))
         io.set(f"{self.name}__valid", int(self.presenting))
         if self.presenting:
             item = self.items[self.next]
@@ -142,44 +184,24 @@ class StreamSource:
             self.accepted.append((cycle, self.fired))
             self.next += 1
             self.presenting = False
-
-
-class LazySource(StreamSource):
-    """A source whose next payload is made only when it is about to be presented.
-
-    For a driver whose payloads depend on what happened so far (a parent that
-    follows the design's state). ``produce()`` returns the payload; ``gate(n)``
-    says whether item ``n`` may be presented now; ``ended()`` says no more
-    items will come.
-    """
-
-    def __init__(self, name, produce, stall, gate, ended, codec=None):
-        super().__init__(name, [], stall, gate, codec)
-        self.produce = produce
-        self.ended = ended
-
-    @property
-    def done(self):
-        return not self.presenting and self.ended()
-
-    def _present(self):
-        if self.ended() or not super()._present():
-            return False
-        self.items.append(self.produce())
-        return True
+        if self.credits:
+            self.seen = io.get(self.credits[0]) - (self.fired is not None)
 
 
 class StreamSink:
     """Accepts a stream from the design with randomly stalled ``ready``.
 
     ``codec`` unpacks each payload (default: kept as bits). ``received``
-    records ``(cycle, payload)``; ``fired`` is the payload taken on this cycle.
+    records ``(cycle, payload)``; ``fired`` is the payload taken on this
+    cycle. ``expected``, when set, is how many payloads the run must take (a
+    native run needs it to know when it is done).
     """
 
-    def __init__(self, name, stall, codec=None):
+    def __init__(self, name, stall, codec=None, expected=None):
         self.name = name
         self.stall = stall
         self.codec = codec
+        self.expected = expected
         self.received = []
         self.fired = None
 
@@ -195,6 +217,24 @@ class StreamSink:
             bits = io.get(f"{self.name}__payload")
             self.fired = self.codec.unpack(bits) if self.codec else bits
             self.received.append((cycle, self.fired))
+
+
+class PulseCounter:
+    """Counts the cycles on which output ``port`` is nonzero (e.g. credits returned)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.count = 0
+        self.fired = None
+
+    def idle(self, io):
+        pass
+
+    def drive(self, io, cycle):
+        pass
+
+    def sample(self, io, cycle):
+        self.count += bool(io.get(self.port))
 
 
 class Static:
@@ -217,11 +257,17 @@ class Static:
 class Bench:
     """Base class of a cycle-level testbench for ``component``.
 
-    Subclasses fill ``self.drivers`` (making streams with :meth:`source_on`,
-    :meth:`lazy_source_on` and :meth:`sink_on`, which pack through the
-    component's layouts) and implement :meth:`check` (called each cycle after sampling, to
-    feed the scoreboard), :meth:`finished` and :meth:`result` (what the run
-    produced, as a dataclass). ``seed`` makes every random choice replayable.
+    Subclasses fill ``self.drivers`` (making streams with :meth:`source_on`
+    and :meth:`sink_on`, which pack through the component's layouts and draw
+    their stalls from a per-stream LFSR seeded from ``seed``) and implement
+    :meth:`check` (called each cycle after sampling, to feed the scoreboard),
+    :meth:`finished` and :meth:`result` (what the run produced, as a
+    dataclass). ``seed`` makes every random choice replayable; ``rng`` draws
+    the bench's own random data.
+
+    A bench whose sources are gated only by ``after`` and ``credits`` (no
+    ``gate`` function) and whose sinks declare ``expected`` also runs inside
+    the simulator (:func:`sparseforge.tb.native.run`), with the same stalls.
 
     Watchdog: a run fails once no stream has transferred for ``patience``
     cycles (a deadlock shows in a fraction of a second, whatever the
@@ -237,23 +283,42 @@ class Bench:
         self.seed = seed
         self.rng = random.Random(seed)
         self.drivers = []
+        self.streams = {}       # name -> source, sink or pulse counter
         self.cycle = 0
         self.quiet = 0          # cycles since the last transfer
 
-    def stall(self, rate):
-        return Backpressure(self.rng, rate)
+    def stall(self, name, rate):
+        """Stream ``name``'s coin of probability ``rate``."""
+        return Backpressure(stream_seed(self.seed, name), rate, lambda: self.cycle)
 
-    def source_on(self, name, items, rate, gate=None):
-        """A :class:`StreamSource` on stream ``name``, stalled with probability ``1 - rate``."""
-        return StreamSource(name, items, self.stall(rate), gate, self.codecs[name])
+    def count(self, name):
+        """Transfers so far on stream ``name`` (pulses, for a pulse counter)."""
+        stream = self.streams[name]
+        if isinstance(stream, PulseCounter):
+            return stream.count
+        return len(stream.accepted if isinstance(stream, StreamSource) else stream.received)
 
-    def lazy_source_on(self, name, produce, rate, gate, ended):
-        """A :class:`LazySource` on stream ``name``."""
-        return LazySource(name, produce, self.stall(rate), gate, ended, self.codecs[name])
+    def source_on(self, name, items, rate, after=None, credits=None, gate=None):
+        """A :class:`StreamSource` on stream ``name``, acting with probability ``rate``.
 
-    def sink_on(self, name, rate):
+        ``after`` names other streams (or pulse counters) whose counts gate
+        each item; ``credits`` is ``(port, needs)``.
+        """
+        counters = {k: (lambda k=k: self.count(k)) for k in (after or {})}
+        self.streams[name] = StreamSource(name, items, self.stall(name, rate), gate,
+                                          self.codecs[name], after, counters, credits)
+        return self.streams[name]
+
+    def sink_on(self, name, rate, expected=None):
         """A :class:`StreamSink` on stream ``name``, ready with probability ``rate``."""
-        return StreamSink(name, self.stall(rate), self.codecs[name])
+        self.streams[name] = StreamSink(name, self.stall(name, rate), self.codecs[name],
+                                        expected)
+        return self.streams[name]
+
+    def pulses_on(self, port):
+        """A :class:`PulseCounter` on output ``port``, countable as ``port`` in ``after``."""
+        self.streams[port] = PulseCounter(port)
+        return self.streams[port]
 
     def check(self, io, cycle):
         """Scoreboard hook, after every driver has sampled this cycle."""

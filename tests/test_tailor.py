@@ -178,6 +178,22 @@ def test_the_wrap_after_a_partial_shrink_backfills():
     assert bench.model.split and bench.model.first == 2
 
 
+def test_a_partial_shrink_after_the_wrap_backfills_at_the_next_wrap():
+    # The wrap to c comes before the child frees a: that pass streams on, split, with
+    # indices shifted down (b = 0, c = 1, ...); the following wrap to c backfills.
+    program = [*FIG5[:6], ("read", 0), ("read", 1), ("read", 4), ("read", 5),
+               ("owfill", (C, 0)), ("shrink", 1), ("read", 0), ("read", 1),
+               ("owfill", (D, 0)), ("read", 2), ("owfill", (E, 0)), ("read", 3),
+               ("owfill", (F, 1)), ("read", 4), ("owfill", (C, 0))]
+    bench = run_program(program)
+    assert bench.model.backfill and bench.model.occupancy == 2
+    # d, e append until the buffer is full; f splits it again, clearing d and e.
+    more = run_program([*program, ("owfill", (D, 0)), ("owfill", (E, 0)), ("owfill", (F, 1)),
+                        ("read", 0), ("read", 1), ("read", 4)])
+    assert [v for _, v in more.sink.received] == [A, B, E, F, B, C, D, E, F, B, C, F]
+    assert more.model.split and more.model.first == 2
+
+
 def test_reads_of_the_buffet_region_sustain_one_per_cycle_while_split():
     depth, fifo = 16, 4
     program = [("fill", v) for v in range(depth)] + [("owfill", (0x40, 0))]

@@ -1,0 +1,150 @@
+// The main of a native run (sparseforge.sim.native): loads the stream images,
+// resets the design, toggles its clock until it raises ``done``, then writes
+// what its sinks took. Usage: sim DIR LIMIT PATIENCE [WAVES.fst]
+//   DIR/source<i>.bin  u32 items_lo, items_hi, rate, seed, words; then items x words u32
+//   DIR/sink<i>.cfg    u32 items_lo, items_hi, rate, seed, words
+//   DIR/sink<i>.bin    written: the items taken, words u32 each
+// Prints one JSON object; exits 0 when done, 3 at the cycle limit, 4 when no
+// stream moved for PATIENCE cycles (a deadlock), 2 on a bad image.
+#include "Vtop.h"
+#include "svdpi.h"
+#include "verilated.h"
+#ifdef SF_WAVES
+#include "verilated_fst_c.h"
+#endif
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Image {
+    uint64_t items = 0;
+    uint32_t rate = 0, seed = 0, words = 0;
+    std::vector<uint32_t> data;
+};
+
+std::string dir;
+std::map<int, Image> sources, sinks;
+
+[[noreturn]] void fail(const std::string &what) {
+    fprintf(stderr, "%s\n", what.c_str());
+    exit(2);
+}
+
+Image load(const std::string &name, bool with_items) {
+    std::string path = dir + "/" + name;
+    FILE *f = fopen(path.c_str(), "rb");
+    if (!f) fail(path + ": cannot open the stream image");
+    uint32_t head[5];
+    if (fread(head, 4, 5, f) != 5) fail(path + ": truncated header");
+    Image image;
+    image.items = head[0] | (uint64_t)head[1] << 32;
+    image.rate = head[2];
+    image.seed = head[3];
+    image.words = head[4];
+    if (image.words == 0 || image.words > 128) fail(path + ": bad item width");
+    if (with_items) {
+        image.data.resize(image.items * image.words);
+        if (fread(image.data.data(), 4, image.data.size(), f) != image.data.size())
+            fail(path + ": truncated: fewer items than its header says");
+        if (fgetc(f) != EOF) fail(path + ": more data than its header says");
+    } else {
+        image.data.reserve(image.items * image.words);
+    }
+    fclose(f);
+    return image;
+}
+
+}  // namespace
+
+extern "C" void sf_source_open(int id, long long *items, int *rate, int *seed) {
+    Image &s = sources[id] = load("source" + std::to_string(id) + ".bin", true);
+    *items = (long long)s.items;
+    *rate = (int)s.rate;
+    *seed = (int)s.seed;
+}
+
+extern "C" void sf_source_item(int id, long long index, svBitVecVal *item) {
+    Image &s = sources[id];
+    if ((uint64_t)index < s.items) memcpy(item, &s.data[index * s.words], 4 * s.words);
+}
+
+extern "C" void sf_sink_open(int id, long long *items, int *rate, int *seed) {
+    Image &s = sinks[id] = load("sink" + std::to_string(id) + ".cfg", false);
+    *items = (long long)s.items;
+    *rate = (int)s.rate;
+    *seed = (int)s.seed;
+}
+
+extern "C" void sf_sink_item(int id, const svBitVecVal *item) {
+    Image &s = sinks[id];
+    s.data.insert(s.data.end(), item, item + s.words);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) fail("usage: sim DIR LIMIT PATIENCE [WAVES.fst]");
+    dir = argv[1];
+    uint64_t limit = strtoull(argv[2], nullptr, 10);
+    uint64_t patience = strtoull(argv[3], nullptr, 10);
+    auto t0 = std::chrono::steady_clock::now();
+    VerilatedContext context;
+    Vtop top(&context);
+#ifdef SF_WAVES
+    VerilatedFstC trace;
+    if (argc > 4) {
+        context.traceEverOn(true);
+        top.trace(&trace, 99);
+        trace.open(argv[4]);
+    }
+#endif
+    uint64_t time = 0, cycles = 0, quiet = 0;
+    auto tick = [&]() {
+        top.clk = 1;
+        top.eval();
+#ifdef SF_WAVES
+        if (argc > 4) trace.dump(time);
+#endif
+        time += 5;
+        top.clk = 0;
+        top.eval();
+#ifdef SF_WAVES
+        if (argc > 4) trace.dump(time);
+#endif
+        time += 5;
+    };
+    top.clk = 0;
+    top.rst = 1;
+    top.eval();
+    for (int i = 0; i < 3; i++) tick();
+    top.rst = 0;
+    top.eval();
+    auto t1 = std::chrono::steady_clock::now();
+    while (!top.done && cycles < limit && quiet < patience) {
+        quiet = top.moved ? 0 : quiet + 1;
+        tick();
+        cycles++;
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    top.final();
+#ifdef SF_WAVES
+    if (argc > 4) trace.close();
+#endif
+    for (auto &[id, s] : sinks) {
+        std::string path = dir + "/sink" + std::to_string(id) + ".bin";
+        FILE *f = fopen(path.c_str(), "wb");
+        if (!f || fwrite(s.data.data(), 4, s.data.size(), f) != s.data.size())
+            fail(path + ": cannot write the captured stream");
+        fclose(f);
+    }
+    const char *end = top.done ? "done" : quiet >= patience ? "deadlock" : "limit";
+    printf("{\"cycles\": %llu, \"end\": \"%s\", \"start_seconds\": %.6f, \"run_seconds\": %.6f}\n",
+           (unsigned long long)cycles, end, std::chrono::duration<double>(t1 - t0).count(),
+           std::chrono::duration<double>(t2 - t1).count());
+    return top.done ? 0 : quiet >= patience ? 4 : 3;
+}
