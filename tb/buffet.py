@@ -4,8 +4,9 @@ A *program* is a list of operations valid in program order. The bench splits
 it into the four input streams and enforces the ordering a buffet's parent
 and child must keep between separate ports (the buffet itself cannot see
 across them): a read or update waits until every earlier shrink has been
-accepted (its index is relative to the head), and a shrink waits until every
-earlier read and update has been accepted. Fills run ahead freely; a full
+accepted (its index is relative to the head), a shrink until every earlier
+read and update, and reads and updates wait for each other's earlier items,
+so each read returns what program order says. Fills run ahead freely; a full
 buffet holds them back.
 
 Every cycle the scoreboard (:class:`BuffetScoreboard`, which the Tailor's
@@ -14,17 +15,22 @@ extends) feeds the operations the design accepted to the model
 illegal, and compares occupancy, credits and every read response.
 """
 
+import contextlib
 from collections import deque
 from dataclasses import dataclass
 
 from ..sim.models.buffet import Buffet as BuffetModel
+from ..sim.models.buffet import BuffetError
 from ..sim.runners import cocotb_run, cocotb_test
 from .streams import Bench
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
 
 # What each port's items wait for in a program: the earlier items of these ports.
-WAITS_FOR = {READ: (SHRINK,), UPDATE: (SHRINK,), SHRINK: (READ, UPDATE), FILL: ()}
+# Reads and updates wait for each other too, so every read returns what the
+# program order says, whatever the stalls.
+WAITS_FOR = {READ: (SHRINK, UPDATE), UPDATE: (SHRINK, READ), SHRINK: (READ, UPDATE),
+             FILL: ()}
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,25 @@ def random_program(rng, depth, width, n_ops):
             model.fill(value)
             program.append((FILL, value))
     return program
+
+
+def responses(depth, program):
+    """What each read of ``program`` returns, run in program order on the model.
+
+    A program the model refuses (a directed test of the hardware refusing it
+    too) has responses up to the refused operation only.
+    """
+    model = BuffetModel(depth)
+    out = []
+    with contextlib.suppress(BuffetError):
+        for kind, arg in program:
+            if kind == READ:
+                out.append(model.read(arg))
+            elif kind == UPDATE:
+                model.update(*arg)
+            else:
+                getattr(model, kind)(arg)
+    return out
 
 
 class BuffetScoreboard(Bench):
@@ -159,8 +184,8 @@ class BuffetBench(BuffetScoreboard):
             for other, counts in after[kind].items():
                 counts.append(len(streams[other]))
             streams[kind].append({"index": arg[0], "data": arg[1]} if kind == UPDATE else arg)
-        self.reads = len(streams[READ])
-        self.sink.expected = self.reads
+        self.reads = self.sink.expected = len(streams[READ])
+        self.outputs = {"read_data": responses(component.depth, program)}
         for port, items in streams.items():
             self.sources[port] = self.source_on(port, items, self.rates[port], after[port])
         self.drivers = [*self.sources.values(), self.sink]

@@ -67,7 +67,8 @@ class Lane:
         self.inputs = bench.source_on(prefix + "inputs",
                                       [slabs.pack(s.tolist()) for s in run.slabs],
                                       rates["inputs"])
-        self.sink = bench.sink_on(prefix + "outputs", rates["outputs"])
+        self.sink = bench.sink_on(prefix + "outputs", rates["outputs"], len(self.expected))
+        bench.outputs[self.sink.name] = [tile.tolist() for tile in self.expected]
         self.drivers = [self.filter, self.inputs, self.sink]
         self.received = []
 

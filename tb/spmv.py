@@ -66,6 +66,7 @@ class SpmvBench(Bench):
             A: self.source_on(A, words.tolist(), self.rates[A]),
         }
         self.sink = self.sink_on(Y, self.rates[Y], expected=len(self.expected))
+        self.outputs = {Y: np.asarray(golden)}
         self.y = []
         self.drivers = [*self.sources.values(), self.sink, self.ends]
 

@@ -20,6 +20,7 @@ declares for the stream (:class:`Codec`), never by hand.
 import random
 import zlib
 
+import numpy as np
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
@@ -42,9 +43,9 @@ class Codec:
 
     def pack(self, value):
         """The bits of ``value``, an unsigned int."""
-        if self.layout is not None and not isinstance(value, int):
+        if self.layout is not None and not isinstance(value, int | np.integer):
             return self.layout.const(value).as_bits()
-        return value & ((1 << self.width) - 1)
+        return int(value) & ((1 << self.width) - 1)
 
     def unpack(self, bits):
         """The value of ``bits`` (either simulator's reading), as plain Python."""
@@ -54,6 +55,61 @@ class Codec:
         if self.signed and bits >> (self.width - 1):
             bits -= 1 << self.width
         return bits
+
+
+    def pack_all(self, items):
+        """The bits of every item: uint64 when they fit, else an object array of ints.
+
+        Vectorized for a numpy array of ints and for :class:`Columns` of a
+        struct whose fields are plain; per item otherwise.
+        """
+        wide = self.width > 64
+        if isinstance(items, Columns) and isinstance(self.layout, data.StructLayout):
+            word = np.zeros(len(items), dtype=object if wide else np.uint64)
+            for name, field in self.layout:
+                column = np.asarray(items.columns[name]).astype(np.int64)
+                column = column.astype(object) if wide else column.astype(np.uint64)
+                mask = (1 << field.width) - 1
+                word |= (column & (mask if wide else np.uint64(mask))) << (
+                    field.offset if wide else np.uint64(field.offset))
+            return word
+        if isinstance(items, np.ndarray) and items.dtype.kind in "iu" and not wide:
+            return items.astype(np.int64).astype(np.uint64) & np.uint64((1 << self.width) - 1)
+        return np.array([self.pack(item) for item in items],
+                        dtype=object if wide else np.uint64)
+
+    def unpack_all(self, words):
+        """The values of packed words (uint64 or object array): ints, or plain Python."""
+        if self.layout is not None:
+            return [self.unpack(int(w)) for w in words]
+        values = np.asarray(words).astype(np.uint64) if self.width <= 64 else words
+        if self.width > 64:
+            return [self.unpack(int(w)) for w in values]
+        values = values & np.uint64((1 << self.width) - 1)
+        if not self.signed:
+            return values.astype(np.int64) if self.width < 64 else values
+        sign = np.uint64(1 << (self.width - 1))
+        return (values ^ sign).astype(np.int64) - np.int64(1 << (self.width - 1))
+
+
+class Columns:
+    """Struct payloads as one array per field: ``Columns({"data": a, "last": b})``.
+
+    A sequence of dicts for the Python drivers, packed column-wise for a native run.
+    """
+
+    def __init__(self, columns):
+        self.columns = {k: np.asarray(v) for k, v in columns.items()}
+        lengths = {len(v) for v in self.columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of different lengths {sorted(lengths)}")
+        self.length = lengths.pop() if lengths else 0
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, n):
+        return {k: int(v[n]) for k, v in self.columns.items()}
 
 
 def plain(value):
@@ -140,7 +196,7 @@ class StreamSource:
     def __init__(self, name, items, stall, gate=None, codec=None, after=None, counters=None,
                  credits=None):
         self.name = name
-        self.items = list(items)
+        self.items = items if hasattr(items, "__getitem__") else list(items)
         self.next = 0
         self.stall = stall
         self.gate = gate
@@ -267,7 +323,8 @@ class Bench:
 
     A bench whose sources are gated only by ``after`` and ``credits`` (no
     ``gate`` function) and whose sinks declare ``expected`` also runs inside
-    the simulator (:func:`sparseforge.tb.native.run`), with the same stalls.
+    the simulator (:func:`sparseforge.tb.native.run`), with the same stalls,
+    and checks there what its sinks took against ``outputs``.
 
     Watchdog: a run fails once no stream has transferred for ``patience``
     cycles (a deadlock shows in a fraction of a second, whatever the
@@ -284,6 +341,7 @@ class Bench:
         self.rng = random.Random(seed)
         self.drivers = []
         self.streams = {}       # name -> source, sink or pulse counter
+        self.outputs = {}       # sink name -> every item it must take, where known up front
         self.cycle = 0
         self.quiet = 0          # cycles since the last transfer
 

@@ -180,6 +180,7 @@ class TileBench(TailorScoreboard):
             UPDATE: self.source_on(UPDATE, [], self.rates[UPDATE]),
         }
         self.reads = self.sink.expected = len(self.truth)
+        self.outputs = {"read_data": plan.read_truth}
         self.drivers = [*self.sources.values(), self.sink]
 
     @property

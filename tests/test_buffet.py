@@ -90,6 +90,18 @@ def test_a_shrink_never_accepted_fails_in_a_thousand_cycles():
     assert bench.cycle == bench.patience + 2
 
 
+def test_a_read_on_the_cycle_of_an_update_returns_the_new_data():
+    program = [("fill", 1), ("fill", 2), ("read", 1), ("update", (1, 0x77))]
+    bench = BuffetBench(Buffet(4, 8), program, 0, ALL_IN)
+    bench.sources["read"].after = {}           # both wait for the fills, not for each other
+    bench.sources["update"].after = {}
+    both = lambda n: len(bench.sources["fill"].accepted) == 2     # noqa: E731
+    bench.sources["read"].gate = bench.sources["update"].gate = both
+    pysim(bench)
+    assert bench.sources["read"].accepted[0][0] == bench.sources["update"].accepted[0][0]
+    assert [v for _, v in bench.sink.received] == [0x77]
+
+
 def test_update_then_read():
     program = [("fill", 1), ("fill", 2), ("update", (1, 0x77)), ("read", 1), ("read", 0)]
     bench = run(4, program)

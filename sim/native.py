@@ -1,0 +1,137 @@
+"""Native runs: a design with its stream sources and sinks inside, on Verilator, from C++.
+
+:func:`build` turns the Verilog of a top module (a block wrapped by
+:mod:`sparseforge.tb.native` with the sources and sinks that play its
+workload) into a Verilator executable with ``sim/native_main.cpp`` as its
+main: it loads each source's memory image, resets the design, toggles the
+clock until the top raises ``done``, and writes what each sink took. Per-cycle
+work never leaves the simulator, so a run goes at Verilator's speed.
+Executables are cached by the Verilog text and the toolchain, as the cocotb
+runner's builds are (:mod:`sparseforge.sim.runners`).
+
+:func:`execute` writes the images, runs the executable and reads the sinks
+back. Image files (little-endian 32-bit words), in the run folder:
+
+- ``source<i>.bin``: ``items`` (two words), ``rate``, ``seed``, ``words``;
+  then ``items x words`` words, one item per ``words``.
+- ``sink<i>.cfg``: the same header, ``items`` the count the sink expects;
+  the run writes ``sink<i>.bin``, ``words`` words per item taken.
+"""
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ToolError
+from ..tools import cache_dir, locked, verilator_on_path
+
+FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+         "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
+         "--output-split", "0", "-j", "2", "-CFLAGS", "-O3 -march=native"]
+"""Verilator's flags: a model compiled for speed (``--output-split 0``: one
+file, see :func:`sparseforge.sim.runners.verilator_build`)."""
+
+
+@dataclass(frozen=True)
+class Image:
+    """One stream's image: a source's ``words`` (uint32, one row per item), or a sink's
+    words per item and the ``items`` it expects."""
+
+    words: object
+    rate: int               # a coin below this (of 65536) lets the stream act
+    seed: int
+    items: int = None       # a sink's expected count (a source's is its rows)
+
+
+@dataclass(frozen=True)
+class NativeRun:
+    """What a native run did: cycles, how it ended, the sinks' words, the seconds spent."""
+
+    cycles: int
+    end: str                # "done", "deadlock" (no stream moved for a while) or "limit"
+    taken: list             # per sink, uint32 words, one row per item
+    start_seconds: float
+    run_seconds: float
+    build_seconds: float
+    folder: str
+    binary: str
+
+    @property
+    def rate(self):
+        """Simulated cycles per second of the run proper."""
+        return self.cycles / self.run_seconds if self.run_seconds else float("inf")
+
+
+def build(verilog, name, waves=False):
+    """The executable simulating top module ``top`` of ``verilog``, built or reused.
+
+    Returns ``(path, seconds spent building)``. A failed build raises
+    :class:`~sparseforge.errors.ToolError` naming the log it kept.
+    """
+    exe = verilator_on_path()
+    io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
+    main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
+    flags = FLAGS + (["--trace-fst", "-CFLAGS", "-DSF_WAVES"] if waves else [])
+    toolchain = f"{exe}\n{' '.join(flags)}\n{sys.version}\n"
+    digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
+    folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))
+    binary = folder / "obj" / "sim"
+    with locked(folder):
+        if binary.exists():
+            return binary, 0.0
+        for file, text in (("top.v", verilog), ("native_io.v", io), ("native_main.cpp", main)):
+            (folder / file).write_text(text)
+        log = folder / "build.log"
+        start = time.perf_counter()
+        print(f"building the native simulator of {name} (about a minute, once)...",
+              file=sys.stderr, flush=True)
+        with open(log, "w") as out:
+            proc = subprocess.run([exe, *flags, "--Mdir", "obj", "-o", "sim", "top.v",
+                                   "native_io.v", "native_main.cpp"], cwd=folder,
+                                  stdout=out, stderr=subprocess.STDOUT)
+        if proc.returncode or not binary.exists():
+            raise ToolError(f"Verilator failed to build the native simulator of {name}; "
+                            f"log: {log}")
+        return binary, time.perf_counter() - start
+
+
+def _header(items, rate, seed, words):
+    return np.array([items & 0xFFFFFFFF, items >> 32, rate, seed, words], dtype=np.uint32)
+
+
+def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, waves=None):
+    """Run ``binary`` on the ``sources`` and ``sinks`` (:class:`Image` each, by id order).
+
+    Returns a :class:`NativeRun`; the images and the captured streams stay
+    in ``folder``. ``waves`` names an FST file to write (the build must have
+    waves).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, image in enumerate(sources):
+        words = np.ascontiguousarray(image.words, dtype=np.uint32)
+        with open(folder / f"source{i}.bin", "wb") as f:
+            _header(len(words), image.rate, image.seed, max(words.shape[1], 1)).tofile(f)
+            words.tofile(f)
+    for i, image in enumerate(sinks):
+        _header(image.items, image.rate, image.seed, image.words).tofile(folder / f"sink{i}.cfg")
+    args = [str(binary), str(folder), str(limit), str(patience)]
+    if waves:
+        args.append(str(waves))
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode not in (0, 3, 4) or not proc.stdout.strip():
+        raise ToolError(f"the native simulator failed (exit {proc.returncode}): "
+                        f"{(proc.stderr or proc.stdout).strip()[-500:]}")
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    taken = [np.fromfile(folder / f"sink{i}.bin", dtype=np.uint32).reshape(-1, image.words)
+             for i, image in enumerate(sinks)]
+    return NativeRun(report["cycles"], report["end"], taken, report["start_seconds"],
+                     report["run_seconds"], 0.0, str(folder), str(binary))
+

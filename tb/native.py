@@ -1,0 +1,302 @@
+"""Native runs of a bench: its stream sources and sinks built into the simulated design.
+
+A :class:`~sparseforge.tb.streams.Bench` whose sources are gated only by
+``after`` and ``credits`` and whose sinks declare how many items they take
+runs here at Verilator's speed (:func:`run`). Each Python driver becomes a
+component beside the block, with the same rules cycle for cycle:
+
+- :class:`ImageSource` presents its items in order from a memory image,
+  holds ``valid`` until the transfer, presents the next one on a cycle where
+  its coin allows and its gates are open (the counts of the streams it waits
+  for, the credits it needs);
+- :class:`ImageSink` takes a stream with ``ready`` from its coin, into a
+  memory image;
+- the coins are the per-stream LFSRs of :class:`~sparseforge.tb.streams.Backpressure`,
+  with the same seeds, and pulse counters and mode pins as in Python.
+
+So a native run and the Python-driven one of the same bench take the same
+cycles; the native one checks its sinks against the bench's ``outputs``
+(what each sink must take, known up front) after the run.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from amaranth.back import rtlil
+from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, signed
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..export import clean_verilog
+from ..sim import native
+from ..sim.runners import flat_ports
+from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
+
+
+def _coin(m, rate, seed):
+    """The stream's coin on this cycle: its LFSR, started at ``seed`` after reset."""
+    started, lfsr, now = Signal(), Signal(32), Signal(32)
+    m.d.comb += now.eq(Mux(started, lfsr, seed | 1))
+    m.d.sync += [started.eq(1), lfsr.eq(Mux(now[0], (now >> 1) ^ LFSR_TAPS, now >> 1))]
+    return now[:16] < rate
+
+
+class ImageSource(wiring.Component):
+    """Drives a stream from image ``ident`` of a native run, as a :class:`StreamSource` does.
+
+    An item is 32-bit words: the payload's, then one per gate (the count of
+    ``after[k]`` the item waits for), then with ``credit_width`` one for the
+    credits it needs (against ``credits`` on the cycle before, less its own
+    transfer then).
+
+    Members
+    -------
+    stream : Out(stream(width))
+    count : Out(32)
+        Transfers before this cycle.
+    after : In([gates] x 32)
+        The counts of the streams it waits for.
+    credits : In(credit_width)
+    done, fired : Out(1)
+        Every item sent; a transfer on this cycle.
+    """
+
+    def __init__(self, ident, width, gates, credit_width):
+        self.ident, self.width = ident, width
+        self.gates, self.credit_width = gates, credit_width
+        self.words = -(-width // 32) + gates + bool(credit_width)
+        members = {"stream": Out(stream.Signature(width)), "count": Out(32), "done": Out(1),
+                   "fired": Out(1)}
+        if gates:
+            members["after"] = In(data.ArrayLayout(32, gates))
+        if credit_width:
+            members["credits"] = In(credit_width)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        item, items = Signal(32 * self.words), Signal(64)
+        rate, seed = Signal(32), Signal(32)
+        m.submodules.port = Instance(
+            "sf_source_port", p_ID=self.ident, p_WIDTH=32 * self.words, i_clk=ClockSignal(),
+            i_load=self.fired, i_index=self.count + 1, o_item=item, o_items=items,
+            o_rate=rate, o_seed=seed)
+        field = (-(-self.width // 32)) * 32
+        open_ = Const(1)
+        for k in range(self.gates):
+            open_ &= self.after[k] >= item[field + 32 * k:field + 32 * (k + 1)]
+        if self.credit_width:
+            seen = Signal(signed(self.credit_width + 1))   # credits available on this cycle
+            need = item[field + 32 * self.gates:field + 32 * (self.gates + 1)]
+            m.d.sync += seen.eq(self.credits - self.fired)
+            open_ &= seen >= need
+        held = Signal()
+        more = self.count < items
+        s = self.stream
+        m.d.comb += [
+            s.valid.eq(~ResetSignal() & (held | (more & _coin(m, rate, seed) & open_))),
+            s.payload.eq(item[:self.width]),
+            self.fired.eq(s.valid & s.ready),
+            self.done.eq(~more),
+        ]
+        m.d.sync += [held.eq(s.valid & ~s.ready), self.count.eq(self.count + self.fired)]
+        return m
+
+
+class ImageSink(wiring.Component):
+    """Takes a stream into image ``ident`` of a native run, as a :class:`StreamSink` does.
+
+    Members
+    -------
+    stream : In(stream(width))
+    count : Out(32)
+        Transfers before this cycle.
+    done, fired : Out(1)
+        The items expected are taken; a transfer on this cycle.
+    """
+
+    def __init__(self, ident, width):
+        self.ident, self.width = ident, width
+        self.words = -(-width // 32)
+        super().__init__({"stream": In(stream.Signature(width)), "count": Out(32),
+                          "done": Out(1), "fired": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        items, rate, seed = Signal(64), Signal(32), Signal(32)
+        m.submodules.port = Instance(
+            "sf_sink_port", p_ID=self.ident, p_WIDTH=self.width, i_clk=ClockSignal(),
+            i_take=self.fired, i_item=self.stream.payload, o_items=items, o_rate=rate,
+            o_seed=seed)
+        m.d.comb += [self.stream.ready.eq(~ResetSignal() & _coin(m, rate, seed)),
+                     self.fired.eq(self.stream.valid & self.stream.ready),
+                     self.done.eq(self.count >= items)]
+        m.d.sync += self.count.eq(self.count + self.fired)
+        return m
+
+
+class NativeTop(wiring.Component):
+    """A bench's component with its drivers built in: the top module of a native run.
+
+    ``done`` once every source has sent its items and every sink has taken
+    its expected count; ``moved`` on a cycle where any stream transferred.
+    """
+
+    done: Out(1)
+    moved: Out(1)
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.sources = [d for d in bench.drivers if isinstance(d, StreamSource)]
+        self.sinks = [d for d in bench.drivers if isinstance(d, StreamSink)]
+        for d in self.sources:
+            if d.gate is not None:
+                raise ValueError(f"source {d.name} has a Python gate: it cannot run natively")
+        for d in self.sinks:
+            if d.expected is None:
+                raise ValueError(f"sink {d.name} does not say how many items it takes")
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.bench.component
+        ports = flat_ports(dut)
+        counts, units, fired = {}, [], []
+        for i, d in enumerate(self.sources):
+            credit = len(ports[d.credits[0]]) if d.credits else 0
+            unit = ImageSource(i, d.codec.width, len(d.after), credit)
+            m.d.comb += [ports[f"{d.name}__valid"].eq(unit.stream.valid),
+                         ports[f"{d.name}__payload"].eq(unit.stream.payload),
+                         unit.stream.ready.eq(ports[f"{d.name}__ready"])]
+            if credit:
+                m.d.comb += unit.credits.eq(ports[d.credits[0]])
+            units.append((f"source_{d.name}", unit))
+        for i, d in enumerate(self.sinks):
+            unit = ImageSink(i, d.codec.width)
+            m.d.comb += [unit.stream.valid.eq(ports[f"{d.name}__valid"]),
+                         unit.stream.payload.eq(ports[f"{d.name}__payload"]),
+                         ports[f"{d.name}__ready"].eq(unit.stream.ready)]
+            units.append((f"sink_{d.name}", unit))
+        for (name, unit), d in zip(units, self.sources + self.sinks, strict=True):
+            m.submodules[name] = unit
+            counts[d.name] = unit.count
+            fired.append(unit.fired)
+        for d in self.bench.drivers:
+            if isinstance(d, PulseCounter):
+                counts[d.port] = count = Signal(32, name=f"pulses_{d.port}")
+                m.d.sync += count.eq(count + ports[d.port].any())
+            elif isinstance(d, Static):
+                m.d.comb += ports[d.name].eq(d.value)
+        for (_, unit), d in zip(units, self.sources, strict=False):
+            for k, name in enumerate(d.after):
+                m.d.comb += unit.after[k].eq(counts[name])
+        m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
+                     self.moved.eq(_any(fired))]
+        return m
+
+
+def _all(values):
+    out = Const(1)
+    for v in values:
+        out &= v
+    return out
+
+
+def _any(values):
+    out = Const(0)
+    for v in values:
+        out |= v
+    return out
+
+
+@dataclass(frozen=True)
+class NativeResult:
+    """A native run of a bench: its cycles, every sink's items, and the run's measures."""
+
+    cycles: int
+    outputs: dict           # sink name -> the items it took (ints, or plain Python)
+    run: native.NativeRun
+
+
+def _words(values, words):
+    """Packed payloads (uint64, or an object array of ints) as ``words`` uint32 columns."""
+    out = np.zeros((len(values), words), dtype=np.uint32)
+    wide = values.dtype == object
+    for w in range(words):
+        if wide:
+            out[:, w] = np.array([(int(v) >> (32 * w)) & 0xFFFFFFFF for v in values],
+                                 dtype=np.uint32)
+        elif w < 2:
+            out[:, w] = (values >> np.uint64(32 * w)) & np.uint64(0xFFFFFFFF)
+    return out
+
+
+def _values(words):
+    """Captured uint32 columns back into packed payloads (uint64, or ints when wider)."""
+    if words.shape[1] <= 2:
+        out = words[:, 0].astype(np.uint64)
+        if words.shape[1] == 2:
+            out |= words[:, 1].astype(np.uint64) << np.uint64(32)
+        return out
+    return np.array([sum(int(w) << (32 * i) for i, w in enumerate(row)) for row in words],
+                    dtype=object)
+
+
+def source_image(driver):
+    """The :class:`~sparseforge.sim.native.Image` of a Python source."""
+    width = driver.codec.width
+    columns = [_words(driver.codec.pack_all(driver.items), -(-width // 32))]
+    columns += [np.asarray(v, dtype=np.uint32).reshape(-1, 1) for v in driver.after.values()]
+    if driver.credits:
+        columns.append(np.asarray(driver.credit_needs, dtype=np.uint32).reshape(-1, 1))
+    stall = driver.stall
+    return native.Image(np.hstack(columns) if len(driver.items) else
+                        np.zeros((0, sum(c.shape[1] for c in columns)), dtype=np.uint32),
+                        stall.threshold, stall.seed | 1)
+
+
+def run(bench, limit=10**10, waves=None, work_dir=None):
+    """Run ``bench`` natively on Verilator; check every sink against ``bench.outputs``.
+
+    Returns a :class:`NativeResult`. A run that deadlocks (no transfer for
+    ``bench.patience`` cycles), hits ``limit`` or takes an item other than
+    the one expected raises ``AssertionError`` naming the seed.
+    """
+    from ..tools import cache_dir
+
+    top = NativeTop(bench)
+    il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
+    binary, built = native.build(clean_verilog(il), type(bench.component).__name__.lower(),
+                                 waves=bool(waves))
+    sources = [source_image(d) for d in top.sources]
+    sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
+                          d.expected) for d in top.sinks]
+    folder = work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}")
+    result = native.execute(binary, sources, sinks, folder, limit, bench.patience, waves)
+    result = native.NativeRun(**{**vars(result), "build_seconds": built})
+    if result.end != "done":
+        bench.fail(f"native run ended by {result.end} after {result.cycles} cycles")
+    outputs = {}
+    for d, words in zip(top.sinks, result.taken, strict=True):
+        got = d.codec.unpack_all(_values(words))
+        want = bench.outputs.get(d.name)
+        if want is not None:
+            _compare(bench, d.name, got, want)
+        outputs[d.name] = got
+    return NativeResult(result.cycles, outputs, result)
+
+
+def _compare(bench, name, got, want):
+    if isinstance(got, np.ndarray):
+        want = np.asarray(want)
+        bad = np.flatnonzero(got != want) if got.shape == want.shape else [min(len(got),
+                                                                                len(want))]
+    else:
+        bad = [i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w]
+        if len(got) != len(want):
+            bad = [*bad, min(len(got), len(want))]
+    if len(bad):
+        i = int(bad[0])
+        bench.fail(f"native run: {name} item {i} is "
+                   f"{got[i] if i < len(got) else 'missing'}, expected "
+                   f"{want[i] if i < len(want) else 'none'}")

@@ -1,0 +1,89 @@
+# amaranth: UnusedElaboratable=no
+"""Native runs: a bench's sources and sinks inside the simulator, cycle for cycle as in Python."""
+
+import random
+
+import pytest
+
+from sparseforge.errors import ToolError
+from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.compose.spmv_tailor import SpmvTailor
+from sparseforge.hw.eureka_array import EurekaArray
+from sparseforge.hw.tailor import Tailor
+from sparseforge.sim import native as runner
+from sparseforge.sim.runners import pysim
+from sparseforge.sw.eureka_plan import plan
+from sparseforge.sw.layers import dlmc_layers, real_slice
+from sparseforge.tb import native
+from sparseforge.tb.buffet import BuffetBench, random_program
+from sparseforge.tb.eureka import ArrayBench
+from sparseforge.tb.spmv import SpmvBench
+from sparseforge.tb.tailor import TileBench, random_tiles
+
+from .test_spmv import WIDTHS, bcspwr01
+
+pytestmark = pytest.mark.verilator
+
+
+def both(make):
+    """The Python-driven result on Amaranth's simulator and the native result of ``make()``."""
+    return pysim(make()), native.run(make())
+
+
+def test_the_buffet_runs_natively_cycle_for_cycle():
+    program = random_program(random.Random(3), 8, 16, 3000)
+    python, run = both(lambda: BuffetBench(Buffet(8, 16), program, 3))
+    assert run.cycles == python.cycles and run.run.end == "done"
+    assert run.outputs["read_data"].tolist() == python.read_data
+
+
+def test_the_tailor_runs_natively_cycle_for_cycle():
+    tiles = random_tiles(random.Random(5), 16, 4, [0.5, 1, 1.5, 2, 4, 3.25], 4, 0.3, 0.6)
+    rates = {"owfill": 0.5, "read_data": 0.5}
+    python, run = both(lambda: TileBench(Tailor(16, 8, 4, 128), tiles, 5, rates))
+    assert run.cycles == python.cycles
+    assert run.outputs["read_data"].tolist() == python.read_data
+
+
+def test_the_spmv_engine_runs_natively_cycle_for_cycle():
+    trace, stream, golden = bcspwr01(7)
+    params = {"depth": 8, "fifo": 2, "tile": 32, **WIDTHS}
+    python, run = both(lambda: SpmvBench(SpmvTailor(**params), trace.tiles, stream, golden, 7))
+    assert run.cycles == python.cycles and run.outputs["y"].tolist() == python.y
+
+
+def test_the_eureka_array_runs_natively_with_wide_payloads(shared_data):
+    weights, activations = real_slice(dlmc_layers(shared_data, sparsity="0.8")[12], (0, 16),
+                                      (0, 128), 4, 1)
+    work = plan(weights, activations, 4, 8)
+    python, run = both(lambda: ArrayBench(EurekaArray(4), work, 1))
+    assert run.cycles == python.cycles and len(run.outputs["outputs"]) == python.tiles
+
+
+def test_a_deadlock_ends_the_native_run_at_once():
+    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("shrink", 2)], 9)
+    with pytest.raises(AssertionError, match=r"deadlock after 10\d\d cycles.*SEED=9"):
+        native.run(bench)
+
+
+def test_an_output_other_than_expected_names_its_index():
+    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("fill", 2), ("read", 0), ("read", 1)], 0)
+    bench.outputs["read_data"] = [1, 3]
+    with pytest.raises(AssertionError, match="read_data item 1 is 2, expected 3"):
+        native.run(bench)
+
+
+def test_a_truncated_image_is_refused_in_one_line(tmp_path):
+    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 0)], 0)
+    run = native.run(bench, work_dir=tmp_path).run
+    image = tmp_path / "source0.bin"
+    image.write_bytes(image.read_bytes()[:-2])
+    with pytest.raises(ToolError, match=r"source0\.bin: truncated") as error:
+        runner.execute(run.binary, [], [], tmp_path)     # the images already in the folder
+    assert "\n" not in str(error.value)
+
+
+def test_a_failed_build_names_its_log():
+    with pytest.raises(ToolError, match=r"failed to build .* log: .*build\.log"):
+        runner.build("module top(input clk, input rst, output done, output moved);\n"
+                      "  assign done = nosuch;\nendmodule\n", "broken")
