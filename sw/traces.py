@@ -35,7 +35,10 @@ def rcm_order(matrix):
 
 
 def spmv_window(matrix, x):
-    """The sliding-window buffet trace of y = matrix · x (row by row)."""
+    """The sliding-window buffet trace of y = matrix · x (row by row).
+
+    The trace ends with the buffet empty, so traces run one after another.
+    """
     a = sp.csr_array(matrix)
     a.sort_indices()
     n_rows, n_cols = a.shape
@@ -58,6 +61,8 @@ def spmv_window(matrix, x):
         window = max(window, filled - head)
         cols = a.indices[a.indptr[i]:a.indptr[i + 1]]
         program.extend(("read", int(j - head)) for j in cols)
+    if filled > head:
+        program.append(("shrink", filled - head))   # freed at the end: traces chain
     return WindowTrace(program, window, a, np.asarray(x), a.indices.copy())
 
 

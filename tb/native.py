@@ -79,6 +79,7 @@ class ImageSource(wiring.Component):
         rate, seed = Signal(32), Signal(32)
         m.submodules.port = Instance(
             "sf_source_port", p_ID=self.ident, p_WIDTH=32 * self.words, i_clk=ClockSignal(),
+            i_rst=ResetSignal(),
             i_load=self.fired, i_index=self.count + 1, o_item=item, o_items=items,
             o_rate=rate, o_seed=seed)
         field = (-(-self.width // 32)) * 32
@@ -94,7 +95,7 @@ class ImageSource(wiring.Component):
         more = self.count < items
         s = self.stream
         m.d.comb += [
-            s.valid.eq(~ResetSignal() & (held | (more & _coin(m, rate, seed) & open_))),
+            s.valid.eq(held | (more & _coin(m, rate, seed) & open_)),
             s.payload.eq(item[:self.width]),
             self.fired.eq(s.valid & s.ready),
             self.done.eq(~more),
@@ -126,9 +127,10 @@ class ImageSink(wiring.Component):
         items, rate, seed = Signal(64), Signal(32), Signal(32)
         m.submodules.port = Instance(
             "sf_sink_port", p_ID=self.ident, p_WIDTH=self.width, i_clk=ClockSignal(),
+            i_rst=ResetSignal(),
             i_take=self.fired, i_item=self.stream.payload, o_items=items, o_rate=rate,
             o_seed=seed)
-        m.d.comb += [self.stream.ready.eq(~ResetSignal() & _coin(m, rate, seed)),
+        m.d.comb += [self.stream.ready.eq(_coin(m, rate, seed)),
                      self.fired.eq(self.stream.valid & self.stream.ready),
                      self.done.eq(self.count >= items)]
         m.d.sync += self.count.eq(self.count + self.fired)

@@ -86,3 +86,48 @@ def test_demo_passes_on_bundled_real_data():
     tailor = r["tailor"]
     assert tailor["overbooked_tiles"] > 0
     assert tailor["transfers"] == tailor["transfers_expected"] < tailor["buffet_transfers"]
+
+
+@pytest.mark.verilator
+def test_demo_runs_a_real_matrix_past_amaranths_reach(shared_data):
+    out = sf("demo", "--matrix", str(shared_data / "matrices/suitesparse/dwt_992.mtx"), "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["pass"] and r["nnz"] == 16744
+    assert "pysim_skipped" in r["tailor"] and r["tailor"]["verilator_cycles"] > 40_000
+    assert r["buffet"]["same_cycles"]       # small enough for both simulators
+
+
+@pytest.mark.parametrize("text, what", [
+    ("%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 1\n", "square"),
+    ("%%MatrixMarket matrix coordinate real general\n0 0 0\n", "square"),
+])
+def test_demo_refuses_a_matrix_it_cannot_run(tmp_path, text, what):
+    path = tmp_path / "m.mtx"
+    path.write_text(text)
+    out = sf("demo", "--matrix", str(path))
+    assert out.returncode == 2 and what in out.stderr and "Traceback" not in out.stderr
+
+
+def square_matrices():
+    """The square Matrix Market files of the shared data, up to 400k nonzeros."""
+    import csv
+
+    from sparseforge.data import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None:
+        return []
+    with open(root / "MANIFEST_matrices.csv") as f:
+        rows = list(csv.DictReader(f))
+    return sorted(r["file"] for r in rows if r["rows"] == r["cols"]
+                  and r["file"].endswith(".mtx") and int(r["nnz_full"]) <= 400_000)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", square_matrices())
+def test_soak_demo_on_every_square_matrix(shared_data, name):
+    out = sf("demo", "--matrix", str(shared_data / name), "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["pass"]
