@@ -67,7 +67,7 @@ def pysim(bench, vcd=None):
 
     async def testbench(ctx):
         io = _PysimIO(ctx, ports)
-        while not bench.finished():
+        while bench.running():
             bench.step_inputs(io)
             bench.step_outputs(io)
             await ctx.tick()
@@ -125,7 +125,8 @@ async def cocotb_run(dut, make_bench, default_seed=1):
     ``make_bench(component, args, seed)`` returns the
     :class:`~sparseforge.tb.streams.Bench`; ``component`` is the block built
     from the case's parameters (its signature gives the layouts), ``seed``
-    is ``SPARSEFORGE_SEED``, else the case's, else ``default_seed``.
+    is ``SPARSEFORGE_SEED``, else the case's, else ``default_seed``. An
+    argument ``stop_at`` ends the run after that many cycles (to time a prefix).
     """
     from ..registry import get
 
@@ -133,11 +134,14 @@ async def cocotb_run(dut, make_bench, default_seed=1):
     case = pickle.loads(path.read_bytes())
     seed = seed_from_env(default_seed if case.seed is None else case.seed)
     bench = make_bench(get(case.block).build(case.params), case.args, seed)
+    bench.stop_at = case.args.get("stop_at")
     dut._log.info("%s: seed %d", case.block, seed)
+    start = time.perf_counter()
     await cocotb_loop(dut, bench)
+    seconds = time.perf_counter() - start
     result = bench.result()
     dut._log.info("%s: %s", case.block, _summary(result))
-    path.with_name("result.pickle").write_bytes(pickle.dumps(result))
+    path.with_name("result.pickle").write_bytes(pickle.dumps((result, seconds)))
 
 
 def _summary(result):
@@ -169,7 +173,7 @@ async def cocotb_loop(dut, bench, reset_cycles=3):
     bench.idle(io)
     await ClockCycles(dut.clk, reset_cycles)
     dut.rst.value = 0
-    while not bench.finished():
+    while bench.running():
         bench.step_inputs(io)
         await ReadOnly()
         bench.step_outputs(io)
@@ -214,10 +218,15 @@ def verilator_build(name, params=None, waves=False):
 
 @dataclass(frozen=True)
 class Run:
-    """One Verilator run: the bench's result, the seconds the simulation took, where it ran."""
+    """One Verilator run: the bench's result, its seconds, where it ran.
+
+    ``seconds`` is the whole run (cocotb's start-up included), ``loop_seconds``
+    the bench's clock cycles alone.
+    """
 
     result: object
     seconds: float
+    loop_seconds: float
     dir: str
     verilog: str
 
@@ -259,5 +268,5 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     if failed or not tests or not result.exists():
         raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "
                         f"log: {run_dir / 'sim.log'}")
-    return Run(pickle.loads(result.read_bytes()), seconds, str(run_dir),
-               str(build_dir / f"{name}.v"))
+    outcome, loop = pickle.loads(result.read_bytes())
+    return Run(outcome, seconds, loop, str(run_dir), str(build_dir / f"{name}.v"))

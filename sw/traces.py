@@ -15,16 +15,17 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import ParameterError
+from .buffet_program import FILL, READ, SHRINK, BuffetProgram
 from .wire import pack, spmv_entry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WindowTrace:
-    program: list      # [("fill", x) | ("read", index) | ("shrink", count)], in order
-    window: int        # largest number of x entries held at once
+    program: BuffetProgram   # fills of x, reads relative to the head, shrinks; in order
+    window: int              # largest number of x entries held at once
     matrix: sp.csr_array
     x: np.ndarray
-    reads: np.ndarray  # column of every read, in order (what each response must be)
+    reads: np.ndarray        # column of every read, in order (what each response must be)
 
 
 def rcm_order(matrix):
@@ -37,33 +38,40 @@ def rcm_order(matrix):
 def spmv_window(matrix, x):
     """The sliding-window buffet trace of y = matrix · x (row by row).
 
-    The trace ends with the buffet empty, so traces run one after another.
+    The buffet holds x from the smallest column any later row still needs
+    (``start``) up to the largest column needed so far. Per row with
+    nonzeros, in order: a shrink of what falls below its ``start`` (when that
+    moved), the fills of x up to its last column (x below ``start`` is never
+    filled), one read per nonzero. The trace ends with the buffet empty, so
+    traces run one after another. Vectorized.
     """
     a = sp.csr_array(matrix)
     a.sort_indices()
-    n_rows, n_cols = a.shape
     lengths = np.diff(a.indptr)
-    first = np.full(n_rows, n_cols)
-    last = np.full(n_rows, -1)
-    nonempty = lengths > 0
-    first[nonempty] = a.indices[a.indptr[:-1][nonempty]]
-    last[nonempty] = a.indices[a.indptr[1:][nonempty] - 1]
-    # The window may start at the smallest column any later row still needs.
-    start = np.minimum.accumulate(first[::-1])[::-1]
-    program, head, filled, window = [], 0, 0, 0
-    for i in np.flatnonzero(nonempty):
-        if start[i] > head:
-            program.append(("shrink", int(start[i] - head)))
-            head = int(start[i])
-        while filled <= last[i]:
-            program.append(("fill", int(x[filled])))
-            filled += 1
-        window = max(window, filled - head)
-        cols = a.indices[a.indptr[i]:a.indptr[i + 1]]
-        program.extend(("read", int(j - head)) for j in cols)
-    if filled > head:
-        program.append(("shrink", filled - head))   # freed at the end: traces chain
-    return WindowTrace(program, window, a, np.asarray(x), a.indices.copy())
+    rows = np.flatnonzero(lengths)
+    if rows.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return WindowTrace(BuffetProgram(empty, empty, empty), 0, a, np.asarray(x), empty)
+    first = a.indices[a.indptr[rows]]
+    last = a.indices[a.indptr[rows + 1] - 1]
+    start = np.minimum.accumulate(first[::-1])[::-1].astype(np.int64)
+    filled = np.maximum.accumulate(last).astype(np.int64) + 1     # x up to here after each row
+    before = np.concatenate([[0], filled[:-1]])                    # ... and before it
+    freed = np.minimum(start, before) - np.concatenate([[0], start[:-1]])
+    lower = np.maximum(before, start)                              # the first x each row fills
+    fills = filled - lower
+    segments = np.stack([freed > 0, fills, lengths[rows]], axis=1).ravel()
+    kind = np.repeat(np.tile([SHRINK, FILL, READ], rows.size), segments)
+    arg = np.empty(kind.size, dtype=np.int64)
+    arg[kind == SHRINK] = freed[freed > 0]
+    offsets = np.cumsum(fills) - fills
+    arg[kind == FILL] = np.asarray(x)[np.repeat(lower - offsets, fills) + np.arange(fills.sum())]
+    arg[kind == READ] = a.indices - np.repeat(start, lengths[rows])
+    kind = np.append(kind, SHRINK)                                 # the last window freed
+    arg = np.append(arg, filled[-1] - start[-1])
+    program = BuffetProgram(kind, arg, np.zeros(kind.size, dtype=np.int64))
+    return WindowTrace(program, int((filled - start).max()), a, np.asarray(x),
+                       a.indices.astype(np.int64))
 
 
 @dataclass(frozen=True)

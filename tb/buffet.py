@@ -15,14 +15,16 @@ extends) feeds the operations the design accepted to the model
 illegal, and compares occupancy, credits and every read response.
 """
 
-import contextlib
 from collections import deque
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..errors import ParameterError
 from ..sim.models.buffet import Buffet as BuffetModel
-from ..sim.models.buffet import BuffetError
 from ..sim.runners import cocotb_run, cocotb_test
-from .streams import Bench
+from ..sw.buffet_program import KINDS, BuffetProgram
+from .streams import Bench, Columns
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
 
@@ -81,25 +83,6 @@ def random_program(rng, depth, width, n_ops):
             model.fill(value)
             program.append((FILL, value))
     return program
-
-
-def responses(depth, program):
-    """What each read of ``program`` returns, run in program order on the model.
-
-    A program the model refuses (a directed test of the hardware refusing it
-    too) has responses up to the refused operation only.
-    """
-    model = BuffetModel(depth)
-    out = []
-    with contextlib.suppress(BuffetError):
-        for kind, arg in program:
-            if kind == READ:
-                out.append(model.read(arg))
-            elif kind == UPDATE:
-                model.update(*arg)
-            else:
-                getattr(model, kind)(arg)
-    return out
 
 
 class BuffetScoreboard(Bench):
@@ -174,30 +157,59 @@ class BuffetScoreboard(Bench):
 
 
 class BuffetBench(BuffetScoreboard):
-    """Runs a program on ``component`` (a Buffet, or a Tailor used as one)."""
+    """Runs a program on ``component`` (a Buffet, or a Tailor used as one).
+
+    ``program`` is a :class:`~sparseforge.sw.buffet_program.BuffetProgram` or
+    ``(kind, arg)`` pairs. An index the buffet cannot hold or a value wider
+    than its elements is refused (:class:`~sparseforge.errors.ParameterError`).
+    """
 
     def __init__(self, component, program, seed, rates=None):
         super().__init__(component, BuffetModel(component.depth), seed, rates)
-        streams = {port: [] for port in self.PORTS}
-        after = {port: {other: [] for other in WAITS_FOR[port]} for port in self.PORTS}
-        for kind, arg in program:
-            for other, counts in after[kind].items():
-                counts.append(len(streams[other]))
-            streams[kind].append({"index": arg[0], "data": arg[1]} if kind == UPDATE else arg)
-        self.reads = self.sink.expected = len(streams[READ])
-        self.outputs = {"read_data": responses(component.depth, program)}
-        for port, items in streams.items():
-            self.sources[port] = self.source_on(port, items, self.rates[port], after[port])
+        if not isinstance(program, BuffetProgram):
+            program = BuffetProgram.from_ops(program)
+        _check_fits(program, component)
+        for port in self.PORTS:
+            code = KINDS.index(port)
+            mask = program.kind == code
+            items = program.arg[mask]
+            if port == UPDATE:
+                items = Columns({"index": items, "data": program.data[mask]})
+            after = {other: program.before(code, KINDS.index(other))
+                     for other in WAITS_FOR[port]}
+            self.sources[port] = self.source_on(port, items, self.rates[port], after)
+        self.reads = self.sink.expected = int(np.count_nonzero(program.kind == KINDS.index(READ)))
+        self.outputs = {"read_data": program.responses(component.depth)[0]}
         self.drivers = [*self.sources.values(), self.sink]
+
+
+def _check_fits(program, component):
+    """Refuse a program no run on ``component`` could play."""
+    access = np.isin(program.kind, (KINDS.index(READ), KINDS.index(UPDATE)))
+    limits = ((access, program.arg, 1 << len(component.read.payload), "an index"),
+              (program.kind == KINDS.index(SHRINK), program.arg, component.depth + 1,
+               "a shrink of"),
+              (program.kind == KINDS.index(FILL), program.arg, 1 << component.width, "a value"),
+              (program.kind == KINDS.index(UPDATE), program.data, 1 << component.width,
+               "a value"))
+    for mask, values, bound, what in limits:
+        bad = mask & ((values < 0) | (values >= bound))
+        if bad.any():
+            n = int(np.argmax(bad))
+            raise ParameterError(f"program operation {n}: {what} {int(values[n])} does not fit "
+                                 f"a buffer of depth {component.depth} and width "
+                                 f"{component.width} (at most {bound - 1})")
 
 
 def _bench(component, args, seed):
     """The program in the arguments, or a random one of ``ops`` operations."""
     import random
 
-    program = args.get("program") or random_program(
-        random.Random(seed), component.depth, component.width, args.get("ops", 10_000))
-    return BuffetBench(component, [tuple(op) for op in program], seed, args.get("rates"))
+    program = args.get("program")
+    if program is None:
+        program = random_program(random.Random(seed), component.depth, component.width,
+                                 args.get("ops", 10_000))
+    return BuffetBench(component, program, seed, args.get("rates"))
 
 
 @cocotb_test

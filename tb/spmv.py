@@ -13,12 +13,11 @@ Every stream stalls at random. Each y is checked against scipy's A·x
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.utils import ceil_log2
 
 from ..sim.models.spmv import spmv_tailor
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
-from .streams import Bench
+from .streams import Bench, Columns
 from .tailor import FILL, OWFILL
 
 A, Y, CREDIT = "a", "y", "credit"
@@ -52,18 +51,17 @@ class SpmvBench(Bench):
         self.expected = list(zip(np.asarray(golden).tolist(), model, strict=True))
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
         self.ends = self.pulses_on(CREDIT)
-        owfills = [{"data": d, "last": last}
-                   for d, last in zip(plan.owfill_data.tolist(), plan.owfill_last.tolist(),
-                                      strict=True)]
-        words = stream.words(ceil_log2(component.tailor.tile), component.mac.value_width)
+        owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
         self.sources = {
-            FILL: self.source_on(FILL, plan.fill_value.tolist(), self.rates[FILL],
+            FILL: self.source_on(FILL, plan.fill_value, self.rates[FILL],
                                  {CREDIT: plan.fill_after_shrinks}),
             OWFILL: self.source_on(OWFILL, owfills, self.rates[OWFILL],
                                    {FILL: plan.owfill_after_fills,
                                     CREDIT: plan.owfill_after_shrinks},
                                    credits=("fifo_credits", plan.owfill_credits)),
-            A: self.source_on(A, words.tolist(), self.rates[A]),
+            A: self.source_on(A, Columns({"index": stream.index, "value": stream.value,
+                                          "row_end": stream.row_end,
+                                          "tile_end": stream.tile_end}), self.rates[A]),
         }
         self.sink = self.sink_on(Y, self.rates[Y], expected=len(self.expected))
         self.outputs = {Y: np.asarray(golden)}

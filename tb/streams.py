@@ -230,13 +230,18 @@ class StreamSource:
             self.presenting = bool(self.stall() and self._open(self.next))
         io.set(f"{self.name}__valid", int(self.presenting))
         if self.presenting:
-            item = self.items[self.next]
+            item = self.item(self.next)
             io.set(f"{self.name}__payload", self.codec.pack(item) if self.codec else item)
+
+    def item(self, n):
+        """Item ``n``, as Python values (a numpy array's elements become ints)."""
+        item = self.items[n]
+        return int(item) if isinstance(item, np.integer) else item
 
     def sample(self, io, cycle):
         self.fired = None
         if self.presenting and io.get(f"{self.name}__ready"):
-            self.fired = self.items[self.next]
+            self.fired = self.item(self.next)
             self.accepted.append((cycle, self.fired))
             self.next += 1
             self.presenting = False
@@ -333,6 +338,7 @@ class Bench:
 
     patience = 1_000
     max_cycles = None
+    stop_at = None          # end the run after this many cycles, finished or not
 
     def __init__(self, component, seed):
         self.component = component
@@ -383,6 +389,10 @@ class Bench:
 
     def finished(self):
         raise NotImplementedError
+
+    def running(self):
+        """Whether to simulate another cycle: not finished, and not at ``stop_at``."""
+        return not self.finished() and (self.stop_at is None or self.cycle < self.stop_at)
 
     def result(self):
         """What the run produced: a dataclass, the same from either simulator."""

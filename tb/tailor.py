@@ -29,6 +29,7 @@ from ..sim.models.tailor import Tailor as TailorModel
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
 from .buffet import FILL, READ, SHRINK, UPDATE, BufferResult, BuffetScoreboard
+from .streams import Columns
 
 OWFILL = "owfill"
 
@@ -95,7 +96,7 @@ class TailorScoreboard(BuffetScoreboard):
             ops[OWFILL] = (ops[OWFILL]["data"], ops[OWFILL]["last"])
         read = self.sources[READ]
         if read.fired is None and read.presenting:     # a stalled read passes the stream too
-            ops["request"] = read.items[read.next]
+            ops["request"] = read.item(read.next)
         return ops
 
     def expect(self, data):
@@ -162,20 +163,18 @@ class TileBench(TailorScoreboard):
         if longest > 1 << len(component.read.payload):
             raise ValueError(f"tile of {longest} elements exceeds the Tailor's tile size")
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
-        self.truth = plan.read_truth.tolist()
-        owfills = [{"data": d, "last": last}
-                   for d, last in zip(plan.owfill_data.tolist(), plan.owfill_last.tolist(),
-                                      strict=True)]
+        self.truth = plan.read_truth
+        owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
         self.sources = {
-            FILL: self.source_on(FILL, plan.fill_value.tolist(), self.rates[FILL],
+            FILL: self.source_on(FILL, plan.fill_value, self.rates[FILL],
                                  {SHRINK: plan.fill_after_shrinks}),
             OWFILL: self.source_on(OWFILL, owfills, self.rates[OWFILL],
                                    {FILL: plan.owfill_after_fills,
                                     SHRINK: plan.owfill_after_shrinks},
                                    credits=("fifo_credits", plan.owfill_credits)),
-            READ: self.source_on(READ, plan.read_index.tolist(), self.rates[READ],
+            READ: self.source_on(READ, plan.read_index, self.rates[READ],
                                  {SHRINK: plan.read_after_shrinks}),
-            SHRINK: self.source_on(SHRINK, plan.shrink_count.tolist(), self.rates[SHRINK],
+            SHRINK: self.source_on(SHRINK, plan.shrink_count, self.rates[SHRINK],
                                    {READ: plan.shrink_after_reads}),
             UPDATE: self.source_on(UPDATE, [], self.rates[UPDATE]),
         }

@@ -127,7 +127,7 @@ def buffet_spmv(a, x, seed):
     _, run, python, report = _simulate("buffet", lambda: BuffetBench(
         Buffet(**params), trace.program, seed), params)
     got = np.asarray(run.outputs["read_data"], dtype=np.int64)
-    ops = {k: sum(1 for op in trace.program if op[0] == k) for k in ("fill", "read", "shrink")}
+    ops = trace.program.counts()
     y = _product_from_reads(trace.matrix, got, np.arange(trace.matrix.nnz))
     return {"window": trace.window, "params": params, "ops": ops, **report,
             "reads_checked": len(got),
