@@ -78,7 +78,7 @@ def build(verilog, name, waves=False):
     exe = verilator_on_path()
     io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
     main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
-    flags = FLAGS + (["--trace-fst", "-CFLAGS", "-DSF_WAVES"] if waves else [])
+    flags = FLAGS + (["--trace", "-CFLAGS", "-DSF_WAVES"] if waves else [])
     toolchain = f"{exe}\n{' '.join(flags)}\n{sys.version}\n"
     digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
     folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))
@@ -110,7 +110,7 @@ def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, wave
     """Run ``binary`` on the ``sources`` and ``sinks`` (:class:`Image` each, by id order).
 
     Returns a :class:`NativeRun`; the images and the captured streams stay
-    in ``folder``. ``waves`` names an FST file to write (the build must have
+    in ``folder``. ``waves`` names a VCD file to write (the build must have
     waves).
     """
     folder = Path(folder)

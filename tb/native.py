@@ -19,7 +19,9 @@ cycles; the native one checks its sinks against the bench's ``outputs``
 (what each sink must take, known up front) after the run.
 """
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from amaranth.back import rtlil
@@ -29,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..export import clean_verilog
 from ..sim import native
-from ..sim.runners import flat_ports
+from ..sim.runners import ENV_WAVES, flat_ports
 from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
 
 
@@ -262,10 +264,15 @@ def run(bench, limit=10**10, waves=None, work_dir=None):
 
     Returns a :class:`NativeResult`. A run that deadlocks (no transfer for
     ``bench.patience`` cycles), hits ``limit`` or takes an item other than
-    the one expected raises ``AssertionError`` naming the seed.
+    the one expected raises ``AssertionError`` naming the seed. ``waves``
+    names a VCD file to write (by default ``waves.vcd`` in the run folder
+    when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
     """
     from ..tools import cache_dir
 
+    folder = Path(work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}"))
+    if waves is None and os.environ.get(ENV_WAVES):
+        waves = folder / "waves.vcd"
     top = NativeTop(bench)
     il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
     binary, built = native.build(clean_verilog(il), type(bench.component).__name__.lower(),
@@ -273,7 +280,6 @@ def run(bench, limit=10**10, waves=None, work_dir=None):
     sources = [source_image(d) for d in top.sources]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]
-    folder = work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}")
     result = native.execute(binary, sources, sinks, folder, limit, bench.patience, waves)
     result = native.NativeRun(**{**vars(result), "build_seconds": built})
     if result.end != "done":

@@ -24,6 +24,8 @@ import numpy as np
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
+from ..errors import ParameterError
+
 
 class Codec:
     """Packs a stream's payloads into bits and back through the port's own shape.
@@ -147,7 +149,7 @@ def stream_seed(seed, name):
 def rate_threshold(rate):
     """A stream acts on a cycle where the LFSR's low 16 bits are below this (of 65536)."""
     if not 0.0 < rate <= 1.0:
-        raise ValueError(f"back-pressure rate {rate} outside (0, 1]")
+        raise ParameterError(f"back-pressure rate {rate}: expected a number in (0, 1]")
     return max(1, min(1 << 16, round(rate * (1 << 16))))
 
 

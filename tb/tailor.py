@@ -25,6 +25,9 @@ true element at that index.
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..errors import ParameterError
 from ..sim.models.tailor import Tailor as TailorModel
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
@@ -161,7 +164,13 @@ class TileBench(TailorScoreboard):
                                   for _ in range(t["length"])]} for t in tiles]
         longest = max((t["length"] for t in tiles), default=0)
         if longest > 1 << len(component.read.payload):
-            raise ValueError(f"tile of {longest} elements exceeds the Tailor's tile size")
+            raise ParameterError(f"a tile of {longest} elements: longer than the Tailor's "
+                                 f"tile = {1 << len(component.read.payload)}")
+        for t, tile in enumerate(tiles):
+            values = np.asarray(tile["values"])
+            if values.size and (values.min() < 0 or values.max() >> component.width):
+                raise ParameterError(f"tile {t}: a value does not fit the Tailor's width "
+                                     f"{component.width}")
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
         self.truth = plan.read_truth
         owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ToolError
+from sparseforge.errors import ParameterError, ToolError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.eureka_array import EurekaArray
@@ -87,3 +87,16 @@ def test_a_failed_build_names_its_log():
     with pytest.raises(ToolError, match=r"failed to build .* log: .*build\.log"):
         runner.build("module top(input clk, input rst, output done, output moved);\n"
                       "  assign done = nosuch;\nendmodule\n", "broken")
+
+
+def test_waves_on_request(tmp_path):
+    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 0), ("shrink", 1)], 0)
+    native.run(bench, waves=tmp_path / "buffet.vcd", work_dir=tmp_path)
+    assert "fill__valid" in (tmp_path / "buffet.vcd").read_text()
+
+
+def test_a_workload_that_does_not_fit_the_block_is_refused():
+    with pytest.raises(ParameterError, match="an index 4 does not fit a buffer of depth 4"):
+        BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 4)], 0)
+    with pytest.raises(ParameterError, match="longer than the Tailor's tile = 8"):
+        TileBench(Tailor(4, 8, 2, 8), [{"length": 9, "passes": 1, "reads": [[8]]}], 0)

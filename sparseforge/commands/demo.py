@@ -73,15 +73,16 @@ def workload(path, seed):
     return a, x, "the matrix's" if own else f"random {ENGINE['value_width']}-bit"
 
 
-def _simulate(name, make, params):
+def _simulate(name, make, params, waves):
     """Run the bench ``make()`` natively, and on Amaranth's simulator where that takes seconds.
 
+    ``waves``, a folder or ``None``, receives the native run's waveform.
     Returns ``(bench, native result, pysim result or None, report)``.
     """
     _status(f"  {name}: native run on Verilator...")
     bench = make()
     with tempfile.TemporaryDirectory(prefix="sf-demo-") as tmp:
-        run = native.run(bench, work_dir=tmp)
+        run = native.run(bench, work_dir=tmp, waves=waves and Path(waves, f"{name}.vcd"))
     report = {"lint_clean": verilator_lint_text(name, params) == "",
               "verilator_cycles": run.cycles,
               "verilator_seconds": round(run.run.run_seconds, 4),
@@ -119,13 +120,13 @@ def _product_from_reads(a, got, served):
         if a.nnz else np.zeros(a.shape[0], dtype=np.int64)
 
 
-def buffet_spmv(a, x, seed):
+def buffet_spmv(a, x, seed, waves=None):
     """The SpMV window trace of ``a`` through a Buffet."""
     trace = spmv_window(a, x)
     depth = max(2, 1 << (trace.window - 1).bit_length())
     params = {"depth": depth, "width": WIDTH}
     _, run, python, report = _simulate("buffet", lambda: BuffetBench(
-        Buffet(**params), trace.program, seed), params)
+        Buffet(**params), trace.program, seed), params, waves)
     got = np.asarray(run.outputs["read_data"], dtype=np.int64)
     ops = trace.program.counts()
     y = _product_from_reads(trace.matrix, got, np.arange(trace.matrix.nnz))
@@ -142,12 +143,12 @@ def _tile(trace):
     return max(2 * TAILOR["depth"], 1 << (longest - 1).bit_length())
 
 
-def tailor_spmv(a, x, seed):
+def tailor_spmv(a, x, seed, waves=None):
     """The tiled SpMV trace of ``a`` through a small Tailor."""
     trace = spmv_tiles(a, x, ROWS_PER_TILE)
     params = {**TAILOR, "width": WIDTH, "tile": _tile(trace)}
     bench, run, python, report = _simulate("tailor", lambda: TileBench(
-        Tailor(**params), trace.tiles, seed), params)
+        Tailor(**params), trace.tiles, seed), params, waves)
     got = np.asarray(run.outputs["read_data"], dtype=np.int64)
     y = _product_from_reads(trace.matrix, got, trace.nonzero)
     lengths = [t["length"] for t in trace.tiles]
@@ -162,7 +163,7 @@ def tailor_spmv(a, x, seed):
             "same_cycles": python is None or python.cycles == run.cycles}
 
 
-def engine_spmv(a, x, seed):
+def engine_spmv(a, x, seed, waves=None):
     """y = A·x computed by the ``spmv_tailor`` engine, against scipy's product."""
     trace = spmv_tiles(a, x, ROWS_PER_TILE)
     stream = spmv_stream(trace, ENGINE["value_width"])
@@ -170,7 +171,7 @@ def engine_spmv(a, x, seed):
     golden = y_ref[stream.rows]
     params = {**ENGINE, "tile": _tile(trace)}
     _, run, python, report = _simulate("spmv_tailor", lambda: SpmvBench(
-        SpmvTailor(**params), trace.tiles, stream, golden, seed), params)
+        SpmvTailor(**params), trace.tiles, stream, golden, seed), params, waves)
     y = np.zeros_like(y_ref)
     y[stream.rows] = run.outputs["y"]
     return {"params": params, "entries": int(stream.index.size), "rows": len(golden),
@@ -224,15 +225,19 @@ def _human(r):
               help="Matrix Market file of a square matrix (default: the bundled bcspwr01).")
 @click.option("--seed", default=1, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed for A's values (where the file has none), x and the stalls.")
+@click.option("--waves", type=click.Path(file_okay=False, writable=True),
+              help="Write each native run's waveform (VCD) into this folder.")
 @json_option
-def command(matrix, seed, as_json):
+def command(matrix, seed, waves, as_json):
     """Generate, simulate and verify the blocks on a real matrix; print a summary."""
     path = matrix or bundled("bcspwr01.mtx")
+    if waves:
+        Path(waves).mkdir(parents=True, exist_ok=True)
     _status(f"demo: reading {path}")
     a, x, values = workload(path, seed)
     runs = {}
     for key, run in (("buffet", buffet_spmv), ("tailor", tailor_spmv), ("engine", engine_spmv)):
-        runs[key] = run(a, x, seed)
+        runs[key] = run(a, x, seed, waves)
     ok = all(r["lint_clean"] and r["spmv_matches_scipy"] and r["same_cycles"]
              for r in runs.values())
     ok = ok and runs["buffet"]["reads_match_x"]
