@@ -116,19 +116,17 @@ int main(int argc, char **argv) {
     }
 #endif
     uint64_t time = 0, cycles = 0, quiet = 0;
+    auto edge = [&](int level) {
+        top.clk = level;
+        Vtop___024root___eval(top.rootp);
+#ifdef SF_WAVES
+        if (argc > 4) trace.dump(time);
+#endif
+        time += 5;
+    };
     auto tick = [&]() {
-        top.clk = 1;
-        Vtop___024root___eval(top.rootp);
-#ifdef SF_WAVES
-        if (argc > 4) trace.dump(time);
-#endif
-        time += 5;
-        top.clk = 0;
-        Vtop___024root___eval(top.rootp);
-#ifdef SF_WAVES
-        if (argc > 4) trace.dump(time);
-#endif
-        time += 5;
+        edge(1);
+        edge(0);
     };
     top.clk = 0;
     top.rst = 1;

@@ -18,7 +18,7 @@ from ..sim.models.spmv import spmv_tailor
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
 from .streams import Bench, Columns
-from .tailor import FILL, OWFILL
+from .tailor import FILL, OWFILL, parent_sources
 
 A, Y, CREDIT = "a", "y", "credit"
 
@@ -51,14 +51,8 @@ class SpmvBench(Bench):
         self.expected = list(zip(np.asarray(golden).tolist(), model, strict=True))
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
         self.ends = self.pulses_on(CREDIT)
-        owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
         self.sources = {
-            FILL: self.source_on(FILL, plan.fill_value, self.rates[FILL],
-                                 {CREDIT: plan.fill_after_shrinks}),
-            OWFILL: self.source_on(OWFILL, owfills, self.rates[OWFILL],
-                                   {FILL: plan.owfill_after_fills,
-                                    CREDIT: plan.owfill_after_shrinks},
-                                   credits=("fifo_credits", plan.owfill_credits)),
+            **parent_sources(self, plan, CREDIT),
             A: self.source_on(A, Columns({"index": stream.index, "value": stream.value,
                                           "row_end": stream.row_end,
                                           "tile_end": stream.tile_end}), self.rates[A]),

@@ -148,6 +148,23 @@ class ProgramBench(TailorScoreboard):
         return gate
 
 
+def parent_sources(bench, plan, shrinks):
+    """The parent's ``fill`` and ``owfill`` sources of ``plan`` on ``bench``.
+
+    ``shrinks`` names what counts the child's shrinks: its own stream, or a
+    pulse counter where the child is inside the design.
+    """
+    owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
+    return {
+        FILL: bench.source_on(FILL, plan.fill_value, bench.rates[FILL],
+                              {shrinks: plan.fill_after_shrinks}),
+        OWFILL: bench.source_on(OWFILL, owfills, bench.rates[OWFILL],
+                                {FILL: plan.owfill_after_fills,
+                                 shrinks: plan.owfill_after_shrinks},
+                                credits=("fifo_credits", plan.owfill_credits)),
+    }
+
+
 class TileBench(TailorScoreboard):
     """A parent and a child working through ``tiles`` (see :func:`random_tiles`).
 
@@ -173,14 +190,8 @@ class TileBench(TailorScoreboard):
                                      f"{component.width}")
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
         self.truth = plan.read_truth
-        owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
         self.sources = {
-            FILL: self.source_on(FILL, plan.fill_value, self.rates[FILL],
-                                 {SHRINK: plan.fill_after_shrinks}),
-            OWFILL: self.source_on(OWFILL, owfills, self.rates[OWFILL],
-                                   {FILL: plan.owfill_after_fills,
-                                    SHRINK: plan.owfill_after_shrinks},
-                                   credits=("fifo_credits", plan.owfill_credits)),
+            **parent_sources(self, plan, SHRINK),
             READ: self.source_on(READ, plan.read_index, self.rates[READ],
                                  {SHRINK: plan.read_after_shrinks}),
             SHRINK: self.source_on(SHRINK, plan.shrink_count, self.rates[SHRINK],
