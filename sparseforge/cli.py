@@ -3,7 +3,10 @@
 Top-level commands live one per module in :mod:`sparseforge.commands` and
 benchmarks one per module in :mod:`sparseforge.bench`; each module exposes a
 ``click`` command called ``command`` and is found here by name, so adding one
-touches no other file. Errors a user can cause print as one line and exit 2.
+touches no other file. Errors a user can cause (a :class:`SparseforgeError`,
+a usage error, an output that cannot be written) print as one line and exit
+2; numeric options declare their ranges with the option (``click.IntRange``),
+so a new command gets the same checks.
 """
 
 import importlib
@@ -48,6 +51,12 @@ def echo_claims(rows, notes, widths, head):
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print exactly one JSON object on stdout.")
 
+
+def seed_option(default, help):
+    """``--seed``: a non-negative 32-bit seed (replayable runs)."""
+    return click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=default,
+                        show_default=True, help=help)
+
 param_option = click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
                             help="Set a generator parameter (repeatable).")
 
@@ -57,8 +66,10 @@ def parse_params(pairs):
     params = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name:
+        if not sep or not name.strip():
             raise ParameterError(f"-p {pair!r}: expected NAME=VALUE")
+        if name.strip() in params:
+            raise ParameterError(f"-p {pair!r}: parameter {name.strip()} given twice")
         params[name.strip()] = value.strip()
     return params
 
@@ -98,19 +109,28 @@ def bench():
 
 
 def main(argv=None):
+    """Run the command line: every error a user can cause is one line on stderr, exit 2."""
     try:
         cli.main(args=argv, prog_name="sparseforge", standalone_mode=False)
     except SparseforgeError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        _fail(str(exc))
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "sparseforge"
+        _fail(f"{exc.format_message()} (see '{where} --help')")
+    except click.ClickException as exc:
+        _fail(exc.format_message())
+    except OSError as exc:          # an output that cannot be written, a folder in the way
+        _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+def _fail(message):
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    sys.exit(2)
 
 
 if __name__ == "__main__":

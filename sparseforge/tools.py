@@ -18,6 +18,11 @@ from pathlib import Path
 from .errors import ToolError
 
 
+def status(message):
+    """A progress line on stderr (never on stdout, which ``--json`` keeps for its object)."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def cache_dir(*parts):
     """A folder under the sparseforge cache (``SPARSEFORGE_CACHE`` or ~/.cache)."""
     root = os.environ.get("SPARSEFORGE_CACHE") or Path.home() / ".cache" / "sparseforge"
@@ -53,6 +58,8 @@ def run_yowasp(tool, args, inputs=None, outputs=(), timeout=None):
     are written there, the tool runs with relative paths, and the text of each
     name in ``outputs`` is returned in a dict, with ``"log"`` (stdout+stderr).
     """
+    if not (Path.home() / ".cache" / "YoWASP").exists():
+        status(f"{tool}: the first call compiles the WebAssembly build (about a minute, once)")
     with tempfile.TemporaryDirectory(prefix=f"sf-{tool}-") as scratch:
         for name, text in (inputs or {}).items():
             Path(scratch, name).write_text(text)

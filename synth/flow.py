@@ -14,7 +14,7 @@ from amaranth.back import rtlil
 from ..errors import ParameterError
 from ..export import rtlil_text
 from ..registry import get
-from ..tools import run_yowasp
+from ..tools import run_yowasp, status
 from .harness import Harness
 
 TARGETS = {
@@ -55,6 +55,7 @@ def _count(cells, pattern):
 def fmax(name, params, target):
     """Fmax in MHz from nextpnr for the block in its harness, and the harness's FF count."""
     tool, args = TARGETS[target]["pnr"]
+    status(f"{name}: placing and routing on {target} (seconds to minutes)...")
     harness = Harness(get(name).cls(**params))
     il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
                        emit_src=False)

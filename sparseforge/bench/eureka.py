@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from sparseforge.cli import echo_claims, emit, json_option
+from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
 from sparseforge.sw.eureka_cycles import suds_report
@@ -255,8 +255,7 @@ def _human(result):
 @click.option("--quick", is_flag=True, help="One sparsity level, a few layers (for tests).")
 @click.option("--no-rtl", is_flag=True, help="Skip the Verilator run.")
 @click.option("--no-area", is_flag=True, help="Skip synthesis.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the int8 values given to DLMC patterns and of the activations.")
+@seed_option(0, "Seed of the int8 values given to DLMC patterns and of the activations.")
 @json_option
 def command(quick, no_rtl, no_area, seed, as_json):
     """Eureka on real pruned layers: cycles, RTL cycles and MAC area, beside the paper."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from sparseforge.cli import echo_claims, emit, json_option
+from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.commands.demo import ENGINE, ROWS_PER_TILE, TAILOR, WIDTH, workload
 from sparseforge.data import bundled, shared_data_dir
 from sparseforge.hw.buffet import Buffet
@@ -191,8 +191,7 @@ def _human(result):
 
 @click.command("sim")
 @click.option("--quick", is_flag=True, help="The bundled matrix, 10^5 cycles (for tests).")
-@click.option("--seed", type=click.IntRange(0, 2**31), default=1, show_default=True,
-              help="Seed of x, A's values and the stalls.")
+@seed_option(1, "Seed of x, A's values and the stalls.")
 @json_option
 def command(quick, seed, as_json):
     """Cycles per second: native Verilator, cocotb and Amaranth's simulator, on real workloads."""

@@ -22,7 +22,7 @@ import click
 import numpy as np
 from tqdm import tqdm
 
-from sparseforge.cli import echo_claims, emit, json_option
+from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
 from sparseforge.sw.formats import read_matrix
@@ -245,7 +245,7 @@ def _human(result):
 
 @click.command("swiftiles")
 @click.option("--quick", is_flag=True, help="A few small matrices and one buffer (for tests).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tile sampling.")
+@seed_option(0, "Seed of the tile sampling.")
 @json_option
 def command(quick, seed, as_json):
     """Swiftiles vs. uniform and prescient tiling on the real matrices, beside the paper."""

@@ -16,12 +16,15 @@ It also measures the read rate on the buffet region while the Tailor is split
 (the paper: reads there are as fast as a buffet's, one per cycle).
 """
 
+import sys
 import tempfile
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from sparseforge.cli import emit, json_option
+from sparseforge.hw.tailor import Tailor
 from sparseforge.sim.runners import verilator
 from sparseforge.sw.traffic import tile_transfers
 
@@ -64,7 +67,7 @@ def measure(depth, fifo, passes, width=32, seed=1):
     rows = []
     tile = 1 << (4 * depth - 1).bit_length()
     with tempfile.TemporaryDirectory(prefix="sf-tailors-") as tmp:
-        for ratio in RATIOS:
+        for ratio in tqdm(RATIOS, desc="bench tailors", unit="tile", file=sys.stderr):
             length = round(ratio * depth)
             tiles = [{"length": length, "passes": passes,
                       "reads": [list(range(length))] * passes}]
@@ -110,15 +113,19 @@ def _human(r):
 
 
 @click.command("tailors")
-@click.option("--depth", type=int, default=64, show_default=True, help="Capacity D.")
-@click.option("--fifo", type=int, default=16, show_default=True, help="FIFO region F.")
-@click.option("--passes", type=int, default=4, show_default=True, help="Passes R per tile.")
+@click.option("--depth", type=click.IntRange(4, 1 << 12), default=64, show_default=True,
+              help="Capacity D (a power of two).")
+@click.option("--fifo", type=click.IntRange(1, 1 << 11), default=16, show_default=True,
+              help="FIFO region F (a power of two, at most D/2).")
+@click.option("--passes", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Passes R per tile.")
 @click.option("--quick", is_flag=True, help="D=16, F=4 (for tests).")
 @json_option
 def command(depth, fifo, passes, quick, as_json):
     """Tailor vs Buffet transfers for tiles of 0.5x to 4x the capacity, from RTL."""
     if quick:
         depth, fifo = 16, 4
+    Tailor(depth, 32, fifo, 1 << (4 * depth - 1).bit_length())    # refuses bad D and F
     rows = measure(depth, fifo, passes)
     emit({"depth": depth, "fifo": fifo, "passes": passes, "rows": rows, "paper": PAPER},
          as_json, _human)

@@ -27,7 +27,7 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
-from ..cli import emit, json_option
+from ..cli import emit, json_option, seed_option
 from ..data import bundled
 from ..errors import ParameterError
 from ..export import verilog_text
@@ -223,8 +223,7 @@ def _human(r):
 @click.command()
 @click.option("--matrix", type=click.Path(dir_okay=False),
               help="Matrix Market file of a square matrix (default: the bundled bcspwr01).")
-@click.option("--seed", default=1, show_default=True, type=click.IntRange(0, 2**32 - 1),
-              help="Seed for A's values (where the file has none), x and the stalls.")
+@seed_option(1, "Seed for A's values (where the file has none), x and the stalls.")
 @click.option("--waves", type=click.Path(file_okay=False, writable=True),
               help="Write each native run's waveform (VCD) into this folder.")
 @json_option

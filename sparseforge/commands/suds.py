@@ -6,7 +6,7 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
-from sparseforge.cli import emit, json_option
+from sparseforge.cli import emit, json_option, seed_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw import systolic
 from sparseforge.sw.compaction import check_compaction
@@ -18,12 +18,12 @@ from sparseforge.sw.layers import seeded_int8
 
 @click.command("suds")
 @click.argument("weights", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--compaction", "-P", "compaction", type=int, default=4, show_default=True,
-              help="Compaction factor P: a block is 4 rows x 4P columns (1, 2 or 4).")
-@click.option("--systolic-rows", type=int, default=2, show_default=True,
+@click.option("--compaction", "-P", "compaction", type=click.Choice(["1", "2", "4"]),
+              default="4", show_default=True,
+              help="Compaction factor P: a block is 4 rows x 4P columns.")
+@click.option("--systolic-rows", type=click.IntRange(1, 1024), default=2, show_default=True,
               help="Systolic rows of 4x4 sub-arrays for the scheduling figures.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the nonzero int8 values given to a file without values.")
+@seed_option(0, "Seed of the nonzero int8 values given to a file without values.")
 @json_option
 def command(weights, compaction, systolic_rows, seed, as_json):
     """Cycles of the weight matrix WEIGHTS (.mtx, .npy, DLMC .smtx) on Eureka.
@@ -34,7 +34,7 @@ def command(weights, compaction, systolic_rows, seed, as_json):
     and without systolic scheduling; and the size of the encoded filter
     stream, which is decoded again and checked against the input.
     """
-    compaction = check_compaction(compaction)
+    compaction = check_compaction(int(compaction))
     systolic.check_rows(systolic_rows)
     matrix = read_matrix(weights)
     codes, value_width, values_from = _operands(weights, matrix, seed)

@@ -12,7 +12,7 @@ import math
 import click
 import numpy as np
 
-from sparseforge.cli import emit, json_option
+from sparseforge.cli import emit, json_option, seed_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, tile_occupancy
@@ -82,24 +82,20 @@ def _human(result):
 
 @click.command("swiftiles")
 @click.argument("matrix", type=click.Path(dir_okay=False))
-@click.option("--buffer", "buffer", type=int, required=True,
+@click.option("--buffer", "buffer", type=click.IntRange(1, 2**62), required=True,
               help="Buffer capacity B in nonzeros.")
-@click.option("--confidence", "k", type=float, default=_PAPER_K, show_default=True,
+@click.option("--confidence", "k", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=_PAPER_K, show_default=True,
               help="Target fraction k of tiles that overbook the buffer, in (0, 1).")
-@click.option("--samples", "y", type=int, default=_PAPER_Y, show_default=True,
+@click.option("--samples", "y", type=click.IntRange(1, 10**6), default=_PAPER_Y,
+              show_default=True,
               help="Samples y expected above the top-k quantile; ceil(y/k) tiles are drawn.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tile sampling.")
+@seed_option(0, "Seed of the tile sampling.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Write the tile-occupancy distribution (Figs. 1 and 13) to this image.")
 @json_option
 def command(matrix, buffer, k, y, seed, plot_path, as_json):
     """Pick an overbooking tile size for MATRIX with Swiftiles and measure it exactly."""
-    if buffer < 1:
-        raise ParameterError(f"--buffer {buffer}: expected a positive number of nonzeros")
-    if not 0 < k < 1:
-        raise ParameterError(f"--confidence {k}: the overbooking fraction k must be in (0, 1)")
-    if y < 1:
-        raise ParameterError(f"--samples {y}: expected a positive number of tail samples")
     pattern = Pattern.from_matrix(read_matrix(matrix))
     estimate = swiftiles(pattern, buffer, k=k, y=y, seed=seed)
     occupancy = tile_occupancy(pattern, estimate.tile_shape)

@@ -58,6 +58,8 @@ def command(block, params, target, no_fmax, report, md, csv_path, as_json):
     """Yosys cell/LUT/FF/BRAM counts and, on FPGA targets, nextpnr Fmax."""
     if report == bool(block):
         raise ParameterError("give either a BLOCK or --report")
+    if (md or csv_path) and not report:
+        raise ParameterError("--md and --csv write the report: add --report")
     if block:
         result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax)
     else:
