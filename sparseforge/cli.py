@@ -9,6 +9,7 @@ a usage error, an output that cannot be written) print as one line and exit
 so a new command gets the same checks.
 """
 
+import contextlib
 import importlib
 import json
 import pkgutil
@@ -50,6 +51,17 @@ def echo_claims(rows, notes, widths, head):
 
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print exactly one JSON object on stdout.")
+
+
+def read_input(path, reader):
+    """``reader(path)``, saying on stderr what it reads when that may take seconds."""
+    import os
+
+    with contextlib.suppress(OSError):
+        size = os.path.getsize(path)
+        if size > 50 * 2**20:
+            click.echo(f"reading {path} ({size / 2**20:,.0f} MB)...", err=True)
+    return reader(path)
 
 
 def seed_option(default, help):

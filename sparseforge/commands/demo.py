@@ -27,7 +27,7 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
-from ..cli import emit, json_option, seed_option
+from ..cli import emit, json_option, read_input, seed_option
 from ..data import bundled
 from ..errors import ParameterError
 from ..export import verilog_text
@@ -58,7 +58,7 @@ def _status(message):
 
 def workload(path, seed):
     """``(A, x, values)``: A RCM-ordered, integer-valued; x random; whose values A has."""
-    matrix = read_matrix(path)
+    matrix = read_input(path, read_matrix)
     if matrix.shape[0] != matrix.shape[1] or matrix.nnz == 0:
         raise ParameterError(f"{path}: the demo needs a square matrix with nonzeros, not "
                              f"{matrix.shape[0]} x {matrix.shape[1]} with {matrix.nnz}")

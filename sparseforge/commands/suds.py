@@ -6,7 +6,7 @@ import click
 import numpy as np
 import scipy.sparse as sp
 
-from sparseforge.cli import emit, json_option, seed_option
+from sparseforge.cli import emit, json_option, read_input, seed_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw import systolic
 from sparseforge.sw.compaction import check_compaction
@@ -36,7 +36,7 @@ def command(weights, compaction, systolic_rows, seed, as_json):
     """
     compaction = check_compaction(int(compaction))
     systolic.check_rows(systolic_rows)
-    matrix = read_matrix(weights)
+    matrix = read_input(weights, read_matrix)
     codes, value_width, values_from = _operands(weights, matrix, seed)
     coded = sp.coo_array((codes, (matrix.row, matrix.col)), shape=matrix.shape)
     result = {"file": str(weights), "shape": list(matrix.shape), "nnz": int(matrix.nnz),

@@ -12,7 +12,7 @@ import math
 import click
 import numpy as np
 
-from sparseforge.cli import emit, json_option, seed_option
+from sparseforge.cli import emit, json_option, read_input, seed_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, tile_occupancy
@@ -96,7 +96,7 @@ def _human(result):
 @json_option
 def command(matrix, buffer, k, y, seed, plot_path, as_json):
     """Pick an overbooking tile size for MATRIX with Swiftiles and measure it exactly."""
-    pattern = Pattern.from_matrix(read_matrix(matrix))
+    pattern = Pattern.from_matrix(read_input(matrix, read_matrix))
     estimate = swiftiles(pattern, buffer, k=k, y=y, seed=seed)
     occupancy = tile_occupancy(pattern, estimate.tile_shape)
     if plot_path:
