@@ -11,7 +11,7 @@ import re
 
 from amaranth.back import rtlil
 
-from ..errors import ParameterError
+from ..errors import ParameterError, ToolError
 from ..export import rtlil_text
 from ..registry import get
 from ..tools import run_yowasp, status
@@ -38,14 +38,31 @@ _RESOURCES = {
 
 
 def _stat(il, top, target):
-    script = f"read_rtlil {top}.il\n{TARGETS[target]['synth'].format(top=top)}\n" \
-             f"tee -q -o stat.json stat -json\n"
+    """Yosys's cells by type and, on an FPGA target, the netlist for nextpnr.
+
+    ABC9, the LUT mapper of ``synth_ecp5``, crashes on some netlists in the
+    WebAssembly build (an exit with no message); those are mapped again with
+    ABC (``abc -lut 4``) in its place, which the third return value says.
+    """
     outputs = ["stat.json"] + ([f"{top}.json"] if target != "generic" else [])
-    out = run_yowasp("yosys", ["-q", "-s", "run.ys"],
-                     inputs={f"{top}.il": il, "run.ys": script}, outputs=outputs)
+    synth = TARGETS[target]["synth"].format(top=top)
+    scripts = [synth]
+    if target == "ecp5":
+        scripts.append(f"synth_ecp5 -top {top} -run begin:map_luts\n"
+                       "techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
+                       f"synth_ecp5 -top {top} -run map_cells: -json {top}.json")
+    for n, body in enumerate(scripts):
+        script = f"read_rtlil {top}.il\n{body}\ntee -q -o stat.json stat -json\n"
+        try:
+            out = run_yowasp("yosys", ["-q", "-s", "run.ys"],
+                             inputs={f"{top}.il": il, "run.ys": script}, outputs=outputs)
+            break
+        except ToolError as exc:
+            silent = not str(exc).strip().split(":")[-1].strip()
+            if not silent or n + 1 == len(scripts):
+                raise
     stat = json.loads(out["stat.json"])
-    cells = stat["design"]["num_cells_by_type"]
-    return cells, out.get(f"{top}.json")
+    return stat["design"]["num_cells_by_type"], out.get(f"{top}.json"), "abc" if n else ""
 
 
 def _count(cells, pattern):
@@ -53,20 +70,21 @@ def _count(cells, pattern):
 
 
 def fmax(name, params, target):
-    """Fmax in MHz from nextpnr for the block in its harness, and the harness's FF count."""
+    """Fmax in MHz from nextpnr for the block in its harness, the harness's FF count, and
+    the LUT mapper if ABC9 crashed on the harness (``"abc"``, else ``""``)."""
     tool, args = TARGETS[target]["pnr"]
     status(f"{name}: placing and routing on {target} (seconds to minutes)...")
     harness = Harness(get(name).cls(**params))
     il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
                        emit_src=False)
-    cells, netlist = _stat(il, "harness", target)
+    cells, netlist, mapper = _stat(il, "harness", target)
     out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50",
                             "--timing-allow-fail", "-q", "--report", "report.json"],
                      inputs={"harness.json": netlist}, outputs=["report.json"])
     report = json.loads(out["report.json"])
     clocks = report.get("fmax", {})
     mhz = min((c["achieved"] for c in clocks.values()), default=None)
-    return mhz, _count(cells, _RESOURCES[target]["ff"])
+    return mhz, _count(cells, _RESOURCES[target]["ff"]), mapper
 
 
 def synthesize(name, params=None, target="ecp5", with_fmax=True):
@@ -74,16 +92,19 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True):
 
     Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
     ``cells_total``, the target's resources (``lut``, ``ff``, ``bram``, ...),
-    and ``fmax_mhz`` with ``harness_ff`` where place-and-route ran.
+    and ``fmax_mhz`` with ``harness_ff`` where place-and-route ran; ``noabc9``
+    lists the mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did.
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
     il, resolved = rtlil_text(name, params)
-    cells, _ = _stat(il, name, target)
+    cells, _, mapper = _stat(il, name, target)
     result = {"block": name, "params": resolved, "target": target,
-              "cells_total": sum(cells.values()), "cells": cells}
+              "cells_total": sum(cells.values()), "cells": cells,
+              "noabc9": ["area"] if mapper else []}
     for resource, pattern in _RESOURCES[target].items():
         result[resource] = _count(cells, pattern)
     if with_fmax and TARGETS[target]["pnr"]:
-        result["fmax_mhz"], result["harness_ff"] = fmax(name, resolved, target)
+        result["fmax_mhz"], result["harness_ff"], mapper = fmax(name, resolved, target)
+        result["noabc9"] += ["fmax"] if mapper else []
     return result

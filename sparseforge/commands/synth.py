@@ -12,14 +12,14 @@ from ..registry import blocks
 from ..synth.flow import TARGETS, synthesize
 
 COLUMNS = ("block", "params", "target", "lut", "ff", "bram", "carry", "cells_total",
-           "fmax_mhz", "harness_ff")
+           "fmax_mhz", "harness_ff", "noabc9")
 
 
 def _row(r):
     params = " ".join(f"{k}={v}" for k, v in r["params"].items())
     fmax = r.get("fmax_mhz")
     return {**{c: r.get(c, "") for c in COLUMNS}, "params": params,
-            "fmax_mhz": f"{fmax:.1f}" if fmax else ""}
+            "fmax_mhz": f"{fmax:.1f}" if fmax else "", "noabc9": " ".join(r.get("noabc9", []))}
 
 
 def markdown(results):
