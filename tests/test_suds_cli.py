@@ -120,8 +120,8 @@ def test_npy_integer_weights(tmp_path, capsys):
 
 def test_errors(tmp_path, capsys):
     assert "no such file" in _fails(capsys, tmp_path / "missing.mtx")
-    assert "compaction factor P=3" in _fails(capsys, tmp_path / "missing.mtx", "-P", 3)
-    assert "systolic rows" in _fails(capsys, tmp_path / "missing.mtx", "--systolic-rows", 0)
+    assert "'--compaction' / '-P': '3'" in _fails(capsys, tmp_path / "missing.mtx", "-P", 3)
+    assert "'--systolic-rows': 0" in _fails(capsys, tmp_path / "missing.mtx", "--systolic-rows", 0)
     (tmp_path / "w.txt").write_text("1 2\n")
     assert "unknown extension" in _fails(capsys, tmp_path / "w.txt")
     (tmp_path / "bad.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
