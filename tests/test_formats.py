@@ -1,21 +1,30 @@
 """Tests of the sparse file readers (sparseforge.sw.formats).
 
-Real files are cross-checked against scipy and the data manifests; small
-hand-written files cover the formats the shared data lacks (array, skew,
-hermitian) and every kind of malformed input, whose error must name the file
-and the line.
+Real files are cross-checked against scipy and the data manifests, and read
+the same through the fast reader (fast_matrix_market) and the exact one;
+small hand-written files cover the formats the shared data lacks (array,
+skew, hermitian, .npz) and every kind of malformed input, whose error must
+name the file and the line. tests/test_formats_corpus.py holds the corpus of
+malformed files, tests/test_formats_property.py the property tests.
 """
 
+import contextlib
 import csv
 import functools
 import gzip
+import subprocess
+import sys
+import tracemalloc
+from unittest import mock
 
 import numpy as np
 import pytest
 import scipy.io
+import scipy.sparse
 from scipy.sparse import coo_array
 
 from sparseforge.errors import FormatError, ParameterError
+from sparseforge.sw import formats
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 
 # One of each kind in the shared data: (field, symmetry) and shape quirks.
@@ -69,6 +78,23 @@ def test_every_mtx_matches_scipy(shared_data):
     assert paths
     for path in paths:
         _assert_same_as_scipy(path)
+
+
+def test_every_mtx_takes_the_fast_path_and_the_exact_one_agrees(shared_data):
+    paths = sorted((shared_data / "matrices").rglob("*.mtx"))
+
+    def refuse(path, file, head):
+        raise AssertionError(f"{path} fell back to the exact reader")
+
+    with mock.patch.object(formats, "_mtx_exact", refuse):
+        fast = [read_matrix(path) for path in paths]
+    with mock.patch.object(formats, "_mtx_fast", lambda file, head: None):
+        for path, ours in zip(paths, fast, strict=True):
+            exact = read_matrix(path)
+            assert ours.dtype == exact.dtype and ours.row.dtype == exact.row.dtype, path
+            for name in ("row", "col", "data"):
+                np.testing.assert_array_equal(getattr(ours, name), getattr(exact, name),
+                                              err_msg=str(path))
 
 
 def test_mtx_agrees_with_manifest(shared_data):
@@ -145,6 +171,92 @@ def test_small_mtx_matches_scipy(tmp_path, text):
     theirs = theirs.toarray() if hasattr(theirs, "toarray") else theirs
     assert ours.dtype == theirs.dtype
     np.testing.assert_array_equal(ours.toarray(), theirs)
+
+
+def test_real_hermitian_reads_as_symmetric(tmp_path):
+    body = "3 3 3\n1 1 2\n2 1 -1.5\n3 2 4\n"
+    hermitian = read_matrix(_write(tmp_path, "h.mtx", COORD.replace("general", "hermitian")
+                                   + body))
+    symmetric = read_matrix(_write(tmp_path, "s.mtx", COORD.replace("general", "symmetric")
+                                   + body))
+    assert hermitian.dtype == np.float64
+    np.testing.assert_array_equal(hermitian.toarray(), symmetric.toarray())
+    np.testing.assert_array_equal(hermitian.toarray(), [[2, -1.5, 0], [-1.5, 0, 4], [0, 4, 0]])
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_index_dtype_follows_the_shape(tmp_path, exact):
+    small = _write(tmp_path, "small.mtx", COORD + "3 4 2\n3 1 1\n1 4 2\n")
+    large = _write(tmp_path, "large.mtx", COORD + "3 5000000000 2\n3 1 1\n1 4999999999 2\n")
+    path = mock.patch.object(formats, "_mtx_fast", lambda file, head: None) if exact else \
+        contextlib.nullcontext()
+    with path:
+        ours, big = read_matrix(small), read_matrix(large)
+    assert ours.row.dtype == ours.col.dtype == np.int32
+    assert big.row.dtype == big.col.dtype == np.int64
+    assert big.shape == (3, 5000000000)
+    np.testing.assert_array_equal(big.row, [0, 2])
+    np.testing.assert_array_equal(big.col, [4999999998, 0])
+
+
+def test_unusual_layouts_read_the_same(tmp_path):
+    plain = read_matrix(_write(tmp_path, "p.mtx", COORD + "3 3 3\n1 1 1.5\n3 2 -2\n2 3 4e2\n"))
+    for name, body in [("crlf.mtx", "3 3 3\r\n1 1 1.5\r\n3 2 -2\r\n2 3 4e2\r\n"),
+                       ("tabs.mtx", "3 3 3\n1\t1\t1.5\n3\t2\t-2\n2\t3\t4e2\n"),
+                       ("spaces.mtx", "3 3 3\n  1   1 1.5  \n3 2  -2\n 2 3 4e2\n"),
+                       ("comments.mtx", "3 3 3\n1 1 1.5\n% note\n\n3 2 -2\n2 3 4e2"),
+                       ("noend.mtx", "3 3 3\n1 1 1.5\n3 2 -2\n2 3 4e2")]:
+        ours = read_matrix(_write(tmp_path, name, COORD + body))
+        np.testing.assert_array_equal(ours.toarray(), plain.toarray(), err_msg=name)
+
+
+@pytest.mark.parametrize("value", ["5e", "5e+", "1.5e-", "7"])
+def test_value_cut_at_the_end_of_the_file_does_not_crash(tmp_path, value):
+    # fast_matrix_market reads past such a value when nothing follows it, and crashes
+    # (scipy.io.mmread too): the reader ends the last line itself. In a subprocess, so a
+    # regression fails this test instead of killing the test run.
+    path = tmp_path / "cut.mtx"
+    path.write_bytes(f"{COORD}2 2 1\n1 1 {value}".encode())
+    code = ("import sys\nfrom sparseforge.errors import FormatError\n"
+            "from sparseforge.sw.formats import read_matrix\n"
+            "try:\n    read_matrix(sys.argv[1])\nexcept FormatError:\n    pass\n")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-500:]
+
+
+def test_absurd_declared_size_is_refused_before_allocating(tmp_path):
+    path = _write(tmp_path, "absurd.mtx", COORD + "4 4 1000000000000\n1 1 1\n")
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError, match="declares 1000000000000 entries but the file has 1"):
+            read_matrix(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 2**20
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr", "dia"])
+@pytest.mark.parametrize("kind", [scipy.sparse.coo_array, scipy.sparse.coo_matrix])
+def test_npz(tmp_path, fmt, kind):
+    dense = np.array([[0, 1.5, 0, 0], [2, 0, 0, -1], [0, 0, 0, 0], [0, 3, 0, 4]])
+    path = tmp_path / "m.npz"
+    scipy.sparse.save_npz(path, kind(dense).asformat(fmt))
+    matrix = read_matrix(path)
+    assert isinstance(matrix, coo_array) and matrix.has_canonical_format
+    assert matrix.row.dtype == np.int32 and matrix.dtype == np.float64
+    np.testing.assert_array_equal(matrix.toarray(), dense)
+
+
+def test_npz_duplicates(tmp_path):
+    path = tmp_path / "d.npz"
+    scipy.sparse.save_npz(path, coo_array(([1.0, 2.0, 5.0], ([0, 0, 1], [1, 1, 0])),
+                                          shape=(2, 2)))
+    np.testing.assert_array_equal(read_matrix(path).toarray(), [[0, 3], [5, 0]])
+    with pytest.raises(FormatError, match=r"duplicate entry \(0, 1\) \(0-based\), stored at "
+                                          "positions 0 and 1") as info:
+        read_matrix(path, duplicates="error")
+    assert info.value.line is None
 
 
 def test_npy(tmp_path):
@@ -256,6 +368,10 @@ MALFORMED = [
     ("nan.mtx", COORD + "3 3 2\n1 1 1\n2 2 nan\n", 4, "value nan is not finite"),
     ("inf.mtx", COORD + "3 3 2\n1 1 -inf\n2 2 1\n", 3, "value -inf is not finite"),
     ("word.mtx", COORD + "3 3 2\n1 1 1\n2 2 one\n", 4, "value 'one' is not a number"),
+    ("skew.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n3 3 0\n",
+     4, "entry (3, 3) is on the diagonal, which a skew-symmetric file must not list"),
+    ("junk.mtx", COORD + "3 3 2\n1 1 1\n2 2 2 junk\n", 4, "expected 3 columns, found 4"),
+    ("glued.mtx", COORD + "3 3 2\n1 1 1\n2 2 2x\n", 4, "value '2x' is not a number"),
     ("int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n", 3,
      "value '2.5' is not an integer"),
     ("header.smtx", "3, 3\n0 1 1 1\n0\n", 1, "expected a size line"),
