@@ -40,8 +40,6 @@ from . import wire
 from .compaction import block_grid
 from .suds import DisplacedBlocks
 from .wire import ROWS, EurekaWire
-from .wire import pack as _pack
-from .wire import unpack as _unpack
 
 
 class EurekaFormat(EurekaWire):
@@ -57,6 +55,11 @@ class EurekaFormat(EurekaWire):
     def encode(self, blocks):
         """The stream for ``blocks`` (:class:`~.suds.DisplacedBlocks` holding integer operand
         codes), as a list of ints. Vectorized over blocks and cycles."""
+        return self.stream(blocks).tolist()
+
+    def stream(self, blocks):
+        """:meth:`encode`'s words as a numpy array: uint64 where every word fits in 64 bits
+        (then the arithmetic is native), else Python ints."""
         if blocks.compaction != self.compaction:
             raise ParameterError(f"blocks are compacted with P={blocks.compaction}, the "
                                  f"format has P={self.compaction}")
@@ -74,19 +77,20 @@ class EurekaFormat(EurekaWire):
         cycles = blocks.cycles
         used = np.arange(values.shape[2]) < cycles[:, None]  # [n, width]: slots sent
         block, cycle = np.nonzero(used)
+        native = self.word_width <= 64
         lanes = _pack(self.lane, {
             "value": values[block, :, cycle] & ((1 << self.value_width) - 1),
             "column": blocks.columns[block, :, cycle],
             "displaced": blocks.displaced[block, :, cycle],
-        })  # [nslots, lanes]
+        }, native)  # [nslots, lanes]
         lane_width = wire.width(self.lane)
         slots = sum(lanes[:, m] << (m * lane_width) for m in range(self.lanes))
-        headers = _pack(self.header, {"rotation": blocks.rotation, "cycles": cycles})
+        headers = _pack(self.header, {"rotation": blocks.rotation, "cycles": cycles}, native)
         starts = np.arange(len(cycles)) + np.cumsum(cycles) - cycles
-        stream = np.empty(len(cycles) + len(block), dtype=object)
+        stream = np.empty(len(cycles) + len(block), dtype=np.uint64 if native else object)
         stream[starts] = headers
         stream[starts[block] + 1 + cycle] = slots
-        return stream.tolist()
+        return stream
 
     def records(self, blocks):
         """The stream of ``blocks`` regrouped as one *record* per block, a list of ints.
@@ -110,33 +114,37 @@ class EurekaFormat(EurekaWire):
             records[present] += stream[starts[present] + 1 + i] << (shift + i * self.slot_width)
         return records.tolist()
 
-    def decode(self, words, shape):
+    def decode(self, words, shape, blocks=None):
         """The :class:`~.suds.DisplacedBlocks` of an ``shape`` = (M, K) matrix from its stream.
 
+        ``blocks`` = (block rows, block columns) of the blocks a stream of only
+        some blocks holds, in order; by default the stream holds every block.
         Raises :class:`FormatError` if the stream is malformed: a word wider than
         ``word_width``, a cycle count above 4P, a truncated block, a displaced
-        value on MAC row 0, or a block count that does not match ``shape``.
+        value on MAC row 0, or a block count that does not match.
         """
         where = "<eureka stream>"
-        stream = list(words)
-        words = np.empty(len(stream), dtype=object)
-        words[:] = [int(w) for w in stream]
-        if len(words) and (words.min() < 0 or words.max() >> self.word_width):
+        if not (isinstance(words, np.ndarray) and words.dtype == np.uint64):
+            stream = list(words)
+            words = np.empty(len(stream), dtype=object)
+            words[:] = [int(w) for w in stream]
+        if len(words) and (words.min() < 0 or int(words.max()) >> self.word_width):
             raise FormatError(where, f"a word does not fit in {self.word_width} bits")
+        if self.word_width <= 64:
+            words = words.astype(np.uint64)
         width = ROWS * self.compaction
         grid = block_grid(shape, self.compaction)
         cycles_field = _unpack(self.header, words)["cycles"]  # meaningful at headers only
-        starts = []
-        at = 0
-        while at < len(words):
-            starts.append(at)
-            at += 1 + int(cycles_field[at])
-        if at > len(words):
+        starts = _headers(cycles_field)
+        if len(starts) and starts[-1] + 1 + cycles_field[starts[-1]] > len(words):
             raise FormatError(where, f"block {len(starts) - 1} (word {starts[-1]}) is truncated")
-        starts = np.array(starts, dtype=np.int64)
-        if len(starts) != grid[0] * grid[1]:
-            raise FormatError(where, f"{len(starts)} blocks, but a {shape[0]}x{shape[1]} "
-                              f"matrix has {grid[0] * grid[1]} at P={self.compaction}")
+        if blocks is None:
+            if len(starts) != grid[0] * grid[1]:
+                raise FormatError(where, f"{len(starts)} blocks, but a {shape[0]}x{shape[1]} "
+                                  f"matrix has {grid[0] * grid[1]} at P={self.compaction}")
+            blocks = np.divmod(np.arange(len(starts)), grid[1])
+        elif len(starts) != len(blocks[0]):
+            raise FormatError(where, f"{len(starts)} blocks, {len(blocks[0])} expected")
         header = _unpack(self.header, words[starts])
         cycles = header["cycles"]
         if (cycles > width).any():
@@ -163,7 +171,50 @@ class EurekaFormat(EurekaWire):
         displaced[block, :, cycle] = fields["displaced"].astype(bool)
         return DisplacedBlocks(shape=tuple(shape), compaction=self.compaction, values=values,
                                columns=columns, displaced=displaced,
-                               rotation=header["rotation"], cycles=cycles)
+                               rotation=header["rotation"], cycles=cycles,
+                               block_rows=np.asarray(blocks[0], dtype=np.int64),
+                               block_cols=np.asarray(blocks[1], dtype=np.int64))
+
+
+def _pack(fields, values, native):
+    """:func:`.wire.pack`, into uint64 words when ``native`` (they fit in 64 bits)."""
+    if not native:
+        return wire.pack(fields, values)
+    word, shift = np.uint64(0), 0
+    for f in fields:
+        v = np.asarray(values[f.name]).astype(np.int64)
+        if v.size and (v.min() < 0 or v.max() >> f.width):
+            raise ParameterError(f"field {f.name} does not fit in {f.width} bits")
+        word = word | v.astype(np.uint64) << np.uint64(shift)
+        shift += f.width
+    return word
+
+
+def _unpack(fields, words):
+    """:func:`.wire.unpack` of Python-int words, or natively of uint64 ones."""
+    if words.dtype != np.uint64:
+        return wire.unpack(fields, words)
+    out, shift = {}, 0
+    for f in fields:
+        out[f.name] = ((words >> np.uint64(shift)) & np.uint64((1 << f.width) - 1)).astype(
+            np.int64)
+        shift += f.width
+    return out
+
+
+def _headers(cycles_field):
+    """Word index of every block header: the chain 0, next(0), ... with next(i) = i + 1 +
+    ``cycles_field[i]``, found by pointer doubling (no loop over blocks)."""
+    n = len(cycles_field)
+    step = np.append(np.minimum(np.arange(1, n + 1) + cycles_field, n), n)  # n: past the end
+    starts = np.zeros(min(n, 1), dtype=np.int64)
+    while len(starts):  # invariant: step[i] is the header len(starts) blocks after header i
+        following = step[starts]
+        starts = np.concatenate((starts, following[following < n]))
+        if following[-1] >= n:
+            return starts
+        step = step[step]
+    return starts
 
 
 def operand_codes(values):

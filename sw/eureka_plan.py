@@ -63,9 +63,10 @@ class Plan:
 def plan(weights, activations, compaction, value_width=8, dense=False, send_empty=False):
     """Plan W X (``weights`` int M x K, scipy or dense; ``activations`` int K x N).
 
-    ``send_empty`` also sends the empty blocks (each passes in one cycle).
+    ``send_empty`` also sends the empty blocks (each passes in one cycle). Every
+    block of the grid is placed, so the grid is limited as in :func:`~.compaction.compact`.
     """
-    compacted = compact(weights, compaction)
+    compacted = compact(weights, compaction, empty=True)
     if dense:
         # Dense mode needs no metadata: send zero columns so the array must count.
         placed = in_place(compacted)
@@ -87,16 +88,14 @@ def plan(weights, activations, compaction, value_width=8, dense=False, send_empt
 def slabs_for(blocks, activations, grid):
     """``[nblocks, 4P, columns]``: the input rows of ``activations`` each block multiplies.
 
-    Block ``b`` (row-major over ``grid``) covers weight columns
-    ``4P * (b % grid[1])`` onward, so it takes those rows of the K x N
-    activations, zero-padded past K.
+    A block in block column ``c`` covers weight columns ``4P * c`` onward, so
+    it takes those rows of the K x N activations, zero-padded past K.
     """
     width = blocks.values.shape[2]
     activations = np.asarray(activations, dtype=np.int64)
     padded = np.zeros((grid[1] * width, activations.shape[1]), dtype=np.int64)
     padded[:len(activations)] = activations
-    block_col = np.arange(len(blocks.cycles)) % grid[1]
-    return padded.reshape(grid[1], width, -1)[block_col]
+    return padded.reshape(grid[1], width, -1)[blocks.block_cols]
 
 
 @dataclass(frozen=True, eq=False)

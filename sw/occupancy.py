@@ -19,7 +19,11 @@ Conventions
   number of tiles". Buffer utilization (:meth:`Occupancy.utilization`) is
   averaged over non-empty tiles only, since an empty tile is never loaded.
 
-Everything is vectorized numpy; nothing loops over nonzeros in Python.
+Everything is vectorized numpy; nothing loops over nonzeros in Python. Memory
+follows the nonzeros, whatever the matrix's area: tiles are counted from the
+tile ids of the nonzeros (a counter per tile only where there are no more
+tiles than nonzeros, else a sort), and a sampled tile is measured by binary
+search over the nonzeros it may hold.
 """
 
 from dataclasses import dataclass
@@ -30,9 +34,7 @@ import scipy.sparse
 
 from ..errors import ParameterError
 
-# np.bincount over the tile ids is linear but needs one counter per tile; past
-# this many tiles per nonzero a sort (np.unique) is cheaper in memory and time.
-_BINCOUNT_TILES_PER_NONZERO = 8
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,14 +57,29 @@ class Pattern:
 
     @classmethod
     def from_matrix(cls, matrix):
-        """Build from any ``scipy.sparse`` matrix or array (duplicates summed)."""
+        """Build from any ``scipy.sparse`` matrix or array (duplicates summed).
+
+        Sorts the coordinates; memory follows the nonzeros, whatever the shape.
+        """
         if not scipy.sparse.issparse(matrix) or len(matrix.shape) != 2:
             raise ParameterError(f"expected a 2-D scipy.sparse matrix, got {type(matrix).__name__}")
-        csc = scipy.sparse.csc_array(matrix)
-        csc.sum_duplicates()
-        counts = np.diff(csc.indptr)
-        cols = np.repeat(np.arange(csc.shape[1], dtype=np.int64), counts)
-        return cls(tuple(int(s) for s in csc.shape), csc.indices.astype(np.int64), cols)
+        coo = scipy.sparse.coo_array(matrix)
+        shape = tuple(int(s) for s in coo.shape)
+        if shape[0] * shape[1] <= INT64_MAX:
+            keys = coo.col.astype(np.int64)
+            keys *= shape[0]
+            keys += coo.row
+            keys.sort()
+            distinct = first_of_runs(keys)
+            if not distinct.all():
+                keys = keys[distinct]
+            cols, rows = np.divmod(keys, shape[0])
+        else:  # linear indices would overflow: sort by the pair
+            order = np.lexsort((coo.row, coo.col))
+            rows, cols = coo.row[order].astype(np.int64), coo.col[order].astype(np.int64)
+            distinct = first_of_runs(rows) | first_of_runs(cols)
+            rows, cols = rows[distinct], cols[distinct]
+        return cls(shape, rows, cols)
 
     @property
     def nnz(self):
@@ -76,7 +93,25 @@ class Pattern:
     @cached_property
     def keys(self):
         """Ascending column-major linear indices ``col * rows + row``."""
+        if self.shape[0] * self.shape[1] > INT64_MAX:
+            raise ParameterError(f"a {self.shape[0]} x {self.shape[1]} matrix has linear indices "
+                                 "beyond 64 bits")
         return self.cols * self.shape[0] + self.rows
+
+    @cached_property
+    def column_runs(self):
+        """``(columns, bounds)``: the non-empty columns, ascending, and where each one's run of
+        nonzeros starts, plus ``nnz`` at the end."""
+        starts = first_of_runs(self.cols).nonzero()[0]
+        return self.cols[starts], np.append(starts, self.nnz)
+
+
+def first_of_runs(values):
+    """Mask of the entries that differ from the one before (the first one always does)."""
+    mask = np.empty(len(values), dtype=bool)
+    mask[:1] = True
+    np.not_equal(values[1:], values[:-1], out=mask[1:])
+    return mask
 
 
 @dataclass(frozen=True)
@@ -92,6 +127,10 @@ class TileGrid:
                 raise ParameterError(
                     f"tile shape {tuple(self.tile_shape)}: each range must be in [1, extent] "
                     f"for matrix shape {tuple(self.shape)}")
+        if self.n_tiles > INT64_MAX:
+            raise ParameterError(f"tile shape {tuple(self.tile_shape)} cuts a {self.shape[0]} x "
+                                 f"{self.shape[1]} matrix into {self.n_tiles} tiles; tile ids "
+                                 "must fit in 64 bits")
 
     @property
     def grid_shape(self):
@@ -152,43 +191,61 @@ class Occupancy:
 
     def overbooked_fraction(self, buffer):
         """Fraction of all tiles (empty included) whose occupancy exceeds ``buffer``."""
-        return np.count_nonzero(self.counts > buffer) / self.n_tiles
+        return np.count_nonzero(self.counts > min(buffer, INT64_MAX)) / self.n_tiles
 
     def utilization(self, buffer):
         """Mean buffer utilization over non-empty tiles; an overbooked tile counts as full."""
         if len(self.counts) == 0:
             return 0.0
-        return float(np.minimum(self.counts, buffer).mean() / buffer)
+        return float(np.minimum(self.counts, min(buffer, INT64_MAX)).mean() / buffer)
 
 
 def tile_occupancy(pattern, tile_shape):
-    """Exact occupancy of every tile of ``tile_shape``: one pass over all nonzeros."""
+    """Exact occupancy of every tile of ``tile_shape``: one pass over all nonzeros.
+
+    Counts by tile id: a counter per tile where the grid has no more tiles than
+    nonzeros, else a sort of the ids, so memory follows the nonzeros.
+    """
     grid = TileGrid(pattern.shape, tuple(int(t) for t in tile_shape))
     ids = grid.tile_ids(pattern.rows, pattern.cols)
-    if grid.n_tiles <= _BINCOUNT_TILES_PER_NONZERO * max(pattern.nnz, 1):
+    if grid.n_tiles <= max(pattern.nnz, 1):
         per_tile = np.bincount(ids, minlength=grid.n_tiles)
         nonempty = np.flatnonzero(per_tile)
         return Occupancy(grid, nonempty, per_tile[nonempty])
-    nonempty, counts = np.unique(ids, return_counts=True)
-    return Occupancy(grid, nonempty, counts.astype(np.int64))
+    ids.sort()
+    starts = first_of_runs(ids).nonzero()[0]
+    return Occupancy(grid, ids[starts], np.diff(starts, append=len(ids)))
 
 
 def sampled_occupancy(pattern, grid, ids):
-    """Occupancy of the tiles ``ids`` of ``grid`` only, by binary search on ``pattern.keys``.
+    """Occupancy of the tiles ``ids`` of ``grid`` only, by binary search in the sorted nonzeros.
 
-    Costs O(len(ids) * log nnz) for tiles spanning whole columns (their nonzeros
-    form one run of keys) and O(len(ids) * tc * log nnz) otherwise, one run per
-    column of each tile, independent of the number of nonzeros elsewhere.
+    Tiles spanning whole columns cost O(len(ids) * log nnz): their nonzeros are
+    one run. Others cost a binary search per non-empty column they cover,
+    independent of the nonzeros elsewhere and of the tile's width.
     """
     ids = np.asarray(ids, dtype=np.int64)
-    keys, height = pattern.keys, pattern.shape[0]
     r0, r1, c0, c1 = grid.bounds(ids)
-    if grid.tile_shape[0] == height:
-        return np.searchsorted(keys, c1 * height) - np.searchsorted(keys, c0 * height)
-    widths = c1 - c0
+    if grid.tile_shape[0] == pattern.shape[0]:
+        return np.searchsorted(pattern.cols, c1) - np.searchsorted(pattern.cols, c0)
+    columns, bounds = pattern.column_runs
+    first, last = np.searchsorted(columns, c0), np.searchsorted(columns, c1)
+    widths = last - first  # non-empty columns per tile
     owner = np.repeat(np.arange(len(ids)), widths)
-    first = np.repeat(np.cumsum(widths) - widths, widths)
-    col = c0[owner] + np.arange(len(owner)) - first
-    runs = (np.searchsorted(keys, col * height + r1[owner])
-            - np.searchsorted(keys, col * height + r0[owner]))
+    column = first[owner] + np.arange(len(owner)) - np.repeat(np.cumsum(widths) - widths, widths)
+    start, stop = bounds[column], bounds[column + 1]
+    runs = (_search_runs(pattern.rows, start, stop, r1[owner])
+            - _search_runs(pattern.rows, start, stop, r0[owner]))
     return np.bincount(owner, weights=runs, minlength=len(ids)).astype(np.int64)
+
+
+def _search_runs(values, start, stop, targets):
+    """Per query, the first index in ``[start, stop)`` whose value is >= its target (``stop``
+    if none): one binary search per sorted run of ``values``, all queries at once."""
+    lo, hi = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
+    while (open_ := lo < hi).any():
+        mid = (lo + hi) // 2
+        below = values[np.where(open_, mid, 0)] < targets
+        lo = np.where(open_ & below, mid + 1, lo)
+        hi = np.where(open_ & ~below, mid, hi)
+    return lo

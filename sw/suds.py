@@ -25,6 +25,7 @@ so the optimum depends only on the per-row counts: everything here works on a
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -47,12 +48,12 @@ class Assignment:
     displaced: np.ndarray
     base_row: np.ndarray
 
-    @property
+    @cached_property
     def loads(self):
         """[nblocks, p] values each row multiplies: kept plus received from the row above."""
         return self.counts - self.displaced + np.roll(self.displaced, 1, axis=1)
 
-    @property
+    @cached_property
     def cycles(self):
         """[nblocks] the critical path: the longest load."""
         return self.loads.max(axis=1, initial=0)
@@ -68,7 +69,7 @@ class Assignment:
 
 def ideal_cycles(counts):
     """[nblocks] the one-sided ideal: ``ceil(nnz / p)`` per block, any row taking any value."""
-    counts = np.asarray(counts)
+    counts = np.asarray(counts, dtype=np.int64)
     return -(-counts.sum(axis=1) // counts.shape[1])
 
 
@@ -211,7 +212,7 @@ def _through(upper, lower, allowed, d):
 
 @dataclass(frozen=True, eq=False)
 class DisplacedBlocks:
-    """The displaced filter matrix O of every block, as the MAC rows execute it.
+    """The displaced filter matrix O of some blocks, as the MAC rows execute it.
 
     Rows are MAC rows after rotation: MAC row ``m`` of block ``b`` holds block
     row ``(m + rotation[b]) % 4``, so the base row sits on MAC row 3, which
@@ -228,6 +229,8 @@ class DisplacedBlocks:
         above, where its product is accumulated.
     rotation : [nblocks] 2-bit rotation.
     cycles : [nblocks] the block's critical path.
+    block_rows, block_cols : [nblocks] int64, each block's position on the
+        grid (the blocks of a :class:`~.compaction.Compacted`, or all of them).
     """
 
     shape: tuple[int, int]
@@ -237,18 +240,31 @@ class DisplacedBlocks:
     displaced: np.ndarray
     rotation: np.ndarray
     cycles: np.ndarray
+    block_rows: np.ndarray
+    block_cols: np.ndarray
 
     @property
     def grid(self):
         """(block rows, block columns) of the zero-padded matrix."""
         return block_grid(self.shape, self.compaction)
 
+    def block_entries(self):
+        """``(block, row, column, value)`` of every value the blocks run (in their first
+        ``cycles`` cycles), back in its own block row, in block order (block, row,
+        column), as :meth:`~.compaction.Compacted.positions` lists them."""
+        block, cycle = np.nonzero(np.arange(self.values.shape[2]) < self.cycles[:, None])
+        slot, mac_row = np.nonzero(self.values[block, :, cycle])
+        block, cycle = block[slot], cycle[slot]
+        row = (mac_row + self.rotation[block] - self.displaced[block, mac_row, cycle]) % ROWS
+        column = self.columns[block, mac_row, cycle]
+        order = np.argsort((block * ROWS + row) * (ROWS * self.compaction) + column)
+        return (block[order], row[order], column[order],
+                self.values[block[order], mac_row[order], cycle[order]])
+
     def matrix(self):
         """The weight matrix these blocks compute, as a canonical ``coo_array``."""
-        block, mac_row, cycle = np.nonzero(self.values)
-        owner = (mac_row + self.rotation[block] - self.displaced[block, mac_row, cycle]) % ROWS
-        return assemble(self.values[block, mac_row, cycle], block, owner,
-                        self.columns[block, mac_row, cycle], self.grid,
+        block, row, column, value = self.block_entries()
+        return assemble(value, self.block_rows[block], self.block_cols[block], row, column,
                         ROWS * self.compaction, self.shape)
 
 
@@ -258,31 +274,30 @@ def displace(compacted, assignment):
     Row ``i`` keeps its first ``counts - displaced`` values in cycles
     0, 1, ...; its last ``displaced`` values follow, in column order, the
     values row ``i + 1`` keeps. Then the rows rotate by
-    ``assignment.rotation``. Vectorized over all blocks.
+    ``assignment.rotation``. Vectorized over all values.
     """
     counts = compacted.counts
     if not np.array_equal(assignment.counts, counts):
         raise ValueError("the assignment was computed for different row counts")
-    width = compacted.width
+    block, lane, slot = compacted.positions()
     kept = counts - assignment.displaced
-    slot = np.arange(width)
-    lane = np.arange(ROWS)[:, None]
-    moved = slot >= kept[..., None]  # [n, 4, width]; only slots below counts are used
-    row = np.where(moved, (lane + 1) % ROWS, lane)
-    cycle = np.where(moved, np.roll(kept, -1, axis=1)[..., None] + slot - kept[..., None], slot)
+    below = (lane + 1) % ROWS
+    moved = slot >= kept[block, lane]
+    row = np.where(moved, below, lane)
+    cycle = np.where(moved, kept[block, below] + slot - kept[block, lane], slot)
     rotation = assignment.rotation
-    mac_row = (row - rotation[:, None, None]) % ROWS
-    source = np.nonzero(slot < counts[..., None])  # (block, block row, slot) of every value
-    at = source[0], mac_row[source], cycle[source]
-    values = np.zeros_like(compacted.values)
-    columns = np.zeros_like(compacted.columns)
-    flags = np.zeros(values.shape, dtype=bool)
-    values[at] = compacted.values[source]
-    columns[at] = compacted.columns[source]
-    flags[at] = moved[source]
+    at = block, (row - rotation[block]) % ROWS, cycle
+    shape = (len(counts), ROWS, compacted.width)
+    values = np.zeros(shape, dtype=compacted.values.dtype)
+    columns = np.zeros(shape, dtype=np.uint8)
+    flags = np.zeros(shape, dtype=bool)
+    values[at] = compacted.values
+    columns[at] = compacted.columns
+    flags[at] = moved
     return DisplacedBlocks(shape=compacted.shape, compaction=compacted.compaction,
                            values=values, columns=columns, displaced=flags,
-                           rotation=rotation, cycles=assignment.cycles)
+                           rotation=rotation, cycles=assignment.cycles,
+                           block_rows=compacted.block_rows, block_cols=compacted.block_cols)
 
 
 def in_place(compacted):
@@ -290,17 +305,17 @@ def in_place(compacted):
 
     The dense tensor core broadcasts column ``t`` of the block on cycle ``t``
     (Figure 2(b)), so every block takes 4P cycles whatever its sparsity, and
-    nothing is displaced or rotated. Vectorized over all blocks.
+    nothing is displaced or rotated. Vectorized over all values.
     """
-    n, _, width = compacted.values.shape
-    block, row, slot = np.nonzero(np.arange(width) < compacted.counts[..., None])
-    column = compacted.columns[block, row, slot]
-    values = np.zeros_like(compacted.values)
-    values[block, row, column] = compacted.values[block, row, slot]
+    n, width = len(compacted.counts), compacted.width
+    block, lane, _ = compacted.positions()
+    values = np.zeros((n, ROWS, width), dtype=compacted.values.dtype)
+    values[block, lane, compacted.columns] = compacted.values
     return DisplacedBlocks(shape=compacted.shape, compaction=compacted.compaction,
                            values=values,
                            columns=np.broadcast_to(np.arange(width, dtype=np.uint8),
                                                    values.shape).copy(),
                            displaced=np.zeros(values.shape, dtype=bool),
                            rotation=np.zeros(n, dtype=np.int64),
-                           cycles=np.full(n, width, dtype=np.int64))
+                           cycles=np.full(n, width, dtype=np.int64),
+                           block_rows=compacted.block_rows, block_cols=compacted.block_cols)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
-from .occupancy import TileGrid, sampled_occupancy, tile_occupancy
+from .occupancy import INT64_MAX, TileGrid, sampled_occupancy, tile_occupancy
 
 
 def grow_shape(size, extents, order):
@@ -121,6 +121,8 @@ class SwiftilesTiling(Tiling):
 def _check(pattern, buffer):
     if isinstance(buffer, bool) or not isinstance(buffer, int | np.integer) or buffer < 1:
         raise ParameterError(f"buffer={buffer!r}: expected a positive number of nonzeros")
+    if buffer > INT64_MAX:
+        raise ParameterError(f"buffer={buffer!r}: expected at most 2^63 - 1 nonzeros")
     if pattern.nnz == 0:
         raise ParameterError(f"matrix of shape {pattern.shape} has no nonzeros to tile")
 

@@ -33,7 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from .occupancy import first_of_runs
 from .wire import PER_SLOT
+
+MAX_SCHEDULE = 1 << 26
+"""Most entries (slots x rows x PER_SLOT) a listed :class:`SystolicSchedule` may hold."""
+
+CHUNK = 1 << 20
+"""Blocks :func:`totals` takes at a time (whole bands)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,104 +73,198 @@ class SystolicSchedule:
         return self.rows * self.cycles - self.work
 
 
+@dataclass(frozen=True)
+class SystolicTotals:
+    """A schedule added up: its ``cycles``, ``work`` and number of ``slots`` on ``rows``."""
+
+    rows: int
+    cycles: int
+    work: int
+    slots: int
+
+    @property
+    def bubbles(self):
+        """Idle systolic-row cycles: ``rows * cycles - work``."""
+        return self.rows * self.cycles - self.work
+
+
 def in_order(cycles, rows=2):
     """Unscheduled: one block per slot, each systolic row in block-column order.
 
     ``cycles`` is the [block rows, block columns] grid of per-block cycles.
-    Vectorized: each row's nonempty blocks are left-aligned and the slot is
-    the longest of the rows' blocks at that position.
     """
-    grid = _grid(cycles)
-    rows = check_rows(rows)
-    nbr, nbc = grid.shape
-    bands = -(-nbr // rows)
-    padded = np.zeros((bands * rows, nbc), dtype=np.int64)
-    padded[:nbr] = grid
-    ids = np.full(padded.shape, -1, dtype=np.int64)
-    ids[:nbr] = np.arange(nbr * nbc).reshape(nbr, nbc)
-    order = np.argsort(padded == 0, axis=1, kind="stable")
-    padded = np.take_along_axis(padded, order, axis=1)
-    ids = np.where(padded > 0, np.take_along_axis(ids, order, axis=1), -1)
-    lengths = padded.reshape(bands, rows, nbc).max(axis=1, initial=0)
-    used = lengths > 0
-    blocks = np.full((int(used.sum()), rows, PER_SLOT), -1, dtype=np.int64)
-    blocks[:, :, 0] = ids.reshape(bands, rows, nbc).transpose(0, 2, 1)[used]
-    return SystolicSchedule(rows, lengths[used], blocks, int(grid.sum()))
+    return _listed_schedule(cycles, rows, _in_order)
 
 
 def schedule(cycles, rows=2):
-    """Systolic scheduling: best fit decreasing within each band (see the module docstring).
+    """Systolic scheduling: best fit decreasing within each band (see the module docstring)."""
+    return _listed_schedule(cycles, rows, _best_fit)
 
-    A band's blocks are binned by cycles (at most 4P + 1 values), and a slot
-    decision repeats while every bin it draws from still has blocks, so the
-    work per band is bounded by the number of bins, not of blocks.
-    """
+
+def totals(block_rows, cycles, rows=2, scheduled=True):
+    """:class:`SystolicTotals` of :func:`schedule` (or :func:`in_order`) from the blocks
+    alone: their block rows and cycles, listed in block order (row-major); blocks
+    left out take 0 cycles. Bands add up independently, so they are taken
+    :data:`CHUNK` blocks at a time: memory and time follow the blocks listed."""
+    rows = check_rows(rows)
+    block_rows, cycles = np.asarray(block_rows, dtype=np.int64), np.asarray(cycles)
+    if cycles.ndim != 1 or cycles.shape != block_rows.shape or (cycles < 0).any():
+        raise ParameterError("block cycles must be non-negative, one per block row listed")
+    if (block_rows[1:] < block_rows[:-1]).any():
+        raise ParameterError("blocks must be listed in block order (row-major)")
+    arrange = _best_fit if scheduled else _in_order
+    length = slots = 0
+    for part in _bands_at_a_time(block_rows, rows):
+        listed = cycles[part] > 0
+        (_, run_length, count), _ = arrange(block_rows[part][listed],
+                                            cycles[part][listed].astype(np.int64), rows,
+                                            places=False)
+        length += int((run_length * count).sum())
+        slots += int(count.sum())
+    return SystolicTotals(rows, length, int(cycles.sum(dtype=np.int64)), slots)
+
+
+def _bands_at_a_time(block_rows, rows):
+    """Slices of about :data:`CHUNK` sorted ``block_rows``, each ending at a band's end."""
+    start = 0
+    while start < len(block_rows):
+        stop = start + CHUNK
+        if stop < len(block_rows):
+            band = block_rows[stop] // rows * rows  # the first block row of its band
+            stop = int(np.searchsorted(block_rows, band))
+            if stop <= start:  # a band longer than CHUNK: whole
+                stop = int(np.searchsorted(block_rows, band + rows))
+        yield slice(start, stop)
+        start = stop
+
+
+def uniform_totals(grid, cycles, rows=2):
+    """:class:`SystolicTotals` of a ``grid`` = (block rows, block columns) whose every block
+    takes ``cycles`` (the dense mode), in order or scheduled alike: each band runs one
+    block per row and slot."""
+    rows = check_rows(rows)
+    slots = -(-grid[0] // rows) * grid[1] if cycles else 0
+    return SystolicTotals(rows, slots * cycles, grid[0] * grid[1] * cycles, slots)
+
+
+def _listed_schedule(cycles, rows, arrange):
+    """The :class:`SystolicSchedule` of a grid of per-block cycles, every slot listed."""
     grid = _grid(cycles)
     rows = check_rows(rows)
-    nbr, nbc = grid.shape
-    slot_cycles = [np.zeros(0, dtype=np.int64)]
-    blocks = [np.zeros((0, rows, PER_SLOT), dtype=np.int64)]
-    for first in range(0, nbr, rows):
-        ids = np.arange(first * nbc, min(first + rows, nbr) * nbc).reshape(-1, nbc)
-        _pack_band([_Bins(grid[first + r], ids[r]) for r in range(len(ids))], rows,
-                   slot_cycles, blocks)
-    return SystolicSchedule(rows, np.concatenate(slot_cycles), np.concatenate(blocks),
-                            int(grid.sum()))
+    ids = np.flatnonzero(grid)
+    block_rows = ids // max(grid.shape[1], 1)
+    (band, length, count), (source, at_band, slot, lane) = arrange(
+        block_rows, grid.ravel()[ids], rows, places=True)
+    nslots = int(count.sum())
+    if nslots * rows * PER_SLOT > MAX_SCHEDULE:
+        raise ParameterError(f"a schedule of {nslots} slots on {rows} systolic rows holds "
+                             f"{nslots * rows * PER_SLOT} entries; at most {MAX_SCHEDULE}")
+    order = np.argsort(band, kind="stable")  # runs band by band, each band's in time order
+    band, length, count = band[order], length[order], count[order]
+    band_start = (np.cumsum(count) - count)[first_of_runs(band)]
+    blocks = np.full((nslots, rows, PER_SLOT), -1, dtype=np.int64)
+    blocks[band_start[at_band] + slot, block_rows[source] % rows, lane] = ids[source]
+    return SystolicSchedule(rows, np.repeat(length, count), blocks, int(grid.sum()))
 
 
-class _Bins:
-    """One systolic row's blocks in a band, binned by cycles, longest first."""
-
-    def __init__(self, cycles, ids):
-        nonempty = cycles > 0
-        cycles, ids = cycles[nonempty], ids[nonempty]
-        order = np.argsort(-cycles, kind="stable")
-        self.ids = ids[order]
-        self.left = np.bincount(cycles, minlength=1).tolist()  # blocks left per cycle count
-        taken_before = np.cumsum(self.left[::-1])[::-1] - self.left  # longer blocks come first
-        self.next = taken_before.tolist()
-
-    def longest(self, limit, reserved=0):
-        """The longest cycle count <= ``limit`` with a block left (beyond one ``reserved``
-        of that length), else 0."""
-        for length in range(min(limit, len(self.left) - 1), 0, -1):
-            if self.left[length] > (length == reserved):
-                return length
-        return 0
-
-    def pick(self, limit):
-        """Best fit for a slot of ``limit`` cycles: the longest block, then the longest that
-        fits beside it; a tuple of 0, 1 or 2 cycle counts."""
-        first = self.longest(limit)
-        second = self.longest(limit - first, reserved=first) if first else 0
-        return tuple(length for length in (first, second) if length)
-
-    def take(self, length, count):
-        """Remove ``count`` blocks of ``length`` cycles; return their numbers."""
-        start = self.next[length]
-        self.next[length] += count
-        self.left[length] -= count
-        return self.ids[start:start + count]
+def _bands(block_rows, rows):
+    """For blocks in block order: where each non-empty block row starts, each block's row
+    (numbered among the non-empty ones) and each such row's band (likewise)."""
+    row_first = first_of_runs(block_rows)
+    row = np.cumsum(row_first) - 1
+    band = np.cumsum(first_of_runs(block_rows[row_first] // rows)) - 1
+    return row_first.nonzero()[0], row, band
 
 
-def _pack_band(bins, rows, slot_cycles, blocks):
-    """Append the slots of one band to ``slot_cycles`` and ``blocks``."""
-    while True:
-        length = max(b.longest(len(b.left)) for b in bins)
-        if not length:
-            return
-        picks = [b.pick(length) for b in bins]
-        # The same picks repeat until one of the bins they draw from runs short.
-        repeat = min(b.left[c] // p.count(c) for b, p in zip(bins, picks, strict=True) for c in p)
-        slot = np.full((repeat, rows, PER_SLOT), -1, dtype=np.int64)
-        for r, (b, p) in enumerate(zip(bins, picks, strict=True)):
-            if len(p) == PER_SLOT and p[0] == p[1]:
-                slot[:, r] = b.take(p[0], PER_SLOT * repeat).reshape(repeat, PER_SLOT)
-            else:
-                for k, c in enumerate(p):
-                    slot[:, r, k] = b.take(c, repeat)
-        slot_cycles.append(np.full(repeat, length, dtype=np.int64))
-        blocks.append(slot)
+def _in_order(block_rows, cycles, rows, places):
+    """In-order slots of blocks listed in block order, all bands at once.
+
+    Returns ``runs`` = (band, slot length, slots), runs of equal slots in
+    time order within each band, and, if ``places``, ``takes`` = (block, band,
+    slot in its band, place in the slot) of every block.
+    """
+    row_start, row, row_band = _bands(block_rows, rows)
+    band = row_band[row]
+    rank = np.arange(len(row)) - row_start[row]  # the block's slot: its place in its row
+    band_slots = np.zeros(len(row_band) and row_band[-1] + 1, dtype=np.int64)
+    np.maximum.at(band_slots, band, rank + 1)
+    slot = np.cumsum(band_slots) - band_slots
+    length = np.zeros(band_slots.sum(), dtype=np.int64)
+    np.maximum.at(length, slot[band] + rank, cycles)
+    runs = np.repeat(np.arange(len(band_slots)), band_slots), length, np.ones_like(length)
+    return runs, (np.arange(len(row)), band, rank, np.zeros_like(rank)) if places else None
+
+
+def _best_fit(block_rows, cycles, rows, places):
+    """Best-fit slots of blocks listed in block order, phase by phase, all bands at once.
+
+    ``left[r, b]``: blocks of ``sizes[b]`` cycles block row ``r`` still holds
+    (bin 0 holds none). In the phase of slot length L a band runs as many
+    slots as its rows hold blocks of L at most; a row takes one per slot,
+    then fills each slot left with its longest block and the longest that
+    fits beside it, repeated while both last. Returns what :func:`_in_order`
+    does.
+    """
+    sizes = np.append(0, np.unique(cycles))  # the block lengths that occur, ascending
+    row_start, row, band = _bands(block_rows, rows)
+    band_start = first_of_runs(band).nonzero()[0]
+    left = np.bincount(row * len(sizes) + np.searchsorted(sizes, cycles),
+                       minlength=len(band) * len(sizes)).reshape(len(band), len(sizes))
+    initial = left.copy()
+    done = np.zeros(len(band_start), dtype=np.int64)  # slots of the earlier phases, per band
+    bins = np.arange(len(sizes))
+    runs, takes = [], []
+    for length_bin in range(len(sizes) - 1, 0, -1):
+        length = sizes[length_bin]
+        slots = np.maximum.reduceat(left[:, length_bin], band_start)
+        runs.append((np.flatnonzero(slots), np.full(np.count_nonzero(slots), length),
+                     slots[slots > 0]))
+        own = left[:, length_bin].copy()  # slots used in this phase, per row
+        if places:
+            r = np.flatnonzero(own)
+            takes.append((r, np.full(len(r), length_bin), initial[r, length_bin] - own[r],
+                          done[band[r]], np.zeros_like(r), own[r], np.ones_like(r)))
+        left[:, length_bin] = 0
+        budget = slots[band] - own
+        active = np.flatnonzero((budget > 0) & left[:, :length_bin].any(axis=1))
+        while len(active):
+            held = left[active]
+            first = np.where(held > 0, bins, 0).max(axis=1)
+            fits = ((held - (bins == first[:, None]) > 0)
+                    & (sizes + sizes[first][:, None] <= length))
+            second = np.where(fits, bins, 0).max(axis=1)
+            twice, beside = second == first, (second > 0) & (second != first)
+            k = np.minimum(budget[active], left[active, first] // (1 + twice))
+            k[beside] = np.minimum(k[beside], left[active[beside], second[beside]])
+            if places:
+                at = done[band[active]] + own[active]
+                skip = initial[active, first] - left[active, first]
+                skip2 = initial[active, second] - left[active, second]
+                takes += [(active, first, skip, at, np.zeros_like(k), k, 1 + twice),
+                          (active[twice], first[twice], skip[twice] + 1, at[twice],
+                           np.ones_like(k[twice]), k[twice], np.full_like(k[twice], 2)),
+                          (active[beside], second[beside], skip2[beside], at[beside],
+                           np.ones_like(k[beside]), k[beside], np.ones_like(k[beside]))]
+            left[active, first] -= k * (1 + twice)
+            left[active[beside], second[beside]] -= k[beside]
+            budget[active] -= k
+            own[active] += k
+            active = active[(budget[active] > 0) & left[active, :length_bin].any(axis=1)]
+        done += slots
+    runs = tuple(np.concatenate([part[i] for part in runs] or [np.zeros(0, np.int64)])
+                 for i in range(3))
+    if not places:
+        return runs, None
+    r, c, skip, at, lane, k, stride = (
+        np.concatenate([take[i] for take in takes] or [np.zeros(0, np.int64)]).astype(np.int64)
+        for i in range(7))
+    # each row's blocks by bin, longest first, in column order within a bin
+    order = np.lexsort((-cycles, row))
+    bin_start = row_start[:, None] + initial[:, ::-1].cumsum(axis=1)[:, ::-1] - initial
+    each = np.repeat(np.arange(len(k)), k)
+    i = np.arange(len(each)) - np.repeat(np.cumsum(k) - k, k)
+    source = order[bin_start[r, c][each] + skip[each] + stride[each] * i]
+    return runs, (source, band[r][each], at[each] + i, lane[each])
 
 
 def _grid(cycles):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
-from .occupancy import tile_occupancy
+from .occupancy import INT64_MAX, TileGrid, first_of_runs, tile_occupancy
 
 
 def tile_transfers(length, depth, fifo, passes):
@@ -107,17 +107,21 @@ def spmspm_traffic(a, b, a_tile, b_tile, buffer):
         raise ParameterError(f"Z = A·B needs A's columns to match B's rows: {a.shape} · {b.shape}")
     if a_tile[1] != b_tile[0]:
         raise ParameterError(f"A tile {tuple(a_tile)} and B tile {tuple(b_tile)} must share tk")
-    if buffer < 1:
-        raise ParameterError(f"buffer={buffer!r}: expected a positive number of nonzeros")
+    if not 1 <= buffer <= INT64_MAX:
+        raise ParameterError(f"buffer={buffer!r}: expected a positive number of nonzeros "
+                             "below 2^63")
     occ = tile_occupancy(b, b_tile)
-    tm, tk = a_tile
-    k_ranges, n_ranges = occ.grid.grid_shape
-    m_ranges = -(-a.shape[0] // tm)
-    a_tiles = np.unique((a.cols // tk) * m_ranges + a.rows // tm)
-    passes_per_k = np.bincount(a_tiles // m_ranges, minlength=k_ranges)
-
-    passes = passes_per_k[occ.ids // n_ranges]
-    n_ranges_used = len(np.unique(occ.ids % n_ranges))
+    n_ranges = occ.grid.grid_shape[1]
+    a_grid = TileGrid(a.shape, tuple(a_tile))
+    m_ranges = a_grid.grid_shape[0]
+    # non-empty A tiles as k * m_ranges + m, sorted: grouped by their k range
+    a_tiles = (a.cols // a_grid.tile_shape[1]) * m_ranges + a.rows // a_grid.tile_shape[0]
+    a_tiles.sort()
+    a_k = a_tiles[first_of_runs(a_tiles)] // m_ranges
+    b_k = occ.ids // n_ranges
+    passes = np.searchsorted(a_k, b_k, side="right") - np.searchsorted(a_k, b_k)
+    n_cols = np.sort(occ.ids % n_ranges)
+    n_ranges_used = int(np.count_nonzero(first_of_runs(n_cols)))
     used = passes > 0
     size = occ.counts[used]
     passes = passes[used]

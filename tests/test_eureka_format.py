@@ -11,8 +11,10 @@ from sparseforge.sw.eureka_format import EurekaFormat, operand_codes
 from sparseforge.sw.suds import displace, optimal
 
 
-def _placed(matrix, compaction):
-    compacted = compact(matrix, compaction)
+def _placed(matrix, compaction, empty=True):
+    """Every block of ``matrix`` placed by optimal SUDS (the non-empty ones alone unless
+    ``empty``)."""
+    compacted = compact(matrix, compaction, empty=empty)
     return displace(compacted, optimal(compacted.counts))
 
 
@@ -88,6 +90,37 @@ def test_round_trip_fp16_and_empty_blocks():
     restored = np.zeros(weights.shape, dtype=np.float16)
     restored[decoded.row, decoded.col] = decoded.data.astype(np.int16).view(np.float16)
     assert np.array_equal(restored, weights.astype(np.float16))
+
+
+def test_a_stream_of_some_blocks_decodes_with_their_positions():
+    matrix = np.zeros((12, 40), dtype=np.int64)
+    matrix[1, [0, 3]] = [5, -6]
+    matrix[9, 39] = 7                                # blocks (0, 0) and (2, 4) of a 3x5 grid
+    placed = _placed(matrix, 2, empty=False)
+    assert placed.block_rows.tolist() == [0, 2] and placed.block_cols.tolist() == [0, 4]
+    fmt = EurekaFormat(2, 8)
+    words = fmt.encode(placed)
+    assert len(words) == fmt.words(placed.cycles) == 2 + 1 + 1
+    decoded = fmt.decode(words, matrix.shape, (placed.block_rows, placed.block_cols))
+    assert decoded.block_rows.tolist() == [0, 2] and decoded.block_cols.tolist() == [0, 4]
+    assert np.array_equal(decoded.matrix().toarray(), matrix)
+    with pytest.raises(FormatError, match="2 blocks, 3 expected"):
+        fmt.decode(words, matrix.shape, ([0, 1, 2], [0, 0, 4]))
+    with pytest.raises(FormatError, match="2 blocks, but a 12x40 matrix has 15"):
+        fmt.decode(words, matrix.shape)
+
+
+def test_header_chain_is_found_without_a_loop_over_blocks():
+    """Headers are found by pointer doubling: check it on many blocks of every length."""
+    rng = np.random.default_rng(5)
+    density = rng.random((16, 1, 25, 1)) ** 2            # one per 4 x 16 block
+    matrix = rng.integers(1, 100, (16, 4, 25, 16)) * (rng.random((16, 4, 25, 16)) < density)
+    placed = _placed(matrix.reshape(64, 400), 4)
+    fmt = EurekaFormat(4, 8)
+    decoded = fmt.decode(fmt.encode(placed), (64, 400))
+    assert np.array_equal(decoded.cycles, placed.cycles)
+    assert len(set(placed.cycles.tolist())) == 17       # 0 (empty) to 16 cycles
+    assert np.array_equal(decoded.values, placed.values)
 
 
 def test_operand_codes():

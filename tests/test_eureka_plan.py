@@ -74,3 +74,49 @@ def test_cycle_model_of_figure_7():
     assert report["systolic"]["eureka"] == {"cycles": 2, "bubbles": 2}
     assert set(report["systolic"]) == {"rows", *(key for key, *_ in SYSTOLIC_FIGURES)}
     assert report["stream"] == {"value_width": 8, "word_width": 44, "words": 3}
+
+
+def _reference_report(weights, compaction, rows, value_width):
+    """The figures as the grid-wide model computes them: every block of the grid listed, each
+    schedule listed slot by slot, the whole stream encoded and decoded."""
+    from sparseforge.sw import systolic
+    from sparseforge.sw.compaction import compact
+    from sparseforge.sw.suds import displace, greedy, ideal_cycles, optimal
+
+    compacted = compact(weights, compaction, empty=True)
+    counts = compacted.counts
+    best = optimal(counts)
+    per_block = {"dense": np.full(len(counts), compacted.width),
+                 "two_four": np.full(len(counts), compacted.width // 2),
+                 "compaction": counts.max(axis=1), "greedy": greedy(counts).cycles,
+                 "optimal": best.cycles, "ideal": ideal_cycles(counts)}
+    array = {"rows": rows}
+    for key, _, cycles, scheduled in SYSTOLIC_FIGURES:
+        arrange = systolic.schedule if scheduled else systolic.in_order
+        run = arrange(per_block[cycles].reshape(compacted.grid), rows)
+        array[key] = {"cycles": run.cycles, "bubbles": run.bubbles}
+    fmt = EurekaFormat(compaction, value_width)
+    words = fmt.encode(displace(compacted, best))
+    assert (fmt.decode(words, compacted.shape).matrix() != weights).nnz == 0
+    return {"blocks": compacted.nblocks, "block_shape": [4, compacted.width],
+            "cycles": {key: int(cycles.sum()) for key, cycles in per_block.items()},
+            "systolic": array,
+            "stream": {"value_width": value_width, "word_width": fmt.word_width,
+                       "words": len(words)}}
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 14])
+def test_cycle_model_from_the_nonempty_blocks_equals_the_grid_wide_one(monkeypatch, chunk):
+    """Empty blocks counted, not listed; blocks taken ``chunk`` at a time: the same report."""
+    from sparseforge.sw import eureka_cycles, systolic
+
+    monkeypatch.setattr(eureka_cycles, "CHUNK", chunk)
+    monkeypatch.setattr(systolic, "CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    for shape, density in [((37, 200), 0.02), ((64, 64), 0.4), ((5, 300), 0.1), ((120, 9), 0.05)]:
+        weights = sp.random_array(shape, density=density, rng=rng, format="coo",
+                                  data_sampler=lambda size: rng.integers(-128, 128, size))
+        weights = sp.coo_array(weights.astype(np.int64))
+        for compaction, rows in [(1, 2), (2, 3), (4, 4), (4, 1)]:
+            assert suds_report(weights, compaction, rows, 8) == _reference_report(
+                weights, compaction, rows, 8)

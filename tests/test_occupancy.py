@@ -137,3 +137,22 @@ def test_millions_of_nonzeros_in_seconds():
     occupancy_small = tile_occupancy(pattern, (1000, 1000))
     assert time.perf_counter() - start < 5
     assert occupancy.counts.sum() == occupancy_small.counts.sum() == pattern.nnz
+
+
+def test_pattern_beyond_64_bit_linear_indices():
+    """col * rows + row would overflow: sorted by the pair, duplicates still counted once."""
+    n = 10**12
+    matrix = scipy.sparse.coo_array(([1, 2, 3, 4], ([5, 5, n - 1, 0], [7, 7, 0, n - 1])),
+                                    shape=(n, n))
+    pattern = Pattern.from_matrix(matrix)
+    assert pattern.rows.tolist() == [n - 1, 5, 0] and pattern.cols.tolist() == [0, 7, n - 1]
+    occupancy = tile_occupancy(pattern, (n, 10**6))
+    assert occupancy.ids.tolist() == [0, n // 10**6 - 1] and occupancy.counts.tolist() == [2, 1]
+    with pytest.raises(ParameterError, match="tile ids must fit in 64 bits"):
+        TileGrid(pattern.shape, (1, 1))
+
+
+def test_buffers_beyond_int64():
+    occupancy = tile_occupancy(random_pattern(np.random.default_rng(5), (20, 20), 0.3), (5, 5))
+    assert occupancy.overbooked_fraction(10**30) == 0
+    assert occupancy.utilization(10**30) == pytest.approx(occupancy.counts.mean() / 10**30)

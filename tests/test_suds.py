@@ -78,8 +78,9 @@ def test_greedy_is_never_better_than_optimal(compaction):
 
 
 def _check_placement(matrix, compaction):
-    """Compact, assign optimally, place; check every entry and return the cycles."""
-    compacted = compact(matrix, compaction)
+    """Compact (empty blocks too), assign optimally, place; check every entry and return the
+    cycles."""
+    compacted = compact(matrix, compaction, empty=True)
     best = optimal(compacted.counts)
     placed = displace(compacted, best)
     # every value is executed once, in its own row or (displaced) the row below,

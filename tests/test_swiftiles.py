@@ -206,8 +206,8 @@ def test_cli_json(shared_data, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--buffer", 0], "--buffer 0"),
-    (["--buffer", -5], "--buffer -5"),
+    (["--buffer", 0], "'--buffer': 0"),
+    (["--buffer", -5], "'--buffer': -5"),
     (["--buffer", 64, "--confidence", 1.5], "--confidence"),
     (["--buffer", 64, "--confidence", 0], "--confidence"),
 ])

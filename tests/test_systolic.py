@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
+from sparseforge.sw import systolic
 from sparseforge.sw.systolic import PER_SLOT, in_order, schedule
 
 
@@ -87,3 +88,48 @@ def test_rejects_bad_input():
         in_order(np.ones(4))
     with pytest.raises(ParameterError, match="non-negative"):
         schedule(-np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 20])
+def test_totals_add_up_the_listed_schedules(monkeypatch, chunk):
+    """From the non-empty blocks alone, band by band in chunks, the same figures."""
+    monkeypatch.setattr(systolic, "CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    for _ in range(40):
+        grid = rng.integers(0, 17, (rng.integers(1, 20), rng.integers(1, 30)))
+        grid *= rng.random(grid.shape) < rng.random()
+        rows = int(rng.integers(1, 6))
+        ids = np.flatnonzero(grid)
+        for scheduled, arrange in ((True, schedule), (False, in_order)):
+            listed = arrange(grid, rows)
+            run = systolic.totals(ids // grid.shape[1], grid.ravel()[ids], rows, scheduled)
+            assert (run.cycles, run.work, run.bubbles, run.slots) == (
+                listed.cycles, listed.work, listed.bubbles, len(listed.slot_cycles))
+
+
+def test_uniform_totals_count_every_block():
+    for shape, rows in [((5, 7), 2), ((4, 3), 4), ((1, 9), 3), ((0, 4), 2)]:
+        dense = np.full(shape, 8)
+        run = systolic.uniform_totals(shape, 8, rows)
+        for listed in (in_order(dense, rows), schedule(dense, rows)):
+            assert (run.cycles, run.work, run.bubbles) == (listed.cycles, listed.work,
+                                                           listed.bubbles)
+    assert systolic.uniform_totals((10**12, 10**11), 16, 10**9).cycles == 1000 * 10**11 * 16
+
+
+def test_long_blocks_cost_no_memory():
+    """Cycle counts are binned by the values that occur, not up to the longest."""
+    grid = np.array([[10**12, 3, 0], [10**12 - 3, 5, 2]])
+    for plan in (in_order(grid), schedule(grid)):
+        _check(plan, grid, 2)
+    assert schedule(grid).slot_cycles.tolist() == [10**12, 5]
+
+
+def test_listed_schedules_are_bounded():
+    with pytest.raises(ParameterError, match="entries"):
+        schedule(np.ones((3, 3), dtype=int), systolic.MAX_SCHEDULE)
+    with pytest.raises(ParameterError, match="block order"):
+        systolic.totals([3, 1], [1, 1])
+    with pytest.raises(ParameterError, match="non-negative"):
+        systolic.totals([0, 1], [1, -1])
+    assert in_order(np.zeros((3, 0), dtype=int)).cycles == 0
