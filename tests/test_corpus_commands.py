@@ -22,6 +22,7 @@ COMMANDS = {
     "swiftiles": ["swiftiles", "{file}", "--buffer", "64", "--json"],
     "suds": ["suds", "{file}", "--json"],
     "demo": ["demo", "--matrix", "{file}", "--json"],
+    "sage": ["sage", "{file}", "--json"],
 }
 
 

@@ -1,0 +1,304 @@
+"""SAGE (MINT/SAGE Section VI): compactness against real encodings, cost models, Table III, CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from sparseforge.cli import main
+from sparseforge.errors import ParameterError
+from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.sage import (
+    ACFS,
+    MCFS,
+    Accelerator,
+    Workload,
+    compute_cost,
+    conversion_cycles,
+    expected_compactness,
+    matrix_compactness,
+    recommend,
+    recommend_matrix,
+)
+from sparseforge.sw.sage_table3 import TABLE3, reproduce
+
+REAL = ("matrices/suitesparse/494_bus.mtx", "matrices/suitesparse/lp_afiro.mtx",
+        "matrices/graphs/power.mtx", "dnn_weights/squeezenet_deep_compression/fire2_conv3x3_2.mtx",
+        "dnn_weights/dlmc/rn50/magnitude_pruning/0.9/bottleneck_1_block_group1_1_1.smtx.gz")
+SMALL = REAL[:2] + REAL[3:4]                    # dense views small enough for a reference encoder
+
+TABLE3_ROWS_AGREE = 7                           # measured: 7 of 20 rows, 63 of 80 choices
+TABLE3_FIELDS_AGREE = 63
+
+
+def bits_for(values):
+    """Bits of a field with ``values`` distinct values, as a log: the paper's metadata rule."""
+    return max(1, math.ceil(math.log2(values)))
+
+
+def rlc_encode(flat, run_bits):
+    """Eyeriss-style RLC of a dense stream: (zeros before, value); a full run emits (max, 0)."""
+    most = 2 ** run_bits - 1
+    entries, zeros = [], 0
+    for value in flat.tolist():
+        if value == 0:
+            if zeros == most:                   # the run field is full: spend an entry on a zero
+                entries.append((most, 0))
+                zeros = 0
+            else:
+                zeros += 1
+        else:
+            entries.append((zeros, value))
+            zeros = 0
+    return entries
+
+
+def rlc_decode(entries, length):
+    out = []
+    for zeros, value in entries:
+        out.extend([0] * zeros + [value])
+    return np.array(out + [0] * (length - len(out)))
+
+
+@pytest.fixture(scope="module", params=REAL)
+def real(request, shared_data):
+    return read_matrix(shared_data / request.param)
+
+
+def test_exact_sizes_match_scipy_arrays(real):
+    """COO, CSR and CSC sizes are the scipy arrays' lengths times the paper's field widths."""
+    nnz = np.count_nonzero(real.data)
+    rows, cols = real.shape
+    size = matrix_compactness(real)
+    csr, csc = sparse.csr_array(real), sparse.csc_array(real)
+    pointer = bits_for(nnz + 1)
+    assert size.exact and size.nnz == nnz == csr.nnz
+    assert size.bits["CSR"] == (csr.data.size * 32 + csr.indices.size * bits_for(cols)
+                                + csr.indptr.size * pointer)
+    assert size.bits["CSC"] == (csc.data.size * 32 + csc.indices.size * bits_for(rows)
+                                + csc.indptr.size * pointer)
+    assert size.bits["COO"] == nnz * (32 + bits_for(rows) + bits_for(cols))
+    assert size.bits["Dense"] == rows * cols * 32
+    assert size.bits["ZVC"] == rows * cols + nnz * 32
+    wide = matrix_compactness(real, value_bits=16, index_bits=32)
+    assert wide.bits["CSR"] == csr.data.size * 16 + (csr.indices.size + csr.indptr.size) * 32
+
+
+@pytest.mark.parametrize("path", SMALL)
+@pytest.mark.parametrize("run_bits", [2, 5])
+def test_rlc_and_zvc_match_encoded_streams(shared_data, path, run_bits):
+    """RLC and ZVC sizes are those of the streams a reference encoder writes (and decodes)."""
+    dense = read_matrix(shared_data / path).toarray()
+    flat = dense.ravel()
+    entries = rlc_encode(flat, run_bits)
+    assert np.array_equal(rlc_decode(entries, flat.size), flat)
+    size = matrix_compactness(sparse.coo_array(dense), run_bits=run_bits)
+    assert size.bits["RLC"] == len(entries) * (32 + run_bits)
+    mask = flat != 0
+    assert size.bits["ZVC"] == mask.size + flat[mask].size * 32
+
+
+def test_explicit_zeros_and_duplicates_are_not_stored():
+    m = sparse.coo_array((np.array([1.0, 0.0, 2.0, -2.0, 3.0]),
+                          (np.array([0, 1, 2, 2, 3]), np.array([0, 1, 2, 2, 0]))), shape=(4, 4))
+    assert matrix_compactness(m).nnz == 2               # (1,1) explicit zero, (2,2) sums to 0
+
+
+def test_exact_sizes_of_a_huge_matrix_follow_its_nonzeros():
+    side = 10**12
+    m = sparse.coo_array((np.ones(3), ([0, 5, side - 1], [7, 3, side - 1])), shape=(side, side))
+    size = matrix_compactness(m)
+    gaps = [7, 5 * side + 3 - 7 - 1, side * side - 1 - (5 * side + 3) - 1]
+    assert size.bits["RLC"] == (3 + sum(g // 32 for g in gaps)) * 37
+    assert size.bits["COO"] == 3 * (32 + 40 + 40)
+    assert size.bits["Dense"] == side * side * 32
+
+
+def test_expected_sizes_match_a_uniformly_random_matrix():
+    m = sparse.random(600, 900, density=0.05, format="coo", random_state=np.random.default_rng(3),
+                      data_rvs=lambda n: np.ones(n))
+    exact, expected = matrix_compactness(m), expected_compactness(600, 900, m.nnz / 540_000)
+    for name in MCFS:
+        assert expected.bits[name] == pytest.approx(exact.bits[name], rel=0.01), name
+
+
+def test_paper_section_3b_best_formats():
+    """11k x 11k float32: COO at 1e-6 %, RLC at 10 %, ZVC at 50 %, Dense at 100 % (Fig. 4a)."""
+    best = {d: expected_compactness(11_000, 11_000, d).best for d in (1e-8, 0.1, 0.5, 1.0)}
+    assert best == {1e-8: "COO", 0.1: "RLC", 0.5: "ZVC", 1.0: "Dense"}
+
+
+def test_compressed_sizes_grow_with_density():
+    densities = np.geomspace(1e-7, 1, 40)
+    for name in ("RLC", "ZVC", "COO", "CSR", "CSC"):
+        sizes = [expected_compactness(3000, 2000, d).bits[name] for d in densities]
+        assert np.all(np.diff(sizes) > 0), name
+
+
+@pytest.mark.parametrize("kernel", ["spgemm", "spmm"])
+def test_dense_wins_at_full_density(kernel):
+    best = recommend(Workload(kernel, 2000, 3000, 1000, 1.0, 1.0)).best
+    assert (best.mcf_a, best.mcf_b, best.acf_a, best.acf_b) == ("Dense",) * 4
+
+
+@pytest.mark.parametrize("kernel", ["spgemm", "spmm"])
+def test_compressed_formats_win_at_very_low_density(kernel):
+    density_b = 1e-5 if kernel == "spgemm" else 1.0
+    rec = recommend(Workload(kernel, 20_000, 20_000, 10_000, 1e-5, density_b))
+    assert rec.best.mcf_a in ("COO", "CSR", "CSC") and rec.best.acf_a != "Dense"
+    if kernel == "spgemm":
+        assert rec.best.mcf_b in ("COO", "CSR", "CSC") and rec.best.acf_b != "Dense"
+
+
+def test_conversion_cycles_by_hand():
+    size = expected_compactness(100, 64, 0.5)
+    # locate by prefix sum (6400 / 32), CSR pointers (101 / 32), div/mod (3200 / 8)
+    assert conversion_cycles("Dense", "CSR", size) == 6400 / 32 + 101 / 32 + 3200 / 8
+    # B's tiles hold columns: CSR is regrouped, one nonzero a cycle, pointers both sides
+    assert conversion_cycles("CSR", "CSC", size, column_major=True) == (101 + 65) / 32 + 3200
+    assert conversion_cycles("COO", "COO", size, column_major=True) == 3200
+    assert conversion_cycles("CSR", "CSR", size) == 0 == conversion_cycles("CSC", "CSC", size,
+                                                                           column_major=True)
+
+
+def test_dense_dense_compute_by_hand():
+    """One round: 2048 PEs hold one 128-row column each; the MACs, not the bus, bound it."""
+    cost = compute_cost(Workload("spmm", 16, 128, 2048, 1.0), "Dense", "Dense")
+    assert (cost.tile_k, cost.rounds) == (128, 1)
+    assert cost.stream_bits == 16 * 128 * 32 + 16 * 32       # values and a row id per row
+    assert cost.stream_cycles == 16 * 128 / 8                # 8 lanes per PE
+    assert cost.fill_cycles == 2048 * 128 * 32 / 512
+    assert cost.products == 16 * 128 * 2048
+
+
+def test_recommendation_is_the_lowest_edp():
+    rec = recommend(Workload("spgemm", 3000, 2000, 1500, 0.02, 0.05))
+    edps = [c.edp for c in rec.choices.values()]
+    assert len(edps) == len(MCFS) ** 2 * len(ACFS) ** 2
+    assert rec.best.edp == min(edps) <= rec.direct.edp
+    assert not rec.direct.converts
+    assert rec.conversion_pays == (rec.best.edp < rec.direct.edp)
+    assert json.loads(json.dumps(rec.to_dict()))["best"]["edp"] == rec.best.edp
+
+
+def test_recommend_matrix_uses_exact_sizes(shared_data):
+    a = read_matrix(shared_data / REAL[0])
+    rec = recommend_matrix(a, "spmm")
+    w = rec.workload
+    assert rec.compactness_a.exact and not rec.compactness_b.exact
+    assert (w.m, w.k, w.n, w.density_b) == (494, 494, 247, 1.0)
+    assert w.density_a == np.count_nonzero(a.data) / 494**2
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: Workload("spgemm", 10, 10, 10, 0.0), "density_a"),
+    (lambda: Workload("spgemm", 10, 10, 10, 0.5, 1.5), "density_b"),
+    (lambda: Workload("spmm", 10, 10, 10, 0.5, 0.5), "dense"),
+    (lambda: Workload("spmv", 10, 10, 10, 0.5), "kernel"),
+    (lambda: Workload("spgemm", 0, 10, 10, 0.5), "m"),
+    (lambda: Workload("spgemm", 10, 10, 10, 0.5, index_bits=0), "index_bits"),
+    (lambda: compute_cost(Workload("spgemm", 9, 9, 9, 0.5), "BSR", "CSC"), "acf_a"),
+    (lambda: Accelerator(lanes=0), "lanes"),
+    (lambda: recommend_matrix(sparse.coo_array((3, 3))), "no nonzeros"),
+])
+def test_bad_parameters(call, words):
+    with pytest.raises(ParameterError, match=words):
+        call()
+
+
+def test_table3_agreement():
+    table = reproduce()
+    assert len(table.rows) == 2 * len(TABLE3) == 20
+    assert table.agree >= TABLE3_ROWS_AGREE
+    assert table.fields_agree >= TABLE3_FIELDS_AGREE
+    for row in table.rows:
+        assert (row.reason == "") == row.agree
+        assert row.edp_ours <= row.edp_paper
+
+
+# --- command line ---------------------------------------------------------------------------
+
+KEYS = {"matrix", "workload", "accelerator", "compactness", "compute", "best", "direct",
+        "conversion_pays"}
+
+
+def _json(capsys, *args):
+    main(["sage", *map(str, args), "--json"])
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+def _fails(capsys, *args):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sage", *map(str, args)])
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 2
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")
+    return captured.err
+
+
+def test_cli_matrix_json(capsys, shared_data):
+    result = _json(capsys, shared_data / REAL[0], "--kernel", "spmm")
+    assert set(result) == KEYS
+    assert result["compactness"]["A"]["exact"] is True
+    assert result["workload"]["kernel"] == "spmm"
+    assert len(result["compute"]) == len(ACFS) ** 2
+    assert set(result["best"]) >= {"mcf_a", "mcf_b", "acf_a", "acf_b", "edp", "converts"}
+
+
+def test_cli_bare_dimensions(capsys):
+    result = _json(capsys, "--shape", "1000,2000,500", "--density-a", "0.1", "--density-b", "0.5",
+                   "--value-bits", "16", "--index-bits", "32")
+    assert set(result) == KEYS and result["matrix"] is None
+    assert result["workload"] == {"kernel": "spgemm", "m": 1000, "k": 2000, "n": 500,
+                                  "density_a": 0.1, "density_b": 0.5, "value_bits": 16,
+                                  "index_bits": 32}
+    assert result["compactness"]["B"]["bits"]["Dense"] == 2000 * 500 * 16
+
+
+def test_cli_human_output(capsys, shared_data):
+    main(["sage", "--shape", "400,300,200", "--density-a", "0.01"])
+    assert "SAGE: MCF" in capsys.readouterr().out
+    main(["sage", str(shared_data / REAL[1])])
+    assert "A (exact)" in capsys.readouterr().out
+
+
+def test_cli_table3(capsys):
+    result = _json(capsys, "--table3")
+    assert result["agree"] >= TABLE3_ROWS_AGREE and result["rows_total"] == 20
+    main(["sage", "--table3"])
+    out = capsys.readouterr().out
+    assert f"agreement: {result['agree']} of 20 rows" in out and "differing rows:" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--shape", "10,10,10", "--density-a", "0"], ["--density-a", "0"]),
+    (["--shape", "10,10,10", "--density-a", "1.5"], ["--density-a", "1.5"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--density-b", "-1"], ["--density-b"]),
+    (["--shape", "10,10", "--density-a", "0.5"], ["--shape", "10,10"]),
+    (["--shape", "a,b,c", "--density-a", "0.5"], ["--shape", "a,b,c"]),
+    (["--shape", "0,4,4", "--density-a", "0.5"], ["--shape"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--kernel", "spmv"], ["--kernel", "spmv"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--kernel", "spmm", "--density-b", "0.5"],
+     ["--density-b", "dense"]),
+    (["--shape", "10,10,10"], ["--density-a"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--n", "4"], ["--n"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--value-bits", "0"], ["--value-bits"]),
+    ([], ["MATRIX", "--shape"]),
+    (["{real}", "--shape", "10,10,10"], ["MATRIX", "--shape"]),
+    (["{real}", "--density-a", "0.5"], ["--density-a"]),
+    (["{real}", "--kernel", "nope"], ["--kernel", "nope"]),
+    (["{tmp}/missing.mtx"], ["missing.mtx"]),
+    (["{tmp}/empty.mtx"], ["empty.mtx", "no nonzeros"]),
+    (["--table3", "--shape", "10,10,10"], ["--table3", "--shape"]),
+])
+def test_cli_refuses(capsys, tmp_path, shared_data, args, words):
+    (tmp_path / "empty.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 0\n")
+    args = [a.format(real=shared_data / REAL[1], tmp=tmp_path) for a in args]
+    err = _fails(capsys, *args)
+    for word in words:
+        assert word in err, (word, err)
