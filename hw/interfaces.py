@@ -213,3 +213,128 @@ class MacGridSignature(wiring.Signature):
             "enable": In(1),
             "clear": In(1),
         })
+
+
+# -- MINT building blocks (Section V-A, Fig. 8a) ---------------------------------------
+
+def prefix_sum_layouts(lanes, width):
+    """The prefix-sum unit's payloads ``(counts, sums)``: ``{counts[lanes], last}`` in,
+    ``{sums[lanes], total, last}`` out, every count and sum ``width`` bits."""
+    counts = data.StructLayout({"counts": data.ArrayLayout(width, lanes), "last": 1})
+    sums = data.StructLayout({"sums": data.ArrayLayout(width, lanes), "total": width,
+                              "last": 1})
+    return counts, sums
+
+
+class PrefixSumSignature(wiring.Signature):
+    """A prefix-sum (scan) unit over ``lanes`` counts of ``width`` bits a cycle, seen from it.
+
+    A *sequence* (one matrix's counts) is a run of vectors ending with ``last``.
+
+    - ``counts`` (stream in, :func:`prefix_sum_layouts`): one vector, lane 0
+      first; ``last`` ends the sequence, and the running sum starts again
+      from 0 with the next vector.
+    - ``sums`` (stream out): one per vector, in order. ``sums[i]`` is the sum
+      of the sequence's counts before lane ``i`` of this vector (exclusive
+      scan), or up to and including it (inclusive scan, where the unit is
+      built so); ``total`` the sum up to and including this vector's last
+      lane (the sequence's size on its ``last`` vector); ``last`` as given.
+      All modulo ``2**width``.
+    """
+
+    def __init__(self, lanes, width):
+        counts, sums = prefix_sum_layouts(lanes, width)
+        super().__init__({"counts": In(stream.Signature(counts)),
+                          "sums": Out(stream.Signature(sums))})
+
+
+def divmod_layout(lanes, width):
+    """A divide/modulo result vector: ``{quotient, remainder}`` of ``width`` bits per lane."""
+    return data.ArrayLayout(data.StructLayout({"quotient": width, "remainder": width}), lanes)
+
+
+class DivModSignature(wiring.Signature):
+    """A parallel divide and modulo unit, ``lanes`` unsigned ``width``-bit dividends a cycle.
+
+    - ``dividends`` (stream in, ``lanes`` x ``width`` bits): one vector.
+    - ``divisor`` (in, ``width`` bits): the divisor (a tensor dimension),
+      sampled with each vector as it is accepted. Hold it while a tensor's
+      vectors stream in; a change applies to vectors accepted from then on.
+    - ``results`` (stream out, :func:`divmod_layout`): one per vector, in
+      order: ``dividend // divisor`` and ``dividend % divisor`` per lane. A
+      divisor of 0 gives a quotient of all ones and the dividend as remainder.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "dividends": In(stream.Signature(data.ArrayLayout(width, lanes))),
+            "divisor": In(width),
+            "results": Out(stream.Signature(divmod_layout(lanes, width))),
+        })
+
+
+def zero_detect_layout(lanes, width):
+    """Zero detection's output: the ``values`` as given, the ``mask`` of the nonzero
+    ones (bit ``i`` for lane ``i``) and their ``count``."""
+    return data.StructLayout({"values": data.ArrayLayout(width, lanes), "mask": lanes,
+                              "count": range(lanes + 1)})
+
+
+class ZeroDetectSignature(wiring.Signature):
+    """Zero detection over ``lanes`` values of ``width`` bits a cycle, seen from the unit.
+
+    - ``values`` (stream in, ``lanes`` x ``width`` bits): one vector.
+    - ``detect`` (stream out, :func:`zero_detect_layout`): one per vector, in
+      order.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "values": In(stream.Signature(data.ArrayLayout(width, lanes))),
+            "detect": Out(stream.Signature(zero_detect_layout(lanes, width))),
+        })
+
+
+def cluster_layouts(lanes, bins):
+    """The cluster counter's payloads ``(indices, histogram)``: ``{indices[lanes], mask}``
+    in (``log2(bins)``-bit indices, ``mask`` bit ``i`` set where lane ``i`` holds one),
+    the count of each bin (``0..lanes``) out."""
+    indices = data.StructLayout({"indices": data.ArrayLayout(ceil_log2(bins), lanes),
+                                 "mask": lanes})
+    return indices, data.ArrayLayout(range(lanes + 1), bins)
+
+
+class ClusterCountSignature(wiring.Signature):
+    """A cluster counter: the histogram of a chunk of ``lanes`` indices into ``bins`` bins.
+
+    - ``indices`` (stream in, :func:`cluster_layouts`): one chunk; lanes
+      whose ``mask`` bit is clear hold no index (a partial chunk).
+    - ``histogram`` (stream out): one per chunk, in order: per bin value
+      ``b``, how many of the chunk's indices equal ``b``.
+    """
+
+    def __init__(self, lanes, bins):
+        indices, histogram = cluster_layouts(lanes, bins)
+        super().__init__({"indices": In(stream.Signature(indices)),
+                          "histogram": Out(stream.Signature(histogram))})
+
+
+def sort_layout(lanes, key_width, data_width):
+    """A chunk to sort: ``lanes`` records ``{key, data}``."""
+    return data.ArrayLayout(data.StructLayout({"key": key_width, "data": data_width}), lanes)
+
+
+class SortSignature(wiring.Signature):
+    """A sorting network over chunks of ``lanes`` ``{key, data}`` records, seen from it.
+
+    - ``chunk`` (stream in, :func:`sort_layout`): one chunk. Pad a partial
+      chunk's last lanes with the largest key: they sort to the end.
+    - ``sorted`` (stream out, the same layout): one per chunk, in order: its
+      records by ascending unsigned key; records with equal keys keep their
+      input order (a stable sort).
+    """
+
+    def __init__(self, lanes, key_width, data_width):
+        layout = sort_layout(lanes, key_width, data_width)
+        super().__init__({"chunk": In(stream.Signature(layout)),
+                          "sorted": Out(stream.Signature(layout))})

@@ -39,10 +39,11 @@ write_verilog -noattr design.v
 
 
 def rtlil_text(name, params=None):
-    """RTLIL for block ``name``; returns ``(text, resolved_params)``."""
+    """RTLIL for block ``name``; returns ``(text, resolved_params, component)``."""
     blk = get(name)
     resolved = blk.resolve(params)
-    return rtlil.convert(blk.cls(**resolved), name=name, emit_src=False), resolved
+    component = blk.cls(**resolved)
+    return rtlil.convert(component, name=name, emit_src=False), resolved, component
 
 
 def verilog_text(name, params=None):
@@ -51,7 +52,7 @@ def verilog_text(name, params=None):
     ``params`` are checked against the block's declaration, defaults filled
     in. Returns ``(text, resolved_params)``.
     """
-    il, resolved = rtlil_text(name, params)
+    il, resolved, _ = rtlil_text(name, params)
     header = f"// sparseforge block {name} {json.dumps(resolved, sort_keys=True)}\n"
     return header + clean_verilog(il), resolved
 

@@ -52,6 +52,32 @@ class Param:
                 "pow2": self.pow2, "at_least": " + ".join(self.at_least), "doc": self.doc}
 
 
+@dataclass(frozen=True)
+class Choice(Param):
+    """A parameter naming one of ``choices``; its index among them is accepted too.
+
+    The checked value is the name. ``lo``/``hi`` span the indices.
+    """
+
+    choices: tuple = ()
+
+    def allowed(self):
+        return "one of " + ", ".join(self.choices)
+
+    def check(self, value):
+        if isinstance(value, str) and value in self.choices:
+            return value
+        return self.choices[super().check(value)]
+
+
+def choice(name, default, choices, doc):
+    """A :class:`Choice` among ``choices`` (names)."""
+    choices = tuple(choices)
+    named = ", ".join(f"{c} ({i})" for i, c in enumerate(choices))
+    return Choice(name, default, 0, len(choices) - 1, f"{doc}, by name or index: {named}",
+                  choices=choices)
+
+
 def check_params(params, values):
     """Check ``values`` (a mapping) against ``params``; fill in defaults.
 

@@ -93,15 +93,18 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True):
     Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
     ``cells_total``, the target's resources (``lut``, ``ff``, ``bram``, ...),
     and ``fmax_mhz`` with ``harness_ff`` where place-and-route ran; ``noabc9``
-    lists the mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did.
+    lists the mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did;
+    ``latency`` in cycles for a pipelined block that states one (its
+    ``latency`` attribute; such blocks take one input per cycle).
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
-    il, resolved = rtlil_text(name, params)
+    il, resolved, component = rtlil_text(name, params)
     cells, _, mapper = _stat(il, name, target)
     result = {"block": name, "params": resolved, "target": target,
               "cells_total": sum(cells.values()), "cells": cells,
-              "noabc9": ["area"] if mapper else []}
+              "noabc9": ["area"] if mapper else [],
+              "latency": getattr(component, "latency", None)}
     for resource, pattern in _RESOURCES[target].items():
         result[resource] = _count(cells, pattern)
     if with_fmax and TARGETS[target]["pnr"]:

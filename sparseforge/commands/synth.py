@@ -12,7 +12,7 @@ from ..registry import blocks
 from ..synth.flow import TARGETS, synthesize
 
 COLUMNS = ("block", "params", "target", "lut", "ff", "bram", "carry", "cells_total",
-           "fmax_mhz", "harness_ff", "noabc9")
+           "fmax_mhz", "harness_ff", "latency", "noabc9")
 
 
 def _row(r):

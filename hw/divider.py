@@ -1,0 +1,99 @@
+"""The MINT parallel divide and modulo unit (MINT Sections V-A and V-B, Figure 8d and 8f).
+
+RLC-to-COO and Dense-to-COO turn a position (a prefix sum) into coordinates
+by dividing it by a tensor dimension: the quotient is the row, the remainder
+the column. The paper limits MINT to eight divider lanes and notes they must
+be pipelined to meet timing (Section VII-B); here each lane is restoring
+division unrolled one quotient bit per level.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux
+from amaranth.lib import wiring
+
+from ..params import Param, check_params
+from ..registry import block
+from .interfaces import DivModSignature
+from .pipeline import Pipeline, levels_param, stages
+
+
+def restoring_step(state, wire):
+    """One level of restoring division on every lane: the next dividend bit.
+
+    A lane is ``{rest, quotient, remainder}``: the dividend bits not yet
+    used (the next one on top), the quotient bits so far and the partial
+    remainder. After ``k`` levels the remainder is below the divisor and
+    below ``2**k``, so it is kept ``k`` bits wide and level ``k`` subtracts
+    only ``k + 1`` bits; ``rest`` shrinks and ``quotient`` grows by a bit a
+    level. ``wire(value, name)`` names the subtraction (used twice) and
+    the remainder.
+    """
+    divisor = state["divisor"]
+    lanes = []
+    for lane in state["lanes"]:
+        rest, shifted = lane["rest"], Cat(lane["rest"][-1], lane["remainder"])
+        # The shifted remainder is len(shifted) bits: a divisor with a higher bit set
+        # exceeds it, so only the divisor's low bits need a subtractor.
+        low, high = divisor[:len(shifted)], divisor[len(shifted):]
+        difference = wire(shifted - low, "difference")
+        fits = ~difference[-1] & (high == 0) if len(high) else ~difference[-1]
+        lanes.append({"rest": rest[:-1], "quotient": Cat(fits, lane["quotient"]),
+                      "remainder": wire(Mux(fits, difference[:len(shifted)], shifted),
+                                        "remainder")})
+    return {"divisor": divisor, "lanes": lanes}
+
+
+@block("divmod")
+class DivMod(wiring.Component):
+    """Parallel divide and modulo by a run-time divisor, pipelined (Section V-A, Figure 8).
+
+    Parameters
+    ----------
+    lanes : L, dividends per vector (the paper's MINT has eight).
+    width : W, bits of a dividend, the divisor, a quotient and a remainder
+        (all unsigned).
+    levels : quotient bits (restoring-division levels: a subtract of at
+        most W + 1 bits and a multiplexer) between pipeline registers.
+
+    Members
+    -------
+    dividends : In(stream(L x W))
+    divisor : In(W)
+        Sampled with each vector as it is accepted and carried down the
+        pipeline with it: hold it while a tensor's vectors stream in.
+    results : Out(stream(L x {quotient, remainder}))
+        As :class:`~sparseforge.hw.interfaces.DivModSignature` says; a
+        divisor of 0 gives a quotient of all ones and the dividend as
+        remainder.
+
+    Latency and throughput: ``ceil(W / levels)`` cycles from a vector's
+    transfer to its results; one vector (L quotients and remainders) per
+    cycle while ``results`` is taken. A held output holds the pipeline.
+    """
+
+    PARAMS = (
+        Param("lanes", 8, 1, 64, "dividends per vector (L)"),
+        Param("width", 16, 1, 64, "bits of a dividend, divisor, quotient and remainder"),
+        levels_param("quotient-bit"),
+    )
+    REPORT = ({"lanes": 8, "width": 16},)
+
+    def __init__(self, lanes=8, width=16, levels=1):
+        v = check_params(self.PARAMS, {"lanes": lanes, "width": width, "levels": levels})
+        self.lanes, self.width, self.levels = v["lanes"], v["width"], v["levels"]
+        self.latency = stages(self.width, self.levels)
+        super().__init__(DivModSignature(self.lanes, self.width))
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.dividends, self.results)
+        empty = Const(0, 0)
+        state = {"divisor": self.divisor,
+                 "lanes": [{"rest": self.dividends.payload[i], "quotient": empty,
+                            "remainder": empty} for i in range(self.lanes)]}
+        done = pipe.network(state, [lambda s: restoring_step(s, pipe.wire)] * self.width,
+                            self.levels)
+        pipe.finish()
+        for result, lane in zip(self.results.payload, done["lanes"], strict=True):
+            m.d.comb += [result.quotient.eq(lane["quotient"]),
+                         result.remainder.eq(lane["remainder"])]
+        return m
