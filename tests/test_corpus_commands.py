@@ -23,14 +23,15 @@ COMMANDS = {
     "suds": ["suds", "{file}", "--json"],
     "demo": ["demo", "--matrix", "{file}", "--json"],
     "sage": ["sage", "{file}", "--json"],
+    "convert": ["convert", "{file}", "--to", "csc", "-o", "{out}", "--json"],
 }
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.iterdir()))
-def test_corpus_file_is_refused_by_command(command, name, capsys):
+def test_corpus_file_is_refused_by_command(command, name, capsys, tmp_path):
     path = CORPUS / name
-    argv = [arg.format(file=path) for arg in COMMANDS[command]]
+    argv = [arg.format(file=path, out=tmp_path / "out.npz") for arg in COMMANDS[command]]
     with pytest.raises(SystemExit) as info:
         main(argv)
     out = capsys.readouterr()
