@@ -1,8 +1,9 @@
 """``sparseforge convert IN --to FMT -o OUT``: convert a matrix or tensor between formats.
 
 The golden converters of :mod:`sparseforge.sw.conversion` (MINT §V) do the
-work with ``--engine sw``. ``--engine rtl`` is to run the same conversion on
-MINT's converter blocks (`rtl_convert`); none is available yet.
+work with ``--engine sw``; ``--engine rtl`` runs the same conversion through
+MINT's converter blocks natively on Verilator (:mod:`sparseforge.tb.convert`)
+and reports their cycles.
 """
 
 import time
@@ -12,21 +13,10 @@ import click
 from sparseforge.cli import emit, json_option, read_input
 from sparseforge.errors import ParameterError
 from sparseforge.sw import conversion
+from sparseforge.tb.convert import rtl_convert
 from sparseforge.tools import status
 
 _BIG = 10**7  # nonzeros from which converting and writing are announced on stderr
-
-
-def rtl_convert(source, to, block=None, run_bits=None):
-    """``(result, cycles)``: ``source`` converted to ``to`` by MINT's converter blocks.
-
-    Takes a request `conversion.check_request` has checked; the result is to
-    equal ``conversion.convert(source, to, block=block, run_bits=run_bits)``,
-    with the cycles the converter took on Verilator. No converter block is
-    available yet.
-    """
-    raise ParameterError(f"--engine rtl: the RTL engine is not available for "
-                         f"{conversion.format_of(source).upper()} -> {to.upper()} yet")
 
 
 def _block(ctx, param, value):
