@@ -78,7 +78,7 @@ from .formats import Tensor, read_matrix, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
-           "ZVC", "check_request", "convert", "format_of", "load", "nonzeros", "save",
+           "ZVC", "check_request", "convert", "format_of", "load", "nonzeros", "same", "save",
            "suffix"]
 
 FORMATS = ("dense", "coo", "csr", "csc", "bsr", "rlc", "zvc", "csf")
@@ -708,6 +708,32 @@ _ENCODERS = {"dense": _to_dense, "coo": _to_coo, "csr": _to_csr, "csc": _to_csc,
 # --- files ----------------------------------------------------------------------------
 
 _OWN = ("rlc", "zvc", "csf")  # formats with an .npz layout of this module
+
+
+def same(a, b):
+    """Whether ``a`` and ``b`` are the same object of one format: shape, dtypes, every array."""
+    left, right = _defining(a), _defining(b)
+    return type(a) is type(b) and len(left) == len(right) and all(
+        x.dtype == y.dtype and np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(left, right, strict=True))
+
+
+def _defining(obj):
+    """Everything that defines ``obj``, for exact comparison."""
+    if isinstance(obj, np.ndarray):
+        return [obj.dtype.str, obj]
+    if isinstance(obj, Tensor):
+        return [obj.shape, obj.coords, obj.values]
+    if isinstance(obj, RLC):
+        return [obj.shape, obj.run_bits, obj.runs, obj.values]
+    if isinstance(obj, ZVC):
+        return [obj.shape, obj.mask, obj.values]
+    if isinstance(obj, CSF):
+        return [obj.shape, *obj.fids, *obj.fptr, obj.values]
+    if obj.format == "coo":
+        return [obj.shape, obj.row, obj.col, obj.data]
+    extra = [obj.blocksize] if obj.format == "bsr" else []
+    return [obj.shape, *extra, obj.indptr, obj.indices, obj.data]
 
 
 def suffix(fmt, ndim):

@@ -51,33 +51,8 @@ def options(fmt, block, run_bits=3):
     return {"bsr": {"block": block}, "rlc": {"run_bits": run_bits}}.get(fmt, {})
 
 
-def arrays_of(obj):
-    """Everything that defines ``obj``, for exact comparison."""
-    if isinstance(obj, np.ndarray):
-        return [obj.dtype.str, obj]
-    if isinstance(obj, Tensor):
-        return [obj.shape, obj.coords, obj.values]
-    if isinstance(obj, cv.RLC):
-        return [obj.shape, obj.run_bits, obj.runs, obj.values]
-    if isinstance(obj, cv.ZVC):
-        return [obj.shape, obj.mask, obj.values]
-    if isinstance(obj, cv.CSF):
-        return [obj.shape, *obj.fids, *obj.fptr, obj.values]
-    if obj.format == "coo":
-        return [obj.shape, obj.row, obj.col, obj.data]
-    extra = [obj.blocksize] if obj.format == "bsr" else []
-    return [obj.shape, *extra, obj.indptr, obj.indices, obj.data]
-
-
 def assert_same(a, b):
-    assert type(a) is type(b)
-    left, right = arrays_of(a), arrays_of(b)
-    assert len(left) == len(right)
-    for x, y in zip(left, right, strict=True):
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), (x, y)
-        else:
-            assert x == y
+    assert cv.same(a, b), (a, b)
 
 
 def rlc_stream(dense, run_bits):
@@ -173,10 +148,10 @@ def test_the_input_is_not_modified_nor_shared():
     for fmt in cv.FORMATS:
         result = cv.convert(csr, fmt, **options(fmt, (1, 1)))
         assert_same(cv.convert(result, "dense"), np.array([[0.0, 0, 3], [0, 3, 0]]))
-        for array in arrays_of(result):
+        for array in cv._defining(result):
             if isinstance(array, np.ndarray):
-                assert not any(np.shares_memory(array, b) for b in before + arrays_of(csr)[1:])
-    for array, old in zip(arrays_of(csr)[1:], before[::-1], strict=True):
+                assert not any(np.shares_memory(array, b) for b in before + cv._defining(csr)[1:])
+    for array, old in zip(cv._defining(csr)[1:], before[::-1], strict=True):
         assert np.array_equal(array, old)
 
 
