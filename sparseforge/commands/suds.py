@@ -39,7 +39,8 @@ def command(weights, compaction, systolic_rows, seed, as_json):
     matrix = read_input(weights, read_matrix)
     codes, value_width, values_from = _operands(weights, matrix, seed)
     coded = sp.coo_array((codes, (matrix.row, matrix.col)), shape=matrix.shape)
-    result = {"file": str(weights), "shape": list(matrix.shape), "nnz": int(matrix.nnz),
+    del matrix  # the codes replace its values: free them before the report's peak
+    result = {"file": str(weights), "shape": list(coded.shape), "nnz": int(coded.nnz),
               "values": values_from, "compaction": compaction}
     result.update(suds_report(coded, compaction, systolic_rows, value_width))
     emit(result, as_json, _print_table)
