@@ -163,3 +163,336 @@ class EurekaWire:
     def record_width(self):
         """Bits of a block record: the header's fields and room for 4P slot words."""
         return width(self.header) + self.slots * self.slot_width
+
+
+# -- MINT converters: CSR to CSC (Fig. 8c) and Dense to CSF (Fig. 8f) -------------------
+
+def csr_shape(rows_width, cols_width, nnz_width):
+    """A CSR-to-CSC converter's header: the matrix's ``rows``, ``cols`` and nonzeros ``nnz``."""
+    return (Field("rows", rows_width), Field("cols", cols_width), Field("nnz", nnz_width))
+
+
+def csr_entry(col_width, value_width):
+    """A CSR nonzero as the converter reads it: its column id and its value's bits."""
+    return (Field("col", col_width), Field("value", value_width))
+
+
+def csc_entry(row_width, value_width):
+    """A CSC nonzero as the converter emits it: its row id and its value's bits."""
+    return (Field("row", row_width), Field("value", value_width))
+
+
+def tensor_shape(dim_width, modes=3):
+    """A tensor converter's header: the size of each mode, ``dim0`` (outermost) first."""
+    return tuple(Field(f"dim{mode}", dim_width) for mode in range(modes))
+
+
+def csf_node(id_width, data_width):
+    """One lane of a CSF level record: a node's coordinate ``id`` (its fids entry) and
+    ``data``, the index of its first child (its fptr entry) or, at the leaves, its value."""
+    return (Field("id", id_width), Field("data", data_width))
+
+
+def csf_level_end(lanes, count_width):
+    """The fields after a CSF level record's lanes: ``mask`` (bit ``i`` set where lane ``i``
+    holds a node), ``last`` (the tensor's final record) and ``total`` (the level's nodes so
+    far, this record's included: on ``last``, the level's size)."""
+    return (Field("mask", lanes), Field("last", 1), Field("total", count_width))
+
+
+# -- MINT converters: RLC to COO (Fig. 8d) and CSR to BSR (Fig. 8e) -----------------------
+
+def rlc_pair(run_bits, value_width):
+    """One lane of a vector into RLC-to-COO: an RLC pair, ``run`` (the zeros before it) and
+    its value's bits (0 for a filler). A vector is ``lanes`` pairs, pair 0 in the low
+    bits, then :func:`rlc_end`; a final vector's lanes after the matrix's last pair hold
+    (0, 0): :func:`rlc_vectors`."""
+    return (Field("run", run_bits), Field("value", value_width))
+
+
+def rlc_end():
+    """The field after an RLC vector's pairs: ``last``, on a matrix's final vector."""
+    return (Field("last", 1),)
+
+
+def coo_record(index_width, value_width):
+    """A nonzero as a converter emits it in COO: ``row``, ``col``, its value's bits, and
+    ``last`` on a matrix's final nonzero."""
+    return (Field("row", index_width), Field("col", index_width),
+            Field("value", value_width), Field("last", 1))
+
+
+def pointer(width):
+    """A row (or block-row) pointer ``ptr``, and ``last`` on a matrix's final pointer."""
+    return (Field("ptr", width), Field("last", 1))
+
+
+def bsr_block(index_width, value_width, block):
+    """A BSR block as CSR-to-BSR emits it: its ``block_col`` and its ``R x C`` values'
+    bits, ``value{k}`` the element at block row ``k // C`` and column ``k % C`` (0 where
+    the block holds no nonzero)."""
+    rows, cols = block
+    return (Field("block_col", index_width),
+            *(Field(f"value{k}", value_width) for k in range(rows * cols)))
+
+
+# -- MINT converters: Dense to COO, CSR and ZVC, ZVC to Dense (Section V-B) --------------
+
+def dense_flags(rows=True):
+    """The fields after a dense vector's ``lanes`` values (each value's bits, lane 0 first).
+
+    A *row-padded* stream (``rows``; into Dense-to-COO and Dense-to-CSR) pads every row
+    with zeros to a multiple of ``lanes``, so no vector holds two rows, and sets
+    ``row_end`` on each row's final vector. A *flat* stream (Dense-to-ZVC, ZVC-to-Dense)
+    runs on across rows, as ZVC's mask does, and pads only its final vector. ``last``
+    marks a matrix's final vector (which ends its last row).
+    """
+    return (Field("row_end", 1), Field("last", 1)) if rows else (Field("last", 1),)
+
+
+def word_end(lanes, count=True):
+    """The fields after a word of ``lanes`` records: ``count``, the records it holds (from
+    lane 0; left out where something else says it, as ZVC's mask does for its values), and
+    ``last``.
+
+    A matrix's ``n`` records go out as ``n // lanes`` full words, then one word with
+    ``last`` holding the other ``n % lanes`` (none when ``lanes`` divides ``n``, and for
+    an empty matrix): :func:`record_words`. Lanes past ``count`` hold anything.
+    """
+    return ((Field("count", lanes.bit_length()),) if count else ()) + (Field("last", 1),)
+
+
+def coo_entry(index_width, value_width):
+    """A COO nonzero in a record word (Dense-to-COO): `coo_record`'s ``row``, ``col`` and
+    value bits; the word, not the record, says where the matrix ends."""
+    return tuple(f for f in coo_record(index_width, value_width) if f.name != "last")
+
+
+def zvc_mask(lanes):
+    """A ZVC mask word: the mask bits of ``lanes`` consecutive elements (bit ``i`` for the
+    word's element ``i``, as ZVC's little-endian mask orders them), and ``last`` on a
+    matrix's final word. A ZVC value word is ``lanes`` values and ``last``, framed as
+    :func:`word_end` says."""
+    return (Field("mask", lanes), Field("last", 1))
+
+
+def value_bits(values):
+    """``(bits, width)``: each value's bits as uint64 and their width (1 for bool, else the
+    item size). A float's negative zero is a zero, so its bits become 0; complex values are
+    refused (ParameterError)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "b":
+        return values.astype(np.uint64), 1
+    if values.dtype.kind not in "iuf":
+        raise ParameterError(f"values of type {values.dtype} do not stream: the converters "
+                             "take bool, integer or real values")
+    if values.dtype.kind == "f":
+        values = np.where(values == 0, np.zeros((), values.dtype), values)
+    unsigned = np.dtype(f"u{values.dtype.itemsize}")
+    return np.ascontiguousarray(values).view(unsigned).astype(np.uint64), 8 * unsigned.itemsize
+
+
+def bits_values(bits, dtype):
+    """Values of ``dtype`` from their bits (uint64), the inverse of :func:`value_bits`."""
+    dtype = np.dtype(dtype)
+    bits = np.asarray(bits, dtype=np.uint64)
+    if dtype.kind == "b":
+        return bits.astype(bool)
+    return bits.astype(np.dtype(f"u{dtype.itemsize}")).view(dtype)
+
+
+def dense_vectors(bits, lanes, rows=True):
+    """The dense vectors of a matrix's element bits ``[rows, cols]``: ``(lanes_bits [n,
+    lanes] uint64, {flag: [n]})``, row-padded or flat as :func:`dense_flags` says."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    if not bits.size:
+        raise ParameterError(f"a {bits.shape[0]} x {bits.shape[1]} matrix has no elements "
+                             "to stream")
+    if rows:
+        per_row = -(-bits.shape[1] // lanes)
+        padded = np.zeros((bits.shape[0], per_row * lanes), dtype=np.uint64)
+        padded[:, :bits.shape[1]] = bits
+        vectors = padded.reshape(-1, lanes)
+        row_end = np.zeros(len(vectors), dtype=np.uint8)
+        row_end[per_row - 1::per_row] = 1
+        flags = {"row_end": row_end}
+    else:
+        flat = bits.reshape(-1)
+        vectors = np.zeros((-(-flat.size // lanes), lanes), dtype=np.uint64)
+        vectors.reshape(-1)[:flat.size] = flat
+        flags = {}
+    last = np.zeros(len(vectors), dtype=np.uint8)
+    last[-1] = 1
+    return vectors, {**flags, "last": last}
+
+
+def record_words(records, lanes):
+    """``(count [w], last [w])``: how ``records`` records go out ``lanes`` a word
+    (:func:`word_end`), ``records // lanes + 1`` words."""
+    words = records // lanes + 1
+    count = np.full(words, lanes, dtype=np.int64)
+    count[-1] = records % lanes
+    last = np.zeros(words, dtype=np.uint8)
+    last[-1] = 1
+    return count, last
+
+
+def pack_lanes(lane_fields, lanes, end_fields, columns):
+    """Words of ``lanes`` records of ``lane_fields`` (lane 0 lowest), then ``end_fields``,
+    as an object array of ints (records may be wide).
+
+    ``columns`` maps each lane field's name to an ``[n, lanes]`` array and each end
+    field's name to an ``[n]`` array, of non-negative integers (uint64 for full 64-bit
+    values) that fit their fields.
+    """
+    parts = [(f, np.asarray(columns[f.name])[:, i]) for i in range(lanes) for f in lane_fields]
+    parts += [(f, np.asarray(columns[f.name])) for f in end_fields]
+    word, shift = np.zeros(len(parts[0][1]), dtype=object), 0
+    for f, column in parts:
+        if column.size and (column.min() < 0 or int(column.max()) >> f.width):
+            raise ParameterError(f"field {f.name} does not fit in {f.width} bits")
+        word = word + (column.astype(np.uint64).astype(object) << shift)
+        shift += f.width
+    return word
+
+
+def zvc_mask_words(mask, size, lanes):
+    """The mask words (uint64 ``[n]``) of a ZVC mask (uint8 bytes, little-endian bits) over
+    ``size`` elements: ``ceil(size / lanes)`` words, the final one padded with 0 bits."""
+    bits = np.zeros(-(-size // lanes) * lanes, dtype=np.uint8)
+    bits[:size] = np.unpackbits(np.asarray(mask, dtype=np.uint8), bitorder="little")[:size]
+    packed = np.packbits(bits.reshape(-1, lanes), axis=1, bitorder="little")
+    eight = np.zeros((len(packed), 8), dtype=np.uint8)
+    eight[:, :packed.shape[1]] = packed
+    return eight.view("<u8").reshape(-1).astype(np.uint64)
+
+
+def zvc_mask_bytes(words, size, lanes):
+    """The ZVC mask (uint8 bytes, little-endian bits) of ``size`` elements from mask words of
+    ``lanes`` bits: the inverse of :func:`zvc_mask_words`."""
+    eight = np.asarray(words, dtype="<u8").reshape(-1, 1).view(np.uint8)
+    bits = np.unpackbits(eight, axis=1, bitorder="little")[:, :lanes].reshape(-1)
+    return np.packbits(bits[:size], bitorder="little")
+
+
+def rlc_vectors(runs, bits, lanes):
+    """One matrix's RLC pairs as the columns of vectors of ``lanes`` :func:`rlc_pair`:
+    ``{run: [n, lanes], value: [n, lanes], last: [n]}`` (``bits`` from :func:`value_bits`),
+    the final vector's unused lanes (0, 0) and ``last`` on it; an empty matrix has none.
+    :func:`pack_lanes` makes the words."""
+    count = -(-len(runs) // lanes)
+    run, value = (np.zeros(count * lanes, dtype=np.uint64) for _ in range(2))
+    run[:len(runs)], value[:len(bits)] = runs, bits
+    last = np.zeros(count, dtype=np.uint64)
+    last[-1:] = 1
+    return {"run": run.reshape(count, lanes), "value": value.reshape(count, lanes),
+            "last": last}
+
+
+# -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------
+
+CISS_ORDERS = (2, 3)
+"""Orders a CISS stream holds: matrices and 3-D tensors."""
+
+CISS_MAX_PES = 1024
+"""Most PEs (lanes per CISS entry)."""
+
+
+@dataclass(frozen=True)
+class CissWire:
+    """A CISS entry for ``pes`` PEs, ``dw``-bit values and ``iw``-bit indices, of an
+    ``order``-mode tensor (2: a matrix).
+
+    An entry is ``pes`` lanes, PE 0's in the low bits. A lane, LSB first, is ``nnz``
+    (dw bits), ``ij`` (iw) and, for a 3-D tensor, ``k`` (iw): an entry is
+    ``(dw + 2 iw) P`` bits as in the paper; a matrix's lane has no ``k``. A lane is:
+
+    - a nonzero: ``nnz`` its value's bits (two's complement, or an IEEE float of dw
+      bits; never all zeros), ``ij`` its mode-1 index j, ``k`` its mode-2 index;
+    - a slice header: ``nnz`` = 0, ``ij`` = i, the slice the PE starts, ``k`` = 0;
+    - idle (Fig. 3d's "x": the PE has no slice left): ``nnz`` = 0, ``ij`` = :attr:`idle`
+      (all ones), ``k`` = 0. A slice index is therefore at most ``idle - 1``.
+
+    A PE's slice ends at its lane's next header or idle lane, or at the stream's end.
+    :mod:`sparseforge.sw.ciss` encodes and decodes; :func:`pack_lane_words` packs.
+    """
+
+    pes: int
+    dw: int = 32
+    iw: int = 32
+    order: int = 3
+
+    def __post_init__(self):
+        for name, low, high in (("pes", 1, CISS_MAX_PES), ("dw", 2, 64), ("iw", 1, 64)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ParameterError(f"{name}={value!r}: expected an integer in [{low}, {high}]")
+        if self.order not in CISS_ORDERS:
+            raise ParameterError(f"CISS holds matrices and 3-D tensors, not {self.order} modes")
+
+    @property
+    def lane(self):
+        """Fields of one PE's lane."""
+        k = (Field("k", self.iw),) if self.order == 3 else ()
+        return (Field("nnz", self.dw), Field("ij", self.iw), *k)
+
+    @property
+    def lane_width(self):
+        """Bits of a lane (of a nonzero as extended CSR stores it, too)."""
+        return width(self.lane)
+
+    @property
+    def entry_width(self):
+        """Bits of an entry: ``pes`` lanes."""
+        return self.pes * self.lane_width
+
+    @property
+    def idle(self):
+        """``ij`` of an idle lane: all ones."""
+        return (1 << self.iw) - 1
+
+
+def _lane_offsets(lane_fields, lanes):
+    """``(field, lane, word, shift)`` of every field of ``lanes`` lanes packed LSB first."""
+    offset = 0
+    for lane in range(lanes):
+        for f in lane_fields:
+            if not 1 <= f.width <= 64:
+                raise ParameterError(f"field {f.name} of {f.width} bits: word packing takes "
+                                     "1 to 64")
+            yield f, lane, *divmod(offset, 64)
+            offset += f.width
+
+
+def pack_lane_words(lane_fields, lanes, columns):
+    """Records of ``lanes`` lanes of ``lane_fields`` (lane 0 lowest) as uint64 words
+    ``[n, ceil(bits / 64)]``, word 0 holding bits 0-63: vectorized, for wide records.
+
+    ``columns`` maps each field's name to an ``[n, lanes]`` array of non-negative
+    integers (uint64 for 64-bit values) that fit the field.
+    """
+    n = len(columns[lane_fields[0].name])
+    words = np.zeros((n, -(-lanes * width(lane_fields) // 64)), dtype=np.uint64)
+    for f, lane, word, shift in _lane_offsets(lane_fields, lanes):
+        column = np.asarray(columns[f.name])[:, lane]
+        if column.size and (column.min() < 0 or (f.width < 64 and int(column.max()) >> f.width)):
+            raise ParameterError(f"field {f.name} does not fit in {f.width} bits")
+        column = column.astype(np.uint64)
+        words[:, word] |= column << np.uint64(shift)
+        if shift + f.width > 64:
+            words[:, word + 1] |= column >> np.uint64(64 - shift)
+    return words
+
+
+def unpack_lane_words(lane_fields, lanes, words):
+    """``{name: uint64 [n, lanes]}`` from :func:`pack_lane_words`'s words."""
+    words = np.asarray(words, dtype=np.uint64)
+    out = {f.name: np.empty((len(words), lanes), dtype=np.uint64) for f in lane_fields}
+    for f, lane, word, shift in _lane_offsets(lane_fields, lanes):
+        column = words[:, word] >> np.uint64(shift)
+        if shift + f.width > 64:
+            column |= words[:, word + 1] << np.uint64(64 - shift)
+        if f.width < 64:
+            column &= np.uint64((1 << f.width) - 1)
+        out[f.name][:, lane] = column
+    return out

@@ -24,6 +24,7 @@ COMMANDS = {
     "demo": ["demo", "--matrix", "{file}", "--json"],
     "sage": ["sage", "{file}", "--json"],
     "convert": ["convert", "{file}", "--to", "csc", "-o", "{out}", "--json"],
+    "ciss": ["ciss", "{file}", "--pes", "4", "-o", "{out}", "--json"],
 }
 
 
