@@ -338,3 +338,316 @@ class SortSignature(wiring.Signature):
         layout = sort_layout(lanes, key_width, data_width)
         super().__init__({"chunk": In(stream.Signature(layout)),
                           "sorted": Out(stream.Signature(layout))})
+
+
+# -- MINT converters (Section V-B, Fig. 8c and 8f) -------------------------------------
+
+def csc_pointer_layout(lanes, ptr_width):
+    """A vector of CSC column pointers: ``ptr[lanes]``, and ``last`` on a matrix's final one."""
+    return data.StructLayout({"ptr": data.ArrayLayout(ptr_width, lanes), "last": 1})
+
+
+class CsrToCscSignature(wiring.Signature):
+    """A CSR-to-CSC converter, seen from it: ``lanes`` column ids a chunk and pointers a
+    vector, at most ``max_rows`` rows, ``max_cols`` columns and ``max_nnz`` nonzeros of
+    ``value_width``-bit values. Pointers are ``ceil_log2(max_nnz + 1)`` bits.
+
+    A matrix is one ``shape``, then its CSR twice: once as column ids to count, once as
+    entries to place. Protocol, per matrix:
+
+    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
+      and ``nnz``; taken while the converter is idle (between matrices).
+    - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
+      ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
+      ignored.
+    - ``row_ptr`` (stream in, a pointer): ``row_ptr[1 .. rows]``, each row's end.
+    - ``csr`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the ``nnz`` entries
+      ``{col, value}`` in CSR order. ``row_ptr`` and ``csr`` are taken only after every
+      pointer is out on ``col_ptr``.
+    - ``col_ptr`` (stream out, :func:`csc_pointer_layout`): ``col_ptr[0 .. cols]`` and
+      beyond, ``lanes`` a vector, ``cols // lanes + 1`` vectors, ``last`` on the final
+      one; lanes past ``cols`` hold ``nnz``.
+    - ``csc`` (stream out, :func:`~sparseforge.sw.wire.csc_entry`): the ``nnz`` entries
+      ``{row, value}`` in CSC order (by column, rows ascending within one).
+    """
+
+    def __init__(self, lanes, max_rows, max_cols, max_nnz, value_width):
+        ptr, col = ceil_log2(max_nnz + 1), ceil_log2(max_cols)
+        shape = wire.csr_shape(ceil_log2(max_rows + 1), ceil_log2(max_cols + 1), ptr)
+        super().__init__({
+            "shape": In(stream.Signature(struct(shape))),
+            "col_ids": In(stream.Signature(data.ArrayLayout(col, lanes))),
+            "row_ptr": In(stream.Signature(ptr)),
+            "csr": In(stream.Signature(struct(wire.csr_entry(col, value_width)))),
+            "col_ptr": Out(stream.Signature(csc_pointer_layout(lanes, ptr))),
+            "csc": Out(stream.Signature(struct(wire.csc_entry(ceil_log2(max_rows),
+                                                              value_width)))),
+        })
+
+
+def csf_level_layout(lanes, id_width, data_width, count_width):
+    """A CSF level record: ``lanes`` x :func:`~sparseforge.sw.wire.csf_node`, then
+    :func:`~sparseforge.sw.wire.csf_level_end`'s ``{mask, last, total}``."""
+    return data.StructLayout({
+        "lanes": data.ArrayLayout(struct(wire.csf_node(id_width, data_width)), lanes),
+        **{f.name: f.width for f in wire.csf_level_end(lanes, count_width)}})
+
+
+class DenseToCsfSignature(wiring.Signature):
+    """A Dense-to-CSF converter of 3-D tensors, seen from it: ``lanes`` elements a vector,
+    coordinates of ``index_width`` bits, node counts and pointers of ``count_width`` bits,
+    ``value_width``-bit values.
+
+    A tensor is one ``shape``, then its elements. Protocol, per tensor:
+
+    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.tensor_shape`): ``dim0..dim2``,
+      each from 1 to ``2**index_width``, ``dim2`` at least ``lanes``; taken between
+      tensors.
+    - ``dense`` (stream in, ``lanes`` values): the elements in row-major order, lane 0
+      first, ``ceil(dim0 * dim1 * dim2 / lanes)`` vectors; lanes past the last element
+      are ignored.
+    - ``level0``, ``level1``, ``level2`` (streams out, :func:`csf_level_layout`): the
+      tree's levels (mode 0 to mode 2), one record per vector that holds a node of that
+      level, and a record for the tensor's last vector on every level. A record's lanes
+      whose ``mask`` bit is set are its nodes, in order: ``id`` is the node's fids entry,
+      ``data`` its fptr entry (the index of its first child on the next level) or, on
+      ``level2``, its value's bits. ``total`` counts the level's nodes so far: on the
+      ``last`` record of ``level1`` and ``level2``, the final entries of ``fptr0`` and
+      ``fptr1``. Counts and pointers wrap modulo ``2**count_width``.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width):
+        node = csf_level_layout(lanes, index_width, count_width, count_width)
+        leaf = csf_level_layout(lanes, index_width, value_width, count_width)
+        super().__init__({
+            "shape": In(stream.Signature(struct(wire.tensor_shape(index_width + 1)))),
+            "dense": In(stream.Signature(data.ArrayLayout(value_width, lanes))),
+            "level0": Out(stream.Signature(node)),
+            "level1": Out(stream.Signature(node)),
+            "level2": Out(stream.Signature(leaf)),
+        })
+
+
+# -- MINT converters (Section V-B, Fig. 8d and 8e) -------------------------------------
+
+def rlc_vector_layout(lanes, run_bits, value_width):
+    """A vector into RLC-to-COO: ``lanes`` x :func:`~sparseforge.sw.wire.rlc_pair`, then
+    :func:`~sparseforge.sw.wire.rlc_end`'s ``last``."""
+    return data.StructLayout({
+        "pairs": data.ArrayLayout(struct(wire.rlc_pair(run_bits, value_width)), lanes),
+        **{f.name: f.width for f in wire.rlc_end()}})
+
+
+class RlcToCooSignature(wiring.Signature):
+    """An RLC-to-COO converter, seen from it: ``lanes`` pairs a vector, ``run_bits``-bit
+    runs, row-major positions, rows and columns of ``width`` bits, ``value_width``-bit
+    values. Protocol:
+
+    - ``pairs`` (stream in, :func:`rlc_vector_layout`): a matrix's RLC pairs in order,
+      ``lanes`` a vector, ``last`` on its final vector; lanes after the final pair hold
+      (0, 0). A matrix with no nonzeros sends no vector.
+    - ``columns`` (in, ``width`` bits): the matrix's column count (the paper's K),
+      held while its vectors stream in.
+    - ``records`` (stream out, :func:`~sparseforge.sw.wire.coo_record`): one
+      ``{row, col, value, last}`` per nonzero, in row-major order, ``last`` on the
+      matrix's final one. Fillers (value 0) emit nothing.
+    """
+
+    def __init__(self, lanes, run_bits, width, value_width):
+        super().__init__({
+            "pairs": In(stream.Signature(rlc_vector_layout(lanes, run_bits, value_width))),
+            "columns": In(width),
+            "records": Out(stream.Signature(struct(wire.coo_record(width, value_width)))),
+        })
+
+
+class CsrToBsrSignature(wiring.Signature):
+    """A CSR-to-BSR converter of ``block`` = (R, C) blocks, seen from it: column indices,
+    pointers and counts of ``width`` bits, ``value_width``-bit values. Protocol, per
+    matrix:
+
+    - ``row_ptr`` (stream in, :func:`~sparseforge.sw.wire.pointer`): the ``rows + 1`` row
+      pointers, the first 0, ``last`` on the final one.
+    - ``entries`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the nonzeros
+      ``{col, value}`` in CSR order, columns ascending within a row.
+    - ``block_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): the
+      ``rows / R + 1`` block-row pointers, the first 0, ``last`` on the final one.
+    - ``blocks`` (stream out, :func:`~sparseforge.sw.wire.bsr_block`): each block that
+      holds a nonzero, block rows in order and blocks by ascending ``block_col`` within
+      one, its ``R x C`` values zero-filled.
+    """
+
+    def __init__(self, block, width, value_width):
+        super().__init__({
+            "row_ptr": In(stream.Signature(struct(wire.pointer(width)))),
+            "entries": In(stream.Signature(struct(wire.csr_entry(width, value_width)))),
+            "block_ptr": Out(stream.Signature(struct(wire.pointer(width)))),
+            "blocks": Out(stream.Signature(struct(wire.bsr_block(width, value_width,
+                                                                 block)))),
+        })
+
+
+# -- MINT converters: Dense to COO, CSR and ZVC, ZVC to Dense (Section V-B) --------------
+
+def _fields(fields):
+    return {f.name: f.width for f in fields}
+
+
+def dense_layout(lanes, width, rows=True):
+    """A dense vector: ``lanes`` values of ``width`` bits (lane 0 first), then
+    :func:`~sparseforge.sw.wire.dense_flags` (``row_end`` where ``rows``, and ``last``)."""
+    return data.StructLayout({"lanes": data.ArrayLayout(width, lanes),
+                              **_fields(wire.dense_flags(rows))})
+
+
+def record_word_layout(record, lanes, count=True):
+    """A word of ``lanes`` records, then :func:`~sparseforge.sw.wire.word_end` (``last``
+    only, without ``count``). ``record`` is a tuple of fields or, for plain values, a width."""
+    lane = record if isinstance(record, int) else struct(record)
+    return data.StructLayout({"lanes": data.ArrayLayout(lane, lanes),
+                              **_fields(wire.word_end(lanes, count))})
+
+
+def compact_layouts(lanes, record_width, tag_width=0, position_width=0):
+    """The compactor's payloads ``(vectors, words, marks)``.
+
+    ``vectors``: ``{records[lanes], mask, sums[lanes], total, last, mark, tag}``, the
+    sums and total ``log2(lanes) + 1`` bits (positions modulo ``2 * lanes``); ``words``:
+    :func:`record_word_layout` of ``record_width``-bit records; ``marks``: ``{tag,
+    position, last}``.
+    """
+    position = ceil_log2(lanes) + 1
+    vectors = data.StructLayout({
+        "records": data.ArrayLayout(record_width, lanes), "mask": lanes,
+        "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1, "mark": 1,
+        "tag": tag_width})
+    marks = data.StructLayout({"tag": tag_width, "position": position_width, "last": 1})
+    return vectors, record_word_layout(record_width, lanes), marks
+
+
+class CompactSignature(wiring.Signature):
+    """A stream compactor, seen from it: vectors of ``lanes`` records of ``record_width``
+    bits in, the records whose mask bit is set out, packed ``lanes`` a word.
+
+    - ``vectors`` (stream in, :func:`compact_layouts`): ``records``, ``mask`` (bit ``i``
+      set where record ``i`` is kept), ``sums`` and ``total`` (the prefix-sum unit's
+      exclusive sums of the mask bits and its total, modulo ``2 * lanes``: each kept
+      record's position in the matrix, and the position after the vector), ``last`` on a
+      matrix's final vector; ``mark`` and ``tag`` ask for a mark.
+    - ``words`` (stream out): the kept records in order, framed as
+      :func:`~sparseforge.sw.wire.word_end` says.
+    - ``marks`` (stream out, present where ``tag_width`` or ``position_width`` is not
+      0): one per vector with ``mark`` set, in order: its ``tag``, ``position`` (the
+      records kept in the matrix so far, this vector's included, modulo
+      ``2**position_width``) and ``last``.
+    """
+
+    def __init__(self, lanes, record_width, tag_width=0, position_width=0):
+        vectors, words, marks = compact_layouts(lanes, record_width, tag_width,
+                                                position_width)
+        members = {"vectors": In(stream.Signature(vectors)),
+                   "words": Out(stream.Signature(words))}
+        if tag_width or position_width:
+            members["marks"] = Out(stream.Signature(marks))
+        super().__init__(members)
+
+
+def expand_layout(lanes):
+    """The expander's positions: ``{mask, sums[lanes], total, last}``, as the compactor's."""
+    position = ceil_log2(lanes) + 1
+    return data.StructLayout({"mask": lanes, "sums": data.ArrayLayout(position, lanes),
+                              "total": position, "last": 1})
+
+
+class ExpandSignature(wiring.Signature):
+    """A stream expander, the compactor's inverse, seen from it: ``lanes`` lanes of
+    ``width`` bits.
+
+    - ``vectors`` (stream in, :func:`expand_layout`): a mask, the prefix-sum unit's
+      exclusive sums of its bits and their total (modulo ``2 * lanes``), ``last``.
+    - ``values`` (stream in, :func:`record_word_layout` without ``count``): the packed
+      values, framed as :func:`~sparseforge.sw.wire.word_end` says.
+    - ``dense`` (stream out, :func:`dense_layout`, flat): per vector, lane ``i`` the next
+      packed value where mask bit ``i`` is set, else 0; ``last`` as given.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "vectors": In(stream.Signature(expand_layout(lanes))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })
+
+
+class DenseToCooSignature(wiring.Signature):
+    """A Dense-to-COO converter, seen from it: ``lanes`` values of ``width`` bits a vector,
+    row and column ids of ``index_width`` bits.
+
+    - ``dense`` (stream in, :func:`dense_layout`, row-padded): a matrix's rows.
+    - ``coo`` (stream out, :func:`record_word_layout` of
+      :func:`~sparseforge.sw.wire.coo_entry`): its nonzeros ``{row, col, value}`` in
+      row-major order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end`
+      says.
+    """
+
+    def __init__(self, lanes, width, index_width):
+        entry = wire.coo_entry(index_width, width)
+        super().__init__({"dense": In(stream.Signature(dense_layout(lanes, width))),
+                          "coo": Out(stream.Signature(record_word_layout(entry, lanes)))})
+
+
+class DenseToCsrSignature(wiring.Signature):
+    """A Dense-to-CSR converter, seen from it: ``lanes`` values of ``width`` bits a vector,
+    column ids of ``index_width`` bits, row pointers of ``ptr_width`` bits.
+
+    - ``dense`` (stream in, :func:`dense_layout`, row-padded): a matrix's rows.
+    - ``entries`` (stream out, :func:`record_word_layout` of
+      :func:`~sparseforge.sw.wire.csr_entry`): its nonzeros ``{col, value}`` in row-major
+      order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end` says.
+    - ``row_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): ``row_ptr[1 ..
+      rows]``, each row's end (``row_ptr[0]`` is 0), ``last`` on the final one; modulo
+      ``2**ptr_width``.
+    """
+
+    def __init__(self, lanes, width, index_width, ptr_width):
+        entry = wire.csr_entry(index_width, width)
+        super().__init__({
+            "dense": In(stream.Signature(dense_layout(lanes, width))),
+            "entries": Out(stream.Signature(record_word_layout(entry, lanes))),
+            "row_ptr": Out(stream.Signature(struct(wire.pointer(ptr_width)))),
+        })
+
+
+class DenseToZvcSignature(wiring.Signature):
+    """A Dense-to-ZVC converter, seen from it: ``lanes`` values of ``width`` bits a vector.
+
+    - ``dense`` (stream in, :func:`dense_layout`, flat): a matrix's elements.
+    - ``mask`` (stream out, :func:`~sparseforge.sw.wire.zvc_mask`): one word per vector,
+      ``last`` on the final one.
+    - ``values`` (stream out, :func:`record_word_layout` without ``count``): the nonzeros in
+      order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end` says.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "dense": In(stream.Signature(dense_layout(lanes, width, rows=False))),
+            "mask": Out(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": Out(stream.Signature(record_word_layout(width, lanes, count=False))),
+        })
+
+
+class ZvcToDenseSignature(wiring.Signature):
+    """A ZVC-to-Dense converter, seen from it: the Dense-to-ZVC converter's streams, each
+    the other way.
+
+    - ``mask`` (stream in, :func:`~sparseforge.sw.wire.zvc_mask`) and ``values`` (stream
+      in): a matrix in ZVC, as Dense-to-ZVC emits it.
+    - ``dense`` (stream out, :func:`dense_layout`, flat): one vector per mask word.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })

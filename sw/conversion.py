@@ -74,7 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FormatError, ParameterError
-from .formats import Tensor, read_matrix, read_tensor
+from .formats import Tensor, index_dtype, read_matrix, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
@@ -449,11 +449,6 @@ def _check_area(count, what):
                              f"than MAX_AREA = {MAX_AREA:,} that do not follow the nonzeros")
 
 
-def _index_dtype(*sizes):
-    """int32 where every index and count below ``sizes`` fits, else int64."""
-    return np.int32 if max(sizes, default=0) <= np.iinfo(np.int32).max else np.int64
-
-
 # --- decoding: any format to entries --------------------------------------------------
 
 def _decode(obj, source, shape):
@@ -560,7 +555,7 @@ def _regroup(major, minor, values, nminor):
     group, in major order. Returns the pointers, and the major index and
     value of the entries in their new order.
     """
-    ptr = np.zeros(nminor + 1, dtype=_index_dtype(len(minor)))
+    ptr = np.zeros(nminor + 1, dtype=index_dtype(len(minor)))
     np.cumsum(np.bincount(minor, minlength=nminor), out=ptr[1:])
     order = _stable_order(minor, nminor)
     return ptr, major[order], values[order]
@@ -594,7 +589,7 @@ def _to_coo(entries):
     shape, values = entries.shape, entries.values.copy()
     if len(shape) != 2:
         return Tensor(np.stack(entries.coords, axis=1).astype(np.int64), values, shape)
-    index = _index_dtype(*shape)
+    index = index_dtype(*shape)
     matrix = sp.coo_array((values, tuple(c.astype(index) for c in entries.coords)), shape=shape)
     matrix.has_canonical_format = True
     return matrix
@@ -603,7 +598,7 @@ def _to_coo(entries):
 def _to_csr(entries):
     rows, cols = entries.coords
     _check_area(entries.shape[0] + 1, "CSR's row pointers")
-    indptr = np.zeros(entries.shape[0] + 1, dtype=_index_dtype(len(cols)))
+    indptr = np.zeros(entries.shape[0] + 1, dtype=index_dtype(len(cols)))
     np.cumsum(np.bincount(rows, minlength=entries.shape[0]), out=indptr[1:])
     return _compressed_array(sp.csr_array, entries.values.copy(), cols.copy(), indptr,
                              entries.shape)
@@ -618,7 +613,7 @@ def _to_csc(entries):
 
 def _compressed_array(kind, data, indices, indptr, shape):
     """A canonical CSR or CSC array of (fresh) arrays, its index arrays of one type."""
-    index = _index_dtype(*shape, len(data))
+    index = index_dtype(*shape, len(data))
     matrix = kind((data, indices.astype(index, copy=False), indptr.astype(index, copy=False)),
                   shape=shape)
     matrix.has_canonical_format = True
@@ -642,7 +637,7 @@ def _to_bsr(entries, block):
                 f"zero-filling {nblocks:,} blocks of {block[0]} x {block[1]}")
     data = np.zeros((nblocks, *block), dtype=values.dtype)
     data[np.cumsum(new) - 1, rows[order] % block[0], cols[order] % block[1]] = values[order]
-    index = _index_dtype(*grid, nblocks)
+    index = index_dtype(*grid, nblocks)
     indptr = np.zeros(grid[0] + 1, dtype=index)
     np.cumsum(np.bincount(block_row[new], minlength=grid[0]), out=indptr[1:])
     matrix = sp.bsr_array((data, block_col[new].astype(index), indptr), shape=shape,

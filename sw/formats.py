@@ -590,7 +590,7 @@ def _canonical(row, col, values, shape):
     The rows of the result are written over ``row``, which is consumed:
     fresh memory is slow to touch, and it is no longer needed.
     """
-    index = _index_dtype(*shape)
+    index = index_dtype(*shape)
     matrix = coo_array((values, (row.astype(index, copy=False), col.astype(index, copy=False))),
                        shape=shape)
     del row, col, values
@@ -635,8 +635,8 @@ def _increasing(row, col):
     return True
 
 
-def _index_dtype(*sizes):
-    """int32 where every index below ``sizes`` fits, else int64."""
+def index_dtype(*sizes):
+    """int32 where every index and count below ``sizes`` fits, else int64 (as scipy does)."""
     return np.int32 if max(sizes, default=0) <= _INT32_MAX else np.int64
 
 
@@ -865,7 +865,7 @@ def _mtx_exact(path, file, head):
     declared count only as far as the file can hold it.
     """
     size = min(head.entries, head.room)
-    index = _index_dtype(head.rows, head.cols)
+    index = index_dtype(head.rows, head.cols)
     values = np.empty(size, dtype=np.complex128 if head.field == "complex" else
                       _MM_DTYPES[head.field])
     coordinate = head.fmt == "coordinate"
@@ -953,7 +953,7 @@ def _read_smtx(path, duplicates):
     if len(bad):
         raise FormatError(path, f"column index {col_idx[bad[0]]} (entry {bad[0]}) is outside "
                           f"0..{cols - 1}", line=3)
-    index = _index_dtype(rows, cols, nnz)
+    index = index_dtype(rows, cols, nnz)
     matrix = csr_array((np.ones(nnz), col_idx.astype(index), row_ptr.astype(index)),
                        shape=(rows, cols))
     matrix.sum_duplicates()  # sorts each row's columns (in place) and adds repeats

@@ -1,0 +1,558 @@
+"""MINT's CSR-to-BSR converter (MINT Section V-B3, Figure 8e).
+
+Figure 8e walks the matrix a block row (R rows) at a time (step 1); divide and
+modulo find each nonzero's block (step 2); comparators and flags tell a block
+already started from a new one, whose column is appended, and zeros fill what
+the nonzeros leave of a block (step 3); block row after block row (step 4); a
+prefix sum turns the block counts into the block-row pointers (step 5).
+
+A block row's R rows arrive one after another, each sorted by column, and BSR
+wants its blocks by block column, a block's elements together: an R-way merge.
+Each nonzero waits in the scratchpad bank of its row within the block row
+(:class:`Banks`: a FIFO in block RAM per row, built on
+``amaranth.lib.memory.Memory``, and its head in a register); each cycle the
+comparators of :class:`Merge` pick, among the heads of the block row's rows, the
+smallest block column (the lowest row on a tie). The nonzeros then leave grouped
+by block, and by row and column within one, so :class:`Assembler` starts a block
+where the block column changes (or a block row starts) and sends the block
+before when the next starts. The merge needs no sort or histogram: the paper's
+cluster counter and sorter group a chunk's indices into bins, which here would be
+a block row's block columns, as many as the matrix is wide; the rows arrive
+sorted, so comparators over R heads do it at one nonzero a cycle.
+
+The sub-units, in stream order: :class:`RowBlocks` (row pointers to each block
+row's row lengths) and a :class:`Queue` of them; :class:`Tagger` (each nonzero's
+row within its block row); a :class:`~sparseforge.hw.divider.DivMod` lane with
+the values :class:`~sparseforge.hw.convert_rlc.Beside` it (block column and column
+within the block), between two :class:`~sparseforge.hw.convert_rlc.Skid` register
+slices; :class:`Banks`; :class:`Merge`, its descriptors through another
+:class:`Queue`; :class:`Assembler`; and a :class:`~sparseforge.hw.prefix_sum.PrefixSum`
+(the block-row pointers).
+"""
+
+import functools
+import operator
+
+from amaranth.hdl import Cat, Module, Mux, Shape, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
+
+from ..params import Param, check_params
+from ..registry import block
+from ..sw import wire
+from .divider import DivMod
+from .interfaces import CsrToBsrSignature, divmod_layout, prefix_sum_layouts, struct
+from .prefix_sum import PrefixSum
+from .stream_units import Beside, Skid, any_of, lowest
+
+QUEUE = 16
+"""Block-row descriptors a queue holds beyond the divider's latency."""
+
+
+def descriptor_layout(rows, width):
+    """A block row: the ``lengths`` of its ``rows`` rows, and ``last`` on a matrix's end
+    marker (which has no rows)."""
+    return data.StructLayout({"lengths": data.ArrayLayout(width, rows), "last": 1})
+
+
+def tagged_layout(rows, width, value_width):
+    """A nonzero with ``row``, its row within the block row."""
+    return data.StructLayout({"col": width, "value": value_width, "row": range(rows)})
+
+
+def bank_layout(cols, width, value_width):
+    """A nonzero in a bank: its ``block_col``, ``col`` within the block, and value."""
+    return data.StructLayout({"block_col": width, "col": range(cols), "value": value_width})
+
+
+def banked_layout(block, width, value_width):
+    """A nonzero on its way into the banks: :func:`bank_layout` and its ``row`` (its bank)."""
+    return data.StructLayout({**bank_layout(block[1], width, value_width).members,
+                              "row": range(block[0])})
+
+
+def merged_layout(block, width, value_width):
+    """A merged nonzero (``entry``) with its ``row`` in the block, or none (an empty block
+    row); ``row_end`` on a block row's final one, ``last`` on a matrix's end marker."""
+    return data.StructLayout({**bank_layout(block[1], width, value_width).members,
+                              "row": range(block[0]), "entry": 1, "row_end": 1, "last": 1})
+
+
+def _binary(onehot):
+    """The index of the set bit of ``onehot``: bit ``b`` is the OR of the bits whose index
+    has bit ``b`` set."""
+    count = len(onehot)
+    return Cat(any_of(onehot[k] for k in range(count) if k >> b & 1)
+               for b in range((count - 1).bit_length()))
+
+
+class Remaining:
+    """What is left of a block row, per row: a counter, and flags (registered, off the
+    counters' wide compares) for rows with any and with one nonzero left.
+
+    Call :meth:`take` (rows one-hot), then :meth:`load` (it wins), each under its
+    condition.
+    """
+
+    def __init__(self, rows, width):
+        self.count = Signal(data.ArrayLayout(width, rows))
+        self.active, self.one = Signal(rows), Signal(rows)
+
+    def take(self, m, rows):
+        for k, (count, taken) in enumerate(zip(self.count, rows, strict=True)):
+            with m.If(taken):
+                m.d.sync += [count.eq(count - 1), self.active[k].eq(~self.one[k]),
+                             self.one[k].eq(count == 2)]
+
+    def load(self, m, lengths):
+        m.d.sync += [self.count.eq(lengths), self.active.eq(Cat(n != 0 for n in lengths)),
+                     self.one.eq(Cat(n == 1 for n in lengths))]
+
+
+class Queue(wiring.Component):
+    """A FIFO of ``depth`` items in (block or distributed) RAM, its output registered.
+
+    Members
+    -------
+    i : In(stream(shape))
+    o : Out(stream(shape))
+
+    Holds ``depth + 2`` items (the FIFO's and a :class:`~sparseforge.hw.convert_rlc.Skid`'s).
+    Latency 3 cycles; throughput one item a cycle.
+    """
+
+    def __init__(self, shape, depth):
+        self.shape, self.depth = shape, depth
+        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=Shape.cast(self.shape).width,
+                                                    depth=self.depth)
+        m.submodules.out = out = Skid(self.shape)
+        wiring.connect(m, out.o, wiring.flipped(self.o))
+        m.d.comb += [fifo.w_data.eq(self.i.payload), fifo.w_en.eq(self.i.valid),
+                     self.i.ready.eq(fifo.w_rdy),
+                     out.i.payload.eq(fifo.r_data), out.i.valid.eq(fifo.r_rdy),
+                     fifo.r_en.eq(out.i.ready)]
+        return m
+
+
+class RowBlocks(wiring.Component):
+    """Row pointers to block rows: the lengths of each block row's R rows (Figure 8e, step 1).
+
+    Members
+    -------
+    row_ptr : In(stream({ptr, last}))
+        A matrix's row pointers, the first 0, ``last`` on the final one.
+    descriptors : Out(stream({lengths[R], last}))
+        One per block row, its rows' lengths (0 for rows past a matrix's end),
+        then, after a matrix's final pointer, its end marker: no rows, ``last``.
+
+    Throughput: one pointer a cycle; the end marker holds the input a cycle.
+    """
+
+    def __init__(self, rows, width):
+        self.rows, self.width = rows, width
+        super().__init__({
+            "row_ptr": In(stream.Signature(struct(wire.pointer(width)))),
+            "descriptors": Out(stream.Signature(descriptor_layout(rows, width))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R, out, given = self.rows, self.descriptors, self.row_ptr.payload
+        first = Signal(init=1)                  # the next pointer starts a matrix
+        ending = Signal()                       # the end marker is due
+        prev, row = Signal(self.width), Signal(range(R))
+        lengths = Signal(data.ArrayLayout(self.width, R))
+        free = ~out.valid | out.ready
+        m.d.comb += self.row_ptr.ready.eq(free & ~ending)
+        length = (given.ptr - prev)[:self.width]
+        with m.If(out.ready):
+            m.d.sync += out.valid.eq(0)
+        with m.If(ending & free):
+            m.d.sync += [out.valid.eq(1), out.payload.eq(0), out.payload.last.eq(1),
+                         ending.eq(0)]
+        with m.If(self.row_ptr.valid & self.row_ptr.ready):
+            m.d.sync += prev.eq(given.ptr)
+            with m.If(first):
+                m.d.sync += [first.eq(given.last), ending.eq(given.last)]
+            with m.Elif((row == R - 1) | given.last):
+                m.d.sync += [out.valid.eq(1), out.payload.last.eq(0), lengths.eq(0), row.eq(0)]
+                m.d.sync += [out.payload.lengths[k].eq(Mux(row == k, length, lengths[k]))
+                             for k in range(R)]
+                m.d.sync += [first.eq(given.last), ending.eq(given.last)]
+            with m.Else():
+                m.d.sync += [lengths[row].eq(length), row.eq(row + 1)]
+        return m
+
+
+class Tagger(wiring.Component):
+    """Tags each nonzero with its row within the block row, from the block rows' lengths.
+
+    Members
+    -------
+    descriptors : In(stream({lengths[R], last}))
+    entries : In(stream({col, value}))
+    tagged : Out(stream({col, value, row}))
+    forward : Out(stream({lengths[R], last}))
+        Each descriptor, sent on as it is taken (to the merge).
+
+    Throughput: one nonzero a cycle; the next descriptor is taken with a block
+    row's final nonzero, and an empty block row takes a cycle.
+    """
+
+    def __init__(self, rows, width, value_width):
+        self.rows, self.width = rows, width
+        desc = descriptor_layout(rows, width)
+        super().__init__({
+            "descriptors": In(stream.Signature(desc)),
+            "entries": In(stream.Signature(struct(wire.csr_entry(width, value_width)))),
+            "tagged": Out(stream.Signature(tagged_layout(rows, width, value_width))),
+            "forward": Out(stream.Signature(desc)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R, given = self.rows, self.entries.payload
+        remaining = Remaining(R, self.width)                    # the block row's, per row
+        active = remaining.active
+        current, _ = lowest(m, active)                          # the row being read
+        final = (current & remaining.one).any() & ~(active & ~current).any()
+        tagged, forward = self.tagged, self.forward
+        m.d.comb += self.entries.ready.eq(active.any() & (~tagged.valid | tagged.ready))
+        moved = self.entries.valid & self.entries.ready
+        m.d.comb += self.descriptors.ready.eq((~active.any() | (moved & final))
+                                              & (~forward.valid | forward.ready))
+        with m.If(tagged.ready):
+            m.d.sync += tagged.valid.eq(0)
+        with m.If(forward.ready):
+            m.d.sync += forward.valid.eq(0)
+        with m.If(moved):
+            m.d.sync += [tagged.valid.eq(1), tagged.payload.col.eq(given.col),
+                         tagged.payload.value.eq(given.value),
+                         tagged.payload.row.eq(_binary(current))]
+            remaining.take(m, current)
+        with m.If(self.descriptors.valid & self.descriptors.ready):
+            remaining.load(m, self.descriptors.payload.lengths)
+            m.d.sync += [forward.valid.eq(1), forward.payload.eq(self.descriptors.payload)]
+        return m
+
+
+class Banks(wiring.Component):
+    """The scratchpad: a bank per row of a block row, a FIFO in block RAM and a head register.
+
+    Members
+    -------
+    entries : In(stream({block_col, col, value, row}))
+        Each goes to bank ``row``; ``ready`` while that bank has room.
+    heads : Out(stream({block_col, col, value})) x R
+        Bank ``k``'s oldest nonzero, from a register.
+
+    A bank holds ``depth`` nonzeros and its head: ``depth + 1``. Throughput: one
+    nonzero in and one out of each bank a cycle; a nonzero reaches its head 3
+    cycles after it is taken (the FIFO's 2, the head register's 1).
+    """
+
+    def __init__(self, block, width, value_width, depth):
+        self.depth = depth
+        self.layout = bank_layout(block[1], width, value_width)
+        super().__init__({
+            "entries": In(stream.Signature(banked_layout(block, width, value_width))),
+            "heads": Out(stream.Signature(self.layout)).array(block[0]),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        given = self.entries.payload
+        word = Signal(self.layout)
+        m.d.comb += [word.block_col.eq(given.block_col), word.col.eq(given.col),
+                     word.value.eq(given.value)]
+        room = []
+        for k, head in enumerate(self.heads):
+            m.submodules[f"bank{k}"] = bank = SyncFIFOBuffered(width=Shape.cast(self.layout).width,
+                                                              depth=self.depth)
+            here = given.row == k
+            room.append(here & bank.w_rdy)
+            refill = ~head.valid | head.ready
+            m.d.comb += [bank.w_data.eq(word), bank.w_en.eq(self.entries.valid & here),
+                         bank.r_en.eq(refill)]
+            with m.If(refill):
+                m.d.sync += [head.valid.eq(bank.r_rdy), head.payload.eq(bank.r_data)]
+        m.d.comb += self.entries.ready.eq(any_of(room))
+        return m
+
+
+class Merge(wiring.Component):
+    """The R-way merge of a block row's rows by block column (Figure 8e's comparators).
+
+    Members
+    -------
+    descriptors : In(stream({lengths[R], last}))
+    heads : In(stream({block_col, col, value})) x R
+        Row ``k`` of each block row, in order (:class:`Banks`).
+    merged : Out(stream({block_col, col, value, row, entry, row_end, last}))
+        The block row's nonzeros (``entry``) by block column, ties by row; a
+        block row without any yields one item without an entry. ``row_end`` on a
+        block row's final item, ``last`` on a matrix's end marker.
+
+    Throughput: one nonzero a cycle while the heads of the block row's rows are
+    there; an empty block row takes a cycle. Each cycle ``R (R - 1) / 2``
+    comparators, one per pair of heads (one level, where a tree would chain
+    ``log2 R``), pick the nonzero; the last one of a block row takes the next
+    descriptor on the same cycle. Latency 1 cycle (the output register).
+    """
+
+    def __init__(self, block, width, value_width):
+        self.block, self.width = block, width
+        self.layout = bank_layout(block[1], width, value_width)
+        super().__init__({
+            "descriptors": In(stream.Signature(descriptor_layout(block[0], width))),
+            "heads": In(stream.Signature(self.layout)).array(block[0]),
+            "merged": Out(stream.Signature(merged_layout(block, width, value_width))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R, heads, out = self.block[0], self.heads, self.merged
+        remaining = Remaining(R, self.width)
+        loaded, last = Signal(), Signal()
+        active = remaining.active
+        waiting = any_of(active[k] & ~heads[k].valid for k in range(R))
+        # The comparators: row k leaves first where it is active and every other active row
+        # holds a larger block column, or an equal one and comes after it. One comparator per
+        # pair of rows; the winner's head through a one-hot AND-OR.
+        wins = [Signal(name=f"wins{k}") for k in range(R)]
+        beats = {}                              # (j, k), j < k: row k leaves before row j
+        for j in range(R):
+            for k in range(j + 1, R):
+                beats[j, k] = active[k] & (~active[j] | (heads[k].payload.block_col
+                                                         < heads[j].payload.block_col))
+        for k in range(R):
+            m.d.comb += wins[k].eq(functools.reduce(operator.and_, [
+                active[k], *(beats[j, k] for j in range(k)),
+                *(~beats[k, j] for j in range(k + 1, R))]))
+        winner = Signal(self.layout)
+        m.d.comb += winner.eq(any_of(Mux(wins[k], heads[k].payload.as_value(), 0)
+                                   for k in range(R)))
+        others = [any_of(active[j] for j in range(R) if j != k) for k in range(R)]
+        final = any_of(wins[k] & remaining.one[k] & ~others[k] for k in range(R))
+        free = ~out.valid | out.ready
+        pop = active.any() & ~waiting & free
+        skip = loaded & ~active.any() & free                    # an empty block row
+        finish = (pop & final) | skip
+        m.d.comb += self.descriptors.ready.eq(~loaded | finish)
+        m.d.comb += [heads[k].ready.eq(pop & wins[k]) for k in range(R)]
+        remaining.take(m, Cat(head.ready for head in heads))
+        with m.If(finish):
+            m.d.sync += loaded.eq(0)
+        with m.If(self.descriptors.valid & self.descriptors.ready):
+            remaining.load(m, self.descriptors.payload.lengths)
+            m.d.sync += [loaded.eq(1), last.eq(self.descriptors.payload.last)]
+        with m.If(out.ready):
+            m.d.sync += out.valid.eq(0)
+        with m.If(pop | skip):
+            p = out.payload
+            m.d.sync += [out.valid.eq(1), p.block_col.eq(winner.block_col),
+                         p.col.eq(winner.col), p.value.eq(winner.value),
+                         p.row.eq(_binary(Cat(wins))), p.entry.eq(pop), p.row_end.eq(finish),
+                         p.last.eq(skip & last)]
+        return m
+
+
+class Assembler(wiring.Component):
+    """Builds the zero-filled blocks from the merged nonzeros, and counts each block row's
+    blocks (Figure 8e, step 3).
+
+    Members
+    -------
+    merged : In(stream({block_col, col, value, row, entry, row_end, last}))
+    blocks : Out(stream(bsr_block))
+        A block, sent when the next one starts (another block column, or the
+        next block row's first nonzero) or at the matrix's end marker.
+    counts : Out(stream({counts[1], last}))
+        Each block row's block count at its ``row_end``, ``last`` at the end
+        marker's: into the block-row pointers' prefix sum.
+
+    A nonzero that starts a block zero-fills the block's other elements.
+    Throughput: one merged item a cycle while ``blocks`` and ``counts`` are taken
+    (it waits for both output registers to be free, whatever the item does).
+    """
+
+    def __init__(self, block, width, value_width):
+        self.block, self.width, self.value_width = block, width, value_width
+        super().__init__({
+            "merged": In(stream.Signature(merged_layout(block, width, value_width))),
+            "blocks": Out(stream.Signature(struct(wire.bsr_block(width, value_width, block)))),
+            "counts": Out(stream.Signature(prefix_sum_layouts(1, width)[0])),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        (R, C), given, blocks, counts = self.block, self.merged.payload, self.blocks, self.counts
+        block_col, count = Signal(self.width), Signal(self.width)
+        values = [Signal(self.value_width, name=f"value{k}") for k in range(R * C)]
+        started, fresh = Signal(), Signal(init=1)   # a block is being built; a block row starts
+        m.d.comb += self.merged.ready.eq((~blocks.valid | blocks.ready)
+                                         & (~counts.valid | counts.ready))
+        took = self.merged.valid & self.merged.ready
+        new = given.entry & (fresh | ~started | (given.block_col != block_col))
+        with m.If(blocks.ready):
+            m.d.sync += blocks.valid.eq(0)
+        with m.If(took & (new | given.last) & started):
+            m.d.sync += [blocks.valid.eq(1), blocks.payload.block_col.eq(block_col)]
+            m.d.sync += [blocks.payload[f"value{k}"].eq(v) for k, v in enumerate(values)]
+        with m.If(took & given.entry):
+            with m.If(new):
+                m.d.sync += [block_col.eq(given.block_col), started.eq(1)]
+            for k, value in enumerate(values):
+                with m.If((given.row == k // C) & (given.col == k % C)):
+                    m.d.sync += value.eq(given.value)
+                with m.Elif(new):
+                    m.d.sync += value.eq(0)
+        with m.If(took & given.last):
+            m.d.sync += started.eq(0)
+        with m.If(counts.ready):
+            m.d.sync += counts.valid.eq(0)
+        with m.If(took & given.row_end):
+            m.d.sync += [counts.valid.eq(1), counts.payload.counts[0].eq(count + new),
+                         counts.payload.last.eq(given.last), count.eq(0), fresh.eq(1)]
+        with m.Elif(took & given.entry):
+            m.d.sync += [count.eq(count + new), fresh.eq(0)]
+        return m
+
+
+@block("csr_to_bsr")
+class CsrToBsr(wiring.Component):
+    """CSR to BSR: row pointers and nonzeros in; block-row pointers and R x C blocks out.
+
+    MINT Section V-B3, Figure 8e. The blocks are zero-filled.
+
+    Parameters
+    ----------
+    block_rows, block_cols : R and C, the block's size; fixed in the generator (the
+        column divide is by the constant C, each block is one output transfer).
+    width : bits of a column index, a pointer, a row's length and a block count.
+    value_width : bits of a value (passed through; the fill is 0).
+    depth : nonzeros a scratchpad bank holds (a power of two). Every row of a
+        block row but the last must fit in ``depth + 1``: the merge starts once
+        the block row's last row does.
+
+    Members
+    -------
+    row_ptr, entries : In
+    block_ptr, blocks : Out
+        As :class:`~sparseforge.hw.interfaces.CsrToBsrSignature` says: blocks in
+        scipy's ``bsr_array`` order (by block column within a block row), each
+        zero-filled, and the block-row pointers.
+
+    Structure (module docstring): row pointers through :class:`RowBlocks` to
+    block-row descriptors; nonzeros tagged with their row (:class:`Tagger`), divided
+    by C in one :class:`~sparseforge.hw.divider.DivMod` lane (``width`` stages; none
+    where C = 1) to block column and column, gathered in :class:`Banks`, merged
+    (:class:`Merge`), assembled (:class:`Assembler`); the block counts through a
+    one-lane exclusive :class:`~sparseforge.hw.prefix_sum.PrefixSum` to
+    ``block_ptr``. Descriptor :class:`Queue` s let the pointers run ahead of the
+    tagger (16 block rows) and the tagger ahead of the merge (the divider's latency
+    and 16).
+
+    Latency and throughput: one nonzero a cycle in steady state. Each empty block
+    row takes a cycle of its own in the tagger and the merge (its pointer goes out
+    like any other), and the pointers come in one a cycle, so a matrix of n
+    nonzeros, M rows and e empty block rows takes about ``max(n + e, M)`` cycles,
+    plus the latency and the last block row's rows before its last, which wait in
+    their banks for it. ``latency = 9 + width`` (9 where C = 1): cycles from a
+    matrix's final nonzero, if it is alone in its block row, to its final block.
+    A block leaves when the next one starts, or at the matrix's end.
+    """
+
+    PARAMS = (
+        Param("block_rows", 2, 1, 8, "rows of a block (R)"),
+        Param("block_cols", 2, 1, 8, "columns of a block (C)"),
+        Param("width", 32, 4, 64, "bits of a column index, a pointer and a count"),
+        Param("value_width", 32, 1, 64, "bits of a value"),
+        Param("depth", 512, 4, 1 << 16, "nonzeros a scratchpad bank holds (one row of a "
+              "block row)", pow2=True),
+    )
+    REPORT = ({"block_rows": 2, "block_cols": 2, "width": 16, "value_width": 32, "depth": 512},
+              {"block_rows": 4, "block_cols": 4, "width": 16, "value_width": 16, "depth": 512})
+
+    def __init__(self, block_rows=2, block_cols=2, width=32, value_width=32, depth=512):
+        v = check_params(self.PARAMS, {"block_rows": block_rows, "block_cols": block_cols,
+                                       "width": width, "value_width": value_width,
+                                       "depth": depth})
+        self.block = (v["block_rows"], v["block_cols"])
+        self.width, self.value_width, self.depth = v["width"], v["value_width"], v["depth"]
+        self.latency = 9 + (self.width if self.block[1] > 1 else 0)    # the divider's: W
+        super().__init__(CsrToBsrSignature(self.block, self.width, self.value_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        (R, C), W, V = self.block, self.width, self.value_width
+        m.submodules.row_blocks = row_blocks = RowBlocks(R, W)
+        m.submodules.tagger = tagger = Tagger(R, W, V)
+        m.submodules.banks = banks = Banks(self.block, W, V, self.depth)
+        m.submodules.merge = merge = Merge(self.block, W, V)
+        m.submodules.assembler = assembler = Assembler(self.block, W, V)
+        m.submodules.pointers = pointers = PrefixSum(1, W)
+        wiring.connect(m, wiring.flipped(self.row_ptr), row_blocks.row_ptr)
+        wiring.connect(m, wiring.flipped(self.entries), tagger.entries)
+        for bank, head in zip(banks.heads, merge.heads, strict=True):
+            wiring.connect(m, bank, head)
+        wiring.connect(m, merge.merged, assembler.merged)
+        wiring.connect(m, assembler.blocks, wiring.flipped(self.blocks))
+        wiring.connect(m, assembler.counts, pointers.counts)
+
+        # Step 2: the tagged nonzero's column divided by C into its block column and its
+        # column within the block, its value and row beside (with C = 1 the column is the
+        # block column). Register slices on either side cut the ready paths.
+        m.submodules.tagged = tagged_slice = Skid(tagged_layout(R, W, V))
+        m.submodules.divided = divided_slice = Skid(banked_layout(self.block, W, V))
+        wiring.connect(m, tagger.tagged, tagged_slice.i)
+        wiring.connect(m, divided_slice.o, banks.entries)
+        tagged, entry = tagged_slice.o, divided_slice.i
+        if C == 1:
+            m.d.comb += [entry.valid.eq(tagged.valid), tagged.ready.eq(entry.ready),
+                         entry.payload.block_col.eq(tagged.payload.col),
+                         entry.payload.value.eq(tagged.payload.value),
+                         entry.payload.row.eq(tagged.payload.row)]
+            ahead = 0
+        else:
+            m.submodules.divider = divider = DivMod(1, W)
+            m.submodules.divider_side = beside = Beside(
+                data.ArrayLayout(W, 1), divmod_layout(1, W),
+                data.StructLayout({"value": V, "row": range(R)}), divider.latency)
+            wiring.connect(m, beside.to_pipe, divider.dividends)
+            wiring.connect(m, divider.results, beside.from_pipe)
+            m.d.comb += divider.divisor.eq(C)
+            enter, divided = beside.enter, beside.leave
+            m.d.comb += [enter.valid.eq(tagged.valid), tagged.ready.eq(enter.ready),
+                         enter.payload.data[0].eq(tagged.payload.col),
+                         enter.payload.side.value.eq(tagged.payload.value),
+                         enter.payload.side.row.eq(tagged.payload.row),
+                         entry.valid.eq(divided.valid), divided.ready.eq(entry.ready),
+                         entry.payload.block_col.eq(divided.payload.data[0].quotient),
+                         entry.payload.col.eq(divided.payload.data[0].remainder),
+                         entry.payload.value.eq(divided.payload.side.value),
+                         entry.payload.row.eq(divided.payload.side.row)]
+            ahead = divider.latency
+
+        # The descriptors: queued from the row pointers to the tagger, so the pointers of
+        # short block rows are read while long ones are tagged; from the tagger to the
+        # merge, so the tagger runs ahead by the divider's latency.
+        desc = descriptor_layout(R, W)
+        m.submodules.rows_queue = rows_queue = Queue(desc, QUEUE)
+        m.submodules.merge_queue = merge_queue = Queue(desc, ahead + QUEUE)
+        wiring.connect(m, row_blocks.descriptors, rows_queue.i)
+        wiring.connect(m, rows_queue.o, tagger.descriptors)
+        wiring.connect(m, tagger.forward, merge_queue.i)
+        wiring.connect(m, merge_queue.o, merge.descriptors)
+
+        # Step 5: the block-row pointers.
+        sums, out = pointers.sums, self.block_ptr
+        m.d.comb += [out.valid.eq(sums.valid), sums.ready.eq(out.ready),
+                     out.payload.ptr.eq(sums.payload.sums[0]),
+                     out.payload.last.eq(sums.payload.last)]
+        return m

@@ -1,0 +1,197 @@
+"""CSR to BSR on the ``csr_to_bsr`` block (MINT Fig. 8e): its bench, and ``convert --engine rtl``.
+
+:class:`BsrBench` streams CSR matrices, back to back, into the block: each one's row
+pointers and its nonzeros ``{col, value}`` (value bits from
+:func:`~sparseforge.sw.wire.value_bits`), and takes the block-row pointers and the
+blocks, with random back-pressure on all four streams. Its result is what the hardware
+emitted; :func:`blocks_to_bsr` rebuilds the BSR matrix from it, and :func:`run` does
+both natively on Verilator.
+"""
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ParameterError
+from ..hw.convert_bsr import CsrToBsr
+from ..sw import wire
+from . import native
+from .streams import Bench, Columns
+
+ROW_PTR, ENTRIES, BLOCK_PTR, BLOCKS = "row_ptr", "entries", "block_ptr", "blocks"
+
+DEPTH = 1024
+"""Bank depth of the block ``--engine rtl`` builds, unless a matrix needs more."""
+
+NATIVE_BITS = 128 * 32
+"""The widest stream item a native run carries (128 words: ``sim/native_main.cpp``)."""
+
+
+@dataclass(frozen=True)
+class BsrResult:
+    """What one run emitted: its cycles, the block-row pointers (``ptr``, ``last``) and
+    the blocks (``block_col`` [b] and ``values`` [b, R * C] bits), in emission order."""
+
+    cycles: int
+    block_ptr: dict
+    blocks: dict
+
+
+def index_width(shape, nnz):
+    """The ``width`` ``--engine rtl`` builds: columns, pointers and counts of a matrix,
+    rounded up to whole bytes (so few distinct blocks get built)."""
+    return max(8, -(-max(shape[1], nnz, 1).bit_length() // 8) * 8)
+
+
+def bank_need(matrix, rows):
+    """The bank depth ``matrix`` needs with ``rows``-row blocks: its longest row that is not
+    the last of its block row."""
+    lengths = np.diff(matrix.indptr)
+    if rows == 1 or not len(lengths):
+        return 0
+    return int(np.pad(lengths, (0, -len(lengths) % rows)).reshape(-1, rows)[:, :-1].max())
+
+
+def pointer_columns(items):
+    """Block-row pointers (dicts, as the sink took them) as ``{ptr, last}`` arrays."""
+    return {name: np.array([p[name] for p in items], dtype=np.int64) for name in ("ptr", "last")}
+
+
+def block_columns(items, size):
+    """Blocks (dicts) as ``{block_col [b], values [b, size]}`` arrays."""
+    return {"block_col": np.array([b["block_col"] for b in items], dtype=np.int64),
+            "values": np.array([[b[f"value{k}"] for k in range(size)] for b in items],
+                               dtype=np.uint64).reshape(len(items), size)}
+
+
+def blocks_to_bsr(block_ptr, blocks, shape, block, dtype):
+    """The BSR matrix of what one matrix's run emitted, with the golden converter's index
+    type (int32 where the grid and the block count fit it)."""
+    grid = shape[0] // block[0], shape[1] // block[1]
+    count = len(blocks["block_col"])
+    index = np.int32 if max(*grid, count) <= np.iinfo(np.int32).max else np.int64
+    data = wire.bits_values(blocks["values"], dtype).reshape(count, *block)
+    matrix = sp.bsr_array((data, blocks["block_col"].astype(index),
+                           block_ptr["ptr"].astype(index)), shape=shape, blocksize=block)
+    matrix.has_sorted_indices = True
+    return matrix
+
+
+class BsrBench(Bench):
+    """Streams ``matrices`` (canonical ``csr_array`` s: columns sorted, no repeats, no
+    zeros; rows a multiple of R) through a :class:`~sparseforge.hw.convert_bsr.CsrToBsr`.
+
+    ``rates`` gives each stream's probability of acting on a cycle (default 0.7).
+    :meth:`check_output` checks what came out is well-formed BSR.
+    """
+
+    def __init__(self, component, matrices, seed, rates=None):
+        super().__init__(component, seed)
+        rates = {**dict.fromkeys((ROW_PTR, ENTRIES, BLOCK_PTR, BLOCKS), 0.7), **(rates or {})}
+        R, C = component.block
+        for m in matrices:
+            self._check(component, m)
+        ptr = np.concatenate([m.indptr for m in matrices]).astype(np.int64)
+        last = np.concatenate([np.arange(len(m.indptr)) == len(m.indptr) - 1
+                               for m in matrices])
+        col = np.concatenate([m.indices for m in matrices]).astype(np.int64)
+        bits = np.concatenate([wire.value_bits(m.data)[0] for m in matrices])
+        self.pointers = [m.shape[0] // R + 1 for m in matrices]
+        self.counts = [_blocks(m, (R, C)) for m in matrices]
+        self.sources = [self.source_on(ROW_PTR, Columns({"ptr": ptr, "last": last}),
+                                       rates[ROW_PTR]),
+                        self.source_on(ENTRIES, Columns({"col": col, "value": bits}),
+                                       rates[ENTRIES])]
+        self.sinks = [self.sink_on(BLOCK_PTR, rates[BLOCK_PTR], expected=sum(self.pointers)),
+                      self.sink_on(BLOCKS, rates[BLOCKS], expected=sum(self.counts))]
+        self.drivers = [*self.sources, *self.sinks]
+
+    @staticmethod
+    def _check(component, matrix):
+        (R, C), shape = component.block, matrix.shape
+        if shape[0] % R or shape[1] % C:
+            raise ParameterError(f"block {R},{C} does not divide the {shape[0]} x {shape[1]} "
+                                 "matrix")
+        if wire.value_bits(matrix.data)[1] > component.value_width:
+            raise ParameterError(f"{matrix.dtype} values do not fit the block's "
+                                 f"{component.value_width}-bit values")
+        if max(shape[1], matrix.nnz) >> component.width:
+            raise ParameterError(f"a {shape[0]} x {shape[1]} matrix of {matrix.nnz} nonzeros "
+                                 f"does not fit the block's {component.width}-bit indices")
+        need = bank_need(matrix, R)
+        if need > component.depth:
+            raise ParameterError(f"a row of {need} nonzeros (not the last of its block row) "
+                                 f"does not fit a scratchpad bank of depth {component.depth}")
+
+    def check_output(self, block_ptr, blocks):
+        """Fail unless each matrix's pointers rise from 0 to its block count, ``last`` on its
+        final one, and its block columns rise within each block row."""
+        flagged = np.flatnonzero(block_ptr["last"])
+        if not np.array_equal(flagged, np.cumsum(self.pointers) - 1):
+            self.fail(f"block_ptr: last on items {flagged.tolist()[:8]}")
+        starts = np.cumsum([0, *self.pointers])
+        first = 0
+        for n, (a, b) in enumerate(itertools.pairwise(starts)):
+            ptr = block_ptr["ptr"][a:b]
+            if ptr[0] or ptr[-1] != self.counts[n] or (np.diff(ptr) < 0).any():
+                self.fail(f"matrix {n}: block_ptr {ptr.tolist()[:8]}... does not rise from 0 "
+                          f"to its {self.counts[n]} blocks")
+            cols = blocks["block_col"][first:first + self.counts[n]]
+            rising = np.diff(cols) > 0
+            rising[ptr[(ptr > 0) & (ptr < len(cols))] - 1] = True    # a block row starts
+            if not rising.all():
+                self.fail(f"matrix {n}: block columns do not rise in a block row at block "
+                          f"{first + int(np.argmin(rising)) + 1}")
+            first += self.counts[n]
+
+    def finished(self):
+        return all(s.done for s in self.sources) and all(
+            len(s.received) == s.expected for s in self.sinks)
+
+    def result(self):
+        R, C = self.component.block
+        block_ptr = pointer_columns([p for _, p in self.sinks[0].received])
+        blocks = block_columns([b for _, b in self.sinks[1].received], R * C)
+        self.check_output(block_ptr, blocks)
+        return BsrResult(self.cycle, block_ptr, blocks)
+
+
+def _blocks(matrix, block):
+    """How many blocks of ``block`` hold a nonzero of ``matrix``: a host count, so the sink
+    knows when the run is through (the pointers must agree with it)."""
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr)) // block[0]
+    cols = matrix.indices.astype(np.int64) // block[1]
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    return int(len(rows) and 1 + np.count_nonzero((np.diff(rows) != 0) | (np.diff(cols) != 0)))
+
+
+def run(source, block, run_bits=None, seed=1):
+    """``(bsr, cycles)``: the CSR matrix ``source`` in ``block`` blocks by the
+    ``csr_to_bsr`` block, natively on Verilator under random back-pressure, rebuilt from
+    what it emitted."""
+    matrix = source
+    if not matrix.has_canonical_format or np.count_nonzero(matrix.data) < matrix.nnz:
+        matrix = matrix.copy()
+        matrix.sum_duplicates()
+        matrix.eliminate_zeros()
+    depth = max(DEPTH, 1 << max(bank_need(matrix, block[0]) - 1, 0).bit_length())
+    width, value_width = index_width(matrix.shape, matrix.nnz), wire.value_bits(matrix.data)[1]
+    bits = wire.width(wire.bsr_block(width, value_width, block))
+    if bits > NATIVE_BITS:
+        raise ParameterError(f"--engine rtl: a {block[0]} x {block[1]} block of "
+                             f"{value_width}-bit values is a {bits}-bit transfer, wider than "
+                             f"the {NATIVE_BITS} bits a native run carries")
+    component = CsrToBsr(*block, width, value_width, depth)
+    bench = BsrBench(component, [matrix], seed)
+    out = native.run(bench)
+    R, C = block
+    block_ptr = pointer_columns(out.outputs[BLOCK_PTR])
+    blocks = block_columns(out.outputs[BLOCKS], R * C)
+    bench.check_output(block_ptr, blocks)
+    return blocks_to_bsr(block_ptr, blocks, matrix.shape, block, matrix.dtype), out.cycles
+
+
+CONVERSIONS = {("csr", "bsr"): run}

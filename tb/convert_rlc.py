@@ -1,0 +1,158 @@
+"""RLC to COO on the ``rlc_to_coo`` block (MINT Fig. 8d): its bench, and ``convert --engine rtl``.
+
+:class:`RlcBench` streams RLC matrices of one shape, back to back, into the block:
+``lanes`` pairs a vector as the host encoder packs them
+(:func:`~sparseforge.sw.wire.rlc_vectors`, :func:`~sparseforge.sw.wire.pack_lanes`),
+``columns`` held, and takes the COO records, with random back-pressure on both streams.
+Its result is the records as the hardware emitted them; :func:`records_to_coo` rebuilds
+the COO matrix from them, and :func:`run` does both natively on Verilator.
+:class:`UnitBench` drives the converters' sub-units (hw/convert_rlc.py's stream units,
+hw/convert_bsr.py's stages) in their own tests.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ParameterError
+from ..hw.convert_rlc import RlcToCoo
+from ..sw import wire
+from . import native
+from .streams import Bench, Static
+
+PAIRS, RECORDS = "pairs", "records"
+
+LANES = 8
+"""Pairs per vector of the block ``--engine rtl`` builds."""
+
+
+@dataclass(frozen=True)
+class RlcResult:
+    """What one run emitted: its cycles and the records' fields (arrays, in emission order)."""
+
+    cycles: int
+    records: dict
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What a sub-unit emitted: its cycles and, per output stream, its items in order."""
+
+    cycles: int
+    outputs: dict
+
+
+class UnitBench(Bench):
+    """Streams ``inputs`` (``{stream: items}``, plain Python payloads) into a sub-unit
+    and takes ``outputs`` (``{stream: count}``) from it, every stream acting with
+    probability ``rate`` on a cycle; ``static`` holds other inputs at constants."""
+
+    def __init__(self, component, inputs, outputs, seed, rate=0.7, static=None):
+        super().__init__(component, seed)
+        self.sources = [self.source_on(name, items, rate) for name, items in inputs.items()]
+        self.sinks = {name: self.sink_on(name, rate, expected=count)
+                      for name, count in outputs.items()}
+        self.drivers = [*(Static(k, v) for k, v in (static or {}).items()), *self.sources,
+                        *self.sinks.values()]
+
+    def finished(self):
+        return all(s.done for s in self.sources) and all(
+            len(s.received) == s.expected for s in self.sinks.values())
+
+    def result(self):
+        return UnitResult(self.cycle, {name: [v for _, v in s.received]
+                                       for name, s in self.sinks.items()})
+
+
+def position_width(shape):
+    """The ``width`` ``--engine rtl`` builds for a ``rows x cols`` matrix: its positions and
+    column count, rounded up to whole bytes (so few distinct blocks get built)."""
+    rows, cols = shape
+    return max(8, -(-max(rows * cols - 1, cols, 1).bit_length() // 8) * 8)
+
+
+def record_columns(records):
+    """Records (dicts, as the sink took them) as ``{row, col, value, last}`` arrays."""
+    return {name: np.array([r[name] for r in records], dtype=np.uint64 if name == "value"
+                           else np.int64) for name in ("row", "col", "value", "last")}
+
+
+def records_to_coo(records, shape, dtype):
+    """The COO matrix of the records one matrix's run emitted, in their order, with the
+    index type the golden converter gives (int32 where the shape fits it)."""
+    index = np.int32 if max(shape, default=0) <= np.iinfo(np.int32).max else np.int64
+    coords = (records["row"].astype(index), records["col"].astype(index))
+    return sp.coo_array((wire.bits_values(records["value"], dtype), coords), shape=shape)
+
+
+class RlcBench(Bench):
+    """Streams ``matrices`` (:class:`~sparseforge.sw.conversion.RLC` of one shape and the
+    block's ``run_bits``) through an :class:`~sparseforge.hw.convert_rlc.RlcToCoo`.
+
+    ``rates`` gives each stream's probability of acting on a cycle (default 0.7).
+    :meth:`check_records` checks the ``last`` flags of what came out.
+    """
+
+    def __init__(self, component, matrices, seed, rates=None):
+        super().__init__(component, seed)
+        rates = {PAIRS: 0.7, RECORDS: 0.7, **(rates or {})}
+        shape = self._check(component, matrices)
+        L = component.lanes
+        pieces = [wire.rlc_vectors(m.runs, wire.value_bits(m.values)[0], L) for m in matrices]
+        columns = {k: np.concatenate([p[k] for p in pieces]) for k in ("run", "value", "last")}
+        words = wire.pack_lanes(wire.rlc_pair(component.run_bits, component.value_width), L,
+                                wire.rlc_end(), columns)
+        counts = [int(np.count_nonzero(m.values)) for m in matrices]
+        self.ends = np.cumsum(counts)[np.array(counts) > 0] - 1   # each matrix's final record
+        self.nonzeros = sum(counts)
+        self.source = self.source_on(PAIRS, words, rates[PAIRS])
+        self.sink = self.sink_on(RECORDS, rates[RECORDS], expected=self.nonzeros)
+        self.drivers = [Static("columns", shape[1]), self.source, self.sink]
+
+    @staticmethod
+    def _check(component, matrices):
+        shape = matrices[0].shape
+        for m in matrices:
+            if m.shape != shape or m.run_bits != component.run_bits:
+                raise ParameterError(f"a {m.shape[0]} x {m.shape[1]} RLC matrix of "
+                                     f"{m.run_bits}-bit runs: this bench streams "
+                                     f"{shape[0]} x {shape[1]} matrices of the block's "
+                                     f"{component.run_bits}-bit runs")
+            if wire.value_bits(m.values)[1] > component.value_width:
+                raise ParameterError(f"{m.dtype} values do not fit the block's "
+                                     f"{component.value_width}-bit values")
+        if max(shape[0] * shape[1] - 1, shape[1]) >> component.width:
+            raise ParameterError(f"a {shape[0]} x {shape[1]} matrix does not fit the block's "
+                                 f"{component.width}-bit positions")
+        return shape
+
+    def check_records(self, records):
+        """Fail unless ``last`` is set on each matrix's final record and on no other."""
+        flagged = np.flatnonzero(records["last"])
+        if len(records["last"]) != self.nonzeros or not np.array_equal(flagged, self.ends):
+            self.fail(f"{len(records['last'])} records with last on {flagged.tolist()[:8]}; "
+                      f"expected {self.nonzeros} with last on {self.ends.tolist()[:8]}")
+
+    def finished(self):
+        return len(self.sink.received) == self.nonzeros and self.source.done
+
+    def result(self):
+        records = record_columns([r for _, r in self.sink.received])
+        self.check_records(records)
+        return RlcResult(self.cycle, records)
+
+
+def run(source, block=None, run_bits=None, seed=1):
+    """``(coo, cycles)``: the RLC matrix ``source`` converted by the ``rlc_to_coo`` block,
+    natively on Verilator under random back-pressure, rebuilt from its records."""
+    component = RlcToCoo(LANES, source.run_bits, position_width(source.shape),
+                         wire.value_bits(source.values)[1])
+    bench = RlcBench(component, [source], seed)
+    out = native.run(bench)
+    records = record_columns(out.outputs[RECORDS])
+    bench.check_records(records)
+    return records_to_coo(records, source.shape, source.dtype), out.cycles
+
+
+CONVERSIONS = {("rlc", "coo"): run}
