@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FormatError, ParameterError
-from .formats import Tensor
+from .formats import Tensor, open_npz
 from .occupancy import first_of_runs
 from .tensor_kernels import coordinates, lex_order
 from .wire import CissWire, pack_lane_words, unpack_lane_words
@@ -282,15 +282,7 @@ def save(path, ciss):
 
 def load(path):
     """The `Ciss` in a `save` archive, its arrays checked; FormatError names what is wrong."""
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(path, "no such file") from None
-    except Exception as exc:  # numpy and zipfile raise many kinds on a damaged file
-        raise FormatError(path, f"not a readable .npz archive: {exc}") from exc
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise FormatError(path, "not a CISS archive: a single .npy array")
-    with npz:
+    with open_npz(path) as npz:
         names = ("format", "words", "pes", "dw", "iw", "mode", "shape", "kind", *_SCHEDULE)
         missing = [n for n in names if n not in npz.files]
         if missing:

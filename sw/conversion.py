@@ -74,7 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FormatError, ParameterError
-from .formats import Tensor, index_dtype, read_matrix, read_tensor
+from .formats import Tensor, index_dtype, open_npz, read_matrix, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
@@ -800,15 +800,7 @@ def load(path):
         return _load_npy(path)
     if not name.endswith(".npz"):
         return read_matrix(path)
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(path, "no such file") from None
-    except Exception as exc:  # numpy and zipfile raise many kinds on a damaged file
-        raise FormatError(path, f"not a readable .npz archive: {exc}") from exc
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise FormatError(path, "not a readable .npz archive: it is a single .npy array")
-    with npz:
+    with open_npz(path) as npz:
         fmt = _format_name(path, npz)
         if fmt in _OWN:
             return _load_own(path, npz, fmt)

@@ -1017,8 +1017,8 @@ _NPZ_ARRAYS = {"coo": ("row", "col"), "csr": ("indices", "indptr"), "csc": ("ind
                "bsr": ("indices", "indptr"), "dia": ("offsets",)}
 
 
-def _read_npz(path, duplicates):
-    """Read a ``scipy.sparse.save_npz`` file (coo, csr, csc, bsr or dia) into a coo_array."""
+def open_npz(path):
+    """``np.load`` of an ``.npz`` archive, without pickles; FormatError if it is not one."""
     try:
         npz = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -1027,7 +1027,12 @@ def _read_npz(path, duplicates):
         raise FormatError(path, f"not a readable .npz archive: {exc}") from exc
     if not isinstance(npz, np.lib.npyio.NpzFile):
         raise FormatError(path, "not a readable .npz archive: it is a single .npy array")
-    with npz:
+    return npz
+
+
+def _read_npz(path, duplicates):
+    """Read a ``scipy.sparse.save_npz`` file (coo, csr, csc, bsr or dia) into a coo_array."""
+    with open_npz(path) as npz:
         try:
             fmt = _npz_member(path, npz, "format")
             fmt = fmt.item().decode("ascii") if fmt.dtype.kind == "S" else str(fmt.item())
