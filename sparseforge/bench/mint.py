@@ -37,8 +37,8 @@ from sparseforge.sw.sage_table3 import reproduce
 LARGEST = 4          # real matrices timed against scipy
 QUICK_LARGEST = 1
 REPEATS = 15
-RTL_MATRICES = ("graphs/bcspwr06", "graphs/dwt_992", "graphs/3elt")
-QUICK_RTL_MATRICES = ("graphs/bcspwr06",)
+RTL_MATRICES = ("suitesparse/494_bus", "pypi/pyamg_bar", "graphs/email-Eu-core", "graphs/3elt")
+QUICK_RTL_MATRICES = ("suitesparse/494_bus",)
 RTL_TENSOR = "movielens-100k_user-item-day"
 DENSE_AREA = 1 << 20  # elements up to which a matrix is densified for Dense conversions
 

@@ -1,0 +1,23 @@
+"""``sparseforge bench mint --quick``: every converter block equals the golden converter
+on a real matrix, and the figures the bench prints are there and sane."""
+
+import json
+
+from sparseforge.cli import main
+
+
+def test_bench_mint_quick(shared_data, capsys):
+    main(["bench", "mint", "--quick", "--json"])
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 1 and "error" not in err
+    result = json.loads(out)
+    rtl = [r for r in result["rtl"] if "cycles" in r]
+    conversions = {r["conversion"] for r in rtl}
+    assert {"dense->coo", "dense->csr", "dense->zvc", "csr->csc", "csr->bsr",
+            "rlc->coo"} <= conversions
+    assert all(r["matches_golden"] for r in rtl)
+    assert all(r["cycles_per_nnz"] > 0 for r in rtl)
+    assert {r["conversion"] for r in result["software"]} == {"CSR->CSC", "COO->CSR", "CSR->BSR"}
+    assert all(r["ratio"] > 0 for r in result["software"])
+    assert set(result["area"]["separate"]) >= {"dense_to_coo", "csr_to_csc", "rlc_to_coo"}
+    assert result["sage"]["agree"] >= 7 and result["sage"]["fields_agree"] >= 63
