@@ -104,7 +104,7 @@ class Lockstep(wiring.Component):
         for _ in range(self.latency):
             tag = pipe.stage(tag)
         pipe.finish()
-        valid = tag_out.valid           # every unit's is the same: all of them, for the record
+        valid = tag_out.valid           # the units' valids equal it; all are ANDed in
         for name, unit in self.units.items():
             m.submodules[name] = unit
             sink, source = (getattr(unit, port) for port in self.ports[name])
@@ -498,16 +498,15 @@ class Drain(wiring.Component):
 
 @block("csr_to_csc")
 class CsrToCsc(wiring.Component):
-    """CSR to CSC: a counting sort through a counter memory and a scratchpad (Section V-B1,
-    Fig. 8c).
+    """CSR to CSC by counting sort, one nonzero a cycle: counters and a scratchpad (Fig. 8c).
 
-    The module docstring gives the four phases (count, scan, scatter, drain) and why the
-    CSR is presented twice. Storage: the counter memory, ``max_cols / lanes + 1`` words of
-    ``lanes`` pointer-wide counters (one read port, its output registered, and one write
-    port; :class:`Increment` forwards the words still being written), and the scratchpad,
-    ``max_nnz`` entries ``{row, value}`` (one write port for the scatter, one read port for
-    the drain). Both start zeroed (their initial contents); the drain leaves the counters
-    zeroed for the next matrix.
+    MINT Section V-B1. The module docstring gives the four phases (count, scan, scatter,
+    drain) and why the CSR is presented twice. Storage: the counter memory,
+    ``max_cols / lanes + 1`` words of ``lanes`` pointer-wide counters (one read port, its
+    output registered, and one write port; :class:`Increment` forwards the words still
+    being written), and the scratchpad, ``max_nnz`` entries ``{row, value}`` (one write
+    port for the scatter, one read port for the drain). Both start zeroed (their initial
+    contents); the drain leaves the counters zeroed for the next matrix.
 
     Parameters
     ----------
@@ -536,7 +535,11 @@ class CsrToCsc(wiring.Component):
     takes about ``2 nnz + groups + cols / N + 30`` cycles: 2.46 to 2.63 cycles a nonzero
     on the SuiteSparse matrices of the tests (the count at 1.7 to 2.4 ids a cycle).
     Between registers: the counter memory's read; N adders after the forwarding
-    multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
+    multiplexers; the slot multiplexer, registered before it addresses the scratchpad. On
+    the ECP5-25k the default configuration runs at 117 MHz (its slowest path the counter
+    memory's read); a scratchpad deeper than 4096 entries spans more block RAMs in depth,
+    whose read multiplexer follows the RAM's unregistered output in the same cycle (about
+    80 MHz at 16384 entries).
     """
 
     PARAMS = (
@@ -654,6 +657,7 @@ class CsrToCsc(wiring.Component):
                 use(count_wr, drain.clear)
             with m.Else():
                 use(count_wr, increment.write)
+        # the read-modify-write takes an item every cycle (none is in flight while idle)
         m.d.comb += count.taken.ready.eq(~phase.ongoing("idle"))
         m.d.sync += [count.given.valid.eq(enter),
                      count.given.payload.eq(Mux(phase.ongoing("scatter"), placing, counting))]

@@ -1,13 +1,13 @@
 # amaranth: UnusedElaboratable=no
 """The CSR-to-CSC converter (``csr_to_csc``) as a bench and as ``convert --engine rtl``.
 
-:class:`CscBench` plays one CSR matrix into the block under random back-pressure on
-every stream: its ``shape``, its column ids in chunks, then its row pointers and entries
-(the block takes them once every column pointer is out), and takes ``col_ptr`` and
-``csc``. Its result is the CSC matrix rebuilt from what the block emitted, the pointers
-and the ``{row, value}`` entries, never from a golden converter; tests compare it with
-:func:`sparseforge.sw.conversion.convert`. Values travel as their bits (a float64 as 64
-bits), so the result is bit for bit.
+:class:`CscBench` plays CSR matrices into the block, one after the other, under random
+back-pressure on every stream: each one's ``shape``, its column ids in chunks, then its
+row pointers and entries (the block takes them once every column pointer is out), and
+takes ``col_ptr`` and ``csc``. Its result is each CSC matrix rebuilt from what the block
+emitted, the pointers and the ``{row, value}`` entries, never from a golden converter;
+tests compare it with :func:`sparseforge.sw.conversion.convert`. Values travel as their
+bits (a float64 as 64 bits), so the result is bit for bit.
 """
 
 from dataclasses import dataclass
