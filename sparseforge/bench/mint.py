@@ -141,7 +141,7 @@ def rtl(root, names, seed):
             row = {"conversion": f"{source_format}->{to}", "matrix": name, "nnz": nnz,
                    "cycles": cycles, "cycles_per_nnz": cycles / max(nnz, 1),
                    "matches_golden": conversion.same(result, want)}
-            if source_format == "dense":  # its work is every element, not the nonzeros
+            if "dense" in (source_format, to):  # its work is every element, not the nonzeros
                 row["elements_per_cycle"] = int(np.prod(source.shape)) / cycles
             rows.append(row)
     return rows
@@ -214,8 +214,8 @@ def _human(result):
     s = result["sage"]
     ours = {
         "csc": f"{min(csc):.2f}x..{max(csc):.2f}x of scipy" if csc else "not run",
-        "rtl": (f"sparse inputs {min(steady):.2f}..{max(steady):.2f} cycles per nonzero; "
-                f"dense inputs {min(lanes):.2f}..{max(lanes):.2f} elements per cycle (8 lanes)"
+        "rtl": (f"sparse to sparse {min(steady):.2f}..{max(steady):.2f} cycles per nonzero; "
+                f"dense sides {min(lanes):.2f}..{max(lanes):.2f} elements per cycle (8 lanes)"
                 if steady and lanes else "no converter block yet"),
         "area": area_text,
         "sage": f"{s['agree']} of {s['rows']} rows, {s['fields_agree']} of {s['fields']} choices",
