@@ -74,7 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FormatError, ParameterError
-from .formats import Tensor, index_dtype, open_npz, read_matrix, read_tensor
+from .formats import Tensor, index_dtype, npz_header, open_npz, read_matrix, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
@@ -804,7 +804,7 @@ def load(path):
         fmt = _format_name(path, npz)
         if fmt in _OWN:
             return _load_own(path, npz, fmt)
-        block = _header(path, npz, "data")[0][1:] if fmt == "bsr" else None
+        block = npz_header(path, npz, "data")[0][1:] if fmt == "bsr" else None
     matrix = read_matrix(path)  # scipy's layouts, checked there
     return convert(matrix, fmt, block=block) if fmt in ("csr", "csc", "bsr") else matrix
 
@@ -872,39 +872,9 @@ def _load_own(path, npz, fmt):
         raise FormatError(path, str(exc)) from None
 
 
-def _header(path, npz, name):
-    """(shape, dtype) of array ``name`` of an .npz archive, once its size is known to be held.
-
-    An array whose header declares more data than the archive holds (or than
-    its compressed size can expand to) is refused before it is allocated.
-    """
-    try:
-        info = npz.zip.getinfo(f"{name}.npy")
-    except KeyError:
-        raise FormatError(path, f"no '{name}' array") from None
-    if info.file_size > 1100 * info.compress_size + 1024:  # deflate expands at most 1032-fold
-        raise FormatError(path, f"array '{name}' claims {info.file_size} bytes, more than its "
-                          f"{info.compress_size} compressed bytes can hold")
-    try:
-        with npz.zip.open(info) as member:
-            version = np.lib.format.read_magic(member)
-            reader = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
-                      np.lib.format.read_array_header_2_0)
-            shape, _, dtype = reader(member)
-            held = info.file_size - member.tell()
-    except Exception as exc:  # a damaged header: numpy raises several kinds
-        raise FormatError(path, f"array '{name}' is not a readable .npy array: {exc}") from exc
-    if dtype.hasobject:
-        raise FormatError(path, f"array '{name}' holds Python objects, not numbers")
-    if math.prod(shape) * dtype.itemsize != held:
-        raise FormatError(path, f"array '{name}' declares {math.prod(shape) * dtype.itemsize} "
-                          f"bytes of data but holds {held}")
-    return shape, dtype
-
-
 def _member(path, npz, name):
     """Array ``name`` of an .npz archive, checked by `_header` first."""
-    _header(path, npz, name)
+    npz_header(path, npz, name)
     try:
         return npz[name]
     except Exception as exc:  # a damaged member

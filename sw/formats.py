@@ -1079,29 +1079,42 @@ def _read_npz(path, duplicates):
     return _canonical(row, col, matrix.data, shape)
 
 
-def _npz_member(path, npz, name):
-    """Array ``name`` of an .npz archive, once its header is known to match its data.
+def npz_header(path, npz, name, missing="no '{name}' array"):
+    """(shape, dtype) of array ``name`` of an .npz archive, once its size is known to be held.
 
-    A member whose header declares more data than it holds (or than its
-    compressed size can hold) is refused before that much is allocated.
+    An array whose header declares more data than the archive holds (or than
+    its compressed size can expand to), a damaged header and an array of
+    Python objects are refused before anything is allocated; ``missing`` is
+    the message (``{name}`` filled in) for an archive without the array.
     """
     try:
         info = npz.zip.getinfo(f"{name}.npy")
     except KeyError:
-        raise FormatError(path, f"not a scipy.sparse .npz file: no '{name}' array") from None
+        raise FormatError(path, missing.format(name=name)) from None
     if info.file_size > _GZIP_RATIO * info.compress_size + 1024:
         raise FormatError(path, f"array '{name}' claims {info.file_size} bytes, more than its "
                           f"{info.compress_size} compressed bytes can hold")
-    with npz.zip.open(info) as member:
-        version = np.lib.format.read_magic(member)
-        reader = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
-                  np.lib.format.read_array_header_2_0)
-        shape, _, dtype = reader(member)
-        held = info.file_size - member.tell()
+    try:
+        with npz.zip.open(info) as member:
+            version = np.lib.format.read_magic(member)
+            reader = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
+                      np.lib.format.read_array_header_2_0)
+            shape, _, dtype = reader(member)
+            held = info.file_size - member.tell()
+    except Exception as exc:  # a damaged header: numpy raises several kinds
+        raise FormatError(path, f"array '{name}' is not a readable .npy array: {exc}") from exc
+    if dtype.hasobject:
+        raise FormatError(path, f"array '{name}' holds Python objects, not numbers")
     declared = math.prod(shape) * dtype.itemsize
     if declared != held:
         raise FormatError(path, f"array '{name}' declares {declared} bytes of data but holds "
                           f"{held}")
+    return shape, dtype
+
+
+def _npz_member(path, npz, name):
+    """Array ``name`` of a scipy.sparse .npz archive, once :func:`npz_header` accepts it."""
+    npz_header(path, npz, name, "not a scipy.sparse .npz file: no '{name}' array")
     return npz[name]
 
 
