@@ -377,6 +377,25 @@ class Expander(wiring.Component):
         return m
 
 
+def coordinates(m, dense, lanes, index_width):
+    """``{row, col}`` of each vector of a row-padded stream ``dense``: the rows ended
+    before it, and its first column (a multiple of ``lanes``), counted from the
+    handshakes on ``dense``."""
+    row, col = Signal(index_width), Signal(index_width)
+    given = dense.payload
+    ends = given.row_end | given.last
+    with m.If(dense.valid & dense.ready):
+        m.d.sync += [row.eq(Mux(given.last, 0, row + ends)),
+                     col.eq(Mux(ends, 0, col + lanes))]
+    return {"row": row, "col": col}
+
+
+def column(col, lane, lanes, index_width):
+    """Lane ``lane``'s column in a vector whose first column is ``col``."""
+    k = exact_log2(lanes)
+    return Cat(Const(lane, k), col[k:])[:index_width]
+
+
 class _DenseToWords(wiring.Component):
     """What Dense to COO, CSR and ZVC share: :class:`NonzeroPositions`, then a
     :class:`Compactor` of each nonzero's record. A converter says what travels with a
@@ -415,20 +434,10 @@ class _DenseToWords(wiring.Component):
         return m
 
     def coordinates(self, m):
-        """``{row, col}`` of a row-padded stream's vector: rows ended before it, and its
-        first column (a multiple of L), counted from the handshakes on ``dense``."""
-        row, col = Signal(self.index_width), Signal(self.index_width)
-        given = self.dense.payload
-        ends = given.row_end | given.last
-        with m.If(self.dense.valid & self.dense.ready):
-            m.d.sync += [row.eq(Mux(given.last, 0, row + ends)),
-                         col.eq(Mux(ends, 0, col + self.lanes))]
-        return {"row": row, "col": col}
+        return coordinates(m, self.dense, self.lanes, self.index_width)
 
     def column(self, col, lane):
-        """Lane ``lane``'s column in a vector whose first column is ``col``."""
-        k = exact_log2(self.lanes)
-        return Cat(Const(lane, k), col[k:])[:self.index_width]
+        return column(col, lane, self.lanes, self.index_width)
 
     def tag(self, m):
         """What travels with a vector from the input (its fields by name), built in ``m``."""

@@ -15,7 +15,7 @@ on a cycle where ``valid`` and ``ready`` are both high; a source holds
 """
 
 from amaranth.hdl import signed
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -650,4 +650,51 @@ class ZvcToDenseSignature(wiring.Signature):
             "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
             "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
             "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })
+
+
+class MintMode(enum.Enum, shape=2):
+    """The conversion the merged converter (MINT_m) does, chosen at run time."""
+
+    DENSE_TO_COO = 0
+    DENSE_TO_CSR = 1
+    DENSE_TO_ZVC = 2
+    ZVC_TO_DENSE = 3
+
+
+def mint_mark(lanes, ptr_width):
+    """A mark of the merged converter: a CSR row pointer ``ptr`` or a ZVC ``mask`` word,
+    and ``last`` on a matrix's final one."""
+    return data.StructLayout({"ptr": ptr_width, "mask": lanes, "last": 1})
+
+
+class MintMergedSignature(wiring.Signature):
+    """The merged converter (MINT_m), seen from it: the Dense and ZVC conversions of the
+    separate converters through one set of streams, ``mode`` choosing the conversion.
+
+    - ``mode`` (in, :class:`MintMode`): held while a matrix streams; change it only once
+      the previous matrix's outputs have all left.
+    - ``dense`` (stream in, :func:`dense_layout`): a matrix, row-padded for Dense to COO
+      and CSR, flat (``row_end`` 0) for Dense to ZVC.
+    - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
+      :class:`ZvcToDenseSignature` takes them.
+    - ``words`` (stream out, :func:`record_word_layout` of
+      :func:`~sparseforge.sw.wire.coo_entry`): the nonzeros, ``lanes`` a word, framed as
+      :func:`~sparseforge.sw.wire.word_end` says; COO uses every field, CSR ``col`` and
+      ``value``, ZVC ``value``.
+    - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
+      or ZVC's mask words in ``mask``, ``last`` on the final one.
+    - ``expanded`` (stream out, :func:`dense_layout`, flat): ZVC to Dense's vectors.
+    """
+
+    def __init__(self, lanes, width, index_width, ptr_width):
+        entry = wire.coo_entry(index_width, width)
+        super().__init__({
+            "mode": In(MintMode),
+            "dense": In(stream.Signature(dense_layout(lanes, width))),
+            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "words": Out(stream.Signature(record_word_layout(entry, lanes))),
+            "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
+            "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
         })

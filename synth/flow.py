@@ -111,3 +111,30 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True):
         result["fmax_mhz"], result["harness_ff"], mapper = fmax(name, resolved, target)
         result["noabc9"] += ["fmax"] if mapper else []
     return result
+
+
+def logic(result):
+    """A synthesis result's logic as the device sees it: LUT4s plus two per carry cell."""
+    return result["lut"] + 2 * result["carry"]
+
+
+def merged_rows(results):
+    """For each block in ``results`` that declares ``MERGES`` (the separate blocks it
+    replaces) and ``MERGES_PAPER`` (the paper's figure), its logic beside theirs in the
+    same results: their first report configuration each."""
+    from ..registry import get
+
+    first = {}
+    for r in results:
+        first.setdefault(r["block"], r)
+    rows = []
+    for name, r in first.items():
+        cls = get(name).cls
+        merges = getattr(cls, "MERGES", None)
+        if merges is None or not all(b in first for b in merges):
+            continue
+        separate = sum(logic(first[b]) for b in merges)
+        rows.append({"block": name, "logic": logic(r), "separate": list(merges),
+                     "separate_logic": separate, "ratio": logic(r) / separate,
+                     "paper": cls.MERGES_PAPER})
+    return rows

@@ -21,3 +21,7 @@ def test_bench_mint_quick(shared_data, capsys):
     assert all(r["ratio"] > 0 for r in result["software"])
     assert set(result["area"]["separate"]) >= {"dense_to_coo", "csr_to_csc", "rlc_to_coo"}
     assert result["sage"]["agree"] >= 7 and result["sage"]["fields_agree"] >= 63
+    area = result["area"]
+    assert area["merges"] == ["dense_to_coo", "dense_to_csr", "dense_to_zvc", "zvc_to_dense"]
+    assert area["merged_logic"] < area["merges_logic"]      # sharing must save logic
+    assert area["merged_vs_separate"] == area["merged_logic"] / area["merges_logic"]

@@ -9,7 +9,7 @@ from tqdm import tqdm
 from ..cli import emit, json_option, param_option, parse_params
 from ..errors import ParameterError
 from ..registry import blocks
-from ..synth.flow import TARGETS, synthesize
+from ..synth.flow import TARGETS, merged_rows, synthesize
 
 COLUMNS = ("block", "params", "target", "lut", "ff", "bram", "carry", "cells_total",
            "fmax_mhz", "harness_ff", "latency", "noabc9")
@@ -32,6 +32,10 @@ def markdown(results):
 def _human(result):
     if "report" in result:
         click.echo(markdown(result["report"]))
+        for row in result["merged"]:
+            click.echo(f"\n{row['block']}: {row['logic']} logic cells (LUT4 + 2 per carry), "
+                       f"{row['ratio']:.0%} of the {row['separate_logic']} of the separate "
+                       f"{', '.join(row['separate'])}; paper: {row['paper']}")
         return
     r = result
     click.echo(f"{r['block']} {r['params']} on {r['target']}: {r['cells_total']} cells")
@@ -67,6 +71,7 @@ def command(block, params, target, no_fmax, report, md, csv_path, as_json):
                 for cfg in getattr(b.cls, "REPORT", ({},))]
         result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax)
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
+        result["merged"] = merged_rows(result["report"])
         if md:
             with open(md, "w") as f:
                 f.write(markdown(result["report"]) + "\n")
