@@ -292,6 +292,11 @@ def value_bits(values):
     return np.ascontiguousarray(values).view(unsigned).astype(np.uint64), 8 * unsigned.itemsize
 
 
+def value_width(dtype):
+    """The bits a value of ``dtype`` streams in (:func:`value_bits`'s width)."""
+    return value_bits(np.zeros(0, dtype))[1]
+
+
 def bits_values(bits, dtype):
     """Values of ``dtype`` from their bits (uint64), the inverse of :func:`value_bits`."""
     dtype = np.dtype(dtype)

@@ -18,33 +18,13 @@ import scipy.sparse as sp
 from ..errors import ParameterError
 from ..hw.convert_csc import CsrToCsc
 from ..params import check_params
+from ..sw import wire
 from ..sw.formats import index_dtype
 from . import native
 from .streams import Bench, Columns
 
 SOURCES = ("shape", "col_ids", "row_ptr", "csr")
 SINKS = ("col_ptr", "csc")
-
-
-def value_bits(dtype):
-    """Bits of a value of ``dtype`` as the converters carry it (its raw bits)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "biuf" or dtype.itemsize > 8:
-        raise ParameterError(f"values of {dtype} do not fit the converter blocks' 64-bit "
-                             "value field")
-    return 8 * dtype.itemsize
-
-
-def as_bits(values):
-    """``values`` as unsigned integers of their own size: their bits."""
-    values = np.ascontiguousarray(values)
-    return values.view(f"u{values.dtype.itemsize}")
-
-
-def from_bits(bits, dtype):
-    """The values of ``dtype`` whose bits are ``bits``."""
-    dtype = np.dtype(dtype)
-    return np.asarray(bits, dtype=np.uint64).astype(f"u{dtype.itemsize}").view(dtype)
 
 
 def canonical_csr(matrix):
@@ -83,7 +63,7 @@ class CscBench(Bench):
         shapes = np.array([(*m.shape, m.nnz) for m in matrices], dtype=np.int64).reshape(-1, 3)
         chunks = [np.pad(m.indices, (0, -m.nnz % lanes)) for m in matrices]
         csr = {"col": joined((m.indices for m in matrices), np.int64),
-               "value": joined((as_bits(m.data) for m in matrices), np.uint64)}
+               "value": joined((wire.value_bits(m.data)[0] for m in matrices), np.uint64)}
         self.sources = [
             self.source_on("shape", Columns(dict(zip(("rows", "cols", "nnz"), shapes.T,
                                                      strict=True))), rates["shape"]),
@@ -110,7 +90,7 @@ class CscBench(Bench):
             pointers = [p for _ in range(shape[1] // self.component.lanes + 1)
                         for p in next(vectors)["ptr"]][:shape[1] + 1]
             mine = [next(entries) for _ in range(nnz)]
-            matrix = sp.csc_array((from_bits([e["value"] for e in mine], dtype),
+            matrix = sp.csc_array((wire.bits_values([e["value"] for e in mine], dtype),
                                    np.array([e["row"] for e in mine], dtype=index),
                                    np.array(pointers, dtype=index)), shape=shape)
             matrix.has_canonical_format = True
@@ -132,7 +112,8 @@ def check_fits(component, matrix):
     for what, size, most in [("rows", matrix.shape[0], component.max_rows),
                              ("columns", matrix.shape[1], component.max_cols),
                              ("nonzeros", matrix.nnz, component.max_nnz),
-                             ("value bits", value_bits(matrix.dtype), component.value_width)]:
+                             ("value bits", wire.value_width(matrix.dtype),
+                              component.value_width)]:
         if size > most:
             raise ParameterError(f"a matrix of {size} {what} does not fit the csr_to_csc "
                                  f"block (at most {most})")
@@ -145,7 +126,7 @@ def block_for(matrix, lanes=8):
 
     values = {"lanes": lanes, "max_rows": fit(matrix.shape[0], 2),
               "max_cols": fit(matrix.shape[1], 32), "max_nnz": fit(matrix.nnz, 2),
-              "value_width": value_bits(matrix.dtype)}
+              "value_width": wire.value_width(matrix.dtype)}
     try:
         return CsrToCsc(**check_params(CsrToCsc.PARAMS, values))
     except ParameterError as exc:

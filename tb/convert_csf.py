@@ -17,9 +17,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..hw.convert_csf import MODES, DenseToCsf
 from ..params import check_params
+from ..sw import wire
 from ..sw.conversion import CSF
 from . import native
-from .convert_csc import as_bits, from_bits, value_bits
 from .streams import Bench, Columns
 
 LEVELS = tuple(f"level{n}" for n in range(MODES))
@@ -63,8 +63,8 @@ class CsfBench(Bench):
         rates = {**dict.fromkeys(("shape", "dense", *LEVELS), 0.7), **(rates or {})}
         shapes = np.array([t.shape for t in tensors], dtype=np.int64).reshape(-1, MODES)
         # the block compares bits with 0: a float's -0.0 goes as the zero it is
-        vectors = [np.pad(as_bits(np.where(t == 0, np.zeros_like(t), t).ravel())
-                          .astype(np.uint64), (0, -t.size % lanes)) for t in tensors]
+        vectors = [np.pad(wire.value_bits(t.ravel())[0], (0, -t.size % lanes))
+                   for t in tensors]
         self.sources = [
             self.source_on("shape", Columns({f"dim{n}": shapes[:, n] for n in range(MODES)}),
                            rates["shape"]),
@@ -96,8 +96,8 @@ class CsfBench(Bench):
                          for level in nodes)
             fptr = tuple(np.array([lane["data"] for lane in nodes[n]] + [mine[n + 1][-1]["total"]],
                                   dtype=np.int64) for n in range(MODES - 1))
-            out.append(CSF(fids, fptr, from_bits([lane["data"] for lane in nodes[-1]], dtype),
-                           shape))
+            leaves = wire.bits_values([lane["data"] for lane in nodes[-1]], dtype)
+            out.append(CSF(fids, fptr, leaves, shape))
         return out
 
     def result(self):
@@ -118,7 +118,7 @@ def check_fits(component, dense):
     if np.count_nonzero(dense) >> component.count_width:
         raise ParameterError(f"{np.count_nonzero(dense)} nonzeros do not fit the "
                              f"{component.count_width}-bit counts")
-    if value_bits(dense.dtype) > component.value_width:
+    if wire.value_width(dense.dtype) > component.value_width:
         raise ParameterError(f"{dense.dtype} values do not fit the block's "
                              f"{component.value_width}-bit values")
 
@@ -132,7 +132,7 @@ def block_for(dense, lanes=8):
     values = {"lanes": min(lanes, 1 << (max(dense.shape[-1], 1).bit_length() - 1)),
               "index_width": rounded((max(dense.shape, default=1) - 1).bit_length(), 4),
               "count_width": rounded(int(np.count_nonzero(dense)).bit_length(), 8),
-              "value_width": value_bits(dense.dtype)}
+              "value_width": wire.value_width(dense.dtype)}
     try:
         return DenseToCsf(**check_params(DenseToCsf.PARAMS, values))
     except ParameterError as exc:

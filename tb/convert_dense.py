@@ -244,7 +244,7 @@ def params_for(block, source):
     """The parameters ``convert --engine rtl`` builds ``block`` with for ``source``:
     :data:`LANES` lanes, the values' bits, and 16-bit or 32-bit ids."""
     values = source.values if isinstance(source, conversion.ZVC) else source
-    params = {"lanes": LANES, "width": wire.value_bits(np.zeros(0, values.dtype))[1]}
+    params = {"lanes": LANES, "width": wire.value_width(values.dtype)}
     if block in (DenseToCoo, DenseToCsr):
         params["index_width"] = 16 if max(source.shape) <= 1 << 16 else 32
     return params

@@ -380,7 +380,7 @@ def test_convert_rtl_writes_exactly_what_sw_writes(shared_data, tmp_path, capsys
 
 
 def test_the_rtl_engine_refuses_complex_values_by_name():
-    with pytest.raises(ParameterError, match="values of complex128 do not fit"):
+    with pytest.raises(ParameterError, match="values of type complex128 do not stream"):
         rtl_convert(sp.csr_array(np.eye(3) * 1j), "csc")
 
 

@@ -202,7 +202,7 @@ def test_one_vector_a_cycle():
     (np.zeros((2, 3, 4)), "the last at least lanes = 8"),
     (np.zeros((2, 3)), "converts 3-D tensors; this one is 2-D"),
     (np.zeros((5000, 1, 8)), "modes of 1 to 4096"),
-    (np.zeros((2, 2, 8), dtype=complex), "values of complex128 do not fit"),
+    (np.zeros((2, 2, 8), dtype=complex), "values of type complex128 do not stream"),
 ])
 def test_tensors_the_block_does_not_take_are_refused(dense, message):
     with pytest.raises(ParameterError, match=message):
