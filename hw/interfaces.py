@@ -698,3 +698,60 @@ class MintMergedSignature(wiring.Signature):
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
         })
+
+
+class TensaurusKernel(enum.Enum, shape=1):
+    """What a Tensaurus PE does with a nonzero (Tensaurus Section 4.3).
+
+    - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
+      end ``OSR += TSR * B[j]``, TSR cleared.
+    - ``MM`` (SpMM, GEMM, SpMV, GEMV): ``OSR += scalar * B[j]`` per nonzero; no TSR.
+    """
+
+    MTTKRP = 0
+    MM = 1
+
+
+def ciss_lane_layout(dw, iw, order=3):
+    """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane), and
+    ``last`` on the end marker: an idle lane after the stream's final entry."""
+    return data.StructLayout({**{f.name: f.width for f in wire.CissWire(1, dw, iw, order).lane},
+                              "last": 1})
+
+
+def pe_request_layout(iw, tlen):
+    """A PE's read of its scratchpad: ``operand`` 0 (the matrix a nonzero scales: C in
+    MTTKRP, B in MM) or 1 (B in MTTKRP, at a fiber's end), its ``row`` and ``chunk``
+    (which of the row's ``tlen`` VLEN-wide pieces this PE holds)."""
+    return data.StructLayout({"operand": 1, "row": iw, "chunk": ceil_log2(max(tlen, 2))})
+
+
+def pe_drain_layout(iw, tlen, vlen, acc_width):
+    """An OSR entry drained to the MSU: the output ``row`` (the slice index i), its
+    ``chunk`` and ``vlen`` accumulated ``lanes``."""
+    return data.StructLayout({"row": iw, "chunk": ceil_log2(max(tlen, 2)),
+                              "lanes": data.ArrayLayout(signed(acc_width), vlen)})
+
+
+class TensaurusPeSignature(wiring.Signature):
+    """A Tensaurus PE, seen from it (Section 4.3, Fig. 5b).
+
+    - ``kernel`` (in, :class:`TensaurusKernel`): held while a stream runs.
+    - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
+      then the end marker.
+    - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
+    - ``request`` (stream out, :func:`pe_request_layout`) and ``response`` (stream in,
+      ``vlen`` signed ``dw``-bit values): scratchpad reads, answered in order.
+    - ``drain`` (stream out, :func:`pe_drain_layout`): each finished slice's OSR, one
+      entry per chunk.
+    """
+
+    def __init__(self, vlen, tlen, dw, iw, acc_width, order=3):
+        super().__init__({
+            "kernel": In(TensaurusKernel),
+            "lane": In(stream.Signature(ciss_lane_layout(dw, iw, order))),
+            "forward": Out(stream.Signature(ciss_lane_layout(dw, iw, order))),
+            "request": Out(stream.Signature(pe_request_layout(iw, tlen))),
+            "response": In(stream.Signature(data.ArrayLayout(signed(dw), vlen))),
+            "drain": Out(stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))),
+        })

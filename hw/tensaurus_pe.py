@@ -1,0 +1,196 @@
+# amaranth: UnusedElaboratable=no
+"""A Tensaurus processing element (Tensaurus Section 4.3, Fig. 5b): VVMUL and VVADD over
+VLEN lanes, a TSR and an OSR of TLEN shift registers each, and the control of the SF³
+pattern for SpMTTKRP and SpMM (and their dense and vector forms).
+
+The PE is two halves joined by a queue of *operations*, one per chunk:
+
+- the control walks the CISS lane (forwarding each item to the next PE of its row) and
+  turns each item into phases of ``tlen`` operations: a fiber's fold (MTTKRP), a
+  slice's drain, a nonzero's scaling. An operation that needs a matrix row issues its
+  scratchpad read as it enters the queue;
+- the datapath takes the operations in order, each with its read's response when it
+  needs one: it multiplies (VVMUL) and adds (VVADD) into the head of the TSR or the
+  OSR, or drains the OSR's head, and shifts the register by one. A phase shifts a
+  register ``tlen`` times, so it is back in place for the next.
+
+The queue lets reads be in flight while the datapath works: one operation a cycle while
+the scratchpad answers one read a cycle (the paper's PE spends every other cycle on a
+read; :mod:`sim.models.tensaurus` is the model).
+"""
+
+import itertools
+
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.utils import ceil_log2
+
+from ..params import Param, check_params
+from ..registry import block
+from .interfaces import TensaurusKernel, TensaurusPeSignature
+
+FOLD, DRAIN, SCALE_TSR, SCALE_OSR = range(4)
+"""The operations, in the order of a item's phases (a scaling is one or the other)."""
+
+
+@block("tensaurus_pe")
+class TensaurusPe(wiring.Component):
+    """A Tensaurus PE: TSR and OSR of ``tlen`` x ``vlen`` accumulators, one chunk
+    operation a cycle.
+
+    Parameters
+    ----------
+    vlen : VLEN, lanes of VVMUL and VVADD.
+    tlen : TLEN (= OLEN here), chunks of VLEN in each shift register: the PE's share of
+        an output row.
+    dw : bits of a value (signed).
+    iw : bits of an index.
+    acc_width : bits of an accumulator (signed; sums wrap).
+    order : 3 for tensors (lanes carry k), 2 for matrices (MM only).
+    queue : operations in flight between control and datapath (covers the scratchpad's
+        latency).
+
+    Members
+    -------
+    kernel : In(TensaurusKernel)
+    lane : In(stream(ciss lane, last))
+    forward : Out(stream(ciss lane, last))
+    request : Out(stream({operand, row, chunk}))
+    response : In(stream(vlen x signed(dw)))
+    drain : Out(stream({row, chunk, lanes}))
+        As :class:`~sparseforge.hw.interfaces.TensaurusPeSignature` says.
+
+    Latency and throughput: one operation a cycle while its response is there and
+    ``drain`` is taken: a nonzero takes ``tlen`` cycles, a fiber's end (MTTKRP) and a
+    slice's drain ``tlen`` more each; a header or idle lane that ends nothing, one.
+    """
+
+    PARAMS = (Param("vlen", 4, 1, 16, "lanes of VVMUL and VVADD (VLEN)"),
+              Param("tlen", 2, 1, 64, "chunks of VLEN in the TSR and the OSR (TLEN)"),
+              Param("dw", 16, 2, 32, "bits of a value"),
+              Param("iw", 16, 1, 32, "bits of an index"),
+              Param("acc_width", 32, 2, 64, "bits of an accumulator"),
+              Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
+              Param("queue", 4, 2, 64, "operations in flight"))
+    REPORT = ({}, {"vlen": 1, "tlen": 1, "dw": 16, "iw": 16, "acc_width": 32, "order": 2})
+
+    def __init__(self, vlen=4, tlen=2, dw=16, iw=16, acc_width=32, order=3, queue=4):
+        v = check_params(self.PARAMS, {"vlen": vlen, "tlen": tlen, "dw": dw, "iw": iw,
+                                       "acc_width": acc_width, "order": order,
+                                       "queue": queue})
+        self.vlen, self.tlen, self.dw, self.iw = v["vlen"], v["tlen"], v["dw"], v["iw"]
+        self.acc_width, self.order, self.queue = v["acc_width"], v["order"], v["queue"]
+        self.chunk_bits = ceil_log2(max(self.tlen, 2))
+        self.op_layout = data.StructLayout({"op": 2, "scalar": self.dw, "row": self.iw,
+                                            "chunk": self.chunk_bits})
+        super().__init__(TensaurusPeSignature(self.vlen, self.tlen, self.dw, self.iw,
+                                              self.acc_width, self.order))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.ops = ops = SyncFIFOBuffered(width=self.op_layout.size, depth=self.queue)
+        self._control(m, ops)
+        self._datapath(m, ops)
+        return m
+
+    def _control(self, m, ops):
+        """The lane's items as phases of operations, each read issued with its operation."""
+        T, lane, forward = self.tlen, self.lane, self.forward
+        mttkrp = self.kernel == TensaurusKernel.MTTKRP
+        item = Signal(lane.payload.shape())
+        pending, todo = Signal(), Signal(3)            # todo: fold, drain, scale
+        chunk = Signal(self.chunk_bits)
+        cur_i, cur_j = Signal(self.iw), Signal(self.iw)
+        has_fiber, in_slice = Signal(), Signal()
+
+        phase = Signal(3)                              # the lowest set bit of todo
+        m.d.comb += phase.eq(todo & -todo)
+        k = item.k if self.order == 3 else 0
+        op = Signal(self.op_layout)
+        m.d.comb += ops.w_data.eq(op)
+        reads = phase[0] | phase[2]
+        m.d.comb += [
+            op.op.eq(Mux(phase[0], FOLD, Mux(phase[1], DRAIN,
+                                             Mux(mttkrp, SCALE_TSR, SCALE_OSR)))),
+            op.scalar.eq(item.nnz), op.chunk.eq(chunk),
+            op.row.eq(Mux(phase[1], cur_i, Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij)))),
+            self.request.payload.operand.eq(phase[0]),
+            self.request.payload.row.eq(Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij))),
+            self.request.payload.chunk.eq(chunk),
+            self.request.valid.eq(pending & reads & ops.w_rdy),
+            ops.w_en.eq(pending & todo.any() & (~reads | self.request.ready)),
+        ]
+        push = ops.w_en & ops.w_rdy
+        advance = push & (chunk == T - 1)
+        with m.If(push):
+            m.d.sync += chunk.eq(Mux(advance, 0, chunk + 1))
+        with m.If(advance):
+            m.d.sync += todo.eq(todo & ~phase)
+        done = pending & (~todo.any() | (advance & ~(todo & ~phase).any()))
+
+        # The state an item leaves, once its phases are issued.
+        marker = item.nnz == 0
+        with m.If(done):
+            with m.If(marker):
+                m.d.sync += [has_fiber.eq(0), in_slice.eq(item.ij != (1 << self.iw) - 1)]
+                with m.If(item.ij != (1 << self.iw) - 1):
+                    m.d.sync += cur_i.eq(item.ij)
+            with m.Else():
+                m.d.sync += [cur_j.eq(item.ij), has_fiber.eq(mttkrp)]
+
+        # Take the next item when this one is done and the forward register is free.
+        given = lane.payload
+        free = ~forward.valid | forward.ready
+        m.d.comb += lane.ready.eq((~pending | done) & free)
+        with m.If(lane.valid & lane.ready):
+            new_marker = given.nnz == 0
+            # A fold or drain judged here sees the state this item's predecessor left:
+            # when it finishes on this cycle, that state is the one it is writing.
+            fold = mttkrp & Mux(done, ~marker, has_fiber) & (
+                new_marker | (given.ij != Mux(done & ~marker, item.ij, cur_j)))
+            drain = Mux(done & marker, item.ij != (1 << self.iw) - 1, in_slice) & new_marker
+            m.d.sync += [item.eq(given), pending.eq(1), todo.eq(Cat(fold, drain, ~new_marker)),
+                         forward.valid.eq(1), forward.payload.eq(given)]
+        with m.Else():
+            with m.If(done):
+                m.d.sync += pending.eq(0)
+            with m.If(forward.ready):
+                m.d.sync += forward.valid.eq(0)
+
+    def _datapath(self, m, ops):
+        """Each operation in order, with its response: VVMUL, VVADD, shift; or a drain."""
+        V, T, A = self.vlen, self.tlen, self.acc_width
+        op = data.View(self.op_layout, ops.r_data)
+        lanes = data.ArrayLayout(signed(A), V)
+        tsr = [Signal(lanes, name=f"tsr{t}") for t in range(T)]
+        osr = [Signal(lanes, name=f"osr{t}") for t in range(T)]
+        drain, response = self.drain, self.response
+        reads = op.op != DRAIN
+        free = ~drain.valid | drain.ready
+        ready = ops.r_rdy & (~reads | response.valid) & (reads | free)
+        m.d.comb += [ops.r_en.eq(ready), response.ready.eq(ops.r_rdy & reads)]
+
+        x = response.payload
+        fold, scale_tsr = op.op == FOLD, op.op == SCALE_TSR
+        scalar = op.scalar.as_signed()
+        head_t = Signal(lanes)
+        head_o = Signal(lanes)
+        for v in range(V):
+            factor = Mux(fold, tsr[0][v].as_signed(), scalar)
+            product = (factor * x[v])[:A]
+            m.d.comb += [head_t[v].eq((tsr[0][v] + product)[:A]),
+                         head_o[v].eq((osr[0][v] + Mux(fold | (op.op == SCALE_OSR),
+                                                       product, 0))[:A])]
+        with m.If(ready):
+            with m.If(fold | scale_tsr):
+                m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(tsr)),
+                             tsr[-1].eq(Mux(fold, 0, head_t))]
+            with m.If(~scale_tsr):
+                m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr)),
+                             osr[-1].eq(Mux(op.op == DRAIN, 0, head_o))]
+            with m.If(op.op == DRAIN):
+                m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(op.row),
+                             drain.payload.chunk.eq(op.chunk), drain.payload.lanes.eq(osr[0])]
+        with m.If(drain.ready & ~(ready & (op.op == DRAIN))):
+            m.d.sync += drain.valid.eq(0)

@@ -1,0 +1,100 @@
+# amaranth: UnusedElaboratable=no
+"""Testbench of a Tensaurus PE (``tensaurus_pe``) on its CISS lane.
+
+The lane's items stream in; the scratchpad is a stream of responses in the order of the
+PE's reads, each offered only once its read has been made and then at random (a
+scratchpad of random latency that answers in order); ``forward``, ``request`` and
+``drain`` are taken at random. The reads and drains the model
+(:func:`sparseforge.sim.models.tensaurus.pe`) makes are what the sinks must take, and
+the run is checked against them after it ends, so it runs on Amaranth's simulator and
+natively on Verilator alike.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..sim.models import tensaurus as model
+from ..sim.runners import pysim
+from ..sw import wire
+from ..sw.ciss import bits_values
+from . import native
+from .streams import Bench, Columns, Static
+
+RATE = 0.7
+
+
+@dataclass(frozen=True)
+class PeRun:
+    cycles: int
+    requests: list
+    drains: list
+    forwarded: int
+
+
+def lane_items(ciss, pe):
+    """PE ``pe``'s lane of a CISS stream as ``{nnz, ij, k, last}`` columns (the values'
+    bits), then the end marker."""
+    lanes = wire.unpack_lane_words(ciss.wire.lane, ciss.wire.pes, ciss.words)
+    columns = {name: np.append(lanes[name][:, pe],
+                               np.uint64(ciss.wire.idle if name == "ij" else 0))
+               for name in lanes}
+    last = np.zeros(ciss.entries + 1, dtype=np.uint8)
+    last[-1] = 1
+    return {**columns, "last": last}
+
+
+def model_items(ciss, items):
+    """``items`` as the model takes them: ``(scalar, ij, k, last)`` with signed scalars."""
+    scalars = bits_values(items["nnz"], "int", ciss.wire.dw)
+    k = items.get("k", np.zeros(len(scalars), dtype=np.uint64))     # a matrix has no k
+    return list(zip(scalars.tolist(), items["ij"].tolist(), k.tolist(),
+                    items["last"].tolist(), strict=True))
+
+
+class PeBench(Bench):
+    """A PE walking ``items`` (:func:`lane_items`) of ``kernel`` against the scratchpad
+    ``read(operand, row, chunk)`` (``vlen`` ints)."""
+
+    def __init__(self, component, ciss, items, kernel, read, seed, rates=None):
+        super().__init__(component, seed)
+        if ciss.kind != "int":
+            raise ParameterError("the PE's data paths are integers: encode integer values")
+        rates = {**dict.fromkeys(("lane", "forward", "request", "response", "drain"), RATE),
+                 **(rates or {})}
+        self.trace = model.pe(model_items(ciss, items), kernel, component.tlen, component.vlen,
+                              read, component.acc_width, ciss.wire.idle)
+        n = len(self.trace.requests)
+        responses = [[int(x) for x in read(*r)] for r in self.trace.requests]
+        lane = self.source_on("lane", Columns(items), rates["lane"])
+        response = self.source_on("response", responses, rates["response"],
+                                  after={"request": np.arange(1, n + 1)})
+        self.sinks = {name: self.sink_on(name, rates[name], count) for name, count in (
+            ("forward", len(items["last"])), ("request", n), ("drain", len(self.trace.drains)))}
+        self.drivers = [Static("kernel", kernel), lane, response, *self.sinks.values()]
+
+    def finished(self):
+        return all(len(s.received) == s.expected for s in self.sinks.values())
+
+    def result(self):
+        return taken(self.cycle, {name: [v for _, v in s.received]
+                                  for name, s in self.sinks.items()})
+
+
+def taken(cycles, outputs):
+    """The :class:`PeRun` of what the sinks took (``outputs``: stream name to items)."""
+    return PeRun(cycles, [(r["operand"], r["row"], r["chunk"]) for r in outputs["request"]],
+                 [(d["row"], d["chunk"], tuple(d["lanes"])) for d in outputs["drain"]],
+                 len(outputs["forward"]))
+
+
+def simulate(component, ciss, pe, kernel, read, seed, rates=None, engine="native",
+             work_dir=None):
+    """``(run, trace)``: PE ``pe``'s lane of ``ciss`` through ``component``, and the
+    model's trace to hold it to."""
+    bench = PeBench(component, ciss, lane_items(ciss, pe), kernel, read, seed, rates)
+    if engine == "native":
+        done = native.run(bench, work_dir=work_dir)
+        return taken(done.cycles, done.outputs), bench.trace
+    return pysim(bench), bench.trace

@@ -1,0 +1,180 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus PE: the model against the golden kernels, then the RTL against the
+model, directed on Amaranth's simulator and on real tensors and matrices natively on
+Verilator, every stream stalled at random and the scratchpad answering at random
+latency."""
+
+import numpy as np
+import pytest
+
+from sparseforge.hw.interfaces import TensaurusKernel, TensaurusPeSignature
+from sparseforge.hw.tensaurus_pe import TensaurusPe
+from sparseforge.sim.models import tensaurus as model
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw import ciss as cissmod
+from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
+from sparseforge.sw.tensor_kernels import spmm, spmttkrp
+from sparseforge.tb.tensaurus_pe import lane_items, model_items, simulate
+
+MTTKRP, MM = TensaurusKernel.MTTKRP.value, TensaurusKernel.MM.value
+STALLS = {"lane": 0.8, "forward": 0.5, "request": 0.6, "response": 0.4, "drain": 0.3}
+
+# Fig. 3a's shape (4 x 2 x 2): slices of one and two fibers, an empty slice.
+FIG3 = Tensor(np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0], [1, 1, 1], [3, 0, 0],
+                        [3, 1, 1]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
+
+
+def integers(tensor, seed):
+    """``tensor``'s pattern with small nonzero integer values (the PE computes exactly)."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(1, 8, len(tensor.values)) * rng.choice([-1, 1], len(tensor.values))
+    return Tensor(tensor.coords, values, tensor.shape)
+
+
+def factors(shape, rank, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-9, 10, (n, rank)) for n in shape]
+
+
+def chunks(matrix, vlen):
+    """``read(operand, row, chunk)`` over one matrix per operand, chunked by ``vlen``."""
+    def read(operand, row, chunk):
+        return matrix[operand][row, chunk * vlen:(chunk + 1) * vlen].tolist()
+    return read
+
+
+def assemble(drains, shape, vlen, acc_width):
+    """The output from every PE's drains: what the MSU accumulates."""
+    y = np.zeros(shape, dtype=object)
+    for row, chunk, lanes in drains:
+        y[row, chunk * vlen:(chunk + 1) * vlen] += np.array(lanes, dtype=object)
+    return np.vectorize(lambda v: model.wrap(int(v), acc_width))(y)
+
+
+def wrapped(y, acc_width):
+    return np.vectorize(lambda v: model.wrap(int(v), acc_width))(np.asarray(y, dtype=object))
+
+
+def operands(tensor, kernel, rank, seed):
+    """``(matrices by operand, golden output)`` of ``kernel`` on ``tensor``."""
+    mats = factors(tensor.shape, rank, seed)
+    if kernel == MTTKRP:
+        return (mats[2], mats[1]), spmttkrp(tensor, [None, mats[1], mats[2]])
+    return (mats[1],), spmm(tensor, mats[1])
+
+
+def model_output(tensor, kernel, pes, vlen, tlen, seed, acc_width=32):
+    ciss = cissmod.encode(tensor, pes, dw=16, iw=16)
+    mats, golden = operands(tensor, kernel, vlen * tlen, seed)
+    drains = []
+    for p in range(pes):
+        drains += model.pe(model_items(ciss, lane_items(ciss, p)), kernel, tlen, vlen,
+                           chunks(mats, vlen), acc_width, ciss.wire.idle).drains
+    return assemble(drains, golden.shape, vlen, acc_width), wrapped(golden, acc_width)
+
+
+@pytest.mark.parametrize("pes", [1, 2, 3])
+@pytest.mark.parametrize("vlen, tlen", [(1, 1), (2, 2), (4, 3)])
+def test_model_is_spmttkrp_and_spmm(pes, vlen, tlen):
+    tensor = integers(FIG3, pes)
+    got, want = model_output(tensor, MTTKRP, pes, vlen, tlen, 1)
+    assert (got == want).all()
+    matrix = Tensor(tensor.coords[:, :2], tensor.values, tensor.shape[:2])
+    got, want = model_output(Tensor(*_summed(matrix)), MM, pes, vlen, tlen, 2)
+    assert (got == want).all()
+
+
+def _summed(matrix):
+    """A 2-mode tensor with repeated coordinates summed (and zeros dropped)."""
+    keys, inverse = np.unique(matrix.coords, axis=0, return_inverse=True)
+    values = np.bincount(inverse.ravel(), weights=matrix.values).astype(np.int64)
+    keep = values != 0
+    return keys[keep], values[keep], matrix.shape
+
+
+def test_model_wraps_to_the_accumulator():
+    tensor = Tensor(np.array([[0, 0, 0]]), np.array([30000]), (1, 1, 1))
+    got, want = model_output(tensor, MTTKRP, 1, 1, 1, 0, acc_width=8)
+    assert (got == want).all() and -128 <= int(got[0, 0]) < 128
+
+
+def run_pe(component, tensor, kernel, pes, seed, rates=None, engine="pysim", work_dir=None):
+    """Every PE's lane through the RTL; returns (assembled, golden, cycles)."""
+    ciss = cissmod.encode(tensor, pes, dw=component.dw, iw=component.iw)
+    mats, golden = operands(tensor, kernel, component.vlen * component.tlen, seed)
+    drains, cycles = [], 0
+    for p in range(pes):
+        run, trace = simulate(component, ciss, p, kernel, chunks(mats, component.vlen),
+                              seed + p, rates, engine, work_dir)
+        assert run.requests == trace.requests, p
+        assert run.drains == trace.drains, p
+        assert run.forwarded == ciss.entries + 1
+        drains += run.drains
+        cycles = max(cycles, run.cycles)
+    shape = golden.shape
+    return (assemble(drains, shape, component.vlen, component.acc_width),
+            wrapped(golden, component.acc_width), cycles)
+
+
+@pytest.mark.parametrize("vlen, tlen", [(1, 1), (2, 2), (4, 3)])
+@pytest.mark.parametrize("kernel", [MTTKRP, MM])
+def test_directed_fig3_tensor(vlen, tlen, kernel):
+    tensor = integers(FIG3, vlen + tlen)
+    if kernel == MM:
+        tensor = Tensor(*_summed(Tensor(tensor.coords[:, :2], tensor.values, (4, 2))))
+    component = TensaurusPe(vlen=vlen, tlen=tlen, order=3 if kernel == MTTKRP else 2)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        got, want, _ = run_pe(component, tensor, kernel, 2, seed, rates)
+        assert (got == want).all(), (seed, got, want)
+
+
+def test_one_chunk_operation_a_cycle_when_nothing_stalls():
+    """One nonzero of MTTKRP: tlen reads; its fiber's fold, tlen more; the drain, tlen."""
+    tensor = Tensor(np.array([[0, 0, 0]]), np.array([3]), (1, 1, 1))
+    component = TensaurusPe(vlen=2, tlen=4)
+    fast = dict.fromkeys(STALLS, 1.0)
+    got, want, cycles = run_pe(component, tensor, MTTKRP, 1, 0, fast)
+    assert (got == want).all()
+    ops = 3 * component.tlen
+    assert ops <= cycles <= ops + 6, cycles
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", ["tensors/movielens-latest-small_user-movie-tag.tns",
+                                  "matrices/suitesparse/494_bus.mtx"])
+def test_real_data_on_verilator(shared_data, tmp_path, name):
+    if name.startswith("tensors"):
+        tensor, kernel = read_tensor(shared_data / name), MTTKRP
+    else:
+        m = read_matrix(shared_data / name).tocoo()
+        tensor = Tensor(np.stack([m.row, m.col], 1), m.data, m.shape)
+        kernel = MM
+    tensor = integers(tensor, 3)
+    component = TensaurusPe(vlen=4, tlen=2, order=3 if kernel == MTTKRP else 2)
+    got, want, _ = run_pe(component, tensor, kernel, 4, seed_from_env(5), STALLS, "native",
+                          tmp_path)
+    assert (got == want).all()
+
+
+def test_declares_the_named_signature():
+    pe = TensaurusPe(vlen=2, tlen=3, dw=8, iw=5, acc_width=20)
+    assert dict(pe.signature.members) == dict(TensaurusPeSignature(2, 3, 8, 5, 20).members)
+
+
+@pytest.mark.parametrize("params", [{}, {"vlen": 1, "tlen": 1, "order": 2},
+                                    {"vlen": 8, "tlen": 5, "dw": 8, "acc_width": 24}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tensaurus_pe", params) == ""
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("name, pes", [("movielens-100k_user-item-day", 4),
+                                       ("lastfm-hetrec2011_user-artist-tag", 8)])
+def test_soak_larger_real_tensors(shared_data, tmp_path, name, pes):
+    tensor = integers(read_tensor(shared_data / "tensors" / f"{name}.tns"), 4)
+    rng = np.random.default_rng(len(name))
+    rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
+    component = TensaurusPe(vlen=2, tlen=3)
+    got, want, _ = run_pe(component, tensor, MTTKRP, pes, 7, rates, "native", tmp_path)
+    assert (got == want).all()
