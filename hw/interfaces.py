@@ -726,11 +726,32 @@ def pe_request_layout(iw, tlen):
     return data.StructLayout({"operand": 1, "row": iw, "chunk": ceil_log2(max(tlen, 2))})
 
 
+def chunk_bits(chunks):
+    """Bits of a chunk index among ``chunks`` (at least 1)."""
+    return ceil_log2(max(chunks, 2))
+
+
 def pe_drain_layout(iw, tlen, vlen, acc_width):
     """An OSR entry drained to the MSU: the output ``row`` (the slice index i), its
-    ``chunk`` and ``vlen`` accumulated ``lanes``."""
-    return data.StructLayout({"row": iw, "chunk": ceil_log2(max(tlen, 2)),
-                              "lanes": data.ArrayLayout(signed(acc_width), vlen)})
+    ``chunk`` and ``vlen`` accumulated ``lanes``; or, with ``last``, no entry but the
+    PE's end: it has drained everything (row, chunk and lanes 0)."""
+    return data.StructLayout({"row": iw, "chunk": chunk_bits(tlen),
+                              "lanes": data.ArrayLayout(signed(acc_width), vlen), "last": 1})
+
+
+class ScratchpadPortSignature(wiring.Signature):
+    """A PE's port on its column's scratchpad (SPM), seen from the PE.
+
+    - ``request`` (stream out, :func:`pe_request_layout`): a chunk of a matrix row.
+    - ``response`` (stream in): its ``vlen`` signed ``dw``-bit values, one per request,
+      in request order, after any latency.
+    """
+
+    def __init__(self, iw, tlen, vlen, dw):
+        super().__init__({
+            "request": Out(stream.Signature(pe_request_layout(iw, tlen))),
+            "response": In(stream.Signature(data.ArrayLayout(signed(dw), vlen))),
+        })
 
 
 class TensaurusPeSignature(wiring.Signature):
@@ -740,10 +761,9 @@ class TensaurusPeSignature(wiring.Signature):
     - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
       then the end marker.
     - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
-    - ``request`` (stream out, :func:`pe_request_layout`) and ``response`` (stream in,
-      ``vlen`` signed ``dw``-bit values): scratchpad reads, answered in order.
+    - ``spm`` (out, :class:`ScratchpadPortSignature`): its scratchpad reads.
     - ``drain`` (stream out, :func:`pe_drain_layout`): each finished slice's OSR, one
-      entry per chunk.
+      entry per chunk, and after the end marker one item with ``last``.
     """
 
     def __init__(self, vlen, tlen, dw, iw, acc_width, order=3):
@@ -751,7 +771,60 @@ class TensaurusPeSignature(wiring.Signature):
             "kernel": In(TensaurusKernel),
             "lane": In(stream.Signature(ciss_lane_layout(dw, iw, order))),
             "forward": Out(stream.Signature(ciss_lane_layout(dw, iw, order))),
-            "request": Out(stream.Signature(pe_request_layout(iw, tlen))),
-            "response": In(stream.Signature(data.ArrayLayout(signed(dw), vlen))),
+            "spm": Out(ScratchpadPortSignature(iw, tlen, vlen, dw)),
             "drain": Out(stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))),
+        })
+
+
+def spm_fill_layout(iw, tlen, vlen, dw):
+    """A write into a scratchpad from the MLU: the buffer ``half`` (double buffering),
+    the ``operand`` (0 or 1, as :func:`pe_request_layout`), ``row``, ``chunk`` and the
+    chunk's ``vlen`` values."""
+    return data.StructLayout({"half": 1, "operand": 1, "row": iw, "chunk": chunk_bits(tlen),
+                              "lanes": data.ArrayLayout(signed(dw), vlen)})
+
+
+class SpmSignature(wiring.Signature):
+    """A Tensaurus scratchpad (Section 4.2, Fig. 5a), seen from it: one per PE column.
+
+    - ``fill`` (stream in, :func:`spm_fill_layout`): the MLU's writes, one a cycle.
+    - ``read_half`` (in): the half the PEs read; fills go to either half, and a fill
+      into the half being read is the writer's own affair.
+    - ``ports`` (``ports`` of them, each the flip of :class:`ScratchpadPortSignature`):
+      one per PE of the column; each answers its requests in order.
+    """
+
+    def __init__(self, ports, iw, tlen, vlen, dw):
+        super().__init__({
+            "fill": In(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))),
+            "read_half": In(1),
+            "ports": In(ScratchpadPortSignature(iw, tlen, vlen, dw)).array(ports),
+        })
+
+
+def msu_out_layout(iw, chunks, vlen, acc_width):
+    """An output chunk from the MSU: ``row``, ``chunk`` (of the row's ``chunks``), its
+    ``vlen`` accumulated ``lanes``, ``last`` on the final one."""
+    return data.StructLayout({"row": iw, "chunk": chunk_bits(chunks),
+                              "lanes": data.ArrayLayout(signed(acc_width), vlen), "last": 1})
+
+
+class MsuSignature(wiring.Signature):
+    """A Tensaurus matrix store unit (Section 4.2), seen from it.
+
+    - ``drains`` (``rows x cols`` streams in, :func:`pe_drain_layout`): PE ``(r, q)``'s
+      drains at index ``r * cols + q``; its chunk ``t`` is the row's chunk ``t * cols +
+      q``.
+    - ``out_rows`` (in): rows of the output (held while a run goes).
+    - ``out`` (stream out, :func:`msu_out_layout`): once every input has sent its
+      ``last``, rows ``0 .. out_rows - 1``, each its ``tlen * cols`` chunks in order,
+      each the sum of every drain of that chunk since the previous output (0 if none).
+    """
+
+    def __init__(self, rows, cols, iw, tlen, vlen, acc_width):
+        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
+        super().__init__({
+            "drains": In(drain).array(rows * cols),
+            "out_rows": In(iw + 1),
+            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
         })

@@ -30,8 +30,9 @@ from ..params import Param, check_params
 from ..registry import block
 from .interfaces import TensaurusKernel, TensaurusPeSignature
 
-FOLD, DRAIN, SCALE_TSR, SCALE_OSR = range(4)
-"""The operations, in the order of a item's phases (a scaling is one or the other)."""
+FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END = range(5)
+"""The operations, in the order of an item's phases (a scaling is one or the other; the
+end marker's END, one operation, comes last)."""
 
 
 @block("tensaurus_pe")
@@ -56,8 +57,8 @@ class TensaurusPe(wiring.Component):
     kernel : In(TensaurusKernel)
     lane : In(stream(ciss lane, last))
     forward : Out(stream(ciss lane, last))
-    request : Out(stream({operand, row, chunk}))
-    response : In(stream(vlen x signed(dw)))
+    spm : Out(ScratchpadPortSignature)
+        ``spm.request`` ({operand, row, chunk}) out, ``spm.response`` (vlen values) in.
     drain : Out(stream({row, chunk, lanes}))
         As :class:`~sparseforge.hw.interfaces.TensaurusPeSignature` says.
 
@@ -82,7 +83,7 @@ class TensaurusPe(wiring.Component):
         self.vlen, self.tlen, self.dw, self.iw = v["vlen"], v["tlen"], v["dw"], v["iw"]
         self.acc_width, self.order, self.queue = v["acc_width"], v["order"], v["queue"]
         self.chunk_bits = ceil_log2(max(self.tlen, 2))
-        self.op_layout = data.StructLayout({"op": 2, "scalar": self.dw, "row": self.iw,
+        self.op_layout = data.StructLayout({"op": 3, "scalar": self.dw, "row": self.iw,
                                             "chunk": self.chunk_bits})
         super().__init__(TensaurusPeSignature(self.vlen, self.tlen, self.dw, self.iw,
                                               self.acc_width, self.order))
@@ -96,33 +97,34 @@ class TensaurusPe(wiring.Component):
 
     def _control(self, m, ops):
         """The lane's items as phases of operations, each read issued with its operation."""
-        T, lane, forward = self.tlen, self.lane, self.forward
+        T, lane, forward, request = self.tlen, self.lane, self.forward, self.spm.request
         mttkrp = self.kernel == TensaurusKernel.MTTKRP
         item = Signal(lane.payload.shape())
-        pending, todo = Signal(), Signal(3)            # todo: fold, drain, scale
+        pending, todo = Signal(), Signal(4)            # todo: fold, drain, scale, end
         chunk = Signal(self.chunk_bits)
         cur_i, cur_j = Signal(self.iw), Signal(self.iw)
         has_fiber, in_slice = Signal(), Signal()
 
-        phase = Signal(3)                              # the lowest set bit of todo
+        phase = Signal(4)                              # the lowest set bit of todo
         m.d.comb += phase.eq(todo & -todo)
         k = item.k if self.order == 3 else 0
         op = Signal(self.op_layout)
         m.d.comb += ops.w_data.eq(op)
         reads = phase[0] | phase[2]
         m.d.comb += [
-            op.op.eq(Mux(phase[0], FOLD, Mux(phase[1], DRAIN,
-                                             Mux(mttkrp, SCALE_TSR, SCALE_OSR)))),
+            op.op.eq(Mux(phase[0], FOLD, Mux(phase[1], DRAIN, Mux(phase[3], END,
+                                                                   Mux(mttkrp, SCALE_TSR,
+                                                                       SCALE_OSR))))),
             op.scalar.eq(item.nnz), op.chunk.eq(chunk),
             op.row.eq(Mux(phase[1], cur_i, Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij)))),
-            self.request.payload.operand.eq(phase[0]),
-            self.request.payload.row.eq(Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij))),
-            self.request.payload.chunk.eq(chunk),
-            self.request.valid.eq(pending & reads & ops.w_rdy),
-            ops.w_en.eq(pending & todo.any() & (~reads | self.request.ready)),
+            request.payload.operand.eq(phase[0]),
+            request.payload.row.eq(Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij))),
+            request.payload.chunk.eq(chunk),
+            request.valid.eq(pending & reads & ops.w_rdy),
+            ops.w_en.eq(pending & todo.any() & (~reads | request.ready)),
         ]
         push = ops.w_en & ops.w_rdy
-        advance = push & (chunk == T - 1)
+        advance = push & ((chunk == T - 1) | phase[3])
         with m.If(push):
             m.d.sync += chunk.eq(Mux(advance, 0, chunk + 1))
         with m.If(advance):
@@ -150,7 +152,8 @@ class TensaurusPe(wiring.Component):
             fold = mttkrp & Mux(done, ~marker, has_fiber) & (
                 new_marker | (given.ij != Mux(done & ~marker, item.ij, cur_j)))
             drain = Mux(done & marker, item.ij != (1 << self.iw) - 1, in_slice) & new_marker
-            m.d.sync += [item.eq(given), pending.eq(1), todo.eq(Cat(fold, drain, ~new_marker)),
+            m.d.sync += [item.eq(given), pending.eq(1),
+                         todo.eq(Cat(fold, drain, ~new_marker, given.last)),
                          forward.valid.eq(1), forward.payload.eq(given)]
         with m.Else():
             with m.If(done):
@@ -165,10 +168,11 @@ class TensaurusPe(wiring.Component):
         lanes = data.ArrayLayout(signed(A), V)
         tsr = [Signal(lanes, name=f"tsr{t}") for t in range(T)]
         osr = [Signal(lanes, name=f"osr{t}") for t in range(T)]
-        drain, response = self.drain, self.response
-        reads = op.op != DRAIN
+        drain, response = self.drain, self.spm.response
+        reads = (op.op != DRAIN) & (op.op != END)
+        out = (op.op == DRAIN) | (op.op == END)
         free = ~drain.valid | drain.ready
-        ready = ops.r_rdy & (~reads | response.valid) & (reads | free)
+        ready = ops.r_rdy & (~reads | response.valid) & (~out | free)
         m.d.comb += [ops.r_en.eq(ready), response.ready.eq(ops.r_rdy & reads)]
 
         x = response.payload
@@ -186,11 +190,14 @@ class TensaurusPe(wiring.Component):
             with m.If(fold | scale_tsr):
                 m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(tsr)),
                              tsr[-1].eq(Mux(fold, 0, head_t))]
-            with m.If(~scale_tsr):
+            with m.If(~scale_tsr & (op.op != END)):
                 m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr)),
                              osr[-1].eq(Mux(op.op == DRAIN, 0, head_o))]
-            with m.If(op.op == DRAIN):
-                m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(op.row),
-                             drain.payload.chunk.eq(op.chunk), drain.payload.lanes.eq(osr[0])]
-        with m.If(drain.ready & ~(ready & (op.op == DRAIN))):
+            with m.If(out):
+                ending = op.op == END
+                m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(Mux(ending, 0, op.row)),
+                             drain.payload.chunk.eq(Mux(ending, 0, op.chunk)),
+                             drain.payload.lanes.eq(Mux(ending, 0, osr[0])),
+                             drain.payload.last.eq(ending)]
+        with m.If(drain.ready & ~(ready & out)):
             m.d.sync += drain.valid.eq(0)

@@ -68,24 +68,33 @@ class PeBench(Bench):
         n = len(self.trace.requests)
         responses = [[int(x) for x in read(*r)] for r in self.trace.requests]
         lane = self.source_on("lane", Columns(items), rates["lane"])
-        response = self.source_on("response", responses, rates["response"],
-                                  after={"request": np.arange(1, n + 1)})
-        self.sinks = {name: self.sink_on(name, rates[name], count) for name, count in (
-            ("forward", len(items["last"])), ("request", n), ("drain", len(self.trace.drains)))}
+        response = self.source_on("spm__response", responses, rates["response"],
+                                  after={"spm__request": np.arange(1, n + 1)})
+        self.sinks = {name: self.sink_on(stream, rates[name], count)
+                      for name, stream, count in (
+                          ("forward", "forward", len(items["last"])),
+                          ("request", "spm__request", n),
+                          ("drain", "drain", len(self.trace.drains) + 1))}
         self.drivers = [Static("kernel", kernel), lane, response, *self.sinks.values()]
 
     def finished(self):
         return all(len(s.received) == s.expected for s in self.sinks.values())
 
     def result(self):
-        return taken(self.cycle, {name: [v for _, v in s.received]
-                                  for name, s in self.sinks.items()})
+        return taken(self.cycle, {s.name: [v for _, v in s.received]
+                                  for s in self.sinks.values()})
 
 
 def taken(cycles, outputs):
-    """The :class:`PeRun` of what the sinks took (``outputs``: stream name to items)."""
-    return PeRun(cycles, [(r["operand"], r["row"], r["chunk"]) for r in outputs["request"]],
-                 [(d["row"], d["chunk"], tuple(d["lanes"])) for d in outputs["drain"]],
+    """The :class:`PeRun` of what the sinks took (``outputs``: stream name to items),
+    the drains' end item checked and left out."""
+    drains = outputs["drain"]
+    if [d["last"] for d in drains] != [0] * (len(drains) - 1) + [1] or any(
+            drains[-1][k] for k in ("row", "chunk")) or any(drains[-1]["lanes"]):
+        raise AssertionError("drain: the PE's end item (last, all 0) must come last, once")
+    return PeRun(cycles,
+                 [(r["operand"], r["row"], r["chunk"]) for r in outputs["spm__request"]],
+                 [(d["row"], d["chunk"], tuple(d["lanes"])) for d in drains[:-1]],
                  len(outputs["forward"]))
 
 

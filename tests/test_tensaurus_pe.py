@@ -158,7 +158,9 @@ def test_real_data_on_verilator(shared_data, tmp_path, name):
 
 def test_declares_the_named_signature():
     pe = TensaurusPe(vlen=2, tlen=3, dw=8, iw=5, acc_width=20)
-    assert dict(pe.signature.members) == dict(TensaurusPeSignature(2, 3, 8, 5, 20).members)
+    def ports(signature):
+        return [(path, m.flow, m.shape) for path, m in signature.members.flatten() if m.is_port]
+    assert ports(pe.signature) == ports(TensaurusPeSignature(2, 3, 8, 5, 20))
 
 
 @pytest.mark.parametrize("params", [{}, {"vlen": 1, "tlen": 1, "order": 2},
