@@ -828,3 +828,48 @@ class MsuSignature(wiring.Signature):
             "out_rows": In(iw + 1),
             "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
         })
+
+
+class TaggedMemoryPortSignature(wiring.Signature):
+    """A read port on a memory that answers out of order, seen from the reader.
+
+    - ``request`` (stream out): ``{addr, tag}``; the reader never has two reads of one
+      tag in flight.
+    - ``response`` (stream in): ``{tag, data}``, one per request, in any order.
+    """
+
+    def __init__(self, addr_width, data_width, tag_width):
+        super().__init__({
+            "request": Out(stream.Signature(data.StructLayout({"addr": addr_width,
+                                                               "tag": tag_width}))),
+            "response": In(stream.Signature(data.StructLayout({"tag": tag_width,
+                                                               "data": data_width}))),
+        })
+
+
+def ciss_entry_layout(pes, dw, iw, order=3):
+    """A CISS entry as memory holds it: ``pes`` lanes, PE 0's in the low bits, each as
+    :class:`~sparseforge.sw.wire.CissWire` packs it."""
+    lane = data.StructLayout({f.name: f.width for f in wire.CissWire(1, dw, iw, order).lane})
+    return data.ArrayLayout(lane, pes)
+
+
+class TluSignature(wiring.Signature):
+    """A Tensaurus tensor load unit (Section 4.2), seen from it.
+
+    - ``start`` (stream in): ``{base, count}``, a CISS stream of ``count`` entries at
+      ``base``; taken when the previous one has been sent whole.
+    - ``mem`` (out, :class:`TaggedMemoryPortSignature`): one entry a read, answered in
+      any order.
+    - ``lanes`` (``pes`` streams out, :func:`ciss_lane_layout`): lane ``p`` of every
+      entry in order, then the end marker (an idle lane with ``last``).
+    """
+
+    def __init__(self, pes, dw, iw, order, tags, addr_width):
+        entry = ciss_entry_layout(pes, dw, iw, order)
+        super().__init__({
+            "start": In(stream.Signature(data.StructLayout({"base": addr_width,
+                                                            "count": addr_width}))),
+            "mem": Out(TaggedMemoryPortSignature(addr_width, entry.size, ceil_log2(tags))),
+            "lanes": Out(stream.Signature(ciss_lane_layout(dw, iw, order))).array(pes),
+        })

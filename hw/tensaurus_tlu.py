@@ -1,0 +1,133 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus tensor load unit (Tensaurus Section 4.2, Fig. 5a): reads a CISS stream
+one entry a cycle from a memory that answers out of order, and hands lane ``p`` of each
+entry, in order, to row ``p`` of the PE array.
+
+Reads carry a tag, the entry's slot in a reorder buffer of ``tags`` entries: entry ``n``
+goes to slot ``n % tags`` and is read only once entry ``n - tags`` has left it, so a
+slot never holds two. A response fills its slot whenever it comes; the head entry leaves
+once it is there and every row's queue has room. After the last entry each row gets the
+end marker (an idle lane with ``last``), which tells its PEs to finish.
+"""
+
+from amaranth.hdl import Array, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.memory import Memory
+from amaranth.utils import exact_log2
+
+from ..params import Param, check_params
+from ..registry import block
+from ..sw import wire
+from .interfaces import TluSignature, ciss_entry_layout
+
+
+@block("tensaurus_tlu")
+class TensaurusTlu(wiring.Component):
+    """The TLU: CISS entries from an out-of-order memory to the PE rows, in order.
+
+    Parameters
+    ----------
+    pes : PE rows, lanes of an entry.
+    dw, iw : bits of a value and of an index (the entry's layout).
+    order : 3 for tensors, 2 for matrices (lanes without k).
+    tags : reads in flight, the reorder buffer's entries (a power of two).
+    addr_width : bits of an entry address and count.
+    queue : items each row's queue holds (rows drift apart by up to this).
+
+    Members
+    -------
+    start : In(stream({base, count}))
+    mem : Out(TaggedMemoryPortSignature)
+    lanes : Out(stream(ciss lane, last)) x pes
+        As :class:`~sparseforge.hw.interfaces.TluSignature` says.
+
+    Latency and throughput: one read a cycle while fewer than ``tags`` entries wait for
+    their turn; one entry a cycle to the rows while every row's queue has room. The end
+    marker takes one cycle more.
+    """
+
+    PARAMS = (Param("pes", 2, 1, 64, "PE rows (lanes of an entry)"),
+              Param("dw", 16, 2, 32, "bits of a value"),
+              Param("iw", 16, 1, 32, "bits of an index"),
+              Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
+              Param("tags", 8, 2, 256, "reads in flight (reorder buffer entries)", pow2=True),
+              Param("addr_width", 24, 1, 40, "bits of an entry address"),
+              Param("queue", 4, 2, 64, "items of each row's queue"))
+    REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "tags": 16})
+
+    def __init__(self, pes=2, dw=16, iw=16, order=3, tags=8, addr_width=24, queue=4):
+        v = check_params(self.PARAMS, {"pes": pes, "dw": dw, "iw": iw, "order": order,
+                                       "tags": tags, "addr_width": addr_width,
+                                       "queue": queue})
+        self.pes, self.dw, self.iw, self.order = v["pes"], v["dw"], v["iw"], v["order"]
+        self.tags, self.addr_width, self.queue = v["tags"], v["addr_width"], v["queue"]
+        self.entry = ciss_entry_layout(self.pes, self.dw, self.iw, self.order)
+        self.idle = wire.CissWire(1, self.dw, self.iw, self.order).idle
+        super().__init__(TluSignature(self.pes, self.dw, self.iw, self.order, self.tags,
+                                      self.addr_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        A, k = self.addr_width, exact_log2(self.tags)
+        busy = Signal()
+        base, count = Signal(A), Signal(A)
+        issued, head = Signal(A), Signal(A)          # entries read, entries sent
+
+        # Start: a stream's base and count, once the previous one is sent whole.
+        start = self.start
+        m.d.comb += start.ready.eq(~busy)
+        with m.If(start.valid & start.ready):
+            m.d.sync += [busy.eq(1), base.eq(start.payload.base),
+                         count.eq(start.payload.count), issued.eq(0), head.eq(0)]
+
+        # Reads: entry ``issued`` into slot ``issued % tags`` while it is free.
+        request = self.mem.request
+        m.d.comb += [request.valid.eq(busy & (issued != count) & (issued - head < self.tags)),
+                     request.payload.addr.eq(base + issued),
+                     request.payload.tag.eq(issued[:k])]
+        with m.If(request.valid & request.ready):
+            m.d.sync += issued.eq(issued + 1)
+
+        # The reorder buffer: responses fill their slots in any order.
+        m.submodules.rob = rob = Memory(shape=self.entry.size, depth=self.tags, init=[])
+        write, read = rob.write_port(), rob.read_port(domain="comb")
+        full = Signal(self.tags)
+        response = self.mem.response
+        m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
+                     write.data.eq(response.payload.data),
+                     write.en.eq(response.valid), read.addr.eq(head[:k])]
+        filled = Signal(self.tags)
+        cleared = Signal(self.tags)
+        m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
+                     for t in range(self.tags)]
+
+        # The head entry to every row's queue, then the end marker.
+        queues = [SyncFIFOBuffered(width=self.lanes[0].payload.shape().size, depth=self.queue)
+                  for _ in range(self.pes)]
+        room = 1
+        for p, q in enumerate(queues):
+            m.submodules[f"row{p}"] = q
+            room &= q.w_rdy
+        here = Array(full)[head[:k]]
+        entry = data.View(self.entry, read.data)
+        sends = busy & room & (head != count) & here
+        ends = busy & room & (head == count)
+        m.d.comb += [cleared[t].eq(sends & (head[:k] == t)) for t in range(self.tags)]
+        with m.If(sends):
+            m.d.sync += head.eq(head + 1)
+        with m.If(ends):
+            m.d.sync += busy.eq(0)
+        m.d.sync += full.eq((full & ~cleared) | filled)
+        for p, q in enumerate(queues):
+            lane = Signal(self.lanes[p].payload.shape(), name=f"lane{p}")
+            m.d.comb += [q.w_en.eq(sends | ends), q.w_data.eq(lane), lane.last.eq(ends)]
+            with m.If(ends):
+                m.d.comb += [lane.nnz.eq(0), lane.ij.eq(self.idle)]
+            with m.Else():
+                m.d.comb += [lane.nnz.eq(entry[p].nnz), lane.ij.eq(entry[p].ij)]
+                if self.order == 3:
+                    m.d.comb += lane.k.eq(entry[p].k)
+            out = self.lanes[p]
+            m.d.comb += [out.valid.eq(q.r_rdy), out.payload.eq(q.r_data), q.r_en.eq(out.ready)]
+        return m

@@ -1,0 +1,85 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus TLU: CISS entries read from a memory that answers out of order reach
+every PE row in order, with the end marker, under random stalls; directed on Amaranth's
+simulator and on a real tensor natively on Verilator."""
+
+import numpy as np
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.tensaurus_tlu import TensaurusTlu
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw import ciss as cissmod
+from sparseforge.sw.formats import Tensor, read_tensor
+from sparseforge.tb.tensaurus_tlu import out_of_order, simulate
+
+STALLS = {"start": 1.0, "request": 0.6, "response": 0.5, "lanes": 0.4}
+FIG3 = Tensor(np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0], [1, 1, 1], [3, 0, 0],
+                        [3, 1, 1]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
+
+
+def check(run, bench):
+    assert run.reads == bench.reads
+    assert run.lanes == bench.want
+
+
+def test_out_of_order_stays_in_its_window():
+    order = out_of_order(1000, 8, np.random.default_rng(0))
+    assert sorted(order) == list(range(1000)) and (order != np.arange(1000)).any()
+    assert (np.abs(order - np.arange(1000)) < 8).all()
+
+
+@pytest.mark.parametrize("pes, tags", [(1, 2), (2, 4), (3, 8)])
+def test_directed_streams_back_to_back(pes, tags):
+    streams = [cissmod.encode(FIG3, pes, dw=16, iw=16),
+               cissmod.encode(Tensor(FIG3.coords[::-1], FIG3.values, FIG3.shape), pes,
+                              dw=16, iw=16)]
+    component = TensaurusTlu(pes=pes, tags=tags)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        run, bench = simulate(component, streams, seed, rates, engine="pysim")
+        check(run, bench)
+
+
+def test_matrix_lanes_have_no_k():
+    matrix = Tensor(FIG3.coords[:4, :2], FIG3.values[:4], (4, 2))
+    component = TensaurusTlu(pes=2, order=2)
+    run, bench = simulate(component, [cissmod.encode(matrix, 2, dw=16, iw=16)], 3,
+                          engine="pysim")
+    check(run, bench)
+    assert "k" not in run.lanes[0][0]
+
+
+def test_one_entry_a_cycle_when_nothing_stalls():
+    """In order, one entry a cycle after a few cycles' latency; answered out of order
+    within half its tags, the TLU loses little (what it loses is the memory's order:
+    the head's answer may come last in its window)."""
+    tensor = Tensor(np.array([[i, 0, 0] for i in range(400)]), np.arange(1, 401), (400, 1, 1))
+    stream = cissmod.encode(tensor, 2, dw=16, iw=16)
+    fast = dict.fromkeys(STALLS, 1.0)
+    for window, most in ((1, stream.entries + 8), (4, int(stream.entries * 1.1) + 8)):
+        run, bench = simulate(TensaurusTlu(pes=2, tags=8), [stream], 0, fast, engine="pysim",
+                              window=window)
+        check(run, bench)
+        assert run.cycles <= most, (window, run.cycles, stream.entries)
+
+
+@pytest.mark.verilator
+def test_real_tensor_on_verilator(shared_data, tmp_path):
+    tensor = read_tensor(shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns")
+    stream = cissmod.encode(tensor, 4, dw=16, iw=16)
+    run, bench = simulate(TensaurusTlu(pes=4, tags=16), [stream], seed_from_env(4), STALLS,
+                          work_dir=tmp_path)
+    check(run, bench)
+
+
+@pytest.mark.parametrize("params, message", [({"tags": 3}, "tags=3"), ({"pes": 0}, "pes=0"),
+                                             ({"order": 4}, "order=4")])
+def test_bad_parameters(params, message):
+    with pytest.raises(ParameterError, match=message):
+        TensaurusTlu(**params)
+
+
+@pytest.mark.parametrize("params", [{}, {"pes": 1, "order": 2, "tags": 2, "queue": 2},
+                                    {"pes": 8, "tags": 16}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tensaurus_tlu", params) == ""
