@@ -873,3 +873,29 @@ class TluSignature(wiring.Signature):
             "mem": Out(TaggedMemoryPortSignature(addr_width, entry.size, ceil_log2(tags))),
             "lanes": Out(stream.Signature(ciss_lane_layout(dw, iw, order))).array(pes),
         })
+
+
+def mlu_start_layout(iw, addr_width):
+    """What the MLU loads: operand 0's ``rows0`` rows from ``base0`` and operand 1's
+    ``rows1`` rows from ``base1`` (0 rows: none)."""
+    return data.StructLayout({"base0": addr_width, "rows0": iw + 1,
+                              "base1": addr_width, "rows1": iw + 1})
+
+
+class MluSignature(wiring.Signature):
+    """A Tensaurus matrix load unit (Section 4.2), seen from it.
+
+    - ``start`` (stream in, :func:`mlu_start_layout`): taken once the previous load has
+      been written whole.
+    - ``mem`` (out, :class:`MemoryPortSignature`): chunk words of ``vlen * dw`` bits; a
+      matrix row is ``chunks`` words in order, row after row.
+    - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): row chunk ``g`` goes to
+      column ``g % cols``'s scratchpad as its chunk ``g // cols``, into half 0.
+    """
+
+    def __init__(self, cols, iw, tlen, vlen, dw, addr_width):
+        super().__init__({
+            "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
+            "mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
+            "fills": Out(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))).array(cols),
+        })

@@ -1,0 +1,131 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus matrix load unit (Tensaurus Section 4.2, Fig. 5a): reads the dense
+operand matrices chunk by chunk and writes each chunk into the scratchpad of the PE
+column that computes it.
+
+A matrix row of rank ``R = tlen * cols * vlen`` is ``tlen * cols`` chunks of ``vlen``
+values; chunk ``g`` belongs to PE column ``g % cols``, which holds it as its chunk
+``g // cols`` (the matrices are tiled along their columns and banked along their rows,
+Fig. 6a). Reads go out in order and their answers come back in order, so one walk of
+(operand, row, chunk) issues the reads and a second, a response behind, places them.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ..params import Param, check_params
+from ..registry import block
+from .interfaces import MluSignature
+
+
+class _Walk:
+    """A position (operand, row, column, chunk) in a load, and its step to the next."""
+
+    def __init__(self, m, name, iw, cols, tlen):
+        self.operand = Signal(name=f"{name}_operand")
+        self.row = Signal(iw + 1, name=f"{name}_row")
+        self.q = Signal(range(max(cols, 2)), name=f"{name}_q")
+        self.t = Signal(range(max(tlen, 2)), name=f"{name}_t")
+        self.m, self.cols, self.tlen = m, cols, tlen
+
+    def reset(self):
+        return [self.operand.eq(0), self.row.eq(0), self.q.eq(0), self.t.eq(0)]
+
+    def step(self, rows0):
+        """Move to the next chunk: along the row, then the next row, then operand 1."""
+        with self.m.If(self.q != self.cols - 1):
+            self.m.d.sync += self.q.eq(self.q + 1)
+        with self.m.Elif(self.t != self.tlen - 1):
+            self.m.d.sync += [self.q.eq(0), self.t.eq(self.t + 1)]
+        with self.m.Elif(~self.operand & (self.row + 1 == rows0)):
+            self.m.d.sync += [self.q.eq(0), self.t.eq(0), self.row.eq(0), self.operand.eq(1)]
+        with self.m.Else():
+            self.m.d.sync += [self.q.eq(0), self.t.eq(0), self.row.eq(self.row + 1)]
+
+    def at_end(self, rows1):
+        """Whether the walk is past the last chunk of operand 1 (or it has none)."""
+        return self.operand & (self.row == rows1)
+
+
+@block("tensaurus_mlu")
+class TensaurusMlu(wiring.Component):
+    """The MLU: dense matrices from memory into the PE columns' scratchpads.
+
+    Parameters
+    ----------
+    cols : PE columns (scratchpads).
+    tlen : chunks of a row each PE column holds.
+    vlen : values of a chunk.
+    dw, iw : bits of a value and of a row index.
+    addr_width : bits of a memory address (one chunk word each).
+
+    Members
+    -------
+    start : In(stream({base0, rows0, base1, rows1}))
+    mem : Out(MemoryPortSignature)
+    fills : Out(stream(spm fill)) x cols
+        As :class:`~sparseforge.hw.interfaces.MluSignature` says.
+
+    Latency and throughput: one read a cycle; one fill a cycle while the column it goes
+    to takes it. ``start`` is taken again once every fill of the load has left.
+    """
+
+    PARAMS = (Param("cols", 2, 1, 16, "PE columns"),
+              Param("tlen", 2, 1, 64, "chunks of a row each column holds"),
+              Param("vlen", 4, 1, 16, "values of a chunk"),
+              Param("dw", 16, 2, 32, "bits of a value"),
+              Param("iw", 16, 1, 32, "bits of a row index"),
+              Param("addr_width", 24, 1, 40, "bits of a memory address"))
+    REPORT = ({},)
+
+    def __init__(self, cols=2, tlen=2, vlen=4, dw=16, iw=16, addr_width=24):
+        v = check_params(self.PARAMS, {"cols": cols, "tlen": tlen, "vlen": vlen, "dw": dw,
+                                       "iw": iw, "addr_width": addr_width})
+        self.cols, self.tlen, self.vlen = v["cols"], v["tlen"], v["vlen"]
+        self.dw, self.iw, self.addr_width = v["dw"], v["iw"], v["addr_width"]
+        super().__init__(MluSignature(self.cols, self.iw, self.tlen, self.vlen, self.dw,
+                                      self.addr_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        busy = Signal()
+        job = Signal(self.start.payload.shape())
+        rows0, rows1 = job.rows0, job.rows1
+        reads = _Walk(m, "read", self.iw, self.cols, self.tlen)
+        fills = _Walk(m, "fill", self.iw, self.cols, self.tlen)
+        addr = Signal(self.addr_width)
+
+        start = self.start
+        m.d.comb += start.ready.eq(~busy)
+        with m.If(start.valid & start.ready):
+            go = start.payload
+            m.d.sync += [busy.eq(1), job.eq(go), *reads.reset(), *fills.reset(),
+                         addr.eq(Mux(go.rows0 == 0, go.base1, go.base0))]
+            # An operand with no rows is skipped from the start.
+            with m.If(go.rows0 == 0):
+                m.d.sync += [reads.operand.eq(1), fills.operand.eq(1)]
+
+        request = self.mem.request
+        last_of_0 = ~reads.operand & (reads.row + 1 == rows0) & (
+            reads.q == self.cols - 1) & (reads.t == self.tlen - 1)
+        m.d.comb += [request.valid.eq(busy & ~reads.at_end(rows1)),
+                     request.payload.eq(addr)]
+        with m.If(request.valid & request.ready):
+            reads.step(rows0)
+            m.d.sync += addr.eq(Mux(last_of_0, job.base1, addr + 1))
+
+        response = self.mem.response
+        ready = 0
+        for q, out in enumerate(self.fills):
+            here = fills.q == q
+            m.d.comb += [out.valid.eq(response.valid & here),
+                         out.payload.half.eq(0), out.payload.operand.eq(fills.operand),
+                         out.payload.row.eq(fills.row), out.payload.chunk.eq(fills.t)]
+            m.d.comb += out.payload.lanes.eq(response.payload)
+            ready |= here & out.ready
+        m.d.comb += response.ready.eq(ready)
+        with m.If(response.valid & response.ready):
+            fills.step(rows0)
+        with m.If(busy & fills.at_end(rows1)):
+            m.d.sync += busy.eq(0)
+        return m

@@ -1,0 +1,102 @@
+# amaranth: UnusedElaboratable=no
+"""Testbench of the Tensaurus MLU (``tensaurus_mlu``) and the matrix memory it reads.
+
+Matrices are laid out as :class:`~sparseforge.hw.interfaces.MluSignature` says (a row is
+its chunk words in order, row after row) by :func:`matrix_words`; the memory answers
+reads in order, each answer offered once its read has been made and then at random (a
+random latency). The composite's bench (:mod:`sparseforge.tb.tensaurus`) uses the same
+memory.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..sim.runners import pysim
+from . import native
+from .streams import Bench
+
+RATE = 0.7
+
+
+def chunk_word(values, dw):
+    """One chunk's values (signed ints) as the word memory holds: value 0 lowest."""
+    mask = (1 << dw) - 1
+    return sum((int(v) & mask) << (dw * i) for i, v in enumerate(values))
+
+
+def matrix_words(matrix, vlen, dw):
+    """A matrix (``rows x R``, R a multiple of ``vlen``) as chunk words, row-major."""
+    matrix = np.asarray(matrix)
+    return [chunk_word(matrix[r, g * vlen:(g + 1) * vlen], dw)
+            for r in range(matrix.shape[0]) for g in range(matrix.shape[1] // vlen)]
+
+
+def expected_fills(mats, cols, vlen):
+    """Each column's fills ``{half, operand, row, chunk, lanes}`` of ``mats`` in order."""
+    fills = [[] for _ in range(cols)]
+    for operand, matrix in enumerate(mats):
+        for r in range(matrix.shape[0]):
+            for g in range(matrix.shape[1] // vlen):
+                fills[g % cols].append({"half": 0, "operand": operand, "row": r,
+                                        "chunk": g // cols,
+                                        "lanes": [int(v) for v in
+                                                  matrix[r, g * vlen:(g + 1) * vlen]]})
+    return fills
+
+
+def load(mats, vlen, dw, base=0):
+    """``(start, words, reads)``: the MLU's start item for ``mats`` (one or two matrices)
+    laid from ``base``, the memory's words and the reads it must see."""
+    words0 = matrix_words(mats[0], vlen, dw)
+    words1 = matrix_words(mats[1], vlen, dw) if len(mats) > 1 else []
+    start = {"base0": base, "rows0": mats[0].shape[0], "base1": base + len(words0),
+             "rows1": mats[1].shape[0] if len(mats) > 1 else 0}
+    return start, words0 + words1, list(range(base, base + len(words0) + len(words1)))
+
+
+@dataclass(frozen=True)
+class MluRun:
+    cycles: int
+    reads: list
+    fills: list         # per column
+
+
+class MluBench(Bench):
+    """The MLU loading ``mats`` (one or two ``rows x R`` integer matrices)."""
+
+    def __init__(self, component, mats, seed, rates=None):
+        super().__init__(component, seed)
+        rates = {**dict.fromkeys(("start", "request", "response", "fills"), RATE),
+                 **(rates or {})}
+        start, words, self.reads = load(mats, component.vlen, component.dw)
+        self.want = expected_fills(mats, component.cols, component.vlen)
+        n = len(words)
+        self.sources = [self.source_on("start", [start], rates["start"]),
+                        self.source_on("mem__response", words, rates["response"],
+                                       after={"mem__request": np.arange(1, n + 1)})]
+        self.sinks = [self.sink_on("mem__request", rates["request"], n)]
+        self.sinks += [self.sink_on(f"fills__{q}", rates["fills"], len(self.want[q]))
+                       for q in range(component.cols)]
+        self.drivers = [*self.sources, *self.sinks]
+
+    def finished(self):
+        return all(len(s.received) == s.expected for s in self.sinks)
+
+    def result(self):
+        return taken(self.cycle, {s.name: [v for _, v in s.received] for s in self.sinks})
+
+
+def taken(cycles, outputs):
+    cols = sum(name.startswith("fills__") for name in outputs)
+    return MluRun(cycles, [int(a) for a in outputs["mem__request"]],
+                  [outputs[f"fills__{q}"] for q in range(cols)])
+
+
+def simulate(component, mats, seed, rates=None, engine="native", work_dir=None):
+    """``(run, bench)`` of the MLU loading ``mats``."""
+    bench = MluBench(component, mats, seed, rates)
+    if engine == "native":
+        done = native.run(bench, work_dir=work_dir)
+        return taken(done.cycles, done.outputs), bench
+    return pysim(bench), bench

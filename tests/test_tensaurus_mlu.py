@@ -1,0 +1,57 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus MLU: every chunk of one or two matrices reaches the scratchpad of its PE
+column, in order, under random memory latency and random stalls."""
+
+import numpy as np
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.tensaurus_mlu import TensaurusMlu
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.tb.tensaurus_mlu import simulate
+
+STALLS = {"start": 1.0, "request": 0.6, "response": 0.5, "fills": 0.4}
+
+
+def matrices(shapes, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-100, 100, shape) for shape in shapes]
+
+
+@pytest.mark.parametrize("cols, tlen, vlen", [(1, 1, 1), (2, 2, 2), (3, 2, 1)])
+@pytest.mark.parametrize("rows", [(5,), (4, 3), (0, 3), (1, 1)])
+def test_directed_loads(cols, tlen, vlen, rows):
+    rank = cols * tlen * vlen
+    component = TensaurusMlu(cols=cols, tlen=tlen, vlen=vlen, dw=8)
+    mats = matrices([(r, rank) for r in rows], cols + tlen)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        run, bench = simulate(component, mats, seed, rates, engine="pysim")
+        assert run.reads == bench.reads
+        assert run.fills == bench.want
+
+
+def test_one_chunk_a_cycle():
+    component = TensaurusMlu(cols=2, tlen=2, vlen=2, dw=8)
+    mats = matrices([(20, 8), (10, 8)], 0)
+    run, bench = simulate(component, mats, 0, dict.fromkeys(STALLS, 1.0), engine="pysim")
+    assert run.fills == bench.want
+    assert run.cycles <= len(bench.reads) + 6
+
+
+@pytest.mark.verilator
+def test_larger_load_on_verilator(tmp_path):
+    component = TensaurusMlu(cols=2, tlen=3, vlen=4, dw=16)
+    mats = matrices([(700, 24), (500, 24)], 5)
+    run, bench = simulate(component, mats, seed_from_env(3), STALLS, work_dir=tmp_path)
+    assert run.reads == bench.reads and run.fills == bench.want
+
+
+@pytest.mark.parametrize("params, message", [({"cols": 0}, "cols=0"), ({"vlen": 17}, "vlen=17")])
+def test_bad_parameters(params, message):
+    with pytest.raises(ParameterError, match=message):
+        TensaurusMlu(**params)
+
+
+@pytest.mark.parametrize("params", [{}, {"cols": 1, "tlen": 1, "vlen": 1}, {"cols": 3}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tensaurus_mlu", params) == ""
