@@ -1,0 +1,232 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus MSU: the model alone, then the RTL against it, directed and random on
+Amaranth's simulator and a longer random run natively on Verilator, every stream
+stalled at random; drains to one word back to back (the read-modify-write hazard), the
+round-robin arbiter, one drain a cycle, two runs in one simulation."""
+
+import random
+
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.interfaces import MsuSignature
+from sparseforge.hw.tensaurus_msu import TensaurusMsu
+from sparseforge.sim.models import tensaurus_msu as model
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.tb.tensaurus_msu import expected, simulate
+
+FAST = 1.0
+
+
+def fast(component):
+    return {**{f"drains__{i}": FAST for i in range(component.inputs)}, "out": FAST}
+
+
+def workload(component, rng, drains, out_rows, hot=3):
+    """One run: ``drains`` per input, most of them on a few hot words and many repeating
+    the input's previous word (back to back), lanes over the accumulator's whole range;
+    some to rows past ``out_rows`` (kept for a later run) or outside the buffer."""
+    A, V = component.acc_width, component.vlen
+    words = [(rng.randrange(max(out_rows, 1)), rng.randrange(component.tlen))
+             for _ in range(hot)]
+    chunk_top = (1 << max(1, (component.tlen - 1).bit_length())) - 1    # a chunk field's max
+    run = []
+    for _ in range(component.inputs):
+        items, word = [], words[0]
+        for _ in range(drains):
+            roll = rng.random()
+            if roll < 0.35:
+                pass                                          # the same word again
+            elif roll < 0.8:
+                word = rng.choice(words)
+            elif roll < 0.97:
+                word = (rng.randrange(component.depth), rng.randrange(component.tlen))
+            else:
+                word = (rng.randrange(component.depth + 2),
+                        rng.randrange(min(chunk_top, component.tlen) + 1))
+            lanes = [rng.randrange(-(1 << (A - 1)), 1 << (A - 1)) for _ in range(V)]
+            items.append((min(word[0], (1 << component.iw) - 1), word[1], lanes))
+        run.append(items)
+    return run
+
+
+def random_rates(component, rng):
+    return {**{f"drains__{i}": rng.uniform(0.3, 1.0) for i in range(component.inputs)},
+            "out": rng.uniform(0.3, 1.0)}
+
+
+# -- the model -------------------------------------------------------------------------
+
+def test_model_sums_wraps_clears_and_keeps_unread_rows():
+    msu = model.Msu(cols=2, tlen=2, vlen=2, acc_width=8, depth=3)
+    out = model.run(msu, [[(0, 1, [100, 1]), (0, 1, [100, -3])], [(0, 0, [5, 6])],
+                          [(2, 1, [7, 7]), (3, 0, [9, 9])], [(0, 2, [1, 1])]], 1)
+    # Input 1 (q=1) chunk 0 -> chunk 1; input 0 chunk 1 -> 2; 200 wraps to -56.
+    assert out == [(0, 0, (0, 0), 0), (0, 1, (5, 6), 0), (0, 2, (-56, -2), 0),
+                   (0, 3, (0, 0), 1)]
+    # Row 2 was not read out: it keeps its sum (input 2 is q=0: chunk 1 -> 2); row 3
+    # and chunk 2 were outside.
+    assert model.run(msu, [[], [], [], []], 3)[8:] == [
+        (2, 0, (0, 0), 0), (2, 1, (0, 0), 0), (2, 2, (7, 7), 0), (2, 3, (0, 0), 1)]
+    assert msu.flush(3) == [(r, g, (0, 0), int(r == 2 and g == 3))
+                            for r in range(3) for g in range(4)]
+
+
+# -- directed, on Amaranth's simulator ------------------------------------------------
+
+CONFIGS = [dict(rows=1, cols=1, tlen=1, vlen=1, iw=4, acc_width=8, depth=4),
+           dict(rows=2, cols=2, tlen=2, vlen=2, iw=6, acc_width=12, depth=5),
+           dict(rows=1, cols=3, tlen=3, vlen=1, iw=5, acc_width=16, depth=3)]
+
+
+def pattern(name, q):
+    """Words of one input: the same one, two alternating (a hazard two writes back),
+    three in turn (just past the bypass)."""
+    return {"same": [(1, 0)] * 9, "two": [(1, 0), (0, 0)] * 5,
+            "three": [(0, 0), (1, 0), (2, 0)] * 4}[name]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "x".join(
+    str(c[k]) for k in ("rows", "cols", "tlen", "vlen")))
+@pytest.mark.parametrize("name", ["same", "two", "three"])
+def test_back_to_back_updates_of_one_word(config, name):
+    """Every input hammering the same few words, nothing stalling: each drain reads a
+    word the one or two before it are still writing."""
+    component = TensaurusMsu(**config)
+    rows = min(3, component.depth)
+    one = [[((r % rows), c, [i + 1 + 10 * k] * component.vlen)
+            for k, (r, c) in enumerate(pattern(name, i))] for i in range(component.inputs)]
+    alone = [items if i == 0 else [] for i, items in enumerate(one)]
+    run, _ = simulate(component, [alone, one], rows, seed_from_env(3), fast(component))
+    assert run.out == expected(component, [alone, one], [rows, rows])
+
+
+def test_two_runs_and_an_empty_one_start_from_zero():
+    """Out rows per run: 2, then 0 (nothing read, nothing cleared), then all; rows past a
+    run's out_rows are read in a later run; each run starts from zero."""
+    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    runs = [[[(0, 0, [1]), (3, 0, [2])], [(1, 0, [3])]],
+            [[(0, 0, [4])], [(0, 0, [5]), (1, 0, [6])]],
+            [[(2, 0, [7])], []]]
+    run, _ = simulate(component, runs, [2, 0, 4], seed_from_env(4), {"out": 0.5})
+    flat = [(r, g, lanes[0]) for r, g, lanes, _ in run.out]
+    assert flat[:4] == [(0, 0, 1), (0, 1, 0), (1, 0, 0), (1, 1, 3)]
+    assert flat[4:] == [(0, 0, 4), (0, 1, 5), (1, 0, 0), (1, 1, 6), (2, 0, 7), (2, 1, 0),
+                        (3, 0, 2), (3, 1, 0)]
+    assert [last for *_, last in run.out] == [0, 0, 0, 1] + [0] * 7 + [1]
+
+
+@pytest.mark.parametrize("tlen, cols", [(3, 1), (1, 2)])
+def test_drains_outside_the_buffer_are_dropped(tlen, cols):
+    """Rows at and past ``depth`` and a chunk past ``tlen`` (their addresses would wrap
+    onto rows inside) are taken and dropped."""
+    component = TensaurusMsu(rows=1, cols=cols, tlen=tlen, vlen=1, iw=4, acc_width=8,
+                             depth=4)
+    outside = [(r, 0, [1]) for r in (4, 5, 6, 15)] + [(0, 3, [1])] * (tlen == 3)
+    runs = [[[(1, 0, [2]), *outside, (1, 0, [3])]] + [outside] * (cols - 1)]
+    run, _ = simulate(component, runs, 4, seed_from_env(5), fast(component))
+    sums = [lanes[0] for _, _, lanes, _ in run.out]
+    assert sums == [0] * component.chunks + [5] + [0] * (3 * component.chunks - 1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_random_drains_with_backpressure(seed):
+    seed = seed_from_env(seed)
+    rng = random.Random(seed)
+    config = CONFIGS[seed % len(CONFIGS)] if seed % 2 else dict(
+        rows=2, cols=2, tlen=3, vlen=2, iw=5, acc_width=10, depth=6)
+    component = TensaurusMsu(**config)
+    first, second = rng.randrange(1, component.depth + 1), component.depth
+    runs = [workload(component, rng, rng.randrange(10, 40), first),
+            workload(component, rng, rng.randrange(10, 40), second)]
+    run, _ = simulate(component, runs, [first, second], seed, random_rates(component, rng))
+    assert run.out == expected(component, runs, [first, second])
+
+
+def test_drains_are_held_while_the_output_streams():
+    component = TensaurusMsu(rows=2, cols=1, tlen=1, vlen=1, iw=4, acc_width=8, depth=8)
+    runs = [[[(r, 0, [r])] * 3 for r in range(2)]] * 2
+    run, bench = simulate(component, runs, 8, seed_from_env(6), {"out": 0.4})
+    end_of_first = bench.sink.received[7][0]           # the first run's final chunk
+    for source in bench.sources:
+        cycles = [cycle for cycle, _ in source.accepted]
+        assert max(cycles[:4]) < end_of_first < min(cycles[4:])
+    assert run.out == expected(component, runs, [8, 8])
+
+
+# -- the arbiter and the rate ------------------------------------------------------------
+
+def test_round_robin_among_waiting_inputs():
+    """All inputs always offering: they take turns, one drain a cycle in all."""
+    component = TensaurusMsu(rows=2, cols=3, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    n, k = component.inputs, 12
+    runs = [[[(i % 4, 0, [1])] * k for i in range(n)]]
+    run, bench = simulate(component, runs, 4, seed_from_env(7), fast(component))
+    taken = sorted((cycle, i) for i, s in enumerate(bench.sources)
+                   for cycle, item in s.accepted)
+    order = [i for _, i in taken[:n * k]]
+    assert order == [t % n for t in range(n * k)]
+    cycles = [c for c, _ in taken]
+    assert cycles == list(range(cycles[0], cycles[0] + n * (k + 1)))
+    assert run.out == expected(component, runs, [4])
+
+
+def test_one_input_takes_a_drain_a_cycle():
+    """N drains from one input (not the one granted at reset) take N cycles; the output
+    follows 6 cycles after the last end is taken, one chunk a cycle."""
+    component = TensaurusMsu(rows=2, cols=2, tlen=2, vlen=2, iw=5, acc_width=16, depth=8)
+    n = 64
+    runs = [[[] for _ in range(3)] + [[(t % 8, t % 2, [t, -t]) for t in range(n)]]]
+    run, bench = simulate(component, runs, 8, seed_from_env(8), fast(component))
+    cycles = [cycle for cycle, _ in bench.sources[3].accepted]
+    assert cycles == list(range(cycles[0], cycles[0] + n + 1)), cycles
+    assert cycles[0] <= component.inputs - 1
+    ends = max(s.accepted[-1][0] for s in bench.sources)
+    out = [cycle for cycle, _ in bench.sink.received]
+    assert out == list(range(ends + 6, ends + 6 + 8 * component.chunks))
+    # The other inputs' ends on cycles 0-2, the drains and end on 3 .. n + 3, then the
+    # latency and the output.
+    assert run.cycles == (component.inputs - 1) + n + 6 + 8 * component.chunks
+    assert run.out == expected(component, runs, [8])
+
+
+# -- natively on Verilator -------------------------------------------------------------
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("config", [
+    dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40),
+    dict(rows=4, cols=4, tlen=1, vlen=1, iw=6, acc_width=12, depth=33)])
+def test_long_random_run_on_verilator(tmp_path, config):
+    seed = seed_from_env(9)
+    rng = random.Random(seed)
+    component = TensaurusMsu(**config)
+    runs = [workload(component, rng, 1500, component.depth, hot=6) for _ in range(2)]
+    run, _ = simulate(component, runs, component.depth, seed, random_rates(component, rng),
+                      "native", tmp_path)
+    assert run.out == expected(component, runs, [component.depth] * 2)
+
+
+# -- interface, parameters, Verilog ------------------------------------------------------
+
+def test_declares_the_named_signature():
+    msu = TensaurusMsu(rows=3, cols=2, tlen=5, vlen=3, iw=7, acc_width=20, depth=9)
+    assert dict(msu.signature.members) == dict(MsuSignature(3, 2, 7, 5, 3, 20).members)
+    assert msu.words == 9 * 5 * 2
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"rows": 0}, "rows"), ({"cols": 17}, "cols"), ({"tlen": 65}, "tlen"),
+    ({"vlen": 0}, "vlen"), ({"iw": 33}, "iw"), ({"acc_width": 1}, "acc_width"),
+    ({"depth": 0}, "depth"), ({"depth": (1 << 20) + 1}, "depth"), ({"rows": "two"}, "rows")])
+def test_parameter_errors_name_the_parameter(params, name):
+    with pytest.raises(ParameterError, match=name):
+        TensaurusMsu(**params)
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1},
+    {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1, "iw": 1, "acc_width": 2, "depth": 1},
+    {"rows": 2, "cols": 3, "tlen": 3, "vlen": 2, "iw": 8, "depth": 10},
+    {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tensaurus_msu", params) == ""
