@@ -701,7 +701,7 @@ class MintMergedSignature(wiring.Signature):
 
 
 class TensaurusKernel(enum.Enum, shape=1):
-    """What a Tensaurus PE does with a nonzero (Tensaurus Section 4.3).
+    """What a Tensaurus PE does with a nonzero (Tensaurus Section 5.2.4).
 
     - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
       end ``OSR += TSR * B[j]``, TSR cleared.
@@ -755,7 +755,7 @@ class ScratchpadPortSignature(wiring.Signature):
 
 
 class TensaurusPeSignature(wiring.Signature):
-    """A Tensaurus PE, seen from it (Section 4.3, Fig. 5b).
+    """A Tensaurus PE, seen from it (Section 5.2.4, Fig. 5b).
 
     - ``kernel`` (in, :class:`TensaurusKernel`): held while a stream runs.
     - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
@@ -785,7 +785,7 @@ def spm_fill_layout(iw, tlen, vlen, dw):
 
 
 class SpmSignature(wiring.Signature):
-    """A Tensaurus scratchpad (Section 4.2, Fig. 5a), seen from it: one per PE column.
+    """A Tensaurus scratchpad (Section 5.2.3, Fig. 5a), seen from it: one per PE column.
 
     - ``fill`` (stream in, :func:`spm_fill_layout`): the MLU's writes, one a cycle.
     - ``read_half`` (in): the half the PEs read; fills go to either half, and a fill
@@ -810,7 +810,7 @@ def msu_out_layout(iw, chunks, vlen, acc_width):
 
 
 class MsuSignature(wiring.Signature):
-    """A Tensaurus matrix store unit (Section 4.2), seen from it.
+    """A Tensaurus matrix store unit (Section 5.2.5), seen from it.
 
     - ``drains`` (``rows x cols`` streams in, :func:`pe_drain_layout`): PE ``(r, q)``'s
       drains at index ``r * cols + q``; its chunk ``t`` is the row's chunk ``t * cols +
@@ -855,7 +855,7 @@ def ciss_entry_layout(pes, dw, iw, order=3):
 
 
 class TluSignature(wiring.Signature):
-    """A Tensaurus tensor load unit (Section 4.2), seen from it.
+    """A Tensaurus tensor load unit (Section 5.2.1), seen from it.
 
     - ``start`` (stream in): ``{base, count}``, a CISS stream of ``count`` entries at
       ``base``; taken when the previous one has been sent whole.
@@ -883,7 +883,7 @@ def mlu_start_layout(iw, addr_width):
 
 
 class MluSignature(wiring.Signature):
-    """A Tensaurus matrix load unit (Section 4.2), seen from it.
+    """A Tensaurus matrix load unit (Section 5.2.2), seen from it.
 
     - ``start`` (stream in, :func:`mlu_start_layout`): taken once the previous load has
       been written whole.
@@ -898,4 +898,41 @@ class MluSignature(wiring.Signature):
             "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
             "mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
             "fills": Out(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))).array(cols),
+        })
+
+
+def tensaurus_job_layout(iw, addr_width):
+    """A Tensaurus run: the CISS stream (``entries`` at ``tensor_base``), the operand
+    matrices as :func:`mlu_start_layout` says, and the output's rows."""
+    return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
+                              **{name: field.shape for name, field in
+                                 mlu_start_layout(iw, addr_width)},
+                              "out_rows": iw + 1})
+
+
+class TensaurusSignature(wiring.Signature):
+    """The Tensaurus accelerator (Section 5, Fig. 5a), seen from it.
+
+    - ``kernel`` (in, :class:`TensaurusKernel`): held while a run goes.
+    - ``start`` (stream in, :func:`tensaurus_job_layout`): a run; taken when the
+      previous run's output has left.
+    - ``tensor_mem`` (out, :class:`TaggedMemoryPortSignature`): the TLU's CISS reads.
+    - ``matrix_mem`` (out, :class:`MemoryPortSignature`): the MLU's chunk reads.
+    - ``out`` (stream out, :func:`msu_out_layout`): the output, row by row.
+    - ``stats`` (stream out): after each run's output, its cycles loading the matrices
+      (``load_cycles``) and from then on to its output's end (``compute_cycles``); the
+      next run starts once it is taken.
+    """
+
+    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width):
+        entry = ciss_entry_layout(rows, dw, iw, order)
+        super().__init__({
+            "kernel": In(TensaurusKernel),
+            "start": In(stream.Signature(tensaurus_job_layout(iw, addr_width))),
+            "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
+                                                        ceil_log2(tags))),
+            "matrix_mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
+            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
+            "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
+                                                             "compute_cycles": 32}))),
         })

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The Tensaurus matrix load unit (Tensaurus Section 4.2, Fig. 5a): reads the dense
+"""The Tensaurus matrix load unit (Tensaurus Section 5.2.2, Fig. 5a): reads the dense
 operand matrices chunk by chunk and writes each chunk into the scratchpad of the PE
 column that computes it.
 

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""A Tensaurus processing element (Tensaurus Section 4.3, Fig. 5b): VVMUL and VVADD over
+"""A Tensaurus processing element (Tensaurus Section 5.2.4, Fig. 5b): VVMUL and VVADD over
 VLEN lanes, a TSR and an OSR of TLEN shift registers each, and the control of the SF³
 pattern for SpMTTKRP and SpMM (and their dense and vector forms).
 

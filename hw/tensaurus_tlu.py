@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The Tensaurus tensor load unit (Tensaurus Section 4.2, Fig. 5a): reads a CISS stream
+"""The Tensaurus tensor load unit (Tensaurus Section 5.2.1, Fig. 5a): reads a CISS stream
 one entry a cycle from a memory that answers out of order, and hands lane ``p`` of each
 entry, in order, to row ``p`` of the PE array.
 

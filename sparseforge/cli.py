@@ -120,6 +120,11 @@ def bench():
     """Benchmarks: our measured figures beside the papers' claims."""
 
 
+@cli.group(cls=_Discovered, package="sparseforge.run")
+def run():
+    """Workloads through a generated accelerator, simulated on Verilator."""
+
+
 def main(argv=None):
     """Run the command line: every error a user can cause is one line on stderr, exit 2."""
     try:

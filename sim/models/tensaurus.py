@@ -1,4 +1,4 @@
-"""Behavioural model of a Tensaurus PE (Tensaurus Section 4.3, Fig. 5b): from its CISS
+"""Behavioural model of a Tensaurus PE (Tensaurus Section 5.2.4, Fig. 5b): from its CISS
 lane, the scratchpad reads it makes and the OSR entries it drains.
 
 A PE keeps ``tlen`` chunks of ``vlen`` lanes in each of its shift registers: the TSR

@@ -1,0 +1,151 @@
+# amaranth: UnusedElaboratable=no
+"""Tensaurus (Section 5, Fig. 5a): an ``rows x cols`` array of PEs fed by a TLU and
+scratchpads, its results gathered by an MSU, wired only through the units' interfaces.
+
+A run loads the operand matrices (the MLU into every column's scratchpad), then streams
+the tensor (the TLU hands lane ``p`` of each CISS entry to PE row ``p``; each PE passes
+it on to the next of its row, systolically), and ends when the MSU has sent the output.
+PE ``(p, q)`` reads its column's scratchpad through port ``p`` and drains into the
+MSU's input ``p * cols + q``; chunk ``t`` of PE column ``q`` is the row's chunk ``t *
+cols + q``, in the scratchpads and in the output alike.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+
+from ...params import Param, check_params
+from ...registry import block
+from ..interfaces import TensaurusSignature
+from ..tensaurus_mlu import TensaurusMlu
+from ..tensaurus_msu import TensaurusMsu
+from ..tensaurus_pe import TensaurusPe
+from ..tensaurus_spm import TensaurusSpm
+from ..tensaurus_tlu import TensaurusTlu
+
+
+@block("tensaurus")
+class Tensaurus(wiring.Component):
+    """The Tensaurus accelerator: TLU, MLU, scratchpads, an ``rows x cols`` PE array and
+    the MSU.
+
+    Parameters
+    ----------
+    rows, cols : the PE array (r x c); CISS entries have ``rows`` lanes.
+    vlen, tlen : each PE's lanes and chunks: a matrix row has ``R = tlen * cols * vlen``
+        values.
+    dw, iw, acc_width : bits of a value, an index and an accumulator.
+    order : 3 for tensors (SpMTTKRP and SpMM kernels), 2 for matrices (SpMM, SpMV).
+    tags : the TLU's reads in flight.
+    banks : banks of each scratchpad.
+    spm_rows : matrix rows each scratchpad holds per operand.
+    out_rows : output rows the MSU holds.
+    addr_width : bits of a memory address.
+
+    Members
+    -------
+    kernel, start, tensor_mem, matrix_mem, out, stats
+        As :class:`~sparseforge.hw.interfaces.TensaurusSignature` says.
+
+    Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
+    MLU one chunk a cycle while loading; the TLU one entry a cycle.
+    """
+
+    PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
+              Param("vlen", 2, 1, 16, "lanes of each PE (VLEN)"),
+              Param("tlen", 2, 1, 64, "chunks of each PE's shift registers (TLEN)"),
+              Param("dw", 16, 2, 32, "bits of a value"), Param("iw", 16, 1, 32, "bits of an index"),
+              Param("acc_width", 32, 2, 64, "bits of an accumulator"),
+              Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
+              Param("tags", 8, 2, 256, "TLU reads in flight", pow2=True),
+              Param("banks", 2, 1, 16, "banks of each scratchpad", pow2=True),
+              Param("spm_rows", 64, 1, 1 << 16, "matrix rows a scratchpad holds per operand"),
+              Param("out_rows", 64, 1, 1 << 20, "output rows the MSU holds"),
+              Param("addr_width", 24, 1, 40, "bits of a memory address"))
+    REPORT = ({"spm_rows": 64, "out_rows": 64},)
+
+    def __init__(self, rows=2, cols=2, vlen=2, tlen=2, dw=16, iw=16, acc_width=32, order=3,
+                 tags=8, banks=2, spm_rows=64, out_rows=64, addr_width=24):
+        v = check_params(self.PARAMS, {
+            "rows": rows, "cols": cols, "vlen": vlen, "tlen": tlen, "dw": dw, "iw": iw,
+            "acc_width": acc_width, "order": order, "tags": tags, "banks": banks,
+            "spm_rows": spm_rows, "out_rows": out_rows, "addr_width": addr_width})
+        for name, value in v.items():
+            setattr(self, name, value)
+        r, c = self.rows, self.cols
+        self.tlu = TensaurusTlu(pes=r, dw=dw, iw=iw, order=order, tags=tags,
+                                addr_width=addr_width)
+        self.mlu = TensaurusMlu(cols=c, tlen=tlen, vlen=vlen, dw=dw, iw=iw,
+                                addr_width=addr_width)
+        self.spms = [TensaurusSpm(ports=r, banks=banks, rows=spm_rows, tlen=tlen, vlen=vlen,
+                                  dw=dw, iw=iw) for _ in range(c)]
+        # Each PE keeps enough operations in flight to cover its scratchpad's round trip.
+        self.pes = [[TensaurusPe(vlen=vlen, tlen=tlen, dw=dw, iw=iw, acc_width=acc_width,
+                                 order=order, queue=self.spms[0].latency + 2)
+                     for _ in range(c)] for _ in range(r)]
+        self.msu = TensaurusMsu(rows=r, cols=c, tlen=tlen, vlen=vlen, iw=iw,
+                                acc_width=acc_width, depth=out_rows)
+        super().__init__(TensaurusSignature(r, c, vlen, tlen, dw, iw, acc_width, order, tags,
+                                            addr_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        tlu, mlu, msu = self.tlu, self.mlu, self.msu
+        m.submodules.tlu, m.submodules.mlu, m.submodules.msu = tlu, mlu, msu
+        wiring.connect(m, wiring.flipped(self.tensor_mem), tlu.mem)
+        wiring.connect(m, wiring.flipped(self.matrix_mem), mlu.mem)
+        wiring.connect(m, msu.out, wiring.flipped(self.out))
+        for q, spm in enumerate(self.spms):
+            m.submodules[f"spm{q}"] = spm
+            wiring.connect(m, mlu.fills[q], spm.fill)
+            m.d.comb += spm.read_half.eq(0)
+        for p, row in enumerate(self.pes):
+            wiring.connect(m, tlu.lanes[p], row[0].lane)
+            for q, pe in enumerate(row):
+                m.submodules[f"pe{p}_{q}"] = pe
+                m.d.comb += pe.kernel.eq(self.kernel)
+                wiring.connect(m, pe.spm, self.spms[q].ports[p])
+                wiring.connect(m, pe.drain, msu.drains[p * self.cols + q])
+                if q + 1 < self.cols:
+                    wiring.connect(m, pe.forward, row[q + 1].lane)
+                else:
+                    m.d.comb += pe.forward.ready.eq(1)
+        self._control(m)
+        return m
+
+    def _control(self, m):
+        """A run: load the matrices, then stream the tensor; done when the output has left."""
+        tlu, mlu, msu = self.tlu, self.mlu, self.msu
+        job = Signal(self.start.payload.shape())
+        busy, loading, loaded, streaming = Signal(), Signal(), Signal(), Signal()
+        stats = self.stats
+        load_cycles, compute_cycles = Signal(32), Signal(32)
+        m.d.comb += [self.start.ready.eq(~busy & ~stats.valid), msu.out_rows.eq(job.out_rows),
+                     stats.payload.load_cycles.eq(load_cycles),
+                     stats.payload.compute_cycles.eq(compute_cycles)]
+        with m.If(busy & ~loaded):
+            m.d.sync += load_cycles.eq(load_cycles + 1)
+        with m.If(busy & loaded):
+            m.d.sync += compute_cycles.eq(compute_cycles + 1)
+        with m.If(stats.ready):
+            m.d.sync += stats.valid.eq(0)
+        with m.If(self.start.valid & self.start.ready):
+            m.d.sync += [job.eq(self.start.payload), busy.eq(1), loading.eq(1),
+                         loaded.eq(0), streaming.eq(0), load_cycles.eq(0),
+                         compute_cycles.eq(0)]
+
+        m.d.comb += [mlu.start.valid.eq(loading), mlu.start.payload.base0.eq(job.base0),
+                     mlu.start.payload.rows0.eq(job.rows0),
+                     mlu.start.payload.base1.eq(job.base1),
+                     mlu.start.payload.rows1.eq(job.rows1)]
+        with m.If(mlu.start.valid & mlu.start.ready):
+            m.d.sync += loading.eq(0)
+        # The MLU takes a start only once its previous load has left whole.
+        with m.If(busy & ~loading & ~loaded & mlu.start.ready):
+            m.d.sync += [loaded.eq(1), streaming.eq(1)]
+
+        m.d.comb += [tlu.start.valid.eq(streaming), tlu.start.payload.base.eq(job.tensor_base),
+                     tlu.start.payload.count.eq(job.entries)]
+        with m.If(tlu.start.valid & tlu.start.ready):
+            m.d.sync += streaming.eq(0)
+        with m.If(self.out.valid & self.out.ready & self.out.payload.last):
+            m.d.sync += [busy.eq(0), stats.valid.eq(1)]

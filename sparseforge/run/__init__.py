@@ -1,0 +1,2 @@
+"""``sparseforge run``: a workload through a generated accelerator, simulated natively on
+Verilator, one accelerator per module."""

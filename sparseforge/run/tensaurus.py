@@ -1,0 +1,111 @@
+"""``sparseforge run tensaurus``: a tensor kernel through the generated Tensaurus RTL.
+
+Plans the run (:func:`sparseforge.sw.tensaurus_job.plan`: the CISS stream, the padded
+factors, the golden output), builds the accelerator for it, simulates it natively on
+Verilator with the memories answering at random (the tensor's out of order), writes the
+output, and reports its cycles, its MAC utilization and its place under the roofline
+(Fig. 7). The output must equal the golden kernel's exactly; a difference is a hardware
+fault, reported and exit 1.
+"""
+
+from pathlib import Path
+
+import click
+import numpy as np
+
+from sparseforge.cli import emit, json_option, read_input, seed_option
+from sparseforge.errors import ParameterError
+from sparseforge.sw.formats import read_matrix, read_tensor
+from sparseforge.sw.tensaurus_job import DENSE, KERNELS, plan, roofline
+from sparseforge.tools import status
+
+
+def _array(text):
+    rows, _, cols = text.lower().partition("x")
+    try:
+        r, c = int(rows), int(cols)
+    except ValueError:
+        raise ParameterError(f"--pes {text}: expected RxC, e.g. 2x2") from None
+    if not (1 <= r <= 16 and 1 <= c <= 16):
+        raise ParameterError(f"--pes {text}: rows and columns from 1 to 16")
+    return r, c
+
+
+def _operand(path, kernel):
+    path = str(path)
+    if path.lower().endswith(".npy"):
+        array = _npy(path)
+        if kernel in DENSE:
+            return array
+        raise ParameterError(f"{path}: {kernel} takes a sparse operand (.tns, .mtx, .npz)")
+    if kernel in DENSE:
+        raise ParameterError(f"{path}: {kernel} takes a dense operand (.npy)")
+    if path.lower().endswith((".tns", ".tns.gz")):
+        return read_tensor(path)
+    return read_matrix(path)
+
+
+def _npy(path):
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"{path}: not a readable .npy array ({exc})") from None
+
+
+def _human(r):
+    click.echo(f"{r['kernel']} on {r['input']}: {r['pes']} PEs x {r['vlen']} lanes, rank "
+               f"{r['rank']} as tlen={r['tlen']}; {r['nnz']} nonzeros in {r['entries']} CISS "
+               f"entries")
+    click.echo(f"  cycles       {r['cycles']:,} ({r['load_cycles']:,} loading the matrices, "
+               f"{r['compute_cycles']:,} computing)")
+    click.echo(f"  utilization  {r['utilization']:.1%} of the MAC-cycles computing, "
+               f"{r['utilization_with_loading']:.1%} with the loading")
+    click.echo(f"  roofline     {r['intensity_ops_per_byte']:.2f} ops/byte; "
+               f"{r['ops_per_cycle']:.2f} of a peak {r['peak_ops_per_cycle']} ops/cycle")
+    click.echo(f"  output       {r['out']}: equal to the golden kernel")
+
+
+@click.command("tensaurus")
+@click.option("--kernel", type=click.Choice(list(KERNELS)), required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--factors", "factor", required=True, type=click.Path(dir_okay=False),
+              help="B.npy (then C.npy for the MTTKRP kernels, as the next argument).")
+@click.option("--pes", default="2x2", show_default=True, help="The PE array, RxC.")
+@click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the output (.npy).")
+@click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
+              show_default=True,
+              help="The chance a memory answers on a cycle (the tensor's out of order).")
+@seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
+@json_option
+def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
+    """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``."""
+    from sparseforge.hw.compose.tensaurus import Tensaurus
+    from sparseforge.tb.tensaurus import params_for, simulate
+
+    rows, cols = _array(pes)
+    tensor_path, *more = paths
+    factors = [_npy(p) for p in (factor, *more)]
+    operand = read_input(tensor_path, lambda p: _operand(p, kernel))
+    job = plan(kernel, operand, factors, rows, cols, vlen)
+    params = params_for(job)
+    status(f"run tensaurus: {job.ciss.nnz:,} nonzeros on {rows}x{cols} PEs, simulating...")
+    component = Tensaurus(**params)
+    rates = {"start": 1.0, "tensor": memory_rate, "matrix": memory_rate, "out": 1.0}
+    result = simulate(component, job, seed, rates)
+    if not np.array_equal(result.output, job.golden):
+        bad = np.argwhere(result.output != job.golden)[0]
+        raise click.ClickException(f"hardware fault: output{tuple(bad)} is "
+                                   f"{result.output[tuple(bad)]}, the golden kernel's "
+                                   f"{job.golden[tuple(bad)]} (replay with --seed {seed})")
+    np.save(Path(out), result.output)
+    entry_bits = job.ciss.wire.entry_width
+    figures = roofline(job, result.cycles, result.compute_cycles, entry_bits,
+                       vlen * job.ciss.wire.dw)
+    emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
+          "rank": job.rank, "tlen": job.tlen, "nnz": job.ciss.nnz,
+          "entries": job.ciss.entries, "cycles": result.cycles,
+          "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
+          "memory_rate": memory_rate, "out": out,
+          "equal_to_golden": True, "params": params, **figures}, as_json, _human)

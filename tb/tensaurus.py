@@ -1,0 +1,111 @@
+# amaranth: UnusedElaboratable=no
+"""Testbench of the Tensaurus accelerator (``tensaurus``): a :class:`~sparseforge.sw.
+tensaurus_job.Job` from memory images to the output.
+
+The CISS stream sits in a memory that answers the TLU out of order
+(:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices in one that answers the MLU
+in order after a random latency (:func:`sparseforge.tb.tensaurus_mlu.load`); the output
+is taken at random. Every read is checked against the addresses the run must make and
+the output is rebuilt from what the MSU sent. Nothing is driven from Python per cycle
+but the streams' coins, so it runs natively on Verilator at its speed.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hw.interfaces import TensaurusKernel
+from ..sim.runners import pysim
+from . import native
+from .streams import Bench, Static
+from .tensaurus_mlu import load
+from .tensaurus_tlu import memory
+
+RATE = 0.7
+MODES = {"mttkrp": TensaurusKernel.MTTKRP, "mm": TensaurusKernel.MM}
+
+
+@dataclass(frozen=True)
+class TensaurusRun:
+    cycles: int
+    load_cycles: int        # the accelerator's count: loading the matrices
+    compute_cycles: int     # and from then on to the output's end
+    output: np.ndarray      # out_rows x rank, as the MSU sent it
+
+
+def params_for(job, iw=None):
+    """The accelerator ``run tensaurus`` builds for ``job``: its array, and scratchpads and
+    an output buffer rounded up to powers of two (so few distinct builds)."""
+    def up(n):
+        return 1 << max(0, int(n) - 1).bit_length()
+    largest = max([*job.ciss.shape, 2])
+    return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
+            "dw": job.ciss.wire.dw, "iw": iw or job.ciss.wire.iw, "acc_width": job.acc_width,
+            "order": 3 if job.mode == "mttkrp" else 2,
+            "spm_rows": up(max(m.shape[0] for m in job.mats)), "out_rows": up(job.out_rows),
+            "addr_width": max(16, int(largest * 64).bit_length())}
+
+
+class TensaurusBench(Bench):
+    """``job`` through ``component``; the tensor memory answers out of order within
+    ``window`` reads (default: the TLU's tags)."""
+
+    def __init__(self, component, job, seed, rates=None, window=None):
+        super().__init__(component, seed)
+        rates = {**dict.fromkeys(("start", "tensor", "matrix", "out"), RATE), **(rates or {})}
+        tags = component.tags
+        _, self.tensor_reads, responses, after = memory(
+            [job.ciss], tags, window or tags, np.random.default_rng(seed))
+        start, words, self.matrix_reads = load(job.mats, component.vlen, component.dw)
+        self.job = job
+        self.chunks = component.tlen * component.cols
+        n = len(words)
+        job_item = {"tensor_base": 0, "entries": job.ciss.entries, **start,
+                    "out_rows": job.out_rows}
+        self.sources = [
+            self.source_on("start", [job_item], rates["start"]),
+            self.source_on("tensor_mem__response", responses, rates["tensor"],
+                           after={"tensor_mem__request": after}),
+            self.source_on("matrix_mem__response", words, rates["matrix"],
+                           after={"matrix_mem__request": np.arange(1, n + 1)})]
+        self.sinks = [self.sink_on("tensor_mem__request", rates["tensor"],
+                                   len(self.tensor_reads)),
+                      self.sink_on("matrix_mem__request", rates["matrix"], n),
+                      self.sink_on("out", rates["out"], job.out_rows * self.chunks)]
+        self.sinks.append(self.sink_on("stats", rates["out"], 1))
+        self.drivers = [Static("kernel", MODES[job.mode].value), *self.sources, *self.sinks]
+
+    def finished(self):
+        return all(len(s.received) == s.expected for s in self.sinks)
+
+    def result(self):
+        return self.rebuild(self.cycle, {s.name: [v for _, v in s.received] for s in self.sinks})
+
+    def rebuild(self, cycles, outputs):
+        """The :class:`TensaurusRun` of what the sinks took, every read checked."""
+        got = [int(a) for a in outputs["matrix_mem__request"]]
+        if got != self.matrix_reads:
+            raise AssertionError("matrix_mem: the MLU's reads are not the matrices' chunks "
+                                 "in order")
+        if list(outputs["tensor_mem__request"]) != self.tensor_reads:
+            raise AssertionError("tensor_mem: the TLU's reads are not the entries in order")
+        job, vlen, out = self.job, self.component.vlen, outputs["out"]
+        y = np.zeros((job.out_rows, self.chunks * vlen), dtype=np.int64)
+        for n, item in enumerate(out):
+            row, chunk = divmod(n, self.chunks)
+            if (item["row"], item["chunk"], item["last"]) != (row, chunk, n == len(out) - 1):
+                raise AssertionError(f"out item {n}: row {item['row']} chunk {item['chunk']} "
+                                     f"last {item['last']}, expected row {row} chunk {chunk}")
+            y[row, chunk * vlen:(chunk + 1) * vlen] = item["lanes"]
+        (stats,) = outputs["stats"]
+        return TensaurusRun(cycles, stats["load_cycles"], stats["compute_cycles"],
+                            y[:, :job.rank])
+
+
+def simulate(component, job, seed, rates=None, engine="native", work_dir=None, window=None):
+    """The :class:`TensaurusRun` of ``job`` through ``component``."""
+    bench = TensaurusBench(component, job, seed, rates, window)
+    if engine == "native":
+        done = native.run(bench, work_dir=work_dir)
+        return bench.rebuild(done.cycles, done.outputs)
+    return pysim(bench)

@@ -1,0 +1,134 @@
+# amaranth: UnusedElaboratable=no
+"""The Tensaurus accelerator end to end: the run's plan, then the RTL (TLU, MLU,
+scratchpads, the PE array and the MSU wired through their interfaces) against the
+golden kernels, with the tensor's memory answering out of order and every stream
+stalled at random; directed on Amaranth's simulator, real tensors and matrices
+natively on Verilator, and ``sparseforge run tensaurus``."""
+
+import json
+
+import numpy as np
+import pytest
+
+from sparseforge.cli import main
+from sparseforge.errors import ParameterError
+from sparseforge.hw.compose.tensaurus import Tensaurus
+from sparseforge.sim.models import tensaurus as model
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
+from sparseforge.sw.tensaurus_job import plan
+from sparseforge.tb.tensaurus import params_for, simulate
+from sparseforge.tb.tensaurus_pe import lane_items, model_items
+
+STALLS = {"start": 1.0, "tensor": 0.5, "matrix": 0.6, "out": 0.4}
+
+# Fig. 3a's shape, filled so that CISS hands slices 0 and 3 to PE0 and 1 and 2 to PE1,
+# as Figs. 3d, 4 and 6 show.
+FIG3 = Tensor(np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 0], [2, 0, 1], [3, 0, 0],
+                        [3, 1, 0]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
+
+
+def factors(shape, rank, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-9, 10, (n, rank)) for n in shape[1:]]
+
+
+def run(job, seed, rates=None, engine="pysim", work_dir=None, **params):
+    component = Tensaurus(**{**params_for(job), **params})
+    return simulate(component, job, seed, rates, engine, work_dir)
+
+
+def test_fig6_spmttkrp_on_a_2x2_array():
+    """Fig. 6: SpMTTKRP of the Fig. 3a tensor on 2x2 PEs of VLEN 1, rank 2: PE0's slices
+    (0, 3) run on PE00 and PE01, one column of the rank each; PE1's (1, 2) on PE10 and
+    PE11. Each PE does Fig. 6b's operations in its order (C rows per nonzero, a B row
+    at each fiber's end, a drain per slice); the output is the golden kernel's."""
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1)
+    assert job.tlen == 1
+    assert [job.ciss.slices[job.ciss.pe == p].tolist() for p in (0, 1)] == [[0, 3], [1, 2]]
+    for p, reads in ((0, [(0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 0),
+                          (1, 0, 0), (0, 0, 0), (1, 1, 0)]),
+                     (1, [(0, 0, 0), (1, 1, 0), (0, 1, 0), (1, 0, 0)])):
+        trace = model.pe(model_items(job.ciss, lane_items(job.ciss, p)), model.MTTKRP, 1, 1,
+                         lambda o, r, t: [0], 32, job.ciss.wire.idle)
+        assert trace.requests == reads, p
+        assert [d[0] for d in trace.drains] == job.ciss.slices[job.ciss.pe == p].tolist()
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        got = run(job, seed, rates)
+        assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+@pytest.mark.parametrize("rows, cols, vlen, rank", [(1, 1, 1, 1), (2, 3, 2, 5), (3, 2, 4, 8)])
+def test_directed_arrays_spmttkrp_and_spmm(rows, cols, vlen, rank):
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, rank, rank), rows, cols, vlen)
+    assert np.array_equal(run(job, seed_from_env(rank), STALLS).output, job.golden)
+    matrix = Tensor(np.array([[0, 1], [0, 3], [2, 0], [3, 3], [5, 2]]), np.array([4, -2, 7, 1,
+                                                                                  3]), (6, 4))
+    job = plan("spmm", matrix, factors(matrix.shape, rank, rank + 1), rows, cols, vlen)
+    assert np.array_equal(run(job, seed_from_env(rank + 1), STALLS).output, job.golden)
+
+
+def test_plan_refuses_what_the_hardware_cannot_run():
+    with pytest.raises(ParameterError, match="SpTTMc"):
+        plan("spttmc", FIG3, factors(FIG3.shape, 2, 0))
+    with pytest.raises(ParameterError, match="integers"):
+        plan("spmttkrp", Tensor(FIG3.coords, FIG3.values + 0.5, FIG3.shape),
+             factors(FIG3.shape, 2, 0))
+    with pytest.raises(ParameterError, match="factor 1 is"):
+        plan("spmttkrp", FIG3, [np.ones((2, 2), int), np.ones((3, 2), int)])
+    with pytest.raises(ParameterError, match="16-bit"):
+        plan("spmttkrp", FIG3, [np.full((2, 2), 40000), np.ones((2, 2), int)])
+    with pytest.raises(ParameterError, match="3-mode"):
+        plan("spmttkrp", Tensor(FIG3.coords[:, :2], FIG3.values, (4, 2)), [np.ones((2, 2))])
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("kernel, name", [
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
+    ("spmm", "matrices/suitesparse/494_bus.mtx"),
+    ("spmv", "matrices/pypi/nx_karate_club.mtx")])
+def test_real_data_on_verilator(shared_data, tmp_path, kernel, name):
+    path = shared_data / name
+    rng = np.random.default_rng(7)
+    if kernel == "spmttkrp":
+        operand = read_tensor(path)         # counts: integers already
+    else:                                   # the pattern, with small integer values
+        operand = read_matrix(path).tocsr()
+        operand.data = rng.integers(1, 10, operand.nnz) * rng.choice([-1, 1], operand.nnz)
+    shape = operand.shape
+    rank = 1 if kernel == "spmv" else 6
+    mats = [rng.integers(-20, 21, (n, rank)) for n in shape[1:]]
+    if kernel == "spmv":
+        mats = [mats[0][:, 0]]
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2)
+    got = run(job, seed_from_env(9), STALLS, "native", tmp_path)
+    assert np.array_equal(got.output, job.golden)
+
+
+@pytest.mark.verilator
+def test_run_tensaurus_command(shared_data, tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    tensor = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
+    shape = read_tensor(tensor).shape
+    b, c, out = tmp_path / "b.npy", tmp_path / "c.npy", tmp_path / "y.npy"
+    np.save(b, rng.integers(-5, 6, (shape[1], 4)))
+    np.save(c, rng.integers(-5, 6, (shape[2], 4)))
+    main(["run", "tensaurus", "--kernel", "spmttkrp", str(tensor), "--factors", str(b), str(c),
+          "--pes", "2x2", "--vlen", "2", "--out", str(out), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["equal_to_golden"] and result["cycles"] > 0
+    assert 0 < result["utilization"] <= 1
+    job = plan("spmttkrp", read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2)
+    assert np.array_equal(np.load(out), job.golden)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kernel", "spmm", "X.tns", "--factors", "b.npy", "--out", "y.npy", "--pes", "2y2"],
+     "--pes 2y2"),
+    (["--kernel", "spttmc", "X.tns", "--factors", "b.npy", "--out", "y.npy"], "spttmc"),
+])
+def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "tensaurus", *args])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and err.count("\n") == 1
