@@ -132,3 +132,24 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
         main(["run", "tensaurus", *args])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and message in err and err.count("\n") == 1
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("kernel, name, pes", [
+    ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", "3x2"),
+    ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
+    ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
+def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes):
+    rows, cols = map(int, pes.split("x"))
+    rng = np.random.default_rng(len(name))
+    if kernel == "spmttkrp":
+        operand = read_tensor(shared_data / name)
+    else:
+        operand = read_matrix(shared_data / name).tocsr()
+        operand.data = rng.integers(1, 10, operand.nnz) * rng.choice([-1, 1], operand.nnz)
+    mats = [rng.integers(-20, 21, (n, 5)) for n in operand.shape[1:]]
+    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2)
+    rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
+    got = run(job, 31, rates, "native", tmp_path)
+    assert np.array_equal(got.output, job.golden)

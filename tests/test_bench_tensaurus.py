@@ -1,0 +1,20 @@
+"""``sparseforge bench tensaurus --quick``: the RTL's results equal the golden kernels and
+the figures the bench prints are there and sane."""
+
+import json
+
+from sparseforge.cli import main
+
+
+def test_bench_tensaurus_quick(shared_data, capsys):
+    main(["bench", "tensaurus", "--quick", "--json"])
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 1 and "error" not in err
+    rows = json.loads(out)["workloads"]
+    assert {r["kernel"] for r in rows} == {"spmttkrp", "spmm"}
+    for r in rows:
+        assert r["equal_to_golden"]
+        counted = r["load_cycles"] + r["compute_cycles"]     # the accelerator's own count
+        assert counted <= r["cycles"] <= counted + 10
+        assert 0 < r["utilization"] <= 1 and 0 < r["of_attainable"] <= 1
+        assert r["ops_per_compute_cycle"] <= r["peak_ops_per_cycle"]
