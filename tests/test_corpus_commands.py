@@ -25,6 +25,7 @@ COMMANDS = {
     "sage": ["sage", "{file}", "--json"],
     "convert": ["convert", "{file}", "--to", "csc", "-o", "{out}", "--json"],
     "ciss": ["ciss", "{file}", "--pes", "4", "-o", "{out}", "--json"],
+    "hyte": ["hyte", "{file}", "--buffer-kb", "64", "--json"],
 }
 
 
