@@ -66,15 +66,17 @@ def exact_eff_mac(a, b):
 def exact_nnz_ctk(a, b, sizes=None):
     """``{T_k: sum_t nnz(A[:, t] B[t, :])}`` for each tile size, by scipy's SpGEMM: the
     k-tiles' products stacked as row blocks of one product (A's row ``i`` of tile ``t``
-    becomes row ``t I + i``)."""
+    becomes a row of its own; only the rows that hold entries, so memory follows the
+    nonzeros)."""
     check_pair(a, b)
     a = _pattern(a, "csr").tocoo()
     b = _pattern(b, "csr")
     out = {}
     for size in sizes or tile_sizes(a.shape[1]):
-        tiles = -(-a.shape[1] // size)
-        rows = a.row.astype(np.int64) + (a.col.astype(np.int64) // size) * a.shape[0]
-        stacked = sp.csr_array((a.data, (rows, a.col)), shape=(a.shape[0] * tiles, a.shape[1]))
+        key = (a.col.astype(np.int64) // size) * a.shape[0] + a.row
+        _, rows = np.unique(key, return_inverse=True)
+        stacked = sp.csr_array((a.data, (rows.ravel(), a.col)),
+                               shape=(int(rows.max(initial=-1)) + 1, a.shape[1]))
         out[size] = int((stacked @ b).nnz)
     return out
 
