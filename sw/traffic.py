@@ -32,6 +32,12 @@ Model of Z[m,n] = sum_k A[m,k] · B[k,n]
 The paper's Fig. 9(a) measures "the DRAM traffic of streaming bumped data
 through the Tailors relative to the baseline DRAM traffic assuming the same
 tiling and an infinitely large buffer": :attr:`Traffic.streaming_overhead`.
+
+Traversals ``r``: in the paper the global buffer feeds many PE buffers, and
+bumped data is fetched from the parent for every use (HYTE Sections 5.2 and
+6.2): each A tile traverses a resident B tile ``r`` times, once per child tile
+it is cut into. ``traversals = r`` charges the bumped part ``r`` times per
+pass; ``r = 1`` (one traversal, as ExTensor's single level) is a lower bound.
 """
 
 from dataclasses import dataclass
@@ -94,7 +100,7 @@ class Traffic:
         return (self.b_tailors - self.b_fills) / self.baseline
 
 
-def spmspm_traffic(a, b, a_tile, b_tile, buffer):
+def spmspm_traffic(a, b, a_tile, b_tile, buffer, traversals=1):
     """DRAM traffic of Z = A·B with A tiles ``(tm, tk)``, B tiles ``(tk, tn)`` and ``buffer``.
 
     Parameters
@@ -102,7 +108,10 @@ def spmspm_traffic(a, b, a_tile, b_tile, buffer):
     a, b : :class:`~sparseforge.sw.occupancy.Pattern` of the operands.
     a_tile, b_tile : tile shapes; they must share the k range ``tk``.
     buffer : capacity D of the buffer holding a B tile, in nonzeros.
+    traversals : r, traversals of a resident B tile per A tile (1: a lower bound).
     """
+    if isinstance(traversals, bool) or not isinstance(traversals, int) or traversals < 1:
+        raise ParameterError(f"traversals={traversals!r}: expected a positive integer")
     if a.shape[1] != b.shape[0]:
         raise ParameterError(f"Z = A·B needs A's columns to match B's rows: {a.shape} · {b.shape}")
     if a_tile[1] != b_tile[0]:
@@ -124,7 +133,7 @@ def spmspm_traffic(a, b, a_tile, b_tile, buffer):
     n_ranges_used = int(np.count_nonzero(first_of_runs(n_cols)))
     used = passes > 0
     size = occ.counts[used]
-    passes = passes[used]
+    passes = passes[used] * traversals
     buffets, tailors = tile_transfers(size, buffer, 0, passes)   # F negligible next to D
     return Traffic(a_stream=n_ranges_used * a.nnz, b_fills=int(size.sum()),
                    b_tailors=int(tailors.sum()), b_buffets=int(buffets.sum()))

@@ -240,3 +240,5 @@ def test_bench_quick(shared_data):
     assert summary["time_ratio"] > 1
     assert summary["traffic_p_over_n"] < 1 and summary["traffic_ob_over_p"] < 1
     assert out["paper"]["mae"] == "5.8%"
+    by_r = summary["streaming_overhead_r"]
+    assert by_r["1"] == summary["streaming_overhead"] <= by_r["4"] <= by_r["16"]

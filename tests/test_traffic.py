@@ -52,6 +52,21 @@ def test_overbooked_tile_twice_the_buffer():
     assert single.b_tailors == single.b_buffets == single.b_fills == 4
 
 
+def test_traversals_charge_bumped_data_every_use():
+    # r traversals per A tile: the bumped L - D is re-streamed r * passes - 1 more times
+    a, b = pattern(np.ones((3, 4))), pattern(np.ones((4, 1)))
+    once = spmspm_traffic(a, b, (1, 4), (4, 1), buffer=2)
+    four = spmspm_traffic(a, b, (1, 4), (4, 1), buffer=2, traversals=4)
+    assert once == spmspm_traffic(a, b, (1, 4), (4, 1), buffer=2, traversals=1)
+    assert four.b_tailors == 4 + (3 * 4 - 1) * 2 and four.b_fills == once.b_fills
+    assert four.streaming_overhead > once.streaming_overhead
+    fits = spmspm_traffic(a, b, (1, 4), (4, 1), buffer=4, traversals=16)
+    assert fits.streaming_overhead == 0
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ParameterError, match="traversals"):
+            spmspm_traffic(a, b, (1, 4), (4, 1), buffer=2, traversals=bad)
+
+
 def test_fitting_tile_is_fetched_once():
     a, b = pattern(np.ones((3, 4))), pattern(np.ones((4, 1)))
     traffic = spmspm_traffic(a, b, (1, 4), (4, 1), buffer=4)
