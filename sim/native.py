@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from ..errors import ToolError
 from ..tools import cache_dir, locked, status, verilator_on_path
@@ -105,12 +106,14 @@ def _header(items, rate, seed, words):
     return np.array([items & 0xFFFFFFFF, items >> 32, rate, seed, words], dtype=np.uint32)
 
 
-def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, waves=None):
+def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, waves=None,
+            progress=None):
     """Run ``binary`` on the ``sources`` and ``sinks`` (:class:`Image` each, by id order).
 
     Returns a :class:`NativeRun`; the images and the captured streams stay
     in ``folder``. ``waves`` names a VCD file to write (the build must have
-    waves).
+    waves). ``progress`` labels a progress bar on stderr (items the sinks have
+    taken), shown once a run lasts past its first report, 2^22 cycles in.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -124,11 +127,26 @@ def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, wave
     args = [str(binary), str(folder), str(limit), str(patience)]
     if waves:
         args.append(str(waves))
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode not in (0, 3, 4) or not proc.stdout.strip():
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    errors, bar = [], None
+    for line in proc.stderr:
+        if not line.startswith("progress "):
+            errors.append(line)
+        elif progress:
+            cycles, taken, expected = map(int, line.split()[1:])
+            if bar is None:
+                bar = tqdm(total=expected, desc=progress, unit="item", file=sys.stderr,
+                           leave=False)
+            bar.n = taken
+            bar.set_postfix_str(f"{cycles:,} cycles")
+    stdout = proc.stdout.read()
+    proc.wait()
+    if bar is not None:
+        bar.close()
+    if proc.returncode not in (0, 3, 4) or not stdout.strip():
         raise ToolError(f"the native simulator failed (exit {proc.returncode}): "
-                        f"{(proc.stderr or proc.stdout).strip()[-500:]}")
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+                        f"{(''.join(errors) or stdout).strip()[-500:]}")
+    report = json.loads(stdout.strip().splitlines()[-1])
     taken = [np.fromfile(folder / f"sink{i}.bin", dtype=np.uint32).reshape(-1, image.words)
              for i, image in enumerate(sinks)]
     return NativeRun(report["cycles"], report["end"], taken, report["start_seconds"],

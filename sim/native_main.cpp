@@ -99,6 +99,9 @@ extern "C" void sf_sink_chunk(int id, int chunk, long long value) {
 // never need; eval_step does it once for the initial evaluation.
 void Vtop___024root___eval(Vtop___024root *vlSelf);
 
+// A progress line on stderr every 2^22 cycles (a few a second).
+const uint64_t PROGRESS_MASK = (1ull << 22) - 1;
+
 int main(int argc, char **argv) {
     if (argc < 4) fail("usage: sim DIR LIMIT PATIENCE [WAVES.vcd]");
     dir = argv[1];
@@ -135,10 +138,19 @@ int main(int argc, char **argv) {
     top.rst = 0;
     top.eval();
     auto t1 = std::chrono::steady_clock::now();
+    uint64_t expected = 0;
+    for (const Image &s : sinks) expected += s.items;
     while (!top.done && cycles < limit && quiet < patience) {
         quiet = top.moved ? 0 : quiet + 1;
         tick();
         cycles++;
+        if ((cycles & PROGRESS_MASK) == 0) {    // for a progress bar: cycles, items taken
+            uint64_t taken = 0;
+            for (const Image &s : sinks) taken += s.words ? s.data.size() / s.words : 0;
+            fprintf(stderr, "progress %llu %llu %llu\n", (unsigned long long)cycles,
+                    (unsigned long long)taken, (unsigned long long)expected);
+            fflush(stderr);
+        }
     }
     auto t2 = std::chrono::steady_clock::now();
     top.final();

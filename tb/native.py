@@ -259,7 +259,7 @@ def source_image(driver):
                         stall.threshold, stall.seed | 1)
 
 
-def run(bench, limit=10**10, waves=None, work_dir=None):
+def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     """Run ``bench`` natively on Verilator; check every sink against ``bench.outputs``.
 
     Returns a :class:`NativeResult`. A run that deadlocks (no transfer for
@@ -267,6 +267,7 @@ def run(bench, limit=10**10, waves=None, work_dir=None):
     the one expected raises ``AssertionError`` naming the seed. ``waves``
     names a VCD file to write (by default ``waves.vcd`` in the run folder
     when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
+    ``progress`` labels a progress bar on stderr for a long run.
     """
     from ..tools import cache_dir
 
@@ -280,7 +281,8 @@ def run(bench, limit=10**10, waves=None, work_dir=None):
     sources = [source_image(d) for d in top.sources]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]
-    result = native.execute(binary, sources, sinks, folder, limit, bench.patience, waves)
+    result = native.execute(binary, sources, sinks, folder, limit, bench.patience, waves,
+                            progress)
     result = native.NativeRun(**{**vars(result), "build_seconds": built})
     if result.end != "done":
         bench.fail(f"native run ended by {result.end} after {result.cycles} cycles")

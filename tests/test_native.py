@@ -100,3 +100,26 @@ def test_a_workload_that_does_not_fit_the_block_is_refused():
         BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 4)], 0)
     with pytest.raises(ParameterError, match="longer than the Tailor's tile = 8"):
         TileBench(Tailor(4, 8, 2, 8), [{"length": 9, "passes": 1, "reads": [[8]]}], 0)
+
+
+def test_a_long_run_shows_a_progress_bar_on_request(tmp_path, capfd):
+    """Past 2^22 cycles a run reports its progress: a bar on stderr when asked, silence
+    otherwise; the result is the same."""
+    import numpy as np
+
+    from sparseforge.hw.tensaurus_mlu import TensaurusMlu
+    from sparseforge.tb.tensaurus_mlu import MluBench, taken
+
+    mats = [np.ones((15_000, 8), dtype=np.int64)]            # 120,000 chunks, ~50 cycles each
+    rates = {"start": 1.0, "request": 1.0, "response": 0.01, "fills": 1.0}
+
+    def make():
+        bench = MluBench(TensaurusMlu(cols=2, tlen=2, vlen=2, dw=8), mats, 3, rates)
+        bench.patience = 100_000        # a 1% memory may keep a word back for long
+        return bench
+    quiet = native.run(make(), work_dir=tmp_path)
+    assert quiet.cycles > 1 << 22 and "mlu load" not in capfd.readouterr().err
+    shown = native.run(make(), work_dir=tmp_path, progress="mlu load")
+    assert shown.cycles == quiet.cycles
+    assert taken(1, shown.outputs).fills == taken(1, quiet.outputs).fills
+    assert "mlu load" in capfd.readouterr().err
