@@ -6,8 +6,10 @@ the block inside :class:`~sparseforge.synth.harness.Harness`, so wide blocks
 fit the package; the harness's own flip-flops are counted separately.
 """
 
+import contextlib
 import json
 import re
+from pathlib import Path
 
 from amaranth.back import rtlil
 
@@ -69,33 +71,110 @@ def _count(cells, pattern):
     return sum(n for cell, n in cells.items() if re.fullmatch(r"\$?_?(" + pattern + r")_?", cell))
 
 
-def fmax(name, params, target):
-    """Fmax in MHz from nextpnr for the block in its harness, the harness's FF count, and
-    the LUT mapper if ABC9 crashed on the harness (``"abc"``, else ``""``)."""
+DEVICES = {"25k": ("--25k", "CABGA256"), "45k": ("--45k", "CABGA256"),
+           "85k": ("--85k", "CABGA381")}
+"""The ECP5 devices (LFE5U-25F, -45F, -85F) ``--device`` places on, with a package."""
+SEEDS = (1, 2, 3)
+"""nextpnr seeds; Fmax is their median."""
+_DEVICE_VIEW = {"logic_cells": "TRELLIS_COMB", "ff": "TRELLIS_FF", "bram": "DP16KD",
+                "dsp": "MULT18X18D", "lutram": "TRELLIS_RAMW"}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _source(netnames, net):
+    """``file:line`` of the signal behind nextpnr net ``net`` (the longest prefix of its
+    name that Amaranth recorded a source for), relative to the project."""
+    base = net.split("[")[0] if net else ""
+    while base:
+        src = netnames.get(base, {}).get("attributes", {}).get("src")
+        if src:
+            path, _, line = src.split("|")[0].rpartition(":")
+            with contextlib.suppress(ValueError):
+                path = str(Path(path).resolve().relative_to(ROOT))
+            return f"{path}:{line}"
+        base = base.rpartition("_")[0]
+    return None
+
+
+def critical_path(report, netlist):
+    """The worst path of nextpnr's ``report``: start and end cells, the signals there
+    (with their source lines where known), logic levels, delay and routing's share."""
+    paths = report.get("critical_paths") or []
+    if not paths:
+        return None
+    segments = paths[0]["path"]
+    delay = sum(s["delay"] for s in segments)
+    routing = sum(s["delay"] for s in segments if s["type"] == "routing")
+    nets = [s["net"] for s in segments if s["type"] == "routing" and s.get("net")]
+    netnames = json.loads(netlist)["modules"]["harness"]["netnames"]
+    start, end = segments[0]["from"]["cell"], segments[-1]["to"]["cell"]
+    return {"from": start, "to": end,
+            "from_signal": nets[0] if nets else None, "to_signal": nets[-1] if nets else None,
+            "from_source": _source(netnames, nets[0]) if nets else None,
+            "to_source": _source(netnames, nets[-1]) if nets else None,
+            "inside_block": start.startswith("block.") and end.startswith("block."),
+            "logic_levels": sum(s["type"] == "logic" for s in segments),
+            "delay_ns": delay, "routing_share": routing / delay if delay else 0.0}
+
+
+def fmax(name, params, target, device="25k", seeds=SEEDS):
+    """Place and route the block in its :class:`~.harness.Harness`, once per seed.
+
+    Returns a dict: ``fmax_mhz`` (the median over ``seeds``), ``fmax_seeds``, the
+    harness's own ``harness_ff`` and ``harness_lut``, ``device`` (on ECP5: the block's
+    utilization as nextpnr sees it, the harness's share taken out: ``logic_cells``, LUT4
+    positions including those of carry cells, ``ff``, ``bram``, ``dsp``, ``lutram``),
+    ``critical_path`` of the median seed's run, and ``mapper`` (``"abc"`` if ABC9
+    crashed on the harness)."""
     tool, args = TARGETS[target]["pnr"]
-    status(f"{name}: placing and routing on {target} (seconds to minutes)...")
+    if target == "ecp5":
+        if device not in DEVICES:
+            raise ParameterError(f"--device {device}: expected one of {', '.join(DEVICES)}")
+        flag, package = DEVICES[device]
+        args = [flag, "--package", package, "--lpf-allow-unconstrained"]
+    status(f"{name}: placing and routing on {target} with {len(seeds)} seeds "
+           "(seconds to minutes)...")
     harness = Harness(get(name).cls(**params))
     il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
-                       emit_src=False)
-    cells, netlist, mapper = _stat(il, "harness", target)
-    out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50",
-                            "--timing-allow-fail", "-q", "--report", "report.json"],
-                     inputs={"harness.json": netlist}, outputs=["report.json"])
-    report = json.loads(out["report.json"])
-    clocks = report.get("fmax", {})
-    mhz = min((c["achieved"] for c in clocks.values()), default=None)
-    return mhz, _count(cells, _RESOURCES[target]["ff"]), mapper
+                       emit_src=True)
+    _, netlist, mapper = _stat(il, "harness", target)
+    runs = []
+    for seed in seeds:
+        out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50", "--seed",
+                                str(seed), "--timing-allow-fail", "-q", "--report",
+                                "report.json"],
+                         inputs={"harness.json": netlist}, outputs=["report.json"])
+        report = json.loads(out["report.json"])
+        mhz = min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
+        runs.append((mhz or 0.0, seed, report))
+    runs.sort(key=lambda run: run[0])
+    mhz, _, report = runs[len(runs) // 2]
+    result = {"fmax_mhz": mhz or None,
+              "fmax_seeds": {seed: f for f, seed, _ in sorted(runs, key=lambda r: r[1])},
+              "harness_ff": harness.ffs, "harness_lut": harness.luts, "mapper": mapper,
+              "critical_path": critical_path(report, netlist)}
+    if target == "ecp5":
+        used = {k: v["used"] for k, v in report.get("utilization", {}).items()}
+        view = {key: used.get(cell, 0) for key, cell in _DEVICE_VIEW.items()}
+        view["logic_cells"] = max(0, view["logic_cells"] - harness.luts)
+        view["ff"] = max(0, view["ff"] - harness.ffs)
+        result["device"] = {"name": f"LFE5U-{device.upper()[:-1]}F", **view}
+    return result
 
 
-def synthesize(name, params=None, target="ecp5", with_fmax=True):
+def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", seeds=SEEDS):
     """Area (and, on FPGA targets, Fmax) of block ``name`` with ``params``.
 
     Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
     ``cells_total``, the target's resources (``lut``, ``ff``, ``bram``, ...),
-    and ``fmax_mhz`` with ``harness_ff`` where place-and-route ran; ``noabc9``
-    lists the mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did;
-    ``latency`` in cycles for a pipelined block that states one (its
-    ``latency`` attribute; such blocks take one input per cycle).
+    and where place-and-route ran (:func:`fmax`, on ``device``, one run per seed):
+    ``fmax_mhz`` (the median), ``fmax_seeds``, ``harness_ff``, ``harness_lut``, the
+    block as the ``device`` sees it and its ``critical_path``; ``noabc9`` lists the
+    mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did; ``latency`` in
+    cycles for a pipelined block that states one (its ``latency`` attribute; such
+    blocks take one input per cycle).
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
@@ -108,8 +187,9 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True):
     for resource, pattern in _RESOURCES[target].items():
         result[resource] = _count(cells, pattern)
     if with_fmax and TARGETS[target]["pnr"]:
-        result["fmax_mhz"], result["harness_ff"], mapper = fmax(name, resolved, target)
-        result["noabc9"] += ["fmax"] if mapper else []
+        placed = fmax(name, resolved, target, device, seeds)
+        result["noabc9"] += ["fmax"] if placed.pop("mapper") else []
+        result.update(placed)
     return result
 
 

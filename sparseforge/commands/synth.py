@@ -9,17 +9,31 @@ from tqdm import tqdm
 from ..cli import emit, json_option, param_option, parse_params
 from ..errors import ParameterError
 from ..registry import blocks
-from ..synth.flow import TARGETS, merged_rows, synthesize
+from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, synthesize
 
-COLUMNS = ("block", "params", "target", "lut", "ff", "bram", "carry", "cells_total",
-           "fmax_mhz", "harness_ff", "latency", "noabc9")
+COLUMNS = ("block", "params", "target", "logic_cells", "lut", "carry", "ff", "bram", "dsp",
+           "cells_total", "fmax_mhz", "fmax_seeds", "critical_path", "latency", "noabc9")
+
+
+def _path_text(path):
+    """A critical path in a few words: where it starts and ends, its levels and routing."""
+    if not path:
+        return ""
+    ends = f"{path['from_source'] or path['from']} -> {path['to_source'] or path['to']}"
+    where = "" if path["inside_block"] else " (touches the harness)"
+    return (f"{ends}, {path['logic_levels']} levels, {path['routing_share']:.0%} routing"
+            f"{where}")
 
 
 def _row(r):
     params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-    fmax = r.get("fmax_mhz")
+    fmax, device = r.get("fmax_mhz"), r.get("device", {})
+    seeds = " ".join(f"{v:.1f}" for v in r.get("fmax_seeds", {}).values())
     return {**{c: r.get(c, "") for c in COLUMNS}, "params": params,
-            "fmax_mhz": f"{fmax:.1f}" if fmax else "", "noabc9": " ".join(r.get("noabc9", []))}
+            "logic_cells": device.get("logic_cells", ""), "dsp": device.get("dsp", ""),
+            "fmax_mhz": f"{fmax:.1f}" if fmax else "", "fmax_seeds": seeds,
+            "critical_path": _path_text(r.get("critical_path")),
+            "noabc9": " ".join(r.get("noabc9", []))}
 
 
 def markdown(results):
@@ -38,19 +52,31 @@ def _human(result):
                        f"{', '.join(row['separate'])}; paper: {row['paper']}")
         return
     r = result
-    click.echo(f"{r['block']} {r['params']} on {r['target']}: {r['cells_total']} cells")
+    click.echo(f"{r['block']} {r['params']} on {r['target']}: {r['cells_total']} Yosys cells")
     for key in ("lut", "ff", "bram", "lutram", "carry"):
         if key in r:
             click.echo(f"  {key:<7} {r[key]}")
+    if r.get("device"):
+        d = r["device"]
+        click.echo(f"  on the {d['name']} (nextpnr, the harness taken out): "
+                   f"{d['logic_cells']} logic cells (LUT4 positions, carry cells' included), "
+                   f"{d['ff']} FFs, {d['bram']} block RAMs, {d['dsp']} DSPs")
     if r.get("fmax_mhz"):
-        click.echo(f"  fmax    {r['fmax_mhz']:.1f} MHz (in a serial I/O harness adding "
-                   f"{r['harness_ff']} FFs)")
+        seeds = ", ".join(f"{v:.1f}" for v in r["fmax_seeds"].values())
+        click.echo(f"  fmax    {r['fmax_mhz']:.1f} MHz, the median of seeds ({seeds}), in a "
+                   f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
+                   "registered inputs and outputs")
+        click.echo(f"  path    {_path_text(r['critical_path'])}")
 
 
 @click.command()
 @click.argument("block", required=False)
 @param_option
 @click.option("--target", type=click.Choice(list(TARGETS)), default="ecp5", show_default=True)
+@click.option("--device", type=click.Choice(list(DEVICES)), default="25k", show_default=True,
+              help="The ECP5 to place on (LFE5U-25F, -45F or -85F).")
+@click.option("--seeds", type=click.IntRange(1, 9), default=len(SEEDS), show_default=True,
+              help="nextpnr seeds; Fmax is their median.")
 @click.option("--no-fmax", is_flag=True, help="Skip place-and-route.")
 @click.option("--report", "report", is_flag=True,
               help="Synthesize every block in its report configurations.")
@@ -58,18 +84,20 @@ def _human(result):
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
               help="Also write the report as CSV.")
 @json_option
-def command(block, params, target, no_fmax, report, md, csv_path, as_json):
+def command(block, params, target, device, seeds, no_fmax, report, md, csv_path, as_json):
     """Yosys cell/LUT/FF/BRAM counts and, on FPGA targets, nextpnr Fmax."""
     if report == bool(block):
         raise ParameterError("give either a BLOCK or --report")
     if (md or csv_path) and not report:
         raise ParameterError("--md and --csv write the report: add --report")
     if block:
-        result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax)
+        result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax,
+                            device=device, seeds=tuple(range(1, seeds + 1)))
     else:
         jobs = [(name, cfg) for name, b in blocks().items()
                 for cfg in getattr(b.cls, "REPORT", ({},))]
-        result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax)
+        result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax,
+                                        device=device, seeds=tuple(range(1, seeds + 1)))
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
         result["merged"] = merged_rows(result["report"])
         if md:

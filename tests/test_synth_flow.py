@@ -1,0 +1,93 @@
+# amaranth: UnusedElaboratable=no
+"""The synthesis report's honesty: a harness whose own paths are one LUT long, nextpnr's
+critical path named with its source lines, the device's own area, Fmax over seeds."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from sparseforge.synth.flow import critical_path
+from sparseforge.synth.harness import FOLD, Harness, _levels
+
+
+class Wide(wiring.Component):
+    """Outputs that are the inputs, registered: parity in, parity out."""
+
+    a: In(7)
+    y: Out(9)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += self.y.eq(self.a * 3)
+        return m
+
+
+def test_fold_levels_reduce_by_four_to_one_bit():
+    assert _levels(1) == [] and _levels(4) == [1] and _levels(5) == [2, 1]
+    assert _levels(100) == [25, 7, 2, 1]
+    harness = Harness(Wide())
+    assert harness.in_width == 7 and harness.out_width == 9
+    assert harness.luts == sum(_levels(9)) and FOLD == 4
+    assert harness.ffs == 7 + 9 + sum(_levels(9)) + 1
+
+
+def test_sout_is_the_parity_of_the_outputs_a_fixed_number_of_cycles_later():
+    harness = Harness(Wide())
+    seen = []
+
+    async def bench(ctx):
+        for bit in [1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1]:
+            ctx.set(harness.sin, bit)
+            await ctx.tick()
+            seen.append((ctx.get(harness.block.y), ctx.get(harness.sout)))
+
+    sim = Simulator(harness)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    delay = 1 + len(_levels(9)) + 1        # output register, the fold's levels, sout
+    parity = [bin(y).count("1") & 1 for y, _ in seen]
+    assert [s for _, s in seen][delay:] == parity[:-delay]
+
+
+def test_critical_path_names_its_ends_sources_levels_and_routing():
+    report = {"critical_paths": [{"from": "c", "to": "c", "path": [
+        {"type": "clk-to-q", "delay": 0.5, "from": {"cell": "block.x_FF"},
+         "to": {"cell": "block.x_FF"}},
+        {"type": "routing", "net": "block.x[3]", "delay": 1.0, "from": {"cell": "block.x_FF"},
+         "to": {"cell": "block.l"}},
+        {"type": "logic", "delay": 0.5, "from": {"cell": "block.l"}, "to": {"cell": "block.l"}},
+        {"type": "routing", "net": "block.y_TRELLIS_FF_Q_DI", "delay": 2.0,
+         "from": {"cell": "block.l"}, "to": {"cell": "block.y_FF"}},
+        {"type": "setup", "delay": 0.0, "from": {"cell": "block.y_FF"},
+         "to": {"cell": "block.y_FF"}}]}]}
+    netlist = json.dumps({"modules": {"harness": {"netnames": {
+        "block.x": {"attributes": {"src": "hw/a.py:3"}},
+        "block.y": {"attributes": {"src": "hw/b.py:9|hw/c.py:1"}}}}}})
+    path = critical_path(report, netlist)
+    assert path["from"] == "block.x_FF" and path["to"] == "block.y_FF" and path["inside_block"]
+    assert path["from_source"] == "hw/a.py:3" and path["to_source"] == "hw/b.py:9"
+    assert path["logic_levels"] == 1 and path["delay_ns"] == 4.0
+    assert path["routing_share"] == 0.75
+    assert critical_path({}, netlist) is None
+
+
+@pytest.mark.synth
+def test_synth_json_reports_the_device_area_seeds_and_path():
+    out = subprocess.run([sys.executable, "-m", "sparseforge", "synth", "prefix_sum",
+                          "--seeds", "2", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert list(r["fmax_seeds"]) == ["1", "2"] and r["fmax_mhz"] in r["fmax_seeds"].values()
+    device = r["device"]
+    assert device["name"] == "LFE5U-25F" and device["ff"] == r["ff"]
+    assert device["logic_cells"] >= r["lut"]            # carry cells hold two LUT4s each
+    path = r["critical_path"]
+    assert path["inside_block"] and path["logic_levels"] >= 1
+    assert path["to_source"] and path["to_source"].startswith("hw/")
