@@ -700,16 +700,20 @@ class MintMergedSignature(wiring.Signature):
         })
 
 
-class TensaurusKernel(enum.Enum, shape=1):
+class TensaurusKernel(enum.Enum, shape=2):
     """What a Tensaurus PE does with a nonzero (Tensaurus Section 5.2.4).
 
     - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
       end ``OSR += TSR * B[j]``, TSR cleared.
     - ``MM`` (SpMM, GEMM, SpMV, GEMV): ``OSR += scalar * B[j]`` per nonzero; no TSR.
+    - ``TTMC`` (SpTTMc, DTTMc): as MTTKRP per nonzero; at a fiber's end the outer
+      product ``OSR[u] += B[j][u] * TSR`` for each of B's ``r1`` columns ``u``, TSR
+      cleared.
     """
 
     MTTKRP = 0
     MM = 1
+    TTMC = 2
 
 
 def ciss_lane_layout(dw, iw, order=3):
@@ -719,11 +723,18 @@ def ciss_lane_layout(dw, iw, order=3):
                               "last": 1})
 
 
-def pe_request_layout(iw, tlen):
+def pe_request_layout(iw, chunks):
     """A PE's read of its scratchpad: ``operand`` 0 (the matrix a nonzero scales: C in
-    MTTKRP, B in MM) or 1 (B in MTTKRP, at a fiber's end), its ``row`` and ``chunk``
-    (which of the row's ``tlen`` VLEN-wide pieces this PE holds)."""
-    return data.StructLayout({"operand": 1, "row": iw, "chunk": ceil_log2(max(tlen, 2))})
+    MTTKRP and TTMc, B in MM) or 1 (B, at a fiber's end), its ``row`` and ``chunk``
+    (which of the row's ``chunks`` VLEN-wide pieces this PE holds: ``tlen`` of C or of
+    B in MTTKRP, ``ceil(r1 / vlen)`` of B, all of its row, in TTMc)."""
+    return data.StructLayout({"operand": 1, "row": iw, "chunk": ceil_log2(max(chunks, 2))})
+
+
+def spm_chunks(tlen, vlen, r1=1):
+    """Chunks of a row a scratchpad holds per operand: ``tlen``, or a whole TTMc row of
+    B's ``r1`` values if that is more."""
+    return max(tlen, -(-r1 // vlen))
 
 
 def chunk_bits(chunks):
@@ -731,11 +742,12 @@ def chunk_bits(chunks):
     return ceil_log2(max(chunks, 2))
 
 
-def pe_drain_layout(iw, tlen, vlen, acc_width):
+def pe_drain_layout(iw, olen, vlen, acc_width):
     """An OSR entry drained to the MSU: the output ``row`` (the slice index i), its
-    ``chunk`` and ``vlen`` accumulated ``lanes``; or, with ``last``, no entry but the
-    PE's end: it has drained everything (row, chunk and lanes 0)."""
-    return data.StructLayout({"row": iw, "chunk": chunk_bits(tlen),
+    ``chunk`` (of the OSR's ``olen``) and ``vlen`` accumulated ``lanes``; or, with
+    ``last``, no entry but the PE's end: it has drained everything (row, chunk and lanes
+    0)."""
+    return data.StructLayout({"row": iw, "chunk": chunk_bits(olen),
                               "lanes": data.ArrayLayout(signed(acc_width), vlen), "last": 1})
 
 
@@ -747,9 +759,9 @@ class ScratchpadPortSignature(wiring.Signature):
       in request order, after any latency.
     """
 
-    def __init__(self, iw, tlen, vlen, dw):
+    def __init__(self, iw, chunks, vlen, dw):
         super().__init__({
-            "request": Out(stream.Signature(pe_request_layout(iw, tlen))),
+            "request": Out(stream.Signature(pe_request_layout(iw, chunks))),
             "response": In(stream.Signature(data.ArrayLayout(signed(dw), vlen))),
         })
 
@@ -761,18 +773,20 @@ class TensaurusPeSignature(wiring.Signature):
     - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
       then the end marker.
     - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
-    - ``spm`` (out, :class:`ScratchpadPortSignature`): its scratchpad reads.
+    - ``spm`` (out, :class:`ScratchpadPortSignature`): its scratchpad reads, of
+      :func:`spm_chunks` chunks a row.
     - ``drain`` (stream out, :func:`pe_drain_layout`): each finished slice's OSR, one
-      entry per chunk, and after the end marker one item with ``last``.
+      entry per chunk (``tlen``, or in TTMc ``olen = r1 * tlen``), and after the end
+      marker one item with ``last``.
     """
 
-    def __init__(self, vlen, tlen, dw, iw, acc_width, order=3):
+    def __init__(self, vlen, tlen, dw, iw, acc_width, order=3, r1=1):
         super().__init__({
             "kernel": In(TensaurusKernel),
             "lane": In(stream.Signature(ciss_lane_layout(dw, iw, order))),
             "forward": Out(stream.Signature(ciss_lane_layout(dw, iw, order))),
-            "spm": Out(ScratchpadPortSignature(iw, tlen, vlen, dw)),
-            "drain": Out(stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))),
+            "spm": Out(ScratchpadPortSignature(iw, spm_chunks(tlen, vlen, r1), vlen, dw)),
+            "drain": Out(stream.Signature(pe_drain_layout(iw, r1 * tlen, vlen, acc_width))),
         })
 
 
@@ -877,9 +891,10 @@ class TluSignature(wiring.Signature):
 
 def mlu_start_layout(iw, addr_width):
     """What the MLU loads: operand 0's ``rows0`` rows from ``base0`` and operand 1's
-    ``rows1`` rows from ``base1`` (0 rows: none)."""
+    ``rows1`` rows from ``base1`` (0 rows: none); with ``broadcast``, operand 1's rows
+    are B's of TTMc, each whole into every column (:class:`MluSignature`)."""
     return data.StructLayout({"base0": addr_width, "rows0": iw + 1,
-                              "base1": addr_width, "rows1": iw + 1})
+                              "base1": addr_width, "rows1": iw + 1, "broadcast": 1})
 
 
 class MluSignature(wiring.Signature):
@@ -889,24 +904,28 @@ class MluSignature(wiring.Signature):
       been written whole.
     - ``mem`` (out, :class:`MemoryPortSignature`): chunk words of ``vlen * dw`` bits; a
       matrix row is ``chunks`` words in order, row after row.
-    - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): row chunk ``g`` goes to
-      column ``g % cols``'s scratchpad as its chunk ``g // cols``, into half 0.
+    - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): a row of ``tlen * cols``
+      chunks is split: its chunk ``g`` goes to column ``g % cols``'s scratchpad as its
+      chunk ``g // cols``; a broadcast row (operand 1 with ``broadcast``) is ``b_chunks``
+      chunks, each to every column's scratchpad as its chunk ``g``; into half 0.
     """
 
-    def __init__(self, cols, iw, tlen, vlen, dw, addr_width):
+    def __init__(self, cols, iw, tlen, vlen, dw, addr_width, b_chunks=1):
+        fill = spm_fill_layout(iw, max(tlen, b_chunks), vlen, dw)
         super().__init__({
             "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
             "mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
-            "fills": Out(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))).array(cols),
+            "fills": Out(stream.Signature(fill)).array(cols),
         })
 
 
 def tensaurus_job_layout(iw, addr_width):
     """A Tensaurus run: the CISS stream (``entries`` at ``tensor_base``), the operand
-    matrices as :func:`mlu_start_layout` says, and the output's rows."""
+    matrices as :func:`mlu_start_layout` says (the kernel says whether B is broadcast),
+    and the output's rows."""
     return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
                               **{name: field.shape for name, field in
-                                 mlu_start_layout(iw, addr_width)},
+                                 mlu_start_layout(iw, addr_width) if name != "broadcast"},
                               "out_rows": iw + 1})
 
 
@@ -918,13 +937,15 @@ class TensaurusSignature(wiring.Signature):
       previous run's output has left.
     - ``tensor_mem`` (out, :class:`TaggedMemoryPortSignature`): the TLU's CISS reads.
     - ``matrix_mem`` (out, :class:`MemoryPortSignature`): the MLU's chunk reads.
-    - ``out`` (stream out, :func:`msu_out_layout`): the output, row by row.
+    - ``out`` (stream out, :func:`msu_out_layout`): the output, row by row, each
+      ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
     - ``stats`` (stream out): after each run's output, its cycles loading the matrices
       (``load_cycles``) and from then on to its output's end (``compute_cycles``); the
       next run starts once it is taken.
     """
 
-    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width):
+    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width,
+                 r1=1):
         entry = ciss_entry_layout(rows, dw, iw, order)
         super().__init__({
             "kernel": In(TensaurusKernel),
@@ -932,7 +953,8 @@ class TensaurusSignature(wiring.Signature):
             "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
                                                         ceil_log2(tags))),
             "matrix_mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
-            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
+            "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
+                                                       acc_width))),
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
                                                              "compute_cycles": 32}))),
         })

@@ -6,11 +6,15 @@ column that computes it.
 A matrix row of rank ``R = tlen * cols * vlen`` is ``tlen * cols`` chunks of ``vlen``
 values; chunk ``g`` belongs to PE column ``g % cols``, which holds it as its chunk
 ``g // cols`` (the matrices are tiled along their columns and banked along their rows,
-Fig. 6a). Reads go out in order and their answers come back in order, so one walk of
-(operand, row, chunk) issues the reads and a second, a response behind, places them.
+Fig. 6a). In TTMc every column needs the whole of B's row (its ``r1`` values are
+replicated over the PE's lanes, Section 5.2.4): a load with ``broadcast`` writes each of
+operand 1's rows, ``b_chunks`` chunks, into every column's scratchpad as chunks ``0 ..
+b_chunks - 1`` (Section 5.2.3 keeps B in the first column only; here each column's PEs
+read their own). Reads go out in order and their answers come back in order, so one walk
+of (operand, row, chunk) issues the reads and a second, a response behind, places them.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ..params import Param, check_params
@@ -21,23 +25,28 @@ from .interfaces import MluSignature
 class _Walk:
     """A position (operand, row, column, chunk) in a load, and its step to the next."""
 
-    def __init__(self, m, name, iw, cols, tlen):
+    def __init__(self, m, name, iw, cols, tlen, b_chunks):
         self.operand = Signal(name=f"{name}_operand")
         self.row = Signal(iw + 1, name=f"{name}_row")
         self.q = Signal(range(max(cols, 2)), name=f"{name}_q")
-        self.t = Signal(range(max(tlen, 2)), name=f"{name}_t")
-        self.m, self.cols, self.tlen = m, cols, tlen
+        self.t = Signal(range(max(tlen, b_chunks, 2)), name=f"{name}_t")
+        self.m, self.cols, self.tlen, self.b_chunks = m, cols, tlen, b_chunks
 
     def reset(self):
         return [self.operand.eq(0), self.row.eq(0), self.q.eq(0), self.t.eq(0)]
 
-    def step(self, rows0):
+    def broadcast(self, job):
+        """Whether the walk is in a broadcast row (all columns at once, ``q`` held 0)."""
+        return self.operand & job.broadcast
+
+    def step(self, job):
         """Move to the next chunk: along the row, then the next row, then operand 1."""
-        with self.m.If(self.q != self.cols - 1):
+        whole = self.broadcast(job)
+        with self.m.If(~whole & (self.q != self.cols - 1)):
             self.m.d.sync += self.q.eq(self.q + 1)
-        with self.m.Elif(self.t != self.tlen - 1):
+        with self.m.Elif(self.t != Mux(whole, self.b_chunks - 1, self.tlen - 1)):
             self.m.d.sync += [self.q.eq(0), self.t.eq(self.t + 1)]
-        with self.m.Elif(~self.operand & (self.row + 1 == rows0)):
+        with self.m.Elif(~self.operand & (self.row + 1 == job.rows0)):
             self.m.d.sync += [self.q.eq(0), self.t.eq(0), self.row.eq(0), self.operand.eq(1)]
         with self.m.Else():
             self.m.d.sync += [self.q.eq(0), self.t.eq(0), self.row.eq(self.row + 1)]
@@ -55,44 +64,49 @@ class TensaurusMlu(wiring.Component):
     ----------
     cols : PE columns (scratchpads).
     tlen : chunks of a row each PE column holds.
+    b_chunks : chunks of a broadcast row (B's in TTMc).
     vlen : values of a chunk.
     dw, iw : bits of a value and of a row index.
     addr_width : bits of a memory address (one chunk word each).
 
     Members
     -------
-    start : In(stream({base0, rows0, base1, rows1}))
+    start : In(stream({base0, rows0, base1, rows1, broadcast}))
     mem : Out(MemoryPortSignature)
     fills : Out(stream(spm fill)) x cols
         As :class:`~sparseforge.hw.interfaces.MluSignature` says.
 
     Latency and throughput: one read a cycle; one fill a cycle while the column it goes
-    to takes it. ``start`` is taken again once every fill of the load has left.
+    to takes it (a broadcast one once every column has; each column takes it once).
+    ``start`` is taken again once every fill of the load has left.
     """
 
     PARAMS = (Param("cols", 2, 1, 16, "PE columns"),
               Param("tlen", 2, 1, 64, "chunks of a row each column holds"),
+              Param("b_chunks", 1, 1, 64, "chunks of a row broadcast to every column"),
               Param("vlen", 4, 1, 16, "values of a chunk"),
               Param("dw", 16, 2, 32, "bits of a value"),
               Param("iw", 16, 1, 32, "bits of a row index"),
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({},)
 
-    def __init__(self, cols=2, tlen=2, vlen=4, dw=16, iw=16, addr_width=24):
-        v = check_params(self.PARAMS, {"cols": cols, "tlen": tlen, "vlen": vlen, "dw": dw,
-                                       "iw": iw, "addr_width": addr_width})
+    def __init__(self, cols=2, tlen=2, vlen=4, dw=16, iw=16, addr_width=24, b_chunks=1):
+        v = check_params(self.PARAMS, {"cols": cols, "tlen": tlen, "b_chunks": b_chunks,
+                                       "vlen": vlen, "dw": dw, "iw": iw,
+                                       "addr_width": addr_width})
         self.cols, self.tlen, self.vlen = v["cols"], v["tlen"], v["vlen"]
+        self.b_chunks = v["b_chunks"]
         self.dw, self.iw, self.addr_width = v["dw"], v["iw"], v["addr_width"]
         super().__init__(MluSignature(self.cols, self.iw, self.tlen, self.vlen, self.dw,
-                                      self.addr_width))
+                                      self.addr_width, self.b_chunks))
 
     def elaborate(self, platform):
         m = Module()
         busy = Signal()
         job = Signal(self.start.payload.shape())
         rows0, rows1 = job.rows0, job.rows1
-        reads = _Walk(m, "read", self.iw, self.cols, self.tlen)
-        fills = _Walk(m, "fill", self.iw, self.cols, self.tlen)
+        reads = _Walk(m, "read", self.iw, self.cols, self.tlen, self.b_chunks)
+        fills = _Walk(m, "fill", self.iw, self.cols, self.tlen, self.b_chunks)
         addr = Signal(self.addr_width)
 
         start = self.start
@@ -111,21 +125,30 @@ class TensaurusMlu(wiring.Component):
         m.d.comb += [request.valid.eq(busy & ~reads.at_end(rows1)),
                      request.payload.eq(addr)]
         with m.If(request.valid & request.ready):
-            reads.step(rows0)
+            reads.step(job)
             m.d.sync += addr.eq(Mux(last_of_0, job.base1, addr + 1))
 
+        # A chunk goes to its column, or (broadcast) to each column that has not taken it.
         response = self.mem.response
+        whole = fills.broadcast(job)
+        sent = Signal(self.cols)
+        taken = Signal(self.cols)
         ready = 0
         for q, out in enumerate(self.fills):
-            here = fills.q == q
+            here = Mux(whole, ~sent[q], fills.q == q)
             m.d.comb += [out.valid.eq(response.valid & here),
                          out.payload.half.eq(0), out.payload.operand.eq(fills.operand),
-                         out.payload.row.eq(fills.row), out.payload.chunk.eq(fills.t)]
-            m.d.comb += out.payload.lanes.eq(response.payload)
-            ready |= here & out.ready
-        m.d.comb += response.ready.eq(ready)
+                         out.payload.row.eq(fills.row), out.payload.chunk.eq(fills.t),
+                         out.payload.lanes.eq(response.payload),
+                         taken[q].eq(out.valid & out.ready)]
+            ready |= (fills.q == q) & out.ready
+        every = (sent | Cat(out.ready for out in self.fills)).all()
+        m.d.comb += response.ready.eq(Mux(whole, every, ready))
         with m.If(response.valid & response.ready):
-            fills.step(rows0)
+            fills.step(job)
+            m.d.sync += sent.eq(0)
+        with m.Elif(whole):
+            m.d.sync += sent.eq(sent | taken)
         with m.If(busy & fills.at_end(rows1)):
             m.d.sync += busy.eq(0)
         return m

@@ -1,18 +1,26 @@
 # amaranth: UnusedElaboratable=no
 """A Tensaurus processing element (Tensaurus Section 5.2.4, Fig. 5b): VVMUL and VVADD over
-VLEN lanes, a TSR and an OSR of TLEN shift registers each, and the control of the SF³
-pattern for SpMTTKRP and SpMM (and their dense and vector forms).
+VLEN lanes, a TSR of TLEN and an OSR of OLEN shift registers, and the control of the SF³
+pattern for SpMTTKRP, SpTTMc and SpMM (and their dense and vector forms).
 
 The PE is two halves joined by a queue of *operations*, one per chunk:
 
 - the control walks the CISS lane (forwarding each item to the next PE of its row) and
   turns each item into phases of ``tlen`` operations: a fiber's fold (MTTKRP), a
-  slice's drain, a nonzero's scaling. An operation that needs a matrix row issues its
+  slice's drain, a nonzero's scaling; in TTMc a fiber's fold (the outer product) and a
+  drain are ``olen = r1 * tlen``. An operation that needs a matrix row issues its
   scratchpad read as it enters the queue;
 - the datapath takes the operations in order, each with its read's response when it
   needs one: it multiplies (VVMUL) and adds (VVADD) into the head of the TSR or the
   OSR, or drains the OSR's head, and shifts the register by one. A phase shifts a
-  register ``tlen`` times, so it is back in place for the next.
+  register once around (``tlen`` chunks, or the OSR's ``olen`` in TTMc), so it is back
+  in place for the next.
+
+TTMc's outer product (``OSR[u * tlen + t] += B[j][u] * TSR[t]``) streams B's row: each
+response of ``vlen`` values serves ``vlen * tlen`` operations (the last chunk fewer), one
+value a ``tlen`` of them, replicated over the lanes; the response is held on its
+stream until its last operation takes it. The TSR rotates once per operation, ``r1``
+times around, and clears on the last.
 
 The queue lets reads be in flight while the datapath works: one operation a cycle while
 the scratchpad answers one read a cycle (the paper's PE spends every other cycle on a
@@ -24,27 +32,28 @@ import itertools
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
-from amaranth.utils import ceil_log2
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import TensaurusKernel, TensaurusPeSignature
+from .interfaces import TensaurusKernel, TensaurusPeSignature, chunk_bits
 
-FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END = range(5)
-"""The operations, in the order of an item's phases (a scaling is one or the other; the
-end marker's END, one operation, comes last)."""
+FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END, OUTER = range(6)
+"""The operations, in the order of an item's phases (a fold is FOLD, or OUTER in TTMc; a
+scaling is one or the other; the end marker's END, one operation, comes last)."""
 
 
 @block("tensaurus_pe")
 class TensaurusPe(wiring.Component):
-    """A Tensaurus PE: TSR and OSR of ``tlen`` x ``vlen`` accumulators, one chunk
-    operation a cycle.
+    """A Tensaurus PE: a TSR of ``tlen`` and an OSR of ``r1 * tlen`` chunks of ``vlen``
+    accumulators, one chunk operation a cycle.
 
     Parameters
     ----------
     vlen : VLEN, lanes of VVMUL and VVADD.
-    tlen : TLEN (= OLEN here), chunks of VLEN in each shift register: the PE's share of
-        an output row.
+    tlen : TLEN, chunks of VLEN in the TSR: the PE's share of a row of C (MTTKRP, TTMc)
+        or of the output (MTTKRP, MM).
+    r1 : B's rank in TTMc: the OSR holds ``olen = r1 * tlen`` chunks (OLEN), chunk ``u *
+        tlen + t`` for ``Y[i, u]``'s chunk ``t``; the other kernels use its first ``tlen``.
     dw : bits of a value (signed).
     iw : bits of an index.
     acc_width : bits of an accumulator (signed; sums wrap).
@@ -64,11 +73,13 @@ class TensaurusPe(wiring.Component):
 
     Latency and throughput: one operation a cycle while its response is there and
     ``drain`` is taken: a nonzero takes ``tlen`` cycles, a fiber's end (MTTKRP) and a
-    slice's drain ``tlen`` more each; a header or idle lane that ends nothing, one.
+    slice's drain ``tlen`` more each (in TTMc ``r1 * tlen`` each, with ``ceil(r1 /
+    vlen)`` reads of B); a header or idle lane that ends nothing, one.
     """
 
     PARAMS = (Param("vlen", 4, 1, 16, "lanes of VVMUL and VVADD (VLEN)"),
-              Param("tlen", 2, 1, 64, "chunks of VLEN in the TSR and the OSR (TLEN)"),
+              Param("tlen", 2, 1, 64, "chunks of VLEN in the TSR (TLEN)"),
+              Param("r1", 1, 1, 64, "B's rank in TTMc: the OSR holds r1 * tlen chunks"),
               Param("dw", 16, 2, 32, "bits of a value"),
               Param("iw", 16, 1, 32, "bits of an index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
@@ -76,17 +87,22 @@ class TensaurusPe(wiring.Component):
               Param("queue", 4, 2, 64, "operations in flight"))
     REPORT = ({}, {"vlen": 1, "tlen": 1, "dw": 16, "iw": 16, "acc_width": 32, "order": 2})
 
-    def __init__(self, vlen=4, tlen=2, dw=16, iw=16, acc_width=32, order=3, queue=4):
-        v = check_params(self.PARAMS, {"vlen": vlen, "tlen": tlen, "dw": dw, "iw": iw,
-                                       "acc_width": acc_width, "order": order,
+    def __init__(self, vlen=4, tlen=2, r1=1, dw=16, iw=16, acc_width=32, order=3, queue=4):
+        v = check_params(self.PARAMS, {"vlen": vlen, "tlen": tlen, "r1": r1, "dw": dw,
+                                       "iw": iw, "acc_width": acc_width, "order": order,
                                        "queue": queue})
         self.vlen, self.tlen, self.dw, self.iw = v["vlen"], v["tlen"], v["dw"], v["iw"]
+        self.r1, self.olen = v["r1"], v["r1"] * v["tlen"]
         self.acc_width, self.order, self.queue = v["acc_width"], v["order"], v["queue"]
-        self.chunk_bits = ceil_log2(max(self.tlen, 2))
+        self.b_chunks = -(-self.r1 // self.vlen)           # of B's row in TTMc
+        # An OUTER operation's B value is ``lane`` of its response, which it ``take``s
+        # if it is the value's last use; on the last round it ``clear``s the TSR.
         self.op_layout = data.StructLayout({"op": 3, "scalar": self.dw, "row": self.iw,
-                                            "chunk": self.chunk_bits})
+                                            "chunk": chunk_bits(self.olen),
+                                            "lane": chunk_bits(self.vlen), "take": 1,
+                                            "clear": 1})
         super().__init__(TensaurusPeSignature(self.vlen, self.tlen, self.dw, self.iw,
-                                              self.acc_width, self.order))
+                                              self.acc_width, self.order, self.r1))
 
     def elaborate(self, platform):
         m = Module()
@@ -97,38 +113,53 @@ class TensaurusPe(wiring.Component):
 
     def _control(self, m, ops):
         """The lane's items as phases of operations, each read issued with its operation."""
-        T, lane, forward, request = self.tlen, self.lane, self.forward, self.spm.request
-        mttkrp = self.kernel == TensaurusKernel.MTTKRP
+        T, V, lane, forward, request = self.tlen, self.vlen, self.lane, self.forward, \
+            self.spm.request
+        ttmc = self.kernel == TensaurusKernel.TTMC
+        tensor = (self.kernel == TensaurusKernel.MTTKRP) | ttmc     # fibers: a TSR
         item = Signal(lane.payload.shape())
         pending, todo = Signal(), Signal(4)            # todo: fold, drain, scale, end
-        chunk = Signal(self.chunk_bits)
         cur_i, cur_j = Signal(self.iw), Signal(self.iw)
         has_fiber, in_slice = Signal(), Signal()
+        # Where a phase is: its operation ``chunk``; in a TTMc fold, the TSR's chunk
+        # ``t``, B's value ``u = g * vlen + b`` (``b`` of response ``g``).
+        chunk, t = Signal(chunk_bits(self.olen)), Signal(chunk_bits(T))
+        b, g = Signal(chunk_bits(V)), Signal(chunk_bits(self.b_chunks))
 
         phase = Signal(4)                              # the lowest set bit of todo
         m.d.comb += phase.eq(todo & -todo)
         k = item.k if self.order == 3 else 0
         op = Signal(self.op_layout)
         m.d.comb += ops.w_data.eq(op)
-        reads = phase[0] | phase[2]
+        outer = ttmc & phase[0]
+        last_round = chunk >= (self.r1 - 1) * T if self.r1 > 1 else 1
+        reads = phase[2] | phase[0] & (~ttmc | (t == 0) & (b == 0))
         m.d.comb += [
-            op.op.eq(Mux(phase[0], FOLD, Mux(phase[1], DRAIN, Mux(phase[3], END,
-                                                                   Mux(mttkrp, SCALE_TSR,
-                                                                       SCALE_OSR))))),
+            op.op.eq(Mux(phase[0], Mux(ttmc, OUTER, FOLD),
+                         Mux(phase[1], DRAIN, Mux(phase[3], END, Mux(tensor, SCALE_TSR,
+                                                                      SCALE_OSR))))),
             op.scalar.eq(item.nnz), op.chunk.eq(chunk),
-            op.row.eq(Mux(phase[1], cur_i, Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij)))),
+            op.row.eq(Mux(phase[1], cur_i, Mux(phase[0], cur_j, Mux(tensor, k, item.ij)))),
+            op.lane.eq(b), op.clear.eq(last_round),
+            op.take.eq(~outer | (t == T - 1) & ((b == V - 1) | last_round)),
             request.payload.operand.eq(phase[0]),
-            request.payload.row.eq(Mux(phase[0], cur_j, Mux(mttkrp, k, item.ij))),
-            request.payload.chunk.eq(chunk),
+            request.payload.row.eq(Mux(phase[0], cur_j, Mux(tensor, k, item.ij))),
+            request.payload.chunk.eq(Mux(outer, g, t)),
             request.valid.eq(pending & reads & ops.w_rdy),
             ops.w_en.eq(pending & todo.any() & (~reads | request.ready)),
         ]
         push = ops.w_en & ops.w_rdy
-        advance = push & ((chunk == T - 1) | phase[3])
+        whole = ttmc & (phase[0] | phase[1])           # once around the OSR
+        advance = push & (Mux(whole, chunk == self.olen - 1, chunk == T - 1) | phase[3])
         with m.If(push):
-            m.d.sync += chunk.eq(Mux(advance, 0, chunk + 1))
+            m.d.sync += [chunk.eq(Mux(advance, 0, chunk + 1)),
+                         t.eq(Mux(advance | (t == T - 1), 0, t + 1))]
+            with m.If(t == T - 1):
+                m.d.sync += b.eq(Mux(b == V - 1, 0, b + 1))
+                with m.If(b == V - 1):
+                    m.d.sync += g.eq(g + 1)
         with m.If(advance):
-            m.d.sync += todo.eq(todo & ~phase)
+            m.d.sync += [todo.eq(todo & ~phase), b.eq(0), g.eq(0)]
         done = pending & (~todo.any() | (advance & ~(todo & ~phase).any()))
 
         # The state an item leaves, once its phases are issued.
@@ -139,7 +170,7 @@ class TensaurusPe(wiring.Component):
                 with m.If(item.ij != (1 << self.iw) - 1):
                     m.d.sync += cur_i.eq(item.ij)
             with m.Else():
-                m.d.sync += [cur_j.eq(item.ij), has_fiber.eq(mttkrp)]
+                m.d.sync += [cur_j.eq(item.ij), has_fiber.eq(tensor)]
 
         # Take the next item when this one is done and the forward register is free.
         given = lane.payload
@@ -149,7 +180,7 @@ class TensaurusPe(wiring.Component):
             new_marker = given.nnz == 0
             # A fold or drain judged here sees the state this item's predecessor left:
             # when it finishes on this cycle, that state is the one it is writing.
-            fold = mttkrp & Mux(done, ~marker, has_fiber) & (
+            fold = tensor & Mux(done, ~marker, has_fiber) & (
                 new_marker | (given.ij != Mux(done & ~marker, item.ij, cur_j)))
             drain = Mux(done & marker, item.ij != (1 << self.iw) - 1, in_slice) & new_marker
             m.d.sync += [item.eq(given), pending.eq(1),
@@ -167,32 +198,46 @@ class TensaurusPe(wiring.Component):
         op = data.View(self.op_layout, ops.r_data)
         lanes = data.ArrayLayout(signed(A), V)
         tsr = [Signal(lanes, name=f"tsr{t}") for t in range(T)]
-        osr = [Signal(lanes, name=f"osr{t}") for t in range(T)]
+        osr = [Signal(lanes, name=f"osr{n}") for n in range(self.olen)]
         drain, response = self.drain, self.spm.response
         reads = (op.op != DRAIN) & (op.op != END)
         out = (op.op == DRAIN) | (op.op == END)
         free = ~drain.valid | drain.ready
         ready = ops.r_rdy & (~reads | response.valid) & (~out | free)
-        m.d.comb += [ops.r_en.eq(ready), response.ready.eq(ops.r_rdy & reads)]
+        m.d.comb += [ops.r_en.eq(ready), response.ready.eq(ops.r_rdy & reads & op.take)]
 
         x = response.payload
-        fold, scale_tsr = op.op == FOLD, op.op == SCALE_TSR
+        fold, outer, scale_tsr = op.op == FOLD, op.op == OUTER, op.op == SCALE_TSR
         scalar = op.scalar.as_signed()
+        value = Signal(signed(self.dw))                 # OUTER: B[j][u], replicated
+        with m.Switch(op.lane):
+            for v in range(V):
+                with m.Case(v):
+                    m.d.comb += value.eq(x[v])
         head_t = Signal(lanes)
         head_o = Signal(lanes)
         for v in range(V):
-            factor = Mux(fold, tsr[0][v].as_signed(), scalar)
-            product = (factor * x[v])[:A]
+            factor = Mux(fold | outer, tsr[0][v].as_signed(), scalar)
+            mul = Signal(signed(self.dw), name=f"mul{v}")  # B[j][u], or the lane
+            m.d.comb += mul.eq(Mux(outer, value, x[v]))
+            product = (factor * mul)[:A]
             m.d.comb += [head_t[v].eq((tsr[0][v] + product)[:A]),
-                         head_o[v].eq((osr[0][v] + Mux(fold | (op.op == SCALE_OSR),
+                         head_o[v].eq((osr[0][v] + Mux(fold | outer | (op.op == SCALE_OSR),
                                                        product, 0))[:A])]
         with m.If(ready):
-            with m.If(fold | scale_tsr):
+            with m.If(fold | outer | scale_tsr):
                 m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(tsr)),
-                             tsr[-1].eq(Mux(fold, 0, head_t))]
+                             tsr[-1].eq(Mux(fold | outer & op.clear, 0,
+                                            Mux(outer, tsr[0], head_t)))]
             with m.If(~scale_tsr & (op.op != END)):
-                m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr)),
-                             osr[-1].eq(Mux(op.op == DRAIN, 0, head_o))]
+                # The first tlen chunks shift; in TTMc all olen of them.
+                new = Mux(op.op == DRAIN, 0, head_o)
+                m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[:T])),
+                             osr[T - 1].eq(new)]
+                if self.olen > T:
+                    with m.If(self.kernel == TensaurusKernel.TTMC):
+                        m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[T - 1:])),
+                                     osr[-1].eq(new)]
             with m.If(out):
                 ending = op.op == END
                 m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(Mux(ending, 0, op.row)),

@@ -22,7 +22,8 @@ from .tensaurus_mlu import load
 from .tensaurus_tlu import memory
 
 RATE = 0.7
-MODES = {"mttkrp": TensaurusKernel.MTTKRP, "mm": TensaurusKernel.MM}
+MODES = {"mttkrp": TensaurusKernel.MTTKRP, "mm": TensaurusKernel.MM,
+         "ttmc": TensaurusKernel.TTMC}
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class TensaurusRun:
     cycles: int
     load_cycles: int        # the accelerator's count: loading the matrices
     compute_cycles: int     # and from then on to the output's end
-    output: np.ndarray      # out_rows x rank, as the MSU sent it
+    output: np.ndarray      # out_rows x rank (TTMc: out_rows x r1 x rank), as the MSU sent it
 
 
 def params_for(job, iw=None):
@@ -40,8 +41,8 @@ def params_for(job, iw=None):
         return 1 << max(0, int(n) - 1).bit_length()
     largest = max([*job.ciss.shape, 2])
     return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
-            "dw": job.ciss.wire.dw, "iw": iw or job.ciss.wire.iw, "acc_width": job.acc_width,
-            "order": 3 if job.mode == "mttkrp" else 2,
+            "r1": job.r1, "dw": job.ciss.wire.dw, "iw": iw or job.ciss.wire.iw,
+            "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
             "spm_rows": up(max(m.shape[0] for m in job.mats)), "out_rows": up(job.out_rows),
             "addr_width": max(16, int(largest * 64).bit_length())}
 
@@ -58,7 +59,7 @@ class TensaurusBench(Bench):
             [job.ciss], tags, window or tags, np.random.default_rng(seed))
         start, words, self.matrix_reads = load(job.mats, component.vlen, component.dw)
         self.job = job
-        self.chunks = component.tlen * component.cols
+        self.chunks = component.olen * component.cols
         n = len(words)
         job_item = {"tensor_base": 0, "entries": job.ciss.entries, **start,
                     "out_rows": job.out_rows}
@@ -98,14 +99,19 @@ class TensaurusBench(Bench):
                                      f"last {item['last']}, expected row {row} chunk {chunk}")
             y[row, chunk * vlen:(chunk + 1) * vlen] = item["lanes"]
         (stats,) = outputs["stats"]
+        # Row i is Y[i, u] for each u in turn (TTMc; one u otherwise), each tlen * cols
+        # chunks.
+        y = y.reshape(job.out_rows, self.component.r1, -1)[:, :job.r1, :job.rank]
         return TensaurusRun(cycles, stats["load_cycles"], stats["compute_cycles"],
-                            y[:, :job.rank])
+                            y if job.mode == "ttmc" else y[:, 0])
 
 
-def simulate(component, job, seed, rates=None, engine="native", work_dir=None, window=None):
-    """The :class:`TensaurusRun` of ``job`` through ``component``."""
+def simulate(component, job, seed, rates=None, engine="native", work_dir=None, window=None,
+             progress=None):
+    """The :class:`TensaurusRun` of ``job`` through ``component`` (``progress``: the
+    label of a progress bar for a long native run)."""
     bench = TensaurusBench(component, job, seed, rates, window)
     if engine == "native":
-        done = native.run(bench, work_dir=work_dir)
+        done = native.run(bench, work_dir=work_dir, progress=progress)
         return bench.rebuild(done.cycles, done.outputs)
     return pysim(bench)

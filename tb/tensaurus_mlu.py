@@ -32,16 +32,19 @@ def matrix_words(matrix, vlen, dw):
             for r in range(matrix.shape[0]) for g in range(matrix.shape[1] // vlen)]
 
 
-def expected_fills(mats, cols, vlen):
-    """Each column's fills ``{half, operand, row, chunk, lanes}`` of ``mats`` in order."""
+def expected_fills(mats, cols, vlen, broadcast=False):
+    """Each column's fills ``{half, operand, row, chunk, lanes}`` of ``mats`` in order
+    (with ``broadcast``, operand 1's chunks to every column)."""
     fills = [[] for _ in range(cols)]
     for operand, matrix in enumerate(mats):
+        whole = broadcast and operand == 1
         for r in range(matrix.shape[0]):
             for g in range(matrix.shape[1] // vlen):
-                fills[g % cols].append({"half": 0, "operand": operand, "row": r,
-                                        "chunk": g // cols,
-                                        "lanes": [int(v) for v in
-                                                  matrix[r, g * vlen:(g + 1) * vlen]]})
+                fill = {"half": 0, "operand": operand, "row": r,
+                        "chunk": g if whole else g // cols,
+                        "lanes": [int(v) for v in matrix[r, g * vlen:(g + 1) * vlen]]}
+                for q in range(cols) if whole else [g % cols]:
+                    fills[q].append(fill)
     return fills
 
 
@@ -63,16 +66,18 @@ class MluRun:
 
 
 class MluBench(Bench):
-    """The MLU loading ``mats`` (one or two ``rows x R`` integer matrices)."""
+    """The MLU loading ``mats`` (one or two ``rows x R`` integer matrices; with
+    ``broadcast`` the second is ``rows x b_chunks * vlen``)."""
 
-    def __init__(self, component, mats, seed, rates=None):
+    def __init__(self, component, mats, seed, rates=None, broadcast=False):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "request", "response", "fills"), RATE),
                  **(rates or {})}
         start, words, self.reads = load(mats, component.vlen, component.dw)
-        self.want = expected_fills(mats, component.cols, component.vlen)
+        self.want = expected_fills(mats, component.cols, component.vlen, broadcast)
         n = len(words)
-        self.sources = [self.source_on("start", [start], rates["start"]),
+        self.sources = [self.source_on("start", [{**start, "broadcast": int(broadcast)}],
+                                       rates["start"]),
                         self.source_on("mem__response", words, rates["response"],
                                        after={"mem__request": np.arange(1, n + 1)})]
         self.sinks = [self.sink_on("mem__request", rates["request"], n)]
@@ -93,9 +98,10 @@ def taken(cycles, outputs):
                   [outputs[f"fills__{q}"] for q in range(cols)])
 
 
-def simulate(component, mats, seed, rates=None, engine="native", work_dir=None):
+def simulate(component, mats, seed, rates=None, engine="native", work_dir=None,
+             broadcast=False):
     """``(run, bench)`` of the MLU loading ``mats``."""
-    bench = MluBench(component, mats, seed, rates)
+    bench = MluBench(component, mats, seed, rates, broadcast)
     if engine == "native":
         done = native.run(bench, work_dir=work_dir)
         return taken(done.cycles, done.outputs), bench

@@ -64,7 +64,7 @@ class PeBench(Bench):
         rates = {**dict.fromkeys(("lane", "forward", "request", "response", "drain"), RATE),
                  **(rates or {})}
         self.trace = model.pe(model_items(ciss, items), kernel, component.tlen, component.vlen,
-                              read, component.acc_width, ciss.wire.idle)
+                              read, component.acc_width, ciss.wire.idle, component.r1)
         n = len(self.trace.requests)
         responses = [[int(x) for x in read(*r)] for r in self.trace.requests]
         lane = self.source_on("lane", Columns(items), rates["lane"])

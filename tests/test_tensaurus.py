@@ -17,6 +17,7 @@ from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan
+from sparseforge.sw.tensor_kernels import dttmc
 from sparseforge.tb.tensaurus import params_for, simulate
 from sparseforge.tb.tensaurus_pe import lane_items, model_items
 
@@ -28,9 +29,11 @@ FIG3 = Tensor(np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 0], [2, 0, 1], [
                         [3, 1, 0]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
 
 
-def factors(shape, rank, seed):
+def factors(shape, rank, seed, r1=None):
+    """Integer factors of the modes after the first (TTMc: B of rank ``r1``)."""
     rng = np.random.default_rng(seed)
-    return [rng.integers(-9, 10, (n, rank)) for n in shape[1:]]
+    ranks = [rank] * (len(shape) - 1) if r1 is None else [r1, rank]
+    return [rng.integers(-9, 10, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
 
 
 def run(job, seed, rates=None, engine="pysim", work_dir=None, **params):
@@ -68,9 +71,40 @@ def test_directed_arrays_spmttkrp_and_spmm(rows, cols, vlen, rank):
     assert np.array_equal(run(job, seed_from_env(rank + 1), STALLS).output, job.golden)
 
 
+@pytest.mark.parametrize("rows, cols, vlen, r1, rank", [
+    (1, 1, 1, 1, 1), (2, 2, 2, 1, 3), (2, 3, 2, 3, 5), (3, 2, 4, 6, 8), (1, 2, 3, 4, 2)])
+def test_directed_arrays_spttmc(rows, cols, vlen, r1, rank):
+    """SpTTMc of Fig. 3a, B's rank r1 a multiple of vlen or not, C's split over the
+    columns; the output Y (I x r1 x rank) as the golden kernel gives it."""
+    job = plan("spttmc", FIG3, factors(FIG3.shape, rank, rank, r1), rows, cols, vlen)
+    assert job.golden.shape == (4, r1, rank)
+    for seed, rates in ((seed_from_env(r1), None), (seed_from_env(r1 + 1), STALLS)):
+        got = run(job, seed, rates)
+        assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+def test_dttmc_and_the_other_kernels_on_a_ttmc_build():
+    """DTTMc of a small dense tensor; then SpMTTKRP and SpMM on the same build (r1 = 3):
+    they use the first tlen chunks of each OSR and of the output's rows."""
+    rng = np.random.default_rng(5)
+    dense = rng.integers(-9, 10, (5, 4, 3)) * (rng.random((5, 4, 3)) < 0.6)
+    mats = factors(dense.shape, 4, 6, r1=3)
+    job = plan("dttmc", dense, mats, rows=2, cols=2, vlen=2)
+    assert np.array_equal(job.golden, dttmc(dense, [None, *mats]))
+    assert np.array_equal(run(job, seed_from_env(3), STALLS).output, job.golden)
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 4, 7), rows=2, cols=2, vlen=2)
+    assert np.array_equal(run(job, seed_from_env(4), STALLS, r1=3).output, job.golden)
+    matrix = Tensor(np.array([[0, 1], [2, 0], [3, 3]]), np.array([4, -2, 7]), (4, 4))
+    job = plan("spmm", matrix, factors(matrix.shape, 4, 8), rows=2, cols=2, vlen=2)
+    assert np.array_equal(run(job, seed_from_env(5), STALLS, r1=3).output, job.golden)
+
+
 def test_plan_refuses_what_the_hardware_cannot_run():
-    with pytest.raises(ParameterError, match="SpTTMc"):
-        plan("spttmc", FIG3, factors(FIG3.shape, 2, 0))
+    with pytest.raises(ParameterError, match="the hardware runs"):
+        plan("spttm", FIG3, factors(FIG3.shape, 2, 0))
+    with pytest.raises(ParameterError, match="3-mode"):
+        plan("spttmc", Tensor(np.zeros((1, 4), int), np.ones(1), (1, 1, 1, 1)),
+             [np.ones((1, 2), int)] * 3)
     with pytest.raises(ParameterError, match="integers"):
         plan("spmttkrp", Tensor(FIG3.coords, FIG3.values + 0.5, FIG3.shape),
              factors(FIG3.shape, 2, 0))
@@ -85,19 +119,21 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 @pytest.mark.verilator
 @pytest.mark.parametrize("kernel, name", [
     ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
+    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns"),
     ("spmm", "matrices/suitesparse/494_bus.mtx"),
     ("spmv", "matrices/pypi/nx_karate_club.mtx")])
 def test_real_data_on_verilator(shared_data, tmp_path, kernel, name):
     path = shared_data / name
     rng = np.random.default_rng(7)
-    if kernel == "spmttkrp":
+    if path.suffix == ".tns":
         operand = read_tensor(path)         # counts: integers already
     else:                                   # the pattern, with small integer values
         operand = read_matrix(path).tocsr()
         operand.data = rng.integers(1, 10, operand.nnz) * rng.choice([-1, 1], operand.nnz)
     shape = operand.shape
     rank = 1 if kernel == "spmv" else 6
-    mats = [rng.integers(-20, 21, (n, rank)) for n in shape[1:]]
+    ranks = [5, rank] if kernel == "spttmc" else [rank] * (len(shape) - 1)
+    mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
     if kernel == "spmv":
         mats = [mats[0][:, 0]]
     job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2)
@@ -106,28 +142,35 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name):
 
 
 @pytest.mark.verilator
-def test_run_tensaurus_command(shared_data, tmp_path, capsys):
+@pytest.mark.parametrize("kernel, r1", [("spmttkrp", 4), ("spttmc", 3)])
+def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1):
     rng = np.random.default_rng(3)
     tensor = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
     shape = read_tensor(tensor).shape
     b, c, out = tmp_path / "b.npy", tmp_path / "c.npy", tmp_path / "y.npy"
-    np.save(b, rng.integers(-5, 6, (shape[1], 4)))
+    np.save(b, rng.integers(-5, 6, (shape[1], r1)))
     np.save(c, rng.integers(-5, 6, (shape[2], 4)))
-    main(["run", "tensaurus", "--kernel", "spmttkrp", str(tensor), "--factors", str(b), str(c),
+    main(["run", "tensaurus", "--kernel", kernel, str(tensor), "--factors", str(b), str(c),
           "--pes", "2x2", "--vlen", "2", "--out", str(out), "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["equal_to_golden"] and result["cycles"] > 0
     assert 0 < result["utilization"] <= 1
-    job = plan("spmttkrp", read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2)
+    job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2)
+    assert np.load(out).shape == job.golden.shape
     assert np.array_equal(np.load(out), job.golden)
 
 
 @pytest.mark.parametrize("args, message", [
     (["--kernel", "spmm", "X.tns", "--factors", "b.npy", "--out", "y.npy", "--pes", "2y2"],
      "--pes 2y2"),
-    (["--kernel", "spttmc", "X.tns", "--factors", "b.npy", "--out", "y.npy"], "spttmc"),
+    (["--kernel", "spttmc", "4D.tns", "--factors", "b.npy", "c.npy", "--out", "y.npy"],
+     "spttmc takes a 3-mode operand, not 4 modes"),
 ])
 def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
+    (tmp_path / "4D.tns").write_text("1 1 1 1 2\n2 1 2 1 3\n")
+    for name in ("b.npy", "c.npy"):
+        np.save(tmp_path / name, np.ones((2, 2), int))
+    args = [str(tmp_path / a) if a.endswith((".tns", ".npy")) else a for a in args]
     with pytest.raises(SystemExit) as stop:
         main(["run", "tensaurus", *args])
     err = capsys.readouterr().err
@@ -138,17 +181,20 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
 @pytest.mark.verilator
 @pytest.mark.parametrize("kernel, name, pes", [
     ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", "3x2"),
+    ("spttmc", "tensors/movielens-100k_user-item-day.tns", "2x2"),
     ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
     ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
 def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes):
     rows, cols = map(int, pes.split("x"))
     rng = np.random.default_rng(len(name))
-    if kernel == "spmttkrp":
+    if name.endswith(".tns"):
         operand = read_tensor(shared_data / name)
     else:
         operand = read_matrix(shared_data / name).tocsr()
         operand.data = rng.integers(1, 10, operand.nnz) * rng.choice([-1, 1], operand.nnz)
-    mats = [rng.integers(-20, 21, (n, 5)) for n in operand.shape[1:]]
+    ranks = [3, 5] if kernel == "spttmc" else [5] * (len(operand.shape) - 1)
+    mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(operand.shape[1:], ranks,
+                                                           strict=True)]
     job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2)
     rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
     got = run(job, 31, rates, "native", tmp_path)

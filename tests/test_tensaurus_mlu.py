@@ -30,6 +30,19 @@ def test_directed_loads(cols, tlen, vlen, rows):
         assert run.fills == bench.want
 
 
+@pytest.mark.parametrize("cols, tlen, vlen, b_chunks", [(1, 1, 1, 3), (2, 2, 2, 1),
+                                                        (3, 1, 2, 2)])
+@pytest.mark.parametrize("rows", [(4, 3), (0, 3), (2, 0)])
+def test_directed_broadcast_loads(cols, tlen, vlen, b_chunks, rows):
+    """TTMc: operand 0 split by column, operand 1's rows whole into every column."""
+    component = TensaurusMlu(cols=cols, tlen=tlen, vlen=vlen, dw=8, b_chunks=b_chunks)
+    mats = matrices([(rows[0], cols * tlen * vlen), (rows[1], b_chunks * vlen)], cols)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        run, bench = simulate(component, mats, seed, rates, engine="pysim", broadcast=True)
+        assert run.reads == bench.reads
+        assert run.fills == bench.want
+
+
 def test_one_chunk_a_cycle():
     component = TensaurusMlu(cols=2, tlen=2, vlen=2, dw=8)
     mats = matrices([(20, 8), (10, 8)], 0)
@@ -52,6 +65,7 @@ def test_bad_parameters(params, message):
         TensaurusMlu(**params)
 
 
-@pytest.mark.parametrize("params", [{}, {"cols": 1, "tlen": 1, "vlen": 1}, {"cols": 3}])
+@pytest.mark.parametrize("params", [{}, {"cols": 1, "tlen": 1, "vlen": 1}, {"cols": 3},
+                                    {"cols": 3, "tlen": 2, "b_chunks": 5}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("tensaurus_mlu", params) == ""

@@ -13,10 +13,10 @@ from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
-from sparseforge.sw.tensor_kernels import spmm, spmttkrp
+from sparseforge.sw.tensor_kernels import spmm, spmttkrp, spttmc
 from sparseforge.tb.tensaurus_pe import lane_items, model_items, simulate
 
-MTTKRP, MM = TensaurusKernel.MTTKRP.value, TensaurusKernel.MM.value
+MTTKRP, MM, TTMC = (k.value for k in TensaurusKernel)
 STALLS = {"lane": 0.8, "forward": 0.5, "request": 0.6, "response": 0.4, "drain": 0.3}
 
 # Fig. 3a's shape (4 x 2 x 2): slices of one and two fibers, an empty slice.
@@ -55,21 +55,27 @@ def wrapped(y, acc_width):
     return np.vectorize(lambda v: model.wrap(int(v), acc_width))(np.asarray(y, dtype=object))
 
 
-def operands(tensor, kernel, rank, seed):
-    """``(matrices by operand, golden output)`` of ``kernel`` on ``tensor``."""
+def operands(tensor, kernel, rank, seed, r1=1):
+    """``(matrices by operand, golden output)`` of ``kernel`` on ``tensor`` (TTMc: B of
+    rank ``r1`` with zero columns after, so its last chunk is whole; the output ``I x
+    r1 x rank`` flattened as the OSR's chunks)."""
     mats = factors(tensor.shape, rank, seed)
     if kernel == MTTKRP:
         return (mats[2], mats[1]), spmttkrp(tensor, [None, mats[1], mats[2]])
+    if kernel == TTMC:
+        b = factors(tensor.shape, r1, seed + 1)[1]
+        golden = spttmc(tensor, [None, b, mats[2]])
+        return (mats[2], np.pad(b, ((0, 0), (0, rank)))), golden.reshape(len(golden), -1)
     return (mats[1],), spmm(tensor, mats[1])
 
 
-def model_output(tensor, kernel, pes, vlen, tlen, seed, acc_width=32):
+def model_output(tensor, kernel, pes, vlen, tlen, seed, acc_width=32, r1=1):
     ciss = cissmod.encode(tensor, pes, dw=16, iw=16)
-    mats, golden = operands(tensor, kernel, vlen * tlen, seed)
+    mats, golden = operands(tensor, kernel, vlen * tlen, seed, r1)
     drains = []
     for p in range(pes):
         drains += model.pe(model_items(ciss, lane_items(ciss, p)), kernel, tlen, vlen,
-                           chunks(mats, vlen), acc_width, ciss.wire.idle).drains
+                           chunks(mats, vlen), acc_width, ciss.wire.idle, r1).drains
     return assemble(drains, golden.shape, vlen, acc_width), wrapped(golden, acc_width)
 
 
@@ -82,6 +88,24 @@ def test_model_is_spmttkrp_and_spmm(pes, vlen, tlen):
     matrix = Tensor(tensor.coords[:, :2], tensor.values, tensor.shape[:2])
     got, want = model_output(Tensor(*_summed(matrix)), MM, pes, vlen, tlen, 2)
     assert (got == want).all()
+
+
+@pytest.mark.parametrize("pes", [1, 2])
+@pytest.mark.parametrize("vlen, tlen, r1", [(1, 1, 1), (2, 2, 1), (2, 1, 3), (4, 3, 6),
+                                             (3, 2, 3)])
+def test_model_is_spttmc(pes, vlen, tlen, r1):
+    """TTMc: the OSR's chunk ``u * tlen + t`` is ``Y[i, u]``'s chunk ``t``; B's row is
+    read in ``ceil(r1 / vlen)`` chunks, once per fiber."""
+    tensor = integers(FIG3, pes + r1)
+    got, want = model_output(tensor, TTMC, pes, vlen, tlen, 3, r1=r1)
+    assert (got == want).all()
+    ciss = cissmod.encode(tensor, 1, dw=16, iw=16)
+    trace = model.pe(model_items(ciss, lane_items(ciss, 0)), TTMC, tlen, vlen,
+                     lambda o, r, t: [0] * vlen, 32, ciss.wire.idle, r1)
+    fibers = len(np.unique(tensor.coords[:, :2], axis=0))
+    reads = [r for r in trace.requests if r[0] == 1]
+    assert len(reads) == fibers * -(-r1 // vlen)
+    assert len(trace.drains) == 3 * r1 * tlen         # three slices hold nonzeros
 
 
 def _summed(matrix):
@@ -101,7 +125,8 @@ def test_model_wraps_to_the_accumulator():
 def run_pe(component, tensor, kernel, pes, seed, rates=None, engine="pysim", work_dir=None):
     """Every PE's lane through the RTL; returns (assembled, golden, cycles)."""
     ciss = cissmod.encode(tensor, pes, dw=component.dw, iw=component.iw)
-    mats, golden = operands(tensor, kernel, component.vlen * component.tlen, seed)
+    mats, golden = operands(tensor, kernel, component.vlen * component.tlen, seed,
+                            component.r1)
     drains, cycles = [], 0
     for p in range(pes):
         run, trace = simulate(component, ciss, p, kernel, chunks(mats, component.vlen),
@@ -128,6 +153,24 @@ def test_directed_fig3_tensor(vlen, tlen, kernel):
         assert (got == want).all(), (seed, got, want)
 
 
+@pytest.mark.parametrize("vlen, tlen, r1", [(1, 1, 1), (2, 2, 1), (2, 2, 3), (3, 1, 6),
+                                             (4, 3, 2)])
+def test_directed_fig3_tensor_spttmc(vlen, tlen, r1):
+    """TTMc, B's rank ``r1`` a multiple of vlen or not; then MTTKRP and MM on the same
+    TTMc-capable PE (its OSR's first tlen chunks)."""
+    tensor = integers(FIG3, vlen + tlen + r1)
+    component = TensaurusPe(vlen=vlen, tlen=tlen, r1=r1)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        got, want, _ = run_pe(component, tensor, TTMC, 2, seed, rates)
+        assert (got == want).all(), (seed, got, want)
+    if r1 > 1:
+        got, want, _ = run_pe(component, tensor, MTTKRP, 2, seed_from_env(3), STALLS)
+        assert (got == want).all()
+        matrix = Tensor(*_summed(Tensor(tensor.coords[:, :2], tensor.values, (4, 2))))
+        got, want, _ = run_pe(component, matrix, MM, 2, seed_from_env(4), STALLS)
+        assert (got == want).all()
+
+
 def test_one_chunk_operation_a_cycle_when_nothing_stalls():
     """One nonzero of MTTKRP: tlen reads; its fiber's fold, tlen more; the drain, tlen."""
     tensor = Tensor(np.array([[0, 0, 0]]), np.array([3]), (1, 1, 1))
@@ -139,18 +182,31 @@ def test_one_chunk_operation_a_cycle_when_nothing_stalls():
     assert ops <= cycles <= ops + 6, cycles
 
 
+def test_spttmc_one_operation_a_cycle_when_nothing_stalls():
+    """One nonzero of TTMc: tlen reads; its fiber's outer product, r1 * tlen operations
+    on ceil(r1 / vlen) reads; the drain, r1 * tlen."""
+    tensor = Tensor(np.array([[0, 0, 0]]), np.array([3]), (1, 1, 1))
+    component = TensaurusPe(vlen=2, tlen=2, r1=3)
+    got, want, cycles = run_pe(component, tensor, TTMC, 1, 0, dict.fromkeys(STALLS, 1.0))
+    assert (got == want).all()
+    ops = component.tlen + 2 * component.olen
+    assert ops <= cycles <= ops + 6, cycles
+
+
 @pytest.mark.verilator
-@pytest.mark.parametrize("name", ["tensors/movielens-latest-small_user-movie-tag.tns",
-                                  "matrices/suitesparse/494_bus.mtx"])
-def test_real_data_on_verilator(shared_data, tmp_path, name):
+@pytest.mark.parametrize("name, kernel", [
+    ("tensors/movielens-latest-small_user-movie-tag.tns", MTTKRP),
+    ("tensors/movielens-latest-small_user-movie-tag.tns", TTMC),
+    ("matrices/suitesparse/494_bus.mtx", MM)])
+def test_real_data_on_verilator(shared_data, tmp_path, name, kernel):
     if name.startswith("tensors"):
-        tensor, kernel = read_tensor(shared_data / name), MTTKRP
+        tensor = read_tensor(shared_data / name)
     else:
         m = read_matrix(shared_data / name).tocoo()
         tensor = Tensor(np.stack([m.row, m.col], 1), m.data, m.shape)
-        kernel = MM
     tensor = integers(tensor, 3)
-    component = TensaurusPe(vlen=4, tlen=2, order=3 if kernel == MTTKRP else 2)
+    component = TensaurusPe(vlen=4, tlen=2, r1=6 if kernel == TTMC else 1,
+                            order=2 if kernel == MM else 3)
     got, want, _ = run_pe(component, tensor, kernel, 4, seed_from_env(5), STALLS, "native",
                           tmp_path)
     assert (got == want).all()
@@ -164,7 +220,9 @@ def test_declares_the_named_signature():
 
 
 @pytest.mark.parametrize("params", [{}, {"vlen": 1, "tlen": 1, "order": 2},
-                                    {"vlen": 8, "tlen": 5, "dw": 8, "acc_width": 24}])
+                                    {"vlen": 8, "tlen": 5, "dw": 8, "acc_width": 24},
+                                    {"vlen": 2, "tlen": 3, "r1": 5},
+                                    {"vlen": 1, "tlen": 1, "r1": 2}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("tensaurus_pe", params) == ""
 

@@ -8,6 +8,12 @@ it on to the next of its row, systolically), and ends when the MSU has sent the 
 PE ``(p, q)`` reads its column's scratchpad through port ``p`` and drains into the
 MSU's input ``p * cols + q``; chunk ``t`` of PE column ``q`` is the row's chunk ``t *
 cols + q``, in the scratchpads and in the output alike.
+
+In TTMc (``Y[i, u, w] = sum B[j, u] C[k, w] A[i, j, k]``) the columns split C's rank
+as above while B's row goes whole to every column (the MLU broadcasts it); a PE's OSR
+holds ``olen = r1 * tlen`` chunks, chunk ``u * tlen + t`` for ``Y[i, u]``'s chunk ``t``,
+and the MSU, built for ``olen`` chunks a PE, places it at the row's chunk ``(u * tlen +
+t) * cols + q``: output row ``i`` is ``Y[i]`` flattened, ``u`` by ``u``.
 """
 
 from amaranth.hdl import Module, Signal
@@ -15,7 +21,7 @@ from amaranth.lib import wiring
 
 from ...params import Param, check_params
 from ...registry import block
-from ..interfaces import TensaurusSignature
+from ..interfaces import TensaurusKernel, TensaurusSignature, spm_chunks
 from ..tensaurus_mlu import TensaurusMlu
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
@@ -33,8 +39,10 @@ class Tensaurus(wiring.Component):
     rows, cols : the PE array (r x c); CISS entries have ``rows`` lanes.
     vlen, tlen : each PE's lanes and chunks: a matrix row has ``R = tlen * cols * vlen``
         values.
+    r1 : B's rank in TTMc (each PE's OSR holds ``r1 * tlen`` chunks).
     dw, iw, acc_width : bits of a value, an index and an accumulator.
-    order : 3 for tensors (SpMTTKRP and SpMM kernels), 2 for matrices (SpMM, SpMV).
+    order : 3 for tensors (SpMTTKRP, SpTTMc and SpMM kernels), 2 for matrices (SpMM,
+        SpMV).
     tags : the TLU's reads in flight.
     banks : banks of each scratchpad.
     spm_rows : matrix rows each scratchpad holds per operand.
@@ -52,7 +60,8 @@ class Tensaurus(wiring.Component):
 
     PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
               Param("vlen", 2, 1, 16, "lanes of each PE (VLEN)"),
-              Param("tlen", 2, 1, 64, "chunks of each PE's shift registers (TLEN)"),
+              Param("tlen", 2, 1, 64, "chunks of each PE's TSR (TLEN)"),
+              Param("r1", 1, 1, 64, "B's rank in TTMc: the OSR holds r1 * tlen chunks"),
               Param("dw", 16, 2, 32, "bits of a value"), Param("iw", 16, 1, 32, "bits of an index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
@@ -63,10 +72,11 @@ class Tensaurus(wiring.Component):
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"spm_rows": 64, "out_rows": 64},)
 
-    def __init__(self, rows=2, cols=2, vlen=2, tlen=2, dw=16, iw=16, acc_width=32, order=3,
-                 tags=8, banks=2, spm_rows=64, out_rows=64, addr_width=24):
+    def __init__(self, rows=2, cols=2, vlen=2, tlen=2, r1=1, dw=16, iw=16, acc_width=32,
+                 order=3, tags=8, banks=2, spm_rows=64, out_rows=64, addr_width=24):
         v = check_params(self.PARAMS, {
-            "rows": rows, "cols": cols, "vlen": vlen, "tlen": tlen, "dw": dw, "iw": iw,
+            "rows": rows, "cols": cols, "vlen": vlen, "tlen": tlen, "r1": r1, "dw": dw,
+            "iw": iw,
             "acc_width": acc_width, "order": order, "tags": tags, "banks": banks,
             "spm_rows": spm_rows, "out_rows": out_rows, "addr_width": addr_width})
         for name, value in v.items():
@@ -74,18 +84,21 @@ class Tensaurus(wiring.Component):
         r, c = self.rows, self.cols
         self.tlu = TensaurusTlu(pes=r, dw=dw, iw=iw, order=order, tags=tags,
                                 addr_width=addr_width)
+        self.olen = r1 * tlen
         self.mlu = TensaurusMlu(cols=c, tlen=tlen, vlen=vlen, dw=dw, iw=iw,
-                                addr_width=addr_width)
-        self.spms = [TensaurusSpm(ports=r, banks=banks, rows=spm_rows, tlen=tlen, vlen=vlen,
-                                  dw=dw, iw=iw) for _ in range(c)]
+                                addr_width=addr_width, b_chunks=-(-r1 // vlen))
+        self.spms = [TensaurusSpm(ports=r, banks=banks, rows=spm_rows,
+                                  tlen=spm_chunks(tlen, vlen, r1), vlen=vlen, dw=dw, iw=iw)
+                     for _ in range(c)]
         # Each PE keeps enough operations in flight to cover its scratchpad's round trip.
-        self.pes = [[TensaurusPe(vlen=vlen, tlen=tlen, dw=dw, iw=iw, acc_width=acc_width,
-                                 order=order, queue=self.spms[0].latency + 2)
+        self.pes = [[TensaurusPe(vlen=vlen, tlen=tlen, r1=r1, dw=dw, iw=iw,
+                                 acc_width=acc_width, order=order,
+                                 queue=self.spms[0].latency + 2)
                      for _ in range(c)] for _ in range(r)]
-        self.msu = TensaurusMsu(rows=r, cols=c, tlen=tlen, vlen=vlen, iw=iw,
+        self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=vlen, iw=iw,
                                 acc_width=acc_width, depth=out_rows)
         super().__init__(TensaurusSignature(r, c, vlen, tlen, dw, iw, acc_width, order, tags,
-                                            addr_width))
+                                            addr_width, r1))
 
     def elaborate(self, platform):
         m = Module()
@@ -136,7 +149,8 @@ class Tensaurus(wiring.Component):
         m.d.comb += [mlu.start.valid.eq(loading), mlu.start.payload.base0.eq(job.base0),
                      mlu.start.payload.rows0.eq(job.rows0),
                      mlu.start.payload.base1.eq(job.base1),
-                     mlu.start.payload.rows1.eq(job.rows1)]
+                     mlu.start.payload.rows1.eq(job.rows1),
+                     mlu.start.payload.broadcast.eq(self.kernel == TensaurusKernel.TTMC)]
         with m.If(mlu.start.valid & mlu.start.ready):
             m.d.sync += loading.eq(0)
         # The MLU takes a start only once its previous load has left whole.

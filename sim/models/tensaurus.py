@@ -1,14 +1,18 @@
 """Behavioural model of a Tensaurus PE (Tensaurus Section 5.2.4, Fig. 5b): from its CISS
 lane, the scratchpad reads it makes and the OSR entries it drains.
 
-A PE keeps ``tlen`` chunks of ``vlen`` lanes in each of its shift registers: the TSR
-(``sum_k scalar * C[k]`` of the current fiber) and the OSR (the current slice's output
-row). Walking its lane, entry by entry:
+A PE keeps ``tlen`` chunks of ``vlen`` lanes in its TSR (``sum_k scalar * C[k]`` of the
+current fiber) and ``olen`` in its OSR (the current slice's output): ``olen = tlen``,
+or in TTMc ``r1 * tlen``, chunk ``u * tlen + t`` holding ``Y[i, u, :]``'s chunk ``t``.
+Walking its lane, entry by entry:
 
-- a nonzero ``(scalar, j, k)`` reads row ``k`` of C (MTTKRP) or row ``j`` of B (MM) chunk
-  by chunk and adds ``scalar`` times it to the TSR (MTTKRP) or the OSR (MM);
-- in MTTKRP a fiber ends where ``j`` changes or the slice ends: the PE reads row ``j`` of
-  B and adds ``TSR * B[j]`` to the OSR, clearing the TSR;
+- a nonzero ``(scalar, j, k)`` reads row ``k`` of C (MTTKRP, TTMc) or row ``j`` of B (MM)
+  chunk by chunk and adds ``scalar`` times it to the TSR (MTTKRP, TTMc) or the OSR (MM);
+- in MTTKRP and TTMc a fiber ends where ``j`` changes or the slice ends: the PE reads row
+  ``j`` of B and adds ``TSR * B[j]`` to the OSR (MTTKRP, chunk by chunk) or, in TTMc, the
+  outer product: B's row in chunks of ``vlen`` values, each value ``B[j][u]`` replicated
+  over the lanes (Section 5.2.4) and times the whole TSR added to OSR chunks ``u * tlen
+  .. u * tlen + tlen - 1``; then clears the TSR;
 - a slice ends at the lane's next header, an idle lane or the end marker: the OSR drains,
   chunk by chunk, tagged with the slice index, and clears.
 
@@ -17,7 +21,7 @@ Integers wrap to ``acc_width`` bits (two's complement), as the hardware's accumu
 
 from dataclasses import dataclass, field
 
-MTTKRP, MM = 0, 1
+MTTKRP, MM, TTMC = 0, 1, 2
 """The kernels, as :class:`~sparseforge.hw.interfaces.TensaurusKernel` numbers them."""
 
 
@@ -36,13 +40,15 @@ class PeTrace:
     drains: list = field(default_factory=list)
 
 
-def pe(lane, kernel, tlen, vlen, read, acc_width, idle):
+def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
     """The :class:`PeTrace` of a PE walking ``lane``: ``(scalar, ij, k, last)`` items
     (``scalar`` 0 for a header or idle lane, ``ij == idle`` for an idle one), reading its
-    scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints)."""
+    scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints); ``r1`` is B's rank
+    in TTMc."""
     trace = PeTrace()
+    olen = r1 * tlen if kernel == TTMC else tlen
     tsr = [[0] * vlen for _ in range(tlen)]
-    osr = [[0] * vlen for _ in range(tlen)]
+    osr = [[0] * vlen for _ in range(olen)]
     cur_i = cur_j = 0
     has_fiber = in_slice = False
 
@@ -50,25 +56,35 @@ def pe(lane, kernel, tlen, vlen, read, acc_width, idle):
         trace.requests.append((operand, row, chunk))
         return read(operand, row, chunk)
 
+    def add(n, factors, values):
+        osr[n] = [wrap(o + f * x, acc_width) for o, f, x in zip(osr[n], factors, values,
+                                                                  strict=True)]
+
+    tensor = kernel in (MTTKRP, TTMC)
     for scalar, ij, k, _last in lane:
         marker = scalar == 0
-        if kernel == MTTKRP and has_fiber and (marker or ij != cur_j):
-            for t in range(tlen):
-                b = fetch(1, cur_j, t)
-                osr[t] = [wrap(o + s * x, acc_width) for o, s, x in zip(osr[t], tsr[t], b,
-                                                                          strict=True)]
-                tsr[t] = [0] * vlen
+        if has_fiber and (marker or ij != cur_j):           # the fiber's end
+            if kernel == MTTKRP:
+                for t in range(tlen):
+                    add(t, tsr[t], fetch(1, cur_j, t))
+            else:
+                for g in range(-(-r1 // vlen)):
+                    b = fetch(1, cur_j, g)
+                    for u in range(g * vlen, min(r1, (g + 1) * vlen)):
+                        for t in range(tlen):
+                            add(u * tlen + t, tsr[t], [b[u - g * vlen]] * vlen)
+            tsr = [[0] * vlen for _ in range(tlen)]
         if in_slice and marker:
-            for t in range(tlen):
-                trace.drains.append((cur_i, t, tuple(osr[t])))
-                osr[t] = [0] * vlen
+            for n in range(olen):
+                trace.drains.append((cur_i, n, tuple(osr[n])))
+                osr[n] = [0] * vlen
         if not marker:
-            held = tsr if kernel == MTTKRP else osr
+            held = tsr if tensor else osr
             for t in range(tlen):
-                x = fetch(0, k if kernel == MTTKRP else ij, t)
+                x = fetch(0, k if tensor else ij, t)
                 held[t] = [wrap(h + scalar * v, acc_width) for h, v in zip(held[t], x,
                                                                            strict=True)]
-            cur_j, has_fiber = ij, kernel == MTTKRP
+            cur_j, has_fiber = ij, tensor
         else:
             has_fiber, in_slice = False, ij != idle
             cur_i = ij if in_slice else cur_i

@@ -2,7 +2,8 @@
 the paper's roofline (Fig. 7).
 
 Each workload is planned (:func:`sparseforge.sw.tensaurus_job.plan`, integer factors of
-rank ``RANK``; a real matrix's pattern with small integer values), run natively on
+rank ``RANK``, TTMc's B of rank ``R1``; a real matrix's pattern with small integer
+values), run natively on
 Verilator through the whole accelerator (2x2 PEs of 2 lanes) with memories that answer
 every cycle (the tensor's out of order within the TLU's tags), and checked equal to the
 golden kernel. Printed per workload: cycles (loading the matrices, then computing), the
@@ -21,15 +22,17 @@ from sparseforge.errors import SparseforgeError
 from sparseforge.sw.formats import read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan, roofline
 
-ROWS, COLS, VLEN, RANK = 2, 2, 2, 8
+ROWS, COLS, VLEN, RANK, R1 = 2, 2, 2, 8, 4
 WORKLOADS = (("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
              ("spmttkrp", "tensors/movielens-100k_user-item-day.tns"),
+             ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns"),
              ("spmm", "matrices/suitesparse/494_bus.mtx"),
              ("spmm", "matrices/graphs/email-Eu-core.mtx"),
              ("spmv", "matrices/suitesparse/bcspwr06.mtx"),
              ("dmttkrp", "dense 12x10x8"),
+             ("dttmc", "dense 12x10x8"),
              ("gemm", "dense 48x40"))
-QUICK = (WORKLOADS[0], WORKLOADS[2])
+QUICK = (WORKLOADS[0], WORKLOADS[2], WORKLOADS[3])
 
 PAPER = {
     "roofline": ("every kernel close to its roofline: memory-bound sparse kernels near the "
@@ -44,7 +47,7 @@ def _operand(root, kernel, name, rng):
         shape = tuple(int(n) for n in name.split()[1].split("x"))
         dense = rng.integers(-9, 10, shape) * (rng.random(shape) < 0.6)
         return dense, shape
-    if kernel == "spmttkrp":
+    if name.endswith(".tns"):
         tensor = read_tensor(root / name)
         return tensor, tensor.shape
     matrix = read_matrix(root / name).tocsr()
@@ -65,7 +68,8 @@ def measure(quick, seed):
         rng = np.random.default_rng(seed)
         operand, shape = _operand(root, kernel, name, rng)
         rank = 1 if kernel == "spmv" else RANK
-        mats = [rng.integers(-9, 10, (n, rank)) for n in shape[1:]]
+        ranks = [R1, rank] if kernel in ("spttmc", "dttmc") else [rank] * (len(shape) - 1)
+        mats = [rng.integers(-9, 10, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
         if kernel == "spmv":
             mats = [mats[0][:, 0]]
         job = plan(kernel, operand, mats, ROWS, COLS, VLEN)
@@ -85,11 +89,13 @@ def measure(quick, seed):
                      "equal_to_golden": bool(np.array_equal(result.output, job.golden)),
                      "ops_per_compute_cycle": computing, "attainable_ops_per_cycle": attainable,
                      "of_attainable": computing / attainable, **figures})
-    return {"array": f"{ROWS}x{COLS} PEs x {VLEN} lanes", "rank": RANK, "workloads": rows}
+    return {"array": f"{ROWS}x{COLS} PEs x {VLEN} lanes", "rank": RANK, "r1": R1,
+            "workloads": rows}
 
 
 def _human(result):
-    click.echo(f"Tensaurus RTL, {result['array']}, rank {result['rank']}, on Verilator")
+    click.echo(f"Tensaurus RTL, {result['array']}, rank {result['rank']} (TTMc: B's "
+               f"{result['r1']}, C's {result['rank']}), on Verilator")
     click.echo(f"{'kernel input':44} {'nnz':>7} {'load':>7} {'compute':>8} {'util':>6} "
                f"{'ops/B':>6} {'ops/c':>6} {'roof':>6} {'of roof':>7}  golden")
     for r in result["workloads"]:

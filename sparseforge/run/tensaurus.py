@@ -53,8 +53,9 @@ def _npy(path):
 
 
 def _human(r):
+    ranks = f"{r['r1']} x {r['rank']}" if KERNELS[r["kernel"]] == "ttmc" else r["rank"]
     click.echo(f"{r['kernel']} on {r['input']}: {r['pes']} PEs x {r['vlen']} lanes, rank "
-               f"{r['rank']} as tlen={r['tlen']}; {r['nnz']} nonzeros in {r['entries']} CISS "
+               f"{ranks} as tlen={r['tlen']}; {r['nnz']} nonzeros in {r['entries']} CISS "
                f"entries")
     click.echo(f"  cycles       {r['cycles']:,} ({r['load_cycles']:,} loading the matrices, "
                f"{r['compute_cycles']:,} computing)")
@@ -69,7 +70,8 @@ def _human(r):
 @click.option("--kernel", type=click.Choice(list(KERNELS)), required=True)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--factors", "factor", required=True, type=click.Path(dir_okay=False),
-              help="B.npy (then C.npy for the MTTKRP kernels, as the next argument).")
+              help="B.npy (then C.npy for the MTTKRP and TTMc kernels, as the next "
+                   "argument; in TTMc their ranks may differ).")
 @click.option("--pes", default="2x2", show_default=True, help="The PE array, RxC.")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
@@ -80,7 +82,10 @@ def _human(r):
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
 @json_option
 def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
-    """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``."""
+    """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
+
+    The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
+    and GEMV ``I x 1``) or ``I x R1 x R2`` (TTMc, B of rank R1 and C of R2)."""
     from sparseforge.hw.compose.tensaurus import Tensaurus
     from sparseforge.tb.tensaurus import params_for, simulate
 
@@ -93,7 +98,7 @@ def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
     status(f"run tensaurus: {job.ciss.nnz:,} nonzeros on {rows}x{cols} PEs, simulating...")
     component = Tensaurus(**params)
     rates = {"start": 1.0, "tensor": memory_rate, "matrix": memory_rate, "out": 1.0}
-    result = simulate(component, job, seed, rates)
+    result = simulate(component, job, seed, rates, progress="run tensaurus")
     if not np.array_equal(result.output, job.golden):
         bad = np.argwhere(result.output != job.golden)[0]
         raise click.ClickException(f"hardware fault: output{tuple(bad)} is "
@@ -104,7 +109,7 @@ def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
     figures = roofline(job, result.cycles, result.compute_cycles, entry_bits,
                        vlen * job.ciss.wire.dw)
     emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
-          "rank": job.rank, "tlen": job.tlen, "nnz": job.ciss.nnz,
+          "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.ciss.nnz,
           "entries": job.ciss.entries, "cycles": result.cycles,
           "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
           "memory_rate": memory_rate, "out": out,
