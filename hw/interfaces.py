@@ -958,3 +958,104 @@ class TensaurusSignature(wiring.Signature):
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
                                                              "compute_cycles": 32}))),
         })
+
+
+# -- HYTE ------------------------------------------------------------------------
+# The tensor accessor (Section 6.3) and the tiling controller (Sections 6.2, 6.4).
+# Their records are small and hardware-only (no host encoder), so their layouts
+# live here rather than in sw/wire.py.
+
+HYTE_HIT, HYTE_MISS, HYTE_END = 0, 1, 2
+"""``read_data.status`` of the accessor: the word is held; it is not held (bypassed,
+the parent re-fetches it); the offset is past the end of a complete segment."""
+
+HYTE_STREAMING, HYTE_BUFFERING = 0, 1
+"""``mode`` of the accessor."""
+
+HYTE_ORDERS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
+"""The inter-tile orders, outermost dimension first, by index (``ijk`` is i > j > k)."""
+
+
+def hyte_read_layout(count_width):
+    """A read of the accessor: word ``offset`` of segment ``segment`` (from the head)."""
+    return data.StructLayout({"segment": count_width, "offset": count_width})
+
+
+def hyte_read_data_layout(width):
+    """An accessor's answer: ``data`` (0 unless ``status`` is ``HYTE_HIT``) and ``status``."""
+    return data.StructLayout({"data": width, "status": 2})
+
+
+class HyteAccessorSignature(wiring.Signature):
+    """A HYTE tensor accessor (Section 6.3), seen from it.
+
+    - ``mode`` (in): ``HYTE_STREAMING`` or ``HYTE_BUFFERING``; ``capacity`` (in): the
+      words allocated to this tensor (at most ``depth``). Both held while it holds data.
+    - ``segment`` (stream in, ``length``): a new fiber segment of ``length`` words
+      (0: empty); taken once the previous segment's words have all been filled.
+    - ``fill`` (stream in, ``width``): the next word of the open segment.
+    - ``read`` (stream in, :func:`hyte_read_layout`): word ``offset`` of segment
+      ``segment`` counted from the oldest held; taken once that segment has begun.
+    - ``read_data`` (stream out, :func:`hyte_read_data_layout`): answers in request order,
+      once each is known (the word filled, bypassed, or the segment complete).
+    - ``evict`` (stream in, count): frees that many segments from the oldest, data and
+      metadata; taken once they are complete and no read is being answered.
+    - ``occupancy`` (out): segments held; ``free`` (out): words free of ``capacity``;
+      ``bypass`` (out): later data bypass the buffer (buffering mode, after an overflow).
+    """
+
+    def __init__(self, depth, width, count_width):
+        super().__init__({
+            "mode": In(1),
+            "capacity": In(range(depth + 1)),
+            "segment": In(stream.Signature(count_width)),
+            "fill": In(stream.Signature(width)),
+            "read": In(stream.Signature(hyte_read_layout(count_width))),
+            "read_data": Out(stream.Signature(hyte_read_data_layout(width))),
+            "evict": In(stream.Signature(count_width)),
+            "occupancy": Out(count_width),
+            "free": Out(range(depth + 1)),
+            "bypass": Out(1),
+        })
+
+
+def hyte_config_layout(dim_width, count_width):
+    """A tiling job: dimensions ``i, j, k``, the initial tile shape as ``log_ti, log_tj,
+    log_tk`` (powers of two), ``order`` (an index of ``HYTE_ORDERS``) and ``bufsize``,
+    the tuned tensor's buffer in words."""
+    log = ceil_log2(dim_width + 1)
+    return data.StructLayout({"i": dim_width, "j": dim_width, "k": dim_width,
+                              "log_ti": log, "log_tj": log, "log_tk": log, "order": 3,
+                              "bufsize": count_width})
+
+
+def hyte_counts_layout(count_width):
+    """The four quadrant counters of a fetched tile of the tuned tensor B (``Tk x Tj``):
+    ``cnt<r><c>``, r the half along k, c the half along j."""
+    return data.StructLayout({f"cnt{r}{c}": count_width for r in range(2) for c in range(2)})
+
+
+def hyte_tile_layout(dim_width):
+    """A tile command (Section 6.2): ``begin_*``, ``t_*`` (extent, at most the dimension)
+    and ``change_*`` (0 same, 1 advance by T, 2 reset to 0) for i, j, k."""
+    return data.StructLayout({**{f"begin_{d}": dim_width for d in "ijk"},
+                              **{f"t_{d}": dim_width for d in "ijk"},
+                              **{f"change_{d}": 2 for d in "ijk"}})
+
+
+class HyteControllerSignature(wiring.Signature):
+    """The HYTE tiling controller (Sections 6.2, 6.4), seen from it.
+
+    - ``config`` (stream in, :func:`hyte_config_layout`): a job; taken when idle.
+    - ``tile`` (stream out, :func:`hyte_tile_layout`): the job's tiles in the inter-tile
+      order, the first with every ``change`` 2.
+    - ``counts`` (stream in, :func:`hyte_counts_layout`): one per tile, the quadrant
+      counts of the tuned tensor's tile of that command; the next tile is sent after it.
+    """
+
+    def __init__(self, dim_width, count_width):
+        super().__init__({
+            "config": In(stream.Signature(hyte_config_layout(dim_width, count_width))),
+            "tile": Out(stream.Signature(hyte_tile_layout(dim_width))),
+            "counts": In(stream.Signature(hyte_counts_layout(count_width))),
+        })

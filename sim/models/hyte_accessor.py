@@ -1,0 +1,157 @@
+"""Behavioural model of the HYTE tensor accessor (HYTE Section 6.3, Fig. 5b).
+
+The executable specification the ``hyte_accessor`` generator is checked against. The
+accessor holds fiber segments of a tensor in ``capacity`` words: each held word of
+data takes one word, and each segment's metadata (its begin location) one more, the
+data growing from one end and the metadata from the other until they meet.
+
+- ``segment(length)`` begins a segment of ``length`` words (legal once the previous
+  one is complete, i.e. all its words filled); ``fill(x)`` gives its next word.
+- Streaming mode: a segment or a word that does not fit waits (the hardware stalls)
+  until ``evict(n)`` frees the ``n`` oldest segments, as a Buffet's shrink does.
+- Buffering mode: nothing is evicted to make room. The first segment or word that
+  does not fit, and everything after it, *bypass*: they are counted (the segments
+  keep their numbers) but not stored, until every held segment has been evicted.
+- ``read(s, o)``: word ``o`` of segment ``s`` counted from the oldest held. Its
+  answer is ``(HIT, word)`` if stored; ``(MISS, 0)`` if the segment's metadata
+  bypassed, or ``o`` is past the stored part of the segment that overflowed (the
+  parent, which knows the segment's extent, re-fetches); else ``(END, 0)`` once the
+  segment is complete. The answer is final once known, whenever it is asked.
+
+:meth:`Accessor.step` applies one cycle's accepted operations with the hardware's
+rule: legality and reads use the state at the start of the cycle; a segment or fill
+is placed before the same cycle's evict frees room.
+"""
+
+from collections import deque
+
+HIT, MISS, END = 0, 1, 2
+STREAMING, BUFFERING = 0, 1
+
+
+class AccessorError(AssertionError):
+    """An operation was accepted that the accessor semantics forbid."""
+
+
+class Segment:
+    def __init__(self, ident, length, stored):
+        self.ident, self.length, self.stored = ident, length, stored
+        self.words = []         # stored words
+        self.filled = 0         # words taken, stored or bypassed
+        self.cut = False        # stored metadata, then a word bypassed
+
+    @property
+    def complete(self):
+        return self.filled == self.length
+
+
+class Accessor:
+    def __init__(self, capacity, mode, max_segments=(1 << 16) - 1):
+        self.capacity, self.mode, self.max_segments = capacity, mode, max_segments
+        self.segments = deque()
+        self.bypass = False
+        self.next_id = 0        # ident of the next segment (absolute, never reused)
+
+    @property
+    def occupancy(self):
+        """Segments held (bypassed ones included)."""
+        return len(self.segments)
+
+    @property
+    def used(self):
+        """Words taken: stored data plus one metadata entry per stored segment."""
+        return sum(len(s.words) + s.stored for s in self.segments)
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+    @property
+    def open(self):
+        """The segment still waiting for words, else ``None``."""
+        return self.segments[-1] if self.segments and not self.segments[-1].complete else None
+
+    def _fits(self):
+        return self.used < self.capacity
+
+    def can_segment(self):
+        return (self.open is None and self.occupancy < self.max_segments
+                and (self.mode == BUFFERING or self._fits()))
+
+    def can_fill(self):
+        return self.open is not None and (self.mode == BUFFERING or self._fits())
+
+    def complete_count(self):
+        return self.occupancy - (self.open is not None)
+
+    def can_evict(self, n):
+        return 0 <= n <= self.complete_count()
+
+    def segment(self, length):
+        if not self.can_segment():
+            raise AccessorError(f"segment accepted with room {self.free} "
+                                f"(open: {self.open is not None})")
+        stored = not self.bypass and self._fits()
+        self.bypass |= not stored
+        self.segments.append(Segment(self.next_id, length, stored))
+        self.next_id += 1
+
+    def fill(self, value):
+        if not self.can_fill():
+            raise AccessorError(f"fill accepted with room {self.free} "
+                                f"(open: {self.open is not None})")
+        seg = self.open
+        if seg.stored and not self.bypass and self._fits():
+            seg.words.append(value)
+        else:
+            self.bypass = True
+            seg.cut |= seg.stored
+        seg.filled += 1
+
+    def evict(self, n):
+        if not self.can_evict(n):
+            raise AccessorError(f"evict({n}) with {self.complete_count()} complete segments")
+        for _ in range(n):
+            self.segments.popleft()
+        if not self.segments:
+            self.bypass = False
+
+    def ident(self, s):
+        """The absolute ident of segment ``s`` from the oldest held."""
+        if not 0 <= s < self.occupancy:
+            raise AccessorError(f"read of segment {s} with {self.occupancy} held")
+        return self.segments[0].ident + s
+
+    def answer(self, ident, offset):
+        """``(status, data)`` of word ``offset`` of segment ``ident``, or ``None`` while
+        unknown (the segment still filling)."""
+        seg = self.segments[ident - self.segments[0].ident]
+        if not seg.stored:
+            return MISS, 0
+        if offset < len(seg.words):
+            return HIT, seg.words[offset]
+        if seg.cut:
+            return MISS, 0
+        return (END, 0) if seg.complete else None
+
+    def read(self, s, offset):
+        """The answer of ``read(s, offset)`` now, or ``None`` while unknown."""
+        return self.answer(self.ident(s), offset)
+
+    def step(self, segment=None, fill=None, read=None, evict=None):
+        """Apply one cycle's accepted operations; return the ident of the read's segment.
+
+        ``segment`` is a length, ``fill`` a word, ``read`` a ``(segment, offset)`` pair
+        and ``evict`` a count, each ``None`` when that port was idle.
+        """
+        ident = None if read is None else self.ident(read[0])
+        if evict is not None and not self.can_evict(evict):
+            raise AccessorError(f"evict({evict}) accepted with {self.complete_count()} "
+                                "complete segments")
+        if segment is not None:
+            self.segment(segment)
+        if fill is not None:
+            self.fill(fill)
+        if evict is not None:
+            self.evict(evict)
+        return ident

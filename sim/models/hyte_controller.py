@@ -1,0 +1,219 @@
+"""Behavioural model of the HYTE tiling controller (HYTE Sections 6.2 and 6.4).
+
+The executable specification the ``hyte_controller`` generator is checked against.
+
+Inter-tile iteration (6.2): tiles of shape ``(Ti, Tj, Tk)`` (powers of two) sweep the
+space ``I x J x K`` in an order (outermost first, e.g. ``ijk`` for i > j > k). Each tile
+command carries its begins, its extents (``T`` clamped to the dimension) and per
+dimension ``change``: 0 same begin, 1 advanced by the previous tile's ``T``, 2 reset to
+0. The first command resets all three; ``ijk`` then sends (0, 0, 1) until the last
+innermost tile, then (0, 1, 2).
+
+Dynamic tuning (6.4) of the tuned tensor B's tile ``Tk x Tj``: after each command, the
+quadrant counts ``cnt00..cnt11`` of that command's B tile (first digit the half along
+k) give, for each of the nine shapes ``T'k in {Tk/2, Tk, 2Tk}``, ``T'j in {Tj/2, Tj,
+2Tj}``, the estimate ``E = mean over its sub-tiles of min(nnz, bufsize)``: a halved
+dimension splits the tile into halves counted exactly, a doubled one doubles each
+count (the paper's example: ``Tk/2 x 2Tj`` has ``1/2 (min(2 cnt00 + 2 cnt01, buf) +
+min(2 cnt10 + 2 cnt11, buf))``). Shapes that would halve below 1 or double a tile that
+already spans its dimension are not candidates. The hit rate of a shape is
+``rule="tiles"`` (default): ``(K / T'k) (J / T'j) E / nnz_total``, the fraction of
+B's nonzeros that fit if every tile were like this one (at most 1: "if the buffer is
+larger than the tile, 100%, else the ratio"); ``rule="area"``: the paper's printed
+``T'k T'j E / nnz_total``, read literally (it grows with the tile's area, so it
+always prefers the larger shape). Both give the paper's Fig. 5(c) figure (50%).
+The best (the current shape on a tie, then the lowest candidate number ``3 a + b``,
+``a, b`` 0 halve, 1 keep, 2 double for k, j) becomes the *target* if its rate beats
+the current one's by more than 5% (``20 best > 21 current``); else the target is the
+measured tile's own shape (newer counts override an older, unapplied target).
+
+Delayed application: a dimension takes its target shape on the next command that
+changes it (``change`` 1 or 2) at a begin aligned to the new extent, so every tile
+starts at a multiple of its extent and the tiles of a sweep stay aligned.
+"""
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ...sw.occupancy import Pattern, tile_occupancy
+
+ORDERS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
+RULES = ("tiles", "area")
+DIMS = "ijk"
+
+
+@dataclass(frozen=True)
+class Config:
+    i: int
+    j: int
+    k: int
+    log_ti: int
+    log_tj: int
+    log_tk: int
+    order: int          # index into ORDERS
+    bufsize: int
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+def groups(counts, a, b):
+    """The sub-tiles' nonzeros of candidate ``(a, b)`` (0 halve, 1 keep, 2 double, along
+    k and j) from ``counts[r][c]``, before the doubling scale."""
+    (c00, c01), (c10, c11) = counts
+    if a == 0 and b == 0:
+        return [c00, c01, c10, c11]
+    if a == 0:
+        return [c00 + c01, c10 + c11]
+    if b == 0:
+        return [c00 + c10, c01 + c11]
+    return [c00 + c01 + c10 + c11]
+
+
+def score(counts, a, b, bufsize):
+    """``sum over sub-tiles of min(scale nnz, bufsize)``, the integer numerator of E."""
+    scale = 1 << ((a == 2) + (b == 2))
+    return sum(min(scale * g, bufsize) for g in groups(counts, a, b))
+
+
+def weight_shift(a, b, rule):
+    """The shift making every candidate's rate an integer multiple of one constant:
+    ``rate = score << shift`` times ``K J / (16 Tk Tj nnz_total)`` (tiles) or
+    ``Tk Tj / (16 nnz_total)`` (area)."""
+    fa, fb = Fraction(2) ** (a - 1), Fraction(2) ** (b - 1)     # T' / T
+    m = len(groups(((0, 0), (0, 0)), a, b))                       # sub-tiles
+    w = 4 / (fa * fb * m) if rule == "tiles" else 16 * fa * fb / m
+    return int(w).bit_length() - 1
+
+
+def hit_rate(counts, tk, tj, a, b, bufsize, k, j, nnz_total, rule="tiles"):
+    """The estimated hit rate of candidate ``(a, b)`` of a ``tk x tj`` tile (a Fraction)."""
+    fa, fb = Fraction(2) ** (a - 1), Fraction(2) ** (b - 1)
+    e = Fraction(score(counts, a, b, bufsize), len(groups(counts, a, b)))
+    tk2, tj2 = tk * fa, tj * fb
+    area = Fraction(k * j) / (tk2 * tj2) if rule == "tiles" else tk2 * tj2
+    return area * e / nnz_total
+
+
+def allowed(log_t, dim, a):
+    """Whether a tile of ``2**log_t`` along a dimension of ``dim`` may take change ``a``."""
+    return not (a == 0 and log_t == 0) and not (a == 2 and (1 << log_t) >= dim)
+
+
+def decide(counts, log_tk, log_tj, config, rule="tiles"):
+    """The target ``(log_tk, log_tj)`` from one tile's counts (Section 6.4's rule)."""
+    scores = {}
+    for a in range(3):
+        for b in range(3):
+            if allowed(log_tk, config.k, a) and allowed(log_tj, config.j, b):
+                scores[3 * a + b] = score(counts, a, b, config.bufsize) << weight_shift(a, b,
+                                                                                        rule)
+    best = max(scores, key=lambda c: (scores[c], c == 4, -c))
+    if 20 * scores[best] > 21 * scores[4]:
+        return log_tk + best // 3 - 1, log_tj + best % 3 - 1
+    return log_tk, log_tj
+
+
+class Controller:
+    """The tiling controller of one job: :meth:`commands` drives it with a counts oracle."""
+
+    def __init__(self, config, rule="tiles"):
+        self.config, self.rule = config, rule
+        self.dims = {"i": config.i, "j": config.j, "k": config.k}
+        self.log_t = {"i": config.log_ti, "j": config.log_tj, "k": config.log_tk}
+        self.begin = dict.fromkeys(DIMS, 0)
+        self.target = dict(self.log_t)
+        self.first = True
+
+    def command(self, change):
+        return {**{f"begin_{d}": self.begin[d] for d in DIMS},
+                **{f"t_{d}": min(1 << self.log_t[d], self.dims[d]) for d in DIMS},
+                **{f"change_{d}": change[d] for d in DIMS}}
+
+    def next(self):
+        """The next tile command, or ``None`` after the last tile."""
+        if self.first:
+            self.first = False
+            return self.command(dict.fromkeys(DIMS, 2))
+        change = dict.fromkeys(DIMS, 0)
+        for d in reversed(ORDERS[self.config.order]):      # innermost first
+            if self.begin[d] + (1 << self.log_t[d]) < self.dims[d]:
+                change[d] = 1
+                break
+            change[d] = 2
+        else:
+            return None
+        for d in DIMS:
+            if change[d]:
+                self.begin[d] = self.begin[d] + (1 << self.log_t[d]) if change[d] == 1 else 0
+                if self.begin[d] % (1 << self.target[d]) == 0:
+                    self.log_t[d] = self.target[d]
+        return self.command(change)
+
+    def counts(self, counts):
+        """Take the quadrant counts ``[[cnt00, cnt01], [cnt10, cnt11]]`` of the last tile."""
+        self.target["k"], self.target["j"] = decide(counts, self.log_t["k"], self.log_t["j"],
+                                                    self.config, self.rule)
+
+    def commands(self, oracle):
+        """Every command of the job and the counts given, ``oracle(command)`` giving each
+        command's counts."""
+        out, given = [], []
+        while (cmd := self.next()) is not None:
+            out.append(cmd)
+            given.append(oracle(cmd))
+            self.counts(given[-1])
+        return out, given
+
+
+def counts_dict(counts):
+    """``[[c00, c01], [c10, c11]]`` as the counts stream's payload."""
+    return {f"cnt{r}{c}": int(counts[r][c]) for r in range(2) for c in range(2)}
+
+
+# -- a real matrix as the tuned tensor B (K x J) ------------------------------------
+
+def quadrant_counts(pattern, command, log_tk, log_tj):
+    """The quadrant counts of B's tile of ``command`` (rows k, columns j), halves of the
+    unclamped ``2**log_t`` extents, cut off at the matrix's edge."""
+    rows, cols = pattern.rows, pattern.cols
+    bk, bj = command["begin_k"], command["begin_j"]
+    hk, hj = max(1, (1 << log_tk) // 2), max(1, (1 << log_tj) // 2)
+    ek, ej = bk + (1 << log_tk), bj + (1 << log_tj)
+    inside = (rows >= bk) & (rows < ek) & (cols >= bj) & (cols < ej)
+    r = (rows[inside] >= bk + hk).astype(np.int64)
+    c = (cols[inside] >= bj + hj).astype(np.int64)
+    n = np.bincount(2 * r + c, minlength=4)
+    return [[int(n[0]), int(n[1])], [int(n[2]), int(n[3])]]
+
+
+def actual_hit_rate(pattern, tk, tj, bufsize):
+    """B's nonzeros that fit their tile's buffer over all tiles of ``tk x tj``."""
+    tk, tj = min(tk, pattern.shape[0]), min(tj, pattern.shape[1])
+    occ = tile_occupancy(pattern, (tk, tj))
+    return float(np.minimum(occ.counts, bufsize).sum() / max(pattern.nnz, 1))
+
+
+@dataclass(frozen=True)
+class Trace:
+    commands: list
+    counts: list
+    shapes: list            # (Tk, Tj) of each command
+    before: float           # actual hit rate of the initial B tile shape
+    after: float            # of the last shape
+
+
+def matrix_trace(matrix, config, rule="tiles"):
+    """The controller's commands with a real matrix as B (``K x J``), and the hit rate
+    before and after tuning (:func:`actual_hit_rate`)."""
+    pattern = Pattern.from_matrix(matrix)
+    ctl = Controller(config, rule)
+    commands, counts = ctl.commands(
+        lambda cmd: quadrant_counts(pattern, cmd, ctl.log_t["k"], ctl.log_t["j"]))
+    shapes = [(c["t_k"], c["t_j"]) for c in commands]
+    return Trace(commands, counts, shapes,
+                 actual_hit_rate(pattern, 1 << config.log_tk, 1 << config.log_tj,
+                                 config.bufsize),
+                 actual_hit_rate(pattern, *shapes[-1], config.bufsize))

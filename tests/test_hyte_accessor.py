@@ -1,0 +1,168 @@
+# amaranth: UnusedElaboratable=no
+"""The HYTE tensor accessor: the model, Fig. 5(b) on Amaranth's simulator (A streaming,
+B buffering and overflowing), random programs under random stalls against the model,
+one long run natively on Verilator, parameters and lint."""
+
+import random
+
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.hyte_accessor import HyteAccessor
+from sparseforge.sim.models.hyte_accessor import (
+    BUFFERING,
+    END,
+    HIT,
+    MISS,
+    STREAMING,
+    Accessor,
+    AccessorError,
+)
+from sparseforge.sim.runners import pysim, seed_from_env
+from sparseforge.tb.hyte_accessor import AccessorBench, random_program, simulate
+
+FAST = dict.fromkeys(("segment", "fill", "read", "evict", "read_data"), 1.0)
+A, B, C, D = 0xA, 0xB, 0xC, 0xD
+
+
+def hit(x):
+    return {"data": x, "status": HIT}
+
+
+GONE, PAST = {"data": 0, "status": MISS}, {"data": 0, "status": END}
+
+
+def test_model_fig5b_streaming_evicts_the_oldest_segment():
+    m = Accessor(6, STREAMING)
+    for op, arg in (("segment", 2), ("fill", A), ("fill", B), ("segment", 0),
+                    ("segment", 1), ("fill", C)):
+        getattr(m, op)(arg)
+    assert m.free == 0 and not m.can_segment()          # time 3: full
+    m.evict(1)                                          # time 4: (a, b) and its entry
+    assert m.free == 3 and m.occupancy == 2
+    m.segment(1)
+    m.fill(D)                                           # time 5: d
+    assert [m.read(s, 0) for s in range(3)] == [(END, 0), (HIT, C), (HIT, D)]
+
+
+def test_model_rejects_illegal_operations():
+    m = Accessor(4, STREAMING)
+    with pytest.raises(AccessorError):
+        m.fill(1)
+    m.segment(3)
+    with pytest.raises(AccessorError):
+        m.segment(1)                # the open segment is not complete
+    with pytest.raises(AccessorError):
+        m.evict(1)
+    with pytest.raises(AccessorError):
+        m.read(1, 0)
+    assert m.read(0, 0) is None     # not filled yet: unknown
+
+
+def test_fig5b_a_streaming_waits_for_the_evict():
+    program = [("segment", 2), ("fill", A), ("fill", B), ("segment", 0), ("segment", 1),
+               ("fill", C), ("read", (0, 1)), ("read", (2, 0)), ("evict", 1),
+               ("segment", 1), ("fill", D), ("read", (0, 0)), ("read", (1, 0)),
+               ("read", (2, 0)), ("read", (2, 1))]
+    bench = AccessorBench(HyteAccessor(8, 8), program, 6, STREAMING, seed_from_env(0), FAST)
+    bench.sources["segment"].after = {}         # d is offered early: the buffer holds it
+    run = pysim(bench)
+    assert run.answers == [hit(B), hit(C), PAST, hit(C), hit(D), PAST]
+    assert run.accepted["segment"][3] > run.accepted["evict"][0]
+
+
+def test_fig5b_b_buffering_overflows_by_bypassing_without_evicting():
+    program = [("segment", 2), ("fill", 1), ("fill", 2), ("segment", 1), ("fill", 3),
+               ("segment", 3), ("fill", 4), ("fill", 5), ("fill", 6), ("segment", 1),
+               ("fill", 7), ("read", (0, 1)), ("read", (0, 2)), ("read", (1, 0)),
+               ("read", (1, 1)), ("read", (2, 0)), ("read", (3, 0)), ("evict", 4),
+               ("segment", 1), ("fill", 8), ("read", (0, 0))]
+    answers, bench = simulate(HyteAccessor(8, 8), program, 6, BUFFERING, seed_from_env(1),
+                              FAST)
+    assert answers == [hit(2), PAST, hit(3), PAST, GONE, GONE, hit(8)]
+    # Nothing waited for room: the tile's 11 segments and fills took 11 cycles, and the
+    # four segments stayed until the evict.
+    start = bench.sources["segment"].accepted[0][0]
+    assert bench.sources["segment"].accepted[3][0] - start == 9
+    assert bench.sources["fill"].accepted[6][0] - start == 10
+
+
+def test_buffering_state_while_overflowed():
+    program = [("segment", 3), ("fill", 1), ("fill", 2), ("fill", 3), ("read", (0, 2)),
+               ("evict", 1), ("segment", 1), ("fill", 9), ("read", (0, 0))]
+    bench = AccessorBench(HyteAccessor(4, 8), program, 3, BUFFERING, seed_from_env(2), FAST)
+    seen = []
+    check = bench.check
+
+    def spy(io, cycle):
+        seen.append((io.get("occupancy"), io.get("bypass"), io.get("free")))
+        check(io, cycle)
+
+    bench.check = spy
+    assert pysim(bench).answers == [GONE, hit(9)]       # the evict ended the bypass
+    assert (1, 1, 0) in seen and (0, 0, 3) in seen[3:]
+
+
+def test_a_partial_evict_does_not_end_the_bypass():
+    # Capacity 4: A (1 word) and B's entry and first word fit; B's second word bypasses.
+    # Evicting A frees room, but B's later words still bypass: B was cut.
+    program = [("segment", 1), ("fill", 1), ("segment", 4), ("fill", 2), ("fill", 3),
+               ("evict", 1), ("fill", 4), ("fill", 5), ("read", (0, 0)), ("read", (0, 1)),
+               ("read", (0, 2))]
+    answers, _ = simulate(HyteAccessor(4, 8), program, 4, BUFFERING, seed_from_env(3), FAST)
+    assert answers == [hit(2), GONE, GONE]
+
+
+def test_an_evict_waits_for_the_read_being_answered():
+    program = [("segment", 2), ("fill", 1), ("fill", 2), ("read", (0, 0)), ("read", (0, 1)),
+               ("evict", 1)]
+    bench = AccessorBench(HyteAccessor(4, 8), program, 4, STREAMING, 0, FAST)
+    bench.sink.stall = lambda: bench.cycle >= 30      # the second read waits in the pipe
+    assert pysim(bench).answers == [hit(1), hit(2)]
+    assert bench.sources["evict"].accepted[0][0] >= 30
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("mode", [STREAMING, BUFFERING])
+@pytest.mark.parametrize("depth", [4, 16])
+def test_random_programs_under_stalls(depth, mode, seed):
+    seed = seed_from_env(seed)
+    rng = random.Random(seed)
+    capacity = rng.randint(2, depth)
+    program = random_program(rng, capacity, mode, 600)
+    answers, bench = simulate(HyteAccessor(depth, 8), program, capacity, mode, seed)
+    assert answers == bench.outputs["read_data"]
+    assert {a["status"] for a in answers} >= ({HIT, END} | ({MISS} if mode else set()))
+
+
+def test_one_read_a_cycle():
+    program = [("segment", 32)] + [("fill", v) for v in range(32)]
+    program += [("read", (0, o)) for o in range(33)]
+    answers, bench = simulate(HyteAccessor(64, 8), program, 64, STREAMING, 0, FAST)
+    assert answers == [hit(v) for v in range(32)] + [PAST]
+    reads = [c for c, _ in bench.sources["read"].accepted]
+    assert reads[-1] - reads[0] == 32
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("mode", [STREAMING, BUFFERING])
+def test_long_random_program_natively_on_verilator(tmp_path, mode):
+    seed = seed_from_env(7 + mode)
+    program = random_program(random.Random(seed), 48, mode, 40_000)
+    answers, bench = simulate(HyteAccessor(64, 8), program, 48, mode, seed,
+                              engine="native", work_dir=tmp_path)
+    assert answers == bench.outputs["read_data"] and len(answers) > 5_000
+
+
+@pytest.mark.parametrize("params, message", [({"depth": 6}, "depth=6"),
+                                             ({"width": 0}, "width=0"),
+                                             ({"count_width": 8}, "count_width=8")])
+def test_bad_parameters(params, message):
+    with pytest.raises(ParameterError, match=message):
+        HyteAccessor(**params)
+
+
+@pytest.mark.parametrize("params", [{"depth": 4, "width": 1}, {},
+                                    {"depth": 1024, "width": 32, "count_width": 20}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("hyte_accessor", params) == ""

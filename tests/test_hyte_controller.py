@@ -1,0 +1,164 @@
+# amaranth: UnusedElaboratable=no
+"""The HYTE tiling controller: the model (Section 6.2's Change sequence, Fig. 5(c)'s
+50% hit rate, the 5% rule and the delayed application), the RTL against the model under
+random stalls on Amaranth's simulator, a real matrix's tiles natively on Verilator,
+parameters and lint."""
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from sparseforge.errors import ParameterError
+from sparseforge.hw.hyte_controller import HyteController
+from sparseforge.sim.models.hyte_controller import (
+    ORDERS,
+    Config,
+    Controller,
+    decide,
+    hit_rate,
+    matrix_trace,
+    quadrant_counts,
+)
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.occupancy import Pattern
+from sparseforge.tb.hyte_controller import random_oracle, simulate
+
+STALLS = {"config": 0.5, "counts": 0.4, "tile": 0.3}
+FAST = dict.fromkeys(STALLS, 1.0)
+
+
+def zero(_command):
+    return [[0, 0], [0, 0]]
+
+
+def changes(commands):
+    return [(c["change_i"], c["change_j"], c["change_k"]) for c in commands]
+
+
+def test_section_6_2_change_sequence_i_j_k():
+    # i > j > k over 2 x 2 x 3 tiles: (0, 0, 1) until the last innermost, then (0, 1, 2).
+    commands, _ = simulate(HyteController(), Config(4, 4, 6, 1, 1, 1, 0, 8), zero, 0, FAST)
+    assert changes(commands) == [(2, 2, 2), (0, 0, 1), (0, 0, 1), (0, 1, 2), (0, 0, 1),
+                                 (0, 0, 1), (1, 2, 2), (0, 0, 1), (0, 0, 1), (0, 1, 2),
+                                 (0, 0, 1), (0, 0, 1)]
+    assert [c["begin_k"] for c in commands[:4]] == [0, 2, 4, 0]
+    assert {(c["t_i"], c["t_j"], c["t_k"]) for c in commands} == {(2, 2, 2)}
+
+
+@pytest.mark.parametrize("order", range(6))
+def test_every_order_covers_the_space_once_innermost_first(order):
+    config = Config(5, 3, 7, 1, 0, 2, order, 8)
+    commands, _ = simulate(HyteController(), config, zero, seed_from_env(order), STALLS)
+    tiles = {(c["begin_i"], c["begin_j"], c["begin_k"]) for c in commands}
+    assert len(tiles) == len(commands) == 3 * 3 * 2
+    inner = ORDERS[order][-1]
+    assert all(c[f"change_{inner}"] for c in commands)        # every tile moves it
+    outer = ORDERS[order][0]
+    assert sum(c[f"change_{outer}"] == 1 for c in commands) == {"i": 2, "j": 2, "k": 1}[outer]
+
+
+def test_fig5c_counts_3_0_0_1_with_a_buffer_of_1_hit_50_percent():
+    counts = [[3, 0], [0, 1]]
+    for rule in ("tiles", "area"):
+        # B is 4 x 4 (K x J) in one 4 x 4 tile; its 2 x 2 quadrants hold 3, 0, 0, 1.
+        assert hit_rate(counts, 4, 4, 0, 0, 1, 4, 4, 4, rule) == Fraction(1, 2)
+        assert hit_rate(counts, 4, 4, 1, 1, 1, 4, 4, 4, "tiles") == Fraction(1, 4)
+    # The paper's own example of the formula, Tk/2 x 2Tj.
+    assert hit_rate([[1, 2], [3, 4]], 4, 4, 0, 2, 5, 8, 8, 10) == \
+        Fraction(8 * 8, 2 * 8) * Fraction(min(6, 5) + min(14, 5), 2) / 10
+
+
+def test_fig5c_the_controller_halves_both_and_applies_each_at_its_change():
+    # The 4 x 4 B tile of Fig. 5(c) counts (3, 0, 0, 1) with a buffer of 1: 2 x 2 is
+    # 50% against 25%, so Tk and Tj halve; Tk at the next k change, Tj at the next j
+    # (counts keep saying so while j = 0; Tk halves again from its own tiles).
+    config = Config(2, 8, 8, 1, 2, 2, 0, 1)
+    fig5 = [[3, 0], [0, 1]]
+    commands, _ = simulate(HyteController(), config,
+                           lambda c: fig5 if c["begin_j"] == 0 else zero(c),
+                           seed_from_env(3), STALLS)
+    assert (commands[1]["t_k"], commands[1]["t_j"]) == (2, 4)      # k changes: applied
+    assert all(c["t_j"] == 4 for c in commands if c["begin_j"] == 0)  # j waits for its
+    assert changes(commands[4:5]) == [(0, 1, 2)]                       # next change
+    assert (commands[4]["begin_j"], commands[4]["t_j"]) == (4, 2)
+
+
+def test_the_five_percent_rule():
+    config = Config(64, 64, 64, 2, 2, 2, 0, 100)
+    # 21 against 20 nonzeros that fit is 5%: kept. 22 against 20: taken.
+    assert decide([[10, 10], [0, 0]], 2, 2, config) == (2, 2)
+    worse = Config(64, 64, 64, 2, 2, 2, 0, 20)
+    # A buffer of 20: the tile keeps 20; halved, its quadrants keep 11 + 10 (5% more:
+    # kept) or 12 + 10 (10% more: halved, both dimensions winning the tie).
+    assert decide([[11, 10], [0, 0]], 2, 2, worse) == (2, 2)
+    assert decide([[12, 10], [0, 0]], 2, 2, worse) == (1, 1)
+
+
+@pytest.mark.parametrize("counts, tk", [([[11, 10], [0, 0]], 4), ([[12, 10], [0, 0]], 2)])
+def test_the_five_percent_rule_in_the_rtl(counts, tk):
+    config = Config(1, 8, 8, 0, 2, 2, 0, 20)
+    commands, _ = simulate(HyteController(), config,
+                           lambda c: counts if c["begin_j"] == 0 else zero(c), 0, FAST)
+    assert commands[1]["t_k"] == tk         # 5% more: kept; 10% more: halved
+
+
+def test_a_change_waits_for_an_aligned_begin():
+    ctl = Controller(Config(1, 1, 16, 0, 0, 1, 0, 4))
+    ctl.next()
+    ctl.target["k"] = 2                       # grow Tk 2 -> 4
+    begins = []
+    while (c := ctl.next()) is not None:
+        begins.append((c["begin_k"], c["t_k"]))
+    assert begins == [(2, 2), (4, 4), (8, 4), (12, 4)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rule", ["tiles", "area"])
+def test_random_jobs_under_stalls(rule, seed):
+    seed = seed_from_env(seed)
+    rng = random.Random(seed)
+    config = Config(*(rng.randint(1, 40) for _ in range(3)), *(rng.randint(0, 4)
+                                                                for _ in range(3)),
+                    rng.randrange(6), rng.randint(1, 40))
+    commands, bench = simulate(HyteController(rule=rule), config,
+                               random_oracle(random.Random(seed), 30), seed, STALLS)
+    assert commands == bench.outputs["tile"]
+
+
+def test_email_eu_core_as_b_changes_the_tile_shape(shared_data):
+    matrix = read_matrix(shared_data / "matrices" / "graphs" / "email-Eu-core.mtx")
+    config = Config(256, 1005, 1005, 8, 6, 6, 0, 64)
+    trace = matrix_trace(matrix, config)
+    assert len(set(trace.shapes)) > 1
+    assert trace.after > trace.before
+    pattern = Pattern.from_matrix(matrix)
+    first = trace.commands[0]
+    assert sum(map(sum, quadrant_counts(pattern, first, 6, 6))) == \
+        ((pattern.rows < 64) & (pattern.cols < 64)).sum()
+
+
+@pytest.mark.verilator
+def test_email_eu_core_natively_on_verilator(shared_data, tmp_path):
+    matrix = read_matrix(shared_data / "matrices" / "graphs" / "email-Eu-core.mtx")
+    config = Config(512, 1005, 1005, 9, 5, 5, 0, 32)
+    trace = matrix_trace(matrix, config)
+    replay = iter(trace.counts)
+    commands, _ = simulate(HyteController(), config, lambda _c: next(replay),
+                           seed_from_env(5), STALLS, engine="native", work_dir=tmp_path)
+    assert commands == trace.commands and len(set(trace.shapes)) > 1
+
+
+@pytest.mark.parametrize("params, message", [({"dim_width": 1}, "dim_width=1"),
+                                             ({"count_width": 40}, "count_width=40"),
+                                             ({"rule": "best"}, "rule='best'")])
+def test_bad_parameters(params, message):
+    with pytest.raises(ParameterError, match=message):
+        HyteController(**params)
+
+
+@pytest.mark.parametrize("params", [{}, {"dim_width": 4, "count_width": 4, "rule": "area"},
+                                    {"dim_width": 24, "count_width": 24}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("hyte_controller", params) == ""
