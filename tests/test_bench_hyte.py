@@ -16,3 +16,5 @@ def test_bench_hyte_quick(shared_data, capsys):
         assert r["optimum_cycles"] <= r["tailors_cycles"]
         assert 0 < r["schedule_seconds"] < r["exact_seconds"]
         assert r["nnz_ctk_error_median"] < 0.1
+    (tuned,) = result["tuning"]
+    assert len(tuned["shapes"]) > 1 and tuned["hit_after"] > tuned["hit_before"]
