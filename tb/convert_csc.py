@@ -79,9 +79,6 @@ class CscBench(Bench):
             self.sink_on("csc", rates["csc"], expected=sum(m.nnz for m in matrices))]
         self.drivers = [*self.sources, *self.sinks]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks)
-
     def rebuild(self, col_ptr, csc):
         """The CSC matrices of the block's ``col_ptr`` vectors and ``csc`` entries."""
         out, vectors, entries = [], iter(col_ptr), iter(csc)

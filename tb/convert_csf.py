@@ -75,9 +75,6 @@ class CsfBench(Bench):
                       for name, count in zip(LEVELS, counts.reshape(MODES), strict=True)]
         self.drivers = [*self.sources, *self.sinks]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks)
-
     def rebuild(self, levels):
         """The CSF of each tensor from the block's records (``levels``: each level's, in
         order; a tensor's end on each level is its record with ``last``)."""

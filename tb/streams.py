@@ -390,7 +390,15 @@ class Bench:
         """Scoreboard hook, after every driver has sampled this cycle."""
 
     def finished(self):
-        raise NotImplementedError
+        """Whether every sink has taken the items it expects (a bench whose end is more
+        than that says so itself)."""
+        return all(len(s.received) == s.expected for s in self.streams.values()
+                   if isinstance(s, StreamSink))
+
+    def taken(self):
+        """What each sink has taken: ``{stream: payloads in order}``."""
+        return {name: [v for _, v in s.received] for name, s in self.streams.items()
+                if isinstance(s, StreamSink)}
 
     def running(self):
         """Whether to simulate another cycle: not finished, and not at ``stop_at``."""

@@ -85,11 +85,8 @@ class MluBench(Bench):
                        for q in range(component.cols)]
         self.drivers = [*self.sources, *self.sinks]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks)
-
     def result(self):
-        return taken(self.cycle, {s.name: [v for _, v in s.received] for s in self.sinks})
+        return taken(self.cycle, self.taken())
 
 
 def taken(cycles, outputs):

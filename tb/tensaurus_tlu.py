@@ -78,11 +78,8 @@ class TluBench(Bench):
                        for p in range(component.pes)]
         self.drivers = [*self.sources, *self.sinks]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks)
-
     def result(self):
-        return taken(self.cycle, {s.name: [v for _, v in s.received] for s in self.sinks})
+        return taken(self.cycle, self.taken())
 
 
 def _rows(columns):
