@@ -8,7 +8,6 @@ from amaranth.utils import exact_log2
 
 from ..params import Param, check_params
 from ..registry import block
-from .buffet import ReadStage
 from .interfaces import HYTE_BUFFERING, HYTE_END, HYTE_HIT, HYTE_MISS, HyteAccessorSignature
 
 
@@ -46,12 +45,22 @@ class HyteAccessor(wiring.Component):
     -------
     As :class:`~sparseforge.hw.interfaces.HyteAccessorSignature` says. ``free`` reads
     low on the cycle after an evict of fewer segments than hold metadata (the data head
-    is looked up then); segments and fills wait that cycle.
+    is looked up then); segments and fills wait that cycle and the next (``used``, kept
+    in a register for the readies, is summed again).
 
-    Latency and throughput: one segment or fill a cycle; one read a cycle, answered two
-    cycles after it is taken at the earliest (metadata lookup, then the data read of
-    :class:`~sparseforge.hw.buffet.ReadStage`). An evict waits for the read being
-    answered and holds new reads while it waits.
+    Latency and throughput: one segment or fill a cycle; one read a cycle, answered
+    four cycles after it is taken at the earliest (two more than a combinational
+    lookup, for the clock): stage 1 holds the read until its answer is known (the word
+    filled or bypassed, or the segment complete) and addresses the metadata from
+    registers; stage 2 is the metadata memory's output, copied to registers in stage 3,
+    which works out the size and answer and reads the data; then the answer. Stages 2,
+    3 and the answer move together, held only while ``read_data`` stalls. An evict
+    waits for stages 1 to 3 and holds new reads while it waits.
+
+    Clock (ECP5-25k): depth 64 passes 100 MHz; depth 1024 does not (about 90 MHz): the
+    partial evict's path from the metadata block RAM (5.8 ns clock-to-out, no output
+    register) through ``dtail - head`` into ``words`` is left, as registering the head
+    would leave ``free`` low for a second cycle.
     """
 
     PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
@@ -71,108 +80,138 @@ class HyteAccessor(wiring.Component):
         A, cw = exact_log2(self.depth), self.count_width
         m.submodules.data = data = Memory(shape=self.width, depth=self.depth, init=[])
         m.submodules.meta = meta = Memory(shape=A, depth=self.depth, init=[])
-        dwr = data.write_port()
-        mwr = meta.write_port()
-        begin_rd = meta.read_port(transparent_for=(mwr,))      # the read's segment
-        next_rd = meta.read_port(transparent_for=(mwr,))       # the segment after it
-        head_rd = meta.read_port(transparent_for=(mwr,))       # the data head after evict
+        dwr, mwr = data.write_port(), meta.write_port()
+        # No port is transparent: a read looks an entry or word up at least a cycle
+        # after it was written, and the evict's head entry is an old one.
+        data_rd = data.read_port()
+        begin_rd = meta.read_port()                     # the read's segment
+        next_rd = meta.read_port()                      # the segment after it
+        head_rd = meta.read_port()                      # the data head after evict
 
-        mhead, stored = Signal(A), Signal(A + 1)       # metadata ring: head, entries
-        dhead, dtail = Signal(A), Signal(A)            # data ring
-        segs = Signal(cw)                              # segments held, bypassed included
-        remaining = Signal(cw)                         # words the open segment still takes
-        bypass, cut, pending = Signal(), Signal(), Signal()
-        mtail = Signal(A)
-        words, used = Signal(A), Signal(A + 2)                 # data held; with entries
-        m.d.comb += [mtail.eq(mhead + stored), words.eq(dtail - dhead),
-                     used.eq(words + stored)]
-        room = used < self.capacity
+        mhead, mtail, stored = Signal(A), Signal(A), Signal(A + 1)  # metadata ring
+        dtail, words = Signal(A), Signal(A)             # data ring: tail, words held
+        segs = Signal(cw)                               # segments held, bypassed included
+        remaining = Signal(cw)                          # words the open segment still takes
+        owords = Signal(A)                              # words stored of the open segment
+        complete = Signal(cw)                           # segments held and complete
+        bypass, cut, pending, settle = Signal(), Signal(), Signal(), Signal()
+        is_open, open_stored = Signal(), Signal()       # a segment open; it has metadata
+        used = Signal(A + 2)                            # data held, with entries: kept
+        room = used < self.capacity                     # as a register for the readies
+        held = Signal(A + 2)
+        m.d.comb += held.eq(words + stored)
         buffering = self.mode == HYTE_BUFFERING
-        open_stored = (remaining != 0) & (segs == stored)   # the open segment has metadata
         m.d.comb += [self.occupancy.eq(segs), self.bypass.eq(bypass),
-                     self.free.eq(Mux(room, self.capacity - used, 0))]
+                     self.free.eq(Mux(held < self.capacity, self.capacity - held, 0))]
 
         # Segments and fills: stored while they fit; in buffering mode, else bypassed.
         seg, fill = self.segment, self.fill
-        m.d.comb += [seg.ready.eq((remaining == 0) & ~pending & (segs != (1 << cw) - 1)
+        wait = pending | settle
+        m.d.comb += [seg.ready.eq(~is_open & ~wait & (segs != (1 << cw) - 1)
                                   & (buffering | room)),
-                     fill.ready.eq((remaining != 0) & ~pending & (buffering | room))]
+                     fill.ready.eq(is_open & ~wait & (buffering | room))]
         do_seg, do_fill = seg.valid & seg.ready, fill.valid & fill.ready
         store_seg = do_seg & ~bypass & room
         store_fill = do_fill & open_stored & ~bypass & room
         m.d.comb += [mwr.en.eq(store_seg), mwr.addr.eq(mtail), mwr.data.eq(dtail),
                      dwr.en.eq(store_fill), dwr.addr.eq(dtail), dwr.data.eq(fill.payload)]
+        ends = do_fill & (remaining == 1)
         with m.If(do_seg):
-            m.d.sync += remaining.eq(seg.payload)
+            m.d.sync += [remaining.eq(seg.payload), owords.eq(0),
+                         is_open.eq(seg.payload != 0),
+                         open_stored.eq(store_seg & (seg.payload != 0))]
         with m.If(do_fill):
             m.d.sync += remaining.eq(remaining - 1)
+        with m.If(ends):
+            m.d.sync += [is_open.eq(0), open_stored.eq(0)]
         with m.If(store_fill):
-            m.d.sync += dtail.eq(dtail + 1)
+            m.d.sync += [dtail.eq(dtail + 1), owords.eq(owords + 1)]
+        with m.If(store_seg):
+            m.d.sync += mtail.eq(mtail + 1)
         with m.If((do_seg & ~store_seg) | (do_fill & ~store_fill)):
             m.d.sync += bypass.eq(1)
         with m.If(do_fill & ~store_fill & open_stored):
             m.d.sync += cut.eq(1)
 
-        # Reads, stage 1: the segment has begun; its metadata are looked up.
-        read = self.read
-        evict = self.evict
-        s2_valid, s2_go = Signal(), Signal()
-        s2_idx, s2_off, s2_unstored = Signal(A), Signal(cw), Signal()
+        # Reads. All stages after the first move together unless the answer is stalled.
+        read, evict, out = self.read, self.evict, self.read_data
+        o_valid, o_status = Signal(), Signal(2)
+        adv = ~o_valid | out.ready
+
+        # Stage 1: the read waits until its answer is known (the word filled or
+        # bypassed, or its segment complete); its metadata addresses are registers.
+        s1_valid, s1_idx, s1_nidx = Signal(), Signal(A), Signal(A)
+        s1_off, s1_unstored = Signal(cw), Signal()
+        s1_last = s1_nidx == mtail                      # the newest stored segment
+        known = (s1_unstored | ~(open_stored & s1_last) | cut
+                 | (s1_off < owords))
+        s1_go = s1_valid & known & adv
         take = Signal()
         m.d.comb += [read.ready.eq((read.payload.segment < segs) & ~evict.valid
-                                   & (~s2_valid | s2_go)),
-                     take.eq(read.valid & read.ready)]
-        idx = Mux(take, mhead + read.payload.segment, s2_idx)
-        m.d.comb += [begin_rd.addr.eq(idx), next_rd.addr.eq(idx + 1)]
+                                   & (~s1_valid | s1_go)),
+                     take.eq(read.valid & read.ready),
+                     begin_rd.addr.eq(s1_idx), next_rd.addr.eq(s1_nidx),
+                     begin_rd.en.eq(adv), next_rd.en.eq(adv)]
         with m.If(take):
-            m.d.sync += [s2_valid.eq(1), s2_idx.eq(mhead + read.payload.segment),
-                         s2_off.eq(read.payload.offset),
-                         s2_unstored.eq(read.payload.segment >= stored)]
-        with m.Elif(s2_go):
-            m.d.sync += s2_valid.eq(0)
+            idx = mhead + read.payload.segment
+            m.d.sync += [s1_valid.eq(1), s1_idx.eq(idx), s1_nidx.eq(idx + 1),
+                         s1_off.eq(read.payload.offset),
+                         s1_unstored.eq(read.payload.segment >= stored)]
+        with m.Elif(s1_go):
+            m.d.sync += s1_valid.eq(0)
 
-        # Stage 2: size from two adjacent entries (or the data tail for the newest);
-        # answered once the word is filled or bypassed, or the segment complete.
-        last = (s2_idx + 1)[:A] == mtail
-        begin = begin_rd.data
+        # Stage 2: the metadata memory's output, with the state it was read in.
+        s2_valid, s2_off, s2_unstored = Signal(), Signal(cw), Signal()
+        s2_last, s2_cut, s2_dtail = Signal(), Signal(), Signal(A)
+        # Stage 3: the segment's begin and end registered; its size, the answer, and
+        # the data read.
+        s3_valid, s3_off, s3_unstored = Signal(), Signal(cw), Signal()
+        s3_begin, s3_end, s3_miss = Signal(A), Signal(A), Signal()
         size = Signal(A)
-        m.d.comb += size.eq(Mux(last, dtail, next_rd.data) - begin)
-        hit = ~s2_unstored & (s2_off < size)
-        miss = s2_unstored | (last & cut)
-        known = hit | miss | ~(last & open_stored)
-        status = Signal(2)
-        m.d.comb += status.eq(Mux(hit, HYTE_HIT, Mux(miss, HYTE_MISS, HYTE_END)))
+        m.d.comb += size.eq(s3_end - s3_begin)
+        hit = ~s3_unstored & (s3_off < size)
+        with m.If(adv):
+            m.d.sync += [s2_valid.eq(s1_go), s2_off.eq(s1_off), s2_unstored.eq(s1_unstored),
+                         s2_last.eq(s1_last), s2_cut.eq(cut), s2_dtail.eq(dtail),
+                         s3_valid.eq(s2_valid), s3_off.eq(s2_off),
+                         s3_unstored.eq(s2_unstored), s3_begin.eq(begin_rd.data),
+                         s3_end.eq(Mux(s2_last, s2_dtail, next_rd.data)),
+                         s3_miss.eq(s2_unstored | (s2_last & s2_cut)),
+                         o_valid.eq(s3_valid),
+                         o_status.eq(Mux(hit, HYTE_HIT, Mux(s3_miss, HYTE_MISS, HYTE_END)))]
+        m.d.comb += [data_rd.addr.eq(s3_begin + s3_off[:A]), data_rd.en.eq(adv),
+                     out.valid.eq(o_valid), out.payload.status.eq(o_status),
+                     out.payload.data.eq(Mux(o_status == HYTE_HIT, data_rd.data, 0))]
 
-        m.submodules.read_stage = stage = ReadStage(self.depth, self.width, 1)
-        wiring.connect(m, stage.mem, data.read_port(transparent_for=(dwr,)))
-        m.d.comb += [stage.read.valid.eq(s2_valid & known), stage.present.eq(1),
-                     stage.addr.eq(begin + s2_off[:A]), s2_go.eq(stage.accepted)]
-        answer = Signal(2)
-        with m.If(stage.accepted):
-            m.d.sync += answer.eq(status)
-        out = self.read_data
-        m.d.comb += [out.valid.eq(stage.read_data.valid), stage.read_data.ready.eq(out.ready),
-                     out.payload.status.eq(answer),
-                     out.payload.data.eq(Mux(answer == HYTE_HIT, stage.read_data.payload, 0))]
-
-        # Evict: the oldest segments, complete, while no read is being answered. The
+        # Evict: the oldest segments, complete, once no read is being looked up. The
         # data head moves to the first kept segment's begin, looked up on this cycle.
-        complete = segs - (remaining != 0)
         count = evict.payload
-        m.d.comb += [evict.ready.eq((count <= complete) & ~pending & ~s2_valid),
+        m.d.comb += [evict.ready.eq((count <= complete) & ~wait
+                                    & ~(s1_valid | s2_valid | s3_valid)),
                      head_rd.addr.eq(mhead + count)]
         do_evict = evict.valid & evict.ready
-        gone = Mux(do_evict, count, 0)                          # segments evicted
-        unlisted = Mux(do_evict, Mux(count < stored, count, stored), 0)  # their entries
-        m.d.sync += [segs.eq(segs + do_seg - gone), stored.eq(stored + store_seg - unlisted),
-                     mhead.eq(mhead + unlisted)]
+        # Each counter's evict (a subtraction beside the compare) is chosen before its
+        # increment, so no carry chain waits for another's.
+        partial = count < stored                        # some metadata entries are kept
+        done = (do_seg & (seg.payload == 0)) | ends     # a segment completes
+        m.d.sync += [
+            segs.eq(Mux(do_evict, segs - count, segs) + do_seg),
+            complete.eq(Mux(do_evict, complete - count, complete) + done),
+            stored.eq(Mux(do_evict, Mux(partial, stored - count, 0), stored) + store_seg),
+            used.eq(Mux(do_evict, Mux(partial, used - count, 0), used)
+                    + store_seg + store_fill),
+            mhead.eq(Mux(do_evict, Mux(partial, mhead + count, mtail), mhead)),
+            words.eq(Mux(do_evict & ~partial, 0, words) + store_fill)]
         with m.If(do_evict):
-            with m.If(count < stored):
+            with m.If(partial):
                 m.d.sync += pending.eq(1)
             with m.Else():
-                m.d.sync += [dhead.eq(dtail), cut.eq(0)]
+                m.d.sync += cut.eq(0)
             with m.If((count == segs) & ~do_seg):
                 m.d.sync += [bypass.eq(0), cut.eq(0)]
+        # A partial evict's freed words: the data head looked up, then ``used`` again.
         with m.If(pending):
-            m.d.sync += [dhead.eq(head_rd.data), pending.eq(0)]
+            m.d.sync += [words.eq(dtail - head_rd.data), pending.eq(0), settle.eq(1)]
+        with m.If(settle):
+            m.d.sync += [used.eq(held), settle.eq(0)]
         return m

@@ -1,7 +1,7 @@
 """The HYTE tiling controller (HYTE Sections 6.2 and 6.4): tile commands in the
 inter-tile order, and dynamic tuning of the tuned tensor's tile shape."""
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ..params import Param, check_params, choice
@@ -52,10 +52,13 @@ class HyteController(wiring.Component):
     As :class:`~sparseforge.hw.interfaces.HyteControllerSignature` says.
 
     Latency and throughput: the first command 3 cycles after the config; each next one
-    about 18 cycles after the counts of the last (registered half sums, the nine
-    candidates scored one a cycle through a two-stage pipeline, the 5% compare, then
-    the iteration step in four registered stages), so each stage holds about one adder
-    and a compare. Tiles last far longer than that.
+    about 22 cycles after the counts of the last, one adder or compare deep per cycle:
+    the half sums, each group's ``min(scale nnz, bufsize)`` and the total, the
+    candidates' sums, then the nine weighted scores shifting past one compare (no
+    wide mux), ``20 best`` and ``21 current`` registered before their compare, then the
+    iteration step (``begin + T`` and the target's mask and extent registered ahead of
+    their uses, the extents ``1 << log_t`` kept beside ``log_t``). Tiles last far
+    longer than that.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a dimension"),
@@ -77,44 +80,62 @@ class HyteController(wiring.Component):
         L = len(cfg.log_ti)
         dims = Array(Signal(W, name=f"dim_{d}") for d in "ijk")
         log_t = Array(Signal(L, name=f"log_t{d}") for d in "ijk")
+        ext = Array(Signal(W + 1, name=f"ext_{d}") for d in "ijk")   # 1 << log_t, kept
         begin = Array(Signal(W, name=f"begin_{d}") for d in "ijk")
+        nbegin = Array(Signal(W + 1, name=f"nbegin_{d}") for d in "ijk")  # begin + T
         change = Array(Signal(2, name=f"change_{d}") for d in "ijk")
         more = Array(Signal(name=f"more_{d}") for d in "ijk")      # another tile along d
+        grow = Array(Signal(name=f"grow_{d}") for d in "ijk")      # 2T within the dimension
         target = {d: Signal(L, name=f"target_{d}") for d in (1, 2)}  # j, k
+        tmask = {d: Signal(W, name=f"tmask_{d}") for d in (1, 2)}     # bits below target
+        text = {d: Signal(W + 1, name=f"text_{d}") for d in (1, 2)}   # 1 << target
         order, bufsize = Signal(3), Signal(cw)
+        one = Const(1, W + 1)
 
-        def extent(d):
-            return Const(1, W + 1) << log_t[d]
-
-        # Counts, their half sums, and the candidates' scoring pipeline.
+        # Counts, their half sums and total, each group's min(scale nnz, bufsize), then
+        # the candidates' sums: one adder or compare deep per state.
         cnt = {rc: Signal(cw, name=f"cnt{rc}") for rc in ("00", "01", "10", "11")}
         half = {n: Signal(cw + 1, name=n) for n in ("k0", "k1", "j0", "j1")}
         total = Signal(cw + 2)
+        capped = {}
+
+        def cap(name, g, scale):
+            capped[name, scale] = sig = Signal(cw, name=f"cap_{name}_{scale}")
+            return sig.eq(Mux((g << scale) > bufsize, bufsize, g << scale))
+
+        raw = {ab: Signal(cw + 2, name=f"raw{ab[0]}{ab[1]}") for ab in SCAN}
+        pair = (Signal(cw + 1, name="pair_k0"), Signal(cw + 1, name="pair_k1"))
+        # The scan: the nine weighted scores shift past one compare, a cycle each.
+        WB = cw + 9
+        sh_w = [Signal(WB, name=f"sh_w{n}") for n in range(len(SCAN))]
+        sh_ok = [Signal(name=f"sh_ok{n}") for n in range(len(SCAN))]
+        sh_ab = [Signal(4, name=f"sh_ab{n}") for n in range(len(SCAN))]
         step = Signal(range(len(SCAN) + 1))
-        sc_valid, sc_first = Signal(), Signal()
-        sc_raw, sc_ab = Signal(cw + 5), Signal(4)
-        best, current, best_ab = Signal(cw + 11), Signal(cw + 11), Signal(4)
+        best, current, best_ab = Signal(WB), Signal(WB), Signal(4)
+        best20, cur20, cur21 = Signal(WB + 5), Signal(WB + 5), Signal(WB + 5)
+        better = Signal()
         tile = self.tile
 
         with m.FSM():
             with m.State("idle"):
                 m.d.comb += self.config.ready.eq(1)
                 with m.If(self.config.valid):
+                    logs = (cfg.log_ti, cfg.log_tj, cfg.log_tk)
                     m.d.sync += [dims[0].eq(cfg.i), dims[1].eq(cfg.j), dims[2].eq(cfg.k),
-                                 log_t[0].eq(cfg.log_ti), log_t[1].eq(cfg.log_tj),
-                                 log_t[2].eq(cfg.log_tk), target[1].eq(cfg.log_tj),
-                                 target[2].eq(cfg.log_tk), order.eq(cfg.order),
-                                 bufsize.eq(cfg.bufsize),
+                                 *(log_t[d].eq(logs[d]) for d in range(3)),
+                                 *(ext[d].eq(one << logs[d]) for d in range(3)),
+                                 target[1].eq(cfg.log_tj), target[2].eq(cfg.log_tk),
+                                 order.eq(cfg.order), bufsize.eq(cfg.bufsize),
                                  *(begin[d].eq(0) for d in range(3)),
                                  *(change[d].eq(2) for d in range(3))]
                     m.next = "command"
             with m.State("command"):
                 for d, name in enumerate("ijk"):
-                    t = extent(d)
                     m.d.sync += [getattr(tile.payload, f"begin_{name}").eq(begin[d]),
                                  getattr(tile.payload, f"t_{name}").eq(
-                                     Mux(t > dims[d], dims[d], t)),
-                                 getattr(tile.payload, f"change_{name}").eq(change[d])]
+                                     Mux(ext[d] > dims[d], dims[d], ext[d])),
+                                 getattr(tile.payload, f"change_{name}").eq(change[d]),
+                                 grow[d].eq(ext[d] < dims[d])]
                 m.next = "send"
             with m.State("send"):
                 m.d.comb += tile.valid.eq(1)
@@ -125,44 +146,73 @@ class HyteController(wiring.Component):
                 with m.If(self.counts.valid):
                     m.d.sync += [cnt[rc].eq(getattr(self.counts.payload, f"cnt{rc}"))
                                  for rc in cnt]
-                    m.next = "sums"
-            with m.State("sums"):
+                    m.next = "halves"
+            with m.State("halves"):
                 m.d.sync += [half["k0"].eq(cnt["00"] + cnt["01"]),
                              half["k1"].eq(cnt["10"] + cnt["11"]),
                              half["j0"].eq(cnt["00"] + cnt["10"]),
                              half["j1"].eq(cnt["01"] + cnt["11"]),
-                             step.eq(0)]
-                m.next = "score"
-            with m.State("score"):
-                m.d.comb += total.eq(half["k0"] + half["k1"])
-                # Stage 1: candidate ``step``'s sum of min(scale nnz, bufsize), if allowed.
-                with m.If(step != len(SCAN)):
-                    m.d.sync += step.eq(step + 1)
-                m.d.sync += [sc_valid.eq(0), sc_first.eq(step == 0)]
-                with m.Switch(step):
-                    for n, (a, b) in enumerate(SCAN):
-                        with m.Case(n):
-                            self._candidate(m, a, b, cnt, half, total, bufsize, log_t, dims,
-                                            sc_raw, sc_valid, sc_ab, extent)
-                # Stage 2: the rate, kept if strictly the best so far.
-                weighted = Signal(cw + 11)
-                with m.Switch(sc_ab):
-                    for (a, b), shift in SHIFTS[self.rule].items():
-                        with m.Case(4 * a + b):
-                            m.d.comb += weighted.eq(sc_raw << shift)
-                with m.If(sc_valid & (sc_first | (weighted > best))):
-                    m.d.sync += [best.eq(weighted), best_ab.eq(sc_ab)]
-                with m.If(sc_valid & sc_first):
-                    m.d.sync += current.eq(weighted)
-                with m.If((step == len(SCAN)) & ~sc_valid):
-                    m.next = "decide"
+                             *(cap(rc, cnt[rc], 0) for rc in cnt)]
+                m.next = "caps"
+            with m.State("caps"):
+                m.d.sync += [total.eq(half["k0"] + half["k1"]),
+                             *(cap(n, half[n], s) for n in half for s in (0, 1)),
+                             pair[0].eq(capped["00", 0] + capped["01", 0]),
+                             pair[1].eq(capped["10", 0] + capped["11", 0])]
+                m.next = "totals"
+            with m.State("totals"):
+                m.d.sync += [cap("t", total, s) for s in (0, 1, 2)]
+                for a, b in SCAN:
+                    if a == 0 and b == 0:
+                        m.d.sync += raw[a, b].eq(pair[0] + pair[1])
+                    elif a == 0:
+                        m.d.sync += raw[a, b].eq(capped["k0", b // 2] + capped["k1", b // 2])
+                    elif b == 0:
+                        m.d.sync += raw[a, b].eq(capped["j0", a // 2] + capped["j1", a // 2])
+                m.next = "load"
+            with m.State("load"):
+                for n, (a, b) in enumerate(SCAN):
+                    value = raw[a, b] if 0 in (a, b) else capped["t", (a == 2) + (b == 2)]
+                    ok = 1
+                    for d, c in ((2, a), (1, b)):
+                        ok &= (log_t[d] != 0) if c == 0 else grow[d] if c == 2 else 1
+                    m.d.sync += [sh_w[n].eq(value << SHIFTS[self.rule][a, b]),
+                                 sh_ok[n].eq(ok), sh_ab[n].eq(4 * a + b)]
+                m.d.sync += step.eq(0)
+                m.next = "scan"
+            with m.State("scan"):
+                # The head candidate is kept if strictly the best so far (the first, the
+                # current shape, always); the rest shift up.
+                m.d.sync += [step.eq(step + 1),
+                             *(sh_w[n].eq(sh_w[n + 1]) for n in range(len(SCAN) - 1)),
+                             *(sh_ok[n].eq(sh_ok[n + 1]) for n in range(len(SCAN) - 1)),
+                             *(sh_ab[n].eq(sh_ab[n + 1]) for n in range(len(SCAN) - 1)),
+                             cur20.eq((current << 4) + (current << 2)),
+                             cur21.eq(cur20 + current)]
+                with m.If(sh_ok[0] & ((step == 0) | (sh_w[0] > best))):
+                    m.d.sync += [best.eq(sh_w[0]), best_ab.eq(sh_ab[0])]
+                with m.If(step == 0):
+                    m.d.sync += current.eq(sh_w[0])
+                with m.If(step == len(SCAN) - 1):
+                    m.next = "weigh"
+            with m.State("weigh"):                  # the 5% rule: 20 best > 21 current
+                m.d.sync += [best20.eq((best << 4) + (best << 2)),
+                             cur21.eq(cur20 + current)]
+                m.next = "compare"
+            with m.State("compare"):
+                m.d.sync += better.eq(best20 > cur21)
+                m.next = "decide"
             with m.State("decide"):
-                better = (best << 4) + (best << 2) > (current << 4) + (current << 2) + current
                 for d, ab in ((2, best_ab[2:]), (1, best_ab[:2])):
                     m.d.sync += target[d].eq(Mux(better, log_t[d] + ab - 1, log_t[d]))
+                m.d.sync += [nbegin[d].eq(begin[d] + ext[d]) for d in range(3)]
                 m.next = "more"
             with m.State("more"):
-                m.d.sync += [more[d].eq(begin[d] + extent(d) < dims[d]) for d in range(3)]
+                m.d.sync += [more[d].eq(nbegin[d] < dims[d]) for d in range(3)]
+                for d in (1, 2):
+                    below = Cat(target[d].any(), *(target[d] > i for i in range(1, W)))
+                    m.d.sync += [tmask[d].eq(below),
+                                 text[d].eq(one << target[d])]
                 m.next = "change"
             # Innermost first: advance the first dimension with another tile, reset the
             # ones inside it; none left, the job is done.
@@ -182,38 +232,13 @@ class HyteController(wiring.Component):
             with m.State("advance"):
                 for d in range(3):
                     with m.If(change[d] == 1):
-                        m.d.sync += begin[d].eq(begin[d] + extent(d))
+                        m.d.sync += begin[d].eq(nbegin[d])
                     with m.Elif(change[d] == 2):
                         m.d.sync += begin[d].eq(0)
                 m.next = "apply"
             with m.State("apply"):
                 for d in (1, 2):
-                    mask = (Const(1, W + 1) << target[d]) - 1
-                    with m.If((change[d] != 0) & ((begin[d] & mask) == 0)):
-                        m.d.sync += log_t[d].eq(target[d])
+                    with m.If((change[d] != 0) & ((begin[d] & tmask[d]) == 0)):
+                        m.d.sync += [log_t[d].eq(target[d]), ext[d].eq(text[d])]
                 m.next = "command"
         return m
-
-    def _candidate(self, m, a, b, cnt, half, total, bufsize, log_t, dims, raw, valid, ab,
-                   extent):
-        """Register candidate ``(a, b)``'s score numerator, whether allowed, and its id."""
-        if a == 0 and b == 0:
-            groups = [cnt[rc] for rc in ("00", "01", "10", "11")]
-        elif a == 0:
-            groups = [half["k0"], half["k1"]]
-        elif b == 0:
-            groups = [half["j0"], half["j1"]]
-        else:
-            groups = [total]
-        scale = (a == 2) + (b == 2)
-        terms = []
-        for n, g in enumerate(groups):
-            terms.append(Signal(len(bufsize), name=f"min{a}{b}_{n}"))
-            m.d.comb += terms[-1].eq(Mux((g << scale) > bufsize, bufsize, g << scale))
-        ok = 1
-        for d, c in ((2, a), (1, b)):
-            if c == 0:
-                ok &= log_t[d] != 0
-            elif c == 2:
-                ok &= extent(d) < dims[d]
-        m.d.sync += [raw.eq(sum(terms)), valid.eq(ok), ab.eq(4 * a + b)]

@@ -142,6 +142,9 @@ def test_one_read_a_cycle():
     assert answers == [hit(v) for v in range(32)] + [PAST]
     reads = [c for c, _ in bench.sources["read"].accepted]
     assert reads[-1] - reads[0] == 32
+    # Each answered 4 cycles after it was taken (2 before the read stage was split for
+    # the clock: registered metadata addresses and the metadata memory's output).
+    assert [c for c, _ in bench.sink.received] == [c + 4 for c in reads]
 
 
 @pytest.mark.verilator
