@@ -31,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..export import clean_verilog
 from ..sim import native
-from ..sim.runners import ENV_WAVES, flat_ports
+from ..sim.runners import ENV_WAVES, flat_ports, pysim
 from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
 
 
@@ -294,6 +294,16 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
             _compare(bench, d.name, got, want)
         outputs[d.name] = got
     return NativeResult(result.cycles, outputs, result)
+
+
+def simulate(bench, engine="native", work_dir=None, progress=None):
+    """``bench``'s result (its :meth:`~.streams.Bench.from_outputs`), run natively on
+    Verilator (``engine="native"``, in ``work_dir``, with a ``progress`` bar label) or on
+    Amaranth's simulator (``"pysim"``)."""
+    if engine == "native":
+        done = run(bench, work_dir=work_dir, progress=progress)
+        return bench.from_outputs(done.cycles, done.outputs)
+    return pysim(bench)
 
 
 def _compare(bench, name, got, want):

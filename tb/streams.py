@@ -400,13 +400,19 @@ class Bench:
         return {name: [v for _, v in s.received] for name, s in self.streams.items()
                 if isinstance(s, StreamSink)}
 
+    def from_outputs(self, cycles, outputs):
+        """The run's result from its cycles and what its sinks took (``{stream: items}``),
+        whichever simulator ran it; a bench that defines this gets :meth:`result` and
+        :func:`sparseforge.tb.native.simulate`."""
+        raise NotImplementedError
+
     def running(self):
         """Whether to simulate another cycle: not finished, and not at ``stop_at``."""
         return not self.finished() and (self.stop_at is None or self.cycle < self.stop_at)
 
     def result(self):
         """What the run produced: a dataclass, the same from either simulator."""
-        raise NotImplementedError
+        return self.from_outputs(self.cycle, self.taken())
 
     def fail(self, message):
         raise AssertionError(f"{message} (cycle {self.cycle}; replay with "

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim.runners import pysim
 from . import native
 from .streams import Bench
 
@@ -85,21 +84,14 @@ class MluBench(Bench):
                        for q in range(component.cols)]
         self.drivers = [*self.sources, *self.sinks]
 
-    def result(self):
-        return taken(self.cycle, self.taken())
-
-
-def taken(cycles, outputs):
-    cols = sum(name.startswith("fills__") for name in outputs)
-    return MluRun(cycles, [int(a) for a in outputs["mem__request"]],
-                  [outputs[f"fills__{q}"] for q in range(cols)])
+    def from_outputs(self, cycles, outputs):
+        cols = self.component.cols
+        return MluRun(cycles, [int(a) for a in outputs["mem__request"]],
+                      [outputs[f"fills__{q}"] for q in range(cols)])
 
 
 def simulate(component, mats, seed, rates=None, engine="native", work_dir=None,
              broadcast=False):
     """``(run, bench)`` of the MLU loading ``mats``."""
     bench = MluBench(component, mats, seed, rates, broadcast)
-    if engine == "native":
-        done = native.run(bench, work_dir=work_dir)
-        return taken(done.cycles, done.outputs), bench
-    return pysim(bench), bench
+    return native.simulate(bench, engine, work_dir), bench

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim.runners import pysim
 from . import native
 from .streams import Bench
 from .tensaurus_pe import lane_items
@@ -78,8 +77,10 @@ class TluBench(Bench):
                        for p in range(component.pes)]
         self.drivers = [*self.sources, *self.sinks]
 
-    def result(self):
-        return taken(self.cycle, self.taken())
+    def from_outputs(self, cycles, outputs):
+        """The :class:`TluRun` of what the sinks took."""
+        return TluRun(cycles, outputs["mem__request"],
+                      [outputs[f"lanes__{p}"] for p in range(self.component.pes)])
 
 
 def _rows(columns):
@@ -89,17 +90,8 @@ def _rows(columns):
             for row in zip(*(columns[n] for n in names), strict=True)]
 
 
-def taken(cycles, outputs):
-    """The :class:`TluRun` of what the sinks took."""
-    pes = sum(name.startswith("lanes__") for name in outputs)
-    return TluRun(cycles, outputs["mem__request"], [outputs[f"lanes__{p}"] for p in range(pes)])
-
-
 def simulate(component, streams, seed, rates=None, engine="native", work_dir=None,
              window=None):
     """``(run, bench)`` of CISS ``streams`` through the TLU ``component``."""
     bench = TluBench(component, streams, seed, rates, window)
-    if engine == "native":
-        done = native.run(bench, work_dir=work_dir)
-        return taken(done.cycles, done.outputs), bench
-    return pysim(bench), bench
+    return native.simulate(bench, engine, work_dir), bench
