@@ -24,7 +24,11 @@ times around, and clears on the last.
 
 The queue lets reads be in flight while the datapath works: one operation a cycle while
 the scratchpad answers one read a cycle (the paper's PE spends every other cycle on a
-read; :mod:`sim.models.tensaurus` is the model).
+read; :mod:`sim.models.tensaurus` is the model). The datapath is pipelined (issue,
+VVMUL, VVADD) for a clock of about 100 MHz on an ECP5: only a fold's (or outer
+product's) TSR operand, read at issue, can still be in flight; a fold waits for the
+entry its fiber's last scaling is writing, ``3 - tlen`` cycles a fiber when ``tlen <
+3``, and the outer product's rounds forward it.
 """
 
 import itertools
@@ -74,7 +78,9 @@ class TensaurusPe(wiring.Component):
     Latency and throughput: one operation a cycle while its response is there and
     ``drain`` is taken: a nonzero takes ``tlen`` cycles, a fiber's end (MTTKRP) and a
     slice's drain ``tlen`` more each (in TTMc ``r1 * tlen`` each, with ``ceil(r1 /
-    vlen)`` reads of B); a header or idle lane that ends nothing, one.
+    vlen)`` reads of B); a header or idle lane that ends nothing, one. A fiber's end
+    waits ``max(0, DEPTH - tlen)`` more cycles for its TSR; the datapath's stages add
+    two cycles of latency.
     """
 
     PARAMS = (Param("vlen", 4, 1, 16, "lanes of VVMUL and VVADD (VLEN)"),
@@ -85,6 +91,9 @@ class TensaurusPe(wiring.Component):
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
               Param("queue", 4, 2, 64, "operations in flight"))
+    DEPTH = 3
+    """Cycles from an operation's issue to its TSR write being readable: a fold waits for
+    the scaling ``tlen`` operations ahead of it when ``tlen`` is smaller."""
     REPORT = ({}, {"vlen": 1, "tlen": 1, "dw": 16, "iw": 16, "acc_width": 32, "order": 2})
 
     def __init__(self, vlen=4, tlen=2, r1=1, dw=16, iw=16, acc_width=32, order=3, queue=4):
@@ -193,56 +202,98 @@ class TensaurusPe(wiring.Component):
                 m.d.sync += forward.valid.eq(0)
 
     def _datapath(self, m, ops):
-        """Each operation in order, with its response: VVMUL, VVADD, shift; or a drain."""
+        """Each operation in order, with its response, in three stages: issue (the
+        operands, TSR head or scalar and lane, registered), VVMUL (the product registered)
+        and VVADD into the head of the TSR or OSR with its shift, or a drain.
+
+        Only the multiplier's TSR operand is read at issue, so only it can be in flight:
+        it is ``tsr[n]`` behind the ``n`` TSR operations ahead, or, once ``n >= tlen``, the
+        entry one of them writes: an OUTER's (its own operand, forwarded) or a scaling's
+        (issue waits for its add). The adds read their heads as they write them."""
         V, T, A = self.vlen, self.tlen, self.acc_width
         op = data.View(self.op_layout, ops.r_data)
         lanes = data.ArrayLayout(signed(A), V)
         tsr = [Signal(lanes, name=f"tsr{t}") for t in range(T)]
         osr = [Signal(lanes, name=f"osr{n}") for n in range(self.olen)]
         drain, response = self.drain, self.spm.response
-        reads = (op.op != DRAIN) & (op.op != END)
-        out = (op.op == DRAIN) | (op.op == END)
+        # The stages: VVMUL's operands (s1), then its product (s2), each with its operation.
+        # s2 keeps the operand only where an OUTER there can be forwarded (tlen <= 2).
+        stage = {"valid": 1, "op": 3, "row": self.iw, "chunk": chunk_bits(self.olen),
+                 "clear": 1}
+        s1 = Signal(data.StructLayout({**stage, "factor": lanes,
+                                       "mul": data.ArrayLayout(signed(self.dw), V)}), name="s1")
+        s2 = Signal(data.StructLayout({**stage, "product": lanes,
+                                       **({"factor": lanes} if T <= 2 else {})}), name="s2")
+
+        # Issue: the whole pipeline holds while its drain waits.
+        out2 = (s2.op == DRAIN) | (s2.op == END)
         free = ~drain.valid | drain.ready
-        ready = ops.r_rdy & (~reads | response.valid) & (~out | free)
-        m.d.comb += [ops.r_en.eq(ready), response.ready.eq(ops.r_rdy & reads & op.take)]
+        advance = ~(s2.valid & out2) | free
+        fold, outer = op.op == FOLD, op.op == OUTER
+        hazard = Signal()
+        factor = Signal(lanes)                          # the TSR's head after those ahead
+        rotating = [s.valid & ((s.op == FOLD) | (s.op == OUTER) | (s.op == SCALE_TSR))
+                    for s in (s2, s1)]
+        with m.Switch(Cat(rotating[1], rotating[0])):
+            for ahead in range(4):
+                with m.Case(ahead):
+                    flight = [s for s, bit in ((s2, 2), (s1, 1)) if ahead & bit]
+                    if len(flight) < T:
+                        m.d.comb += factor.eq(tsr[len(flight)])
+                    else:
+                        writer = flight[len(flight) - T]
+                        m.d.comb += [factor.eq(writer.factor),
+                                     hazard.eq((writer.op != OUTER) | writer.clear)]
+        reads = (op.op != DRAIN) & (op.op != END)
+        can = advance & ops.r_rdy & ~((fold | outer) & hazard)
+        issue = can & (~reads | response.valid)
+        m.d.comb += [ops.r_en.eq(issue), response.ready.eq(can & reads & op.take)]
 
         x = response.payload
-        fold, outer, scale_tsr = op.op == FOLD, op.op == OUTER, op.op == SCALE_TSR
-        scalar = op.scalar.as_signed()
         value = Signal(signed(self.dw))                 # OUTER: B[j][u], replicated
         with m.Switch(op.lane):
             for v in range(V):
                 with m.Case(v):
                     m.d.comb += value.eq(x[v])
+        scalar = op.scalar.as_signed()
+        with m.If(advance):
+            m.d.sync += [s1.valid.eq(issue), s1.op.eq(op.op), s1.row.eq(op.row),
+                         s1.chunk.eq(op.chunk), s1.clear.eq(op.clear),
+                         s2.valid.eq(s1.valid), s2.op.eq(s1.op), s2.row.eq(s1.row),
+                         s2.chunk.eq(s1.chunk), s2.clear.eq(s1.clear)]
+            if T <= 2:
+                m.d.sync += s2.factor.eq(s1.factor)
+            for v in range(V):
+                m.d.sync += [s1.factor[v].eq(Mux(fold | outer, factor[v], scalar)),
+                             s1.mul[v].eq(Mux(outer, value, x[v])),
+                             s2.product[v].eq((s1.factor[v] * s1.mul[v])[:A])]
+
+        # VVADD and the shifts, in order: each head is the one this operation adds to.
+        fold2, outer2, scale_tsr2 = s2.op == FOLD, s2.op == OUTER, s2.op == SCALE_TSR
         head_t = Signal(lanes)
         head_o = Signal(lanes)
         for v in range(V):
-            factor = Mux(fold | outer, tsr[0][v].as_signed(), scalar)
-            mul = Signal(signed(self.dw), name=f"mul{v}")  # B[j][u], or the lane
-            m.d.comb += mul.eq(Mux(outer, value, x[v]))
-            product = (factor * mul)[:A]
-            m.d.comb += [head_t[v].eq((tsr[0][v] + product)[:A]),
-                         head_o[v].eq((osr[0][v] + Mux(fold | outer | (op.op == SCALE_OSR),
-                                                       product, 0))[:A])]
-        with m.If(ready):
-            with m.If(fold | outer | scale_tsr):
+            m.d.comb += [head_t[v].eq((tsr[0][v] + s2.product[v])[:A]),
+                         head_o[v].eq((osr[0][v] + s2.product[v])[:A])]
+        with m.If(advance & s2.valid):
+            with m.If(fold2 | outer2 | scale_tsr2):
                 m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(tsr)),
-                             tsr[-1].eq(Mux(fold | outer & op.clear, 0,
-                                            Mux(outer, tsr[0], head_t)))]
-            with m.If(~scale_tsr & (op.op != END)):
+                             tsr[-1].eq(Mux(fold2 | outer2 & s2.clear, 0,
+                                            Mux(outer2, tsr[0], head_t)))]
+            with m.If(~scale_tsr2 & (s2.op != END)):
                 # The first tlen chunks shift; in TTMc all olen of them.
-                new = Mux(op.op == DRAIN, 0, head_o)
+                new = Mux(s2.op == DRAIN, 0, head_o)
                 m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[:T])),
                              osr[T - 1].eq(new)]
                 if self.olen > T:
                     with m.If(self.kernel == TensaurusKernel.TTMC):
                         m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[T - 1:])),
                                      osr[-1].eq(new)]
-            with m.If(out):
-                ending = op.op == END
-                m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(Mux(ending, 0, op.row)),
-                             drain.payload.chunk.eq(Mux(ending, 0, op.chunk)),
+            with m.If(out2):
+                ending = s2.op == END
+                m.d.sync += [drain.valid.eq(1), drain.payload.row.eq(Mux(ending, 0, s2.row)),
+                             drain.payload.chunk.eq(Mux(ending, 0, s2.chunk)),
                              drain.payload.lanes.eq(Mux(ending, 0, osr[0])),
                              drain.payload.last.eq(ending)]
-        with m.If(drain.ready & ~(ready & out)):
+        with m.If(drain.ready & ~(advance & s2.valid & out2)):
             m.d.sync += drain.valid.eq(0)

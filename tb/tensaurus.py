@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hw.interfaces import TensaurusKernel
-from ..sim.runners import pysim
 from . import native
 from .streams import Bench, Static
 from .tensaurus_mlu import load
@@ -76,13 +75,7 @@ class TensaurusBench(Bench):
         self.sinks.append(self.sink_on("stats", rates["out"], 1))
         self.drivers = [Static("kernel", MODES[job.mode].value), *self.sources, *self.sinks]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks)
-
-    def result(self):
-        return self.rebuild(self.cycle, {s.name: [v for _, v in s.received] for s in self.sinks})
-
-    def rebuild(self, cycles, outputs):
+    def from_outputs(self, cycles, outputs):
         """The :class:`TensaurusRun` of what the sinks took, every read checked."""
         got = [int(a) for a in outputs["matrix_mem__request"]]
         if got != self.matrix_reads:
@@ -111,7 +104,4 @@ def simulate(component, job, seed, rates=None, engine="native", work_dir=None, w
     """The :class:`TensaurusRun` of ``job`` through ``component`` (``progress``: the
     label of a progress bar for a long native run)."""
     bench = TensaurusBench(component, job, seed, rates, window)
-    if engine == "native":
-        done = native.run(bench, work_dir=work_dir, progress=progress)
-        return bench.rebuild(done.cycles, done.outputs)
-    return pysim(bench)
+    return native.simulate(bench, engine, work_dir, progress)

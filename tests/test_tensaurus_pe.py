@@ -179,7 +179,7 @@ def test_one_chunk_operation_a_cycle_when_nothing_stalls():
     got, want, cycles = run_pe(component, tensor, MTTKRP, 1, 0, fast)
     assert (got == want).all()
     ops = 3 * component.tlen
-    assert ops <= cycles <= ops + 6, cycles
+    assert ops <= cycles <= ops + 6 + 2, cycles      # + the datapath's two stages
 
 
 def test_spttmc_one_operation_a_cycle_when_nothing_stalls():
@@ -190,7 +190,42 @@ def test_spttmc_one_operation_a_cycle_when_nothing_stalls():
     got, want, cycles = run_pe(component, tensor, TTMC, 1, 0, dict.fromkeys(STALLS, 1.0))
     assert (got == want).all()
     ops = component.tlen + 2 * component.olen
-    assert ops <= cycles <= ops + 6, cycles
+    bubbles = TensaurusPe.DEPTH - component.tlen    # the fold waits for its TSR
+    assert ops <= cycles <= ops + 6 + 2 + bubbles, cycles
+
+
+@pytest.mark.parametrize("tlen", [1, 2, 3, 4])
+def test_throughput_per_tlen(tlen):
+    """Nothing stalling, one operation a cycle, except that a fiber's fold (MTTKRP) or
+    outer product (TTMc) reading a TSR entry still in the pipeline waits ``DEPTH - tlen``
+    cycles a fiber; the outer product's later rounds forward theirs and MM has no fold:
+    the same overhead for every tlen and kernel besides."""
+    f = 6
+    fibers = Tensor(np.array([[0, j, j] for j in range(f)]), np.arange(1, f + 1), (1, f, f))
+    rows = Tensor(fibers.coords[:, :2], fibers.values, (1, f))
+    overheads = set()
+    for kernel, tensor, r1 in ((MTTKRP, fibers, 1), (TTMC, fibers, 3), (MM, rows, 1)):
+        component = TensaurusPe(vlen=2, tlen=tlen, r1=r1, order=2 if kernel == MM else 3)
+        got, want, cycles = run_pe(component, tensor, kernel, 1, 0, dict.fromkeys(STALLS, 1.0))
+        assert (got == want).all()
+        olen = component.olen if kernel == TTMC else tlen
+        folds = 0 if kernel == MM else f
+        ops = f * tlen + folds * olen + olen + 1      # scalings, folds, the drain, the end
+        overheads.add(cycles - ops - folds * max(0, TensaurusPe.DEPTH - tlen))
+    assert len(overheads) == 1 and overheads.pop() <= 8, overheads
+
+
+@pytest.mark.parametrize("vlen, tlen, r1", [(2, 1, 1), (2, 2, 1), (1, 3, 1), (2, 1, 3),
+                                             (1, 2, 4), (2, 3, 2)])
+def test_back_to_back_operations_are_exact(vlen, tlen, r1):
+    """Nothing stalling, every operation issues as early as it may: a fold right after its
+    fiber's scalings, an outer product's rounds back to back, a drain right after them."""
+    tensor = integers(FIG3, 10 * vlen + tlen + r1)
+    component = TensaurusPe(vlen=vlen, tlen=tlen, r1=r1)
+    fast = dict.fromkeys(STALLS, 1.0)
+    for kernel in (MTTKRP, TTMC) if r1 > 1 else (MTTKRP,):
+        got, want, _ = run_pe(component, tensor, kernel, 2, seed_from_env(6), fast)
+        assert (got == want).all(), (kernel, got, want)
 
 
 @pytest.mark.verilator
