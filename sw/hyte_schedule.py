@@ -125,10 +125,10 @@ def cost(stats, hw, dataflow, tile, innermost):
         hit = min(1.0, allocation[x] / tile_bytes[x]) if tile_bytes[x] else 1.0
         once = data[x]
         fetched = once * repeats[x]
-        if x == reused:
-            fetched = once + (fetched - once) * (1 - hit)
-        if x == "C" and reused == "C":
+        if x == reused == "C":                       # partial sums stay for every k-tile
             fetched = stats.nnz_c + (data["C"] - stats.nnz_c) * (1 - hit)
+        elif x == reused:
+            fetched = once + (fetched - once) * (1 - hit)
         if x == buffered:                            # rereads a tile cannot keep
             fetched += max(0.0, sram[x] - once * repeats[x]) * (1 - hit)
         metadata = tiles[x] * min(segments[x], data[x] / tiles[x]) * (fetched / once

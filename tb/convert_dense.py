@@ -20,7 +20,6 @@ import scipy.sparse as sp
 
 from ..errors import ParameterError
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
-from ..sim.runners import pysim
 from ..sw import conversion, wire
 from ..sw.formats import index_dtype
 from . import native
@@ -59,8 +58,8 @@ class ConverterBench(Bench):
             if len(sink.received) > sink.expected:
                 self.fail(f"{sink.name}: more than the {sink.expected} items expected")
 
-    def result(self):
-        return ConverterResult(self.cycle, self.taken())
+    def from_outputs(self, cycles, outputs):
+        return ConverterResult(cycles, outputs)
 
 
 # -- host side: encoding a matrix, and rebuilding one from the hardware's streams -------
@@ -228,11 +227,7 @@ def rebuild(component, source, outputs):
 def simulate(component, source, seed, rates=None, engine="native", work_dir=None):
     """``(result, cycles)`` of ``source`` through ``component`` on Verilator (``native``,
     its images in ``work_dir``) or Amaranth's simulator (``pysim``)."""
-    run = bench(component, source, seed, rates)
-    if engine == "native":
-        done = native.run(run, work_dir=work_dir)
-        return rebuild(component, source, done.outputs), done.cycles
-    done = pysim(run)
+    done = native.simulate(bench(component, source, seed, rates), engine, work_dir)
     return rebuild(component, source, done.outputs), done.cycles
 
 

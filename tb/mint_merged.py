@@ -9,7 +9,6 @@ import numpy as np
 
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.interfaces import MintMode
-from ..sim.runners import pysim
 from ..sw import wire
 from . import native
 from .convert_dense import SPECS, ConverterBench, _bits
@@ -62,6 +61,5 @@ def rebuild(component, mode, source, outputs):
 def simulate(component, mode, source, seed, rates=None, engine="native", work_dir=None):
     """``(result, cycles)`` of ``source`` through ``component`` in ``mode``, on Verilator
     (``native``) or Amaranth's simulator (``pysim``)."""
-    run = bench(component, mode, source, seed, rates)
-    done = native.run(run, work_dir=work_dir) if engine == "native" else pysim(run)
+    done = native.simulate(bench(component, mode, source, seed, rates), engine, work_dir)
     return rebuild(component, mode, source, done.outputs), done.cycles

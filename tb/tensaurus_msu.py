@@ -12,7 +12,6 @@ alike; ``out_rows`` given per run is driven from Python (Amaranth's simulator on
 from dataclasses import dataclass
 
 from ..sim.models import tensaurus_msu as model
-from ..sim.runners import pysim
 from . import native
 from .streams import Bench, Static
 
@@ -106,8 +105,8 @@ class MsuBench(Bench):
         return len(self.sink.received) == self.sink.expected and all(
             s.done for s in self.sources)
 
-    def result(self):
-        return MsuRun(self.cycle, [chunk_of(v) for _, v in self.sink.received])
+    def from_outputs(self, cycles, outputs):
+        return MsuRun(cycles, [chunk_of(v) for v in outputs["out"]])
 
 
 def as_dict(chunk):
@@ -124,7 +123,4 @@ def simulate(component, runs, out_rows, seed, rates=None, engine="pysim", work_d
     """``(run, bench)``: ``runs`` through ``component`` on ``engine`` (``pysim`` or
     ``native``), every output chunk checked against the model."""
     bench = MsuBench(component, runs, out_rows, seed, rates)
-    if engine == "native":
-        done = native.run(bench, work_dir=work_dir)
-        return MsuRun(done.cycles, [chunk_of(v) for v in done.outputs["out"]]), bench
-    return pysim(bench), bench
+    return native.simulate(bench, engine, work_dir), bench

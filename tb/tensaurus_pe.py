@@ -16,7 +16,6 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..sim.models import tensaurus as model
-from ..sim.runners import pysim
 from ..sw import wire
 from ..sw.ciss import bits_values
 from . import native
@@ -77,25 +76,17 @@ class PeBench(Bench):
                           ("drain", "drain", len(self.trace.drains) + 1))}
         self.drivers = [Static("kernel", kernel), lane, response, *self.sinks.values()]
 
-    def finished(self):
-        return all(len(s.received) == s.expected for s in self.sinks.values())
-
-    def result(self):
-        return taken(self.cycle, {s.name: [v for _, v in s.received]
-                                  for s in self.sinks.values()})
-
-
-def taken(cycles, outputs):
-    """The :class:`PeRun` of what the sinks took (``outputs``: stream name to items),
-    the drains' end item checked and left out."""
-    drains = outputs["drain"]
-    if [d["last"] for d in drains] != [0] * (len(drains) - 1) + [1] or any(
-            drains[-1][k] for k in ("row", "chunk")) or any(drains[-1]["lanes"]):
-        raise AssertionError("drain: the PE's end item (last, all 0) must come last, once")
-    return PeRun(cycles,
-                 [(r["operand"], r["row"], r["chunk"]) for r in outputs["spm__request"]],
-                 [(d["row"], d["chunk"], tuple(d["lanes"])) for d in drains[:-1]],
-                 len(outputs["forward"]))
+    def from_outputs(self, cycles, outputs):
+        """The :class:`PeRun` of what the sinks took, the drains' end item checked and
+        left out."""
+        drains = outputs["drain"]
+        if [d["last"] for d in drains] != [0] * (len(drains) - 1) + [1] or any(
+                drains[-1][k] for k in ("row", "chunk")) or any(drains[-1]["lanes"]):
+            raise AssertionError("drain: the PE's end item (last, all 0) must come last, once")
+        return PeRun(cycles,
+                     [(r["operand"], r["row"], r["chunk"]) for r in outputs["spm__request"]],
+                     [(d["row"], d["chunk"], tuple(d["lanes"])) for d in drains[:-1]],
+                     len(outputs["forward"]))
 
 
 def simulate(component, ciss, pe, kernel, read, seed, rates=None, engine="native",
@@ -103,7 +94,4 @@ def simulate(component, ciss, pe, kernel, read, seed, rates=None, engine="native
     """``(run, trace)``: PE ``pe``'s lane of ``ciss`` through ``component``, and the
     model's trace to hold it to."""
     bench = PeBench(component, ciss, lane_items(ciss, pe), kernel, read, seed, rates)
-    if engine == "native":
-        done = native.run(bench, work_dir=work_dir)
-        return taken(done.cycles, done.outputs), bench.trace
-    return pysim(bench), bench.trace
+    return native.simulate(bench, engine, work_dir), bench.trace
