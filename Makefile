@@ -2,6 +2,7 @@
 #   make demo   generate, simulate and verify the blocks on bundled real data
 #   make test   ruff, then the full test suite (co-simulation, lint, synthesis)
 #   make soak   the long randomized soak runs as well
+#   make docs   the API reference (Sphinx, warnings as errors) in docs/_build/html
 
 PYTHON ?= python3
 VENV := .venv
@@ -28,3 +29,7 @@ test: $(STAMP)
 
 soak: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --soak -m soak
+
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html

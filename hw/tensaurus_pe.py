@@ -56,8 +56,8 @@ class TensaurusPe(wiring.Component):
     vlen : VLEN, lanes of VVMUL and VVADD.
     tlen : TLEN, chunks of VLEN in the TSR: the PE's share of a row of C (MTTKRP, TTMc)
         or of the output (MTTKRP, MM).
-    r1 : B's rank in TTMc: the OSR holds ``olen = r1 * tlen`` chunks (OLEN), chunk ``u *
-        tlen + t`` for ``Y[i, u]``'s chunk ``t``; the other kernels use its first ``tlen``.
+    r1 : B's rank in TTMc: the OSR holds ``olen = r1 * tlen`` chunks (OLEN), chunk
+        ``u * tlen + t`` for ``Y[i, u]``'s chunk ``t``; the other kernels use its first ``tlen``.
     dw : bits of a value (signed).
     iw : bits of an index.
     acc_width : bits of an accumulator (signed; sums wrap).

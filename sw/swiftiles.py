@@ -8,6 +8,7 @@ holding ``buffer`` nonzeros (B):
   occupancy fits in B, found by measuring every candidate shape exactly (one
   traversal of all nonzeros per candidate: the paper's "tiling tax").
 - **swiftiles** (ExTensor-OB): one-shot statistical estimate, Section 4.2.
+
   1. Initial estimate ``T0 = B / d``, d = nnz / (rows * cols).
   2. Draw ``N = ceil(y / k)`` random tiles of size T0 (from all tiles, empty
      ones included), so about y samples land in the top-k tail.
