@@ -833,6 +833,10 @@ class MsuSignature(wiring.Signature):
     - ``out`` (stream out, :func:`msu_out_layout`): once every input has sent its
       ``last``, rows ``0 .. out_rows - 1``, each its ``tlen * cols`` chunks in order,
       each the sum of every drain of that chunk since the previous output (0 if none).
+      With ``out_rows`` 0 nothing is sent and the sums stay: the next tile adds to them.
+    - ``closing`` (out): high from the cycle an input's ``last`` is taken until the
+      inputs are released (the output sent, or at once with ``out_rows`` 0); a
+      controller waits for it to fall before it changes ``out_rows``.
     """
 
     def __init__(self, rows, cols, iw, tlen, vlen, acc_width):
@@ -841,6 +845,7 @@ class MsuSignature(wiring.Signature):
             "drains": In(drain).array(rows * cols),
             "out_rows": In(iw + 1),
             "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
+            "closing": Out(1),
         })
 
 
@@ -891,10 +896,12 @@ class TluSignature(wiring.Signature):
 
 def mlu_start_layout(iw, addr_width):
     """What the MLU loads: operand 0's ``rows0`` rows from ``base0`` and operand 1's
-    ``rows1`` rows from ``base1`` (0 rows: none); with ``broadcast``, operand 1's rows
-    are B's of TTMc, each whole into every column (:class:`MluSignature`)."""
+    ``rows1`` rows from ``base1`` (0 rows: none), into the scratchpads' ``half``; with
+    ``broadcast``, operand 1's rows are B's of TTMc, each whole into every column
+    (:class:`MluSignature`)."""
     return data.StructLayout({"base0": addr_width, "rows0": iw + 1,
-                              "base1": addr_width, "rows1": iw + 1, "broadcast": 1})
+                              "base1": addr_width, "rows1": iw + 1, "half": 1,
+                              "broadcast": 1})
 
 
 class MluSignature(wiring.Signature):
@@ -907,7 +914,8 @@ class MluSignature(wiring.Signature):
     - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): a row of ``tlen * cols``
       chunks is split: its chunk ``g`` goes to column ``g % cols``'s scratchpad as its
       chunk ``g // cols``; a broadcast row (operand 1 with ``broadcast``) is ``b_chunks``
-      chunks, each to every column's scratchpad as its chunk ``g``; into half 0.
+      chunks, each to every column's scratchpad as its chunk ``g``; into the start's
+      ``half``.
     """
 
     def __init__(self, cols, iw, tlen, vlen, dw, addr_width, b_chunks=1):
@@ -920,28 +928,33 @@ class MluSignature(wiring.Signature):
 
 
 def tensaurus_job_layout(iw, addr_width):
-    """A Tensaurus run: the CISS stream (``entries`` at ``tensor_base``), the operand
-    matrices as :func:`mlu_start_layout` says (the kernel says whether B is broadcast),
-    and the output's rows."""
+    """A tile of a Tensaurus run: its CISS stream (``entries`` at ``tensor_base``), its
+    rows of the operand matrices as :func:`mlu_start_layout` says (the accelerator picks
+    the half, the kernel says whether B is broadcast), the output's rows, and ``last`` on
+    the run's final tile (after it the output is sent; before it the sums stay)."""
     return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
                               **{name: field.shape for name, field in
-                                 mlu_start_layout(iw, addr_width) if name != "broadcast"},
-                              "out_rows": iw + 1})
+                                 mlu_start_layout(iw, addr_width)
+                                 if name not in ("half", "broadcast")},
+                              "out_rows": iw + 1, "last": 1})
 
 
 class TensaurusSignature(wiring.Signature):
     """The Tensaurus accelerator (Section 5, Fig. 5a), seen from it.
 
     - ``kernel`` (in, :class:`TensaurusKernel`): held while a run goes.
-    - ``start`` (stream in, :func:`tensaurus_job_layout`): a run; taken when the
-      previous run's output has left.
+    - ``start`` (stream in, :func:`tensaurus_job_layout`): a run's tiles, one item
+      each; a tile is taken while the one before it computes (its matrices load into
+      the scratchpads' other half), a run's first once the previous run's stats are
+      taken.
     - ``tensor_mem`` (out, :class:`TaggedMemoryPortSignature`): the TLU's CISS reads.
     - ``matrix_mem`` (out, :class:`MemoryPortSignature`): the MLU's chunk reads.
     - ``out`` (stream out, :func:`msu_out_layout`): the output, row by row, each
       ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
-    - ``stats`` (stream out): after each run's output, its cycles loading the matrices
-      (``load_cycles``) and from then on to its output's end (``compute_cycles``); the
-      next run starts once it is taken.
+    - ``stats`` (stream out): after each run's output, its cycles from its first tile to
+      its output's end split into those no tile computed, waiting for matrices to load
+      (``load_cycles``), and the rest (``compute_cycles``); the next run starts once it
+      is taken.
     """
 
     def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width,

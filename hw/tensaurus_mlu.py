@@ -137,7 +137,7 @@ class TensaurusMlu(wiring.Component):
         for q, out in enumerate(self.fills):
             here = Mux(whole, ~sent[q], fills.q == q)
             m.d.comb += [out.valid.eq(response.valid & here),
-                         out.payload.half.eq(0), out.payload.operand.eq(fills.operand),
+                         out.payload.half.eq(job.half), out.payload.operand.eq(fills.operand),
                          out.payload.row.eq(fills.row), out.payload.chunk.eq(fills.t),
                          out.payload.lanes.eq(response.payload),
                          taken[q].eq(out.valid & out.ready)]

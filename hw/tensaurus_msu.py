@@ -73,6 +73,9 @@ class TensaurusMsu(wiring.Component):
         As :class:`~sparseforge.hw.interfaces.MsuSignature` says; each chunk is cleared
         as it is read, so the next run starts from zero. The buffer starts at zero from
         configuration: a reset does not clear it.
+    closing : Out(1)
+        High from an input's ``last`` until the inputs are released: with ``out_rows``
+        0 the sums stay for the next tile and the inputs are released at once.
 
     Latency and throughput: one drain a cycle, whichever inputs offer them, round-robin
     among those that wait (a lone input is granted every cycle; a waiting one before any
@@ -123,6 +126,7 @@ class TensaurusMsu(wiring.Component):
             wr.en.eq(Mux(streaming, issue, c_valid)),
         ]
         self._stream_out(m, a["done"], busy, c_word, streaming, issue, o_addr, moves)
+        m.d.comb += self.closing.eq(a["done"].any() | streaming)
         return m
 
     def _arbiter(self, m):

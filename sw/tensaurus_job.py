@@ -16,6 +16,12 @@ factors must be integers. A kernel maps to the PE's two modes:
 A dense operand (DMTTKRP, DTTMc, GEMM, GEMV) runs as the CISS stream of its nonzeros:
 the hardware's work is the same, the TLU's own dense path is not built. A rank of ``F``
 runs as ``R = tlen * cols * vlen >= F`` columns, the rest zero.
+
+A run is tiled (Section 5.1) when the scratchpads hold fewer than all the operands' rows
+(``spm_rows``): the nonzeros are grouped by the block of ``spm_rows`` rows of each operand
+they read (MM: of B by ``j``; MTTKRP and TTMc: of C by ``k`` and of B by ``j``), each
+group a tile with its own CISS stream of indices local to its blocks; only blocks that
+hold nonzeros make tiles. The output is not tiled: every tile's slices keep their ``i``.
 """
 
 from dataclasses import dataclass
@@ -35,33 +41,58 @@ DENSE = ("dmttkrp", "dttmc", "gemm", "gemv")
 
 
 @dataclass(frozen=True, eq=False)
+class Tile:
+    """A tile of a run: its CISS stream (indices local to its blocks), the rows of each
+    operand it loads (``(first, count)``), and its (i, j) fibers (0 in MM)."""
+
+    ciss: cissmod.Ciss
+    rows: tuple
+    fibers: int
+
+
+@dataclass(frozen=True, eq=False)
 class Job:
-    """A run: ``ciss`` the tensor's stream, ``mats`` the operand matrices (int64, ``R``
-    columns; TTMc's B ``ceil(r1 / vlen) * vlen``), ``golden`` the exact output
-    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``; wrapped), the array."""
+    """A run: ``tiles`` (:class:`Tile`, in order), ``mats`` the operand matrices (int64,
+    ``R`` columns; TTMc's B ``ceil(r1 / vlen) * vlen``), ``golden`` the exact output
+    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``; wrapped), the array and
+    ``spm_rows``, the rows of each operand a tile loads at most."""
 
     kernel: str
     mode: str               # "mttkrp", "ttmc" or "mm"
-    ciss: cissmod.Ciss
+    tiles: tuple
     mats: tuple
     golden: np.ndarray
     rank: int               # of the output's split columns: B's (MM), C's (MTTKRP, TTMc)
     r1: int                 # B's rank in TTMc; 1 otherwise
-    fibers: int             # (i, j) fibers of an MTTKRP or TTMc; 0 for MM
     rows: int
     cols: int
     vlen: int
     tlen: int
     acc_width: int
+    spm_rows: int
 
     @property
     def out_rows(self):
         return self.golden.shape[0]
 
+    @property
+    def nnz(self):
+        return sum(tile.ciss.nnz for tile in self.tiles)
+
+    @property
+    def entries(self):
+        return sum(tile.ciss.entries for tile in self.tiles)
+
+    @property
+    def wire(self):
+        return self.tiles[0].ciss.wire
+
     def macs(self):
         """Lane multiply-accumulates the PEs do: each PE of a row one chunk operation per
-        chunk for a nonzero, and for each fiber's end (``r1`` per chunk in TTMc)."""
-        return (self.ciss.nnz + self.fibers * self.r1) * self.tlen * self.cols * self.vlen
+        chunk for a nonzero, and for each fiber's end in each tile (``r1`` per chunk in
+        TTMc)."""
+        ends = sum(tile.fibers for tile in self.tiles) * self.r1
+        return (self.nnz + ends) * self.tlen * self.cols * self.vlen
 
 
 def wrap(values, bits):
@@ -102,10 +133,12 @@ def _as_tensor(operand, kernel):
     return Tensor(tensor.coords, _integers(tensor.values, "the tensor"), tensor.shape)
 
 
-def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_width=32):
+def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_width=32,
+         spm_rows=None):
     """The :class:`Job` of ``kernel`` on ``operand`` (a Tensor, scipy sparse matrix or,
     for a dense kernel, an array) with ``factors`` (MTTKRP and TTMc: ``[B, C]``; MM:
-    ``[B]``, a vector for SpMV and GEMV) on an ``rows x cols`` array of ``vlen`` lanes."""
+    ``[B]``, a vector for SpMV and GEMV) on an ``rows x cols`` array of ``vlen`` lanes,
+    tiled to scratchpads of ``spm_rows`` rows an operand (default: one tile)."""
     if kernel not in KERNELS:
         raise ParameterError(f"--kernel {kernel}: the hardware runs {', '.join(KERNELS)}")
     tensor = _as_tensor(operand, kernel)
@@ -129,33 +162,67 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     for m in [tensor.values, *mats]:
         if m.size and (m.min() < -limit or m.max() >= limit):
             raise ParameterError(f"values beyond {dw}-bit integers (dw={dw})")
-    fibers = 0
     if mode == "mm":
         golden = tensor_kernels.spmm(tensor, mats[0])
         operands = (padded[0],)
     else:
-        held = tensor.values != 0
-        fibers = len(np.unique(tensor.coords[held, :2], axis=0))
         if mode == "mttkrp":
             golden = tensor_kernels.spmttkrp(tensor, [None, *mats])
             operands = (padded[1], padded[0])       # operand 0: C; operand 1: B
         else:                                       # B whole: ceil(r1 / vlen) chunks
             golden = tensor_kernels.spttmc(tensor, [None, *mats])
             operands = (padded[1], np.pad(mats[0], ((0, 0), (0, -r1 % vlen))))
-    ciss = cissmod.encode(tensor, rows, dw=dw, iw=iw)
-    return Job(kernel, mode, ciss, operands, wrap(golden, acc_width), rank, r1, fibers, rows,
-               cols, vlen, tlen, acc_width)
+    largest = max(m.shape[0] for m in operands)
+    if spm_rows is not None and (isinstance(spm_rows, bool) or int(spm_rows) < 1):
+        raise ParameterError(f"spm_rows={spm_rows!r}: a scratchpad holds at least one row")
+    spm_rows = max(1, largest if spm_rows is None else min(int(spm_rows), largest))
+    tiles = _tiles(tensor, mode, spm_rows, rows, dw, iw)
+    return Job(kernel, mode, tiles, operands, wrap(golden, acc_width), rank, r1, rows, cols,
+               vlen, tlen, acc_width, spm_rows)
+
+
+def _tiles(tensor, mode, spm_rows, pes, dw, iw):
+    """The run's :class:`Tile` s: the nonzeros grouped by the blocks of ``spm_rows`` rows
+    of each operand they read (operand 0: C by ``k``, or B by ``j`` in MM; operand 1: B
+    by ``j``), in order of B's block, then C's."""
+    held = tensor.values != 0
+    coords, values = tensor.coords[held], tensor.values[held]
+    axes = (1,) if mode == "mm" else (2, 1)                 # operand 0's index, then 1's
+    blocks = coords[:, axes] // spm_rows
+    key = blocks[:, 0] if mode == "mm" else blocks[:, 1] * (
+        -(-tensor.shape[2] // spm_rows)) + blocks[:, 0]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    order = np.argsort(key, kind="stable")
+    local_shape = (tensor.shape[0], *(min(spm_rows, n) for n in tensor.shape[1:]))
+    tiles, at = [], 0
+    for n, count in zip(first, counts, strict=True):
+        part = order[at:at + count]
+        at += count
+        origin = np.zeros(tensor.ndim, dtype=np.int64)
+        origin[list(axes)] = blocks[n] * spm_rows
+        local = coords[part] - origin
+        ciss = cissmod.encode(Tensor(local, values[part], local_shape), pes, dw=dw, iw=iw)
+        rows = tuple((int(origin[a]), int(min(spm_rows, tensor.shape[a] - origin[a])))
+                     for a in axes)
+        fibers = 0 if mode == "mm" else len(np.unique(local[:, :2], axis=0))
+        tiles.append(Tile(ciss, rows, fibers))
+    if not tiles:                                           # no nonzeros: one empty tile
+        empty = Tensor(np.zeros((0, tensor.ndim), dtype=np.int64), values[:0], local_shape)
+        tiles.append(Tile(cissmod.encode(empty, pes, dw=dw, iw=iw),
+                          tuple((0, 0) for _ in axes), 0))
+    return tuple(tiles)
 
 
 def roofline(job, cycles, compute_cycles, entry_bits, chunk_bits):
     """The run's place under the roofline (Fig. 7), per cycle: ``ops`` (2 per lane
-    multiply-accumulate) over the bytes it moved (the CISS stream, the matrices and the
-    output), its throughput, the array's peak, and the MACs' utilization over the
-    computing cycles (after the matrices loaded) and over the whole run."""
+    multiply-accumulate) over the bytes it moved (the CISS stream, each tile's rows of
+    the matrices and the output), its throughput, the array's peak, and the MACs'
+    utilization over the cycles a tile computed and over the whole run."""
     macs = job.macs()
     ops = 2 * macs
-    moved = (job.ciss.entries * entry_bits
-             + sum(m.shape[0] * m.shape[1] // job.vlen for m in job.mats) * chunk_bits
+    loaded = sum(count * m.shape[1] // job.vlen for tile in job.tiles
+                 for (_, count), m in zip(tile.rows, job.mats, strict=True))
+    moved = (job.entries * entry_bits + loaded * chunk_bits
              + job.out_rows * job.r1 * job.tlen * job.cols * job.vlen * job.acc_width) / 8
     lanes = job.rows * job.cols * job.vlen
     return {"ops": ops, "bytes": moved, "intensity_ops_per_byte": ops / moved,

@@ -17,7 +17,7 @@ import numpy as np
 from ..hw.interfaces import TensaurusKernel
 from . import native
 from .streams import Bench, Static
-from .tensaurus_mlu import load
+from .tensaurus_mlu import matrix_words
 from .tensaurus_tlu import memory
 
 RATE = 0.7
@@ -28,8 +28,8 @@ MODES = {"mttkrp": TensaurusKernel.MTTKRP, "mm": TensaurusKernel.MM,
 @dataclass(frozen=True)
 class TensaurusRun:
     cycles: int
-    load_cycles: int        # the accelerator's count: loading the matrices
-    compute_cycles: int     # and from then on to the output's end
+    load_cycles: int        # the accelerator's count: no tile computing, one loading
+    compute_cycles: int     # and the rest, to the output's end
     output: np.ndarray      # out_rows x rank (TTMc: out_rows x r1 x rank), as the MSU sent it
 
 
@@ -38,12 +38,32 @@ def params_for(job, iw=None):
     an output buffer rounded up to powers of two (so few distinct builds)."""
     def up(n):
         return 1 << max(0, int(n) - 1).bit_length()
-    largest = max([*job.ciss.shape, 2])
+    largest = max(job.entries, *(m.size // job.vlen for m in job.mats), 2)
     return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
-            "r1": job.r1, "dw": job.ciss.wire.dw, "iw": iw or job.ciss.wire.iw,
+            "r1": job.r1, "dw": job.wire.dw, "iw": iw or job.wire.iw,
             "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
-            "spm_rows": up(max(m.shape[0] for m in job.mats)), "out_rows": up(job.out_rows),
-            "addr_width": max(16, int(largest * 64).bit_length())}
+            "spm_rows": max(2, up(job.spm_rows)), "out_rows": up(job.out_rows),
+            "addr_width": max(16, int(largest).bit_length() + 1)}
+
+
+def matrix_loads(job, dw):
+    """``(starts, words, reads)``: each tile's MLU start fields for its rows of the
+    matrices, laid one after the other in memory; the memory's words; and the reads the
+    tiles make, in order."""
+    words, bases = [], []
+    for matrix in job.mats:
+        bases.append(len(words))
+        words += matrix_words(matrix, job.vlen, dw)
+    starts, reads = [], []
+    for tile in job.tiles:
+        start = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}
+        for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, job.mats, bases,
+                                                               strict=False)):
+            chunks = matrix.shape[1] // job.vlen
+            start |= {f"base{n}": base + first * chunks, f"rows{n}": count}
+            reads += range(base + first * chunks, base + (first + count) * chunks)
+        starts.append(start)
+    return starts, words, reads
 
 
 class TensaurusBench(Bench):
@@ -54,19 +74,22 @@ class TensaurusBench(Bench):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "tensor", "matrix", "out"), RATE), **(rates or {})}
         tags = component.tags
-        _, self.tensor_reads, responses, after = memory(
-            [job.ciss], tags, window or tags, np.random.default_rng(seed))
-        start, words, self.matrix_reads = load(job.mats, component.vlen, component.dw)
+        streams, self.tensor_reads, responses, after = memory(
+            [tile.ciss for tile in job.tiles], tags, window or tags,
+            np.random.default_rng(seed))
+        loads, words, self.matrix_reads = matrix_loads(job, component.dw)
         self.job = job
         self.chunks = component.olen * component.cols
-        n = len(words)
-        job_item = {"tensor_base": 0, "entries": job.ciss.entries, **start,
-                    "out_rows": job.out_rows}
+        n = len(self.matrix_reads)
+        tiles = [{"tensor_base": stream["base"], "entries": stream["count"], **start,
+                  "out_rows": job.out_rows, "last": int(t == len(loads) - 1)}
+                 for t, (stream, start) in enumerate(zip(streams, loads, strict=True))]
         self.sources = [
-            self.source_on("start", [job_item], rates["start"]),
+            self.source_on("start", tiles, rates["start"]),
             self.source_on("tensor_mem__response", responses, rates["tensor"],
                            after={"tensor_mem__request": after}),
-            self.source_on("matrix_mem__response", words, rates["matrix"],
+            self.source_on("matrix_mem__response", [words[a] for a in self.matrix_reads],
+                           rates["matrix"],
                            after={"matrix_mem__request": np.arange(1, n + 1)})]
         self.sinks = [self.sink_on("tensor_mem__request", rates["tensor"],
                                    len(self.tensor_reads)),
@@ -79,8 +102,8 @@ class TensaurusBench(Bench):
         """The :class:`TensaurusRun` of what the sinks took, every read checked."""
         got = [int(a) for a in outputs["matrix_mem__request"]]
         if got != self.matrix_reads:
-            raise AssertionError("matrix_mem: the MLU's reads are not the matrices' chunks "
-                                 "in order")
+            raise AssertionError("matrix_mem: the MLU's reads are not the tiles' rows of the "
+                                 "matrices in order")
         if list(outputs["tensor_mem__request"]) != self.tensor_reads:
             raise AssertionError("tensor_mem: the TLU's reads are not the entries in order")
         job, vlen, out = self.job, self.component.vlen, outputs["out"]

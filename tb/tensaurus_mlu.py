@@ -31,15 +31,15 @@ def matrix_words(matrix, vlen, dw):
             for r in range(matrix.shape[0]) for g in range(matrix.shape[1] // vlen)]
 
 
-def expected_fills(mats, cols, vlen, broadcast=False):
-    """Each column's fills ``{half, operand, row, chunk, lanes}`` of ``mats`` in order
-    (with ``broadcast``, operand 1's chunks to every column)."""
+def expected_fills(mats, cols, vlen, broadcast=False, half=0):
+    """Each column's fills ``{half, operand, row, chunk, lanes}`` of ``mats`` into
+    ``half``, in order (with ``broadcast``, operand 1's chunks to every column)."""
     fills = [[] for _ in range(cols)]
     for operand, matrix in enumerate(mats):
         whole = broadcast and operand == 1
         for r in range(matrix.shape[0]):
             for g in range(matrix.shape[1] // vlen):
-                fill = {"half": 0, "operand": operand, "row": r,
+                fill = {"half": half, "operand": operand, "row": r,
                         "chunk": g if whole else g // cols,
                         "lanes": [int(v) for v in matrix[r, g * vlen:(g + 1) * vlen]]}
                 for q in range(cols) if whole else [g % cols]:
@@ -66,16 +66,18 @@ class MluRun:
 
 class MluBench(Bench):
     """The MLU loading ``mats`` (one or two ``rows x R`` integer matrices; with
-    ``broadcast`` the second is ``rows x b_chunks * vlen``)."""
+    ``broadcast`` the second is ``rows x b_chunks * vlen``) into the scratchpads'
+    ``half``."""
 
-    def __init__(self, component, mats, seed, rates=None, broadcast=False):
+    def __init__(self, component, mats, seed, rates=None, broadcast=False, half=0):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "request", "response", "fills"), RATE),
                  **(rates or {})}
         start, words, self.reads = load(mats, component.vlen, component.dw)
-        self.want = expected_fills(mats, component.cols, component.vlen, broadcast)
+        self.want = expected_fills(mats, component.cols, component.vlen, broadcast, half)
         n = len(words)
-        self.sources = [self.source_on("start", [{**start, "broadcast": int(broadcast)}],
+        self.sources = [self.source_on("start", [{**start, "half": half,
+                                                  "broadcast": int(broadcast)}],
                                        rates["start"]),
                         self.source_on("mem__response", words, rates["response"],
                                        after={"mem__request": np.arange(1, n + 1)})]
@@ -91,7 +93,7 @@ class MluBench(Bench):
 
 
 def simulate(component, mats, seed, rates=None, engine="native", work_dir=None,
-             broadcast=False):
-    """``(run, bench)`` of the MLU loading ``mats``."""
-    bench = MluBench(component, mats, seed, rates, broadcast)
+             broadcast=False, half=0):
+    """``(run, bench)`` of the MLU loading ``mats`` into ``half``."""
+    bench = MluBench(component, mats, seed, rates, broadcast, half)
     return native.simulate(bench, engine, work_dir), bench

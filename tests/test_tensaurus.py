@@ -14,11 +14,12 @@ from sparseforge.cli import main
 from sparseforge.errors import ParameterError
 from sparseforge.hw.compose.tensaurus import Tensaurus
 from sparseforge.sim.models import tensaurus as model
-from sparseforge.sim.runners import seed_from_env
+from sparseforge.sim.runners import pysim, seed_from_env
+from sparseforge.sw.ciss import decode
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan
 from sparseforge.sw.tensor_kernels import dttmc
-from sparseforge.tb.tensaurus import params_for, simulate
+from sparseforge.tb.tensaurus import TensaurusBench, params_for, simulate
 from sparseforge.tb.tensaurus_pe import lane_items, model_items
 
 STALLS = {"start": 1.0, "tensor": 0.5, "matrix": 0.6, "out": 0.4}
@@ -27,6 +28,11 @@ STALLS = {"start": 1.0, "tensor": 0.5, "matrix": 0.6, "out": 0.4}
 # as Figs. 3d, 4 and 6 show.
 FIG3 = Tensor(np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 0], [2, 0, 1], [3, 0, 0],
                         [3, 1, 0]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
+
+
+# Fig. 6b: the scratchpad reads (operand: 0 for C, 1 for B; row) of PE row 0 and PE row 1.
+FIG6 = {0: [(0, 0), (0, 1), (1, 0), (0, 1), (1, 1), (0, 0), (1, 0), (0, 0), (1, 1)],
+        1: [(0, 0), (1, 1), (0, 1), (1, 0)]}
 
 
 def factors(shape, rank, seed, r1=None):
@@ -48,17 +54,70 @@ def test_fig6_spmttkrp_on_a_2x2_array():
     at each fiber's end, a drain per slice); the output is the golden kernel's."""
     job = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1)
     assert job.tlen == 1
-    assert [job.ciss.slices[job.ciss.pe == p].tolist() for p in (0, 1)] == [[0, 3], [1, 2]]
-    for p, reads in ((0, [(0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 0),
-                          (1, 0, 0), (0, 0, 0), (1, 1, 0)]),
-                     (1, [(0, 0, 0), (1, 1, 0), (0, 1, 0), (1, 0, 0)])):
-        trace = model.pe(model_items(job.ciss, lane_items(job.ciss, p)), model.MTTKRP, 1, 1,
-                         lambda o, r, t: [0], 32, job.ciss.wire.idle)
-        assert trace.requests == reads, p
-        assert [d[0] for d in trace.drains] == job.ciss.slices[job.ciss.pe == p].tolist()
+    (tile,) = job.tiles
+    ciss = tile.ciss
+    assert [ciss.slices[ciss.pe == p].tolist() for p in (0, 1)] == [[0, 3], [1, 2]]
+    for p, reads in FIG6.items():
+        trace = model.pe(model_items(ciss, lane_items(ciss, p)), model.MTTKRP, 1, 1,
+                         lambda o, r, t: [0], 32, ciss.wire.idle)
+        assert trace.requests == [(o, r, 0) for o, r in reads], p
+        assert [d[0] for d in trace.drains] == ciss.slices[ciss.pe == p].tolist()
     for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
         got = run(job, seed, rates)
         assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+class CycleBench(TensaurusBench):
+    """The accelerator's bench, also noting on which cycle each PE's scratchpad read is
+    taken: ``ops[(p, q)]`` lists ``(cycle, operand, row)``."""
+
+    def __init__(self, component, job, seed, rates):
+        super().__init__(component, job, seed, rates)
+        self.ops = {(p, q): [] for p in range(job.rows) for q in range(job.cols)}
+
+    def check(self, io, cycle):
+        for (p, q), ops in self.ops.items():
+            request = self.component.pes[p][q].spm.request
+            if io.ctx.get(request.valid) and io.ctx.get(request.ready):
+                ops.append((cycle, io.ctx.get(request.payload.operand),
+                            io.ctx.get(request.payload.row)))
+
+
+def test_fig6_cycle_by_cycle():
+    """Fig. 6b cycle by cycle, on memories and an output that never stall: every PE makes
+    its reads in the figure's order; PE(p, 1) makes each of PE(p, 0)'s reads exactly one
+    cycle later (the systolic hop); both PE rows start on the same cycle (an entry's two
+    lanes arrive together); while a fiber lasts a PE reads a C row every cycle, and its
+    fiber's B row follows the fiber's last C row within three cycles (the multiply in
+    flight). The figure's scratchpad answers in a cycle, ours after
+    ``TensaurusSpm.latency``, so the table starts later than the figure's; it is printed
+    (``pytest -s``) in the figure's shape."""
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1)
+    component = Tensaurus(**params_for(job))
+    bench = CycleBench(component, job, 0, dict.fromkeys(STALLS, 1.0))
+    got = pysim(bench)
+    assert np.array_equal(got.output, job.golden)
+    ops = bench.ops
+    for p, want in FIG6.items():
+        for q in (0, 1):
+            assert [(o, r) for _, o, r in ops[p, q]] == want, (p, q)
+        assert [c + 1 for c, _, _ in ops[p, 0]] == [c for c, _, _ in ops[p, 1]], p
+    assert ops[0, 0][0][0] == ops[1, 0][0][0]
+    for p in (0, 1):
+        cycles = [c for c, _, _ in ops[p, 0]]
+        for n in range(1, len(cycles)):
+            after_c = ops[p, 0][n - 1][1] == 0
+            gap = cycles[n] - cycles[n - 1]
+            assert gap == 1 if after_c and ops[p, 0][n][1] == 0 else 1 <= gap <= 3, (p, n)
+    first = min(c for seq in ops.values() for c, _, _ in seq)
+    last = max(c for seq in ops.values() for c, _, _ in seq)
+    print(f"\nFig. 6b on the RTL: cycle (from {first}) -> each PE's read: C[k] or B[j]")
+    for cycle in range(first, last + 1):
+        cells = []
+        for key in sorted(ops):
+            did = [f"{'CB'[o]}[{r}]" for c, o, r in ops[key] if c == cycle]
+            cells.append(f"PE{key[0]}{key[1]} {did[0] if did else '-':5}")
+        print(f"{cycle - first:3}  " + "  ".join(cells))
 
 
 @pytest.mark.parametrize("rows, cols, vlen, rank", [(1, 1, 1, 1), (2, 3, 2, 5), (3, 2, 4, 8)])
@@ -69,6 +128,41 @@ def test_directed_arrays_spmttkrp_and_spmm(rows, cols, vlen, rank):
                                                                                   3]), (6, 4))
     job = plan("spmm", matrix, factors(matrix.shape, rank, rank + 1), rows, cols, vlen)
     assert np.array_equal(run(job, seed_from_env(rank + 1), STALLS).output, job.golden)
+
+
+@pytest.mark.parametrize("kernel, spm_rows", [("spmttkrp", 1), ("spttmc", 1), ("spmm", 2)])
+def test_directed_tiles_accumulate_across_tiles(kernel, spm_rows):
+    """Fig. 3a (and a matrix) in tiles of a row or two of each operand: the MSU sums every
+    tile's drains, the scratchpads' halves alternate, the output is the golden one."""
+    if kernel == "spmm":
+        operand = Tensor(np.array([[0, 1], [0, 3], [2, 0], [3, 3], [5, 2]]),
+                         np.array([4, -2, 7, 1, 3]), (6, 4))
+    else:
+        operand = FIG3
+    mats = factors(operand.shape, 3, 4, r1=2 if kernel == "spttmc" else None)
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=1, spm_rows=spm_rows)
+    assert len(job.tiles) > 1
+    for seed, rates in ((seed_from_env(21), None), (seed_from_env(22), STALLS)):
+        got = run(job, seed, rates)
+        assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+def test_the_next_tile_loads_while_one_computes():
+    """With memories that answer every cycle, the cycles no tile computes are fewer than
+    the matrix words the tiles load: the later tiles' loads are hidden behind compute."""
+    rng = np.random.default_rng(8)
+    coords = np.unique(rng.integers(0, [6, 16, 16], (200, 3)), axis=0)
+    tensor = Tensor(coords, rng.integers(1, 9, len(coords)), (6, 16, 16))
+    job = plan("spmttkrp", tensor, factors(tensor.shape, 4, 9), rows=2, cols=2, vlen=2,
+               spm_rows=4)
+    words = sum(count * m.shape[1] // job.vlen for tile in job.tiles
+                for (_, count), m in zip(tile.rows, job.mats, strict=True))
+    got = run(job, seed_from_env(23), dict.fromkeys(STALLS, 1.0))
+    assert np.array_equal(got.output, job.golden)
+    first = sum(count * m.shape[1] // job.vlen
+                for (_, count), m in zip(job.tiles[0].rows, job.mats, strict=True))
+    assert len(job.tiles) == 16
+    assert first <= got.load_cycles < words / 4, (got.load_cycles, first, words)
 
 
 @pytest.mark.parametrize("rows, cols, vlen, r1, rank", [
@@ -99,6 +193,35 @@ def test_dttmc_and_the_other_kernels_on_a_ttmc_build():
     assert np.array_equal(run(job, seed_from_env(5), STALLS, r1=3).output, job.golden)
 
 
+def test_tiles_cover_the_nonzeros_with_local_indices():
+    """Each tile's CISS, its indices shifted back by its blocks' first rows, gives the
+    tensor's nonzeros exactly once; each tile loads the blocks it reads, and no more."""
+    rng = np.random.default_rng(11)
+    coords = np.unique(rng.integers(0, [9, 13, 7], (120, 3)), axis=0)
+    tensor = Tensor(coords, rng.integers(1, 9, len(coords)), (9, 13, 7))
+    for kernel, spm_rows in (("spmttkrp", 4), ("spttmc", 5), ("spmttkrp", 100)):
+        job = plan(kernel, tensor, factors(tensor.shape, 2, 1), spm_rows=spm_rows)
+        assert job.spm_rows == min(spm_rows, 13)
+        found = []
+        for tile in job.tiles:
+            (k0, nk), (j0, nj) = tile.rows
+            assert 0 < nk <= job.spm_rows and 0 < nj <= job.spm_rows
+            held = decode(tile.ciss)
+            local, values = held.coords, held.values
+            assert local[:, 1].max() < nj and local[:, 2].max() < nk
+            found += [(int(i), int(j + j0), int(k + k0), int(v))
+                      for (i, j, k), v in zip(local, values, strict=True)]
+        assert sorted(found) == sorted((int(i), int(j), int(k), int(v)) for (i, j, k), v
+                                       in zip(coords, tensor.values, strict=True))
+        assert len(job.tiles) == len({(j // job.spm_rows, k // job.spm_rows)
+                                      for _, j, k in coords})
+        assert job.nnz == len(coords)
+    matrix = Tensor(np.array([[0, 1], [2, 9], [3, 3], [5, 9]]), np.array([4, -2, 7, 1]),
+                    (6, 10))
+    job = plan("spmm", matrix, factors(matrix.shape, 2, 2), spm_rows=4)
+    assert [tile.rows for tile in job.tiles] == [((0, 4),), ((8, 2),)]
+
+
 def test_plan_refuses_what_the_hardware_cannot_run():
     with pytest.raises(ParameterError, match="the hardware runs"):
         plan("spttm", FIG3, factors(FIG3.shape, 2, 0))
@@ -117,12 +240,14 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, name", [
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
-    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns"),
-    ("spmm", "matrices/suitesparse/494_bus.mtx"),
-    ("spmv", "matrices/pypi/nx_karate_club.mtx")])
-def test_real_data_on_verilator(shared_data, tmp_path, kernel, name):
+@pytest.mark.parametrize("kernel, name, spm_rows", [
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None),
+    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None),
+    ("spmm", "matrices/suitesparse/494_bus.mtx", None),
+    ("spmv", "matrices/pypi/nx_karate_club.mtx", None),
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256),
+    ("spmm", "matrices/suitesparse/494_bus.mtx", 128)])
+def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
     path = shared_data / name
     rng = np.random.default_rng(7)
     if path.suffix == ".tns":
@@ -136,26 +261,31 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name):
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
     if kernel == "spmv":
         mats = [mats[0][:, 0]]
-    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2)
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows)
+    assert (len(job.tiles) > 1) == (spm_rows is not None)
     got = run(job, seed_from_env(9), STALLS, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, r1", [("spmttkrp", 4), ("spttmc", 3)])
-def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1):
+@pytest.mark.parametrize("kernel, r1, spm_rows", [("spmttkrp", 4, None), ("spttmc", 3, 512)])
+def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_rows):
     rng = np.random.default_rng(3)
     tensor = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
     shape = read_tensor(tensor).shape
     b, c, out = tmp_path / "b.npy", tmp_path / "c.npy", tmp_path / "y.npy"
     np.save(b, rng.integers(-5, 6, (shape[1], r1)))
     np.save(c, rng.integers(-5, 6, (shape[2], 4)))
+    tiling = [] if spm_rows is None else ["--spm-rows", str(spm_rows)]
     main(["run", "tensaurus", "--kernel", kernel, str(tensor), "--factors", str(b), str(c),
-          "--pes", "2x2", "--vlen", "2", "--out", str(out), "--json"])
+          "--pes", "2x2", "--vlen", "2", *tiling, "--out", str(out), "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["equal_to_golden"] and result["cycles"] > 0
     assert 0 < result["utilization"] <= 1
-    job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2)
+    assert (result["tiles"] > 1) == (spm_rows is not None)
+    job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2,
+               spm_rows=spm_rows)
+    assert result["tiles"] == len(job.tiles)
     assert np.load(out).shape == job.golden.shape
     assert np.array_equal(np.load(out), job.golden)
 
@@ -184,7 +314,8 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
     ("spttmc", "tensors/movielens-100k_user-item-day.tns", "2x2"),
     ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
     ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
-def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes):
+@pytest.mark.parametrize("spm_rows", [None, 128])
+def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows):
     rows, cols = map(int, pes.split("x"))
     rng = np.random.default_rng(len(name))
     if name.endswith(".tns"):
@@ -195,7 +326,7 @@ def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes):
     ranks = [3, 5] if kernel == "spttmc" else [5] * (len(operand.shape) - 1)
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(operand.shape[1:], ranks,
                                                            strict=True)]
-    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2)
+    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows)
     rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
     got = run(job, 31, rates, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)

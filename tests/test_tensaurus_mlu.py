@@ -24,10 +24,11 @@ def test_directed_loads(cols, tlen, vlen, rows):
     rank = cols * tlen * vlen
     component = TensaurusMlu(cols=cols, tlen=tlen, vlen=vlen, dw=8)
     mats = matrices([(r, rank) for r in rows], cols + tlen)
-    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
-        run, bench = simulate(component, mats, seed, rates, engine="pysim")
+    for half, seed, rates in ((0, seed_from_env(1), None), (1, seed_from_env(2), STALLS)):
+        run, bench = simulate(component, mats, seed, rates, engine="pysim", half=half)
         assert run.reads == bench.reads
         assert run.fills == bench.want
+        assert all(fill["half"] == half for fills in run.fills for fill in fills)
 
 
 @pytest.mark.parametrize("cols, tlen, vlen, b_chunks", [(1, 1, 1, 3), (2, 2, 2, 1),

@@ -12,8 +12,8 @@ from sparseforge.errors import ParameterError
 from sparseforge.hw.interfaces import MsuSignature
 from sparseforge.hw.tensaurus_msu import TensaurusMsu
 from sparseforge.sim.models import tensaurus_msu as model
-from sparseforge.sim.runners import seed_from_env
-from sparseforge.tb.tensaurus_msu import expected, simulate
+from sparseforge.sim.runners import pysim, seed_from_env
+from sparseforge.tb.tensaurus_msu import MsuBench, expected, simulate
 
 FAST = 1.0
 
@@ -114,6 +114,36 @@ def test_two_runs_and_an_empty_one_start_from_zero():
     assert flat[4:] == [(0, 0, 4), (0, 1, 5), (1, 0, 0), (1, 1, 6), (2, 0, 7), (2, 1, 0),
                         (3, 0, 2), (3, 1, 0)]
     assert [last for *_, last in run.out] == [0, 0, 0, 1] + [0] * 7 + [1]
+
+
+class ClosingBench(MsuBench):
+    """The MSU's bench, also noting ``closing`` on every cycle."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.closing = []
+
+    def check(self, io, cycle):
+        super().check(io, cycle)
+        self.closing.append((io.get("closing"), self.sink.fired is not None))
+
+
+def test_closing_spans_each_run_end_until_the_inputs_are_released():
+    """``closing`` rises once per run (at its first ``last``), is high on every cycle an
+    output chunk is taken, and falls before the next run's drains: after an ``out_rows``
+    0 run within a few cycles, after the others with their output."""
+    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    runs = [[[(0, 0, [1])], [(1, 0, [3])]], [[(0, 0, [4])], [(1, 0, [6])]],
+            [[(2, 0, [7])], []]]
+    bench = ClosingBench(component, runs, [2, 0, 4], seed_from_env(6), {"out": 0.5})
+    pysim(bench)
+    closing = [c for c, _ in bench.closing]
+    assert closing[0] == 0 and closing[-1] in (0, 1)
+    assert all(c for c, out in bench.closing if out)
+    rises = [n for n in range(1, len(closing)) if closing[n] and not closing[n - 1]]
+    falls = [n for n in range(1, len(closing)) if closing[n - 1] and not closing[n]]
+    assert len(rises) == 3 and len(falls) >= 2
+    assert falls[1] - rises[1] <= 6       # the out_rows 0 run: released at once
 
 
 @pytest.mark.parametrize("tlen, cols", [(3, 1), (1, 2)])

@@ -2,9 +2,12 @@
 """Tensaurus (Section 5, Fig. 5a): an ``rows x cols`` array of PEs fed by a TLU and
 scratchpads, its results gathered by an MSU, wired only through the units' interfaces.
 
-A run loads the operand matrices (the MLU into every column's scratchpad), then streams
-the tensor (the TLU hands lane ``p`` of each CISS entry to PE row ``p``; each PE passes
-it on to the next of its row, systolically), and ends when the MSU has sent the output.
+A run is a sequence of tiles (Section 5.1): each loads its rows of the operand matrices
+(the MLU into one half of every column's scratchpad), then streams its part of the tensor
+(the TLU hands lane ``p`` of each CISS entry to PE row ``p``; each PE passes it on to the
+next of its row, systolically) while the next tile loads into the other half. The MSU
+sums the tiles' drains and, after the last tile, sends the output. The MSU holds every
+output row: the output is not tiled.
 PE ``(p, q)`` reads its column's scratchpad through port ``p`` and drains into the
 MSU's input ``p * cols + q``; chunk ``t`` of PE column ``q`` is the row's chunk ``t *
 cols + q``, in the scratchpads and in the output alike.
@@ -16,7 +19,7 @@ and the MSU, built for ``olen`` chunks a PE, places it at the row's chunk ``(u *
 t) * cols + q``: output row ``i`` is ``Y[i]`` flattened, ``u`` by ``u``.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ...params import Param, check_params
@@ -110,7 +113,6 @@ class Tensaurus(wiring.Component):
         for q, spm in enumerate(self.spms):
             m.submodules[f"spm{q}"] = spm
             wiring.connect(m, mlu.fills[q], spm.fill)
-            m.d.comb += spm.read_half.eq(0)
         for p, row in enumerate(self.pes):
             wiring.connect(m, tlu.lanes[p], row[0].lane)
             for q, pe in enumerate(row):
@@ -122,44 +124,74 @@ class Tensaurus(wiring.Component):
                     wiring.connect(m, pe.forward, row[q + 1].lane)
                 else:
                     m.d.comb += pe.forward.ready.eq(1)
+        self.drains = [pe.drain for row in self.pes for pe in row]
         self._control(m)
         return m
 
     def _control(self, m):
-        """A run: load the matrices, then stream the tensor; done when the output has left."""
-        tlu, mlu, msu = self.tlu, self.mlu, self.msu
-        job = Signal(self.start.payload.shape())
-        busy, loading, loaded, streaming = Signal(), Signal(), Signal(), Signal()
-        stats = self.stats
+        """A run, tile by tile: a tile's matrices load into one half of the scratchpads
+        while the tile before it computes from the other; a tile computes once it has
+        loaded and the one before has ended (every PE's ``last`` drained and the MSU's
+        inputs released). The MSU keeps its sums from tile to tile and sends them after
+        the run's last tile."""
+        tlu, mlu, msu, stats = self.tlu, self.mlu, self.msu, self.stats
+        job_shape = self.start.payload.shape()
+        l_job, c_job = Signal(job_shape), Signal(job_shape)
+        l_half, c_half, free_half = Signal(), Signal(), Signal()
+        loading, waiting, loaded = Signal(), Signal(), Signal()     # the load stage L
+        computing, streaming = Signal(), Signal()                   # the compute stage C
+        busy, closing = Signal(), Signal()      # a run goes; its last tile has been taken
+        ended = Signal(len(self.drains))        # the PEs that drained their ``last``
         load_cycles, compute_cycles = Signal(32), Signal(32)
-        m.d.comb += [self.start.ready.eq(~busy & ~stats.valid), msu.out_rows.eq(job.out_rows),
-                     stats.payload.load_cycles.eq(load_cycles),
-                     stats.payload.compute_cycles.eq(compute_cycles)]
-        with m.If(busy & ~loaded):
-            m.d.sync += load_cycles.eq(load_cycles + 1)
-        with m.If(busy & loaded):
-            m.d.sync += compute_cycles.eq(compute_cycles + 1)
+
+        take = self.start.valid & self.start.ready
+        m.d.comb += [
+            self.start.ready.eq(~loading & ~waiting & ~loaded & ~closing & ~stats.valid),
+            stats.payload.load_cycles.eq(load_cycles),
+            stats.payload.compute_cycles.eq(compute_cycles),
+        ]
+        with m.If(busy):
+            with m.If(computing):
+                m.d.sync += compute_cycles.eq(compute_cycles + 1)
+            with m.Else():
+                m.d.sync += load_cycles.eq(load_cycles + 1)
         with m.If(stats.ready):
             m.d.sync += stats.valid.eq(0)
-        with m.If(self.start.valid & self.start.ready):
-            m.d.sync += [job.eq(self.start.payload), busy.eq(1), loading.eq(1),
-                         loaded.eq(0), streaming.eq(0), load_cycles.eq(0),
-                         compute_cycles.eq(0)]
+        with m.If(take):
+            m.d.sync += [l_job.eq(self.start.payload), l_half.eq(free_half),
+                         free_half.eq(~free_half), loading.eq(1), busy.eq(1),
+                         closing.eq(self.start.payload.last)]
+            with m.If(~busy):
+                m.d.sync += [load_cycles.eq(0), compute_cycles.eq(0)]
 
-        m.d.comb += [mlu.start.valid.eq(loading), mlu.start.payload.base0.eq(job.base0),
-                     mlu.start.payload.rows0.eq(job.rows0),
-                     mlu.start.payload.base1.eq(job.base1),
-                     mlu.start.payload.rows1.eq(job.rows1),
+        # L: the MLU takes a start only once its previous load has been written whole.
+        m.d.comb += [mlu.start.valid.eq(loading), mlu.start.payload.base0.eq(l_job.base0),
+                     mlu.start.payload.rows0.eq(l_job.rows0),
+                     mlu.start.payload.base1.eq(l_job.base1),
+                     mlu.start.payload.rows1.eq(l_job.rows1),
+                     mlu.start.payload.half.eq(l_half),
                      mlu.start.payload.broadcast.eq(self.kernel == TensaurusKernel.TTMC)]
         with m.If(mlu.start.valid & mlu.start.ready):
-            m.d.sync += loading.eq(0)
-        # The MLU takes a start only once its previous load has left whole.
-        with m.If(busy & ~loading & ~loaded & mlu.start.ready):
-            m.d.sync += [loaded.eq(1), streaming.eq(1)]
+            m.d.sync += [loading.eq(0), waiting.eq(1)]
+        with m.If(waiting & mlu.start.ready):
+            m.d.sync += [waiting.eq(0), loaded.eq(1)]
+        with m.If(loaded & ~computing):
+            m.d.sync += [loaded.eq(0), computing.eq(1), streaming.eq(1), c_job.eq(l_job),
+                         c_half.eq(l_half)]
 
-        m.d.comb += [tlu.start.valid.eq(streaming), tlu.start.payload.base.eq(job.tensor_base),
-                     tlu.start.payload.count.eq(job.entries)]
+        # C: stream the tile from its half; the MSU sends the output after the last.
+        m.d.comb += [tlu.start.valid.eq(streaming), tlu.start.payload.base.eq(c_job.tensor_base),
+                     tlu.start.payload.count.eq(c_job.entries),
+                     msu.out_rows.eq(Mux(c_job.last, c_job.out_rows, 0))]
+        for spm in self.spms:
+            m.d.comb += spm.read_half.eq(c_half)
         with m.If(tlu.start.valid & tlu.start.ready):
             m.d.sync += streaming.eq(0)
+        for n, drain in enumerate(self.drains):
+            with m.If(drain.valid & drain.ready & drain.payload.last):
+                m.d.sync += ended[n].eq(1)
+        with m.If(computing & ~c_job.last & ended.all() & ~msu.closing):
+            m.d.sync += [computing.eq(0), ended.eq(0)]
         with m.If(self.out.valid & self.out.ready & self.out.payload.last):
-            m.d.sync += [busy.eq(0), stats.valid.eq(1)]
+            m.d.sync += [computing.eq(0), ended.eq(0), busy.eq(0), closing.eq(0),
+                         stats.valid.eq(1)]
