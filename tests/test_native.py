@@ -89,12 +89,6 @@ def test_a_failed_build_names_its_log():
                       "  assign done = nosuch;\nendmodule\n", "broken")
 
 
-def test_waves_on_request(tmp_path):
-    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 0), ("shrink", 1)], 0)
-    native.run(bench, waves=tmp_path / "buffet.vcd", work_dir=tmp_path)
-    assert "fill__valid" in (tmp_path / "buffet.vcd").read_text()
-
-
 def test_a_workload_that_does_not_fit_the_block_is_refused():
     with pytest.raises(ParameterError, match="an index 4 does not fit a buffer of depth 4"):
         BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 4)], 0)

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from sparseforge.cli import emit, json_option, read_input
+from sparseforge.cli import emit, json_option, read_input, waves_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw import conversion
 from sparseforge.tb.convert import rtl_convert
@@ -49,6 +49,7 @@ def _human(result):
               help="File to write: .npz (sparse formats), .npy (dense), .tns (tensor COO).")
 @click.option("--engine", type=click.Choice(["sw", "rtl"]), default="sw", show_default=True,
               help="Golden software converters, or MINT's converter blocks.")
+@waves_option
 @json_option
 def command(source_path, to, block, run_bits, output, engine, as_json):
     """Convert the matrix or tensor IN to the format --to and write it to -o.

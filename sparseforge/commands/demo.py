@@ -82,7 +82,7 @@ def _simulate(name, make, params, waves):
     _status(f"  {name}: native run on Verilator...")
     bench = make()
     with tempfile.TemporaryDirectory(prefix="sf-demo-") as tmp:
-        run = native.run(bench, work_dir=tmp, waves=waves and Path(waves, f"{name}.vcd"))
+        run = native.run(bench, work_dir=tmp, waves=waves and Path(waves, f"{name}.fst"))
     report = {"lint_clean": verilator_lint_text(name, params) == "",
               "verilator_cycles": run.cycles,
               "verilator_seconds": round(run.run.run_seconds, 4),
@@ -225,7 +225,7 @@ def _human(r):
               help="Matrix Market file of a square matrix (default: the bundled bcspwr01).")
 @seed_option(1, "Seed for A's values (where the file has none), x and the stalls.")
 @click.option("--waves", type=click.Path(file_okay=False, writable=True),
-              help="Write each native run's waveform (VCD) into this folder.")
+              help="Write each native run's waveform (FST) into this folder.")
 @json_option
 def command(matrix, seed, waves, as_json):
     """Generate, simulate and verify the blocks on a real matrix; print a summary."""
