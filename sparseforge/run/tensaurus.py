@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from sparseforge.cli import emit, json_option, read_input, seed_option
+from sparseforge.cli import emit, json_option, read_input, seed_option, waves_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw.formats import read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import DENSE, KERNELS, plan, roofline
@@ -57,7 +57,8 @@ def _human(r):
     click.echo(f"{r['kernel']} on {r['input']}: {r['pes']} PEs x {r['vlen']} lanes, rank "
                f"{ranks} as tlen={r['tlen']}; {r['nnz']} nonzeros in {r['entries']} CISS "
                f"entries")
-    click.echo(f"  cycles       {r['cycles']:,} ({r['load_cycles']:,} loading the matrices, "
+    click.echo(f"  cycles       {r['cycles']:,} in {r['tiles']:,} tile(s) of {r['spm_rows']:,} "
+               f"rows ({r['load_cycles']:,} waiting for matrices to load, "
                f"{r['compute_cycles']:,} computing)")
     click.echo(f"  utilization  {r['utilization']:.1%} of the MAC-cycles computing, "
                f"{r['utilization_with_loading']:.1%} with the loading")
@@ -74,14 +75,18 @@ def _human(r):
                    "argument; in TTMc their ranks may differ).")
 @click.option("--pes", default="2x2", show_default=True, help="The PE array, RxC.")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=None,
+              help="Rows of each operand a scratchpad half holds: the run goes in tiles, "
+                   "each loading while the one before computes (default: one tile).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="Where to write the output (.npy).")
 @click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
               show_default=True,
               help="The chance a memory answers on a cycle (the tensor's out of order).")
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
+@waves_option
 @json_option
-def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
+def command(kernel, paths, factor, pes, vlen, spm_rows, out, memory_rate, seed, as_json):
     """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
 
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
@@ -93,9 +98,10 @@ def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
     tensor_path, *more = paths
     factors = [_npy(p) for p in (factor, *more)]
     operand = read_input(tensor_path, lambda p: _operand(p, kernel))
-    job = plan(kernel, operand, factors, rows, cols, vlen)
+    job = plan(kernel, operand, factors, rows, cols, vlen, spm_rows=spm_rows)
     params = params_for(job)
-    status(f"run tensaurus: {job.ciss.nnz:,} nonzeros on {rows}x{cols} PEs, simulating...")
+    status(f"run tensaurus: {job.nnz:,} nonzeros in {len(job.tiles):,} tile(s) on "
+           f"{rows}x{cols} PEs, simulating...")
     component = Tensaurus(**params)
     rates = {"start": 1.0, "tensor": memory_rate, "matrix": memory_rate, "out": 1.0}
     result = simulate(component, job, seed, rates, progress="run tensaurus")
@@ -105,12 +111,13 @@ def command(kernel, paths, factor, pes, vlen, out, memory_rate, seed, as_json):
                                    f"{result.output[tuple(bad)]}, the golden kernel's "
                                    f"{job.golden[tuple(bad)]} (replay with --seed {seed})")
     np.save(Path(out), result.output)
-    entry_bits = job.ciss.wire.entry_width
+    entry_bits = job.wire.entry_width
     figures = roofline(job, result.cycles, result.compute_cycles, entry_bits,
-                       vlen * job.ciss.wire.dw)
+                       vlen * job.wire.dw)
     emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
-          "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.ciss.nnz,
-          "entries": job.ciss.entries, "cycles": result.cycles,
+          "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.nnz,
+          "entries": job.entries, "tiles": len(job.tiles), "spm_rows": job.spm_rows,
+          "cycles": result.cycles,
           "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
           "memory_rate": memory_rate, "out": out,
           "equal_to_golden": True, "params": params, **figures}, as_json, _human)
