@@ -15,9 +15,12 @@ from sparseforge.tb.buffet import BuffetBench, random_program
 ALL_IN = {"fill": 1.0, "read": 1.0, "update": 1.0, "shrink": 1.0, "read_data": 1.0}
 
 
-def run(depth, program, rates=None, seed=0, delay=None):
+LATENCIES = pytest.mark.parametrize("latency", [1, 2])
+
+
+def run(depth, program, rates=None, seed=0, delay=None, latency=2):
     """Run ``program`` on pysim; ``delay`` holds one port back until a cycle."""
-    bench = BuffetBench(Buffet(depth, 8), program, seed, rates or ALL_IN)
+    bench = BuffetBench(Buffet(depth, 8, latency), program, seed, rates or ALL_IN)
     if delay:
         port, cycle = delay
         bench.sources[port].stall = lambda: bench.cycle >= cycle
@@ -49,11 +52,12 @@ def test_model_same_cycle_update_is_visible_to_read():
 
 # -- directed, on Amaranth's simulator --------------------------------------------
 
-def test_full_and_empty():
+@LATENCIES
+def test_full_and_empty(latency):
     depth = 4
     program = [("fill", v) for v in range(depth + 2)]
     program[depth:depth] = [("read", 0), ("shrink", 2)]
-    bench = run(depth, program)
+    bench = run(depth, program, latency=latency)
     fills = [c for c, _ in bench.sources["fill"].accepted]
     shrink_cycle = bench.sources["shrink"].accepted[0][0]
     # The fifth fill waits for the shrink, and no fill is lost or doubled.
@@ -62,9 +66,10 @@ def test_full_and_empty():
     assert bench.model.occupancy == depth
 
 
-def test_read_before_fill_stalls_until_the_data_arrives():
+@LATENCIES
+def test_read_before_fill_stalls_until_the_data_arrives(latency):
     program = [("fill", 0x11), ("fill", 0x22), ("read", 1)]
-    bench = run(4, program, delay=("fill", 20))
+    bench = run(4, program, delay=("fill", 20), latency=latency)
     (read_cycle, _), = bench.sources["read"].accepted
     second_fill = bench.sources["fill"].accepted[1][0]
     assert read_cycle > second_fill
@@ -90,9 +95,10 @@ def test_a_shrink_never_accepted_fails_in_a_thousand_cycles():
     assert bench.cycle == bench.patience + 2
 
 
-def test_a_read_on_the_cycle_of_an_update_returns_the_new_data():
+@LATENCIES
+def test_a_read_on_the_cycle_of_an_update_returns_the_new_data(latency):
     program = [("fill", 1), ("fill", 2), ("read", 1), ("update", (1, 0x77))]
-    bench = BuffetBench(Buffet(4, 8), program, 0, ALL_IN)
+    bench = BuffetBench(Buffet(4, 8, latency), program, 0, ALL_IN)
     bench.sources["read"].after = {}           # both wait for the fills, not for each other
     bench.sources["update"].after = {}
     both = lambda n: len(bench.sources["fill"].accepted) == 2     # noqa: E731
@@ -102,43 +108,76 @@ def test_a_read_on_the_cycle_of_an_update_returns_the_new_data():
     assert [v for _, v in bench.sink.received] == [0x77]
 
 
-def test_update_then_read():
+@LATENCIES
+def test_update_then_read(latency):
     program = [("fill", 1), ("fill", 2), ("update", (1, 0x77)), ("read", 1), ("read", 0)]
-    bench = run(4, program)
+    bench = run(4, program, latency=latency)
     assert [v for _, v in bench.sink.received] == [0x77, 1]
 
 
+@LATENCIES
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("depth", [2, 8])
-def test_random_on_amaranth_simulator(depth, seed):
+def test_random_on_amaranth_simulator(depth, seed, latency):
     seed = seed_from_env(seed)
     program = random_program(random.Random(seed), depth, 8, 1500)
-    bench = BuffetBench(Buffet(depth, 8), program, seed)
+    bench = BuffetBench(Buffet(depth, 8, latency), program, seed)
     pysim(bench)
     assert bench.responses == sum(op == "read" for op, _ in program)
 
 
-def test_sustains_one_fill_and_one_read_per_cycle():
+@LATENCIES
+def test_sustains_one_fill_and_one_read_per_cycle(latency):
     depth = 64
     program = [("fill", v % 256) for v in range(depth)]
     program += [("read", i) for i in range(depth)]
-    bench = run(depth, program)
+    bench = run(depth, program, latency=latency)
     fills = [c for c, _ in bench.sources["fill"].accepted]
     reads = [c for c, _ in bench.sources["read"].accepted]
     assert fills[-1] - fills[0] == depth - 1
     assert reads[-1] - reads[0] == depth - 1
 
 
+@LATENCIES
+def test_a_fill_and_a_read_every_cycle_at_once(latency):
+    """Read each element as soon as it is filled: both ports transfer on every cycle,
+    and each response comes ``latency`` cycles after its request."""
+    program = [op for v in range(64) for op in (("fill", v), ("read", v))]
+    bench = run(64, program, latency=latency)
+    fills = [c for c, _ in bench.sources["fill"].accepted]
+    reads = [c for c, _ in bench.sources["read"].accepted]
+    assert fills == list(range(fills[0], fills[0] + 64))
+    assert reads == [c + 1 for c in fills]           # each read the cycle after its fill
+    answered = [c for c, _ in bench.sink.received]
+    assert answered == [c + latency for c in reads]
+    assert [v for _, v in bench.sink.received] == list(range(64))
+
+
+@LATENCIES
+def test_back_pressure_holds_every_read_in_flight(latency):
+    """read_data stalled for a while: reads already accepted wait in the pipeline, no more
+    are accepted than it holds, and none is lost or reordered."""
+    program = [("fill", v) for v in range(8)] + [("read", i) for i in range(8)]
+    bench = BuffetBench(Buffet(8, 8, latency), program, 0, ALL_IN)
+    bench.sink.stall = lambda: bench.cycle >= 30
+    pysim(bench)
+    early = [c for c, _ in bench.sources["read"].accepted if c < 30]
+    assert len(early) == latency                     # one read per pipeline stage
+    assert [v for _, v in bench.sink.received] == list(range(8))
+
+
 # -- parameters and Verilog -----------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [{"depth": 3}, {"depth": 1}, {"width": 0}, {"depth": "x"}])
+@pytest.mark.parametrize("kwargs", [{"depth": 3}, {"depth": 1}, {"width": 0}, {"depth": "x"},
+                                    {"read_latency": 3}, {"read_latency": 0}])
 def test_bad_parameters_name_the_parameter(kwargs):
     with pytest.raises(ParameterError, match=next(iter(kwargs))):
         Buffet(**kwargs)
 
 
 @pytest.mark.parametrize("params", [{"depth": 2, "width": 1}, {"depth": 64, "width": 32},
-                                    {"depth": 1024, "width": 32}])
+                                    {"depth": 1024, "width": 32},
+                                    {"depth": 1024, "width": 32, "read_latency": 1}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("buffet", params) == ""
 
@@ -146,10 +185,12 @@ def test_verilog_lints_clean_with_wall(lint, params):
 # -- Verilator co-simulation ----------------------------------------------------
 
 @pytest.mark.verilator
+@LATENCIES
 @pytest.mark.parametrize("depth", [4, 64])
-def test_ten_thousand_random_operations_on_verilator(tmp_path, depth):
+def test_ten_thousand_random_operations_on_verilator(tmp_path, depth, latency):
     seed = seed_from_env(11 + depth)
-    run = verilator("buffet", "sparseforge.tb.buffet", params={"depth": depth, "width": 32},
+    run = verilator("buffet", "sparseforge.tb.buffet",
+                    params={"depth": depth, "width": 32, "read_latency": latency},
                     args={"ops": 10_000}, seed=seed, work_dir=tmp_path)
     assert run.result.reads > 2_000
 

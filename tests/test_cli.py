@@ -28,7 +28,7 @@ def test_generate_writes_verilog_and_parameters(tmp_path):
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert json.loads((tmp_path / "buffet.json").read_text())["params"] == \
-        {"depth": 32, "width": 12}
+        {"depth": 32, "width": 12, "read_latency": 2}
     assert "module buffet(" in (tmp_path / "buffet.v").read_text()
     assert verilator_lint(result["verilog"]) == ""
 

@@ -66,6 +66,7 @@ def test_a_client_with_the_flipped_signature_connects_to_a_buffet():
         ctx.set(top.read_index, 1)
         await ctx.tick()
         ctx.set(top.read_valid, 0)
+        await ctx.tick()                    # the buffet's read latency is 2
         assert ctx.get(top.read_data_valid) and ctx.get(top.read_data) == 0x22
 
     simulate(top, testbench)

@@ -41,8 +41,9 @@ class SpmvTailor(wiring.Component):
     y : Out(stream(signed(acc_width)))
         One sum per row of A's stream.
 
-    Latency and throughput: those of the Tailor's reads; one entry of A per
-    cycle while x is present; y three cycles after its row's last read. The
+    Latency and throughput: those of the Tailor's reads (at read latency 1, so
+    the MAC's two-entry queue sustains them); one entry of A per cycle while x
+    is present; y three cycles after its row's last read. The
     clock is the Tailor's: its read lookup (is the index present?) decides
     whether an entry of A transfers, about 57 MHz on the ECP5-25k beside the
     Tailor's 61 alone at the report's configuration.
@@ -58,7 +59,8 @@ class SpmvTailor(wiring.Component):
                                        "acc_width": acc_width})
         # Built here for their signatures (the pragma above: they go unused only when
         # this engine does, which warns itself, or when the Tailor refuses its parameters).
-        self.tailor = Tailor(v["depth"], v["x_width"], v["fifo"], v["tile"])
+        # Read latency 1: the MAC's queue holds one entry per read in flight plus one.
+        self.tailor = Tailor(v["depth"], v["x_width"], v["fifo"], v["tile"], read_latency=1)
         self.mac = SpmvMac(v["depth"], v["tile"], v["x_width"], v["value_width"],
                            v["acc_width"])
         ports = {name: self.tailor.signature.members[name] for name in PARENT}
