@@ -1,0 +1,37 @@
+"""``sparseforge build``: a block's self-check as a bitstream for a board."""
+
+import click
+
+from ..board import BOARDS, build
+from ..cli import emit, json_option, param_option, parse_params, seed_option
+
+
+def _human(r):
+    met = "met" if r["timing_met"] else "NOT met"
+    fmax = f"{r['fmax_mhz']:.1f} MHz" if r["fmax_mhz"] else "unknown"
+    used = ", ".join(f"{cell} {u['used']}/{u['available']}" for cell, u in r["resources"].items())
+    leds = ", ".join(f"LED {n} = {meaning}" for n, meaning in r["leds"].items())
+    click.echo(f"{r['block']} {r['params']} on {r['board']} ({r['device']})")
+    click.echo(f"  bitstream  {r['bitstream']} ({r['bytes']:,} bytes)")
+    click.echo(f"  timing     Fmax {fmax} against the board's {r['clock_mhz']:g} MHz clock: {met}")
+    click.echo(f"  resources  {used}")
+    click.echo(f"  self-check {r['ops']} operations, {r['checked']} outputs checked; "
+               f"{leds} (neither: not running)")
+    click.echo(f"  flash      {r['flash']}")
+
+
+@click.command()
+@click.argument("block")
+@param_option
+@click.option("--board", required=True, type=click.Choice(list(BOARDS)),
+              help="The board (amaranth-boards); ulx3s is the 85F.")
+@click.option("-o", "--output", "outdir", type=click.Path(file_okay=False),
+              help="Build folder (default build/BLOCK-BOARD).")
+@click.option("--ops", "n_ops", type=click.IntRange(16, 4096), default=256, show_default=True,
+              help="Operations in the self-check program.")
+@seed_option(1, "Seed of the self-check program.")
+@json_option
+def command(block, params, board, outdir, n_ops, seed, as_json):
+    """Build BLOCK's self-check for a board: the bitstream, Fmax against the board's
+    clock, resources. On the board, LED 0 lit means fail, LED 1 lit means pass."""
+    emit(build(block, parse_params(params), board, outdir, seed, n_ops), as_json, _human)
