@@ -27,9 +27,10 @@ class ReadStage(wiring.Component):
 
     ``latency`` 2: ``mem`` is an asynchronous port (address out, data in),
     read into a register that Yosys merges into the block RAM, then into an
-    output register. A collision with a write is the stage's to resolve:
-    ``hit`` says the write accepted on the read's cycle writes its element,
-    with ``hit_data``, which replaces the data after the output register. So
+    output register. A collision with a write is the owner's to tell:
+    ``hit`` says a write the RAM has not taken before the read's cycle
+    writes its element, with ``hit_data``, which replaces the data after the
+    output register. So
     the block RAM's data out goes straight into a register, and the memory is
     marked ``no_rw_check`` (see :meth:`memory`): Yosys builds no collision
     logic of its own.
@@ -151,16 +152,16 @@ class Buffet(wiring.Component):
     count; head plus an index) starts at a register.
 
     Timing (ECP5-25k, nextpnr default speed grade, median of three seeds, depth
-    1024 x 32): ``read_latency=2``: 143.8 MHz, 296 logic cells, 153 FFs, 2
-    DP16KD; the critical path is the update's ``index < occupancy`` -> the
-    write data multiplexer -> the block RAM's data in (6.95 ns), next to block
-    RAM data out -> the stage's register (5.83 ns clock-to-out of its own).
-    ``read_latency=1``: 117.8 MHz, 355 logic cells: block RAM data out -> the
-    transparency multiplexer Yosys builds for the read-during-write -> output.
-    150 MHz is out of reach while the block RAM's own output register is not
-    used: Yosys's ECP5 mapping never sets ``REGMODE=OUTREG``, and nextpnr times
-    the unregistered clock-to-out at 5.83 ns, so even a bare block RAM ->
-    register path tops out near 147 MHz (0.96 ns with the output register).
+    1024 x 32; ``sparseforge synth buffet -p depth=1024 -p width=32``):
+    ``read_latency=2``: 149.5 MHz (seeds 141.6, 149.5, 156.4), 340 logic cells,
+    164 FFs, 2 DP16KD. The write reaches the block RAM from registers (the read
+    of an element being written takes the write's data: ``hit``), the read's
+    second register is the RAM's own output register (the flow folds it in:
+    :mod:`sparseforge.synth.outreg`), and the critical path is the occupancy's
+    successor: ``occupancy + 1`` -> ``+ 1`` -> ``- count`` -> ``occupancy + 1``
+    (two carry chains in series, 6.7 ns, 59% routing), 0.3% short of 150 MHz.
+    ``read_latency=1``: block RAM data out -> the transparency multiplexer
+    Yosys builds for the read-during-write -> output (about 118 MHz).
     """
 
     PARAMS = (
@@ -207,19 +208,29 @@ class Buffet(wiring.Component):
             # element must not block the fill that brings it.
             self.fill.ready.eq(~full & ~do_update),
             do_fill.eq(self.fill.valid & self.fill.ready),
-            wr.en.eq(do_fill | do_update),
-            wr.addr.eq(Mux(do_update, head + self.update.payload.index, tail)),
-            wr.data.eq(Mux(do_update, self.update.payload.data, self.fill.payload)),
         ]
+        # At read latency 2 the write reaches the block RAM a cycle later, from
+        # registers: the decision to write (a compare with the occupancy, the
+        # fill/update choice) and the RAM's setup are not on one cycle.
+        w_en, w_addr, w_data = Signal(), Signal(range(self.depth)), Signal(self.width)
+        domain = m.d.sync if self.latency == 2 else m.d.comb
+        domain += [
+            w_en.eq(do_fill | do_update),
+            w_addr.eq(Mux(do_update, head + self.update.payload.index, tail)),
+            w_data.eq(Mux(do_update, self.update.payload.data, self.fill.payload)),
+        ]
+        m.d.comb += [wr.en.eq(w_en), wr.addr.eq(w_addr), wr.data.eq(w_data)]
 
         wiring.connect(m, wiring.flipped(self.read), reads.read)
         wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
         m.d.comb += [reads.present.eq(self.read.payload < occupancy),
                      reads.addr.eq(head + self.read.payload)]
         if self.latency == 2:
-            # Only an update can write a read's element on its cycle (a fill's is absent).
-            m.d.comb += [reads.hit.eq(do_update & (self.update.payload.index == self.read.payload)),
-                         reads.hit_data.eq(self.update.payload.data)]
+            # A read's element may be written on its cycle (by an update: a fill's is
+            # absent) or be the registered write the RAM takes on it; the newer wins.
+            now = do_update & (self.update.payload.index == self.read.payload)
+            m.d.comb += [reads.hit.eq(now | w_en & (w_addr == reads.addr)),
+                         reads.hit_data.eq(Mux(now, self.update.payload.data, w_data))]
 
         # Shrink frees from the head and returns its count as credits. The next
         # occupancy and occupancy + 1 are picked from sums over registers, for each

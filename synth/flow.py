@@ -17,6 +17,7 @@ from ..errors import ParameterError, ToolError
 from ..export import rtlil_text
 from ..registry import get
 from ..tools import run_yowasp, status
+from . import outreg
 from .harness import Harness
 
 TARGETS = {
@@ -39,18 +40,19 @@ _RESOURCES = {
 }
 
 
-def _stat(il, top, target):
-    """Yosys's cells by type and, on an FPGA target, the netlist for nextpnr.
+def _stat(il, top, target, nodsp=False):
+    """Yosys's cells by type and, on an FPGA target, the netlist for nextpnr (``nodsp``:
+    multipliers in LUTs on the ECP5, ``synth_ecp5 -nodsp``).
 
     ABC9, the LUT mapper of ``synth_ecp5``, crashes on some netlists in the
     WebAssembly build (an exit with no message); those are mapped again with
     ABC (``abc -lut 4``) in its place, which the third return value says.
     """
     outputs = ["stat.json"] + ([f"{top}.json"] if target != "generic" else [])
-    synth = TARGETS[target]["synth"].format(top=top)
-    scripts = [synth]
+    nodsp = " -nodsp" if nodsp and target == "ecp5" else ""
+    scripts = [TARGETS[target]["synth"].format(top=top) + nodsp]
     if target == "ecp5":
-        scripts.append(f"synth_ecp5 -top {top} -run begin:map_luts\n"
+        scripts.append(f"synth_ecp5 -top {top}{nodsp} -run begin:map_luts\n"
                        "techmap -map +/lattice/latches_map.v\nabc -lut 4\nclean\n"
                        f"synth_ecp5 -top {top} -run map_cells: -json {top}.json")
     for n, body in enumerate(scripts):
@@ -120,7 +122,9 @@ def critical_path(report, netlist):
 
 
 def fmax(name, params, target, device="25k", seeds=SEEDS):
-    """Place and route the block in its :class:`~.harness.Harness`, once per seed.
+    """Place and route the block in its :class:`~.harness.Harness`, once per seed (on the
+    ECP5, with the block's registers behind its block RAMs folded into the RAMs' output
+    registers, as :mod:`.outreg` says).
 
     Returns a dict: ``fmax_mhz`` (the median over ``seeds``), ``fmax_seeds``, the
     harness's own ``harness_ff`` and ``harness_lut``, ``device`` (on ECP5: the block's
@@ -140,6 +144,8 @@ def fmax(name, params, target, device="25k", seeds=SEEDS):
     il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
                        emit_src=True)
     _, netlist, mapper = _stat(il, "harness", target)
+    if target == "ecp5":
+        netlist, _ = outreg.absorb(netlist, "harness", inside="block.")
     runs = []
     for seed in seeds:
         out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50", "--seed",
@@ -164,7 +170,8 @@ def fmax(name, params, target, device="25k", seeds=SEEDS):
     return result
 
 
-def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", seeds=SEEDS):
+def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", seeds=SEEDS,
+               nodsp=False):
     """Area (and, on FPGA targets, Fmax) of block ``name`` with ``params``.
 
     Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
@@ -174,12 +181,12 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     block as the ``device`` sees it and its ``critical_path``; ``noabc9`` lists the
     mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did; ``latency`` in
     cycles for a pipelined block that states one (its ``latency`` attribute; such
-    blocks take one input per cycle).
+    blocks take one input per cycle). ``nodsp``: multipliers in LUTs (ECP5 area only).
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
     il, resolved, component = rtlil_text(name, params)
-    cells, _, mapper = _stat(il, name, target)
+    cells, _, mapper = _stat(il, name, target, nodsp)
     result = {"block": name, "params": resolved, "target": target,
               "cells_total": sum(cells.values()), "cells": cells,
               "noabc9": ["area"] if mapper else [],
