@@ -92,6 +92,7 @@ class TensaurusMsu(wiring.Component):
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("depth", 256, 1, 1 << 20, "output rows the buffer holds"))
     REPORT = ({}, {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512})
+    PAPER = "Table 2 (28 nm): MSU 0.759 mm2, 33.0%"
 
     def __init__(self, rows=2, cols=2, tlen=2, vlen=4, iw=16, acc_width=32, depth=256):
         v = check_params(self.PARAMS, {"rows": rows, "cols": cols, "tlen": tlen,

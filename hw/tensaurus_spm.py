@@ -140,6 +140,7 @@ class TensaurusSpm(wiring.Component):
               Param("dw", 16, 2, 32, "bits of a value"),
               Param("iw", 16, 1, 32, "bits of an index"))
     REPORT = ({}, {"ports": 4, "banks": 4, "rows": 64, "tlen": 2, "vlen": 4})
+    PAPER = "Table 2 (28 nm): SPM 0.832 mm2, 36.2% (8 SPMs), crossbar 0.066 mm2, 2.8%"
 
     latency = 5
     """Cycles from a request taken to its response offered, when nothing waits."""

@@ -55,6 +55,7 @@ class TensaurusTlu(wiring.Component):
               Param("addr_width", 24, 1, 40, "bits of an entry address"),
               Param("queue", 4, 2, 64, "items of each row's queue"))
     REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "tags": 16})
+    PAPER = "Table 2 (28 nm): TLU 0.009 mm2, 0.4%"
 
     def __init__(self, pes=2, dw=16, iw=16, order=3, tags=8, addr_width=24, queue=4):
         v = check_params(self.PARAMS, {"pes": pes, "dw": dw, "iw": iw, "order": order,

@@ -76,6 +76,10 @@ def _count(cells, pattern):
 DEVICES = {"25k": ("--25k", "CABGA256"), "45k": ("--45k", "CABGA256"),
            "85k": ("--85k", "CABGA381")}
 """The ECP5 devices (LFE5U-25F, -45F, -85F) ``--device`` places on, with a package."""
+CAPACITY = {"25k": {"lut": 24288, "dsp": 28, "bram": 56},
+            "45k": {"lut": 43848, "dsp": 72, "bram": 108},
+            "85k": {"lut": 83640, "dsp": 156, "bram": 208}}
+"""What each ECP5 holds: LUT4s, 18x18 multipliers, block RAMs."""
 SEEDS = (1, 2, 3)
 """nextpnr seeds; Fmax is their median."""
 _DEVICE_VIEW = {"logic_cells": "TRELLIS_COMB", "ff": "TRELLIS_FF", "bram": "DP16KD",
@@ -182,22 +186,69 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did; ``latency`` in
     cycles for a pipelined block that states one (its ``latency`` attribute; such
     blocks take one input per cycle). ``nodsp``: multipliers in LUTs (ECP5 area only).
+    ``device="auto"``: the smallest ECP5 that holds the block (:func:`smallest_device`).
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
     il, resolved, component = rtlil_text(name, params)
     cells, _, mapper = _stat(il, name, target, nodsp)
     result = {"block": name, "params": resolved, "target": target,
+              "paper": getattr(component, "PAPER", ""),
               "cells_total": sum(cells.values()), "cells": cells,
               "noabc9": ["area"] if mapper else [],
               "latency": getattr(component, "latency", None)}
     for resource, pattern in _RESOURCES[target].items():
         result[resource] = _count(cells, pattern)
+    if target == "ecp5" and device == "auto":
+        device = smallest_device(result)
     if with_fmax and TARGETS[target]["pnr"]:
         placed = fmax(name, resolved, target, device, seeds)
         result["noabc9"] += ["fmax"] if placed.pop("mapper") else []
         result.update(placed)
     return result
+
+
+def parts_rows(results):
+    """For each composite in ``results`` that declares ``PARTS`` (its units, as the
+    paper's area table lists them), each unit's logic cells and block RAMs (its first
+    report configuration, times its instances in the composite's) and their shares of
+    the units' total, beside the paper's share of the area."""
+    from math import prod
+
+    from ..registry import get
+
+    first = {}
+    for r in results:
+        first.setdefault(r["block"], r)
+    tables = []
+    for name, r in first.items():
+        parts = getattr(get(name).cls, "PARTS", None)
+        if parts is None or not all(block in first for _, block, _, _ in parts):
+            continue
+        rows = []
+        for label, block, counted, paper in parts:
+            n = prod(r["params"][k] for k in counted)
+            area = first[block].get("device") or {"logic_cells": logic(first[block])}
+            rows.append({"part": label, "block": block, "instances": n,
+                         "logic_cells": n * area["logic_cells"],
+                         "bram": n * first[block].get("bram", 0), "paper_share": paper})
+        total = sum(row["logic_cells"] for row in rows) or 1
+        for row in rows:
+            row["share"] = row["logic_cells"] / total
+        tables.append({"block": name, "params": r["params"], "parts": rows})
+    return tables
+
+
+def smallest_device(result):
+    """The smallest ECP5 whose LUT4s (carry cells' included), multipliers and block RAMs
+    hold Yosys's count of the block, with a fifth to spare for the harness and routing;
+    the largest if none does."""
+    dsp = _count(result["cells"], "MULT18X18D")
+    need = {"lut": 1.2 * logic(result), "dsp": dsp, "bram": result.get("bram", 0)}
+    for device, room in CAPACITY.items():
+        if all(need[k] <= room[k] for k in need):
+            return device
+    return "85k"
 
 
 def logic(result):

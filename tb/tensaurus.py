@@ -35,14 +35,16 @@ class TensaurusRun:
 
 def params_for(job, iw=None):
     """The accelerator ``run tensaurus`` builds for ``job``: its array, and scratchpads and
-    an output buffer rounded up to powers of two (so few distinct builds)."""
+    an output buffer rounded up to powers of two (so few distinct builds), each scratchpad
+    in the paper's 8 banks (Section 6; fewer if it holds fewer rows)."""
     def up(n):
         return 1 << max(0, int(n) - 1).bit_length()
+    spm_rows = max(2, up(job.spm_rows))
     largest = max(job.entries, *(m.size // job.vlen for m in job.mats), 2)
     return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
             "r1": job.r1, "dw": job.wire.dw, "iw": iw or job.wire.iw,
             "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
-            "spm_rows": max(2, up(job.spm_rows)), "out_rows": up(job.out_rows),
+            "spm_rows": spm_rows, "banks": min(8, spm_rows), "out_rows": up(job.out_rows),
             "addr_width": max(16, int(largest).bit_length() + 1)}
 
 

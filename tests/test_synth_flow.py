@@ -12,7 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from sparseforge.synth.flow import critical_path
+from sparseforge.synth.flow import critical_path, parts_rows, smallest_device
 from sparseforge.synth.harness import FOLD, Harness, _levels
 
 
@@ -91,3 +91,37 @@ def test_synth_json_reports_the_device_area_seeds_and_path():
     path = r["critical_path"]
     assert path["inside_block"] and path["logic_levels"] >= 1
     assert path["to_source"] and path["to_source"].startswith("hw/")
+
+
+def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
+    def result(dsp=0, lut=100, carry=0, bram=0):
+        return {"cells": {"MULT18X18D": dsp}, "lut": lut, "carry": carry, "bram": bram}
+
+    assert smallest_device(result()) == "25k"
+    assert smallest_device(result(dsp=28)) == "25k"
+    assert smallest_device(result(dsp=29)) == "45k"
+    assert smallest_device(result(dsp=100)) == "85k"
+    assert smallest_device(result(lut=30000)) == "45k"
+    assert smallest_device(result(lut=20000, carry=2000)) == "45k"     # 1.2 x 24,000
+    assert smallest_device(result(bram=60)) == "45k"
+    assert smallest_device(result(dsp=1000)) == "85k"                   # none holds it
+
+
+def test_parts_rows_count_each_part_by_its_instances():
+    """The Tensaurus composite's parts as the paper's Table 2 lists them: a 2 x 3 array
+    has 6 PEs and 3 scratchpads; shares are of the parts' total logic cells."""
+    def part(block, cells, bram=0, **params):
+        return {"block": block, "params": params, "device": {"logic_cells": cells},
+                "bram": bram}
+
+    results = [part("tensaurus", 9999, rows=2, cols=3), part("tensaurus_pe", 100),
+               part("tensaurus_spm", 50, bram=2), part("tensaurus_msu", 200, bram=4),
+               part("tensaurus_tlu", 30), part("tensaurus_mlu", 20),
+               part("tensaurus_pe", 1)]                     # a second configuration: unused
+    (table,) = parts_rows(results)
+    rows = {row["part"]: row for row in table["parts"]}
+    assert [rows[p]["instances"] for p in ("PE", "SPM", "MSU", "TLU", "MLU")] == [6, 3, 1, 1, 1]
+    assert rows["PE"]["logic_cells"] == 600 and rows["SPM"]["bram"] == 6
+    assert rows["MSU"]["share"] == pytest.approx(200 / (600 + 150 + 200 + 30 + 20))
+    assert rows["PE"]["paper_share"] == 27.2
+    assert parts_rows(results[1:]) == []                    # no composite, no table

@@ -9,10 +9,11 @@ from tqdm import tqdm
 from ..cli import emit, json_option, param_option, parse_params
 from ..errors import ParameterError
 from ..registry import blocks
-from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, synthesize
+from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synthesize
 
-COLUMNS = ("block", "params", "target", "logic_cells", "lut", "carry", "ff", "bram", "dsp",
-           "cells_total", "fmax_mhz", "fmax_seeds", "critical_path", "latency", "noabc9")
+COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",
+           "dsp", "cells_total", "fmax_mhz", "fmax_seeds", "critical_path", "latency",
+           "noabc9", "paper")
 
 
 def _path_text(path):
@@ -30,6 +31,7 @@ def _row(r):
     fmax, device = r.get("fmax_mhz"), r.get("device", {})
     seeds = " ".join(f"{v:.1f}" for v in r.get("fmax_seeds", {}).values())
     return {**{c: r.get(c, "") for c in COLUMNS}, "params": params,
+            "device": device.get("name", ""),
             "logic_cells": device.get("logic_cells", ""), "dsp": device.get("dsp", ""),
             "fmax_mhz": f"{fmax:.1f}" if fmax else "", "fmax_seeds": seeds,
             "critical_path": _path_text(r.get("critical_path")),
@@ -50,6 +52,13 @@ def _human(result):
             click.echo(f"\n{row['block']}: {row['logic']} logic cells (LUT4 + 2 per carry), "
                        f"{row['ratio']:.0%} of the {row['separate_logic']} of the separate "
                        f"{', '.join(row['separate'])}; paper: {row['paper']}")
+        for table in result["parts"]:
+            click.echo(f"\n{table['block']} by part, as the paper's area table (each part in "
+                       "its own first report configuration, times its instances here):")
+            for p in table["parts"]:
+                click.echo(f"  {p['part']:4} {p['instances']:>3} x {p['block']:14} "
+                           f"{p['logic_cells']:>7} logic cells {p['share']:>6.1%}, "
+                           f"{p['bram']:>3} BRAMs   paper: {p['paper_share']:.1f}% of area")
         return
     r = result
     click.echo(f"{r['block']} {r['params']} on {r['target']}: {r['cells_total']} Yosys cells")
@@ -73,8 +82,9 @@ def _human(result):
 @click.argument("block", required=False)
 @param_option
 @click.option("--target", type=click.Choice(list(TARGETS)), default="ecp5", show_default=True)
-@click.option("--device", type=click.Choice(list(DEVICES)), default="25k", show_default=True,
-              help="The ECP5 to place on (LFE5U-25F, -45F or -85F).")
+@click.option("--device", type=click.Choice([*DEVICES, "auto"]), default=None,
+              help="The ECP5 to place on (LFE5U-25F, -45F or -85F; auto: the smallest "
+                   "that holds the block). Default: 25k for a block, auto for the report.")
 @click.option("--seeds", type=click.IntRange(1, 9), default=len(SEEDS), show_default=True,
               help="nextpnr seeds; Fmax is their median.")
 @click.option("--no-fmax", is_flag=True, help="Skip place-and-route.")
@@ -90,6 +100,7 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
         raise ParameterError("give either a BLOCK or --report")
     if (md or csv_path) and not report:
         raise ParameterError("--md and --csv write the report: add --report")
+    device = device or ("auto" if report else "25k")
     if block:
         result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax,
                             device=device, seeds=tuple(range(1, seeds + 1)))
@@ -100,6 +111,7 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
                                         device=device, seeds=tuple(range(1, seeds + 1)))
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
         result["merged"] = merged_rows(result["report"])
+        result["parts"] = parts_rows(result["report"])
         if md:
             with open(md, "w") as f:
                 f.write(markdown(result["report"]) + "\n")
