@@ -2,10 +2,9 @@
 
 The sub-array's parts, each a component with its own signature and tests:
 
-- :class:`BlockSequencer` steps one block record at a time through its
-  slots and drives the MAC grid;
-- :class:`MacGrid`, the 4 x ``columns`` Eureka MACs wired for SUDS;
-- :class:`Unrotate` hands a finished tile out in output-row order;
+- :class:`BlockSequencer` takes the filter stream a slot per cycle and
+  drives the MAC grid;
+- :class:`MacGrid`, the 4 x ``columns`` pipelined Eureka MACs wired for SUDS;
 
 :class:`EurekaArray`, the sub-array, composes them (``cols`` sub-arrays side
 by side form a systolic row), and :class:`SlotBarrier` holds each systolic
@@ -13,7 +12,7 @@ row's blocks to its slot of the systolic schedule, for the systolic
 composition (:mod:`sparseforge.hw.compose.eureka_systolic`).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, EnableInserter, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -26,58 +25,68 @@ from .interfaces import (
     EurekaRowSignature,
     MacGridSignature,
     SystolicSlotsSignature,
-    record_layout,
+    beat_layout,
     slab_layout,
-    slot_layout,
     tile_layout,
 )
-from .mux import mux
 
 COLS = Param("cols", 1, 1, 4, "4x4 sub-arrays side by side, running the same blocks")
 
 
-class BlockSequencer(wiring.Component):
-    """Runs one block record at a time: slot ``t`` of the record on cycle ``t``.
+PIPELINE = 2
+"""Registers in each MAC before its adder (:class:`EurekaMac`'s ``pipeline``): with them the
+sub-array closes timing; each adds a cycle of latency, none of throughput."""
+LATENCY = 2 + PIPELINE
+"""Cycles from a block's last slot entering the array to its tile on ``outputs`` when
+nothing stalls: the slot register, the MACs' registers and their adder."""
 
-    The control of a (row of) sub-array(s), Section 3.2. A block runs
-    while its record, its slab and room for its tile are all there; each
-    running cycle drives slot ``t``'s lanes onto the MAC rows (``clear`` on
-    t = 0, so every block starts fresh accumulators), and on the block's
-    last cycle takes the record and the slab and marks the tile finished.
-    An empty block (``cycles`` 0) passes in one cycle with zero weights; a
-    record claiming more than 4P cycles (malformed) ends after its 4P slots.
+
+class BlockSequencer(wiring.Component):
+    """Runs the filter stream a beat a cycle: slot ``t`` of a block on its cycle ``t``.
+
+    The control of a (row of) sub-array(s), Section 3.2. Each beat (one slot
+    of a block) enters a slot register, ``clear`` on a block's first, so
+    every block starts fresh accumulators. The slot register drives the MAC
+    grid on the next cycle, with the block's slab, which is taken with the
+    block's last beat. A finished tile's rotation follows the grid's
+    pipeline, ``latency`` registers, to ``drain``. An empty block's one beat
+    (zero lanes) clears the accumulators: its tile is zero.
 
     Parameters
     ----------
     compaction, weight_width, act_width : as :class:`EurekaArray`.
     columns : input columns of the slab (4 per sub-array).
+    latency : cycles from the grid taking a slot to its accumulators holding it.
 
     Members
     -------
     filter, inputs : In(stream)
-        :class:`~.interfaces.EurekaRowSignature`'s: a block's record and
-        slab, both taken on its last cycle.
+        :class:`~.interfaces.EurekaRowSignature`'s: a block's beats, each
+        taken as it enters the slot register, and its slab, taken as the last
+        beat enters the grid.
     macs : In(MacGridSignature)
-        The MAC grid's controls (flipped: driven here). In dense mode slot
-        ``t`` selects input row ``t`` and nothing is displaced.
+        The MAC grid's controls (flipped: driven here), from the slot register.
+        In dense mode a block's beat ``t`` selects input row ``t`` and nothing
+        is displaced. ``advance`` is low while a finished tile waits on
+        ``drain``; ``enable`` is low when the slot register is empty or its
+        block's slab is not there (the register then keeps its slot).
     drain : Out(stream(2))
         A finished tile waits in the accumulators; the payload is its
-        rotation (0 in dense mode). A block's first cycle waits until the
-        previous tile is taken (it may be taken on that same cycle).
+        rotation (0 in dense mode). Until it is taken, nothing moves.
     dense : In(1)
-        Dense mode: every block runs 4P cycles. Change it only between blocks.
+        Dense mode (the host sends 4P beats a block). Change it only between blocks.
     busy : Out(1)
-        The MACs compute a slot on this cycle (a running cycle of a non-empty block).
+        A beat of a non-empty block enters the slot register on this cycle.
 
-    Latency and throughput: a block of c cycles runs on c consecutive cycles
-    (one for c = 0); its tile is on ``drain`` the next cycle; the next block
-    starts right after, with no gap.
+    Latency and throughput: a beat a cycle, blocks back to back; a block's
+    tile is on ``drain`` 1 + ``latency`` cycles after its last beat entered.
     """
 
-    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
+    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS, latency=1):
         self.fmt = EurekaWire(compaction, weight_width)
+        self.latency = latency
         super().__init__({
-            "filter": In(stream.Signature(record_layout(self.fmt))),
+            "filter": In(stream.Signature(beat_layout(self.fmt))),
             "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
             "macs": In(MacGridSignature(compaction, weight_width, act_width, columns)),
             "drain": Out(stream.Signature(ROTATION_BITS)),
@@ -87,38 +96,44 @@ class BlockSequencer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        width = self.fmt.slots
-        header, macs, drain = self.filter.payload.header, self.macs, self.drain
-        t = Signal(range(width))
-        cycles = Signal(range(width + 1))
-        last = Signal()  # the block's last cycle
-        go = Signal()    # the block runs this cycle
-        slot = Signal(slot_layout(self.fmt))
+        beat, macs, drain = self.filter.payload, self.macs, self.drain
+        t = Signal(range(self.fmt.slots))  # the beat's cycle in its block
+        step = Signal()      # the slot register takes a beat (or none) this cycle
+        issue = Signal()     # ... and it takes one
+        held = Signal()      # the slot register holds a beat
+        held_last = Signal()  # ... its block's last
+        rotation = Signal(ROTATION_BITS)  # ... and its block's rotation
         m.d.comb += [
-            cycles.eq(Mux(self.dense, width, header.cycles)),
-            last.eq((t + 1 >= cycles) | (t == width - 1)),
-            go.eq(self.filter.valid & self.inputs.valid & (~drain.valid | drain.ready)),
-            self.busy.eq(go & cycles.any()),
-            self.filter.ready.eq(go & last),
-            self.inputs.ready.eq(go & last),
-            slot.eq(mux(t, [self.filter.payload.slots[i] for i in range(width)])),
+            macs.advance.eq(~drain.valid | drain.ready),
+            macs.enable.eq(held & self.inputs.valid),
+            step.eq(macs.advance & (~held | self.inputs.valid)),
+            issue.eq(step & self.filter.valid),
+            self.busy.eq(issue & ~beat.empty),
+            self.filter.ready.eq(step),
+            self.inputs.ready.eq(macs.advance & held & held_last),
             macs.operands.eq(self.inputs.payload),
-            macs.enable.eq(go),
-            macs.clear.eq(~t.any()),
         ]
-        for row in range(ROWS):
-            lane = slot[row]
-            m.d.comb += [
-                macs.weight[row].eq(Mux(cycles.any(), lane.value.as_signed(), 0)),
-                macs.select[row].eq(Mux(self.dense, t, lane.column)),
-                macs.displaced[row].eq(lane.displaced & ~self.dense),
-            ]
-        with m.If(go):
-            m.d.sync += t.eq(Mux(last, 0, t + 1))
-        with m.If(go & last):
-            m.d.sync += [drain.valid.eq(1), drain.payload.eq(Mux(self.dense, 0, header.rotation))]
-        with m.Elif(drain.ready):
-            m.d.sync += drain.valid.eq(0)
+        with m.If(step):
+            m.d.sync += [held.eq(issue), held_last.eq(beat.last), macs.clear.eq(~t.any()),
+                         rotation.eq(Mux(self.dense, 0, beat.rotation))]
+            for row in range(ROWS):
+                lane = beat.slot[row]
+                m.d.sync += [
+                    macs.weight[row].eq(lane.value.as_signed()),
+                    macs.select[row].eq(Mux(self.dense, t, lane.column)),
+                    macs.displaced[row].eq(lane.displaced & ~self.dense),
+                ]
+        with m.If(issue):
+            m.d.sync += t.eq(Mux(beat.last, 0, t + 1))
+        # A block's last slot, through the grid's pipeline: its tile is then in the accumulators.
+        done, done_rotation = macs.enable & held_last, rotation
+        for k in range(self.latency):
+            end = k == self.latency - 1
+            valid = drain.valid if end else Signal(name=f"done{k}")
+            payload = drain.payload if end else Signal(ROTATION_BITS, name=f"rotation{k}")
+            with m.If(macs.advance):
+                m.d.sync += [valid.eq(done), payload.eq(done_rotation)]
+            done, done_rotation = valid, payload
         return m
 
 
@@ -129,12 +144,15 @@ class MacGrid(wiring.Component):
     multiplexer selects from slab column n, and accumulates output (m, n).
     A product whose weight is ``displaced`` goes up to MAC (m - 1, n), which
     adds it with its three-input adder; MAC row 3 (the base row after
-    rotation) has the two-input adder and no product from below.
+    rotation) has the two-input adder and no product from below. Every MAC
+    is ``pipeline`` registers deep (:class:`EurekaMac`); ``advance`` holds
+    them all.
 
     Parameters
     ----------
     compaction, weight_width, act_width, acc_width : as :class:`EurekaArray`.
     columns : MAC columns.
+    pipeline : each MAC's registers before its adder.
 
     Members
     -------
@@ -143,25 +161,34 @@ class MacGrid(wiring.Component):
     acc : Out([4][columns] signed acc_width)
         The accumulators, in MAC-row order.
 
-    Latency: the accumulators update on the clock edge after ``enable``.
+    Latency: the accumulators hold a cycle's slot :attr:`latency` advancing
+    cycles later.
     """
 
-    def __init__(self, compaction, weight_width, act_width, acc_width, columns=EUREKA_COLUMNS):
-        self.compaction, self.columns = compaction, columns
+    def __init__(self, compaction, weight_width, act_width, acc_width, columns=EUREKA_COLUMNS,
+                 pipeline=PIPELINE):
+        self.compaction, self.columns, self.pipeline = compaction, columns, pipeline
         self.widths = weight_width, act_width, acc_width
         super().__init__({
             "macs": Out(MacGridSignature(compaction, weight_width, act_width, columns)),
             "acc": Out(tile_layout(acc_width, columns)),
         })
 
+    @property
+    def latency(self):
+        """Advancing cycles from a slot taken to the accumulators holding it: each MAC's
+        (:attr:`EurekaMac.latency`), one for the adder and one per register before it."""
+        return 1 + self.pipeline
+
     def elaborate(self, platform):
         m = Module()
         c = self.macs
-        grid = [[EurekaMac(self.compaction, *self.widths, from_below=int(row < ROWS - 1))
+        grid = [[EurekaMac(self.compaction, *self.widths, from_below=int(row < ROWS - 1),
+                           pipeline=self.pipeline)
                  for _ in range(self.columns)] for row in range(ROWS)]
         for row, macs in enumerate(grid):
             for col, mac in enumerate(macs):
-                m.submodules[f"mac_{row}_{col}"] = mac
+                m.submodules[f"mac_{row}_{col}"] = EnableInserter(c.advance)(mac)
                 m.d.comb += [
                     mac.weight.eq(c.weight[row]),
                     mac.select.eq(c.select[row]),
@@ -174,48 +201,6 @@ class MacGrid(wiring.Component):
                 if row < ROWS - 1:
                     m.d.comb += [mac.below.eq(grid[row + 1][col].product),
                                  mac.below_displaced.eq(c.displaced[row + 1])]
-        return m
-
-
-class Unrotate(wiring.Component):
-    """Hands a finished tile out in output-row order (Section 3.2).
-
-    MAC row m holds output row (m + rotation) % 4, so output row r at
-    rotation k is MAC row (r - k) % 4: a 4:1 multiplexer per output,
-    selected by the rotation. Combinational; the stream passes through.
-
-    Parameters
-    ----------
-    acc_width : accumulator bits.
-    columns : MAC columns.
-
-    Members
-    -------
-    acc : In([4][columns] signed acc_width)
-        The accumulators, in MAC-row order.
-    drain : In(stream(2))
-        A finished tile is in ``acc``; the payload is its rotation.
-    outputs : Out(stream([4][columns] signed acc_width))
-        The tile, in output-row order, transferred with ``drain``.
-    """
-
-    def __init__(self, acc_width, columns=EUREKA_COLUMNS):
-        self.columns = columns
-        super().__init__({
-            "acc": In(tile_layout(acc_width, columns)),
-            "drain": In(stream.Signature(ROTATION_BITS)),
-            "outputs": Out(stream.Signature(tile_layout(acc_width, columns))),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        rotation = self.drain.payload
-        m.d.comb += [self.outputs.valid.eq(self.drain.valid),
-                     self.drain.ready.eq(self.outputs.ready)]
-        for row in range(ROWS):
-            for col in range(self.columns):
-                m.d.comb += self.outputs.payload[row][col].eq(mux(rotation, [
-                    self.acc[(row - k) % ROWS][col] for k in range(ROWS)]))
         return m
 
 
@@ -236,17 +221,18 @@ class EurekaArray(wiring.Component):
 
     One tile per block: a block's rotation is its own, so accumulating a
     second block onto the same accumulators would mix output rows; the
-    accumulators restart with each block, and the tile leaves un-rotated
-    (MAC row m is output row (m + rotation) % 4). Whoever sums a block row's
-    tiles (here the testbench, in the paper the GPU registers) does so in
-    output-row order, oblivious of rotation.
+    accumulators restart with each block, and the tile leaves as the
+    accumulators hold it, in MAC-row order, with its rotation (MAC row m is
+    output row (m + rotation) % 4). Whoever sums a block row's tiles (here
+    the testbench, in the paper the GPU registers) puts them in output-row
+    order as it does: no multiplexer on the accumulators.
 
     Dense mode (``dense`` high): the same array as the dense tensor core.
     Each block runs 4P cycles, cycle t selects input row t, and the column
     metadata, ``displaced`` bits and rotation are ignored.
 
-    A :class:`BlockSequencer` drives a :class:`MacGrid`, whose finished tile
-    leaves through :class:`Unrotate`.
+    A :class:`BlockSequencer` drives a :class:`MacGrid` through a slot
+    register; the MACs are :data:`PIPELINE` registers deep.
 
     Parameters
     ----------
@@ -259,20 +245,31 @@ class EurekaArray(wiring.Component):
     Members
     -------
     filter, inputs, outputs
-        :class:`~.interfaces.EurekaRowSignature` with 4``cols`` columns: one
-        block record (:meth:`EurekaFormat.records`) and its 4P-row input slab
-        per block, held until the block's last cycle; one tile of 4 output
-        rows per block, in output-row order.
+        :class:`~.interfaces.EurekaRowSignature` with 4``cols`` columns: a
+        block's beats (:meth:`EurekaFormat.beats`), one per cycle, and its
+        4P-row input slab; one tile of 4 MAC rows and its rotation per block.
     dense : In(1)
         Dense mode; change it only between blocks.
     busy : Out(1)
-        The MACs compute a slot on this cycle.
+        A beat of a non-empty block enters the array on this cycle.
 
-    Latency and throughput: a block of c cycles computes on c consecutive
-    cycles (an empty block, c = 0, takes one cycle to pass); its tile is
-    valid on the next cycle. Back-to-back blocks run without a gap: with no
-    back-pressure a run takes exactly the blocks' summed cycles. A tile not
-    yet taken holds the next block at its first cycle.
+    Latency and throughput: a block of c cycles enters on c consecutive
+    cycles (an empty block, c = 0, one beat, takes one cycle to pass); its
+    tile is valid :attr:`latency` cycles after its last beat entered (4). Back-to-back
+    blocks run without a gap: with no back-pressure a run's slots enter on
+    exactly the blocks' summed cycles, and its last tile leaves
+    :attr:`latency` cycles later. A slab not there when its block's first
+    slot is due in the grid holds the block in the slot register; a tile not
+    taken holds the whole array.
+
+    Measured (``sparseforge synth eureka_array -p compaction=4``, LFE5U-25F,
+    median of 3 nextpnr seeds): 122 MHz (seeds 125, 122, 106), 3,500 logic
+    cells, 1,010 FFs, 16 DSPs; it was 42 MHz and 10,075 logic cells with the
+    whole record muxed by ``t``, an unregistered grid and a 4:1 multiplexer
+    per accumulator bit. The grid is nearly all of it (16 MACs, about 210
+    cells each, their 16:1 operand multiplexers and adders); the critical
+    path is a MAC's multiplier (its operand register to its product
+    register, one DSP, 8.2 ns, 46% routing).
     """
 
     PARAMS = (COMPACTION, *WIDTHS)
@@ -285,55 +282,61 @@ class EurekaArray(wiring.Component):
         self.compaction, self.cols = v["compaction"], v["cols"]
         self.widths = v["weight_width"], v["act_width"], v["acc_width"]
         self.columns = EUREKA_COLUMNS * self.cols
+        self.fmt = EurekaWire(self.compaction, self.widths[0])  # the filter beats' fields
         row = EurekaRowSignature(self.compaction, *self.widths, self.columns)
         super().__init__({**row.members, "dense": In(1), "busy": Out(1)})
 
+    @property
+    def latency(self):
+        """Cycles from a block's last beat entering to its tile on
+        ``outputs`` when nothing stalls: :data:`LATENCY`."""
+        return LATENCY
+
     def elaborate(self, platform):
         m = Module()
-        weight_width, act_width, acc_width = self.widths
-        # In this order Yosys's ECP5 flow maps the sub-array (P = 4) to about 15% fewer
-        # LUTs than in the others: its ABC9 mapping depends on the netlist's order.
-        m.submodules.unrotate = unrotate = Unrotate(acc_width, self.columns)
-        m.submodules.sequencer = seq = BlockSequencer(self.compaction, weight_width, act_width,
-                                                      self.columns)
+        weight_width, act_width = self.widths[:2]
         m.submodules.grid = grid = MacGrid(self.compaction, *self.widths, self.columns)
+        m.submodules.sequencer = seq = BlockSequencer(
+            self.compaction, weight_width, act_width, self.columns, grid.latency)
         wiring.connect(m, wiring.flipped(self.filter), seq.filter)
         wiring.connect(m, wiring.flipped(self.inputs), seq.inputs)
         wiring.connect(m, seq.macs, grid.macs)
-        wiring.connect(m, seq.drain, unrotate.drain)
-        wiring.connect(m, unrotate.outputs, wiring.flipped(self.outputs))
-        m.d.comb += [unrotate.acc.eq(grid.acc), seq.dense.eq(self.dense),
-                     self.busy.eq(seq.busy)]
+        m.d.comb += [
+            self.outputs.valid.eq(seq.drain.valid),
+            seq.drain.ready.eq(self.outputs.ready),
+            self.outputs.payload.tile.eq(grid.acc),
+            self.outputs.payload.rotation.eq(seq.drain.payload),
+            seq.dense.eq(self.dense),
+            self.busy.eq(seq.busy),
+        ]
         return m
 
 
 class SlotBarrier(wiring.Component):
-    """Holds each systolic row's block records to the slots of the systolic schedule.
+    """Holds each systolic row's filter beats to the slots of the systolic schedule.
 
     Section 3.3 and the machine of :mod:`sparseforge.sw.systolic`: the
     systolic rows advance together in slots; a slot descriptor says how
-    many blocks each row runs in it. A row's record stream passes through
+    many blocks each row runs in it. A row's beat stream passes through
     while its row has blocks left in the current slot, and is held (valid
-    low) once it has run them all; the descriptor is taken on the cycle
-    the last row's last block of the slot is taken, so the next slot's
-    blocks start on the next cycle. A row that runs the record it is
-    shown to the end (as :class:`EurekaArray` does, taking it on its last
-    cycle) thus never starts a block beyond its slot, and a row with less
-    work idles (a bubble).
+    low) once it has taken their last beats; the descriptor is taken on
+    the cycle the last row's last block of the slot ends, so the next
+    slot's blocks start on the next cycle. A row thus never starts a block
+    beyond its slot, and a row with less work idles (a bubble).
 
     Parameters
     ----------
     rows : systolic rows.
-    compaction, weight_width : the records' format.
+    compaction, weight_width : the beats' format.
 
     Members
     -------
     slots : In(stream([rows] x 0..PER_SLOT))
         :class:`~.interfaces.SystolicSlotsSignature`.
-    filter : In(stream(record)) x rows
-        Each row's block records, from the host.
-    release : Out(stream(record)) x rows
-        The same records, to the rows, held outside the row's slot.
+    filter : In(stream(beat)) x rows
+        Each row's filter beats, from the host.
+    release : Out(stream(beat)) x rows
+        The same beats, to the rows, held outside the row's slot.
 
     Combinational but for a block count per row: no latency, no bubble
     between slots.
@@ -341,10 +344,10 @@ class SlotBarrier(wiring.Component):
 
     def __init__(self, rows, compaction, weight_width):
         self.rows = rows
-        records = stream.Signature(record_layout(EurekaWire(compaction, weight_width)))
+        beats = stream.Signature(beat_layout(EurekaWire(compaction, weight_width)))
         super().__init__({**SystolicSlotsSignature(rows).members,
-                          "filter": In(records).array(rows),
-                          "release": Out(records).array(rows)})
+                          "filter": In(beats).array(rows),
+                          "release": Out(beats).array(rows)})
 
     def elaborate(self, platform):
         m = Module()
@@ -354,14 +357,14 @@ class SlotBarrier(wiring.Component):
             run = Signal(range(PER_SLOT + 1), name=f"run{r}")  # blocks taken in this slot
             allowed = self.slots.payload[r]
             open_ = Signal(name=f"open{r}")      # the row may take a block
-            taken = Signal(name=f"taken{r}")     # it takes one on this cycle
+            taken = Signal(name=f"taken{r}")     # it takes a block's last beat on this cycle
             done = Signal(name=f"done{r}")       # and is then through the slot
             m.d.comb += [
                 open_.eq(self.slots.valid & (run < allowed)),
                 release.payload.eq(held.payload),
                 release.valid.eq(held.valid & open_),
                 held.ready.eq(release.ready & open_),
-                taken.eq(held.valid & held.ready),
+                taken.eq(held.valid & held.ready & held.payload.last),
                 done.eq(run + taken == allowed),
             ]
             runs.append((run, taken))

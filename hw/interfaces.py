@@ -116,11 +116,11 @@ def slot_layout(fmt):
     return data.ArrayLayout(struct(fmt.lane), fmt.lanes)
 
 
-def record_layout(fmt):
-    """One block record (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`): the
-    header {rotation, cycles}, then 4P slot words."""
-    return data.StructLayout({"header": struct(fmt.header),
-                              "slots": data.ArrayLayout(slot_layout(fmt), fmt.slots)})
+def beat_layout(fmt):
+    """One beat of the filter stream (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.beats`):
+    a slot word, then {rotation, last, empty}."""
+    return data.StructLayout({"slot": slot_layout(fmt),
+                              **{f.name: f.width for f in fmt.beat}})
 
 
 def slab_layout(compaction, act_width, columns=EUREKA_COLUMNS):
@@ -132,6 +132,14 @@ def slab_layout(compaction, act_width, columns=EUREKA_COLUMNS):
 def tile_layout(acc_width, columns=EUREKA_COLUMNS):
     """An output tile: ``[4 rows][columns]`` signed accumulators."""
     return data.ArrayLayout(data.ArrayLayout(signed(acc_width), columns), wire.ROWS)
+
+
+def drained_layout(acc_width, columns=EUREKA_COLUMNS):
+    """A finished block as the array hands it out: its ``tile`` (:func:`tile_layout`) in
+    MAC-row order and its ``rotation`` (:class:`~sparseforge.sw.wire.EurekaWire`'s header
+    field): MAC row m holds output row (m + rotation) % 4."""
+    return data.StructLayout({"tile": tile_layout(acc_width, columns),
+                              "rotation": wire.ROTATION_BITS})
 
 
 def slot_counts_layout(rows, per_slot=wire.PER_SLOT):
@@ -152,24 +160,27 @@ class EurekaRowSignature(wiring.Signature):
     transfer on ``filter`` and one on ``inputs``, and yields one transfer
     on ``outputs``. Protocol:
 
-    - ``filter`` (stream in, :func:`record_layout`): a block record, the
-      header {rotation, cycles} and 4P slot words, the first ``cycles`` of
-      them used. ``ready`` is high on the block's last cycle only: the
-      record stays presented while the block runs.
-    - ``inputs`` (stream in, :func:`slab_layout`): the block's 4P input rows;
-      transferred on the same cycle as its record.
-    - ``outputs`` (stream out, :func:`tile_layout`): the block's 4 output
-      rows, in output-row order (rotation undone), in block order. A tile not
-      yet taken holds the next block at its first cycle.
+    - ``filter`` (stream in, :func:`beat_layout`): per block, one beat per
+      cycle of it, each a slot word with the block's rotation, the last
+      marked ``last``; an empty block is one beat of zero lanes marked
+      ``last`` and ``empty``.
+    - ``inputs`` (stream in, :func:`slab_layout`): the block's 4P input rows,
+      read from the cycle after its first beat is taken to the cycle after
+      its last is, and transferred on that last cycle (one cycle after the
+      last beat when nothing stalls).
+    - ``outputs`` (stream out, :func:`drained_layout`): per block, in block
+      order, its 4 MAC rows' results and its rotation; whoever takes them puts
+      MAC row m on output row (m + rotation) % 4. A tile not yet taken stalls
+      the array.
     """
 
     def __init__(self, compaction, weight_width, act_width, acc_width,
                  columns=EUREKA_COLUMNS):
         fmt = wire.EurekaWire(compaction, weight_width)
         super().__init__({
-            "filter": In(stream.Signature(record_layout(fmt))),
+            "filter": In(stream.Signature(beat_layout(fmt))),
             "inputs": In(stream.Signature(slab_layout(compaction, act_width, columns))),
-            "outputs": Out(stream.Signature(tile_layout(acc_width, columns))),
+            "outputs": Out(stream.Signature(drained_layout(acc_width, columns))),
         })
 
 
@@ -200,8 +211,11 @@ class MacGridSignature(wiring.Signature):
       above (which adds the product; never set on MAC row 0).
     - ``operands`` (in, :func:`slab_layout`): the block's input slab,
       column n broadcast down MAC column n.
-    - ``enable`` (in): accumulate on this cycle; ``clear`` (in): with
+    - ``enable`` (in): accumulate this cycle's slot; ``clear`` (in): with
       ``enable``, start new outputs (the accumulators ignore what they hold).
+    - ``advance`` (in): the grid's pipeline moves on; low holds every
+      register of it, the accumulators included, and the controls and slab
+      of that cycle are not taken.
     """
 
     def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
@@ -212,6 +226,7 @@ class MacGridSignature(wiring.Signature):
             "operands": In(slab_layout(compaction, act_width, columns)),
             "enable": In(1),
             "clear": In(1),
+            "advance": In(1),
         })
 
 

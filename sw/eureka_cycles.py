@@ -4,8 +4,9 @@ the same on a systolic array with and without systolic scheduling (Sections 3-3.
 The host cycle model behind ``sparseforge suds`` and ``sparseforge bench
 eureka``: per-block critical paths from :mod:`.compaction` and :mod:`.suds`,
 summed, and slot lengths from :mod:`.systolic`. The RTL runs exactly these
-cycles when nothing stalls (the ``eureka_array`` and ``eureka_systolic``
-tests check it).
+cycles when nothing stalls: its filter beats enter on them back to back,
+and the last tile leaves the array's pipeline latency (4 cycles) later (the
+``eureka_array`` and ``eureka_systolic`` tests check both).
 """
 
 import numpy as np

@@ -29,8 +29,12 @@ low bits. Empty blocks are a header with ``cycles = 0``. The rotation is per
 block (Section 3.2): the block's outputs sit in MAC-row order, and whoever
 stores or accumulates them maps MAC row m to output row (m + rotation) % 4.
 
-The sub-array takes the stream one block per transfer: :meth:`EurekaFormat.records`
-puts each block's words side by side in one *record*.
+:meth:`EurekaFormat.records` puts each block's words side by side in one
+*record*, the host's unit of a block. The sub-array takes the stream one
+slot per cycle: :meth:`EurekaFormat.beats` turns records into *beats*, each
+a slot word with the block's rotation and whether it is the block's last
+(and, for an empty block, one beat of zero lanes marked ``empty``), so the
+header costs the array no cycle.
 """
 
 import numpy as np
@@ -97,10 +101,9 @@ class EurekaFormat(EurekaWire):
 
         A record is the block's header fields (low bits), then its ``cycles``
         slot words of :attr:`slot_width` bits each, then zeros up to
-        :attr:`record_width`. It is what the sub-array's filter port takes in
-        one transfer, the whole filter sub-matrix at once (the paper loads it
-        into registers before the array runs it), so a header costs the array
-        no cycle. Vectorized over blocks.
+        :attr:`record_width`: the whole filter sub-matrix of a block, which
+        :meth:`beats` hands to the sub-array a slot at a time. Vectorized over
+        blocks.
         """
         words = self.encode(blocks)
         stream = np.empty(len(words), dtype=object)
@@ -113,6 +116,28 @@ class EurekaFormat(EurekaWire):
             present = i < cycles
             records[present] += stream[starts[present] + 1 + i] << (shift + i * self.slot_width)
         return records.tolist()
+
+    def beats(self, records):
+        """The sub-array's filter stream for block ``records`` (:meth:`records`), a list of
+        ints: per block, one beat per cycle (one for an empty block), each a slot word (zero
+        for an empty block) and then the :attr:`~.wire.EurekaWire.beat` fields."""
+        header = wire.width(self.header)
+        records = np.asarray(records, dtype=object)
+        fields = wire.unpack(self.header, records & ((1 << header) - 1))
+        cycles = fields["cycles"]
+        if (cycles > self.slots).any():
+            bad = int(np.argmax(cycles > self.slots))
+            raise FormatError("<eureka records>", f"block {bad} claims {cycles[bad]} cycles; "
+                              f"at most {self.slots} at P={self.compaction}")
+        beats = np.maximum(cycles, 1)
+        block = np.repeat(np.arange(len(records)), beats)
+        cycle = np.arange(len(block)) - np.repeat(np.cumsum(beats) - beats, beats)
+        slots = (records[block] >> (header + cycle * self.slot_width)) & (
+            (1 << self.slot_width) - 1)
+        ends = wire.pack(self.beat, {"rotation": fields["rotation"][block],
+                                     "last": cycle == beats[block] - 1,
+                                     "empty": cycles[block] == 0})
+        return (slots + (ends << self.slot_width)).tolist()
 
     def decode(self, words, shape, blocks=None):
         """The :class:`~.suds.DisplacedBlocks` of an ``shape`` = (M, K) matrix from its stream.

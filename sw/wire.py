@@ -114,7 +114,8 @@ class EurekaWire:
     the MAC row), ``column`` (log2(4P), the input row the operand mux
     selects), ``displaced`` (1; the value belongs to the MAC row above). A
     slot word is the lanes of MAC rows 0..3 from the low bits up. A *record*
-    is one block: the header's fields, then 4P slot words.
+    is one block: the header's fields, then 4P slot words. A *beat*, what
+    the sub-array takes each cycle, is a slot word and the :attr:`beat` fields.
     :class:`~sparseforge.sw.eureka_format.EurekaFormat` encodes and decodes it.
     """
 
@@ -158,6 +159,13 @@ class EurekaWire:
     def slot_width(self):
         """Bits of a slot word's lanes (the word without padding)."""
         return self.lanes * width(self.lane)
+
+    @property
+    def beat(self):
+        """Fields after a beat's slot word (the sub-array's filter stream, one beat per
+        cycle of a block): ``rotation`` (the block's), ``last`` (the block's last beat) and
+        ``empty`` (the block holds no value: its one beat has zero lanes)."""
+        return (Field("rotation", ROTATION_BITS), Field("last", 1), Field("empty", 1))
 
     @property
     def record_width(self):

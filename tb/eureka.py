@@ -3,15 +3,17 @@
 The host plans a run (:mod:`sparseforge.sw.eureka_plan`): the block
 records of the filter stream, each block's input slab and, for the
 systolic array, the slot descriptors. The model
-(:func:`sparseforge.sim.models.eureka.tiles`) gives every block's output
-tile. :class:`ArrayBench` drives records and slabs into an
+(:func:`sparseforge.sim.models.eureka.drained`) gives every block's output
+tile. :class:`ArrayBench` drives filter beats and slabs into an
 ``eureka_array`` with random stalls, takes the tiles with random
-back-pressure, compares every tile with the model's as it arrives, and
+back-pressure, compares every tile (in MAC-row order, with its rotation)
+with the model's as it arrives, puts it in output-row order, and
 counts the cycles the MACs computed; :class:`SystolicBench` does the same
 for every systolic row of an ``eureka_systolic``, with the slot
 descriptors as one more randomly stalled stream. Slabs, tiles and slot
-descriptors are packed through the component's layouts; records are the
-host encoder's words (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`).
+descriptors are packed through the component's layouts; the filter beats are
+the host encoder's words (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.beats`
+of the plan's records).
 """
 
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..sim.models import eureka as model
 from ..sim.runners import cocotb_run, cocotb_test
+from ..sw.eureka_format import EurekaFormat
 from ..sw.eureka_plan import SystolicPlan
 from ..sw.wire import ROWS
 from .streams import Bench, Codec, Static
@@ -32,13 +35,15 @@ class ArrayResult:
     """What one run of an ``eureka_array`` produced.
 
     ``busy``: cycles the MACs computed; ``span``: cycles from the first
-    computing cycle to the last record's acceptance; ``tiles``: tiles
-    received; ``product``: W X (``[M][N]``) summed from them.
+    computing cycle to the last filter beat's acceptance; ``drained``: to the
+    last tile's (``span`` and the array's latency, when nothing stalls);
+    ``tiles``: tiles received; ``product``: W X (``[M][N]``) summed from them.
     """
 
     cycles: int
     busy: int
     span: int
+    drained: int
     tiles: int
     product: list
 
@@ -51,6 +56,7 @@ class SystolicResult:
     cycles: int
     busy: list
     span: int
+    drained: int
     tiles: list
     product: list
 
@@ -61,28 +67,32 @@ class Lane:
 
     def __init__(self, bench, run, prefix, rates):
         self.run = run
-        self.expected = model.tiles(run.placed, run.slabs, run.dense, ids=run.ids)
+        acc, rotation = model.drained(run.placed, run.slabs, run.dense, ids=run.ids)
+        self.expected = [{"tile": tile.tolist(), "rotation": int(r)}
+                         for tile, r in zip(acc, rotation, strict=True)]
         slabs = bench.codecs[prefix + "inputs"]
-        self.filter = bench.source_on(prefix + "filter", run.records, rates["filter"])
+        fmt = EurekaFormat(bench.component.fmt.compaction, bench.component.fmt.value_width)
+        self.filter = bench.source_on(prefix + "filter", fmt.beats(run.records), rates["filter"])
         self.inputs = bench.source_on(prefix + "inputs",
                                       [slabs.pack(s.tolist()) for s in run.slabs],
                                       rates["inputs"])
         self.sink = bench.sink_on(prefix + "outputs", rates["outputs"], len(self.expected))
-        bench.outputs[self.sink.name] = [tile.tolist() for tile in self.expected]
+        bench.outputs[self.sink.name] = self.expected
         self.drivers = [self.filter, self.inputs, self.sink]
         self.received = []
 
     def check(self, bench):
-        tile = self.sink.fired
-        if tile is None:
+        drained = self.sink.fired
+        if drained is None:
             return
         i = len(self.received)
         if i >= len(self.expected):
             bench.fail(f"{self.sink.name}: a tile with no block outstanding")
-        if tile != self.expected[i].tolist():
-            bench.fail(f"{self.sink.name} tile {i} (block {self.run.ids[i]}): got {tile}, "
-                       f"model says {self.expected[i].tolist()}")
-        self.received.append(tile)
+        if drained != self.expected[i]:
+            bench.fail(f"{self.sink.name} tile {i} (block {self.run.ids[i]}): got {drained}, "
+                       f"model says {self.expected[i]}")
+        tile = model.unrotate([drained["tile"]], [drained["rotation"]])[0]
+        self.received.append(tile.tolist())
 
     @property
     def done(self):
@@ -127,6 +137,12 @@ class _LanesBench(Bench):
         last = source.accepted[-1][0] if source.accepted else -1
         return 0 if self.first_busy is None else last - self.first_busy + 1
 
+    def drained(self):
+        """Cycles from the first computing cycle to the last tile taken."""
+        last = max((lane.sink.received[-1][0] for lane in self.lanes if lane.sink.received),
+                   default=-1)
+        return 0 if self.first_busy is None else last - self.first_busy + 1
+
     def product(self):
         """W X assembled from every lane's tiles."""
         return sum(lane.product() for lane in self.lanes)
@@ -150,7 +166,7 @@ class ArrayBench(_LanesBench):
 
     @property
     def received(self):
-        """The tiles the design returned, as ``[4][N]`` lists."""
+        """The tiles the design returned, as ``[4][N]`` lists in output-row order."""
         return self.lanes[0].received
 
     def computing(self, io):
@@ -158,7 +174,7 @@ class ArrayBench(_LanesBench):
 
     def result(self):
         return ArrayResult(self.cycle, self.busy[0], self.span_until(self.lanes[0].filter),
-                           len(self.received), self.product().tolist())
+                           self.drained(), len(self.received), self.product().tolist())
 
 
 class SystolicBench(_LanesBench):
@@ -184,7 +200,7 @@ class SystolicBench(_LanesBench):
 
     def result(self):
         return SystolicResult(self.cycle, list(self.busy), self.span_until(self.slots),
-                              [len(lane.received) for lane in self.lanes],
+                              self.drained(), [len(lane.received) for lane in self.lanes],
                               self.product().tolist())
 
 

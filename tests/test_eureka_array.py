@@ -1,14 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """The Eureka 4x4 sub-array: model, Amaranth-simulator runs, Verilator co-simulation, lint."""
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.errors import FormatError, ParameterError
 from sparseforge.hw.eureka_array import EurekaArray
-from sparseforge.hw.interfaces import record_layout
+from sparseforge.hw.interfaces import beat_layout, slot_layout
 from sparseforge.sim.models import eureka as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.compaction import compact
@@ -16,6 +14,7 @@ from sparseforge.sw.eureka_format import EurekaFormat
 from sparseforge.sw.eureka_plan import plan
 from sparseforge.sw.layers import dlmc_layers, real_slice, squeezenet_layers
 from sparseforge.sw.suds import displace, optimal
+from sparseforge.sw.wire import width
 from sparseforge.tb.eureka import ArrayBench
 from sparseforge.tb.streams import Codec
 
@@ -48,6 +47,13 @@ def test_model_computes_w_x_on_a_real_layer(shared_data, compaction, dense):
     tiles = model.tiles(work.placed, work.slabs, dense, ids=work.ids)
     product = model.product(tiles, work.ids, work.grid, weights.shape[0])
     assert np.array_equal(product, work.weights @ work.activations)
+
+
+@pytest.mark.parametrize("rotation", range(4))
+def test_unrotate_puts_mac_row_m_on_output_row_m_plus_rotation(rotation):
+    acc = np.arange(8).reshape(1, 4, 2) + 100
+    tile = model.unrotate(acc, [rotation])[0]
+    assert [tile[(m + rotation) % 4].tolist() for m in range(4)] == acc[0].tolist()
 
 
 def test_model_rejects_a_displaced_value_on_mac_row_0():
@@ -97,6 +103,7 @@ def test_back_to_back_blocks_run_in_the_model_cycles(shared_data, compaction):
     bench = run(weights, activations, compaction, rates=FREE)
     out = bench.result()
     assert out.busy == out.span == bench.run.cycles
+    assert out.drained == out.span + EurekaArray(compaction).latency  # the pipeline's fill
     assert np.array_equal(out.product, bench.run.weights @ bench.run.activations)
 
 
@@ -118,10 +125,10 @@ def test_real_slice_under_random_stalls(shared_data, compaction, dense):
 def test_ports_follow_the_format():
     array = EurekaArray(4, 8)
     fmt = EurekaFormat(4, 8)
-    assert record_layout(fmt).size == fmt.record_width
-    assert len(array.filter.payload.as_value()) == fmt.record_width
+    assert beat_layout(fmt).size == fmt.slot_width + 4  # rotation, last, empty
+    assert len(array.filter.payload.as_value()) == beat_layout(fmt).size
     assert len(array.inputs.payload.as_value()) == 16 * 4 * 8
-    assert len(array.outputs.payload.as_value()) == 4 * 4 * 32
+    assert len(array.outputs.payload.as_value()) == 4 * 4 * 32 + 2  # MAC-row tile, rotation
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [({"compaction": 3}, "compaction"),
@@ -187,13 +194,21 @@ def test_soak_full_layer_on_verilator(tmp_path, shared_data, pick):
     assert rtl.busy == work.cycles
 
 
-def test_a_malformed_cycle_count_ends_after_4p_slots():
-    """P = 1: the 3-bit cycles field (above the 2-bit rotation) can say 7; a record holds 4."""
-    activations = np.arange(16).reshape(4, 4) - 8
-    work = plan(figure_7(), activations, 1)
-    codec = Codec(record_layout(EurekaFormat(1, 8)))
-    record = codec.unpack(work.records[0])
-    record["header"]["cycles"] = 7
-    bench = ArrayBench(EurekaArray(1), replace(work, records=[codec.pack(record)]), 0, FREE)
-    assert pysim(bench).span == 4  # slots 2 and 3 are the record's zero padding
-    assert np.array_equal(bench.received[0], figure_7() @ activations)
+def test_beats_are_one_per_cycle_and_one_per_empty_block():
+    """P = 1, Figure 7 and an empty block: its beats carry the slots the records hold, in
+    order, the last of each block marked, and nothing else."""
+    weights = np.zeros((4, 8), dtype=np.int64)
+    weights[:, :4] = figure_7()
+    work = plan(weights, np.ones((8, 4), dtype=np.int64), 1, send_empty=True)
+    fmt = EurekaFormat(1, 8)
+    codec = Codec(beat_layout(fmt))
+    beats = [codec.unpack(b) for b in fmt.beats(work.records)]
+    assert len(beats) == work.cycles + 1 == 3  # two slots, then the empty block
+    assert [(b["last"], b["empty"]) for b in beats] == [(0, 0), (1, 0), (1, 1)]
+    slot = Codec(slot_layout(fmt))
+    header = width(fmt.header)
+    assert [b["slot"] for b in beats[:2]] == [
+        slot.unpack(work.records[0] >> (header + t * fmt.slot_width)) for t in range(2)]
+    assert not any(lane["value"] for lane in beats[2]["slot"])
+    with pytest.raises(FormatError, match="claims 7 cycles"):
+        fmt.beats([7 << 2])  # a header claiming 7 cycles; a record holds 4

@@ -33,6 +33,7 @@ def test_runs_the_schedule_in_its_cycles_with_its_bubbles(shared_data, rows, col
     """No back-pressure: slot after slot, each as long as its longest row's work."""
     work, out = run(dlmc_layers(shared_data)[3], rows, cols, scheduled, FREE)
     assert out.span == work.cycles
+    assert out.drained == out.span + EurekaSystolic(rows, cols).latency
     assert rows * out.span - sum(out.busy) == work.bubbles
     assert out.busy == [row.cycles for row in work.rows]
 

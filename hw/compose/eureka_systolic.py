@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from ...params import Param, check_params
 from ...registry import block
-from ..eureka_array import COLS, EurekaArray, SlotBarrier
+from ...sw.wire import EurekaWire
+from ..eureka_array import COLS, LATENCY, EurekaArray, SlotBarrier
 from ..eureka_mac import COMPACTION, WIDTHS
 from ..interfaces import EUREKA_COLUMNS, EurekaRowSignature, SystolicSlotsSignature
 
@@ -45,14 +46,16 @@ class EurekaSystolic(wiring.Component):
     row[r].filter, row[r].inputs, row[r].outputs
         Systolic row r's :class:`~..interfaces.EurekaRowSignature` with
         4``cols`` input columns: its blocks' records and slabs in slot
-        order, one tile per block.
+        order (one beat per cycle), one tile (in MAC-row order, with its
+        rotation) per block.
     dense : In(1)
         Dense mode on every sub-array.
     busy : Out([rows] x 1)
         Element r: systolic row r's MACs compute on this cycle.
 
-    Latency and throughput: a row's tile is valid the cycle after its
-    block's last; slots follow each other without a gap.
+    Latency and throughput: a row's tile is valid :attr:`latency` cycles
+    after its block's last slot entered (the sub-array's pipeline); slots
+    follow each other without a gap.
     """
 
     PARAMS = (Param("rows", 2, 1, 4, "systolic rows of 4x4 sub-arrays"),
@@ -69,11 +72,18 @@ class EurekaSystolic(wiring.Component):
                                        "acc_width": acc_width})
         self.rows = v.pop("rows")
         self.array = v  # each systolic row's EurekaArray
+        self.fmt = EurekaWire(v["compaction"], v["weight_width"])  # the filter beats' fields
         row = EurekaRowSignature(v["compaction"], v["weight_width"], v["act_width"],
                                  v["acc_width"], EUREKA_COLUMNS * v["cols"])
         super().__init__({**SystolicSlotsSignature(self.rows).members,
                           "row": Out(row).array(self.rows),
                           "dense": In(1), "busy": Out(data.ArrayLayout(1, self.rows))})
+
+    @property
+    def latency(self):
+        """Cycles from a block's last slot entering to its tile on ``outputs``: the
+        sub-array's (:data:`~..eureka_array.LATENCY`)."""
+        return LATENCY
 
     def elaborate(self, platform):
         m = Module()
