@@ -12,8 +12,9 @@ Measured in the same run, from the RTL: on Verilator the ``eureka_array``
 runs a real layer slice with optimal SUDS and in dense mode, and the 8x8
 ``eureka_systolic`` runs it with systolic scheduling, W X checked against
 numpy; their cycles (and bubbles) are printed beside the model's. Area: Yosys
-cells of the Eureka MAC against the 2:4 (Ampere) MAC and of the 4x4
-sub-array, generic gates and ECP5 LUTs, beside Table 2's +6%.
+cells of the Eureka MAC against the 2:4 (Ampere) MAC at FP16 and int8,
+with the multiplier in a DSP block, in LUTs and as generic gates, and both
+MACs' Fmax, beside Table 2's +6% and the +11% delay; the 4x4 sub-array.
 """
 
 import itertools
@@ -132,25 +133,39 @@ def _rtl(root, seed):
     return out
 
 
-def _area():
-    """Yosys cells of the 2:4 MAC, the Eureka MAC and the 4x4 sub-array (P = 4)."""
-    from sparseforge.synth.flow import synthesize
+MACS = {"ampere_mac": {}, "eureka_mac": {"compaction": 4}}
+VIEWS = {"dsp": ("ecp5", False), "lut": ("ecp5", True), "generic": ("generic", False)}
+"""The MAC area views: ECP5 logic cells with the multiplier in a DSP block and with it in
+LUTs (``synth_ecp5 -nodsp``), and Yosys's generic gate cells (no device mapping)."""
 
-    designs = {"ampere_mac": ("ampere_mac", {}), "eureka_mac": ("eureka_mac", {"compaction": 4}),
-               "eureka_array": ("eureka_array", {"compaction": 4})}
+
+def _area():
+    """Per dtype (``int8``, the paper's ``fp16``): the 2:4 and the Eureka MAC (P = 4) in the
+    three :data:`VIEWS` with their ratio, and both MACs' Fmax (the DSP view, median of the
+    flow's seeds); the 4x4 sub-array (int8) in generic cells and ECP5 logic cells."""
+    from sparseforge.synth.flow import logic, synthesize
+
+    jobs = [(dtype, view, name) for dtype in ("int8", "fp16") for view in VIEWS for name in MACS]
     out = {}
-    for target in ("generic", "ecp5"):
-        for key, (name, params) in designs.items():
-            # Place and route (Fmax) for the MACs only: seconds each.
-            r = synthesize(name, params, target, with_fmax=key != "eureka_array")
-            out.setdefault(target, {})[key] = {"cells": r["cells_total"], "lut": r.get("lut"),
-                                               "ff": r.get("ff"),
-                                               "dsp": r["cells"].get("MULT18X18D", 0),
-                                               "fmax_mhz": r.get("fmax_mhz")}
-    for target, cells in out.items():
-        unit = "lut" if target == "ecp5" else "cells"
-        cells["ratio"] = cells["eureka_mac"][unit] / cells["ampere_mac"][unit]
-        cells["array_per_mac"] = cells["eureka_array"][unit] / 16
+    for dtype, view, name in tqdm(jobs, desc="MAC area", unit="run", file=sys.stderr):
+        target, nodsp = VIEWS[view]
+        r = synthesize(name, {**MACS[name], "dtype": dtype}, target, with_fmax=view == "dsp",
+                       nodsp=nodsp)
+        cells = out.setdefault(dtype, {}).setdefault(view, {})
+        cells[name] = logic(r) if target == "ecp5" else r["cells_total"]
+        if view == "dsp":
+            out[dtype].setdefault("fmax_mhz", {})[name] = r["fmax_mhz"]
+            out[dtype].setdefault("latency", {})[name] = r["latency"]
+    for dtype in out.values():
+        for view in VIEWS:
+            dtype[view]["ratio"] = dtype[view]["eureka_mac"] / dtype[view]["ampere_mac"]
+    array = {}
+    for view in ("dsp", "generic"):
+        target, _ = VIEWS[view]
+        r = synthesize("eureka_array", {"compaction": 4}, target, with_fmax=False)
+        array[view] = logic(r) if target == "ecp5" else r["cells_total"]
+        array[f"{view}_per_mac"] = array[view] / 16
+    out["array"] = array
     return out
 
 
@@ -179,11 +194,13 @@ def _claims(groups, rtl, area):
     ours["systolic_16"] = each(
         lambda s: f"{s['p4_16x16_systolic']['eureka'] / s['p4_systolic']['eureka']:.0%}")
     if area:
-        ours["area"] = (f"+{area['generic']['ratio'] - 1:.0%} generic gates, "
-                        f"+{area['ecp5']['ratio'] - 1:.0%} ECP5 LUTs (int8)")
-        ampere, eureka = (area["ecp5"][k]["fmax_mhz"] for k in ("ampere_mac", "eureka_mac"))
-        ours["delay"] = (f"{1e3 / ampere:.1f} ns -> {1e3 / eureka:.1f} ns "
-                         f"(+{ampere / eureka - 1:.0%}), ECP5 in a harness, unpipelined")
+        ours["area"] = "; ".join(
+            f"{dtype}: " + ", ".join(f"{area[dtype][view]['ratio'] - 1:+.0%} {view}"
+                                     for view in VIEWS) for dtype in ("fp16", "int8"))
+        ours["delay"] = "; ".join(
+            f"{dtype}: {1e3 / f['ampere_mac']:.2f} ns -> {1e3 / f['eureka_mac']:.2f} ns "
+            f"({f['ampere_mac'] / f['eureka_mac'] - 1:+.0%})"
+            for dtype, f in ((d, area[d]["fmax_mhz"]) for d in ("fp16", "int8")))
     return ours
 
 
@@ -195,14 +212,21 @@ def _notes(groups, area):
              "of dense); these unstructured layers would need re-pruning to run on it.",
              "The paper's means include BERT, MobileNet, Inception and others; ours are "
              "ResNet-50 (DLMC patterns, seeded values) and SqueezeNet only."]
-    if area and area["ecp5"]["ratio"] > 1.5:
-        notes.append("ECP5 LUT ratio far above +6%: the int8 multiplier maps to a DSP block "
-                     "(not counted in LUTs) while the 16:1 x 8-bit operand mux and the second "
-                     "32-bit adder are all LUTs; the paper's 1230 um^2 FP16 MAC dwarfs its "
-                     "32 um^2 mux. Generic gate counts include the multiplier and come closer.")
-    if area and area["generic"]["ratio"] > 1.06:
-        notes.append("Generic gate ratio above +6%: an 8x8 integer multiplier is far smaller "
-                     "than an FP16 MAC, so the 4P:1 mux and the three-input adder weigh more.")
+    if area:
+        notes.append("Area views: dsp = ECP5 logic cells (LUT4 positions, carry cells "
+                     "included) with the multiplier in a MULT18X18D (not counted); lut = the "
+                     "same with synth_ecp5 -nodsp; generic = Yosys's generic gate cells. "
+                     "Delay: 1/Fmax on the ECP5 in the synthesis harness, both MACs at "
+                     f"pipeline {area['int8']['latency']['eureka_mac'] - 1} (latency "
+                     f"{area['int8']['latency']['eureka_mac']} cycles), median of seeds.")
+        notes.append("The int8 Eureka MAC's overhead is far above +6%: an 8x8 multiplier is "
+                     "small beside a 16:1 x 8-bit operand mux and a second (pre-)adder, "
+                     "whereas the paper's 1230 um^2 FP16 MAC dwarfs its 32 um^2 mux.")
+        notes.append("fp16: the three-input addition is a pre-adder of the two products and "
+                     "the accumulator's adder, each a full FP32 adder rounding to nearest "
+                     "even (bit-exact to numpy's float32 in that order); the paper's FP "
+                     "carry-save adder aligns three mantissas and normalizes and rounds once "
+                     "(43 um^2), far smaller than a second FP32 adder, with other rounding.")
     squeeze = [x for x in groups if x["name"].startswith("SqueezeNet")]
     if squeeze and squeeze[0]["density"] > 0.5:
         notes.append(f"SqueezeNet Deep Compression is {squeeze[0]['density']:.0%} dense "
@@ -237,15 +261,18 @@ def _human(result):
                    f"{2 * sy['span'] - sum(sy['busy'])} (schedule {sy['model_bubbles']})")
     area = result.get("area")
     if area:
-        click.echo("\narea (Yosys; Fmax: nextpnr, MACs in the serial-I/O harness)")
-        for target, a in area.items():
-            unit = "lut" if target == "ecp5" else "cells"
-            dsp = (f", {a['ampere_mac']['dsp']} DSP each, {a['ampere_mac']['fmax_mhz']:.0f} vs "
-                   f"{a['eureka_mac']['fmax_mhz']:.0f} MHz" if target == "ecp5" else "")
-            click.echo(f"  {target:8} 2:4 MAC {a['ampere_mac'][unit]:5} {unit}, Eureka MAC "
-                       f"{a['eureka_mac'][unit]:5} ({a['ratio']:.2f}x{dsp}); 4x4 sub-array "
-                       f"{a['eureka_array'][unit]} ({a['array_per_mac']:.0f} per MAC, with "
-                       f"control and un-rotation)")
+        click.echo("\nMAC area (P = 4; Yosys; Fmax: nextpnr on the ECP5, in the harness)")
+        for dtype in ("fp16", "int8"):
+            a = area[dtype]
+            views = "  ".join(f"{view} {a[view]['ampere_mac']:5} vs {a[view]['eureka_mac']:5} "
+                              f"({a[view]['ratio']:.2f}x)" for view in VIEWS)
+            fmax = a["fmax_mhz"]
+            click.echo(f"  {dtype}  2:4 vs Eureka: {views}  Fmax "
+                       f"{fmax['ampere_mac']:.0f} vs {fmax['eureka_mac']:.0f} MHz")
+        arr = area["array"]
+        click.echo(f"  4x4 sub-array (int8): {arr['dsp']} ECP5 logic cells "
+                   f"({arr['dsp_per_mac']:.0f} per MAC), {arr['generic']} generic cells "
+                   f"({arr['generic_per_mac']:.0f} per MAC), with its sequencer and slot register")
     click.echo()
     echo_claims([(key, text, *PAPER[key]) for key, text in result["ours"].items()],
                 result["notes"], (12, 70), ("claim", "ours (measured in this run)", "paper"))
