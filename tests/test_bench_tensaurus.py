@@ -6,8 +6,8 @@ import json
 from sparseforge.cli import main
 
 
-def test_bench_tensaurus_quick(shared_data, capsys):
-    main(["bench", "tensaurus", "--quick", "--json"])
+def test_bench_tensaurus_quick(shared_data, capsys, tmp_path):
+    main(["bench", "tensaurus", "--quick", "--json", "--plot", str(tmp_path / "roof.png")])
     out, err = capsys.readouterr()
     assert out.count("\n") == 1 and "error" not in err
     rows = json.loads(out)["workloads"]
@@ -18,3 +18,5 @@ def test_bench_tensaurus_quick(shared_data, capsys):
         assert counted <= r["cycles"] <= counted + 10
         assert 0 < r["utilization"] <= 1 and 0 < r["of_attainable"] <= 1
         assert r["ops_per_cycle"] <= r["attainable_ops_per_cycle"] <= r["peak_ops_per_cycle"]
+        assert 0 < r["csr_fraction"] < r["ciss_fraction"] <= 1      # Fig. 3e's point
+    assert (tmp_path / "roof.png").read_bytes()[:4] == b"\x89PNG"

@@ -12,8 +12,13 @@ MACs' utilization while computing, the operational intensity, the throughput in 
 cycle over the whole run and the roofline's attainable figure there: ``min(peak,
 intensity x bandwidth)``, the bandwidth being what the two memory ports move a cycle at
 most (the TLU's one CISS entry and the MLU's one matrix chunk), the intensity the run's
-ops over every byte it moved (the stream, each tile's matrix rows, the output).
+ops over every byte it moved (the stream, each tile's matrix rows, the output). Beside
+them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS or
+per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator against
+Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
 """
+
+import time
 
 import click
 import numpy as np
@@ -22,10 +27,13 @@ from tqdm import tqdm
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
+from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan, roofline
 
 ROWS, COLS, VLEN, RANK, R1 = 2, 2, 2, 8, 4
+LARGEST = (4, 4)
+"""The array Verilator and Amaranth's simulator both run, for their speed."""
 WORKLOADS = (("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
              ("spmttkrp", "tensors/movielens-100k_user-item-day.tns"),
              ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns"),
@@ -95,7 +103,12 @@ def measure(quick, seed):
         bandwidth = (wire.entry_width + VLEN * wire.dw) / 8
         attainable = min(figures["peak_ops_per_cycle"],
                          figures["intensity_ops_per_byte"] * bandwidth)
+        stream = job.tiles[0].ciss              # Fig. 3e: the words carrying data
+        useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
+                   "csr_fraction": csr_bandwidth(stream).fraction}
+                  if len(job.tiles) == 1 else {})
         rows.append({"kernel": kernel, "input": name, "nnz": job.nnz, "tiles": len(job.tiles),
+                     **useful,
                      "spm_rows": job.spm_rows, "banks": component.banks,
                      "cycles": result.cycles, "load_cycles": result.load_cycles,
                      "compute_cycles": result.compute_cycles,
@@ -104,7 +117,60 @@ def measure(quick, seed):
                      "attainable_ops_per_cycle": attainable,
                      "of_attainable": figures["ops_per_cycle"] / attainable, **figures})
     return {"array": f"{ROWS}x{COLS} PEs x {VLEN} lanes", "rank": RANK, "r1": R1,
-            "workloads": rows}
+            "workloads": rows, "simulators": None if quick else simulators(seed)}
+
+
+def simulators(seed):
+    """Verilator against Amaranth's simulator on the largest array here (``LARGEST`` PEs):
+    the same run (DMTTKRP of a dense 24x20x16 tensor) in each, cycles per second of
+    Verilator's run proper (its build and start-up apart) and of Amaranth's whole run."""
+    from sparseforge.hw.compose.tensaurus import Tensaurus
+    from sparseforge.sim.runners import pysim
+    from sparseforge.tb import native
+    from sparseforge.tb.tensaurus import TensaurusBench, params_for
+
+    rng = np.random.default_rng(seed)
+    dense, shape = _operand(None, "dmttkrp", "dense 24x20x16", rng)
+    mats = [rng.integers(-9, 10, (n, RANK)) for n in shape[1:]]
+    job = plan("dmttkrp", dense, mats, *LARGEST, VLEN)
+    component = Tensaurus(**params_for(job))
+    full = dict.fromkeys(("start", "tensor", "matrix", "out"), 1.0)
+    done = native.run(TensaurusBench(component, job, seed, full))
+    start = time.perf_counter()
+    result = pysim(TensaurusBench(component, job, seed, full))
+    amaranth = time.perf_counter() - start
+    if result.cycles != done.cycles or not np.array_equal(result.output, job.golden):
+        raise SparseforgeError("bench tensaurus: the simulators disagree")
+    return {"pes": f"{LARGEST[0]}x{LARGEST[1]}", "cycles": done.cycles,
+            "verilator_cycles_per_second": done.cycles / done.run.run_seconds,
+            "verilator_start_seconds": done.run.start_seconds,
+            "amaranth_cycles_per_second": done.cycles / amaranth,
+            "ratio": amaranth / done.run.run_seconds}
+
+
+def plot(result, path):
+    """The runs under the roofline (Fig. 7): ops a cycle against intensity, the roof of
+    each run's bandwidth and the peak."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["workloads"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    peak = rows[0]["peak_ops_per_cycle"]
+    bandwidth = max(r["bandwidth_bytes_per_cycle"] for r in rows)
+    x = np.geomspace(0.1, 100, 200)
+    ax.plot(x, np.minimum(peak, x * bandwidth), "k-", label="roof (both memory ports)")
+    for r in rows:
+        ax.scatter(r["intensity_ops_per_byte"], r["ops_per_cycle"], s=18)
+        ax.annotate(f"{r['kernel']} {r['input'].split('/')[-1][:14]}",
+                    (r["intensity_ops_per_byte"], r["ops_per_cycle"]), fontsize=6)
+    ax.set(xscale="log", yscale="log", xlabel="ops per byte moved",
+           ylabel="ops per cycle (whole run)", title=f"Tensaurus RTL, {result['array']}")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
 
 
 def _human(result):
@@ -120,6 +186,18 @@ def _human(result):
                    f"{r['intensity_ops_per_byte']:>6.2f} {r['ops_per_cycle']:>6.2f} "
                    f"{r['attainable_ops_per_cycle']:>6.2f} {r['of_attainable']:>7.0%}  "
                    f"{'equal' if r['equal_to_golden'] else 'DIFFERS'}")
+    click.echo()
+    for r in result["workloads"]:
+        if "ciss_fraction" in r:
+            click.echo(f"  Fig. 3e at {ROWS} PEs, {r['input']}: {r['ciss_fraction']:.0%} of "
+                       f"the memory words carry data as CISS, {r['csr_fraction']:.0%} as "
+                       "per-PE CSR slices")
+    sims = result.get("simulators")
+    if sims:
+        click.echo(f"  simulators, {sims['pes']} PEs, the same {sims['cycles']:,}-cycle run: "
+                   f"Verilator {sims['verilator_cycles_per_second']:,.0f} cycles/s (after "
+                   f"{sims['verilator_start_seconds']:.1f} s starting), Amaranth "
+                   f"{sims['amaranth_cycles_per_second']:,.0f} cycles/s: {sims['ratio']:,.0f}x")
     click.echo()
     rows = result["workloads"]
     ours = {
@@ -147,9 +225,14 @@ def _human(result):
 
 
 @click.command("tensaurus")
-@click.option("--quick", is_flag=True, help="Two small workloads (for tests).")
+@click.option("--quick", is_flag=True, help="Three small workloads (for tests).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Also draw the runs under the roofline (PNG).")
 @seed_option(1, "Seed of the values, the factors and the memories' order.")
 @json_option
-def command(quick, seed, as_json):
+def command(quick, plot_path, seed, as_json):
     """The Tensaurus RTL on real tensors and matrices: cycles, utilization, roofline."""
-    emit(measure(quick, seed), as_json, _human)
+    result = measure(quick, seed)
+    if plot_path:
+        plot(result, plot_path)
+    emit(result, as_json, _human)
