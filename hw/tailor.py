@@ -57,32 +57,32 @@ class Tailor(wiring.Component):
 
     Addressing: the element at stream position ``p`` (position 0 is the
     first bumped index of the first pass) lives at offset ``first + p mod F``,
-    ``first`` being B less any shrink since the split. Rather than the
-    paper's single FIFO offset, which only holds while the FIFO region holds
-    consecutive indices, a read finds its element from the newest one: its
-    distance ``d = (newest_index - index) mod (L - B)`` behind it is present
-    when ``d`` is less than the count held and the copy is not behind the
+    ``first`` being B less any shrink since the split. A read finds its
+    element by compares of its index with registers: the FIFO region holds the
+    indices from ``oldest_index`` to ``newest_index``, wrapping from the
+    tile's last index back to ``first`` (correct for any L), so a held
+    element is less than F behind the newest, and the low ``log2 F`` bits of
+    that distance give its slot and whether the copy is not behind the
     frontier (a copy the child already passed belongs to an earlier pass).
-    That stays correct where the stream wraps from index L - 1 back to B, for
-    any L.
 
     Storage is one ``Memory`` with one write port (update, then fill or
     owfill) and one read port, as in the Buffet; the FIFO region adds index
     arithmetic and a handful of registers (see the synthesis report).
 
     Timing (ECP5-25k, nextpnr default speed grade, median of three seeds,
-    D=1024, 32 bits, F=64, L=4096): 55.4 MHz, 1529 logic cells, 205 FFs, 2
-    DP16KD (the Buffet at that size: 143.8 MHz, 296 cells). The read
-    latency is not what limits it: the critical path (18 ns, 19 logic levels,
-    63% routing) runs from a read's index through :class:`RegionLocator`'s
-    distance arithmetic (``newest_index - index``, modulo the bumped length,
-    against ``held`` and the frontier's reach) to ``present``, the read's
-    acceptance and the block RAM's read enable; at read latency 1 it ended at
-    ``frontier``, after the occupancy -> full -> owfill.ready -> shrink.ready
-    -> freed -> renumbered positions chain. The frontier and the distance
-    arithmetic of :class:`RegionLocator` are much of the logic. Reaching 120
-    MHz needs the lookup pipelined and the frontier updated from registered
-    state, with narrower positions.
+    D=1024, 32 bits, F=64, L=4096): 60.0 MHz (56.0, 60.0, 60.7), 1753 logic
+    cells, 221 FFs, 2 DP16KD (the Buffet at that size: 143.8 MHz, 296
+    cells); before the lookup worked from registers, 55.4 MHz and 1529
+    cells. The read index no longer starts the critical path; it now runs
+    (16.7 ns, 30 logic levels, 62% routing) from ``newest`` through
+    ``newest - frontier`` (whether a held copy is behind the frontier) to
+    ``present``, the read's acceptance and the frontier's next value. Short
+    of 120 MHz and of twice the Buffet's logic: the frontier, a stream
+    position, still needs a 16-bit difference with ``newest`` before every
+    lookup and three candidate next values (each compared with it and, in a
+    buffet, renumbered by a shrink) after it. Keeping ``newest - frontier``
+    itself as the register (it moves by ``behind - 1`` on a hit, by at most
+    one per owfill) would take that difference off the lookup.
     """
 
     PARAMS = (
@@ -143,7 +143,8 @@ class Tailor(wiring.Component):
             do_owfill.eq(self.owfill.valid & self.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
             wr.addr.eq(Mux(do_owfill, control.owfill_addr,
-                           r.head + Mux(do_update, self.update.payload.index, r.occupancy))),
+                           Mux(do_update, r.head + self.update.payload.index,
+                               r.head + r.occupancy))),
             wr.data.eq(Mux(do_update, self.update.payload.data,
                            Mux(do_owfill, self.owfill.payload.data, self.fill.payload))),
         ]
@@ -169,7 +170,10 @@ class Tailor(wiring.Component):
         # -- reads: never from the slot an owfill overwrites this cycle ---------
         wiring.connect(m, wiring.flipped(self.read), reads.read)
         wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
-        hazard = do_owfill & (loc.addr == control.owfill_addr)
+        # Only an element already held can be hit: in the FIFO region, the slot the
+        # owfill takes; else the first bumped index, which the split's owfill overwrites.
+        hazard = do_owfill & Mux(r.split, loc.bumped & (loc.slot == control.owfill_slot),
+                                 r.full & (self.read.payload == g.base))
         m.d.comb += [reads.present.eq(loc.present & ~hazard), reads.addr.eq(loc.addr)]
         if self.latency == 2:
             # An update writes the buffet region only, where equal indices are one element.
@@ -181,7 +185,8 @@ class Tailor(wiring.Component):
             frontier.index.eq(self.read.payload),
             frontier.request.eq(self.read.valid),
             frontier.read.eq(reads.accepted),
-            frontier.freed.eq(freed),
+            frontier.shrink.eq(do_shrink),
+            frontier.count.eq(count),
             frontier.rejoin.eq(control.rejoin),
             frontier.restart.eq(control.restart),
             self.fifo_credits.eq(frontier.fifo_credits),

@@ -1,8 +1,8 @@
 """The Tailor's units: the split/backfill state machine, the region locator, the frontier.
 
 :class:`~sparseforge.hw.tailor.Tailor` composes them around one memory.
-:class:`SplitControl` holds the buffer's state (and derives ``fifo_base`` and
-``tile_end`` from it); :class:`RegionLocator` says where a read's element is;
+:class:`SplitControl` holds the buffer's state, every part of it a register;
+:class:`RegionLocator` says where a read's element is;
 :class:`FrontierUnit` tracks how far the reader has passed in the bumped
 stream and grants the parent ``fifo_credits``. Stream positions are signed
 and compared modulo ``2**len(position)``; the Tailor's docstring states the
@@ -35,12 +35,14 @@ class Geometry:
             "head": range(depth),
             "occupancy": range(depth + 1),   # D while split
             "first": range(depth),           # while split: the first bumped index
-            "fifo_base": range(depth),       # head + first: where FIFO slot 0 is (mod D)
+            "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
             "newest": self.position,         # stream position of the newest owfill
             "newest_index": self.index_width,
+            "oldest_index": self.index_width,  # the index of the oldest element held
+            "offset": self.position,         # newest - newest_index: a pass's position of index 0
             "held": range(fifo + 1),         # elements in the FIFO region
             "known": 1,                      # the tile's end is known
-            "tile_end": range(tile + 1),     # first + bumped, once known
+            "last_index": self.index_width,  # first + bumped - 1, once known
             "bumped": range(tile + 1),       # L - B, once known (a shrink leaves it)
         }.items()})
         self.location = wiring.Signature({name: Out(shape) for name, shape in {
@@ -48,6 +50,7 @@ class Geometry:
             "bumped": 1,                     # its index is past the buffet region
             "in_tile": 1,                    # the index is below the tile's end (if known)
             "addr": range(depth),            # its memory address, if present
+            "slot": self.slot_bits,          # its FIFO slot, if present there
             "position": self.position,       # its stream position, if present in the FIFO
             "upcoming": self.position,       # the stream position its next copy will have
         }.items()})
@@ -74,6 +77,7 @@ class SplitControl(wiring.Component):
             "region": Out(g.region),
             "rejoin": Out(1),
             "owfill_addr": Out(range(g.depth)),
+            "owfill_slot": Out(g.slot_bits),    # while split: its FIFO slot
             "restart": Out(1),
         })
 
@@ -89,28 +93,31 @@ class SplitControl(wiring.Component):
         first = Signal(range(D))
         newest = Signal(g.position)
         newest_index = Signal(g.index_width)
+        oldest_index = Signal(g.index_width)
+        offset = Signal(g.position)
         held = Signal(range(F + 1))
         known = Signal()
         bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
-        tile_end = Signal(range(g.tile + 1))
+        last_index = Signal(g.index_width)
+        fifo_base = Signal(range(D))
         full = occupancy == D
 
         # The next owfill: where it goes in the stream and in the buffer.
-        successor = Signal(range(g.tile + 1))
-        wraps = known & (successor == tile_end)
+        successor = Signal(g.index_width)
+        wraps = known & (newest_index == last_index)
+        oldest_next = Signal(g.index_width)     # the oldest index's successor, wrapped like it
         appends = ~split & ~full
         next_pos = Signal(g.position)
         next_index = Signal(g.index_width)
         next_slot = Signal(g.slot_bits)
-        fifo_base = Signal(range(D))
         m.d.comb += [
             successor.eq(newest_index + 1),
+            oldest_next.eq(Mux(known & (oldest_index == last_index), first, oldest_index + 1)),
             self.rejoin.eq(split & (first != B) & wraps),
             next_pos.eq(Mux(split, newest + 1, F)),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
             next_slot.eq(Mux(self.rejoin, 0, next_pos[:g.slot_bits])),
-            fifo_base.eq(head + first),
-            tile_end.eq(first + bumped),
+            self.owfill_slot.eq(next_slot),
             self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
                                     head + Mux(full, B, occupancy))),
         ]
@@ -144,8 +151,16 @@ class SplitControl(wiring.Component):
             newest.eq(Mux(streams, next_pos, newest)),
             newest_index.eq(Mux(streams, next_index,
                                 Mux(trims, newest_index - freed, newest_index))),
+            oldest_index.eq(Mux(streams, Mux(~split, next_index,
+                                             Mux(held == F, oldest_next, oldest_index)),
+                                Mux(trims, oldest_index - freed, oldest_index))),
+            offset.eq(Mux(streams, Mux(~split, F - D, Mux(wraps, offset + bumped, offset)),
+                          Mux(trims, offset + freed, offset))),
             held.eq(Mux(streams, Mux(split, Mux(held != F, held + 1, F), 1),
                         Mux(releases | ends, 0, held))),
+            fifo_base.eq(Mux(streams & ~split, head + B, fifo_base)),   # a trim keeps it
+            last_index.eq(Mux(streams & last, next_index,
+                              Mux(trims, last_index - freed, last_index))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
             bumped.eq(Mux(streams & last, next_index + 1 - Mux(split, first, B), bumped)),
         ]
@@ -154,8 +169,9 @@ class SplitControl(wiring.Component):
         m.d.comb += [
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
-            r.newest.eq(newest), r.newest_index.eq(newest_index), r.held.eq(held),
-            r.known.eq(known), r.tile_end.eq(tile_end), r.bumped.eq(bumped),
+            r.newest.eq(newest), r.newest_index.eq(newest_index),
+            r.oldest_index.eq(oldest_index), r.offset.eq(offset), r.held.eq(held),
+            r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
         ]
         return m
 
@@ -164,10 +180,12 @@ class RegionLocator(wiring.Component):
     """Where the element a read asks for is: its presence, address and stream position.
 
     Combinational. A buffet-region index (below ``first`` while split) is at
-    ``head + index``. A bumped one is found from the newest owfill: its
-    distance behind it, modulo the bumped part's length once known, must be
-    less than the count held and not reach behind ``frontier`` (a copy the
-    reader already passed belongs to an earlier pass).
+    ``head + index``. A bumped one is held when it lies in the FIFO region's
+    window of indices, from ``oldest_index`` to ``newest_index`` (wrapping
+    from the tile's end to ``first``): compares with registers, no arithmetic
+    on the index. Its distance ``behind`` the newest is then below F, so the
+    low ``log2 F`` bits give it, its slot, and whether the copy is not behind
+    ``frontier`` (a copy the reader already passed belongs to an earlier pass).
     """
 
     def __init__(self, geometry):
@@ -182,28 +200,38 @@ class RegionLocator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         g = self.geometry
+        s = g.slot_bits
         r, index, loc = self.region, self.index, self.location
 
         boundary = Signal(range(g.depth))   # indices below it are the buffet region's
-        dist_raw = Signal(signed(g.index_width + 1))
-        behind = Signal(signed(g.index_width + 2))   # distance behind the newest
-        reach = Signal(g.position)                   # newest - frontier: copies not yet passed
-        hit = Signal()
-        hit_slot = Signal(g.slot_bits)
+        ahead = Signal()                    # past the newest index: held only from before a wrap
+        wrapped = Signal()                  # the window wraps from the tile's end to ``first``
+        held = Signal()                     # in the window
+        behind = Signal(s)                  # distance behind the newest, if held
+        behind_here, behind_wrap = Signal(s), Signal(s)     # if not ahead, if ahead
+        reach = Signal(g.position)          # newest - frontier: copies not yet passed
+        reached = Signal()
         m.d.comb += [
             boundary.eq(Mux(r.split, r.first, g.base)),
-            dist_raw.eq(r.newest_index - index),
-            behind.eq(Mux((dist_raw < 0) & r.known, dist_raw + r.bumped, dist_raw)),
+            ahead.eq(index > r.newest_index),
+            wrapped.eq(r.oldest_index > r.newest_index),
+            loc.in_tile.eq(~r.known | (index <= r.last_index)),
+            held.eq(loc.in_tile & Mux(wrapped, (index >= r.oldest_index) | ~ahead,
+                                      (index >= r.oldest_index) & ~ahead)),
+            # Both forms at once, the slower ``ahead`` picks: no carry chain after it.
+            behind_here.eq(r.newest_index[:s] - index[:s]),
+            behind_wrap.eq(r.newest_index[:s] + r.bumped[:s] - index[:s]),
+            behind.eq(Mux(ahead, behind_wrap, behind_here)),
             reach.eq(r.newest - self.frontier),
-            loc.in_tile.eq(~r.known | (index < r.tile_end)),
-            hit.eq((behind >= 0) & (behind < r.held) & (behind <= reach) & loc.in_tile),
-            hit_slot.eq(r.newest[:g.slot_bits] - behind[:g.slot_bits]),
+            reached.eq((reach >= 0) & ((reach[s:] != 0) | Mux(ahead, behind_wrap <= reach[:s],
+                                                              behind_here <= reach[:s]))),
+            loc.slot.eq(r.newest[:s] - behind),
             loc.bumped.eq(index >= boundary),
-            loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + hit_slot, r.head + index)),
-            loc.present.eq(Mux(r.split, ~loc.bumped | hit, index < r.occupancy)),
+            loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + loc.slot, r.head + index)),
+            loc.present.eq(Mux(r.split, ~loc.bumped | (held & reached), index < r.occupancy)),
             loc.position.eq(r.newest - behind),
-            loc.upcoming.eq(Mux(dist_raw < 0, r.newest - dist_raw,
-                                Mux(r.known, r.newest + r.bumped - dist_raw, r.newest + 1))),
+            loc.upcoming.eq(Mux(ahead, r.offset + index,
+                                Mux(r.known, r.offset + r.bumped + index, r.newest + 1))),
         ]
         return m
 
@@ -228,7 +256,8 @@ class FrontierUnit(wiring.Component):
             "index": In(g.index_width),
             "request": In(1),                   # a read is presented
             "read": In(1),                      # a read is accepted
-            "freed": In(range(g.depth + 1)),
+            "shrink": In(1),                    # a shrink is accepted
+            "count": In(range(g.depth + 1)),    # the shrink's count (given before it is accepted)
             "rejoin": In(1),
             "restart": In(1),
             "frontier": Out(g.position),
@@ -243,33 +272,36 @@ class FrontierUnit(wiring.Component):
         position = g.position
 
         # Where a read moves the frontier, accepted or stalled. A hit is never
-        # behind the frontier, so reading it always advances the frontier.
+        # behind the frontier, so reading it always advances the frontier. While
+        # split positions stay; in a buffet a shrink renumbers them.
         first_pass = Signal(signed(g.index_width + 1))  # index - B: its first-pass position
-        read_ahead, after_read = Signal(position), Signal(position)
-        stall_pos, stall_ahead, after_stall = Signal(position), Signal(position), Signal(position)
-        stalled = self.request & loc.bumped & ~loc.present & (loc.in_tile | ~r.split)
+        upcoming, upcoming_ahead = Signal(position), Signal(position)
+        stalled = self.request & loc.bumped & ~loc.present
         m.d.comb += [
             first_pass.eq(self.index - g.base),
-            read_ahead.eq(first_pass + 1 - frontier),
-            after_read.eq(Mux(r.split, loc.position + 1,
-                              Mux(read_ahead > 0, first_pass + 1, frontier))),
-            stall_pos.eq(Mux(r.split, loc.upcoming, first_pass)),
-            stall_ahead.eq(stall_pos - frontier),
-            after_stall.eq(Mux(stall_ahead > 0, stall_pos, frontier)),
+            upcoming_ahead.eq(loc.upcoming - frontier),
+            upcoming.eq(Mux(upcoming_ahead > 0, loc.upcoming, frontier)),
         ]
 
-        def renumbered(value, name):
-            """``value`` after this cycle's shrink: a buffet's renumbers positions (not
-            below 0), a shrink while split does not."""
+        def buffet(passed, name):
+            """The frontier once a buffet's read passes ``passed``, after this cycle's
+            shrink, which renumbers positions (not below 0)."""
+            ahead = Signal(position, name=f"ahead_{name}")
+            after = Signal(position, name=f"after_{name}")
             kept = Signal(position, name=f"kept_{name}")
-            m.d.comb += kept.eq(value - self.freed)
-            return Mux(r.split, value, Mux(kept < 0, 0, kept))
+            m.d.comb += [ahead.eq(passed - frontier),
+                         after.eq(Mux(ahead > 0, passed, frontier)),
+                         kept.eq(after - self.count)]
+            return Mux(self.shrink, Mux(kept < 0, 0, kept), after)
 
-        # Each outcome is renumbered before ``read``, which arrives late (it waits
-        # for the lookup), picks one: the subtraction stays off that path.
+        # Each outcome is computed before ``read``, ``request`` and ``shrink``, which
+        # arrive late (they wait for the lookup and handshakes), pick one.
         m.d.sync += frontier.eq(Mux(self.restart, 0, Mux(
-            self.read & loc.bumped, renumbered(after_read, "read"),
-            Mux(stalled, renumbered(after_stall, "stall"), renumbered(frontier, "idle")))))
+            r.split,
+            Mux(self.read & loc.bumped, loc.position + 1,
+                Mux(stalled & loc.in_tile, upcoming, frontier)),
+            Mux(self.read & loc.bumped, buffet(first_pass + 1, "read"),
+                Mux(stalled, buffet(first_pass, "stall"), buffet(frontier, "idle"))))))
 
         spare = Signal(position)
         room = Signal(range(g.depth + 1))

@@ -80,8 +80,10 @@ def region(model, head, geometry):
             "fifo_base": (head + first) % DEPTH,
             "newest": model.newest if split else 0,
             "newest_index": model.index_at(model.newest) if split else 0,
+            "oldest_index": model.index_at(min(model.region)) if split and model.region else 0,
+            "offset": model.newest - model.index_at(model.newest) if split else 0,
             "held": len(model.region), "known": known,
-            "tile_end": first + model.bumped if known else 0,
+            "last_index": first + model.bumped - 1 if known else 0,
             "bumped": model.bumped if known else 0}
 
 
@@ -115,7 +117,7 @@ def test_split_control_holds_the_models_state(trace):
     g = Geometry(DEPTH, FIFO, TILE)
     dut = SplitControl(g)
     fields = ("split", "backfill", "full", "occupancy", "held")
-    split_fields = ("first", "newest_index", "known")
+    split_fields = ("first", "fifo_base", "newest_index", "oldest_index", "offset", "known")
 
     async def testbench(ctx):
         for n, ((model, ops), head) in enumerate(zip(trace, heads(trace), strict=True)):
@@ -189,6 +191,7 @@ def drive(ctx, dut, model, ops, head, g):
     ctx.set(dut.index, index or 0)
     ctx.set(dut.request, index is not None)
     ctx.set(dut.read, ops["read"] is not None)
-    ctx.set(dut.freed, freed)
+    ctx.set(dut.shrink, ops["shrink"] is not None)
+    ctx.set(dut.count, freed)
     ctx.set(dut.rejoin, rejoin)
     ctx.set(dut.restart, (ops["owfill"] is not None and rejoin) or ends)
