@@ -18,6 +18,17 @@ from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.layers import squeezenet_layers
 
 
+def apply(ctx, mac, values):
+    """Set ``mac``'s input ports to ``values`` (port name -> value; ``operands`` a list)."""
+    for name, value in values.items():
+        port = getattr(mac, name)
+        if name == "operands":
+            for i, v in enumerate(value):
+                ctx.set(port[i], v)
+        else:
+            ctx.set(port, value)
+
+
 def drive(mac, cycles, late=None):
     """Drive ``mac`` with one dict of port values per cycle, then idle (``enable`` 0) for
     ``mac.pipeline`` cycles; return (product, acc) seen on every cycle, acc after its edge.
@@ -33,13 +44,7 @@ def drive(mac, cycles, late=None):
 
     async def bench(ctx):
         for values in cycles:
-            for name, value in values.items():
-                port = getattr(mac, name)
-                if name == "operands":
-                    for i, v in enumerate(value):
-                        ctx.set(port[i], v)
-                else:
-                    ctx.set(port, value)
+            apply(ctx, mac, values)
             product = ctx.get(mac.product)
             await ctx.tick()
             seen.append((product, ctx.get(mac.acc)))
@@ -131,13 +136,7 @@ def run_pair(pair, cycles):
     async def bench(ctx):
         for values in cycles:
             for mac, ports in zip((pair.upper, pair.lower), values, strict=True):
-                for name, value in ports.items():
-                    port = getattr(mac, name)
-                    if name == "operands":
-                        for i, v in enumerate(value):
-                            ctx.set(port[i], v)
-                    else:
-                        ctx.set(port, value)
+                apply(ctx, mac, ports)
             ctx.set(pair.upper.below_displaced, values[1].get("displaced", 0))
             await ctx.tick()
             seen.append((ctx.get(pair.upper.acc), ctx.get(pair.lower.acc)))
