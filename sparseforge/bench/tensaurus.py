@@ -187,8 +187,10 @@ def _human(result):
                    f"{r['attainable_ops_per_cycle']:>6.2f} {r['of_attainable']:>7.0%}  "
                    f"{'equal' if r['equal_to_golden'] else 'DIFFERS'}")
     click.echo()
+    shown = set()
     for r in result["workloads"]:
-        if "ciss_fraction" in r:
+        if "ciss_fraction" in r and r["input"] not in shown:
+            shown.add(r["input"])
             click.echo(f"  Fig. 3e at {ROWS} PEs, {r['input']}: {r['ciss_fraction']:.0%} of "
                        f"the memory words carry data as CISS, {r['csr_fraction']:.0%} as "
                        "per-PE CSR slices")
