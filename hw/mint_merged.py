@@ -61,6 +61,11 @@ class MintMerged(wiring.Component):
     Latency and throughput: a Dense-to-X mode's are :class:`~.convert_dense.DenseToCoo`'s;
     ZVC to Dense takes zero detection's 2 cycles more than
     :class:`~.convert_dense.ZvcToDense`. One vector a cycle while the outputs are taken.
+
+    Clock (ECP5-25k, nextpnr seed 1): 92 MHz, under 100: the compactor's registered
+    offset fans out to every lane's spill choice and both word buffers; four logic
+    levels, but 86% of the 10.8 ns is routing across a design half again the size of
+    the separate Dense to COO (113 MHz with the same compactor).
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
