@@ -62,27 +62,29 @@ class Tailor(wiring.Component):
     indices from ``oldest_index`` to ``newest_index``, wrapping from the
     tile's last index back to ``first`` (correct for any L), so a held
     element is less than F behind the newest, and the low ``log2 F`` bits of
-    that distance give its slot and whether the copy is not behind the
-    frontier (a copy the child already passed belongs to an earlier pass).
+    that distance give its slot. No stream position is kept: the newest is
+    held as its slot, the frontier as its distance behind the newest (at most
+    F), so whether a copy is behind the frontier (the reader passed it; it
+    belongs to an earlier pass) is one more ``log2 F``-bit compare.
 
     Storage is one ``Memory`` with one write port (update, then fill or
     owfill) and one read port, as in the Buffet; the FIFO region adds index
     arithmetic and a handful of registers (see the synthesis report).
 
     Timing (ECP5-25k, nextpnr default speed grade, median of three seeds,
-    D=1024, 32 bits, F=64, L=4096): 60.0 MHz (56.0, 60.0, 60.7), 1753 logic
-    cells, 221 FFs, 2 DP16KD (the Buffet at that size: 143.8 MHz, 296
-    cells); before the lookup worked from registers, 55.4 MHz and 1529
-    cells. The read index no longer starts the critical path; it now runs
-    (16.7 ns, 30 logic levels, 62% routing) from ``newest`` through
-    ``newest - frontier`` (whether a held copy is behind the frontier) to
-    ``present``, the read's acceptance and the frontier's next value. Short
-    of 120 MHz and of twice the Buffet's logic: the frontier, a stream
-    position, still needs a 16-bit difference with ``newest`` before every
-    lookup and three candidate next values (each compared with it and, in a
-    buffet, renumbered by a shrink) after it. Keeping ``newest - frontier``
-    itself as the register (it moves by ``behind - 1`` on a hit, by at most
-    one per owfill) would take that difference off the lookup.
+    D=1024, 32 bits, F=64, L=4096): 77.2 MHz (74.8, 77.2, 78.4), 1650 logic
+    cells, 226 FFs, 2 DP16KD (the Buffet at that size: 149.5 MHz, 340
+    cells); with the frontier a stream position, 60.0 MHz and 1753 cells.
+    The frontier's three next values are registered with the read's pick
+    among them, so the read's acceptance ends in a flip-flop. The critical
+    path (12.9 ns, 20 logic levels, 59% routing) runs from those registers
+    through the frontier's distance, whether a stalled read's next copy is
+    beyond it and that copy's lead, into the stall's next value. Short of
+    120 MHz because every lookup and every next value starts from the
+    frontier's distance and the window's tile-wide indices, with a carry
+    chain or two between; short of twice the Buffet's logic because the
+    window, the tile's end and the frontier each keep tile-wide values, each
+    with a subtractor for a shrink and compares with the read index.
     """
 
     PARAMS = (
@@ -125,7 +127,7 @@ class Tailor(wiring.Component):
         m.d.comb += [
             self.occupancy.eq(r.occupancy),
             locator.index.eq(self.read.payload),
-            locator.frontier.eq(frontier.frontier),
+            locator.distance.eq(frontier.distance),
         ]
         wiring.connect(m, control.region, locator.region, frontier.region)
         wiring.connect(m, locator.location, frontier.location)
@@ -152,19 +154,18 @@ class Tailor(wiring.Component):
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         count = self.shrink.payload
         do_shrink = Signal()
-        freed = Signal(range(D + 1))
         m.d.comb += [
             self.shrink.ready.eq(~do_owfill & Mux(r.split, (count <= r.first) | (count == D),
                                                   count <= r.occupancy)),
             do_shrink.eq(self.shrink.valid & self.shrink.ready),
-            freed.eq(Mux(do_shrink, count, 0)),
         ]
-        m.d.sync += self.credit.eq(freed)
+        m.d.sync += self.credit.eq(Mux(do_shrink, count, 0))
         m.d.comb += [
             control.fill.eq(do_fill),
             control.owfill.eq(do_owfill),
             control.last.eq(self.owfill.payload.last),
-            control.freed.eq(freed),
+            control.shrink.eq(do_shrink),
+            control.count.eq(count),
         ]
 
         # -- reads: never from the slot an owfill overwrites this cycle ---------
@@ -185,6 +186,7 @@ class Tailor(wiring.Component):
             frontier.index.eq(self.read.payload),
             frontier.request.eq(self.read.valid),
             frontier.read.eq(reads.accepted),
+            frontier.owfill.eq(do_owfill),
             frontier.shrink.eq(do_shrink),
             frontier.count.eq(count),
             frontier.rejoin.eq(control.rejoin),

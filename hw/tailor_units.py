@@ -4,9 +4,9 @@
 :class:`SplitControl` holds the buffer's state, every part of it a register;
 :class:`RegionLocator` says where a read's element is;
 :class:`FrontierUnit` tracks how far the reader has passed in the bumped
-stream and grants the parent ``fifo_credits``. Stream positions are signed
-and compared modulo ``2**len(position)``; the Tailor's docstring states the
-addressing they implement.
+stream and grants the parent ``fifo_credits``. No unit keeps a stream
+position: the frontier is held as its distance behind the newest element,
+the newest as its FIFO slot; the Tailor's docstring states the addressing.
 """
 
 from amaranth.hdl import Module, Mux, Signal, signed
@@ -26,7 +26,9 @@ class Geometry:
         self.depth, self.fifo, self.tile = depth, fifo, tile
         self.base = depth - fifo
         self.index_width = ceil_log2(tile)
-        self.position = signed(self.index_width + 2)
+        # newest - frontier, at most F (all held copies reachable): down to -L when
+        # the reader has asked for a later pass; F - frontier before a split.
+        self.distance = signed(self.index_width + 1)
         self.slot_bits = exact_log2(fifo)
         self.region = wiring.Signature({name: Out(shape) for name, shape in {
             "split": 1,                      # the FIFO region is in use
@@ -36,10 +38,9 @@ class Geometry:
             "occupancy": range(depth + 1),   # D while split
             "first": range(depth),           # while split: the first bumped index
             "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
-            "newest": self.position,         # stream position of the newest owfill
+            "newest": self.slot_bits,        # the FIFO slot of the newest owfill
             "newest_index": self.index_width,
             "oldest_index": self.index_width,  # the index of the oldest element held
-            "offset": self.position,         # newest - newest_index: a pass's position of index 0
             "held": range(fifo + 1),         # elements in the FIFO region
             "known": 1,                      # the tile's end is known
             "last_index": self.index_width,  # first + bumped - 1, once known
@@ -51,8 +52,9 @@ class Geometry:
             "in_tile": 1,                    # the index is below the tile's end (if known)
             "addr": range(depth),            # its memory address, if present
             "slot": self.slot_bits,          # its FIFO slot, if present there
-            "position": self.position,       # its stream position, if present in the FIFO
-            "upcoming": self.position,       # the stream position its next copy will have
+            "behind": self.slot_bits,        # how far behind the newest, if present in the FIFO
+            "lead": self.distance,           # newest - the stream position of its next copy
+            "beyond": 1,                     # that copy is beyond the frontier (lead < distance)
         }.items()})
 
 
@@ -73,7 +75,8 @@ class SplitControl(wiring.Component):
             "fill": In(1),
             "owfill": In(1),
             "last": In(1),
-            "freed": In(range(g.depth + 1)),    # the count of the accepted shrink, else 0
+            "shrink": In(1),                    # a shrink is accepted
+            "count": In(range(g.depth + 1)),    # its count (given before it is accepted)
             "region": Out(g.region),
             "rejoin": Out(1),
             "owfill_addr": Out(range(g.depth)),
@@ -85,16 +88,15 @@ class SplitControl(wiring.Component):
         m = Module()
         g = self.geometry
         D, F, B = g.depth, g.fifo, g.base
-        owfill, last, freed = self.owfill, self.last, self.freed
+        owfill, last, shrink, count = self.owfill, self.last, self.shrink, self.count
 
         split, backfill = Signal(), Signal()
         head = Signal(range(D))
         occupancy = Signal(range(D + 1))
         first = Signal(range(D))
-        newest = Signal(g.position)
+        newest = Signal(g.slot_bits)            # the newest owfill's slot: its position mod F
         newest_index = Signal(g.index_width)
         oldest_index = Signal(g.index_width)
-        offset = Signal(g.position)
         held = Signal(range(F + 1))
         known = Signal()
         bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
@@ -107,16 +109,14 @@ class SplitControl(wiring.Component):
         wraps = known & (newest_index == last_index)
         oldest_next = Signal(g.index_width)     # the oldest index's successor, wrapped like it
         appends = ~split & ~full
-        next_pos = Signal(g.position)
         next_index = Signal(g.index_width)
         next_slot = Signal(g.slot_bits)
         m.d.comb += [
             successor.eq(newest_index + 1),
             oldest_next.eq(Mux(known & (oldest_index == last_index), first, oldest_index + 1)),
             self.rejoin.eq(split & (first != B) & wraps),
-            next_pos.eq(Mux(split, newest + 1, F)),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
-            next_slot.eq(Mux(self.rejoin, 0, next_pos[:g.slot_bits])),
+            next_slot.eq(Mux(self.rejoin | ~split, 0, newest + 1)),  # the split's: position F
             self.owfill_slot.eq(next_slot),
             self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
                                     head + Mux(full, B, occupancy))),
@@ -124,8 +124,9 @@ class SplitControl(wiring.Component):
 
         releases = owfill & (self.rejoin | appends)  # back to a buffet: backfill or append
         streams = owfill & ~releases                 # the owfill writes the FIFO region
-        ends = split & (freed == D)                  # a shrink of the whole buffer ends the tile
-        trims = split & ~ends                        # a shrink frees part of the buffet region
+        ends = split & shrink & (count == D)         # a shrink of the whole buffer ends the tile
+        trims = split & shrink & (count != D)        # a shrink frees part of the buffet region
+        grows = self.fill | (owfill & appends)       # a buffet's occupancy grows by one
         m.d.comb += self.restart.eq((owfill & self.rejoin) | ends)
 
         with m.FSM() as fsm:
@@ -144,23 +145,22 @@ class SplitControl(wiring.Component):
         m.d.comb += [split.eq(fsm.ongoing("SPLIT")), backfill.eq(fsm.ongoing("BACKFILL"))]
 
         m.d.sync += [
-            head.eq(head + freed),
+            head.eq(Mux(shrink, head + count, head)),
             occupancy.eq(Mux(split, Mux(owfill & self.rejoin, first + 1, Mux(ends, 0, occupancy)),
-                             occupancy + self.fill + (owfill & appends) - freed)),
-            first.eq(Mux(streams & ~split, B, Mux(trims, first - freed, first))),
-            newest.eq(Mux(streams, next_pos, newest)),
+                             Mux(shrink, Mux(grows, occupancy + 1 - count, occupancy - count),
+                                 Mux(grows, occupancy + 1, occupancy)))),
+            first.eq(Mux(streams & ~split, B, Mux(trims, first - count, first))),
+            newest.eq(Mux(streams, next_slot, newest)),
             newest_index.eq(Mux(streams, next_index,
-                                Mux(trims, newest_index - freed, newest_index))),
+                                Mux(trims, newest_index - count, newest_index))),
             oldest_index.eq(Mux(streams, Mux(~split, next_index,
                                              Mux(held == F, oldest_next, oldest_index)),
-                                Mux(trims, oldest_index - freed, oldest_index))),
-            offset.eq(Mux(streams, Mux(~split, F - D, Mux(wraps, offset + bumped, offset)),
-                          Mux(trims, offset + freed, offset))),
+                                Mux(trims, oldest_index - count, oldest_index))),
             held.eq(Mux(streams, Mux(split, Mux(held != F, held + 1, F), 1),
                         Mux(releases | ends, 0, held))),
             fifo_base.eq(Mux(streams & ~split, head + B, fifo_base)),   # a trim keeps it
             last_index.eq(Mux(streams & last, next_index,
-                              Mux(trims, last_index - freed, last_index))),
+                              Mux(trims, last_index - count, last_index))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
             bumped.eq(Mux(streams & last, next_index + 1 - Mux(split, first, B), bumped)),
         ]
@@ -170,7 +170,7 @@ class SplitControl(wiring.Component):
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
             r.newest.eq(newest), r.newest_index.eq(newest_index),
-            r.oldest_index.eq(oldest_index), r.offset.eq(offset), r.held.eq(held),
+            r.oldest_index.eq(oldest_index), r.held.eq(held),
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
         ]
         return m
@@ -185,7 +185,8 @@ class RegionLocator(wiring.Component):
     from the tile's end to ``first``): compares with registers, no arithmetic
     on the index. Its distance ``behind`` the newest is then below F, so the
     low ``log2 F`` bits give it, its slot, and whether the copy is not behind
-    ``frontier`` (a copy the reader already passed belongs to an earlier pass).
+    the frontier, ``distance`` behind the newest (a copy the reader already
+    passed belongs to an earlier pass).
     """
 
     def __init__(self, geometry):
@@ -193,7 +194,7 @@ class RegionLocator(wiring.Component):
         super().__init__({
             "index": In(g.index_width),
             "region": In(g.region),
-            "frontier": In(g.position),
+            "distance": In(g.distance),
             "location": Out(g.location),
         })
 
@@ -209,8 +210,9 @@ class RegionLocator(wiring.Component):
         held = Signal()                     # in the window
         behind = Signal(s)                  # distance behind the newest, if held
         behind_here, behind_wrap = Signal(s), Signal(s)     # if not ahead, if ahead
-        reach = Signal(g.position)          # newest - frontier: copies not yet passed
+        reach = self.distance               # newest - frontier: copies not yet passed
         reached = Signal()
+        previous = Signal(g.distance)       # newest_index - bumped: the newest's index a pass back
         m.d.comb += [
             boundary.eq(Mux(r.split, r.first, g.base)),
             ahead.eq(index > r.newest_index),
@@ -222,16 +224,20 @@ class RegionLocator(wiring.Component):
             behind_here.eq(r.newest_index[:s] - index[:s]),
             behind_wrap.eq(r.newest_index[:s] + r.bumped[:s] - index[:s]),
             behind.eq(Mux(ahead, behind_wrap, behind_here)),
-            reach.eq(r.newest - self.frontier),
+            loc.behind.eq(behind),
             reached.eq((reach >= 0) & ((reach[s:] != 0) | Mux(ahead, behind_wrap <= reach[:s],
                                                               behind_here <= reach[:s]))),
-            loc.slot.eq(r.newest[:s] - behind),
+            loc.slot.eq(r.newest - behind),
             loc.bumped.eq(index >= boundary),
             loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + loc.slot, r.head + index)),
             loc.present.eq(Mux(r.split, ~loc.bumped | (held & reached), index < r.occupancy)),
-            loc.position.eq(r.newest - behind),
-            loc.upcoming.eq(Mux(ahead, r.offset + index,
-                                Mux(r.known, r.offset + r.bumped + index, r.newest + 1))),
+            # The next copy: later in this pass, in the next (once the end is known),
+            # or just after the newest. Whether it is beyond the frontier compares the
+            # index with registers' differences, not the difference with the index.
+            previous.eq(r.newest_index - r.bumped),
+            loc.lead.eq(Mux(ahead, r.newest_index - index, Mux(r.known, previous - index, -1))),
+            loc.beyond.eq(Mux(ahead, index > r.newest_index - reach,
+                              Mux(r.known, index > previous - reach, reach >= 0))),
         ]
         return m
 
@@ -241,8 +247,14 @@ class FrontierUnit(wiring.Component):
 
     A read passes every earlier position: one accepted moves the frontier
     past its element, one presented but absent moves it to the position its
-    element will come at. Before the split, positions count from the first
-    index the FIFO region will take (``B``) and a shrink renumbers them.
+    element will come at. The unit keeps ``distance``, the newest position
+    less the frontier, held at most F (every copy held is then ahead of the
+    frontier), so a lookup does no arithmetic on positions. Before the split
+    the newest counts as position F, the split's own, positions count from
+    the first index the FIFO region will take (``B``) and a shrink renumbers
+    them. The next distance is kept as three registered outcomes (the read
+    passed its element, a stall moved the frontier, neither) and the read's
+    pick, ``distance`` their choice: the lookup's result ends in a register.
     ``fifo_credits`` grants the parent the FIFO slots whose element the
     reader has passed (all ``F`` for the owfill that backfills), or while
     backfilling the room left.
@@ -256,61 +268,78 @@ class FrontierUnit(wiring.Component):
             "index": In(g.index_width),
             "request": In(1),                   # a read is presented
             "read": In(1),                      # a read is accepted
+            "owfill": In(1),                    # an owfill is accepted
             "shrink": In(1),                    # a shrink is accepted
             "count": In(range(g.depth + 1)),    # the shrink's count (given before it is accepted)
             "rejoin": In(1),
             "restart": In(1),
-            "frontier": Out(g.position),
+            "distance": Out(g.distance),
             "fifo_credits": Out(range(g.fifo + 1)),
         })
 
     def elaborate(self, platform):
         m = Module()
         g = self.geometry
-        F = g.fifo
-        r, loc, frontier = self.region, self.location, self.frontier
-        position = g.position
+        D, F = g.depth, g.fifo
+        r, loc, distance = self.region, self.location, self.distance
 
-        # Where a read moves the frontier, accepted or stalled. A hit is never
-        # behind the frontier, so reading it always advances the frontier. While
-        # split positions stay; in a buffet a shrink renumbers them.
-        first_pass = Signal(signed(g.index_width + 1))  # index - B: its first-pass position
-        upcoming, upcoming_ahead = Signal(position), Signal(position)
+        def capped(value, name):
+            """``value``, a distance, at most F (the frontier not below position 0)."""
+            out = Signal(g.distance, name=name)
+            m.d.comb += out.eq(Mux(value > F, F, value))
+            return out
+
+        # Each outcome is computed before the late signals pick one: ``read`` and
+        # ``request`` (after the lookup and the handshakes), ``owfill`` and ``shrink``
+        # (after the write port's priorities). A read passes every earlier position.
+        # The three outcomes (the read's element is passed, a stall moves the frontier
+        # to its next copy, or neither) are registered with which one the read picked:
+        # the choice, after the lookup, moves past the register to the next lookup.
         stalled = self.request & loc.bumped & ~loc.present
-        m.d.comb += [
-            first_pass.eq(self.index - g.base),
-            upcoming_ahead.eq(loc.upcoming - frontier),
-            upcoming.eq(Mux(upcoming_ahead > 0, loc.upcoming, frontier)),
+        idle, stall, read = (Signal(g.distance, init=F, name=n) for n in ("idle", "stall", "read"))
+        reads, stalls = Signal(), Signal()
+        m.d.comb += distance.eq(Mux(reads, read, Mux(stalls, stall, idle)))
+        m.d.sync += [reads.eq(self.read & loc.bumped),
+                     stalls.eq(stalled & (loc.in_tile | ~r.split))]
+
+        def outcome(split, shrunk, still):
+            """The next distance: while split, after a shrink in a buffet, else."""
+            return Mux(self.restart, F, Mux(r.split, split, Mux(self.shrink, shrunk, still)))
+
+        # While split, a hit is never behind the frontier, so reading it moves the frontier
+        # to just past it; a stall moves it to the element's next copy (if in the tile);
+        # an owfill moves the newest on.
+        stay_on = Signal(g.distance)
+        m.d.comb += stay_on.eq(Mux(distance == F, F, distance + 1))
+
+        # In a buffet, a read of index i >= B accepted passes position i - B (the
+        # distance becomes at most lead - 1, lead = D - i), one stalled the positions
+        # before it (at most lead); a shrink renumbers positions, the frontier not below
+        # 0, so the distance grows by its count, to at most F. ``near`` and ``level``
+        # compare before the shrink, which adds to both sides.
+        lead, near, level = Signal(g.distance), Signal(), Signal()
+        m.d.comb += [lead.eq(D - self.index), near.eq(distance <= lead),
+                     level.eq(distance == lead)]
+        kept = capped(distance + self.count, "kept")
+        m.d.sync += [
+            idle.eq(outcome(Mux(self.owfill, stay_on, distance), kept, distance)),
+            stall.eq(outcome(Mux(self.owfill, Mux(loc.beyond, loc.lead + 1, stay_on),
+                                 Mux(loc.beyond, loc.lead, distance)),
+                             Mux(near, kept, capped(lead + self.count, "stall_shrunk")),
+                             Mux(near, distance, lead))),
+            read.eq(outcome(Mux(self.owfill, loc.behind, loc.behind - 1),
+                            Mux(near & ~level, kept, capped(lead - 1 + self.count, "read_shrunk")),
+                            Mux(near & ~level, distance, lead - 1))),
         ]
 
-        def buffet(passed, name):
-            """The frontier once a buffet's read passes ``passed``, after this cycle's
-            shrink, which renumbers positions (not below 0)."""
-            ahead = Signal(position, name=f"ahead_{name}")
-            after = Signal(position, name=f"after_{name}")
-            kept = Signal(position, name=f"kept_{name}")
-            m.d.comb += [ahead.eq(passed - frontier),
-                         after.eq(Mux(ahead > 0, passed, frontier)),
-                         kept.eq(after - self.count)]
-            return Mux(self.shrink, Mux(kept < 0, 0, kept), after)
-
-        # Each outcome is computed before ``read``, ``request`` and ``shrink``, which
-        # arrive late (they wait for the lookup and handshakes), pick one.
-        m.d.sync += frontier.eq(Mux(self.restart, 0, Mux(
-            r.split,
-            Mux(self.read & loc.bumped, loc.position + 1,
-                Mux(stalled & loc.in_tile, upcoming, frontier)),
-            Mux(self.read & loc.bumped, buffet(first_pass + 1, "read"),
-                Mux(stalled, buffet(first_pass, "stall"), buffet(frontier, "idle"))))))
-
-        spare = Signal(position)
-        room = Signal(range(g.depth + 1))
-        m.d.comb += [spare.eq(frontier + F - r.newest - 1), room.eq(g.depth - r.occupancy)]
+        spare = Signal(g.distance)      # F - 1 - distance: slots passed, beyond the newest
+        room = Signal(range(D + 1))
+        m.d.comb += [spare.eq(F - 1 - distance), room.eq(D - r.occupancy)]
         with m.If(self.rejoin):
-            m.d.comb += self.fifo_credits.eq(Mux(spare >= F, F, 0))     # all passed
+            m.d.comb += self.fifo_credits.eq(Mux(distance < 0, F, 0))    # all passed
         with m.Elif(r.split):
             m.d.comb += self.fifo_credits.eq(Mux(spare < 0, 0, Mux(spare > F, F, spare)))
-        with m.Elif(r.full & (frontier >= F)):
+        with m.Elif(r.full & (distance <= 0)):
             m.d.comb += self.fifo_credits.eq(F)
         with m.Elif(~r.full & r.backfill):
             m.d.comb += self.fifo_credits.eq(Mux(room > F, F, room))
