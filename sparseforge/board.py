@@ -31,8 +31,9 @@ from .errors import ParameterError, SparseforgeError, ToolError
 from .hw.selfcheck import SelfCheck
 from .registry import get
 from .sw.buffet_program import BuffetProgram
+from .synth.flow import achieved_mhz
 from .tb.buffet import random_program
-from .tools import _yowasp
+from .tools import yowasp
 
 BOARDS = {
     "icebreaker": ICEBreakerPlatform,
@@ -123,7 +124,7 @@ def _family(platform):
 def _run(plan, platform, outdir):
     """Run the build script of ``plan`` in ``outdir``, its stages as progress on stderr."""
     stages = _family(platform)["stages"]
-    env = {**os.environ, **{tool_env_var(tool): _yowasp(tool) for tool, _ in stages}}
+    env = {**os.environ, **{tool_env_var(tool): yowasp(tool) for tool, _ in stages}}
     root = plan.extract(outdir)
     start = time.time()
 
@@ -171,7 +172,7 @@ def build(name, params, board, outdir=None, seed=1, n_ops=256):
     report = json.loads((root / "report.json").read_text())
     bitstream = root / f"top.{_family(platform)['stages'][-1][1]}"
     clock = platform.default_clk_frequency / 1e6
-    fmax = min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
+    fmax = achieved_mhz(report)
     resources = {cell: {"used": u["used"], "available": u["available"]}
                  for cell, u in report.get("utilization", {}).items() if u["used"]}
     return {"block": name, "params": resolved, "board": board,

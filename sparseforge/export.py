@@ -170,19 +170,12 @@ def _fields(shape, label="", offset=0, depth=0):
 
 
 def _kind(shape):
-    """'signed ' for a signed shape, an enum's encoding, else ''."""
-    if getattr(shape, "__members__", None):
-        return _enum(shape)
-    return "signed " if Shape.cast(shape).signed else ""
-
-
-def _enum(shape):
-    """An enum shape's encoding, ``(enum Kind: A=0, B=1)``; '' for any other shape."""
+    """An enum's encoding, ``(enum Kind: A=0, B=1)``; 'signed ' for a signed shape; else ''."""
     members = getattr(shape, "__members__", None)
-    if not members:
-        return ""
-    values = ", ".join(f"{key}={member.value}" for key, member in members.items())
-    return f"(enum {shape.__name__}: {values})"
+    if members:
+        values = ", ".join(f"{key}={member.value}" for key, member in members.items())
+        return f"(enum {shape.__name__}: {values})"
+    return "signed " if Shape.cast(shape).signed else ""
 
 
 def core_text(name, params):

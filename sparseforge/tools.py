@@ -68,8 +68,9 @@ def fst_flags():
     return ["--trace-fst", "-CFLAGS", f"-I{source}", "-LDFLAGS", f"-L{folder}"]
 
 
-def _yowasp(tool):
-    # The interpreter's own bin/ first: a venv need not be activated.
+def yowasp(tool):
+    """The path of YoWASP's ``tool`` (``yosys``, ``nextpnr-ecp5``, ...) executable: the
+    interpreter's own ``bin/`` first, so a venv need not be activated."""
     beside = Path(sys.executable).parent / f"yowasp-{tool}"
     exe = str(beside) if beside.exists() else shutil.which(f"yowasp-{tool}")
     if exe is None:
@@ -89,7 +90,7 @@ def run_yowasp(tool, args, inputs=None, outputs=(), timeout=None):
     with tempfile.TemporaryDirectory(prefix=f"sf-{tool}-") as scratch:
         for name, text in (inputs or {}).items():
             Path(scratch, name).write_text(text)
-        proc = subprocess.run([_yowasp(tool), *args], cwd=scratch, capture_output=True,
+        proc = subprocess.run([yowasp(tool), *args], cwd=scratch, capture_output=True,
                               text=True, timeout=timeout)
         log = proc.stdout + proc.stderr
         if proc.returncode:

@@ -125,6 +125,11 @@ def critical_path(report, netlist):
             "delay_ns": delay, "routing_share": routing / delay if delay else 0.0}
 
 
+def achieved_mhz(report):
+    """The slowest clock's achieved frequency in a nextpnr ``--report``, or None."""
+    return min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
+
+
 def fmax(name, params, target, device="25k", seeds=SEEDS):
     """Place and route the block in its :class:`~.harness.Harness`, once per seed (on the
     ECP5, with the block's registers behind its block RAMs folded into the RAMs' output
@@ -157,7 +162,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS):
                                 "report.json"],
                          inputs={"harness.json": netlist}, outputs=["report.json"])
         report = json.loads(out["report.json"])
-        mhz = min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
+        mhz = achieved_mhz(report)
         runs.append((mhz or 0.0, seed, report))
     runs.sort(key=lambda run: run[0])
     mhz, _, report = runs[len(runs) // 2]
@@ -208,6 +213,14 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     return result
 
 
+def _first_configurations(results):
+    """Each block's first result in ``results`` (its first report configuration)."""
+    first = {}
+    for r in results:
+        first.setdefault(r["block"], r)
+    return first
+
+
 def parts_rows(results):
     """For each composite in ``results`` that declares ``PARTS`` (its units, as the
     paper's area table lists them), each unit's logic cells and block RAMs (its first
@@ -215,11 +228,7 @@ def parts_rows(results):
     the units' total, beside the paper's share of the area."""
     from math import prod
 
-    from ..registry import get
-
-    first = {}
-    for r in results:
-        first.setdefault(r["block"], r)
+    first = _first_configurations(results)
     tables = []
     for name, r in first.items():
         parts = getattr(get(name).cls, "PARTS", None)
@@ -260,11 +269,7 @@ def merged_rows(results):
     """For each block in ``results`` that declares ``MERGES`` (the separate blocks it
     replaces) and ``MERGES_PAPER`` (the paper's figure), its logic beside theirs in the
     same results: their first report configuration each."""
-    from ..registry import get
-
-    first = {}
-    for r in results:
-        first.setdefault(r["block"], r)
+    first = _first_configurations(results)
     rows = []
     for name, r in first.items():
         cls = get(name).cls
