@@ -87,6 +87,12 @@ class Job:
     def wire(self):
         return self.tiles[0].ciss.wire
 
+    def chunks(self, tile):
+        """The matrix chunks (``vlen`` values each) ``tile`` loads: its rows of each
+        operand."""
+        return sum(count * m.shape[1] // self.vlen
+                   for (_, count), m in zip(tile.rows, self.mats, strict=True))
+
     def macs(self):
         """Lane multiply-accumulates the PEs do: each PE of a row one chunk operation per
         chunk for a nonzero, and for each fiber's end in each tile (``r1`` per chunk in
@@ -220,8 +226,7 @@ def roofline(job, cycles, compute_cycles, entry_bits, chunk_bits):
     utilization over the cycles a tile computed and over the whole run."""
     macs = job.macs()
     ops = 2 * macs
-    loaded = sum(count * m.shape[1] // job.vlen for tile in job.tiles
-                 for (_, count), m in zip(tile.rows, job.mats, strict=True))
+    loaded = sum(job.chunks(tile) for tile in job.tiles)
     moved = (job.entries * entry_bits + loaded * chunk_bits
              + job.out_rows * job.r1 * job.tlen * job.cols * job.vlen * job.acc_width) / 8
     lanes = job.rows * job.cols * job.vlen

@@ -47,14 +47,14 @@ def expected_fills(mats, cols, vlen, broadcast=False, half=0):
     return fills
 
 
-def load(mats, vlen, dw, base=0):
+def load(mats, vlen, dw):
     """``(start, words, reads)``: the MLU's start item for ``mats`` (one or two matrices)
-    laid from ``base``, the memory's words and the reads it must see."""
+    laid from address 0, the memory's words and the reads it must see."""
     words0 = matrix_words(mats[0], vlen, dw)
     words1 = matrix_words(mats[1], vlen, dw) if len(mats) > 1 else []
-    start = {"base0": base, "rows0": mats[0].shape[0], "base1": base + len(words0),
+    start = {"base0": 0, "rows0": mats[0].shape[0], "base1": len(words0),
              "rows1": mats[1].shape[0] if len(mats) > 1 else 0}
-    return start, words0 + words1, list(range(base, base + len(words0) + len(words1)))
+    return start, words0 + words1, list(range(len(words0) + len(words1)))
 
 
 @dataclass(frozen=True)

@@ -155,12 +155,10 @@ def test_the_next_tile_loads_while_one_computes():
     tensor = Tensor(coords, rng.integers(1, 9, len(coords)), (6, 16, 16))
     job = plan("spmttkrp", tensor, factors(tensor.shape, 4, 9), rows=2, cols=2, vlen=2,
                spm_rows=4)
-    words = sum(count * m.shape[1] // job.vlen for tile in job.tiles
-                for (_, count), m in zip(tile.rows, job.mats, strict=True))
+    words = sum(job.chunks(tile) for tile in job.tiles)
     got = run(job, seed_from_env(23), dict.fromkeys(STALLS, 1.0))
     assert np.array_equal(got.output, job.golden)
-    first = sum(count * m.shape[1] // job.vlen
-                for (_, count), m in zip(job.tiles[0].rows, job.mats, strict=True))
+    first = job.chunks(job.tiles[0])
     assert len(job.tiles) == 16
     assert first <= got.load_cycles < words / 4, (got.load_cycles, first, words)
 
