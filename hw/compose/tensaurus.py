@@ -131,7 +131,6 @@ class Tensaurus(wiring.Component):
                     wiring.connect(m, pe.forward, row[q + 1].lane)
                 else:
                     m.d.comb += pe.forward.ready.eq(1)
-        self.drains = [pe.drain for row in self.pes for pe in row]
         self._control(m)
         return m
 
@@ -144,11 +143,12 @@ class Tensaurus(wiring.Component):
         tlu, mlu, msu, stats = self.tlu, self.mlu, self.msu, self.stats
         job_shape = self.start.payload.shape()
         l_job, c_job = Signal(job_shape), Signal(job_shape)
-        l_half, c_half, free_half = Signal(), Signal(), Signal()
+        l_half, c_half = Signal(), Signal()     # l_half flips with each tile: halves alternate
         loading, waiting, loaded = Signal(), Signal(), Signal()     # the load stage L
         computing, streaming = Signal(), Signal()                   # the compute stage C
         busy, closing = Signal(), Signal()      # a run goes; its last tile has been taken
-        ended = Signal(len(self.drains))        # the PEs that drained their ``last``
+        drains = [pe.drain for row in self.pes for pe in row]
+        ended = Signal(len(drains))             # the PEs that drained their ``last``
         load_cycles, compute_cycles = Signal(32), Signal(32)
 
         take = self.start.valid & self.start.ready
@@ -165,9 +165,8 @@ class Tensaurus(wiring.Component):
         with m.If(stats.ready):
             m.d.sync += stats.valid.eq(0)
         with m.If(take):
-            m.d.sync += [l_job.eq(self.start.payload), l_half.eq(free_half),
-                         free_half.eq(~free_half), loading.eq(1), busy.eq(1),
-                         closing.eq(self.start.payload.last)]
+            m.d.sync += [l_job.eq(self.start.payload), l_half.eq(~l_half), loading.eq(1),
+                         busy.eq(1), closing.eq(self.start.payload.last)]
             with m.If(~busy):
                 m.d.sync += [load_cycles.eq(0), compute_cycles.eq(0)]
 
@@ -194,7 +193,7 @@ class Tensaurus(wiring.Component):
             m.d.comb += spm.read_half.eq(c_half)
         with m.If(tlu.start.valid & tlu.start.ready):
             m.d.sync += streaming.eq(0)
-        for n, drain in enumerate(self.drains):
+        for n, drain in enumerate(drains):
             with m.If(drain.valid & drain.ready & drain.payload.last):
                 m.d.sync += ended[n].eq(1)
         with m.If(computing & ~c_job.last & ended.all() & ~msu.closing):
