@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse
 
 from ..errors import ParameterError
 
@@ -60,7 +59,11 @@ class Pattern:
         """Build from any ``scipy.sparse`` matrix or array (duplicates summed).
 
         Sorts the coordinates; memory follows the nonzeros, whatever the shape.
+        scipy is imported here, where a scipy matrix comes in, so the numpy-only
+        users of this module (the behavioural models) load without it.
         """
+        import scipy.sparse
+
         if not scipy.sparse.issparse(matrix) or len(matrix.shape) != 2:
             raise ParameterError(f"expected a 2-D scipy.sparse matrix, got {type(matrix).__name__}")
         coo = scipy.sparse.coo_array(matrix)

@@ -76,12 +76,23 @@ def test_module_imports_respect_its_layer(name, path):
     assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+def scipy_after(code):
+    """The scipy modules loaded once ``code`` has run in a fresh interpreter."""
+    code += "\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
+    out = subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
 def test_elaborating_every_block_pulls_in_no_scipy():
-    code = ("import sys\n"
-            "from sparseforge.registry import blocks\n"
-            "for b in blocks().values():\n"
-            "    b.build().elaborate(None)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert scipy_after("from sparseforge.registry import blocks\n"
+                       "for b in blocks().values():\n"
+                       "    b.build().elaborate(None)") == "[]"
+
+
+def test_importing_every_behavioural_model_pulls_in_no_scipy():
+    # The models are the specifications hardware is checked against: numpy only.
+    assert scipy_after("import importlib, pkgutil\n"
+                       "import sparseforge.sim.models as models\n"
+                       "for info in pkgutil.iter_modules(models.__path__):\n"
+                       "    importlib.import_module(f'{models.__name__}.{info.name}')") == "[]"
