@@ -19,12 +19,13 @@ and the MSU, built for ``olen`` chunks a PE, places it at the row's chunk ``(u *
 t) * cols + q``: output row ``i`` is ``Y[i]`` flattened, ``u`` by ``u``.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 
 from ...params import Param, check_params
 from ...registry import block
-from ..interfaces import TensaurusKernel, TensaurusSignature, spm_chunks
+from ..interfaces import TensaurusSignature, spm_chunks
+from ..tensaurus_control import TensaurusControl
 from ..tensaurus_mlu import TensaurusMlu
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
@@ -35,7 +36,13 @@ from ..tensaurus_tlu import TensaurusTlu
 @block("tensaurus")
 class Tensaurus(wiring.Component):
     """The Tensaurus accelerator: TLU, MLU, scratchpads, an ``rows x cols`` PE array and
-    the MSU.
+    the MSU, run tile by tile by a :class:`~sparseforge.hw.tensaurus_control.TensaurusControl`.
+
+    The control takes the run's tiles and starts the MLU and the TLU, picks the half the
+    scratchpads read and watches the PEs' drains pass to the MSU. The scratchpads' and
+    PEs' one-bit inputs (``read_half``, ``kernel``) and the MSU's ``out_rows`` and
+    ``closing`` are plain ports, not interfaces, so they are assigned rather than
+    connected.
 
     Parameters
     ----------
@@ -107,18 +114,30 @@ class Tensaurus(wiring.Component):
                      for _ in range(c)] for _ in range(r)]
         self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=vlen, iw=iw,
                                 acc_width=acc_width, depth=out_rows)
-        super().__init__(TensaurusSignature(r, c, vlen, tlen, dw, iw, acc_width, order, tags,
-                                            addr_width, r1))
+        signature = TensaurusSignature(r, c, vlen, tlen, dw, iw, acc_width, order, tags,
+                                       addr_width, r1)
+        self.control = TensaurusControl(signature, self.mlu.signature, self.tlu.signature,
+                                        self.msu.signature)
+        super().__init__(signature)
 
     def elaborate(self, platform):
         m = Module()
-        tlu, mlu, msu = self.tlu, self.mlu, self.msu
+        tlu, mlu, msu, control = self.tlu, self.mlu, self.msu, self.control
         m.submodules.tlu, m.submodules.mlu, m.submodules.msu = tlu, mlu, msu
+        m.submodules.control = control
+        m.d.comb += control.kernel.eq(self.kernel)
+        wiring.connect(m, wiring.flipped(self.start), control.start)
+        wiring.connect(m, control.stats, wiring.flipped(self.stats))
+        wiring.connect(m, control.load, mlu.start)
+        wiring.connect(m, control.tensor, tlu.start)
+        wiring.connect(m, msu.out, control.msu_out)
+        wiring.connect(m, control.out, wiring.flipped(self.out))
+        m.d.comb += [msu.out_rows.eq(control.out_rows), control.closing.eq(msu.closing)]
         wiring.connect(m, wiring.flipped(self.tensor_mem), tlu.mem)
         wiring.connect(m, wiring.flipped(self.matrix_mem), mlu.mem)
-        wiring.connect(m, msu.out, wiring.flipped(self.out))
         for q, spm in enumerate(self.spms):
             m.submodules[f"spm{q}"] = spm
+            m.d.comb += spm.read_half.eq(control.read_half)
             wiring.connect(m, mlu.fills[q], spm.fill)
         for p, row in enumerate(self.pes):
             wiring.connect(m, tlu.lanes[p], row[0].lane)
@@ -126,78 +145,11 @@ class Tensaurus(wiring.Component):
                 m.submodules[f"pe{p}_{q}"] = pe
                 m.d.comb += pe.kernel.eq(self.kernel)
                 wiring.connect(m, pe.spm, self.spms[q].ports[p])
-                wiring.connect(m, pe.drain, msu.drains[p * self.cols + q])
+                wiring.connect(m, pe.drain, control.drains[p * self.cols + q])
+                wiring.connect(m, control.msu_drains[p * self.cols + q],
+                               msu.drains[p * self.cols + q])
                 if q + 1 < self.cols:
                     wiring.connect(m, pe.forward, row[q + 1].lane)
                 else:
                     m.d.comb += pe.forward.ready.eq(1)
-        self._control(m)
         return m
-
-    def _control(self, m):
-        """A run, tile by tile: a tile's matrices load into one half of the scratchpads
-        while the tile before it computes from the other; a tile computes once it has
-        loaded and the one before has ended (every PE's ``last`` drained and the MSU's
-        inputs released). The MSU keeps its sums from tile to tile and sends them after
-        the run's last tile."""
-        tlu, mlu, msu, stats = self.tlu, self.mlu, self.msu, self.stats
-        job_shape = self.start.payload.shape()
-        l_job, c_job = Signal(job_shape), Signal(job_shape)
-        l_half, c_half = Signal(), Signal()     # l_half flips with each tile: halves alternate
-        loading, waiting, loaded = Signal(), Signal(), Signal()     # the load stage L
-        computing, streaming = Signal(), Signal()                   # the compute stage C
-        busy, closing = Signal(), Signal()      # a run goes; its last tile has been taken
-        drains = [pe.drain for row in self.pes for pe in row]
-        ended = Signal(len(drains))             # the PEs that drained their ``last``
-        load_cycles, compute_cycles = Signal(32), Signal(32)
-
-        take = self.start.valid & self.start.ready
-        m.d.comb += [
-            self.start.ready.eq(~loading & ~waiting & ~loaded & ~closing & ~stats.valid),
-            stats.payload.load_cycles.eq(load_cycles),
-            stats.payload.compute_cycles.eq(compute_cycles),
-        ]
-        with m.If(busy):
-            with m.If(computing):
-                m.d.sync += compute_cycles.eq(compute_cycles + 1)
-            with m.Else():
-                m.d.sync += load_cycles.eq(load_cycles + 1)
-        with m.If(stats.ready):
-            m.d.sync += stats.valid.eq(0)
-        with m.If(take):
-            m.d.sync += [l_job.eq(self.start.payload), l_half.eq(~l_half), loading.eq(1),
-                         busy.eq(1), closing.eq(self.start.payload.last)]
-            with m.If(~busy):
-                m.d.sync += [load_cycles.eq(0), compute_cycles.eq(0)]
-
-        # L: the MLU takes a start only once its previous load has been written whole.
-        m.d.comb += [mlu.start.valid.eq(loading), mlu.start.payload.base0.eq(l_job.base0),
-                     mlu.start.payload.rows0.eq(l_job.rows0),
-                     mlu.start.payload.base1.eq(l_job.base1),
-                     mlu.start.payload.rows1.eq(l_job.rows1),
-                     mlu.start.payload.half.eq(l_half),
-                     mlu.start.payload.broadcast.eq(self.kernel == TensaurusKernel.TTMC)]
-        with m.If(mlu.start.valid & mlu.start.ready):
-            m.d.sync += [loading.eq(0), waiting.eq(1)]
-        with m.If(waiting & mlu.start.ready):
-            m.d.sync += [waiting.eq(0), loaded.eq(1)]
-        with m.If(loaded & ~computing):
-            m.d.sync += [loaded.eq(0), computing.eq(1), streaming.eq(1), c_job.eq(l_job),
-                         c_half.eq(l_half)]
-
-        # C: stream the tile from its half; the MSU sends the output after the last.
-        m.d.comb += [tlu.start.valid.eq(streaming), tlu.start.payload.base.eq(c_job.tensor_base),
-                     tlu.start.payload.count.eq(c_job.entries),
-                     msu.out_rows.eq(Mux(c_job.last, c_job.out_rows, 0))]
-        for spm in self.spms:
-            m.d.comb += spm.read_half.eq(c_half)
-        with m.If(tlu.start.valid & tlu.start.ready):
-            m.d.sync += streaming.eq(0)
-        for n, drain in enumerate(drains):
-            with m.If(drain.valid & drain.ready & drain.payload.last):
-                m.d.sync += ended[n].eq(1)
-        with m.If(computing & ~c_job.last & ended.all() & ~msu.closing):
-            m.d.sync += [computing.eq(0), ended.eq(0)]
-        with m.If(self.out.valid & self.out.ready & self.out.payload.last):
-            m.d.sync += [computing.eq(0), ended.eq(0), busy.eq(0), closing.eq(0),
-                         stats.valid.eq(1)]
