@@ -13,6 +13,9 @@ the exact figures they estimate.
   One pass finds the pairs under ``v`` with their finest tile; each coarser ``T_k``
   merges adjacent tiles (the paper's heaps of the finest tiles, merged pairwise).
 
+Rows and columns that hold no nonzeros add nothing to either figure, so the samples are
+drawn from those that do (an unbiased estimate with less variance, and host memory that
+follows the nonzeros: a 10^12-row matrix of three entries is estimated in milliseconds).
 Deterministic under ``seed``. The paper's defaults are ``sp = 1/sqrt(N)`` and ``sk =
 sqrt(N)``; small dimensions leave few sampled rows and few minimum values, so ours
 samples at least ``min_rows`` rows and columns and keeps at least ``min_sk`` values,
@@ -42,6 +45,32 @@ def _pattern(matrix, fmt):
     return type(m)((np.ones(m.nnz), m.indices, m.indptr), shape=m.shape)
 
 
+def _occupied(a, b):
+    """A's rows and B's columns that hold nonzeros, as patterns over only those rows and
+    columns and the ``k`` either holds (CSR of A's rows, CSC of B's columns), and the
+    ``k`` themselves: memory follows the nonzeros, not the dimensions."""
+    a, b = sp.coo_array(a), sp.coo_array(b)
+    a_held, b_held = a.data != 0, b.data != 0
+    a_row, a_col = a.row[a_held], a.col[a_held]
+    b_row, b_col = b.row[b_held], b.col[b_held]
+    rows, a_i = np.unique(a_row, return_inverse=True)
+    cols, b_j = np.unique(b_col, return_inverse=True)
+    ks, k = np.unique(np.concatenate([a_col, b_row]), return_inverse=True)
+    a_rows = _pattern(sp.coo_array((np.ones(len(a_i)), (a_i, k[:len(a_i)])),
+                                   shape=(len(rows), len(ks))), "csr")
+    b_cols = _pattern(sp.coo_array((np.ones(len(b_j)), (k[len(a_i):], b_j)),
+                                   shape=(len(ks), len(cols))), "csc")
+    return a_rows, b_cols, ks
+
+
+def _distinct(first, second):
+    """How many distinct ``(first, second)`` pairs the two arrays hold."""
+    order = np.lexsort((second, first))
+    first, second = first[order], second[order]
+    return int(len(first) > 0) + int(np.count_nonzero((np.diff(first) != 0)
+                                                      | (np.diff(second) != 0)))
+
+
 def check_pair(a, b):
     """Refuse a pair whose inner dimensions differ (ParameterError naming both)."""
     if a.shape[1] != b.shape[0]:
@@ -58,9 +87,10 @@ def tile_sizes(k):
 def exact_eff_mac(a, b):
     """effMAC of ``A B``: ``sum_k nnz(A[:, k]) nnz(B[k, :])``."""
     check_pair(a, b)
-    cols = np.diff(_pattern(a, "csc").indptr).astype(np.int64)
-    rows = np.diff(_pattern(b, "csr").indptr).astype(np.int64)
-    return int(cols @ rows)
+    a_rows, b_cols, ks = _occupied(a, b)
+    per_a = np.bincount(a_rows.indices, minlength=len(ks)).astype(np.int64)
+    per_b = np.bincount(b_cols.indices, minlength=len(ks)).astype(np.int64)
+    return int(per_a @ per_b)
 
 
 def exact_nnz_ctk(a, b, sizes=None):
@@ -69,12 +99,13 @@ def exact_nnz_ctk(a, b, sizes=None):
     becomes a row of its own; only the rows that hold entries, so memory follows the
     nonzeros)."""
     check_pair(a, b)
-    a = _pattern(a, "csr").tocoo()
-    b = _pattern(b, "csr")
+    sizes = sizes or tile_sizes(a.shape[1])
+    a_rows, b_cols, ks = _occupied(a, b)
+    a, b = a_rows.tocoo(), b_cols.tocsr()
     out = {}
-    for size in sizes or tile_sizes(a.shape[1]):
-        key = (a.col.astype(np.int64) // size) * a.shape[0] + a.row
-        _, rows = np.unique(key, return_inverse=True)
+    for size in sizes:
+        _, rows = np.unique(np.stack([ks[a.col] // size, a.row]), axis=1,
+                            return_inverse=True)
         stacked = sp.csr_array((a.data, (rows.ravel(), a.col)),
                                shape=(int(rows.max(initial=-1)) + 1, a.shape[1]))
         out[size] = int((stacked @ b).nnz)
@@ -122,9 +153,9 @@ class Estimate:
 def estimate(a, b, seed=0, min_rows=MIN_ROWS, min_sk=MIN_SK, sizes=None):
     """The :class:`Estimate` of effMAC and nnzCTk for ``C = A B``."""
     check_pair(a, b)
-    (n_i, n_k), n_j = a.shape, b.shape[1]
-    a_rows, b_cols = _pattern(a, "csr"), _pattern(b, "csc")
-    sizes = sizes or tile_sizes(n_k)
+    sizes = sizes or tile_sizes(a.shape[1])
+    a_rows, b_cols, ks = _occupied(a, b)
+    (n_i, n_k), n_j = a_rows.shape, b_cols.shape[1]
     sk = max(math.isqrt(max(n_i, n_j)), min_sk)
     # Sampling rounds: while the sample holds too few products to measure C, sample
     # twice the rows and columns afresh (a second round, as the issue suggests).
@@ -150,7 +181,7 @@ def estimate(a, b, seed=0, min_rows=MIN_ROWS, min_sk=MIN_SK, sizes=None):
     if total == 0:
         return Estimate(0.0, dict.fromkeys(sizes, 0.0), len(rows), len(cols), sp_i, sp_j,
                         sk, 0)
-    k_of = np.repeat(np.arange(n_k), pairs)
+    k_of = np.repeat(np.arange(n_k), pairs)                 # the k's own index below
     start = np.cumsum(pairs) - pairs
     offset = np.arange(total) - np.repeat(start, pairs)
     i = a_s.indices[a_s.indptr[k_of] + offset // np.repeat(per_b, pairs)]
@@ -165,12 +196,9 @@ def estimate(a, b, seed=0, min_rows=MIN_ROWS, min_sk=MIN_SK, sizes=None):
     exact = len(ranked) <= sk
     cut = ranked[-1] if exact else ranked[sk - 1]
     kept = value <= cut
-    pair, k_kept = pair[kept], k_of[kept]
+    pair, k_kept = pair[kept], ks[k_of[kept]]
     factor = scale if exact else scale * (sk - 1) / sk / cut
-    counts = {}
-    for size in sizes:
-        tiles = k_kept // size
-        counts[size] = len(np.unique(pair * (n_k // size + 1) + tiles)) * factor
+    counts = {size: _distinct(pair, k_kept // size) * factor for size in sizes}
     return Estimate(eff_mac, counts, len(rows), len(cols), sp_i, sp_j, sk, total)
 
 

@@ -17,6 +17,9 @@ from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.hyte_estimate import check_pair, estimate
 from sparseforge.sw.hyte_schedule import DATAFLOWS, Hardware, Stats, search
 
+MAX_BUFFER_KB = 1 << 20
+"""The largest global buffer scheduled: 1 GB, past any on-chip buffer."""
+
 
 def schedule(a, b, hardware, dataflow, seed):
     """``(estimate, best scheme, schemes searched, seconds)`` of HYTE's scheduler."""
@@ -48,8 +51,8 @@ def _human(r):
 @click.command()
 @click.argument("a_path", metavar="A", type=click.Path(dir_okay=False))
 @click.argument("b_path", metavar="[B]", required=False, type=click.Path(dir_okay=False))
-@click.option("--buffer-kb", type=click.IntRange(min=1), required=True,
-              help="The global buffer, in KB.")
+@click.option("--buffer-kb", type=click.IntRange(1, MAX_BUFFER_KB), required=True,
+              help="The global buffer, in KB (1 KB to 1 GB).")
 @click.option("--dataflow", type=click.Choice(DATAFLOWS), default="gust", show_default=True,
               help="The intra-tile dataflow: Gustavson, inner or outer product.")
 @seed_option(0, "Seed of the row and column sampling and the hashes.")
