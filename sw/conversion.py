@@ -74,7 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FormatError, ParameterError
-from .formats import Tensor, index_dtype, npz_header, open_npz, read_matrix, read_tensor
+from .formats import Tensor, index_dtype, npz_header, open_npz, read_matrix, read_npy, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
@@ -797,7 +797,7 @@ def load(path):
     if name.endswith((".tns", ".tns.gz")):
         return read_tensor(path)
     if name.endswith(".npy"):
-        return _load_npy(path)
+        return read_npy(path)
     if not name.endswith(".npz"):
         return read_matrix(path)
     with open_npz(path) as npz:
@@ -807,27 +807,6 @@ def load(path):
         block = npz_header(path, npz, "data")[0][1:] if fmt == "bsr" else None
     matrix = read_matrix(path)  # scipy's layouts, checked there
     return convert(matrix, fmt, block=block) if fmt in ("csr", "csc", "bsr") else matrix
-
-
-def _load_npy(path):
-    """A dense matrix or tensor from a ``.npy`` file: numeric, finite, one or more modes."""
-    try:
-        dense = np.load(path, mmap_mode="r", allow_pickle=False)  # a short file fails here
-    except FileNotFoundError:
-        raise FormatError(path, "no such file") from None
-    except Exception as exc:  # numpy raises many kinds on a damaged file
-        raise FormatError(path, f"not a readable .npy array: {exc}") from exc
-    if not isinstance(dense, np.ndarray):
-        raise FormatError(path, "not a readable .npy array: it is an .npz archive")
-    if dense.dtype.kind not in _VALUE_KINDS or dense.ndim < 1:
-        raise FormatError(path, f"expected a numeric array of one or more modes, got "
-                          f"{dense.ndim}-D {dense.dtype}")
-    dense = np.array(dense)
-    if dense.dtype.kind in "fc" and not np.isfinite(dense).all():
-        where = np.unravel_index(np.argmin(np.isfinite(dense)), dense.shape)
-        raise FormatError(path, f"value at {tuple(int(i) for i in where)} (0-based) is not "
-                          "finite")
-    return dense
 
 
 def _format_name(path, npz):

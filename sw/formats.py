@@ -986,27 +986,33 @@ def _int_line(path, text, number, what):
     return _numbers(path, tokens, np.full(len(tokens), number), np.int64, f"{what} entry")
 
 
-def _read_npy(path):
-    """Read a 2-D dense ``.npy`` array into a coo_array, dropping its zeros."""
+def read_npy(path, ndim=None):
+    """A dense ``.npy`` array of ``ndim`` modes (default: one or more), numeric and
+    finite (FormatError naming the file otherwise), read into memory."""
     try:
-        dense = np.load(path, mmap_mode="r", allow_pickle=False)
+        dense = np.load(path, mmap_mode="r", allow_pickle=False)  # a short file fails here
     except FileNotFoundError:
         raise FormatError(path, "no such file") from None
     except Exception as exc:  # numpy raises many kinds on a damaged file (even TokenError)
         raise FormatError(path, f"not a readable .npy array: {exc}") from exc
     if not isinstance(dense, np.ndarray):
         raise FormatError(path, "not a readable .npy array: it is an .npz archive")
-    dtype = _DTYPES.get(dense.dtype.kind)
-    if dtype is None or dense.ndim != 2:
-        raise FormatError(path, f"expected a 2-D numeric array, got {dense.ndim}-D {dense.dtype}")
-    if dense.dtype.kind in "fc":
-        finite = np.isfinite(dense)
-        if not finite.all():
-            i, j = np.unravel_index(np.argmin(finite), dense.shape)
-            raise FormatError(path, f"value at ({i}, {j}) (0-based) is not finite")
-        del finite
+    if dense.dtype.kind not in _DTYPES or dense.ndim < 1 or dense.ndim != (ndim or dense.ndim):
+        modes = f"a {ndim}-D numeric array" if ndim else "a numeric array of one or more modes"
+        raise FormatError(path, f"expected {modes}, got {dense.ndim}-D {dense.dtype}")
+    dense = np.array(dense)
+    if dense.dtype.kind in "fc" and not np.isfinite(dense).all():
+        where = np.unravel_index(np.argmin(np.isfinite(dense)), dense.shape)
+        raise FormatError(path, f"value at {tuple(int(i) for i in where)} (0-based) is not "
+                          "finite")
+    return dense
+
+
+def _read_npy(path):
+    """Read a 2-D dense ``.npy`` array into a coo_array, dropping its zeros."""
+    dense = read_npy(path, ndim=2)
     row, col = np.nonzero(dense)  # row-major order: canonical
-    return _canonical(row, col, dense[row, col].astype(dtype), dense.shape)
+    return _canonical(row, col, dense[row, col].astype(_DTYPES[dense.dtype.kind]), dense.shape)
 
 
 # Value types of binary inputs, by numpy kind: as the text formats give them.

@@ -2,8 +2,9 @@
 array's rank, the golden output, and the run's roofline figures (Tensaurus Sections
 5 and 7.1, Fig. 7).
 
-The PEs compute on integers (exact, wrapping at ``acc_width`` bits), so values and
-factors must be integers. A kernel maps to the PE's two modes:
+The PEs compute on integers (wrapping at ``acc_width`` bits), so values and factors
+must be integers that ``dw`` bits hold, and a run whose exact output ``acc_width`` bits
+do not hold is refused. A kernel maps to the PE's two modes:
 
 - SpMTTKRP and DMTTKRP: ``Y[i] = sum_j B[j] * sum_k A[i,j,k] C[k]``: operand 0 is C
   (mode 2's factor), operand 1 is B (mode 1's);
@@ -54,7 +55,7 @@ class Tile:
 class Job:
     """A run: ``tiles`` (:class:`Tile`, in order), ``mats`` the operand matrices (int64,
     ``R`` columns; TTMc's B ``ceil(r1 / vlen) * vlen``), ``golden`` the exact output
-    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``; wrapped), the array and
+    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``), the array and
     ``spm_rows``, the rows of each operand a tile loads at most."""
 
     kernel: str
@@ -101,33 +102,43 @@ class Job:
         return (self.nnz + ends) * self.tlen * self.cols * self.vlen
 
 
-def wrap(values, bits):
-    """Integers as ``bits``-bit two's complement (int64)."""
-    values = np.asarray(values).astype(np.int64)
-    if bits >= 64:
-        return values
-    shift = np.int64(64 - bits)
-    return (values << shift) >> shift
-
-
 def _integers(values, what):
+    """``values`` as int64, refused (naming ``what``) unless each is an integer int64
+    holds: a uint64 past 2^63 or a float past 2^63 would wrap, not fail."""
     values = np.asarray(values)
-    if values.dtype.kind in "iub":
-        return values.astype(np.int64)
-    if values.dtype.kind == "f" and np.isfinite(values).all() and (values == np.rint(values)).all():
-        return values.astype(np.int64)
-    raise ParameterError(f"{what}: the PEs compute on integers; give integer values")
+    if values.dtype.kind not in "iubf" or (values.dtype.kind == "f" and not (
+            np.isfinite(values).all() and (values == np.rint(values)).all())):
+        raise ParameterError(f"{what}: the PEs compute on integers; give integer values")
+    if values.size and values.dtype.kind in "uf" and values.max() >= 2.0**63:
+        raise ParameterError(f"{what}: value {values.max()} is past 64-bit integers")
+    if values.size and values.dtype.kind == "f" and values.min() < -(2.0**63):
+        raise ParameterError(f"{what}: value {values.min()} is past 64-bit integers")
+    return values.astype(np.int64)
 
 
-def _as_tensor(operand, kernel):
+def _check_bits(values, bits, what, name):
+    """Refuse ``values`` past ``bits``-bit two's complement, naming ``what``, the value
+    and the setting ``name`` that would hold it."""
+    if not values.size:
+        return
+    low, high = int(values.min()), int(values.max())
+    worst = low if -low > high else high
+    if low < -(1 << (bits - 1)) or high >= 1 << (bits - 1):
+        need = (worst if worst >= 0 else ~worst).bit_length() + 1
+        raise ParameterError(f"{what}: value {worst} is past {bits}-bit signed integers "
+                             f"({name}={bits}; {name}={need} holds it)")
+
+
+def _as_tensor(operand, kernel, what):
     """The sparse operand as a Tensor of integer values (a dense one's nonzeros)."""
     if kernel in DENSE:
         dense = np.asarray(operand)
         want = 2 if KERNELS[kernel] == "mm" else 3
         if dense.ndim != want:
-            raise ParameterError(f"{kernel} takes a dense {want}-D array, not {dense.ndim}-D")
+            raise ParameterError(f"{what}: {kernel} takes a dense {want}-D array, not "
+                                 f"{dense.ndim}-D")
         coords = np.argwhere(dense != 0)
-        return Tensor(coords, _integers(dense[tuple(coords.T)], "the tensor"), dense.shape)
+        return Tensor(coords, _integers(dense[tuple(coords.T)], what), dense.shape)
     if isinstance(operand, Tensor):
         tensor = operand
     else:
@@ -135,56 +146,79 @@ def _as_tensor(operand, kernel):
         tensor = Tensor(np.stack([m.row, m.col], 1).astype(np.int64), m.data, m.shape)
     want = 2 if KERNELS[kernel] == "mm" else 3
     if tensor.ndim != want:
-        raise ParameterError(f"{kernel} takes a {want}-mode operand, not {tensor.ndim} modes")
-    return Tensor(tensor.coords, _integers(tensor.values, "the tensor"), tensor.shape)
+        raise ParameterError(f"{what}: {kernel} takes a {want}-mode operand, not "
+                             f"{tensor.ndim} modes")
+    return Tensor(tensor.coords, _integers(tensor.values, what), tensor.shape)
 
 
 def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_width=32,
-         spm_rows=None):
+         spm_rows=None, names=None):
     """The :class:`Job` of ``kernel`` on ``operand`` (a Tensor, scipy sparse matrix or,
     for a dense kernel, an array) with ``factors`` (MTTKRP and TTMc: ``[B, C]``; MM:
-    ``[B]``, a vector for SpMV and GEMV) on an ``rows x cols`` array of ``vlen`` lanes,
-    tiled to scratchpads of ``spm_rows`` rows an operand (default: one tile)."""
+    ``[B]``; SpMV and GEMV: ``[b]``, a vector, 1-D or one column) on an ``rows x cols``
+    array of ``vlen`` lanes, tiled to scratchpads of ``spm_rows`` rows an operand
+    (default: one tile). ``names`` label the operand and each factor in errors (their
+    files). Values past ``dw`` bits and outputs past ``acc_width`` bits are refused:
+    the run is exact or it does not start."""
     if kernel not in KERNELS:
         raise ParameterError(f"--kernel {kernel}: the hardware runs {', '.join(KERNELS)}")
-    tensor = _as_tensor(operand, kernel)
+    what, *labels = names or ["the tensor", *(f"factor {n}" for n in range(len(factors)))]
+    tensor = _as_tensor(operand, kernel, what)
     mode = KERNELS[kernel]
-    mats = [_integers(f, f"factor {n}") for n, f in enumerate(factors)]
-    if kernel in ("spmv", "gemv"):
-        mats = [m.reshape(-1, 1) if m.ndim == 1 else m for m in mats]
+    mats = [_integers(f, label) for f, label in zip(factors, labels, strict=True)]
     need = 1 if mode == "mm" else 2
     if len(mats) != need:
         raise ParameterError(f"{kernel} takes {need} factor matrices, not {len(mats)}")
-    for n, (m, size) in enumerate(zip(mats, tensor.shape[1:], strict=True)):
+    if kernel in ("spmv", "gemv"):
+        if mats[0].ndim == 2 and mats[0].shape[1] == 1:
+            mats[0] = mats[0][:, 0]
+        if mats[0].ndim != 1:
+            raise ParameterError(f"{labels[0]} is {mats[0].shape}: {kernel} takes a vector "
+                                 f"(1-D, or one column); {'gemm' if kernel == 'gemv' else 'spmm'}"
+                                 f" takes a matrix")
+        mats[0] = mats[0].reshape(-1, 1)
+    for m, size, label in zip(mats, tensor.shape[1:], labels, strict=True):
         if m.ndim != 2 or m.shape[0] != size:
-            raise ParameterError(f"factor {n} is {m.shape}: expected ({size}, rank)")
+            raise ParameterError(f"{label} is {m.shape}: expected ({size}, rank)")
     ranks = [m.shape[1] for m in mats]
     if 0 in ranks or (mode == "mttkrp" and ranks[0] != ranks[1]):
         raise ParameterError(f"the factors' ranks differ or are 0: {ranks}")
     rank, r1 = ranks[-1], ranks[0] if mode == "ttmc" else 1
     tlen = -(-rank // (cols * vlen))
     padded = [np.pad(m, ((0, 0), (0, tlen * cols * vlen - rank))) for m in mats]
-    limit = 1 << (dw - 1)
-    for m in [tensor.values, *mats]:
-        if m.size and (m.min() < -limit or m.max() >= limit):
-            raise ParameterError(f"values beyond {dw}-bit integers (dw={dw})")
+    for m, label in zip([tensor.values, *mats], [what, *labels], strict=True):
+        _check_bits(m, dw, label, "dw")
+    golden = _golden(mode, tensor, mats, acc_width)
     if mode == "mm":
-        golden = tensor_kernels.spmm(tensor, mats[0])
         operands = (padded[0],)
-    else:
-        if mode == "mttkrp":
-            golden = tensor_kernels.spmttkrp(tensor, [None, *mats])
-            operands = (padded[1], padded[0])       # operand 0: C; operand 1: B
-        else:                                       # B whole: ceil(r1 / vlen) chunks
-            golden = tensor_kernels.spttmc(tensor, [None, *mats])
-            operands = (padded[1], np.pad(mats[0], ((0, 0), (0, -r1 % vlen))))
+    elif mode == "mttkrp":
+        operands = (padded[1], padded[0])           # operand 0: C; operand 1: B
+    else:                                           # B whole: ceil(r1 / vlen) chunks
+        operands = (padded[1], np.pad(mats[0], ((0, 0), (0, -r1 % vlen))))
     largest = max(m.shape[0] for m in operands)
     if spm_rows is not None and (isinstance(spm_rows, bool) or int(spm_rows) < 1):
         raise ParameterError(f"spm_rows={spm_rows!r}: a scratchpad holds at least one row")
     spm_rows = max(1, largest if spm_rows is None else min(int(spm_rows), largest))
     tiles = _tiles(tensor, mode, spm_rows, rows, dw, iw)
-    return Job(kernel, mode, tiles, operands, wrap(golden, acc_width), rank, r1, rows, cols,
-               vlen, tlen, acc_width, spm_rows)
+    return Job(kernel, mode, tiles, operands, golden, rank, r1, rows, cols, vlen, tlen,
+               acc_width, spm_rows)
+
+
+def _golden(mode, tensor, mats, acc_width):
+    """The kernel's exact output, refused past ``acc_width``-bit accumulators. The
+    kernel over the values' magnitudes (in floats) bounds every partial sum; where it
+    stays under 2^62 the int64 output is exact."""
+    kernel = {"mm": lambda t, m: tensor_kernels.spmm(t, m[0]),
+              "mttkrp": lambda t, m: tensor_kernels.spmttkrp(t, [None, *m]),
+              "ttmc": lambda t, m: tensor_kernels.spttmc(t, [None, *m])}[mode]
+    size = Tensor(tensor.coords, np.abs(tensor.values).astype(np.float64), tensor.shape)
+    bound = kernel(size, [np.abs(m).astype(np.float64) for m in mats])
+    if bound.size and bound.max() >= 2.0**62:
+        raise ParameterError(f"the output may reach {bound.max():.3g}: past what 64-bit "
+                             "integers check exactly; scale the values down")
+    golden = kernel(tensor, mats)
+    _check_bits(golden, acc_width, "the output", "acc_width")
+    return golden
 
 
 def _tiles(tensor, mode, spm_rows, pes, dw, iw):
