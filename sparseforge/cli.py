@@ -77,6 +77,48 @@ def read_input(path, reader):
     return reader(path)
 
 
+class OutputFile(click.ParamType):
+    """A file the command writes, checked when the options are parsed, before any work:
+    its extension is one of ``suffixes`` (any, if empty; a plot's: the formats matplotlib
+    writes), its folder exists and a file can be made there."""
+
+    name = "file"
+
+    def __init__(self, *suffixes, plot=False):
+        self.suffixes = tuple(s.lower() for s in suffixes)
+        self.plot = plot
+
+    def _wanted(self):
+        if not self.plot:
+            return self.suffixes
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        return tuple(f".{s}" for s in FigureCanvasBase.get_supported_filetypes())
+
+    def convert(self, value, param, ctx):
+        import os
+
+        path = os.fspath(value)
+        wanted = self._wanted()
+        if wanted and not path.lower().endswith(wanted):
+            self.fail(f"{path}: this option writes {', '.join(wanted)} files", param, ctx)
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            self.fail(f"{path}: the folder {folder} does not exist", param, ctx)
+        if os.path.isdir(path):
+            self.fail(f"{path}: is a folder", param, ctx)
+        if os.path.exists(path):
+            if not os.access(path, os.W_OK):
+                self.fail(f"{path}: not writable", param, ctx)
+            return path
+        try:                                # the only sure test: make it, then take it away
+            open(path, "x").close()
+            os.remove(path)
+        except OSError as exc:
+            self.fail(f"{path}: cannot be written ({exc.strerror})", param, ctx)
+        return path
+
+
 def seed_option(default, help):
     """``--seed``: a non-negative 32-bit seed (replayable runs)."""
     return click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=default,

@@ -229,15 +229,23 @@ def sweep(block, grid, target="ecp5", device="25k", seeds=SEEDS, verify=False, c
     ``verify`` (``pass``, ``fail``, ``no bench`` or None without ``verify``), ``pass``,
     its one-line ``error`` and whether it came whole from the cache (``cached``).
 
-    Points run on ``client``, else on the cluster at ``scheduler``, else on a new
-    LocalCluster of ``workers`` processes; none starts when every point is cached.
+    Points run on ``client``, else on the cluster at ``scheduler`` (reached before any
+    work, cached or not, so a wrong address is refused), else on a new LocalCluster of
+    ``workers`` processes; none starts when every point is cached.
     ``cache`` is the result folder (default: the sparseforge cache's ``sweep``).
     """
     if target not in TARGETS:
         raise ParameterError(f"--target {target}: expected one of {', '.join(TARGETS)}")
     if device not in flow.DEVICES:
         raise ParameterError(f"--device {device}: expected one of {', '.join(flow.DEVICES)}")
-    store = Cache(cache)
+    with contextlib.ExitStack() as stack:
+        if client is None and scheduler:
+            client = stack.enter_context(connect(scheduler))
+        return _sweep(block, grid, target, device, seeds, verify, client, workers,
+                      Cache(cache), progress)
+
+
+def _sweep(block, grid, target, device, seeds, verify, client, workers, store, progress):
     bench = BENCHES.get(block) if verify else None
     rows, jobs = [], []
     for params in points(block, grid):
@@ -258,7 +266,7 @@ def sweep(block, grid, target="ecp5", device="25k", seeds=SEEDS, verify=False, c
     if jobs:
         with contextlib.ExitStack() as stack:
             if client is None:
-                client = stack.enter_context(connect(scheduler, workers))
+                client = stack.enter_context(connect(workers=workers))
             _run(client, jobs, store, target, device, seeds, bench, verify, progress)
     for row in rows:
         row["pass"] = row["error"] is None and row["verify"] != "fail"

@@ -24,7 +24,7 @@ import click
 import numpy as np
 from tqdm import tqdm
 
-from sparseforge.cli import echo_claims, emit, json_option, seed_option
+from sparseforge.cli import OutputFile, echo_claims, emit, json_option, seed_option
 from sparseforge.data import shared_data_dir
 from sparseforge.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
@@ -228,7 +228,7 @@ def _human(result):
 
 @click.command("tensaurus")
 @click.option("--quick", is_flag=True, help="Three small workloads (for tests).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_path", type=OutputFile(plot=True),
               help="Also draw the runs under the roofline (PNG).")
 @seed_option(1, "Seed of the values, the factors and the memories' order.")
 @json_option

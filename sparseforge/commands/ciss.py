@@ -11,7 +11,7 @@ import time
 
 import click
 
-from sparseforge.cli import emit, json_option, read_input
+from sparseforge.cli import OutputFile, emit, json_option, read_input
 from sparseforge.errors import ParameterError
 from sparseforge.sw import ciss as ciss_format
 from sparseforge.sw.ciss_bandwidth import PEAK, WORD_BITS, ciss_bandwidth, csr_bandwidth
@@ -70,7 +70,7 @@ def _figures(band):
               help="Bits of an index (slice index, j, k).")
 @click.option("--mode", type=click.IntRange(0, 2), default=0, show_default=True,
               help="The slice mode i (the output mode of SpMTTKRP).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OutputFile(".npz"),
               help="Write the stream to this .npz file.")
 @json_option
 def command(tensor, pes, dw, iw, mode, output, as_json):
@@ -78,8 +78,6 @@ def command(tensor, pes, dw, iw, mode, output, as_json):
 
     TENSOR is a FROSTT .tns tensor or a matrix (.mtx, .mtx.gz, .smtx, .npy, .npz).
     """
-    if output and not output.endswith(".npz"):
-        raise ParameterError(f"-o {output}: the CISS stream is written as a .npz file")
     source = read_input(tensor, _read)
     if source.nnz >= _BIG:
         status(f"encoding {source.nnz} nonzeros...")

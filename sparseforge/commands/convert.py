@@ -10,7 +10,7 @@ import time
 
 import click
 
-from sparseforge.cli import emit, json_option, read_input, waves_option
+from sparseforge.cli import OutputFile, emit, json_option, read_input, waves_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw import conversion
 from sparseforge.tb.convert import rtl_convert
@@ -45,7 +45,7 @@ def _human(result):
               help="BSR block size; R and C must divide the matrix's shape.")
 @click.option("--run-bits", "run_bits", type=click.IntRange(1, conversion.MAX_RUN_BITS),
               help=f"Width of RLC's run field [default: {conversion.RUN_BITS}, as Eyeriss].")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=OutputFile(),
               help="File to write: .npz (sparse formats), .npy (dense), .tns (tensor COO).")
 @click.option("--engine", type=click.Choice(["sw", "rtl"]), default="sw", show_default=True,
               help="Golden software converters, or MINT's converter blocks.")

@@ -4,11 +4,11 @@ import csv
 
 import click
 
-from ..cli import emit, json_option, param_option, parse_params
+from ..cli import OutputFile, emit, json_option, param_option, parse_params
 from ..errors import ParameterError
 from ..sweep import TARGETS, area, pareto, parse_grid, sweep
 from ..synth.flow import DEVICES, SEEDS
-from .synth import _path_text
+from .synth import _path_text, device_for
 
 COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",
            "dsp", "fmax_mhz", "critical_path", "verify", "pass", "error", "cached")
@@ -73,8 +73,8 @@ def _human(result):
 @click.argument("block")
 @param_option
 @click.option("--target", type=click.Choice(TARGETS), default="ecp5", show_default=True)
-@click.option("--device", type=click.Choice(list(DEVICES)), default="25k", show_default=True,
-              help="The ECP5 to place on (LFE5U-25F, -45F or -85F).")
+@click.option("--device", type=click.Choice(list(DEVICES)),
+              help="The ECP5 to place on (LFE5U-25F, -45F or -85F)  [default: 25k]")
 @click.option("--seeds", type=click.IntRange(1, 9), default=len(SEEDS), show_default=True,
               help="nextpnr seeds per point; Fmax is their median.")
 @click.option("--scheduler", metavar="ADDRESS",
@@ -83,8 +83,8 @@ def _human(result):
               help="Processes of the local cluster (default: one per core).")
 @click.option("--verify", is_flag=True,
               help="Also run each point's Verilator bench (blocks without one say so).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the rows as CSV.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+@click.option("--csv", "csv_path", type=OutputFile(".csv"), help="Write the rows as CSV.")
+@click.option("--plot", "plot_path", type=OutputFile(plot=True),
               help="Draw the area-Fmax Pareto front (PNG, SVG or PDF).")
 @json_option
 def command(block, params, target, device, seeds, scheduler, workers, verify, csv_path,
@@ -98,7 +98,8 @@ def command(block, params, target, device, seeds, scheduler, workers, verify, cs
     if scheduler and workers:
         raise ParameterError("--workers sizes a local cluster; the one at --scheduler has "
                              "its own workers")
-    rows = sweep(block, parse_grid(parse_params(params)), target, device,
+    rows = sweep(block, parse_grid(parse_params(params)), target,
+                 device_for(target, device, "25k"),
                  tuple(range(1, seeds + 1)), verify, scheduler=scheduler, workers=workers)
     if csv_path:
         with open(csv_path, "w", newline="") as f:

@@ -12,7 +12,7 @@ import math
 import click
 import numpy as np
 
-from sparseforge.cli import emit, json_option, read_input, seed_option
+from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option
 from sparseforge.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, tile_occupancy
@@ -91,7 +91,7 @@ def _human(result):
               show_default=True,
               help="Samples y expected above the top-k quantile; ceil(y/k) tiles are drawn.")
 @seed_option(0, "Seed of the tile sampling.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+@click.option("--plot", "plot_path", type=OutputFile(plot=True),
               help="Write the tile-occupancy distribution (Figs. 1 and 13) to this image.")
 @json_option
 def command(matrix, buffer, k, y, seed, plot_path, as_json):

@@ -6,7 +6,7 @@ import io
 import click
 from tqdm import tqdm
 
-from ..cli import emit, json_option, param_option, parse_params
+from ..cli import OutputFile, emit, json_option, param_option, parse_params
 from ..errors import ParameterError
 from ..registry import blocks
 from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synthesize
@@ -78,6 +78,14 @@ def _human(result):
         click.echo(f"  path    {_path_text(r['critical_path'])}")
 
 
+def device_for(target, device, default):
+    """The ``--device`` to place on: refused where ``--target`` has no device to choose."""
+    if device and target != "ecp5":
+        raise ParameterError(f"--device {device} places on an ECP5; --target {target} has "
+                             "no device to choose")
+    return device or default
+
+
 @click.command()
 @click.argument("block", required=False)
 @param_option
@@ -90,8 +98,8 @@ def _human(result):
 @click.option("--no-fmax", is_flag=True, help="Skip place-and-route.")
 @click.option("--report", "report", is_flag=True,
               help="Synthesize every block in its report configurations.")
-@click.option("--md", type=click.Path(dir_okay=False), help="Also write the report as Markdown.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+@click.option("--md", type=OutputFile(".md"), help="Also write the report as Markdown.")
+@click.option("--csv", "csv_path", type=OutputFile(".csv"),
               help="Also write the report as CSV.")
 @json_option
 def command(block, params, target, device, seeds, no_fmax, report, md, csv_path, as_json):
@@ -100,7 +108,7 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
         raise ParameterError("give either a BLOCK or --report")
     if (md or csv_path) and not report:
         raise ParameterError("--md and --csv write the report: add --report")
-    device = device or ("auto" if report else "25k")
+    device = device_for(target, device, "auto" if report else "25k")
     if block:
         result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax,
                             device=device, seeds=tuple(range(1, seeds + 1)))

@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import numpy as np
 
-from sparseforge.cli import emit, json_option, read_input, seed_option, waves_option
+from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option, waves_option
 from sparseforge.errors import ParameterError
-from sparseforge.sw.formats import read_matrix, read_tensor
+from sparseforge.sw.formats import read_matrix, read_npy, read_tensor
 from sparseforge.sw.tensaurus_job import DENSE, KERNELS, plan, roofline
 from sparseforge.tools import status
 
@@ -34,7 +34,7 @@ def _array(text):
 def _operand(path, kernel):
     path = str(path)
     if path.lower().endswith(".npy"):
-        array = _npy(path)
+        array = read_npy(path)
         if kernel in DENSE:
             return array
         raise ParameterError(f"{path}: {kernel} takes a sparse operand (.tns, .mtx, .npz)")
@@ -43,13 +43,6 @@ def _operand(path, kernel):
     if path.lower().endswith((".tns", ".tns.gz")):
         return read_tensor(path)
     return read_matrix(path)
-
-
-def _npy(path):
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise ParameterError(f"{path}: not a readable .npy array ({exc})") from None
 
 
 def _human(r):
@@ -75,10 +68,14 @@ def _human(r):
                    "argument; in TTMc their ranks may differ).")
 @click.option("--pes", default="2x2", show_default=True, help="The PE array, RxC.")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--dw", type=click.IntRange(2, 32), default=16, show_default=True,
+              help="Bits of a value (signed): every value of the tensor and factors fits.")
+@click.option("--acc-width", type=click.IntRange(2, 64), default=32, show_default=True,
+              help="Bits of an accumulator (signed): every output value fits.")
 @click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=None,
               help="Rows of each operand a scratchpad half holds: the run goes in tiles, "
                    "each loading while the one before computes (default: one tile).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", "out", required=True, type=OutputFile(".npy"),
               help="Where to write the output (.npy).")
 @click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
               show_default=True,
@@ -86,7 +83,8 @@ def _human(r):
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
 @waves_option
 @json_option
-def command(kernel, paths, factor, pes, vlen, spm_rows, out, memory_rate, seed, as_json):
+def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memory_rate, seed,
+            as_json):
     """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
 
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
@@ -96,9 +94,10 @@ def command(kernel, paths, factor, pes, vlen, spm_rows, out, memory_rate, seed, 
 
     rows, cols = _array(pes)
     tensor_path, *more = paths
-    factors = [_npy(p) for p in (factor, *more)]
+    factors = [read_npy(p) for p in (factor, *more)]
     operand = read_input(tensor_path, lambda p: _operand(p, kernel))
-    job = plan(kernel, operand, factors, rows, cols, vlen, spm_rows=spm_rows)
+    job = plan(kernel, operand, factors, rows, cols, vlen, dw=dw, acc_width=acc_width,
+               spm_rows=spm_rows, names=[tensor_path, factor, *more])
     params = params_for(job)
     status(f"run tensaurus: {job.nnz:,} nonzeros in {len(job.tiles):,} tile(s) on "
            f"{rows}x{cols} PEs, simulating...")
