@@ -11,6 +11,7 @@ joins ``COMMANDS``.
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from sparseforge.cli import main
@@ -26,6 +27,10 @@ COMMANDS = {
     "convert": ["convert", "{file}", "--to", "csc", "-o", "{out}", "--json"],
     "ciss": ["ciss", "{file}", "--pes", "4", "-o", "{out}", "--json"],
     "hyte": ["hyte", "{file}", "--buffer-kb", "64", "--json"],
+    "run-tensaurus": ["run", "tensaurus", "--kernel", "spmm", "{file}", "--factors", "{b}",
+                      "--out", "{tmp}/y.npy", "--json"],
+    "run-tensaurus-factor": ["run", "tensaurus", "--kernel", "spmm", "{matrix}", "--factors",
+                             "{file}", "--out", "{tmp}/y.npy", "--json"],
 }
 
 
@@ -33,7 +38,12 @@ COMMANDS = {
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.iterdir()))
 def test_corpus_file_is_refused_by_command(command, name, capsys, tmp_path):
     path = CORPUS / name
-    argv = [arg.format(file=path, out=tmp_path / "out.npz") for arg in COMMANDS[command]]
+    (tmp_path / "a.mtx").write_text("%%MatrixMarket matrix coordinate integer general\n"
+                                    "2 2 2\n1 1 3\n2 2 4\n")
+    np.save(tmp_path / "b.npy", np.ones((2, 2), int))
+    names = {"file": path, "out": tmp_path / "out.npz", "tmp": tmp_path,
+             "matrix": tmp_path / "a.mtx", "b": tmp_path / "b.npy"}
+    argv = [arg.format(**names) for arg in COMMANDS[command]]
     with pytest.raises(SystemExit) as info:
         main(argv)
     out = capsys.readouterr()
