@@ -21,13 +21,14 @@ a block row's block columns, as many as the matrix is wide; the rows arrive
 sorted, so comparators over R heads do it at one nonzero a cycle.
 
 The sub-units, in stream order: :class:`RowBlocks` (row pointers to each block
-row's row lengths) and a :class:`Queue` of them; :class:`Tagger` (each nonzero's
-row within its block row); a :class:`~sparseforge.hw.divider.DivMod` lane with
-the values :class:`~sparseforge.hw.convert_rlc.Beside` it (block column and column
-within the block), between two :class:`~sparseforge.hw.convert_rlc.Skid` register
-slices; :class:`Banks`; :class:`Merge`, its descriptors through another
-:class:`Queue`; :class:`Assembler`; and a :class:`~sparseforge.hw.prefix_sum.PrefixSum`
-(the block-row pointers).
+row's row lengths) and a :class:`~sparseforge.hw.stream_units.Queue` of them;
+:class:`Tagger` (each nonzero's row within its block row); a
+:class:`~sparseforge.hw.divider.DivMod` lane with the values
+:class:`~sparseforge.hw.stream_units.Beside` it (block column and column within the
+block), between two :class:`~sparseforge.hw.stream_units.Skid` register slices;
+:class:`Banks`; :class:`Merge`, its descriptors through another
+:class:`~sparseforge.hw.stream_units.Queue`; :class:`Assembler`; and a
+:class:`~sparseforge.hw.prefix_sum.PrefixSum` (the block-row pointers).
 """
 
 import functools
@@ -44,9 +45,9 @@ from ..sw import wire
 from .divider import DivMod
 from .interfaces import CsrToBsrSignature, divmod_layout, prefix_sum_layouts, struct
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, Skid, any_of, lowest
+from .stream_units import Beside, Queue, Skid, any_of, lowest
 
-QUEUE = 16
+QUEUE = 18
 """Block-row descriptors a queue holds beyond the divider's latency."""
 
 
@@ -108,35 +109,6 @@ class Remaining:
     def load(self, m, lengths):
         m.d.sync += [self.count.eq(lengths), self.active.eq(Cat(n != 0 for n in lengths)),
                      self.one.eq(Cat(n == 1 for n in lengths))]
-
-
-class Queue(wiring.Component):
-    """A FIFO of ``depth`` items in (block or distributed) RAM, its output registered.
-
-    Members
-    -------
-    i : In(stream(shape))
-    o : Out(stream(shape))
-
-    Holds ``depth + 2`` items (the FIFO's and a :class:`~sparseforge.hw.convert_rlc.Skid`'s).
-    Latency 3 cycles; throughput one item a cycle.
-    """
-
-    def __init__(self, shape, depth):
-        self.shape, self.depth = shape, depth
-        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=Shape.cast(self.shape).width,
-                                                    depth=self.depth)
-        m.submodules.out = out = Skid(self.shape)
-        wiring.connect(m, out.o, wiring.flipped(self.o))
-        m.d.comb += [fifo.w_data.eq(self.i.payload), fifo.w_en.eq(self.i.valid),
-                     self.i.ready.eq(fifo.w_rdy),
-                     out.i.payload.eq(fifo.r_data), out.i.valid.eq(fifo.r_rdy),
-                     fifo.r_en.eq(out.i.ready)]
-        return m
 
 
 class RowBlocks(wiring.Component):
@@ -454,9 +426,9 @@ class CsrToBsr(wiring.Component):
     where C = 1) to block column and column, gathered in :class:`Banks`, merged
     (:class:`Merge`), assembled (:class:`Assembler`); the block counts through a
     one-lane exclusive :class:`~sparseforge.hw.prefix_sum.PrefixSum` to
-    ``block_ptr``. Descriptor :class:`Queue` s let the pointers run ahead of the
-    tagger (16 block rows) and the tagger ahead of the merge (the divider's latency
-    and 16).
+    ``block_ptr``. Descriptor :class:`~sparseforge.hw.stream_units.Queue` s let the
+    pointers run ahead of the tagger (18 block rows) and the tagger ahead of the merge
+    (the divider's latency and 18).
 
     Latency and throughput: one nonzero a cycle in steady state. Each empty block
     row takes a cycle of its own in the tagger and the merge (its pointer goes out
@@ -543,8 +515,8 @@ class CsrToBsr(wiring.Component):
         # short block rows are read while long ones are tagged; from the tagger to the
         # merge, so the tagger runs ahead by the divider's latency.
         desc = descriptor_layout(R, W)
-        m.submodules.rows_queue = rows_queue = Queue(desc, QUEUE)
-        m.submodules.merge_queue = merge_queue = Queue(desc, ahead + QUEUE)
+        m.submodules.rows_queue = rows_queue = Queue(desc, QUEUE, latency=3)
+        m.submodules.merge_queue = merge_queue = Queue(desc, ahead + QUEUE, latency=3)
         wiring.connect(m, row_blocks.descriptors, rows_queue.i)
         wiring.connect(m, rows_queue.o, tagger.descriptors)
         wiring.connect(m, tagger.forward, merge_queue.i)

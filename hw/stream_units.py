@@ -1,12 +1,13 @@
-"""Stream plumbing the converters share: a FIFO beside a pipeline, a skid buffer, and
-one-hot selection of the lowest set bit."""
+"""The stream primitives every block shares, each written once: a queue, a skid buffer, a
+round-robin arbiter, a FIFO beside a pipeline, and one-hot selection of the lowest set
+bit."""
 
 import functools
 import operator
 
-from amaranth.hdl import Const, Module, Shape, Signal
+from amaranth.hdl import Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 
@@ -101,6 +102,122 @@ class Skid(wiring.Component):
             m.d.sync += [o.payload.eq(spare), o.valid.eq(1), held.eq(0)]
         with m.Elif(~stalled):
             m.d.sync += [o.payload.eq(i.payload), o.valid.eq(i.valid)]
+        return m
+
+
+class Queue(wiring.Component):
+    """A FIFO of ``depth`` items whose output is a register.
+
+    Parameters
+    ----------
+    shape : an item's shape.
+    depth : items held, at least 1 (``latency=1``) or 3 (``latency=3``).
+    latency : cycles from an item taken into an empty queue to it offered, 1 or 3:
+
+        - 1: the item goes straight to the output register; the others wait in a
+          :class:`~amaranth.lib.fifo.SyncFIFO` of ``depth - 1``, read asynchronously
+          (distributed RAM). For short queues that must answer at once, as the
+          scratchpad's responses within their credit round trip.
+        - 3: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of ``depth - 2``, read
+          synchronously (so block RAM fits it), then a :class:`Skid`: ``i.ready``, like
+          the output, comes from registers, so a long queue cuts both paths between
+          the blocks it joins.
+
+    Members
+    -------
+    i : In(stream(shape))
+    o : Out(stream(shape))
+
+    Throughput: one item a cycle (``depth=1`` with ``latency=1``: an item every other
+    cycle while the output is taken).
+    """
+
+    def __init__(self, shape, depth, latency):
+        if latency not in (1, 3):
+            raise ValueError(f"latency={latency}: a Queue's latency is 1 or 3")
+        least = 1 if latency == 1 else 3
+        if depth < least:
+            raise ValueError(f"depth={depth}: a Queue of latency {latency} holds at least "
+                             f"{least} items")
+        self.shape, self.depth, self.latency = shape, depth, latency
+        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
+
+    def elaborate(self, platform):
+        m = Module()
+        width = Shape.cast(self.shape).width
+        i, o = self.i, self.o
+        if self.latency == 3:
+            m.submodules.fifo = fifo = SyncFIFOBuffered(width=width, depth=self.depth - 2)
+            m.submodules.out = out = Skid(self.shape)
+            wiring.connect(m, out.o, wiring.flipped(o))
+            m.d.comb += [fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid),
+                         i.ready.eq(fifo.w_rdy),
+                         out.i.payload.eq(fifo.r_data), out.i.valid.eq(fifo.r_rdy),
+                         fifo.r_en.eq(out.i.ready)]
+            return m
+        m.submodules.fifo = fifo = SyncFIFO(width=width, depth=self.depth - 1)
+        load = ~o.valid | o.ready
+        bypass = load & ~fifo.r_rdy                 # the FIFO is empty: straight to the output
+        m.d.comb += [i.ready.eq(fifo.w_rdy | ~o.valid),
+                     fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid & ~bypass),
+                     fifo.r_en.eq(load)]
+        with m.If(load):
+            m.d.sync += [o.valid.eq(fifo.r_rdy | i.valid),
+                         o.payload.eq(Mux(fifo.r_rdy, fifo.r_data, i.payload))]
+        return m
+
+
+class RoundRobin(wiring.Component):
+    """Grants one of ``n`` requesters, round-robin: a requester waits for at most ``n - 1``
+    other grants.
+
+    Parameters
+    ----------
+    n : requesters.
+    registered : where the grant comes from.
+
+        - False: from the requests, on the same cycle: the first requester after the
+          last granted (0 when nothing requests). A grant is always taken.
+        - True: from a register, so a requester's ``ready`` does not wait for the
+          requests: the granted requester keeps the grant while no other requests;
+          otherwise the grant moves, on the next cycle, to the first other requester
+          after it. It starts at requester 0 and is never 0.
+
+    Members
+    -------
+    requests : In(n)
+    grant : Out(n)
+        One-hot.
+    """
+
+    def __init__(self, n, registered=False):
+        if n < 1:
+            raise ValueError(f"n={n}: a RoundRobin arbitrates at least 1 requester")
+        self.n, self.registered = n, registered
+        super().__init__({"requests": In(n), "grant": Out(n)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n, requests, grant = self.n, self.requests, self.grant
+        if self.registered:
+            held = Signal(n, init=1)
+            others = requests & ~held
+            after = Signal(n)                       # the requesters after the one granted
+            m.d.comb += [after.eq(~(held | (held - 1))), grant.eq(held)]
+            first, _ = lowest(m, Mux((others & after).any(), others & after, others))
+            with m.If(others.any()):
+                m.d.sync += held.eq(first)
+            return m
+        if n == 1:
+            m.d.comb += grant.eq(requests)
+            return m
+        after = Signal(n, init=(1 << n) - 1)        # the requesters after the last granted
+        later = Signal(n)
+        m.d.comb += later.eq(requests & after)
+        first, _ = lowest(m, Mux(later.any(), later, requests))
+        m.d.comb += grant.eq(first)
+        with m.If(requests.any()):
+            m.d.sync += after.eq(~(first | (first - 1)))
         return m
 
 

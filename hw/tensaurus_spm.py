@@ -10,12 +10,13 @@ port and one synchronous read port. A request goes through four registered steps
 
 1. a :class:`~sparseforge.hw.stream_units.Skid` per port takes it (its ``ready`` is a
    register) with the half ``read_half`` names;
-2. each bank's :class:`RoundRobin` grants one of the port heads that want it and have a
-   credit, and the crossbar registers that head's address for the bank;
+2. each bank's :class:`~sparseforge.hw.stream_units.RoundRobin` grants one of the port
+   heads that want it and have a credit, and the crossbar registers that head's address
+   for the bank;
 3. the bank's read port, then a register right after it (the block RAM's output
    register);
-4. each port picks its bank's data into its :class:`ResponseQueue`, whose output is a
-   register.
+4. each port picks its bank's data into its :class:`~sparseforge.hw.stream_units.Queue`
+   (of latency 1), whose output is a register.
 
 Each step is one cycle but the block RAM's two, so the crossbar's arbitration and
 multiplexers have a cycle of their own on both sides of the block RAM.
@@ -27,81 +28,16 @@ reads, never loses data.
 
 import itertools
 
-from amaranth.hdl import Cat, Module, Mux, Shape, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFO
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..errors import ParameterError
 from ..params import Param, check_params
 from ..registry import block
 from .interfaces import SpmSignature, pe_request_layout
-from .stream_units import Skid, any_of, lowest
-
-
-class RoundRobin(wiring.Component):
-    """Grants one of ``n`` requests, the first one after the last granted (round-robin):
-    a requester waits for at most ``n - 1`` other grants.
-
-    Members
-    -------
-    requests : In(n)
-    grant : Out(n)
-        One-hot, on the same cycle (0 when nothing requests); a grant is always taken.
-    """
-
-    def __init__(self, n):
-        self.n = n
-        super().__init__({"requests": In(n), "grant": Out(n)})
-
-    def elaborate(self, platform):
-        m = Module()
-        if self.n == 1:
-            m.d.comb += self.grant.eq(self.requests)
-            return m
-        after = Signal(self.n, init=(1 << self.n) - 1)     # requesters after the last granted
-        later = Signal(self.n)
-        m.d.comb += later.eq(self.requests & after)
-        first, _ = lowest(m, Mux(later.any(), later, self.requests))
-        m.d.comb += self.grant.eq(first)
-        with m.If(self.requests.any()):
-            m.d.sync += after.eq(~(first | (first - 1)))
-        return m
-
-
-class ResponseQueue(wiring.Component):
-    """A FIFO of ``depth`` items whose output is a register, one cycle from input to output.
-
-    Members
-    -------
-    i : In(stream(shape))
-    o : Out(stream(shape))
-
-    An item into an empty queue goes straight to the output register; the others wait
-    in a :class:`~amaranth.lib.fifo.SyncFIFO` of ``depth - 1`` (distributed RAM).
-    Latency 1 cycle; throughput one item a cycle.
-    """
-
-    def __init__(self, shape, depth):
-        self.shape, self.depth = shape, depth
-        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
-
-    def elaborate(self, platform):
-        m = Module()
-        i, o = self.i, self.o
-        m.submodules.fifo = fifo = SyncFIFO(width=Shape.cast(self.shape).width,
-                                            depth=self.depth - 1)
-        load = ~o.valid | o.ready
-        bypass = load & ~fifo.r_rdy                 # the FIFO is empty: straight to the output
-        m.d.comb += [i.ready.eq(fifo.w_rdy | ~o.valid),
-                     fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid & ~bypass),
-                     fifo.r_en.eq(load)]
-        with m.If(load):
-            m.d.sync += [o.valid.eq(fifo.r_rdy | i.valid),
-                         o.payload.eq(Mux(fifo.r_rdy, fifo.r_data, i.payload))]
-        return m
+from .stream_units import Queue, RoundRobin, Skid, any_of
 
 
 @block("tensaurus_spm")
@@ -234,8 +170,8 @@ class TensaurusSpm(wiring.Component):
             m.d.sync += [steps[0].valid.eq(granted), steps[0].bank.eq(bank),
                          steps[0].inside.eq(inside),
                          *(later.eq(now) for now, later in itertools.pairwise(steps))]
-            m.submodules[f"queue{p}"] = queue = ResponseQueue(port.response.payload.shape(),
-                                                              self.queue)
+            m.submodules[f"queue{p}"] = queue = Queue(port.response.payload.shape(), self.queue,
+                                                      latency=1)
             last = steps[-1]
             chosen = any_of(Mux(last.bank[b], read_data[b], 0) for b in range(B))
             m.d.comb += [queue.i.valid.eq(last.valid),

@@ -13,7 +13,8 @@ from amaranth.sim import Simulator
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.interfaces import SpmSignature
-from sparseforge.hw.tensaurus_spm import ResponseQueue, RoundRobin, TensaurusSpm
+from sparseforge.hw.stream_units import Queue, RoundRobin
+from sparseforge.hw.tensaurus_spm import TensaurusSpm
 from sparseforge.registry import get
 from sparseforge.sim.models.tensaurus_spm import Scratchpad
 from sparseforge.sim.runners import pysim, seed_from_env
@@ -105,14 +106,14 @@ def test_round_robin_grants_the_first_requester_after_the_last_granted(n):
 
 @pytest.mark.parametrize("rates", [None, {"i": 0.9, "o": 0.3}, {"i": 0.3, "o": 0.9}])
 def test_response_queue_keeps_order_under_back_pressure(rates):
-    queue = ResponseQueue(12, 4)
+    queue = Queue(12, 4, latency=1)
     items = np.array(random.Random(7).choices(range(1 << 12), k=200))
     bench = ConverterBench(queue, {"i": items}, {"o": len(items)}, seed_from_env(3), rates)
     assert pysim(bench).outputs["o"] == items.tolist()
 
 
 def test_response_queue_latency_one_and_capacity_depth():
-    queue = ResponseQueue(8, 4)
+    queue = Queue(8, 4, latency=1)
     seen = {}
 
     async def bench(ctx):
