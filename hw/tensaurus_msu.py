@@ -7,25 +7,28 @@ The buffer is one block RAM of ``depth * tlen * cols`` words of ``vlen`` accumul
 output row ``i``'s chunk ``g`` is word ``i * tlen * cols + g``. The drains reach it
 through a read-modify-write pipeline that takes one a cycle:
 
-- A: a round-robin arbiter, its grant a register, takes one drain a cycle; the drain's
-  word address is registered and presented to the RAM's read port;
-- B: the RAM gives the word; the address is compared with the two writes the read
-  missed (its own cycle's and the next one's);
-- C: the word, registered, or the newer sum of a missed write (the bypass), plus the
-  drain's lanes, is written back.
+- A (:class:`Gather`): a round-robin arbiter, its grant a register, takes one drain a
+  cycle; the drain's word address is registered and presented to the RAM's read port;
+- B (:class:`Accumulate`): the RAM gives the word; the address is compared with the two
+  writes the read missed (its own cycle's and the next one's);
+- C (:class:`Accumulate`): the word, registered, or the newer sum of a missed write (the
+  bypass), plus the drain's lanes, is written back.
 
 So the adder sits between registers, neither behind the RAM's read path nor behind a
-comparator.
+comparator. Once every input is done, :class:`Unload` reads the rows out through the
+same RAM ports, clearing each word as it goes.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import MsuSignature, chunk_bits, pe_drain_layout
+from .interfaces import MsuSignature, chunk_bits, msu_out_layout, pe_drain_layout
+from .stream_units import RoundRobin
 
 
 def times(value, k):
@@ -38,9 +41,250 @@ def times(value, k):
     return total
 
 
-def lowest(bits):
-    """The lowest set bit of ``bits`` (one-hot), 0 if none."""
-    return (bits & (~bits + 1))[:len(bits)]
+def add_layout(abits, width):
+    """A drain on its way to the buffer: the word ``addr`` to add its ``lanes`` (as bits)
+    into."""
+    return data.StructLayout({"addr": abits, "lanes": width})
+
+
+def write_layout(abits, width):
+    """A write of the buffer: the word ``addr`` and its new ``data``."""
+    return data.StructLayout({"addr": abits, "data": width})
+
+
+class Gather(wiring.Component):
+    """Stage A: takes one drain a cycle from the inputs, round-robin, and registers the word
+    it adds into.
+
+    The grant comes from a :class:`~sparseforge.hw.stream_units.RoundRobin` whose grant is
+    a register, so each input's ``ready`` is a register's and not behind the arbitration.
+
+    Parameters
+    ----------
+    rows, cols, tlen, vlen, iw, acc_width, depth : as :class:`TensaurusMsu`'s.
+
+    Members
+    -------
+    drains : In(stream({row, chunk, lanes, last})) x (rows * cols)
+    release : In(1)
+        The inputs done are released (``done`` cleared) at this cycle's end.
+    done : Out(rows * cols)
+        The inputs whose ``last`` was taken; each is held (ready low) until released.
+    adds : Out(stream({addr, lanes}), always ready)
+        The drain taken on the cycle before, to add into word ``addr``; none for a
+        ``last`` or a drain outside the buffer.
+    """
+
+    def __init__(self, rows, cols, tlen, vlen, iw, acc_width, depth):
+        self.cols, self.tlen, self.depth = cols, tlen, depth
+        self.chunks = tlen * cols
+        abits = max(1, ceil_log2(depth * self.chunks))
+        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
+        super().__init__({
+            "drains": In(drain).array(rows * cols),
+            "release": In(1),
+            "done": Out(rows * cols),
+            "adds": Out(stream.Signature(add_layout(abits, vlen * acc_width),
+                                         always_ready=True)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        drains, done, adds = self.drains, self.done, self.adds
+        m.submodules.arbiter = arbiter = RoundRobin(len(drains), registered=True)
+        grant = arbiter.grant
+        valid = Cat(d.valid for d in drains)
+        m.d.comb += arbiter.requests.eq(valid & ~done)
+        for i, d in enumerate(drains):
+            m.d.comb += d.ready.eq(grant[i] & ~done[i])     # all done while streaming
+            with m.If(d.valid & d.ready & d.payload.last):
+                m.d.sync += done[i].eq(1)
+        with m.If(self.release):
+            m.d.sync += done.eq(0)
+
+        item = Signal.like(drains[0].payload, name="item")
+        q = Signal(range(max(self.cols, 2)))
+        picked, which = 0, 0
+        for i, d in enumerate(drains):
+            picked = picked | Mux(grant[i], d.payload.as_value(), 0)
+            which = which | Mux(grant[i], i % self.cols, 0)
+        m.d.comb += [item.eq(picked), q.eq(which)]
+        take = (valid & grant & ~done).any()
+        inside = (item.row < self.depth) & (item.chunk < self.tlen)
+        m.d.sync += [
+            adds.valid.eq(take & ~item.last & inside),
+            adds.payload.addr.eq(times(item.row, self.chunks) + times(item.chunk, self.cols)
+                                 + q),
+            adds.payload.lanes.eq(item.lanes.as_value()),
+        ]
+        return m
+
+
+class Accumulate(wiring.Component):
+    """Stages B and C: the word read, the bypass from the writes it missed, the sum written
+    back.
+
+    A read sees the writes made before its cycle, not the one on it. A drain adds at C two
+    cycles after its read, so the writes of its read's cycle and the next (the two cycles
+    before C) are missed; they are taken from the two writes before, the newest first.
+
+    Parameters
+    ----------
+    abits : bits of a word address.
+    vlen, acc_width : lanes of a word and bits of each.
+
+    Members
+    -------
+    adds : In(stream({addr, lanes}), always ready)
+        From :class:`Gather`; its address was presented to the RAM's read port.
+    word : In(vlen * acc_width)
+        The RAM's read data.
+    load : In(1)
+        C's word register takes ``word`` (it is the output register too).
+    held : Out(vlen * acc_width)
+        C's word register.
+    write : Out(stream({addr, data}), always ready)
+        C's sum, written back; ``data`` is 0 while C is empty.
+    busy : Out(1)
+        A drain is in B or C.
+    """
+
+    def __init__(self, abits, vlen, acc_width):
+        self.vlen, self.acc_width = vlen, acc_width
+        width = vlen * acc_width
+        super().__init__({
+            "adds": In(stream.Signature(add_layout(abits, width), always_ready=True)),
+            "word": In(width),
+            "load": In(1),
+            "held": Out(width),
+            "write": Out(stream.Signature(write_layout(abits, width), always_ready=True)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        V, A = self.vlen, self.acc_width
+        width = V * A
+        adds, write = self.adds, self.write
+        b = Signal.like(adds.payload, name="b")
+        b_valid = Signal()
+        c_valid, c_addr = write.valid, write.payload.addr
+        c_lanes, c_word = Signal(width), self.held
+        w1_valid, w1_addr = Signal(), Signal.like(c_addr, name="w1_addr")
+        w1_data, w2_data = Signal(width), Signal(width)
+        use_w1, use_w2, use_word = Signal(), Signal(), Signal()
+
+        with m.If(self.load):
+            m.d.sync += c_word.eq(self.word)
+        m.d.sync += [b_valid.eq(adds.valid), b.eq(adds.payload)]
+        # B: compare with the write being made (C's) and the one before (w1): those are
+        # w1 and w2 when this drain is at C. An empty stage C carries zeros.
+        hit1 = c_valid & (b.addr == c_addr)
+        hit2 = w1_valid & (b.addr == w1_addr)
+        m.d.sync += [
+            c_valid.eq(b_valid), c_addr.eq(b.addr),
+            c_lanes.eq(Mux(b_valid, b.lanes, 0)),
+            use_w1.eq(b_valid & hit1),
+            use_w2.eq(b_valid & ~hit1 & hit2),
+            use_word.eq(b_valid & ~hit1 & ~hit2),
+        ]
+        # C: the newest value of the word, plus the drain; 0 + 0 when C is empty.
+        old, sum_ = Signal(width), write.payload.data
+        m.d.comb += old.eq(Mux(use_w1, w1_data, 0) | Mux(use_w2, w2_data, 0) |
+                           Mux(use_word, c_word, 0))
+        m.d.comb += sum_.eq(Cat((old[v * A:(v + 1) * A] + c_lanes[v * A:(v + 1) * A])[:A]
+                                for v in range(V)))
+        m.d.sync += [
+            w1_valid.eq(c_valid), w1_addr.eq(c_addr), w1_data.eq(sum_),
+            w2_data.eq(w1_data),
+        ]
+        m.d.comb += self.busy.eq(b_valid | c_valid)  # (A is empty once the last is taken)
+        return m
+
+
+class Unload(wiring.Component):
+    """The output phase: once every input is done and the pipeline is empty, reads (and
+    clears) the words of rows ``0 .. out_rows - 1`` in order.
+
+    A word read is in the RAM's read register (R), then in :class:`Accumulate`'s word
+    register (C's, the output register); R holds (the read port disabled) while the output
+    register waits.
+
+    Parameters
+    ----------
+    cols, tlen, vlen, iw, acc_width, depth : as :class:`TensaurusMsu`'s.
+
+    Members
+    -------
+    ended : In(1)
+        Every input is done.
+    busy : In(1)
+        A drain is still on its way into the buffer.
+    out_rows : In(iw + 1)
+    word : In(vlen * acc_width)
+        The output register (C's word register).
+    out : Out(stream({row, chunk, lanes, last}))
+    release : Out(1)
+        The inputs are released: the run's output is out, or there is none.
+    streaming : Out(1)
+        The output phase: the RAM's ports are this unit's.
+    read : Out(stream(addr), always ready)
+        A word read and cleared (``valid``) and its address, while ``streaming``.
+    moves : Out(1)
+        The output register loads.
+    """
+
+    def __init__(self, cols, tlen, vlen, iw, acc_width, depth):
+        self.chunks, self.iw = tlen * cols, iw
+        abits = max(1, ceil_log2(depth * self.chunks))
+        super().__init__({
+            "ended": In(1),
+            "busy": In(1),
+            "out_rows": In(iw + 1),
+            "word": In(vlen * acc_width),
+            "out": Out(stream.Signature(msu_out_layout(iw, self.chunks, vlen, acc_width))),
+            "release": Out(1),
+            "streaming": Out(1),
+            "read": Out(stream.Signature(abits, always_ready=True)),
+            "moves": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        C, out, streaming, moves = self.chunks, self.out, self.streaming, self.moves
+        issue, o_addr = self.read.valid, self.read.payload
+        o_row, o_chunk = Signal(self.iw), Signal(chunk_bits(C))
+        reading = Signal()
+        meta = data.StructLayout({"row": self.iw, "chunk": chunk_bits(C), "last": 1})
+        r_valid, r_meta, o_meta = Signal(), Signal(meta), Signal(meta)
+        final = (o_chunk == C - 1) & (o_row == self.out_rows - 1)
+        starting = ~streaming & self.ended & ~self.busy
+        ending = out.valid & out.ready & out.payload.last
+        m.d.comb += [
+            moves.eq(~out.valid | out.ready),
+            issue.eq(streaming & reading & (~r_valid | moves)),
+            out.payload.row.eq(o_meta.row), out.payload.chunk.eq(o_meta.chunk),
+            out.payload.last.eq(o_meta.last), out.payload.lanes.eq(self.word),
+            self.release.eq((starting & (self.out_rows == 0)) | ending),
+        ]
+        with m.If(starting & (self.out_rows != 0)):
+            m.d.sync += [streaming.eq(1), reading.eq(1), o_addr.eq(0), o_row.eq(0),
+                         o_chunk.eq(0)]
+        with m.If(issue):
+            m.d.sync += [o_addr.eq(o_addr + 1), r_meta.row.eq(o_row),
+                         r_meta.chunk.eq(o_chunk), r_meta.last.eq(final)]
+            with m.If(o_chunk == C - 1):
+                m.d.sync += [o_chunk.eq(0), o_row.eq(o_row + 1)]
+            with m.Else():
+                m.d.sync += o_chunk.eq(o_chunk + 1)
+            with m.If(final):
+                m.d.sync += reading.eq(0)
+        with m.If(moves):
+            m.d.sync += [out.valid.eq(r_valid), o_meta.eq(r_meta)]
+        m.d.sync += r_valid.eq(issue | (r_valid & ~moves))
+        with m.If(ending):
+            m.d.sync += streaming.eq(0)
+        return m
 
 
 @block("tensaurus_msu")
@@ -112,143 +356,27 @@ class TensaurusMsu(wiring.Component):
         lanes = data.ArrayLayout(self.acc_width, self.vlen)   # as bits: sums wrap alike
         m.submodules.store = store = Memory(shape=lanes, depth=self.words, init=[])
         rd, wr = store.read_port(), store.write_port()
-        streaming = Signal()            # the output phase: drains held
-        issue = Signal()                # an output read (and its clearing write) now
-        o_addr = Signal(self.abits)
-        moves = Signal()                # the output register loads
-
-        a = self._arbiter(m)
-        busy, c_valid, c_addr, c_word, sum_ = self._accumulate(m, a, rd, ~streaming | moves)
+        m.submodules.gather = gather = Gather(self.rows, self.cols, self.tlen, self.vlen,
+                                              self.iw, self.acc_width, self.depth)
+        m.submodules.accumulate = accumulate = Accumulate(self.abits, self.vlen,
+                                                          self.acc_width)
+        m.submodules.unload = unload = Unload(self.cols, self.tlen, self.vlen, self.iw,
+                                              self.acc_width, self.depth)
+        for drain, port in zip(self.drains, gather.drains, strict=True):
+            wiring.connect(m, wiring.flipped(drain), port)
+        wiring.connect(m, gather.adds, accumulate.adds)
+        wiring.connect(m, unload.out, wiring.flipped(self.out))
+        streaming, read, write = unload.streaming, unload.read, accumulate.write
         m.d.comb += [
-            rd.addr.eq(Mux(streaming, o_addr, a["addr"])),
-            rd.en.eq(~streaming | issue),
-            wr.addr.eq(Mux(streaming, o_addr, c_addr)),
-            wr.data.eq(sum_),           # 0 while streaming: stage C is empty
-            wr.en.eq(Mux(streaming, issue, c_valid)),
+            gather.release.eq(unload.release),
+            accumulate.word.eq(rd.data), accumulate.load.eq(~streaming | unload.moves),
+            unload.ended.eq(gather.done.all()), unload.busy.eq(accumulate.busy),
+            unload.out_rows.eq(self.out_rows), unload.word.eq(accumulate.held),
+            rd.addr.eq(Mux(streaming, read.payload, gather.adds.payload.addr)),
+            rd.en.eq(~streaming | read.valid),
+            wr.addr.eq(Mux(streaming, read.payload, write.payload.addr)),
+            wr.data.eq(write.payload.data),     # 0 while streaming: stage C is empty
+            wr.en.eq(Mux(streaming, read.valid, write.valid)),
+            self.closing.eq(gather.done.any() | streaming),
         ]
-        self._stream_out(m, a["done"], busy, c_word, streaming, issue, o_addr, moves)
-        m.d.comb += self.closing.eq(a["done"].any() | streaming)
         return m
-
-    def _arbiter(self, m):
-        """Stage A: the granted drain, its word address registered (``valid`` only for a
-        drain to accumulate; a ``last`` marks its input ``done``)."""
-        N, C = self.inputs, self.chunks
-        drains = self.drains
-        done = Signal(N)
-        grant = Signal(N, init=1)       # one-hot: the input that may transfer this cycle
-        valid = Cat(d.valid for d in drains)
-        for i, d in enumerate(drains):
-            m.d.comb += d.ready.eq(grant[i] & ~done[i])     # all done while streaming
-            with m.If(d.valid & d.ready & d.payload.last):
-                m.d.sync += done[i].eq(1)
-
-        # Next grant: the first waiting input after this one (it still waits next cycle:
-        # a stream holds valid until its transfer); this one again if no other waits.
-        others = valid & ~done & ~grant
-        after = Signal(N)
-        m.d.comb += after.eq(~(grant | (grant - 1)))
-        pick = Mux((others & after).any(), others & after, others)
-        with m.If(others.any()):
-            m.d.sync += grant.eq(lowest(pick))
-
-        item = Signal(pe_drain_layout(self.iw, self.tlen, self.vlen, self.acc_width))
-        q = Signal(range(max(self.cols, 2)))
-        picked, which = 0, 0
-        for i, d in enumerate(drains):
-            picked = picked | Mux(grant[i], d.payload.as_value(), 0)
-            which = which | Mux(grant[i], i % self.cols, 0)
-        m.d.comb += [item.eq(picked), q.eq(which)]
-        take = (valid & grant & ~done).any()
-        inside = (item.row < self.depth) & (item.chunk < self.tlen)
-
-        a = {"valid": Signal(), "addr": Signal(self.abits),
-             "lanes": Signal(self.vlen * self.acc_width), "done": done}
-        m.d.sync += [
-            a["valid"].eq(take & ~item.last & inside),
-            a["addr"].eq(times(item.row, C) + times(item.chunk, self.cols) + q),
-            a["lanes"].eq(item.lanes.as_value()),
-        ]
-        return a
-
-    def _accumulate(self, m, a, rd, word_en):
-        """Stages B and C: the word read, the bypass from the writes it missed, the sum.
-        C's word register loads on ``word_en`` (it is the output register too).
-
-        A read sees the writes made before its cycle, not the one on it. The drain adds at
-        C two cycles after its read, so the writes of its read's cycle and the next (the
-        two cycles before C) are missed; they are taken from ``w2`` and ``w1``, the newest
-        first."""
-        V, A = self.vlen, self.acc_width
-        width = V * A
-        b_valid, b_addr, b_lanes = Signal(), Signal(self.abits), Signal(width)
-        c_valid, c_addr, c_lanes, c_word = Signal(), Signal(self.abits), Signal(width), \
-            Signal(width)
-        w1_valid, w1_addr, w1_data = Signal(), Signal(self.abits), Signal(width)
-        w2_data = Signal(width)
-        use_w1, use_w2, use_word = Signal(), Signal(), Signal()
-
-        with m.If(word_en):
-            m.d.sync += c_word.eq(rd.data.as_value())
-        m.d.sync += [b_valid.eq(a["valid"]), b_addr.eq(a["addr"]), b_lanes.eq(a["lanes"])]
-        # B: compare with the write being made (C's) and the one before (w1): those are
-        # w1 and w2 when this drain is at C. An empty stage C carries zeros.
-        hit1 = c_valid & (b_addr == c_addr)
-        hit2 = w1_valid & (b_addr == w1_addr)
-        m.d.sync += [
-            c_valid.eq(b_valid), c_addr.eq(b_addr),
-            c_lanes.eq(Mux(b_valid, b_lanes, 0)),
-            use_w1.eq(b_valid & hit1),
-            use_w2.eq(b_valid & ~hit1 & hit2),
-            use_word.eq(b_valid & ~hit1 & ~hit2),
-        ]
-        # C: the newest value of the word, plus the drain; 0 + 0 when C is empty.
-        old, sum_ = Signal(width), Signal(width)
-        m.d.comb += old.eq(Mux(use_w1, w1_data, 0) | Mux(use_w2, w2_data, 0) |
-                           Mux(use_word, c_word, 0))
-        m.d.comb += sum_.eq(Cat((old[v * A:(v + 1) * A] + c_lanes[v * A:(v + 1) * A])[:A]
-                                for v in range(V)))
-        m.d.sync += [
-            w1_valid.eq(c_valid), w1_addr.eq(c_addr), w1_data.eq(sum_),
-            w2_data.eq(w1_data),
-        ]
-        busy = b_valid | c_valid        # (A is empty once the last end is registered)
-        return busy, c_valid, c_addr, c_word, sum_
-
-    def _stream_out(self, m, done, busy, word, streaming, issue, o_addr, moves):
-        """The output phase: once every input is done and the pipeline is empty, read
-        (and clear) the words of rows ``0 .. out_rows - 1`` in order. A word read is in
-        the RAM's read register (R), then in ``word`` (stage C's, the output register); R
-        holds (the read port disabled) while the output register waits."""
-        C, out = self.chunks, self.out
-        o_row, o_chunk = Signal(self.iw), Signal(chunk_bits(C))
-        reading = Signal()
-        meta = data.StructLayout({"row": self.iw, "chunk": chunk_bits(C), "last": 1})
-        r_valid, r_meta, o_meta = Signal(), Signal(meta), Signal(meta)
-        final = (o_chunk == C - 1) & (o_row == self.out_rows - 1)
-        m.d.comb += [
-            moves.eq(~out.valid | out.ready),
-            issue.eq(streaming & reading & (~r_valid | moves)),
-            out.payload.row.eq(o_meta.row), out.payload.chunk.eq(o_meta.chunk),
-            out.payload.last.eq(o_meta.last), out.payload.lanes.eq(word),
-        ]
-        with m.If(~streaming & done.all() & ~busy):
-            with m.If(self.out_rows == 0):
-                m.d.sync += done.eq(0)
-            with m.Else():
-                m.d.sync += [streaming.eq(1), reading.eq(1), o_addr.eq(0), o_row.eq(0),
-                             o_chunk.eq(0)]
-        with m.If(issue):
-            m.d.sync += [o_addr.eq(o_addr + 1), r_meta.row.eq(o_row),
-                         r_meta.chunk.eq(o_chunk), r_meta.last.eq(final)]
-            with m.If(o_chunk == C - 1):
-                m.d.sync += [o_chunk.eq(0), o_row.eq(o_row + 1)]
-            with m.Else():
-                m.d.sync += o_chunk.eq(o_chunk + 1)
-            with m.If(final):
-                m.d.sync += reading.eq(0)
-        with m.If(moves):
-            m.d.sync += [out.valid.eq(r_valid), o_meta.eq(r_meta)]
-        m.d.sync += r_valid.eq(issue | (r_valid & ~moves))
-        with m.If(out.valid & out.ready & out.payload.last):
-            m.d.sync += [streaming.eq(0), done.eq(0)]
