@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import ClockDomain, Fragment, Module, Signal
+from amaranth.hdl import ClockDomain, Fragment, Module, Signal, Value
 
 from ..errors import ToolError
 from ..tools import cache_dir, locked, yowasp
@@ -90,6 +90,24 @@ class Proof:
         self.m.domains.sync = domain = ClockDomain(reset_less=True)
         self._free = [domain.clk]
 
+    def open(self, design, *path):
+        """``design`` elaborated, and the submodule at ``path`` (names) within it, for the
+        harness to add what it needs inside (a read port on a memory) before
+        :meth:`include` takes the first in the design's place.
+
+        Returns the elaborated design and that submodule's elaborated module; each
+        level on the path takes the place of the submodule it elaborates.
+        """
+        body = inner = design.elaborate(None)
+        design._MustUse__used = True        # elaborated here rather than by Fragment.get
+        for name in path:
+            outer = inner
+            sub, src_loc = outer._named_submodules[name]
+            inner = sub.elaborate(None)
+            sub._MustUse__used = True
+            outer._named_submodules[name] = (inner, src_loc)
+        return body, inner
+
     def include(self, design, name="dut"):
         """Add ``design`` (elaboratable) under the harness; return its :class:`Inside`."""
         fragment = Fragment.get(design, None)
@@ -97,8 +115,8 @@ class Proof:
         return Inside(fragment)
 
     def free(self, *values):
-        """Let the solver choose ``values`` (undriven signals) on every cycle."""
-        self._free += values
+        """Let the solver choose ``values`` (undriven signals or views of them) each cycle."""
+        self._free += [Value.cast(value) for value in values]
         return values[0] if len(values) == 1 else values
 
     def choice(self, shape=1, name="choice"):

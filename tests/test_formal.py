@@ -7,26 +7,26 @@ what a failure reports.
 """
 
 import pytest
-from amaranth.hdl import Assert, Assume, Module
+from amaranth.hdl import Assert, Assume, Module, Mux
 from amaranth.lib import wiring
 
-from sparseforge.hw.stream_units import Skid
+from sparseforge.hw.stream_units import Queue, Skid
 from sparseforge.synth.formal import Counterexample, Proof
 from sparseforge.synth.stream_rules import Tracker, holds_offer
 
 pytestmark = pytest.mark.synth
 
 
-def passing(name, dut, capacity, depth):
-    """A proof of ``dut``, a one-in one-out stream block holding up to ``capacity`` items:
-    its input obeys the stream rules, its output must, and it keeps its items in order.
-    Returns the proof, the block's internals and the :class:`Tracker`."""
-    proof = Proof(name, depth)
-    inside = proof.include(dut)
+def passing(proof, dut, capacity, body=None):
+    """Prove of ``dut``, a one-in one-out stream block holding up to ``capacity`` items
+    (``body``: as :meth:`Proof.open` elaborated it, if it did), that it obeys the stream
+    rules where its input does and keeps its items in order. Returns the block's
+    internals and the :class:`Tracker`."""
+    inside = proof.include(dut if body is None else body)
     proof.free(dut.i.valid, dut.i.payload, dut.o.ready)
     holds_offer(proof, dut.i, Assume)
     holds_offer(proof, dut.o)
-    return proof, inside, Tracker(proof, dut.i, dut.o, capacity)
+    return inside, Tracker(proof, dut.i, dut.o, capacity)
 
 
 def skid_invariants(proof, tracker, valid, held, spare):
@@ -39,8 +39,8 @@ def skid_invariants(proof, tracker, valid, held, spare):
 
 
 def test_skid_passes_every_item_once_in_order():
-    dut = Skid(4)
-    proof, inside, tracker = passing("skid", dut, capacity=2, depth=4)
+    dut, proof = Skid(4), Proof("skid", depth=4)
+    inside, tracker = passing(proof, dut, capacity=2)
     # The skid register has no name of its own in the design (Amaranth names it).
     skid_invariants(proof, tracker, dut.o.valid, inside["held"], inside["$signal"])
     assert proof.run() < 30
@@ -63,10 +63,40 @@ class Hasty(wiring.Component):
 
 
 def test_broken_skid_fails_with_its_trace():
-    proof, _, _ = passing("skid_hasty", Hasty(4), capacity=2, depth=6)
+    proof = Proof("skid_hasty", depth=6)
+    passing(proof, Hasty(4), capacity=2)
     with pytest.raises(Counterexample) as failure:
         proof.run()
     print(failure.value)
     assert not failure.value.inductive
     assert failure.value.trace.exists()
     assert "i__ready" in str(failure.value)
+
+
+def fifo_invariants(proof, tracker, fifo, port, before):
+    """What an :class:`~amaranth.lib.fifo.SyncFIFO` holds (``fifo``: its internals;
+    ``port``: a read port of its memory) with ``before`` items in line ahead of it."""
+    depth = port.memory.depth
+    level, produce, consume = fifo["level"], fifo["produce"], fifo["consume"]
+    used = Mux(produce >= consume, produce - consume, depth + produce - consume)
+    slot = consume + tracker.ahead - before
+    proof.m.d.comb += [
+        port.addr.eq(Mux(slot >= depth, slot - depth, slot)),
+        Assert((produce < depth) & (consume < depth)),
+        Assert(used == Mux(level == depth, 0, level)),
+        Assert(~(tracker.inside & (tracker.ahead >= before)) | (port.data == tracker.data)),
+    ]
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_queue_passes_every_item_once_in_order(depth):
+    queue = Queue(4, depth, latency=1)
+    proof = Proof(f"queue_depth{depth}", depth=6)
+    body, fifo = proof.open(queue, "fifo")
+    port = fifo.submodules.storage.read_port(domain="comb")
+    inside, tracker = passing(proof, queue, depth, body)
+    fifo = {name: inside[f"fifo.{name}"] for name in ("level", "produce", "consume")}
+    proof.m.d.comb += [Assert(tracker.count == queue.o.valid + fifo["level"]),
+                       Assert(queue.o.valid | (fifo["level"] == 0))]
+    fifo_invariants(proof, tracker, fifo, port, before=1)
+    assert proof.run() < 30
