@@ -189,13 +189,23 @@ def _failure(name, folder, log):
         raise ToolError(f"proof {name}: SymbiYosys failed:\n" + "\n".join(log.splitlines()[-20:]))
     inductive = trace.group(1) == "induction"
     path = folder / trace.group(2)
-    line = linecache.getline(where.group(2), int(where.group(3))).strip()
+    line = _statement(where.group(2), int(where.group(3)))
     kind = ("the induction step fails from a state no run may reach: state the invariant "
             "that excludes it, or prove deeper" if inductive
             else "counterexample from the initial state")
     return Counterexample(f"proof {name}: {kind}\n  assertion: {line}\n"
                           f"  at {where.group(2)}:{where.group(3)}\n  trace: {path}\n"
                           f"{table(path)}", path, line, inductive)
+
+
+def _statement(path, number):
+    """The source line ``number`` of ``path``, with the lines that close its brackets."""
+    text = ""
+    for n in range(number, number + 8):
+        text += " " + linecache.getline(path, n).strip()
+        if sum(text.count(o) - text.count(c) for o, c in ("()", "[]", "{}")) <= 0:
+            break
+    return text.strip()
 
 
 def table(vcd):

@@ -7,10 +7,10 @@ what a failure reports.
 """
 
 import pytest
-from amaranth.hdl import Assert, Assume, Module, Mux
+from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 from amaranth.lib import wiring
 
-from sparseforge.hw.stream_units import Queue, Skid
+from sparseforge.hw.stream_units import Queue, RoundRobin, Skid
 from sparseforge.synth.formal import Counterexample, Proof
 from sparseforge.synth.stream_rules import Tracker, holds_offer
 
@@ -99,4 +99,47 @@ def test_queue_passes_every_item_once_in_order(depth):
     proof.m.d.comb += [Assert(tracker.count == queue.o.valid + fifo["level"]),
                        Assert(queue.o.valid | (fifo["level"] == 0))]
     fifo_invariants(proof, tracker, fifo, port, before=1)
+    assert proof.run() < 30
+
+
+
+def waited(proof, i, requests, grant):
+    """Grants to other requesters since requester ``i`` last started to request."""
+    count = Signal(range(len(grant) + 1), name=f"waited{i}")
+    with proof.m.If(requests[i] & ~grant[i]):
+        proof.m.d.sync += count.eq(count + grant.any())
+    with proof.m.Else():
+        proof.m.d.sync += count.eq(0)
+    return count
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_round_robin_grants_one_requester_and_each_in_turn(n):
+    arbiter, proof = RoundRobin(n), Proof(f"round_robin{n}", depth=4)
+    inside = proof.include(arbiter)
+    requests, grant = proof.free(arbiter.requests), arbiter.grant
+    after = inside["after"]                     # the requesters after the last granted
+    proof.m.d.comb += [
+        Assert((grant & ~requests) == 0),
+        Assert((grant & (grant - 1)) == 0),
+        Assert(grant.any() == requests.any()),
+    ]
+    for i in range(n):
+        # At most n - 1 others first: no more than round-robin puts before it.
+        before = Mux(after[i], sum(after[:i]), sum(after) + i)
+        proof.m.d.comb += Assert(waited(proof, i, requests, grant) + before <= n - 1)
+    assert proof.run() < 30
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
+    arbiter, proof = RoundRobin(n, registered=True), Proof(f"round_robin{n}_registered", 4)
+    proof.include(arbiter)
+    requests, grant = proof.free(arbiter.requests), arbiter.grant
+    proof.m.d.comb += Assert((grant != 0) & ((grant & (grant - 1)) == 0))
+    for i in range(n):
+        # Each cycle it waits, the grant moves at least one place closer to it.
+        distance = sum(Mux(grant[j], (i - j) % n, 0) for j in range(n))
+        proof.m.d.comb += Assert(~requests[i] |
+                                 (waited(proof, i, requests, grant) + distance <= n - 1))
     assert proof.run() < 30
