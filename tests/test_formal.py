@@ -30,11 +30,11 @@ def passing(proof, dut, capacity, body=None):
 
 
 def skid_invariants(proof, tracker, valid, held, spare):
-    """What a :class:`Skid` holds: its output register, then the item waiting aside."""
+    """What a :class:`Skid` holds, first in line: its output register, then the item
+    waiting aside."""
     proof.m.d.comb += [
-        Assert(tracker.count == valid + held),
         Assert(~held | valid),
-        Assert(~tracker.at(1) | (spare == tracker.data)),
+        Assert(~(tracker.at(1) & held) | (spare == tracker.data)),
     ]
 
 
@@ -42,7 +42,9 @@ def test_skid_passes_every_item_once_in_order():
     dut, proof = Skid(4), Proof("skid", depth=4)
     inside, tracker = passing(proof, dut, capacity=2)
     # The skid register has no name of its own in the design (Amaranth names it).
-    skid_invariants(proof, tracker, dut.o.valid, inside["held"], inside["$signal"])
+    held = inside["held"]
+    skid_invariants(proof, tracker, dut.o.valid, held, inside["$signal"])
+    proof.m.d.comb += Assert(tracker.count == dut.o.valid + held)
     assert proof.run() < 30
 
 
@@ -101,6 +103,28 @@ def test_queue_passes_every_item_once_in_order(depth):
     fifo_invariants(proof, tracker, fifo, port, before=1)
     assert proof.run() < 30
 
+
+
+
+@pytest.mark.parametrize("depth", [4, 5])
+def test_registered_queue_passes_every_item_once_in_order(depth):
+    queue = Queue(4, depth, latency=3)
+    proof = Proof(f"queue_depth{depth}_latency3", depth=8)
+    body, fifo = proof.open(queue, "fifo")
+    port = fifo.submodules.storage.read_port(domain="comb")
+    inside, tracker = passing(proof, queue, depth, body)
+    # In line: the skid's output and spare registers, the FIFO's read register, its memory.
+    held, ready = inside["out.held"], inside["fifo.r_rdy"]
+    skid_invariants(proof, tracker, queue.o.valid, held, inside["out.$signal"])
+    fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
+    fifo["level"] = inside["fifo.inner_level"]
+    skid = queue.o.valid + held
+    proof.m.d.comb += [
+        Assert(tracker.count == skid + ready + fifo["level"]),
+        Assert(~(tracker.at(skid) & ready) | (inside["fifo.r_data"] == tracker.data)),
+    ]
+    fifo_invariants(proof, tracker, fifo, port, before=skid + ready)
+    assert proof.run() < 30
 
 
 def waited(proof, i, requests, grant):
