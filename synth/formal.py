@@ -139,7 +139,8 @@ class Proof:
             (folder / "proof.sby").write_text(_SBY.format(depth=self.depth))
             start = time.monotonic()
             proc = subprocess.run([yowasp("sby"), "-f", "proof.sby"], cwd=folder,
-                                  capture_output=True, text=True, env=_environment())
+                                  capture_output=True, text=True,
+                                  env=_environment(folder / "bin"))
             seconds = time.monotonic() - start
         log = proc.stdout + proc.stderr
         if proc.returncode == 0:
@@ -164,14 +165,15 @@ top.il
 """
 
 
-def _environment():
-    """The environment with SymbiYosys's tools on PATH, as links to the YoWASP builds."""
-    folder = cache_dir("formal", "bin")
-    with locked(folder):
-        for name in _TOOLS:
-            link = folder / name
-            if not link.exists():
-                link.symlink_to(yowasp(name))
+def _environment(folder):
+    """The environment with SymbiYosys's tools on PATH: links in ``folder`` to this
+    interpreter's YoWASP builds (made anew, so a cache shared by two virtualenvs never
+    runs the other's)."""
+    folder.mkdir(exist_ok=True)
+    for name in _TOOLS:
+        link = folder / name
+        link.unlink(missing_ok=True)
+        link.symlink_to(yowasp(name))
     return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
