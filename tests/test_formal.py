@@ -6,11 +6,13 @@ induction needs, read from the block's registers. A deliberately broken skid sho
 what a failure reports.
 """
 
+from types import SimpleNamespace
+
 import pytest
 from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 from amaranth.lib import wiring
 
-from sparseforge.hw.stream_units import Queue, RoundRobin, Skid
+from sparseforge.hw.stream_units import Beside, Queue, RoundRobin, Skid
 from sparseforge.synth.formal import Counterexample, Proof
 from sparseforge.synth.stream_rules import Tracker, holds_offer
 
@@ -166,4 +168,40 @@ def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
         distance = sum(Mux(grant[j], (i - j) % n, 0) for j in range(n))
         proof.m.d.comb += Assert(~requests[i] |
                                  (waited(proof, i, requests, grant) + distance <= n - 1))
+    assert proof.run() < 30
+
+
+def test_beside_rejoins_each_item_with_its_own_side():
+    beside = Beside(4, 4, 3, latency=2)
+    proof = Proof("beside", depth=8)
+    body, fifo = proof.open(beside, "fifo")
+    port = fifo.submodules.storage.read_port(domain="comb")
+    inside = proof.include(body)
+    enter, leave, to_pipe, from_pipe = beside.enter, beside.leave, beside.to_pipe, beside.from_pipe
+    proof.free(enter.valid, enter.payload, to_pipe.ready, from_pipe.valid, from_pipe.payload,
+               leave.ready)
+    for port_in in (enter, from_pipe):
+        holds_offer(proof, port_in, Assume)
+    holds_offer(proof, to_pipe)
+    holds_offer(proof, leave)
+    # The pipeline gives back no more items than it was given.
+    m = proof.m
+    piped = Signal(range(8), name="piped")
+    gave, took = from_pipe.valid & from_pipe.ready, to_pipe.valid & to_pipe.ready
+    m.d.sync += piped.eq(piped + took - gave)
+    m.d.comb += Assume(~from_pipe.valid | (piped != 0))
+    # Sides, in line through the FIFO, leave with the results in the order they entered.
+    sides = [SimpleNamespace(valid=s.valid, ready=s.ready, payload=s.payload.side)
+             for s in (enter, leave)]
+    tracker = Tracker(proof, *sides, capacity=beside.depth)
+    ready = inside["fifo.r_rdy"]
+    fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
+    fifo["level"] = inside["fifo.inner_level"]
+    m.d.comb += [
+        Assert(took == (enter.valid & enter.ready)),
+        Assert(gave == (leave.valid & leave.ready)),
+        Assert(tracker.count == ready + fifo["level"]),
+        Assert(~(tracker.at(0) & ready) | (inside["fifo.r_data"] == tracker.data)),
+    ]
+    fifo_invariants(proof, tracker, fifo, port, before=ready)
     assert proof.run() < 30
