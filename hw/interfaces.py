@@ -15,11 +15,12 @@ on a cycle where ``valid`` and ``ready`` are both high; a source holds
 """
 
 from amaranth.hdl import signed
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..sw import wire
+from ..sw.wire import MintMode, TensaurusKernel
 
 
 def struct(fields):
@@ -668,15 +669,6 @@ class ZvcToDenseSignature(wiring.Signature):
         })
 
 
-class MintMode(enum.Enum, shape=2):
-    """The conversion the merged converter (MINT_m) does, chosen at run time."""
-
-    DENSE_TO_COO = 0
-    DENSE_TO_CSR = 1
-    DENSE_TO_ZVC = 2
-    ZVC_TO_DENSE = 3
-
-
 def mint_mark(lanes, ptr_width):
     """A mark of the merged converter: a CSR row pointer ``ptr`` or a ZVC ``mask`` word,
     and ``last`` on a matrix's final one."""
@@ -687,8 +679,8 @@ class MintMergedSignature(wiring.Signature):
     """The merged converter (MINT_m), seen from it: the Dense and ZVC conversions of the
     separate converters through one set of streams, ``mode`` choosing the conversion.
 
-    - ``mode`` (in, :class:`MintMode`): held while a matrix streams; change it only once
-      the previous matrix's outputs have all left.
+    - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
+      streams; change it only once the previous matrix's outputs have all left.
     - ``dense`` (stream in, :func:`dense_layout`): a matrix, row-padded for Dense to COO
       and CSR, flat (``row_end`` 0) for Dense to ZVC.
     - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
@@ -715,27 +707,18 @@ class MintMergedSignature(wiring.Signature):
         })
 
 
-class TensaurusKernel(enum.Enum, shape=2):
-    """What a Tensaurus PE does with a nonzero (Tensaurus Section 5.2.4).
-
-    - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
-      end ``OSR += TSR * B[j]``, TSR cleared.
-    - ``MM`` (SpMM, GEMM, SpMV, GEMV): ``OSR += scalar * B[j]`` per nonzero; no TSR.
-    - ``TTMC`` (SpTTMc, DTTMc): as MTTKRP per nonzero; at a fiber's end the outer
-      product ``OSR[u] += B[j][u] * TSR`` for each of B's ``r1`` columns ``u``, TSR
-      cleared.
-    """
-
-    MTTKRP = 0
-    MM = 1
-    TTMC = 2
-
-
 def ciss_lane_layout(dw, iw, order=3):
     """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane), and
     ``last`` on the end marker: an idle lane after the stream's final entry."""
     return data.StructLayout({**{f.name: f.width for f in wire.CissWire(1, dw, iw, order).lane},
                               "last": 1})
+
+
+def chunk_layout(vlen, dw):
+    """A matrix chunk word (:func:`~sparseforge.sw.wire.tensaurus_chunk`): ``vlen``
+    signed values, value 0 lowest."""
+    (value,) = wire.tensaurus_chunk(dw)
+    return data.ArrayLayout(signed(value.width), vlen)
 
 
 def pe_request_layout(iw, chunks):
@@ -777,14 +760,14 @@ class ScratchpadPortSignature(wiring.Signature):
     def __init__(self, iw, chunks, vlen, dw):
         super().__init__({
             "request": Out(stream.Signature(pe_request_layout(iw, chunks))),
-            "response": In(stream.Signature(data.ArrayLayout(signed(dw), vlen))),
+            "response": In(stream.Signature(chunk_layout(vlen, dw))),
         })
 
 
 class TensaurusPeSignature(wiring.Signature):
     """A Tensaurus PE, seen from it (Section 5.2.4, Fig. 5b).
 
-    - ``kernel`` (in, :class:`TensaurusKernel`): held while a stream runs.
+    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a stream runs.
     - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
       then the end marker.
     - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
@@ -810,7 +793,7 @@ def spm_fill_layout(iw, tlen, vlen, dw):
     the ``operand`` (0 or 1, as :func:`pe_request_layout`), ``row``, ``chunk`` and the
     chunk's ``vlen`` values."""
     return data.StructLayout({"half": 1, "operand": 1, "row": iw, "chunk": chunk_bits(tlen),
-                              "lanes": data.ArrayLayout(signed(dw), vlen)})
+                              "lanes": chunk_layout(vlen, dw)})
 
 
 class SpmSignature(wiring.Signature):
@@ -924,7 +907,7 @@ class MluSignature(wiring.Signature):
 
     - ``start`` (stream in, :func:`mlu_start_layout`): taken once the previous load has
       been written whole.
-    - ``mem`` (out, :class:`MemoryPortSignature`): chunk words of ``vlen * dw`` bits; a
+    - ``mem`` (out, :class:`MemoryPortSignature`): chunk words (:func:`chunk_layout`); a
       matrix row is ``chunks`` words in order, row after row.
     - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): a row of ``tlen * cols``
       chunks is split: its chunk ``g`` goes to column ``g % cols``'s scratchpad as its
@@ -937,7 +920,7 @@ class MluSignature(wiring.Signature):
         fill = spm_fill_layout(iw, max(tlen, b_chunks), vlen, dw)
         super().__init__({
             "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
-            "mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
+            "mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
             "fills": Out(stream.Signature(fill)).array(cols),
         })
 
@@ -957,7 +940,7 @@ def tensaurus_job_layout(iw, addr_width):
 class TensaurusSignature(wiring.Signature):
     """The Tensaurus accelerator (Section 5, Fig. 5a), seen from it.
 
-    - ``kernel`` (in, :class:`TensaurusKernel`): held while a run goes.
+    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a run goes.
     - ``start`` (stream in, :func:`tensaurus_job_layout`): a run's tiles, one item
       each; a tile is taken while the one before it computes (its matrices load into
       the scratchpads' other half), a run's first once the previous run's stats are
@@ -980,7 +963,7 @@ class TensaurusSignature(wiring.Signature):
             "start": In(stream.Signature(tensaurus_job_layout(iw, addr_width))),
             "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
                                                         ceil_log2(tags))),
-            "matrix_mem": Out(MemoryPortSignature(addr_width, vlen * dw)),
+            "matrix_mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
             "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
                                                        acc_width))),
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,

@@ -22,6 +22,7 @@ from amaranth.lib import data, wiring
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
+from ..sw.wire import MintMode
 from .convert_dense import (
     LANES,
     LEVELS,
@@ -32,7 +33,7 @@ from .convert_dense import (
     column,
     coordinates,
 )
-from .interfaces import MintMergedSignature, MintMode, struct
+from .interfaces import MintMergedSignature, struct
 
 
 @block("mint_merged")

@@ -39,7 +39,9 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import TensaurusKernel, TensaurusPeSignature, chunk_bits
+from ..sw import wire
+from ..sw.wire import TensaurusKernel
+from .interfaces import TensaurusPeSignature, chunk_bits
 
 FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END, OUTER = range(6)
 """The operations, in the order of an item's phases (a fold is FOLD, or OUTER in TTMc; a
@@ -131,6 +133,7 @@ class TensaurusPe(wiring.Component):
         pending, todo = Signal(), Signal(4)            # todo: fold, drain, scale, end
         cur_i, cur_j = Signal(self.iw), Signal(self.iw)
         has_fiber, in_slice = Signal(), Signal()
+        idle = wire.CissWire(1, self.dw, self.iw, self.order).idle
         # Where a phase is: its operation ``chunk``; in a TTMc fold, the TSR's chunk
         # ``t``, B's value ``u = g * vlen + b`` (``b`` of response ``g``).
         chunk, t = Signal(chunk_bits(self.olen)), Signal(chunk_bits(T))
@@ -176,8 +179,8 @@ class TensaurusPe(wiring.Component):
         marker = item.nnz == 0
         with m.If(done):
             with m.If(marker):
-                m.d.sync += [has_fiber.eq(0), in_slice.eq(item.ij != (1 << self.iw) - 1)]
-                with m.If(item.ij != (1 << self.iw) - 1):
+                m.d.sync += [has_fiber.eq(0), in_slice.eq(item.ij != idle)]
+                with m.If(item.ij != idle):
                     m.d.sync += cur_i.eq(item.ij)
             with m.Else():
                 m.d.sync += [cur_j.eq(item.ij), has_fiber.eq(tensor)]
@@ -192,7 +195,7 @@ class TensaurusPe(wiring.Component):
             # when it finishes on this cycle, that state is the one it is writing.
             fold = tensor & Mux(done, ~marker, has_fiber) & (
                 new_marker | (given.ij != Mux(done & ~marker, item.ij, cur_j)))
-            drain = Mux(done & marker, item.ij != (1 << self.iw) - 1, in_slice) & new_marker
+            drain = Mux(done & marker, item.ij != idle, in_slice) & new_marker
             m.d.sync += [item.eq(given), pending.eq(1),
                          todo.eq(Cat(fold, drain, ~new_marker, given.last)),
                          forward.valid.eq(1), forward.payload.eq(given)]

@@ -4,9 +4,12 @@ Defined once, as data, with numpy only (no scipy, no Amaranth), so the
 hardware's payload layouts (:mod:`sparseforge.hw.interfaces` turns a tuple of
 :class:`Field` into an ``amaranth.lib.data.StructLayout``), the host encoders
 and the testbenches' packing all derive from the same lists. Fields are packed
-LSB first in the order listed, the order ``StructLayout`` uses.
+LSB first in the order listed, the order ``StructLayout`` uses. A code a port
+takes (a kernel, a mode) is an ``enum.IntEnum``, which Amaranth takes as the
+port's shape.
 """
 
+import enum
 from dataclasses import dataclass
 
 import numpy as np
@@ -402,6 +405,17 @@ def rlc_vectors(runs, bits, lanes):
             "last": last}
 
 
+# -- MINT_m: the merged converter's modes (Section V-A) -----------------------------------
+
+class MintMode(enum.IntEnum):
+    """The conversion the merged converter (MINT_m) does, chosen at run time."""
+
+    DENSE_TO_COO = 0
+    DENSE_TO_CSR = 1
+    DENSE_TO_ZVC = 2
+    ZVC_TO_DENSE = 3
+
+
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------
 
 CISS_ORDERS = (2, 3)
@@ -509,3 +523,38 @@ def unpack_lane_words(lane_fields, lanes, words):
             column &= np.uint64((1 << f.width) - 1)
         out[f.name][:, lane] = column
     return out
+
+
+# -- Tensaurus: the kernel code and matrix chunk words (Section 5.2) ----------------------
+
+class TensaurusKernel(enum.IntEnum):
+    """What a Tensaurus PE does with a nonzero (Section 5.2.4); a run's ``mode`` is its
+    name in lower case (:class:`~sparseforge.sw.tensaurus_job.Job`).
+
+    - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
+      end ``OSR += TSR * B[j]``, TSR cleared.
+    - ``MM`` (SpMM, GEMM, SpMV, GEMV): ``OSR += scalar * B[j]`` per nonzero; no TSR.
+    - ``TTMC`` (SpTTMc, DTTMc): as MTTKRP per nonzero; at a fiber's end the outer
+      product ``OSR[u] += B[j][u] * TSR`` for each of B's ``r1`` columns ``u``, TSR
+      cleared.
+    """
+
+    MTTKRP = 0
+    MM = 1
+    TTMC = 2
+
+
+def tensaurus_chunk(dw):
+    """One lane of a matrix chunk word, as the MLU reads it and a scratchpad holds it: a
+    value's ``dw`` bits (two's complement). A chunk word is ``vlen`` lanes, value 0 in
+    the low bits; a matrix of ``R`` columns is ``R / vlen`` chunk words a row, row after
+    row: :func:`chunk_words`."""
+    return (Field("value", dw),)
+
+
+def chunk_words(matrix, vlen, dw):
+    """A ``rows x R`` integer matrix (``R`` a multiple of ``vlen``) as its chunk words,
+    row-major: an object array of ints."""
+    values = np.asarray(matrix).astype(np.int64).reshape(-1, vlen)
+    bits = values.astype(np.uint64) & np.uint64((1 << dw) - 1)
+    return pack_lanes(tensaurus_chunk(dw), vlen, (), {"value": bits})

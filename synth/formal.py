@@ -52,7 +52,8 @@ class Inside:
 
     Invariants that make a property inductive often speak of registers a design
     keeps to itself; the harness reads them here rather than the design exporting
-    them for its proofs.
+    them for its proofs. (This and :meth:`Proof.open` read Amaranth 0.5's
+    fragments and modules, the version the project pins.)
     """
 
     def __init__(self, fragment):
@@ -119,9 +120,9 @@ class Proof:
         self._free += [Value.cast(value) for value in values]
         return values[0] if len(values) == 1 else values
 
-    def choice(self, shape=1, name="choice"):
-        """A new signal the solver chooses on every cycle."""
-        return self.free(Signal(shape, name=name))
+    def choice(self, name):
+        """A new bit the solver chooses on every cycle."""
+        return self.free(Signal(name=name))
 
     def registered(self, value, name=None):
         """``value`` one cycle late (its initial value on the first cycle)."""

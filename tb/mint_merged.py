@@ -8,8 +8,8 @@ own rebuilding, so MINT_m and MINT_b are held to one check.
 import numpy as np
 
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
-from ..hw.interfaces import MintMode
 from ..sw import wire
+from ..sw.wire import MintMode
 from . import native
 from .convert_dense import SPECS, ConverterBench, _bits
 from .streams import Static

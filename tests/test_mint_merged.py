@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
-from sparseforge.hw.interfaces import MintMergedSignature, MintMode
+from sparseforge.hw.interfaces import MintMergedSignature
 from sparseforge.hw.mint_merged import MintMerged
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
 from sparseforge.tb import convert_dense
 from sparseforge.tb.mint_merged import simulate

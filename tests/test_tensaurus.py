@@ -19,6 +19,7 @@ from sparseforge.sw.ciss import decode
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan
 from sparseforge.sw.tensor_kernels import dttmc
+from sparseforge.sw.wire import TensaurusKernel
 from sparseforge.tb.tensaurus import TensaurusBench, params_for, simulate
 from sparseforge.tb.tensaurus_pe import lane_items, model_items
 
@@ -58,7 +59,7 @@ def test_fig6_spmttkrp_on_a_2x2_array():
     ciss = tile.ciss
     assert [ciss.slices[ciss.pe == p].tolist() for p in (0, 1)] == [[0, 3], [1, 2]]
     for p, reads in FIG6.items():
-        trace = model.pe(model_items(ciss, lane_items(ciss, p)), model.MTTKRP, 1, 1,
+        trace = model.pe(model_items(ciss, lane_items(ciss, p)), TensaurusKernel.MTTKRP, 1, 1,
                          lambda o, r, t: [0], 32, ciss.wire.idle)
         assert trace.requests == [(o, r, 0) for o, r in reads], p
         assert [d[0] for d in trace.drains] == ciss.slices[ciss.pe == p].tolist()

@@ -7,16 +7,17 @@ latency."""
 import numpy as np
 import pytest
 
-from sparseforge.hw.interfaces import TensaurusKernel, TensaurusPeSignature
+from sparseforge.hw.interfaces import TensaurusPeSignature
 from sparseforge.hw.tensaurus_pe import TensaurusPe
 from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensor_kernels import spmm, spmttkrp, spttmc
+from sparseforge.sw.wire import TensaurusKernel
 from sparseforge.tb.tensaurus_pe import lane_items, model_items, simulate
 
-MTTKRP, MM, TTMC = (k.value for k in TensaurusKernel)
+MTTKRP, MM, TTMC = TensaurusKernel
 STALLS = {"lane": 0.8, "forward": 0.5, "request": 0.6, "response": 0.4, "drain": 0.3}
 
 # Fig. 3a's shape (4 x 2 x 2): slices of one and two fibers, an empty slice.

@@ -21,8 +21,7 @@ Integers wrap to ``acc_width`` bits (two's complement), as the hardware's accumu
 
 from dataclasses import dataclass, field
 
-MTTKRP, MM, TTMC = 0, 1, 2
-"""The kernels, as :class:`~sparseforge.hw.interfaces.TensaurusKernel` numbers them."""
+from ...sw.wire import TensaurusKernel
 
 
 def wrap(value, bits):
@@ -41,12 +40,13 @@ class PeTrace:
 
 
 def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
-    """The :class:`PeTrace` of a PE walking ``lane``: ``(scalar, ij, k, last)`` items
-    (``scalar`` 0 for a header or idle lane, ``ij == idle`` for an idle one), reading its
-    scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints); ``r1`` is B's rank
-    in TTMc."""
+    """The :class:`PeTrace` of a PE doing ``kernel`` (a
+    :class:`~sparseforge.sw.wire.TensaurusKernel`) walking ``lane``: ``(scalar, ij, k,
+    last)`` items (``scalar`` 0 for a header or idle lane, ``ij == idle`` for an idle
+    one), reading its scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints);
+    ``r1`` is B's rank in TTMc."""
     trace = PeTrace()
-    olen = r1 * tlen if kernel == TTMC else tlen
+    olen = r1 * tlen if kernel == TensaurusKernel.TTMC else tlen
     tsr = [[0] * vlen for _ in range(tlen)]
     osr = [[0] * vlen for _ in range(olen)]
     cur_i = cur_j = 0
@@ -60,11 +60,11 @@ def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
         osr[n] = [wrap(o + f * x, acc_width) for o, f, x in zip(osr[n], factors, values,
                                                                   strict=True)]
 
-    tensor = kernel in (MTTKRP, TTMC)
+    tensor = kernel in (TensaurusKernel.MTTKRP, TensaurusKernel.TTMC)
     for scalar, ij, k, _last in lane:
         marker = scalar == 0
         if has_fiber and (marker or ij != cur_j):           # the fiber's end
-            if kernel == MTTKRP:
+            if kernel == TensaurusKernel.MTTKRP:
                 for t in range(tlen):
                     add(t, tsr[t], fetch(1, cur_j, t))
             else:
