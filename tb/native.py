@@ -29,6 +29,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..export import clean_verilog
+from ..hw.stream_units import any_of
 from ..sim import native
 from ..sim.runners import flat_ports, pysim, waves_file
 from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
@@ -194,7 +195,7 @@ class NativeTop(wiring.Component):
             for k, name in enumerate(d.after):
                 m.d.comb += unit.after[k].eq(counts[name])
         m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
-                     self.moved.eq(_any(fired))]
+                     self.moved.eq(any_of(fired))]
         return m
 
 
@@ -202,13 +203,6 @@ def _all(values):
     out = Const(1)
     for v in values:
         out &= v
-    return out
-
-
-def _any(values):
-    out = Const(0)
-    for v in values:
-        out |= v
     return out
 
 
