@@ -20,10 +20,10 @@ pytestmark = pytest.mark.synth
 
 
 def passing(proof, dut, capacity, body=None):
-    """Prove of ``dut``, a one-in one-out stream block holding up to ``capacity`` items
-    (``body``: as :meth:`Proof.open` elaborated it, if it did), that it obeys the stream
-    rules where its input does and keeps its items in order. Returns the block's
-    internals and the :class:`Tracker`."""
+    """Set ``proof`` to show that ``dut``, a one-in one-out stream block holding up to
+    ``capacity`` items (``body``: as :meth:`Proof.open` elaborated it, if it did), obeys
+    the stream rules wherever its input does and keeps its items in order. Returns the
+    block's internals and the :class:`Tracker`."""
     inside = proof.include(dut if body is None else body)
     proof.free(dut.i.valid, dut.i.payload, dut.o.ready)
     holds_offer(proof, dut.i, Assume)
@@ -43,7 +43,7 @@ def skid_invariants(proof, tracker, valid, held, spare):
 def test_skid_passes_every_item_once_in_order():
     dut, proof = Skid(4), Proof("skid", depth=4)
     inside, tracker = passing(proof, dut, capacity=2)
-    # The skid register has no name of its own in the design (Amaranth names it).
+    # The skid register, declared in one tuple with ``held``, has Amaranth's stand-in name.
     held = inside["held"]
     skid_invariants(proof, tracker, dut.o.valid, held, inside["$signal"])
     proof.m.d.comb += Assert(tracker.count == dut.o.valid + held)
