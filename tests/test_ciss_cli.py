@@ -73,7 +73,7 @@ def test_matrix_and_human_output(shared_data, capsys):
     (["--pes", "4", "--iw", "6"], ["iw=6 is too small", "mode 1 index 1571 needs 11 bits"]),
     (["--pes", "4", "--iw", "5"], ["iw=5 is too small", "slice index 57 (mode 0) needs 6 bits"]),
     (["--pes", "4", "--dw", "24", "--mode", "3"], ["--mode"]),
-    (["--pes", "4", "-o", "out.bin"], ["-o out.bin", ".npz"]),
+    (["--pes", "4", "-o", "out.bin"], ["-o", "out.bin", ".npz"]),
     (["--pes", "four"], ["--pes", "not a valid integer"]),
     ([], ["--pes"]),
 ])
