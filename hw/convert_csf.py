@@ -234,10 +234,9 @@ class DenseToCsf(wiring.Component):
     taken. Each level has its own output register: a level taken late holds the vector
     only once its register is full. Between registers: the lanes' coordinate steps; the
     segmented OR of the tree marks (``L`` gates); the prefix sums' adders; the stall path
-    from the outputs' readiness to the register slice. On the ECP5-25k the default (8
-    lanes) runs at 110 MHz; at 16 lanes the stall path from the register slice back to
-    ``dense.ready`` through the prefix sums, marks and zero detection takes it to about 91
-    MHz.
+    from the outputs' readiness to the register slice. At 16 lanes the stall path from the
+    register slice back to ``dense.ready`` through the prefix sums, marks and zero
+    detection is the critical path and takes it under 100 MHz (the synthesis report).
     """
 
     PARAMS = (

@@ -128,9 +128,9 @@ class RlcToCoo(wiring.Component):
     each gap of g zeros takes ``g // 2**run_bits`` fillers, so a matrix whose runs
     are short for its sparsity is bound by its pairs, L a cycle.
 
-    Clock (ECP5-25k, nextpnr seed 1): 4 lanes 153 MHz; 8 lanes 99 MHz, just under 100:
-    the serializer's handshake into the scan side's FIFO (8 logic levels, 68% of the
-    10.1 ns routing), wide enough at 8 lanes of 32-bit pairs to spread over the die.
+    Clock: at 8 lanes the critical path is the serializer's handshake into the scan
+    side's FIFO (8 logic levels, mostly routing), wide enough at 8 lanes of 32-bit
+    pairs to spread over the die; it sits at the 100 MHz line (the synthesis report).
     """
 
     PARAMS = (

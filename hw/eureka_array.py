@@ -262,14 +262,12 @@ class EurekaArray(wiring.Component):
     slot is due in the grid holds the block in the slot register; a tile not
     taken holds the whole array.
 
-    Measured (``sparseforge synth eureka_array -p compaction=4``, LFE5U-25F,
-    median of 3 nextpnr seeds): 122 MHz (seeds 125, 122, 106), 3,500 logic
-    cells, 1,010 FFs, 16 DSPs; it was 42 MHz and 10,075 logic cells with the
-    whole record muxed by ``t``, an unregistered grid and a 4:1 multiplexer
-    per accumulator bit. The grid is nearly all of it (16 MACs, about 210
-    cells each, their 16:1 operand multiplexers and adders); the critical
-    path is a MAC's multiplier (its operand register to its product
-    register, one DSP, 8.2 ns, 46% routing).
+    The slot word is registered and streamed a beat a cycle rather than the
+    whole record muxed by ``t``, which kept the grid registered and the
+    accumulators free of a 4:1 multiplexer a bit. The grid is nearly all of
+    the area (16 MACs, their 16:1 operand multiplexers and adders); the
+    critical path is a MAC's multiplier (its operand register to its product
+    register, one DSP). ``sparseforge synth eureka_array`` measures both.
     """
 
     PARAMS = (COMPACTION, *WIDTHS)

@@ -7,11 +7,11 @@ default) or the paper's ``fp16``: FP16 operands, exact FP32 products and an
 FP32 accumulator rounding to nearest even (:mod:`sparseforge.hw.float` states
 the domain: subnormal inputs flush to zero, finite inputs only).
 
-Clock (ECP5-25k, median of three seeds): int8 at ``pipeline`` 2, both MACs about
-144 MHz, the path the DSP multiply between its operand and product registers.
-fp16: 25 MHz (2:4) and 13 MHz (Eureka): each FP32 addition (align, add, normalize,
-round) is one combinational cycle of about 95 logic levels, two in series in the
-Eureka MAC (the pre-add, then the accumulator); the adders are not pipelined.
+Clock: int8 at ``pipeline`` 2, the critical path is the DSP multiply between its
+operand and product registers. fp16 is far below 100 MHz: each FP32 addition (align,
+add, normalize, round) is one combinational cycle of about 95 logic levels, two in
+series in the Eureka MAC (the pre-add, then the accumulator); the adders are not
+pipelined. The synthesis report gives the figures.
 """
 
 from amaranth.hdl import Module, Mux, Signal, signed, unsigned

@@ -62,10 +62,9 @@ class EurekaSystolic(wiring.Component):
               replace(COLS, default=2, doc="4x4 sub-arrays per systolic row"),
               COMPACTION, *WIDTHS)
     # One sub-array with the slot control, and the 8x8 array (64 multipliers: the report
-    # places it on the smallest ECP5 that holds them, the 45k: 13,954 logic cells, 91 MHz
-    # on seed 1, its path a MAC's operand register -> DSP multiply -> product register,
-    # 11 ns of which 59% routing to multipliers spread over the die). 16x16 needs 256,
-    # more than any ECP5 has (156 on the 85k).
+    # places it on the smallest ECP5 that holds them, the 45k; its path a MAC's operand
+    # register -> DSP multiply -> product register, mostly routing to multipliers spread
+    # over the die). 16x16 needs 256, more than any ECP5 has (156 on the 85k).
     REPORT = ({"rows": 1, "cols": 1, "compaction": 4}, {"rows": 2, "cols": 2, "compaction": 4})
 
     def __init__(self, rows=2, cols=2, compaction=4, weight_width=8, act_width=8,
