@@ -4,25 +4,24 @@ tensaurus_job.Job` from memory images to the output.
 
 The CISS stream sits in a memory that answers the TLU out of order
 (:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices in one that answers the MLU
-in order after a random latency (:func:`sparseforge.tb.tensaurus_mlu.load`); the output
-is taken at random. Every read is checked against the addresses the run must make and
-the output is rebuilt from what the MSU sent. Nothing is driven from Python per cycle
-but the streams' coins, so it runs natively on Verilator at its speed.
+in order after a random latency, laid out by
+:func:`sparseforge.sw.tensaurus_host.matrix_loads`; the output is taken at random.
+Every read is checked against the addresses the run must make and the output is
+rebuilt from what the MSU sent. Nothing is driven from Python per cycle but the
+streams' coins, so it runs natively on Verilator at its speed.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..hw.interfaces import TensaurusKernel
+from ..sw.tensaurus_host import matrix_loads
+from ..sw.wire import TensaurusKernel
 from . import native
 from .streams import Bench, Static
-from .tensaurus_mlu import matrix_words
 from .tensaurus_tlu import memory
 
 RATE = 0.7
-MODES = {"mttkrp": TensaurusKernel.MTTKRP, "mm": TensaurusKernel.MM,
-         "ttmc": TensaurusKernel.TTMC}
 
 
 @dataclass(frozen=True)
@@ -31,41 +30,6 @@ class TensaurusRun:
     load_cycles: int        # the accelerator's count: no tile computing, one loading
     compute_cycles: int     # and the rest, to the output's end
     output: np.ndarray      # out_rows x rank (TTMc: out_rows x r1 x rank), as the MSU sent it
-
-
-def params_for(job, iw=None):
-    """The accelerator ``run tensaurus`` builds for ``job``: its array, and scratchpads and
-    an output buffer rounded up to powers of two (so few distinct builds), each scratchpad
-    in the paper's 8 banks (Section 6; fewer if it holds fewer rows)."""
-    def up(n):
-        return 1 << max(0, int(n) - 1).bit_length()
-    spm_rows = max(2, up(job.spm_rows))
-    largest = max(job.entries, *(m.size // job.vlen for m in job.mats), 2)
-    return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
-            "r1": job.r1, "dw": job.wire.dw, "iw": iw or job.wire.iw,
-            "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
-            "spm_rows": spm_rows, "banks": min(8, spm_rows), "out_rows": up(job.out_rows),
-            "addr_width": max(16, int(largest).bit_length() + 1)}
-
-
-def matrix_loads(job, dw):
-    """``(starts, words, reads)``: each tile's MLU start fields for its rows of the
-    matrices, laid one after the other in memory; the memory's words; and the reads the
-    tiles make, in order."""
-    words, bases = [], []
-    for matrix in job.mats:
-        bases.append(len(words))
-        words += matrix_words(matrix, job.vlen, dw)
-    starts, reads = [], []
-    for tile in job.tiles:
-        start = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}
-        for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, job.mats, bases,
-                                                               strict=False)):
-            chunks = matrix.shape[1] // job.vlen
-            start |= {f"base{n}": base + first * chunks, f"rows{n}": count}
-            reads += range(base + first * chunks, base + (first + count) * chunks)
-        starts.append(start)
-    return starts, words, reads
 
 
 class TensaurusBench(Bench):
@@ -98,7 +62,8 @@ class TensaurusBench(Bench):
                       self.sink_on("matrix_mem__request", rates["matrix"], n),
                       self.sink_on("out", rates["out"], job.out_rows * self.chunks)]
         self.sinks.append(self.sink_on("stats", rates["out"], 1))
-        self.drivers = [Static("kernel", MODES[job.mode].value), *self.sources, *self.sinks]
+        kernel = TensaurusKernel[job.mode.upper()]
+        self.drivers = [Static("kernel", kernel.value), *self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
         """The :class:`TensaurusRun` of what the sinks took, every read checked."""

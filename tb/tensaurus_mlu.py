@@ -2,7 +2,8 @@
 """Testbench of the Tensaurus MLU (``tensaurus_mlu``) and the matrix memory it reads.
 
 Matrices are laid out as :class:`~sparseforge.hw.interfaces.MluSignature` says (a row is
-its chunk words in order, row after row) by :func:`matrix_words`; the memory answers
+its chunk words in order, row after row) by :func:`~sparseforge.sw.wire.chunk_words`;
+the memory answers
 reads in order, each answer offered once its read has been made and then at random (a
 random latency). The composite's bench (:mod:`sparseforge.tb.tensaurus`) uses the same
 memory.
@@ -12,23 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..sw import wire
 from . import native
 from .streams import Bench
 
 RATE = 0.7
-
-
-def chunk_word(values, dw):
-    """One chunk's values (signed ints) as the word memory holds: value 0 lowest."""
-    mask = (1 << dw) - 1
-    return sum((int(v) & mask) << (dw * i) for i, v in enumerate(values))
-
-
-def matrix_words(matrix, vlen, dw):
-    """A matrix (``rows x R``, R a multiple of ``vlen``) as chunk words, row-major."""
-    matrix = np.asarray(matrix)
-    return [chunk_word(matrix[r, g * vlen:(g + 1) * vlen], dw)
-            for r in range(matrix.shape[0]) for g in range(matrix.shape[1] // vlen)]
 
 
 def expected_fills(mats, cols, vlen, broadcast=False, half=0):
@@ -50,11 +39,11 @@ def expected_fills(mats, cols, vlen, broadcast=False, half=0):
 def load(mats, vlen, dw):
     """``(start, words, reads)``: the MLU's start item for ``mats`` (one or two matrices)
     laid from address 0, the memory's words and the reads it must see."""
-    words0 = matrix_words(mats[0], vlen, dw)
-    words1 = matrix_words(mats[1], vlen, dw) if len(mats) > 1 else []
-    start = {"base0": 0, "rows0": mats[0].shape[0], "base1": len(words0),
+    words = [[int(w) for w in wire.chunk_words(m, vlen, dw)] for m in mats]
+    start = {"base0": 0, "rows0": mats[0].shape[0], "base1": len(words[0]),
              "rows1": mats[1].shape[0] if len(mats) > 1 else 0}
-    return start, words0 + words1, list(range(len(words0) + len(words1)))
+    words = [w for image in words for w in image]
+    return start, words, list(range(len(words)))
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.ciss import decode
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
+from sparseforge.sw.tensaurus_host import params_for
 from sparseforge.sw.tensaurus_job import plan
 from sparseforge.sw.tensor_kernels import dttmc
 from sparseforge.sw.wire import TensaurusKernel
-from sparseforge.tb.tensaurus import TensaurusBench, params_for, simulate
+from sparseforge.tb.tensaurus import TensaurusBench, simulate
 from sparseforge.tb.tensaurus_pe import lane_items, model_items
 
 STALLS = {"start": 1.0, "tensor": 0.5, "matrix": 0.6, "out": 0.4}

@@ -75,7 +75,8 @@ def _operand(root, kernel, name, rng):
 
 def measure(quick, seed):
     from sparseforge.hw.compose.tensaurus import Tensaurus
-    from sparseforge.tb.tensaurus import params_for, simulate
+    from sparseforge.sw.tensaurus_host import params_for
+    from sparseforge.tb.tensaurus import simulate
 
     root = shared_data_dir()
     if root is None:
@@ -126,8 +127,9 @@ def simulators(seed):
     Verilator's run proper (its build and start-up apart) and of Amaranth's whole run."""
     from sparseforge.hw.compose.tensaurus import Tensaurus
     from sparseforge.sim.runners import pysim
+    from sparseforge.sw.tensaurus_host import params_for
     from sparseforge.tb import native
-    from sparseforge.tb.tensaurus import TensaurusBench, params_for
+    from sparseforge.tb.tensaurus import TensaurusBench
 
     rng = np.random.default_rng(seed)
     dense, shape = _operand(None, "dmttkrp", "dense 24x20x16", rng)

@@ -90,7 +90,8 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memo
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
     and GEMV ``I x 1``) or ``I x R1 x R2`` (TTMc, B of rank R1 and C of R2)."""
     from sparseforge.hw.compose.tensaurus import Tensaurus
-    from sparseforge.tb.tensaurus import params_for, simulate
+    from sparseforge.sw.tensaurus_host import params_for
+    from sparseforge.tb.tensaurus import simulate
 
     rows, cols = _array(pes)
     tensor_path, *more = paths

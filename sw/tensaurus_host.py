@@ -1,0 +1,45 @@
+"""What the host sets up to run a :class:`~sparseforge.sw.tensaurus_job.Job` on the
+Tensaurus accelerator: the build that fits the job, and its matrices' memory image with
+each tile's load of it (Section 5.2.2).
+
+The matrices are laid one after the other, each as its chunk words
+(:func:`~sparseforge.sw.wire.chunk_words`), so a tile's rows of an operand are one run
+of consecutive words: the MLU's ``base`` and ``rows`` say where it is.
+"""
+
+import numpy as np
+
+from . import wire
+
+
+def params_for(job, iw=None):
+    """The accelerator ``run tensaurus`` builds for ``job``: its array, and scratchpads and
+    an output buffer rounded up to powers of two (so few distinct builds), each scratchpad
+    in the paper's 8 banks (Section 6; fewer if it holds fewer rows)."""
+    def up(n):
+        return 1 << max(0, int(n) - 1).bit_length()
+    spm_rows = max(2, up(job.spm_rows))
+    largest = max(job.entries, *(m.size // job.vlen for m in job.mats), 2)
+    return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
+            "r1": job.r1, "dw": job.wire.dw, "iw": iw or job.wire.iw,
+            "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
+            "spm_rows": spm_rows, "banks": min(8, spm_rows), "out_rows": up(job.out_rows),
+            "addr_width": max(16, int(largest).bit_length() + 1)}
+
+
+def matrix_loads(job, dw):
+    """``(starts, words, reads)``: each tile's MLU start fields for its rows of the
+    matrices, laid one after the other in memory; the memory's words (ints); and the
+    reads the tiles make, in order."""
+    images = [wire.chunk_words(matrix, job.vlen, dw) for matrix in job.mats]
+    bases = np.cumsum([0, *map(len, images)])[:-1].tolist()
+    starts, reads = [], []
+    for tile in job.tiles:
+        start = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}
+        for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, job.mats, bases,
+                                                               strict=False)):
+            chunks = matrix.shape[1] // job.vlen
+            start |= {f"base{n}": base + first * chunks, f"rows{n}": count}
+            reads += range(base + first * chunks, base + (first + count) * chunks)
+        starts.append(start)
+    return starts, [int(w) for image in images for w in image], reads
