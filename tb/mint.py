@@ -18,6 +18,7 @@ from ..hw.prefix_sum import PrefixSum
 from ..hw.sorter import Sorter
 from ..sim.models import mint as model
 from ..sim.runners import cocotb_run, cocotb_test
+from ..sw import wire
 from .streams import Bench
 
 
@@ -124,7 +125,8 @@ def cluster_bench(component, indices, mask, seed, rates=None):
     """Chunks of ``indices`` ``[n, N]`` (lane ``i`` counted where ``mask[v, i]``) into a
     :class:`~sparseforge.hw.mint_units.ClusterCounter`."""
     counts = model.cluster_counts(indices, mask, component.bins)
-    bits = [sum(1 << i for i, keep in enumerate(row) if keep) for row in mask]
+    flags = np.asarray(mask, dtype=np.uint64)              # a word's bit i: lane i's
+    bits = wire.pack_lanes((wire.Field("mask", 1),), flags.shape[1], (), {"mask": flags})
     items = [{"indices": _ints(x), "mask": b} for x, b in zip(indices, bits, strict=True)]
     return PipelineBench(component, "indices", items, "histogram", [_ints(c) for c in counts],
                          seed, rates)
