@@ -30,6 +30,9 @@ FORBIDDEN = {
     "sparseforge.synth": ("sparseforge.sim", "sparseforge.tb", "sparseforge.commands",
                           "sparseforge.bench", "tests"),
 }
+# The wire formats and codes every layer derives from stay numpy-only, so hardware and
+# models that take their encodings from them never pull in scipy.
+FORBIDDEN["sparseforge.sw.wire"] = (*FORBIDDEN["sparseforge.sw"], "scipy")
 
 
 def modules():
