@@ -2,13 +2,50 @@
 granularity, with the segments' metadata kept beside their data."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import HYTE_BUFFERING, HYTE_END, HYTE_HIT, HYTE_MISS, HyteAccessorSignature
+from ..sw import wire
+from ..sw.wire import HYTE_BUFFERING, HYTE_END, HYTE_HIT, HYTE_MISS
+from .interfaces import struct
+
+
+class HyteAccessorSignature(wiring.Signature):
+    """A HYTE tensor accessor (Section 6.3), seen from it.
+
+    - ``mode`` (in): ``HYTE_STREAMING`` or ``HYTE_BUFFERING``; ``capacity`` (in): the
+      words allocated to this tensor (at most ``depth``). Both held while it holds data.
+    - ``segment`` (stream in, ``length``): a new fiber segment of ``length`` words
+      (0: empty); taken once the previous segment's words have all been filled.
+    - ``fill`` (stream in, ``width``): the next word of the open segment.
+    - ``read`` (stream in, :func:`~sparseforge.sw.wire.hyte_read`): word ``offset`` of
+      segment ``segment`` counted from the oldest held; taken once that segment has begun.
+    - ``read_data`` (stream out, :func:`~sparseforge.sw.wire.hyte_read_data`): answers in
+      request order, once each is known (the word filled, bypassed, or the segment
+      complete).
+    - ``evict`` (stream in, count): frees that many segments from the oldest, data and
+      metadata; taken once they are complete and no read is being answered.
+    - ``occupancy`` (out): segments held; ``free`` (out): words free of ``capacity``;
+      ``bypass`` (out): later data bypass the buffer (buffering mode, after an overflow).
+    """
+
+    def __init__(self, depth, width, count_width):
+        super().__init__({
+            "mode": In(1),
+            "capacity": In(range(depth + 1)),
+            "segment": In(stream.Signature(count_width)),
+            "fill": In(stream.Signature(width)),
+            "read": In(stream.Signature(struct(wire.hyte_read(count_width)))),
+            "read_data": Out(stream.Signature(struct(wire.hyte_read_data(width)))),
+            "evict": In(stream.Signature(count_width)),
+            "occupancy": Out(count_width),
+            "free": Out(range(depth + 1)),
+            "bypass": Out(1),
+        })
 
 
 @block("hyte_accessor")
@@ -43,7 +80,7 @@ class HyteAccessor(wiring.Component):
 
     Members
     -------
-    As :class:`~sparseforge.hw.interfaces.HyteAccessorSignature` says. ``free`` reads
+    As :class:`HyteAccessorSignature` says. ``free`` reads
     low on the cycle after an evict of fewer segments than hold metadata (the data head
     is looked up then); segments and fills wait that cycle and the next (``used``, kept
     in a register for the readies, is summed again).

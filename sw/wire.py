@@ -176,6 +176,60 @@ class EurekaWire:
         return width(self.header) + self.slots * self.slot_width
 
 
+# -- HYTE: the tensor accessor (Section 6.3) and the tiling controller (6.2, 6.4) --
+
+HYTE_HIT, HYTE_MISS, HYTE_END = 0, 1, 2
+"""``status`` of an accessor's answer: the word is held; it is not held (bypassed, the
+parent re-fetches it); the offset is past the end of a complete segment."""
+
+HYTE_STREAMING, HYTE_BUFFERING = 0, 1
+"""``mode`` of the accessor."""
+
+HYTE_DIMS = ("i", "j", "k")
+"""The dimensions of ``C = A B`` (A is ``I x K``, B ``K x J``), in the order a tile
+command lists them."""
+
+HYTE_ORDERS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
+"""The inter-tile orders, outermost dimension first, by index (``ijk`` is i > j > k)."""
+
+
+def hyte_read(count_width):
+    """A read of the accessor: word ``offset`` of segment ``segment`` (from the head)."""
+    return (Field("segment", count_width), Field("offset", count_width))
+
+
+def hyte_read_data(width):
+    """An accessor's answer: ``data`` (0 unless ``status`` is ``HYTE_HIT``) and ``status``."""
+    return (Field("data", width), Field("status", 2))
+
+
+def hyte_log_width(dim_width):
+    """Bits of a tile extent's log (a tile spans at most ``2**dim_width``)."""
+    return dim_width.bit_length()
+
+
+def hyte_config(dim_width, count_width):
+    """A tiling job: dimensions ``i, j, k``, the initial tile shape as ``log_ti, log_tj,
+    log_tk`` (powers of two), ``order`` (an index of :data:`HYTE_ORDERS`) and
+    ``bufsize``, the tuned tensor's buffer in words."""
+    return (*(Field(d, dim_width) for d in HYTE_DIMS),
+            *(Field(f"log_t{d}", hyte_log_width(dim_width)) for d in HYTE_DIMS),
+            Field("order", 3), Field("bufsize", count_width))
+
+
+def hyte_counts(count_width):
+    """The four quadrant counters of a fetched tile of the tuned tensor B (``Tk x Tj``):
+    ``cnt<r><c>``, r the half along k, c the half along j."""
+    return tuple(Field(f"cnt{r}{c}", count_width) for r in range(2) for c in range(2))
+
+
+def hyte_tile(dim_width):
+    """One dimension of a tile command (Section 6.2), which lists :data:`HYTE_DIMS` in
+    turn: ``begin``, ``t`` (the extent, at most the dimension) and ``change`` (0 same,
+    1 advance by the previous T, 2 reset to 0)."""
+    return (Field("begin", dim_width), Field("t", dim_width), Field("change", 2))
+
+
 # -- MINT converters: CSR to CSC (Fig. 8c) and Dense to CSF (Fig. 8f) -------------------
 
 def csr_shape(rows_width, cols_width, nnz_width):

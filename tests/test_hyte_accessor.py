@@ -9,16 +9,13 @@ import pytest
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.hyte_accessor import HyteAccessor
-from sparseforge.sim.models.hyte_accessor import (
-    BUFFERING,
-    END,
-    HIT,
-    MISS,
-    STREAMING,
-    Accessor,
-    AccessorError,
-)
+from sparseforge.sim.models.hyte_accessor import Accessor, AccessorError
 from sparseforge.sim.runners import pysim, seed_from_env
+from sparseforge.sw.wire import HYTE_BUFFERING as BUFFERING
+from sparseforge.sw.wire import HYTE_END as END
+from sparseforge.sw.wire import HYTE_HIT as HIT
+from sparseforge.sw.wire import HYTE_MISS as MISS
+from sparseforge.sw.wire import HYTE_STREAMING as STREAMING
 from sparseforge.tb.hyte_accessor import AccessorBench, random_program, simulate
 
 FAST = dict.fromkeys(("segment", "fill", "read", "evict", "read_data"), 1.0)

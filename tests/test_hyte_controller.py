@@ -12,9 +12,12 @@ import pytest
 from sparseforge.errors import ParameterError
 from sparseforge.hw.hyte_controller import HyteController
 from sparseforge.sim.models.hyte_controller import (
+    DIMS,
     ORDERS,
     Config,
     Controller,
+    J,
+    K,
     decide,
     hit_rate,
     matrix_trace,
@@ -33,8 +36,13 @@ def zero(_command):
     return [[0, 0], [0, 0]]
 
 
+def each(commands, field):
+    """``field`` of every command, a tuple over the dimensions i, j, k."""
+    return [tuple(d[field] for d in c) for c in commands]
+
+
 def changes(commands):
-    return [(c["change_i"], c["change_j"], c["change_k"]) for c in commands]
+    return each(commands, "change")
 
 
 def test_section_6_2_change_sequence_i_j_k():
@@ -43,20 +51,19 @@ def test_section_6_2_change_sequence_i_j_k():
     assert changes(commands) == [(2, 2, 2), (0, 0, 1), (0, 0, 1), (0, 1, 2), (0, 0, 1),
                                  (0, 0, 1), (1, 2, 2), (0, 0, 1), (0, 0, 1), (0, 1, 2),
                                  (0, 0, 1), (0, 0, 1)]
-    assert [c["begin_k"] for c in commands[:4]] == [0, 2, 4, 0]
-    assert {(c["t_i"], c["t_j"], c["t_k"]) for c in commands} == {(2, 2, 2)}
+    assert [c[K]["begin"] for c in commands[:4]] == [0, 2, 4, 0]
+    assert set(each(commands, "t")) == {(2, 2, 2)}
 
 
 @pytest.mark.parametrize("order", range(6))
 def test_every_order_covers_the_space_once_innermost_first(order):
     config = Config(5, 3, 7, 1, 0, 2, order, 8)
     commands, _ = simulate(HyteController(), config, zero, seed_from_env(order), STALLS)
-    tiles = {(c["begin_i"], c["begin_j"], c["begin_k"]) for c in commands}
+    tiles = set(each(commands, "begin"))
     assert len(tiles) == len(commands) == 3 * 3 * 2
-    inner = ORDERS[order][-1]
-    assert all(c[f"change_{inner}"] for c in commands)        # every tile moves it
-    outer = ORDERS[order][0]
-    assert sum(c[f"change_{outer}"] == 1 for c in commands) == {"i": 2, "j": 2, "k": 1}[outer]
+    inner, outer = DIMS.index(ORDERS[order][-1]), DIMS.index(ORDERS[order][0])
+    assert all(c[inner]["change"] for c in commands)        # every tile moves it
+    assert sum(c[outer]["change"] == 1 for c in commands) == (2, 2, 1)[outer]
 
 
 def test_fig5c_counts_3_0_0_1_with_a_buffer_of_1_hit_50_percent():
@@ -77,12 +84,12 @@ def test_fig5c_the_controller_halves_both_and_applies_each_at_its_change():
     config = Config(2, 8, 8, 1, 2, 2, 0, 1)
     fig5 = [[3, 0], [0, 1]]
     commands, _ = simulate(HyteController(), config,
-                           lambda c: fig5 if c["begin_j"] == 0 else zero(c),
+                           lambda c: fig5 if c[J]["begin"] == 0 else zero(c),
                            seed_from_env(3), STALLS)
-    assert (commands[1]["t_k"], commands[1]["t_j"]) == (2, 4)      # k changes: applied
-    assert all(c["t_j"] == 4 for c in commands if c["begin_j"] == 0)  # j waits for its
+    assert (commands[1][K]["t"], commands[1][J]["t"]) == (2, 4)      # k changes: applied
+    assert all(c[J]["t"] == 4 for c in commands if c[J]["begin"] == 0)  # j waits for its
     assert changes(commands[4:5]) == [(0, 1, 2)]                       # next change
-    assert (commands[4]["begin_j"], commands[4]["t_j"]) == (4, 2)
+    assert (commands[4][J]["begin"], commands[4][J]["t"]) == (4, 2)
 
 
 def test_the_five_percent_rule():
@@ -100,8 +107,8 @@ def test_the_five_percent_rule():
 def test_the_five_percent_rule_in_the_rtl(counts, tk):
     config = Config(1, 8, 8, 0, 2, 2, 0, 20)
     commands, _ = simulate(HyteController(), config,
-                           lambda c: counts if c["begin_j"] == 0 else zero(c), 0, FAST)
-    assert commands[1]["t_k"] == tk         # 5% more: kept; 10% more: halved
+                           lambda c: counts if c[J]["begin"] == 0 else zero(c), 0, FAST)
+    assert commands[1][K]["t"] == tk         # 5% more: kept; 10% more: halved
 
 
 def test_a_change_waits_for_an_aligned_begin():
@@ -110,7 +117,7 @@ def test_a_change_waits_for_an_aligned_begin():
     ctl.target["k"] = 2                       # grow Tk 2 -> 4
     begins = []
     while (c := ctl.next()) is not None:
-        begins.append((c["begin_k"], c["t_k"]))
+        begins.append((c[K]["begin"], c[K]["t"]))
     assert begins == [(2, 2), (4, 4), (8, 4), (12, 4)]
 
 

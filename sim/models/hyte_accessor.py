@@ -25,8 +25,10 @@ is placed before the same cycle's evict frees room.
 
 from collections import deque
 
-HIT, MISS, END = 0, 1, 2
-STREAMING, BUFFERING = 0, 1
+from ...sw.wire import HYTE_BUFFERING as BUFFERING
+from ...sw.wire import HYTE_END as END
+from ...sw.wire import HYTE_HIT as HIT
+from ...sw.wire import HYTE_MISS as MISS
 
 
 class AccessorError(AssertionError):

@@ -38,10 +38,10 @@ from fractions import Fraction
 import numpy as np
 
 from ...sw.occupancy import Pattern, tile_occupancy
+from ...sw.wire import HYTE_DIMS as DIMS
+from ...sw.wire import HYTE_ORDERS as ORDERS
 
-ORDERS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
-RULES = ("tiles", "area")
-DIMS = "ijk"
+J, K = DIMS.index("j"), DIMS.index("k")
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,9 @@ class Controller:
         self.first = True
 
     def command(self, change):
-        return {**{f"begin_{d}": self.begin[d] for d in DIMS},
-                **{f"t_{d}": min(1 << self.log_t[d], self.dims[d]) for d in DIMS},
-                **{f"change_{d}": change[d] for d in DIMS}}
+        """The tile command: per dimension of ``DIMS``, its ``begin``, ``t`` and ``change``."""
+        return [{"begin": self.begin[d], "t": min(1 << self.log_t[d], self.dims[d]),
+                 "change": change[d]} for d in DIMS]
 
     def next(self):
         """The next tile command, or ``None`` after the last tile."""
@@ -179,7 +179,7 @@ def quadrant_counts(pattern, command, log_tk, log_tj):
     """The quadrant counts of B's tile of ``command`` (rows k, columns j), halves of the
     unclamped ``2**log_t`` extents, cut off at the matrix's edge."""
     rows, cols = pattern.rows, pattern.cols
-    bk, bj = command["begin_k"], command["begin_j"]
+    bk, bj = command[K]["begin"], command[J]["begin"]
     hk, hj = max(1, (1 << log_tk) // 2), max(1, (1 << log_tj) // 2)
     ek, ej = bk + (1 << log_tk), bj + (1 << log_tj)
     inside = (rows >= bk) & (rows < ek) & (cols >= bj) & (cols < ej)
@@ -212,7 +212,7 @@ def matrix_trace(matrix, config, rule="tiles"):
     ctl = Controller(config, rule)
     commands, counts = ctl.commands(
         lambda cmd: quadrant_counts(pattern, cmd, ctl.log_t["k"], ctl.log_t["j"]))
-    shapes = [(c["t_k"], c["t_j"]) for c in commands]
+    shapes = [(c[K]["t"], c[J]["t"]) for c in commands]
     return Trace(commands, counts, shapes,
                  actual_hit_rate(pattern, 1 << config.log_tk, 1 << config.log_tj,
                                  config.bufsize),
