@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
+from sparseforge.hw.interfaces import chunk_layout
 from sparseforge.hw.tensaurus_mlu import TensaurusMlu
 from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw.wire import chunk_words
 from sparseforge.tb.tensaurus_mlu import simulate
 
 STALLS = {"start": 1.0, "request": 0.6, "response": 0.5, "fills": 0.4}
@@ -16,6 +18,18 @@ STALLS = {"start": 1.0, "request": 0.6, "response": 0.5, "fills": 0.4}
 def matrices(shapes, seed):
     rng = np.random.default_rng(seed)
     return [rng.integers(-100, 100, shape) for shape in shapes]
+
+
+@pytest.mark.parametrize("vlen, dw", [(1, 2), (3, 8), (4, 32)])
+def test_host_chunk_words_are_the_mlu_port_layout(vlen, dw):
+    """The host's chunk words, wider than 64 bits and at both ends of the range, hold
+    each chunk's values as the MLU's memory port lays them out."""
+    low, high = -(1 << (dw - 1)), (1 << (dw - 1)) - 1
+    matrix = np.random.default_rng(dw).integers(low, high, (3, 2 * vlen), endpoint=True)
+    matrix[0, 0], matrix[-1, -1] = low, high
+    chunks = matrix.reshape(-1, vlen)
+    assert list(chunk_words(matrix, vlen, dw)) == [
+        chunk_layout(vlen, dw).const(chunk.tolist()).as_bits() for chunk in chunks]
 
 
 @pytest.mark.parametrize("cols, tlen, vlen", [(1, 1, 1), (2, 2, 2), (3, 2, 1)])
