@@ -4,9 +4,9 @@ Defined once, as data, with numpy only (no scipy, no Amaranth), so the
 hardware's payload layouts (:mod:`sparseforge.hw.interfaces` turns a tuple of
 :class:`Field` into an ``amaranth.lib.data.StructLayout``), the host encoders
 and the testbenches' packing all derive from the same lists. Fields are packed
-LSB first in the order listed, the order ``StructLayout`` uses. A code a port
-takes (a kernel, a mode) is an ``enum.IntEnum``, which Amaranth takes as the
-port's shape.
+LSB first in the order listed, the order ``StructLayout`` uses. The Tensaurus
+kernel and MINT_m's mode are ``enum.IntEnum`` s: Amaranth takes one as a port's
+shape, and the Verilog header names its values.
 """
 
 import enum
