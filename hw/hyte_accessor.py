@@ -2,7 +2,7 @@
 granularity, with the segments' metadata kept beside their data."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import memory, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -48,91 +48,63 @@ class HyteAccessorSignature(wiring.Signature):
         })
 
 
-@block("hyte_accessor")
-class HyteAccessor(wiring.Component):
-    """A tensor accessor: fiber segments and their begin locations in one allocation.
+class HeldSignature(wiring.Signature):
+    """What the accessor holds, as its read path sees it; seen from the allocation.
 
-    Each stored segment takes one metadata entry (its begin location in the data) and
-    its words; together they may use ``capacity`` words, the data growing from one end
-    and the metadata from the other until they meet (the paper's accounting). They sit
-    in two rings of ``depth`` entries, one memory each, so that a segment begin and a
-    fill both write on one cycle and a read looks up its segment's metadata while the
-    previous read's data leave: in one memory, after an eviction in streaming mode the
-    circular data and metadata regions would run into each other. A segment's size is
-    the difference of two adjacent metadata entries (or of its entry and the data tail
-    for the newest). The metadata ring has a head and an occupancy register, as a
-    Buffet has for its data, and ``evict`` returns segments as a Buffet's shrink does.
+    - ``segs`` (out): segments held, bypassed ones included; ``stored`` (out): those
+      with a metadata entry.
+    - ``mhead``, ``mtail`` (out): the metadata ring's oldest entry and next free one;
+      ``dtail`` (out): the data ring's next free word.
+    - ``open_stored`` (out): the open segment has an entry; ``owords`` (out): its words
+      stored; ``cut`` (out): the newest stored segment lost a word to the bypass.
+    - ``evicting`` (out): an evict waits, and holds new reads.
+    - ``reading`` (in): a read is being looked up or answered, and holds evicts.
+    """
 
-    Streaming mode: a segment or word that does not fit waits for ``evict``. Buffering
-    mode (a tile kept for reuse): nothing is evicted to make room; once a segment or
-    word does not fit, it and everything after it bypass (taken, counted, not stored)
-    until the held segments have all been evicted. A read of a bypassed word answers
-    ``HYTE_MISS`` (the parent, which knows the segment's extent, re-fetches it from the
-    next level); one past a complete segment's end ``HYTE_END``. The tile's end is not
-    marked: the parent evicts a buffered tile whole once reused, which ends its bypass.
-    :mod:`sparseforge.sim.models.hyte_accessor` states the semantics in full.
+    def __init__(self, depth, count_width):
+        A = exact_log2(depth)
+        super().__init__({
+            "segs": Out(count_width), "stored": Out(A + 1),
+            "mhead": Out(A), "mtail": Out(A), "dtail": Out(A),
+            "open_stored": Out(1), "owords": Out(A), "cut": Out(1),
+            "evicting": Out(1), "reading": In(1),
+        })
 
-    Parameters
-    ----------
-    depth : entries of each ring, the largest ``capacity`` (a power of two).
-    width : bits of a data word.
-    count_width : bits of a segment length, read offset, segment number and evict count.
+
+class Allocation(wiring.Component):
+    """Segments, fills and evicts: the two rings' pointers and the words they use.
 
     Members
     -------
-    As :class:`HyteAccessorSignature` says. ``free`` reads
-    low on the cycle after an evict of fewer segments than hold metadata (the data head
-    is looked up then); segments and fills wait that cycle and the next (``used``, kept
-    in a register for the readies, is summed again).
-
-    Latency and throughput: one segment or fill a cycle; one read a cycle, answered
-    four cycles after it is taken at the earliest (two more than a combinational
-    lookup, for the clock): stage 1 holds the read until its answer is known (the word
-    filled or bypassed, or the segment complete) and addresses the metadata from
-    registers; stage 2 is the metadata memory's output, copied to registers in stage 3,
-    which works out the size and answer and reads the data; then the answer. Stages 2,
-    3 and the answer move together, held only while ``read_data`` stalls. An evict
-    waits for stages 1 to 3 and holds new reads while it waits.
-
-    Clock (ECP5-25k): depth 64 passes 100 MHz; depth 1024 does not (about 90 MHz): the
-    partial evict's path from the metadata block RAM (5.8 ns clock-to-out, no output
-    register) through ``dtail - head`` into ``words`` is left, as registering the head
-    would leave ``free`` low for a second cycle.
+    mode, capacity, segment, fill, evict, occupancy, free, bypass: as
+    :class:`HyteAccessorSignature` says.
+    data_write, meta_write: the rings' write ports; head_read: a metadata read port,
+    the data head after a partial evict.
+    held: :class:`HeldSignature`.
     """
 
-    PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
-                    pow2=True),
-              Param("width", 32, 1, 256, "bits of a data word"),
-              Param("count_width", 16, 16, 32, "bits of a length, offset, segment or count"))
-    REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
-
-    def __init__(self, depth=64, width=32, count_width=16):
-        v = check_params(self.PARAMS, {"depth": depth, "width": width,
-                                       "count_width": count_width})
-        self.depth, self.width, self.count_width = v["depth"], v["width"], v["count_width"]
-        super().__init__(HyteAccessorSignature(self.depth, self.width, self.count_width))
+    def __init__(self, depth, width, count_width):
+        self.depth, self.count_width = depth, count_width
+        A, ports = exact_log2(depth), HyteAccessorSignature(depth, width, count_width).members
+        super().__init__({
+            **{name: ports[name] for name in ("mode", "capacity", "segment", "fill", "evict",
+                                              "occupancy", "free", "bypass")},
+            "data_write": In(memory.WritePort.Signature(addr_width=A, shape=width)),
+            "meta_write": In(memory.WritePort.Signature(addr_width=A, shape=A)),
+            "head_read": In(memory.ReadPort.Signature(addr_width=A, shape=A)),
+            "held": Out(HeldSignature(depth, count_width)),
+        })
 
     def elaborate(self, platform):
         m = Module()
-        A, cw = exact_log2(self.depth), self.count_width
-        m.submodules.data = data = Memory(shape=self.width, depth=self.depth, init=[])
-        m.submodules.meta = meta = Memory(shape=A, depth=self.depth, init=[])
-        dwr, mwr = data.write_port(), meta.write_port()
-        # No port is transparent: a read looks an entry or word up at least a cycle
-        # after it was written, and the evict's head entry is an old one.
-        data_rd = data.read_port()
-        begin_rd = meta.read_port()                     # the read's segment
-        next_rd = meta.read_port()                      # the segment after it
-        head_rd = meta.read_port()                      # the data head after evict
-
-        mhead, mtail, stored = Signal(A), Signal(A), Signal(A + 1)  # metadata ring
-        dtail, words = Signal(A), Signal(A)             # data ring: tail, words held
-        segs = Signal(cw)                               # segments held, bypassed included
+        A, cw, h = exact_log2(self.depth), self.count_width, self.held
+        dwr, mwr, head_rd = self.data_write, self.meta_write, self.head_read
+        mhead, mtail, stored, dtail, owords = h.mhead, h.mtail, h.stored, h.dtail, h.owords
+        segs, cut, open_stored = h.segs, h.cut, h.open_stored
+        words = Signal(A)                               # data words held
         remaining = Signal(cw)                          # words the open segment still takes
-        owords = Signal(A)                              # words stored of the open segment
         complete = Signal(cw)                           # segments held and complete
-        bypass, cut, pending, settle = Signal(), Signal(), Signal(), Signal()
-        is_open, open_stored = Signal(), Signal()       # a segment open; it has metadata
+        bypass, pending, settle, is_open = Signal(), Signal(), Signal(), Signal()
         used = Signal(A + 2)                            # data held, with entries: kept
         room = used < self.capacity                     # as a register for the readies
         held = Signal(A + 2)
@@ -170,69 +142,20 @@ class HyteAccessor(wiring.Component):
         with m.If(do_fill & ~store_fill & open_stored):
             m.d.sync += cut.eq(1)
 
-        # Reads. All stages after the first move together unless the answer is stalled.
-        read, evict, out = self.read, self.evict, self.read_data
-        o_valid, o_status = Signal(), Signal(2)
-        adv = ~o_valid | out.ready
-
-        # Stage 1: the read waits until its answer is known (the word filled or
-        # bypassed, or its segment complete); its metadata addresses are registers.
-        s1_valid, s1_idx, s1_nidx = Signal(), Signal(A), Signal(A)
-        s1_off, s1_unstored = Signal(cw), Signal()
-        s1_last = s1_nidx == mtail                      # the newest stored segment
-        known = (s1_unstored | ~(open_stored & s1_last) | cut
-                 | (s1_off < owords))
-        s1_go = s1_valid & known & adv
-        take = Signal()
-        m.d.comb += [read.ready.eq((read.payload.segment < segs) & ~evict.valid
-                                   & (~s1_valid | s1_go)),
-                     take.eq(read.valid & read.ready),
-                     begin_rd.addr.eq(s1_idx), next_rd.addr.eq(s1_nidx),
-                     begin_rd.en.eq(adv), next_rd.en.eq(adv)]
-        with m.If(take):
-            idx = mhead + read.payload.segment
-            m.d.sync += [s1_valid.eq(1), s1_idx.eq(idx), s1_nidx.eq(idx + 1),
-                         s1_off.eq(read.payload.offset),
-                         s1_unstored.eq(read.payload.segment >= stored)]
-        with m.Elif(s1_go):
-            m.d.sync += s1_valid.eq(0)
-
-        # Stage 2: the metadata memory's output, with the state it was read in.
-        s2_valid, s2_off, s2_unstored = Signal(), Signal(cw), Signal()
-        s2_last, s2_cut, s2_dtail = Signal(), Signal(), Signal(A)
-        # Stage 3: the segment's begin and end registered; its size, the answer, and
-        # the data read.
-        s3_valid, s3_off, s3_unstored = Signal(), Signal(cw), Signal()
-        s3_begin, s3_end, s3_miss = Signal(A), Signal(A), Signal()
-        size = Signal(A)
-        m.d.comb += size.eq(s3_end - s3_begin)
-        hit = ~s3_unstored & (s3_off < size)
-        with m.If(adv):
-            m.d.sync += [s2_valid.eq(s1_go), s2_off.eq(s1_off), s2_unstored.eq(s1_unstored),
-                         s2_last.eq(s1_last), s2_cut.eq(cut), s2_dtail.eq(dtail),
-                         s3_valid.eq(s2_valid), s3_off.eq(s2_off),
-                         s3_unstored.eq(s2_unstored), s3_begin.eq(begin_rd.data),
-                         s3_end.eq(Mux(s2_last, s2_dtail, next_rd.data)),
-                         s3_miss.eq(s2_unstored | (s2_last & s2_cut)),
-                         o_valid.eq(s3_valid),
-                         o_status.eq(Mux(hit, HYTE_HIT, Mux(s3_miss, HYTE_MISS, HYTE_END)))]
-        m.d.comb += [data_rd.addr.eq(s3_begin + s3_off[:A]), data_rd.en.eq(adv),
-                     out.valid.eq(o_valid), out.payload.status.eq(o_status),
-                     out.payload.data.eq(Mux(o_status == HYTE_HIT, data_rd.data, 0))]
-
         # Evict: the oldest segments, complete, once no read is being looked up. The
         # data head moves to the first kept segment's begin, looked up on this cycle.
+        evict = self.evict
         count = evict.payload
-        m.d.comb += [evict.ready.eq((count <= complete) & ~wait
-                                    & ~(s1_valid | s2_valid | s3_valid)),
-                     head_rd.addr.eq(mhead + count)]
+        m.d.comb += [evict.ready.eq((count <= complete) & ~wait & ~h.reading),
+                     h.evicting.eq(evict.valid), head_rd.addr.eq(mhead + count)]
         do_evict = evict.valid & evict.ready
         # Each counter's evict (a subtraction beside the compare) is chosen before its
-        # increment, so no carry chain waits for another's.
+        # increment, so no carry chain waits for another's; an evict takes at most
+        # ``segs`` segments, so their difference is kept unsigned.
         partial = count < stored                        # some metadata entries are kept
         done = (do_seg & (seg.payload == 0)) | ends     # a segment completes
         m.d.sync += [
-            segs.eq(Mux(do_evict, segs - count, segs) + do_seg),
+            segs.eq(Mux(do_evict, (segs - count)[:cw], segs) + do_seg),
             complete.eq(Mux(do_evict, complete - count, complete) + done),
             stored.eq(Mux(do_evict, Mux(partial, stored - count, 0), stored) + store_seg),
             used.eq(Mux(do_evict, Mux(partial, used - count, 0), used)
@@ -251,4 +174,175 @@ class HyteAccessor(wiring.Component):
             m.d.sync += [words.eq(dtail - head_rd.data), pending.eq(0), settle.eq(1)]
         with m.If(settle):
             m.d.sync += [used.eq(held), settle.eq(0)]
+        return m
+
+
+class ReadPath(wiring.Component):
+    """Reads answered in order through three stages and an output register.
+
+    Members
+    -------
+    read, read_data: as :class:`HyteAccessorSignature` says.
+    meta_begin, meta_next: metadata read ports, the read's segment and the one after
+    it; data_read: the data ring's read port.
+    held: the flip of :class:`HeldSignature`.
+    """
+
+    def __init__(self, depth, width, count_width):
+        self.depth, self.count_width = depth, count_width
+        A, ports = exact_log2(depth), HyteAccessorSignature(depth, width, count_width).members
+        meta = memory.ReadPort.Signature(addr_width=A, shape=A)
+        super().__init__({
+            "read": ports["read"], "read_data": ports["read_data"],
+            "meta_begin": In(meta), "meta_next": In(meta),
+            "data_read": In(memory.ReadPort.Signature(addr_width=A, shape=width)),
+            "held": In(HeldSignature(depth, count_width)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        A, cw, h = exact_log2(self.depth), self.count_width, self.held
+        read, out = self.read, self.read_data
+        begin_rd, next_rd, data_rd = self.meta_begin, self.meta_next, self.data_read
+        # All stages after the first move together unless the answer is stalled.
+        o_valid, o_status = Signal(), Signal(2)
+        adv = ~o_valid | out.ready
+
+        # Stage 1: the read waits until its answer is known (the word filled or
+        # bypassed, or its segment complete); its metadata addresses are registers.
+        s1_valid, s1_idx, s1_nidx = Signal(), Signal(A), Signal(A)
+        s1_off, s1_unstored = Signal(cw), Signal()
+        s1_last = s1_nidx == h.mtail                    # the newest stored segment
+        known = (s1_unstored | ~(h.open_stored & s1_last) | h.cut
+                 | (s1_off < h.owords))
+        s1_go = s1_valid & known & adv
+        take = Signal()
+        m.d.comb += [read.ready.eq((read.payload.segment < h.segs) & ~h.evicting
+                                   & (~s1_valid | s1_go)),
+                     take.eq(read.valid & read.ready),
+                     begin_rd.addr.eq(s1_idx), next_rd.addr.eq(s1_nidx),
+                     begin_rd.en.eq(adv), next_rd.en.eq(adv)]
+        with m.If(take):
+            idx = h.mhead + read.payload.segment
+            m.d.sync += [s1_valid.eq(1), s1_idx.eq(idx), s1_nidx.eq(idx + 1),
+                         s1_off.eq(read.payload.offset),
+                         s1_unstored.eq(read.payload.segment >= h.stored)]
+        with m.Elif(s1_go):
+            m.d.sync += s1_valid.eq(0)
+
+        # Stage 2: the metadata memory's output, with the state it was read in.
+        s2_valid, s2_off, s2_unstored = Signal(), Signal(cw), Signal()
+        s2_last, s2_cut, s2_dtail = Signal(), Signal(), Signal(A)
+        # Stage 3: the segment's begin and end registered; its size, the answer, and
+        # the data read.
+        s3_valid, s3_off, s3_unstored = Signal(), Signal(cw), Signal()
+        s3_begin, s3_end, s3_miss = Signal(A), Signal(A), Signal()
+        size = Signal(A)
+        m.d.comb += size.eq(s3_end - s3_begin)
+        hit = ~s3_unstored & (s3_off < size)
+        with m.If(adv):
+            m.d.sync += [s2_valid.eq(s1_go), s2_off.eq(s1_off), s2_unstored.eq(s1_unstored),
+                         s2_last.eq(s1_last), s2_cut.eq(h.cut), s2_dtail.eq(h.dtail),
+                         s3_valid.eq(s2_valid), s3_off.eq(s2_off),
+                         s3_unstored.eq(s2_unstored), s3_begin.eq(begin_rd.data),
+                         s3_end.eq(Mux(s2_last, s2_dtail, next_rd.data)),
+                         s3_miss.eq(s2_unstored | (s2_last & s2_cut)),
+                         o_valid.eq(s3_valid),
+                         o_status.eq(Mux(hit, HYTE_HIT, Mux(s3_miss, HYTE_MISS, HYTE_END)))]
+        m.d.comb += [data_rd.addr.eq(s3_begin + s3_off[:A]), data_rd.en.eq(adv),
+                     out.valid.eq(o_valid), out.payload.status.eq(o_status),
+                     out.payload.data.eq(Mux(o_status == HYTE_HIT, data_rd.data, 0)),
+                     h.reading.eq(s1_valid | s2_valid | s3_valid)]
+        return m
+
+
+@block("hyte_accessor")
+class HyteAccessor(wiring.Component):
+    """A tensor accessor: fiber segments and their begin locations in one allocation.
+
+    Each stored segment takes one metadata entry (its begin location in the data) and
+    its words; together they may use ``capacity`` words, the data growing from one end
+    and the metadata from the other until they meet (the paper's accounting). They sit
+    in two rings of ``depth`` entries, one memory each, so that a segment begin and a
+    fill both write on one cycle and a read looks up its segment's metadata while the
+    previous read's data leave: in one memory, after an eviction in streaming mode the
+    circular data and metadata regions would run into each other. A segment's size is
+    the difference of two adjacent metadata entries (or of its entry and the data tail
+    for the newest). The metadata ring has a head and an occupancy register, as a
+    Buffet has for its data, and ``evict`` returns segments as a Buffet's shrink does.
+
+    Streaming mode: a segment or word that does not fit waits for ``evict``. Buffering
+    mode (a tile kept for reuse): nothing is evicted to make room; once a segment or
+    word does not fit, it and everything after it bypass (taken, counted, not stored)
+    until the held segments have all been evicted. A read of a bypassed word answers
+    ``HYTE_MISS`` (the parent, which knows the segment's extent, re-fetches it from the
+    next level); one past a complete segment's end ``HYTE_END``. The tile's end is not
+    marked: the parent evicts a buffered tile whole once reused, which ends its bypass.
+    :mod:`sparseforge.sim.models.hyte_accessor` states the semantics in full. An
+    :class:`Allocation` (segments, fills, evicts) and a :class:`ReadPath` share the
+    two memories, joined by a :class:`HeldSignature`.
+
+    Parameters
+    ----------
+    depth : entries of each ring, the largest ``capacity`` (a power of two).
+    width : bits of a data word.
+    count_width : bits of a segment length, read offset, segment number and evict count.
+
+    Members
+    -------
+    As :class:`HyteAccessorSignature` says. ``free`` reads low on the cycle after an
+    evict of fewer segments than hold metadata (the data head is looked up then);
+    segments and fills wait that cycle and the next (``used``, kept in a register for
+    the readies, is summed again).
+
+    Latency and throughput: one segment or fill a cycle; one read a cycle, answered
+    four cycles after it is taken at the earliest (two more than a combinational
+    lookup, for the clock): stage 1 holds the read until its answer is known (the word
+    filled or bypassed, or the segment complete) and addresses the metadata from
+    registers; stage 2 is the metadata memory's output, copied to registers in stage 3,
+    which works out the size and answer and reads the data; then the answer. Stages 2,
+    3 and the answer move together, held only while ``read_data`` stalls. An evict
+    waits for stages 1 to 3 and holds new reads while it waits.
+
+    Critical path, at large depths: a partial evict's, from the metadata block RAM (no
+    output register) through ``dtail - head`` into ``words``; registering the head
+    would leave ``free`` low for a second cycle.
+    """
+
+    PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
+                    pow2=True),
+              Param("width", 32, 1, 256, "bits of a data word"),
+              Param("count_width", 16, 16, 32, "bits of a length, offset, segment or count"))
+    REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
+
+    def __init__(self, depth=64, width=32, count_width=16):
+        v = check_params(self.PARAMS, {"depth": depth, "width": width,
+                                       "count_width": count_width})
+        self.depth, self.width, self.count_width = v["depth"], v["width"], v["count_width"]
+        super().__init__(HyteAccessorSignature(self.depth, self.width, self.count_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        A, ports = exact_log2(self.depth), (self.depth, self.width, self.count_width)
+        m.submodules.data = data = Memory(shape=self.width, depth=self.depth, init=[])
+        m.submodules.meta = meta = Memory(shape=A, depth=self.depth, init=[])
+        m.submodules.allocation = allocation = Allocation(*ports)
+        m.submodules.reads = reads = ReadPath(*ports)
+        wiring.connect(m, wiring.flipped(self.segment), allocation.segment)
+        wiring.connect(m, wiring.flipped(self.fill), allocation.fill)
+        wiring.connect(m, wiring.flipped(self.evict), allocation.evict)
+        wiring.connect(m, wiring.flipped(self.read), reads.read)
+        wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
+        m.d.comb += [allocation.mode.eq(self.mode), allocation.capacity.eq(self.capacity),
+                     self.occupancy.eq(allocation.occupancy), self.free.eq(allocation.free),
+                     self.bypass.eq(allocation.bypass)]
+        wiring.connect(m, allocation.held, reads.held)
+        # No port is transparent: a read looks an entry or word up at least a cycle
+        # after it was written, and the evict's head entry is an old one.
+        wiring.connect(m, allocation.data_write, data.write_port())
+        wiring.connect(m, allocation.meta_write, meta.write_port())
+        wiring.connect(m, allocation.head_read, meta.read_port())
+        wiring.connect(m, reads.meta_begin, meta.read_port())
+        wiring.connect(m, reads.meta_next, meta.read_port())
+        wiring.connect(m, reads.data_read, data.read_port())
         return m
