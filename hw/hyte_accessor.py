@@ -10,14 +10,14 @@ from amaranth.utils import exact_log2
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
-from ..sw.wire import HYTE_BUFFERING, HYTE_END, HYTE_HIT, HYTE_MISS
+from ..sw.wire import HyteMode, HyteStatus
 from .interfaces import struct
 
 
 class HyteAccessorSignature(wiring.Signature):
     """A HYTE tensor accessor (Section 6.3), seen from it.
 
-    - ``mode`` (in): ``HYTE_STREAMING`` or ``HYTE_BUFFERING``; ``capacity`` (in): the
+    - ``mode`` (in, :class:`~sparseforge.sw.wire.HyteMode`); ``capacity`` (in): the
       words allocated to this tensor (at most ``depth``). Both held while it holds data.
     - ``segment`` (stream in, ``length``): a new fiber segment of ``length`` words
       (0: empty); taken once the previous segment's words have all been filled.
@@ -35,7 +35,7 @@ class HyteAccessorSignature(wiring.Signature):
 
     def __init__(self, depth, width, count_width):
         super().__init__({
-            "mode": In(1),
+            "mode": In(HyteMode),
             "capacity": In(range(depth + 1)),
             "segment": In(stream.Signature(count_width)),
             "fill": In(stream.Signature(width)),
@@ -109,7 +109,7 @@ class Allocation(wiring.Component):
         room = used < self.capacity                     # as a register for the readies
         held = Signal(A + 2)
         m.d.comb += held.eq(words + stored)
-        buffering = self.mode == HYTE_BUFFERING
+        buffering = self.mode == HyteMode.BUFFERING
         m.d.comb += [self.occupancy.eq(segs), self.bypass.eq(bypass),
                      self.free.eq(Mux(held < self.capacity, self.capacity - held, 0))]
 
@@ -248,10 +248,11 @@ class ReadPath(wiring.Component):
                          s3_end.eq(Mux(s2_last, s2_dtail, next_rd.data)),
                          s3_miss.eq(s2_unstored | (s2_last & s2_cut)),
                          o_valid.eq(s3_valid),
-                         o_status.eq(Mux(hit, HYTE_HIT, Mux(s3_miss, HYTE_MISS, HYTE_END)))]
+                         o_status.eq(Mux(hit, HyteStatus.HIT,
+                                         Mux(s3_miss, HyteStatus.MISS, HyteStatus.END)))]
         m.d.comb += [data_rd.addr.eq(s3_begin + s3_off[:A]), data_rd.en.eq(adv),
                      out.valid.eq(o_valid), out.payload.status.eq(o_status),
-                     out.payload.data.eq(Mux(o_status == HYTE_HIT, data_rd.data, 0)),
+                     out.payload.data.eq(Mux(o_status == HyteStatus.HIT, data_rd.data, 0)),
                      h.reading.eq(s1_valid | s2_valid | s3_valid)]
         return m
 
@@ -275,8 +276,8 @@ class HyteAccessor(wiring.Component):
     mode (a tile kept for reuse): nothing is evicted to make room; once a segment or
     word does not fit, it and everything after it bypass (taken, counted, not stored)
     until the held segments have all been evicted. A read of a bypassed word answers
-    ``HYTE_MISS`` (the parent, which knows the segment's extent, re-fetches it from the
-    next level); one past a complete segment's end ``HYTE_END``. The tile's end is not
+    ``MISS`` (the parent, which knows the segment's extent, re-fetches it from the
+    next level); one past a complete segment's end ``END``. The tile's end is not
     marked: the parent evicts a buffered tile whole once reused, which ends its bypass.
     :mod:`sparseforge.sim.models.hyte_accessor` states the semantics in full. An
     :class:`Allocation` (segments, fills, evicts) and a :class:`ReadPath` share the

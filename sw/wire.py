@@ -5,8 +5,8 @@ hardware's payload layouts (:mod:`sparseforge.hw.interfaces` turns a tuple of
 :class:`Field` into an ``amaranth.lib.data.StructLayout``), the host encoders
 and the testbenches' packing all derive from the same lists. Fields are packed
 LSB first in the order listed, the order ``StructLayout`` uses. The Tensaurus
-kernel and MINT_m's mode are ``enum.IntEnum`` s: Amaranth takes one as a port's
-shape, and the Verilog header names its values.
+kernel, MINT_m's mode and the HYTE accessor's status and mode are ``enum.IntEnum``
+s: Amaranth takes one as a port's shape, and the Verilog header names its values.
 """
 
 import enum
@@ -178,12 +178,23 @@ class EurekaWire:
 
 # -- HYTE: the tensor accessor (Section 6.3) and the tiling controller (6.2, 6.4) --
 
-HYTE_HIT, HYTE_MISS, HYTE_END = 0, 1, 2
-"""``status`` of an accessor's answer: the word is held; it is not held (bypassed, the
-parent re-fetches it); the offset is past the end of a complete segment."""
+class HyteStatus(enum.IntEnum):
+    """``status`` of an accessor's answer: ``HIT``, the word is held; ``MISS``, it is not
+    (bypassed: the parent re-fetches it); ``END``, the offset is past the end of a
+    complete segment."""
 
-HYTE_STREAMING, HYTE_BUFFERING = 0, 1
-"""``mode`` of the accessor."""
+    HIT = 0
+    MISS = 1
+    END = 2
+
+
+class HyteMode(enum.IntEnum):
+    """``mode`` of the accessor: ``STREAMING`` (a segment or word that does not fit
+    waits for an evict) or ``BUFFERING`` (it and what follows bypass)."""
+
+    STREAMING = 0
+    BUFFERING = 1
+
 
 HYTE_DIMS = ("i", "j", "k")
 """The dimensions of ``C = A B`` (A is ``I x K``, B ``K x J``), in the order a tile
@@ -199,8 +210,9 @@ def hyte_read(count_width):
 
 
 def hyte_read_data(width):
-    """An accessor's answer: ``data`` (0 unless ``status`` is ``HYTE_HIT``) and ``status``."""
-    return (Field("data", width), Field("status", 2))
+    """An accessor's answer: ``data`` (0 unless ``status`` is ``HIT``) and ``status``
+    (:class:`HyteStatus`)."""
+    return (Field("data", width), Field("status", max(HyteStatus).bit_length()))
 
 
 def hyte_log_width(dim_width):

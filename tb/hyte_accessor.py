@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..sim.models.hyte_accessor import Accessor
 from ..sim.runners import pysim
-from ..sw.wire import HYTE_STREAMING
+from ..sw.wire import HyteMode
 from . import native
 from .streams import Bench, Static
 
@@ -40,7 +40,7 @@ def random_program(rng, capacity, mode, n_ops, width=8):
     """
     model = Accessor(capacity, mode)
     program = []
-    longest = capacity - 1 if mode == HYTE_STREAMING else 2 * capacity
+    longest = capacity - 1 if mode == HyteMode.STREAMING else 2 * capacity
     while len(program) < n_ops:
         roll = rng.random()
         held = model.occupancy
@@ -62,7 +62,7 @@ def random_program(rng, capacity, mode, n_ops, width=8):
             program.append(("segment", length))
             continue
         complete = model.complete_count()
-        if mode == HYTE_STREAMING or roll > 0.97 or not model.can_segment():
+        if mode == HyteMode.STREAMING or roll > 0.97 or not model.can_segment():
             n = complete if rng.random() < 0.3 else rng.randint(0, min(complete, 3))
             model.evict(n)
             program.append(("evict", n))

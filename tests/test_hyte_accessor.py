@@ -11,15 +11,13 @@ from sparseforge.errors import ParameterError
 from sparseforge.hw.hyte_accessor import HyteAccessor
 from sparseforge.sim.models.hyte_accessor import Accessor, AccessorError
 from sparseforge.sim.runners import pysim, seed_from_env
-from sparseforge.sw.wire import HYTE_BUFFERING as BUFFERING
-from sparseforge.sw.wire import HYTE_END as END
-from sparseforge.sw.wire import HYTE_HIT as HIT
-from sparseforge.sw.wire import HYTE_MISS as MISS
-from sparseforge.sw.wire import HYTE_STREAMING as STREAMING
+from sparseforge.sw.wire import HyteMode, HyteStatus
 from sparseforge.tb.hyte_accessor import AccessorBench, random_program, simulate
 
 FAST = dict.fromkeys(("segment", "fill", "read", "evict", "read_data"), 1.0)
 A, B, C, D = 0xA, 0xB, 0xC, 0xD
+STREAMING, BUFFERING = HyteMode.STREAMING, HyteMode.BUFFERING
+HIT, MISS, END = HyteStatus.HIT, HyteStatus.MISS, HyteStatus.END
 
 
 def hit(x):

@@ -25,10 +25,7 @@ is placed before the same cycle's evict frees room.
 
 from collections import deque
 
-from ...sw.wire import HYTE_BUFFERING as BUFFERING
-from ...sw.wire import HYTE_END as END
-from ...sw.wire import HYTE_HIT as HIT
-from ...sw.wire import HYTE_MISS as MISS
+from ...sw.wire import HyteMode, HyteStatus
 
 
 class AccessorError(AssertionError):
@@ -78,10 +75,10 @@ class Accessor:
 
     def can_segment(self):
         return (self.open is None and self.occupancy < self.max_segments
-                and (self.mode == BUFFERING or self._fits()))
+                and (self.mode == HyteMode.BUFFERING or self._fits()))
 
     def can_fill(self):
-        return self.open is not None and (self.mode == BUFFERING or self._fits())
+        return self.open is not None and (self.mode == HyteMode.BUFFERING or self._fits())
 
     def complete_count(self):
         return self.occupancy - (self.open is not None)
@@ -129,12 +126,12 @@ class Accessor:
         unknown (the segment still filling)."""
         seg = self.segments[ident - self.segments[0].ident]
         if not seg.stored:
-            return MISS, 0
+            return HyteStatus.MISS, 0
         if offset < len(seg.words):
-            return HIT, seg.words[offset]
+            return HyteStatus.HIT, seg.words[offset]
         if seg.cut:
-            return MISS, 0
-        return (END, 0) if seg.complete else None
+            return HyteStatus.MISS, 0
+        return (HyteStatus.END, 0) if seg.complete else None
 
     def read(self, s, offset):
         """The answer of ``read(s, offset)`` now, or ``None`` while unknown."""
