@@ -32,32 +32,33 @@ class Sequencer(wiring.Component):
         super().__init__({
             "inp": In(stream.Signature(width)),
             "out": Out(stream.Signature(width)),
-            # The client's side of a buffet's port: its signature, flipped.
+            # The client's side of a buffet's port (both halves: it is the buffet's
+            # parent and its child): the signature, flipped.
             "buffet": In(BuffetSignature(depth, width)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        buf, last = self.buffet, self.batch - 1
+        parent, child, last = self.buffet.parent, self.buffet.child, self.batch - 1
         count = Signal(range(self.batch))       # filled, read or passed on, per state
         issued = Signal(range(self.batch + 1))
         with m.FSM():
             with m.State("FILL"):
-                m.d.comb += [buf.fill.payload.eq(self.inp.payload),
-                             buf.fill.valid.eq(self.inp.valid),
-                             self.inp.ready.eq(buf.fill.ready)]
-                with m.If(self.inp.valid & buf.fill.ready):
+                m.d.comb += [parent.fill.payload.eq(self.inp.payload),
+                             parent.fill.valid.eq(self.inp.valid),
+                             self.inp.ready.eq(parent.fill.ready)]
+                with m.If(self.inp.valid & parent.fill.ready):
                     m.d.sync += count.eq(count + 1)
                     with m.If(count == last):
                         m.d.sync += count.eq(0)
                         m.next = "READ"
             with m.State("READ"):
-                m.d.comb += [buf.read.payload.eq(last - issued),
-                             buf.read.valid.eq(issued != self.batch),
-                             self.out.payload.eq(buf.read_data.payload),
-                             self.out.valid.eq(buf.read_data.valid),
-                             buf.read_data.ready.eq(self.out.ready)]
-                with m.If(buf.read.valid & buf.read.ready):
+                m.d.comb += [child.read.payload.eq(last - issued),
+                             child.read.valid.eq(issued != self.batch),
+                             self.out.payload.eq(child.read_data.payload),
+                             self.out.valid.eq(child.read_data.valid),
+                             child.read_data.ready.eq(self.out.ready)]
+                with m.If(child.read.valid & child.read.ready):
                     m.d.sync += issued.eq(issued + 1)
                 with m.If(self.out.valid & self.out.ready):
                     m.d.sync += count.eq(count + 1)
@@ -65,8 +66,8 @@ class Sequencer(wiring.Component):
                         m.d.sync += [count.eq(0), issued.eq(0)]
                         m.next = "SHRINK"
             with m.State("SHRINK"):
-                m.d.comb += [buf.shrink.payload.eq(self.batch), buf.shrink.valid.eq(1)]
-                with m.If(buf.shrink.ready):
+                m.d.comb += [child.shrink.payload.eq(self.batch), child.shrink.valid.eq(1)]
+                with m.If(child.shrink.ready):
                     m.next = "FILL"
         return m
 

@@ -117,27 +117,34 @@ class Buffet(wiring.Component):
 
     Members
     -------
-    fill : In(stream(width))
-        Appends the payload at the tail. Not ready while full: a full buffet
-        exerts back-pressure.
-    read : In(stream(index))
-        Read request: the element ``index`` places from the head. Not ready
-        until that element has been filled, so a read never returns stale data.
-    read_data : Out(stream(width))
-        Read responses, in request order, ``read_latency`` cycles after the
-        request at the earliest; back-pressure on it holds the read pipeline.
+    parent : Out(BuffetParentSignature)
+        The producer's side (:class:`~sparseforge.hw.interfaces.BuffetParentSignature`).
+
+        ``fill`` : In(stream(width))
+            Appends the payload at the tail. Not ready while full: a full buffet
+            exerts back-pressure.
+        ``credit`` : Out(count)
+            Credits returned to the parent on this cycle (the count of the shrink
+            accepted on the previous cycle, else 0). A parent that starts with
+            ``depth`` credits and spends one per fill never overruns the buffet.
+    child : Out(BuffetChildSignature)
+        The consumer's side (:class:`~sparseforge.hw.interfaces.BuffetChildSignature`).
+
+        ``read`` : In(stream(index))
+            Read request: the element ``index`` places from the head. Not ready
+            until that element has been filled, so a read never returns stale data.
+        ``read_data`` : Out(stream(width))
+            Read responses, in request order, ``read_latency`` cycles after the
+            request at the earliest; back-pressure on it holds the read pipeline.
+        ``shrink`` : In(stream(count))
+            Frees ``count`` elements from the head; not ready while ``count``
+            exceeds the occupancy.
+        ``occupancy`` : Out(count)
+            Elements held, exact at full and at empty.
     update : In(stream({index, data}))
-        Overwrites the element ``index`` places from the head; not ready until
-        that element has been filled. Takes the write port from fill for a cycle.
-    shrink : In(stream(count))
-        Frees ``count`` elements from the head; not ready while ``count``
-        exceeds the occupancy.
-    credit : Out(count)
-        Credits returned to the parent on this cycle (the count of the shrink
-        accepted on the previous cycle, else 0). A parent that starts with
-        ``depth`` credits and spends one per fill never overruns the buffet.
-    occupancy : Out(count)
-        Elements held, exact at full and at empty.
+        The child's write back: overwrites the element ``index`` places from the
+        head; not ready until that element has been filled. Takes the write port
+        from fill for a cycle.
 
     Concurrency: on one cycle the buffet accepts a fill or an update (they
     share the memory's single write port; update has priority), a read and a
@@ -151,17 +158,15 @@ class Buffet(wiring.Component):
     chain (occupancy, its successor and their differences with a shrink's
     count; head plus an index) starts at a register.
 
-    Timing (ECP5-25k, nextpnr default speed grade, median of three seeds, depth
-    1024 x 32; ``sparseforge synth buffet -p depth=1024 -p width=32``):
-    ``read_latency=2``: 149.5 MHz (seeds 141.6, 149.5, 156.4), 340 logic cells,
-    164 FFs, 2 DP16KD. The write reaches the block RAM from registers (the read
-    of an element being written takes the write's data: ``hit``), the read's
-    second register is the RAM's own output register (the flow folds it in:
+    Timing: the write reaches the block RAM from registers (the read of an
+    element being written takes the write's data: ``hit``), the read's second
+    register is the RAM's own output register (the flow folds it in:
     :mod:`sparseforge.synth.outreg`), and the critical path is the occupancy's
     successor: ``occupancy + 1`` -> ``+ 1`` -> ``- count`` -> ``occupancy + 1``
-    (two carry chains in series, 6.7 ns, 59% routing), 0.3% short of 150 MHz.
-    ``read_latency=1``: block RAM data out -> the transparency multiplexer
-    Yosys builds for the read-during-write -> output (about 118 MHz).
+    (two carry chains in series). At ``read_latency=1`` it is the block RAM's
+    data out -> the transparency multiplexer Yosys builds for the
+    read-during-write -> output. The synthesis report gives the clock
+    (``sparseforge synth buffet -p depth=1024 -p width=32``).
     """
 
     PARAMS = (
@@ -182,8 +187,9 @@ class Buffet(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        parent, child = self.parent, self.child
         mask = self.depth - 1
-        reads = ReadStage(self.depth, self.width, len(self.read.payload), self.latency)
+        reads = ReadStage(self.depth, self.width, len(child.read.payload), self.latency)
         m.submodules.read_stage = reads
         m.submodules.store = store = reads.memory(self.depth)
         wr = store.write_port()
@@ -196,7 +202,7 @@ class Buffet(wiring.Component):
         occupancy = Signal(range(self.depth + 1))
         occupancy_up = Signal(range(self.depth + 2), init=1)
         full = occupancy[-1]                  # the depth is the only count with its top bit
-        m.d.comb += self.occupancy.eq(occupancy)
+        m.d.comb += child.occupancy.eq(occupancy)
 
         # Write port: update has priority over fill.
         do_update = Signal()
@@ -206,8 +212,8 @@ class Buffet(wiring.Component):
             do_update.eq(self.update.valid & self.update.ready),
             # Gate fill on an accepted update only: an update waiting for its
             # element must not block the fill that brings it.
-            self.fill.ready.eq(~full & ~do_update),
-            do_fill.eq(self.fill.valid & self.fill.ready),
+            parent.fill.ready.eq(~full & ~do_update),
+            do_fill.eq(parent.fill.valid & parent.fill.ready),
         ]
         # At read latency 2 the write reaches the block RAM a cycle later, from
         # registers: the decision to write (a compare with the occupancy, the
@@ -217,25 +223,25 @@ class Buffet(wiring.Component):
         domain += [
             w_en.eq(do_fill | do_update),
             w_addr.eq(Mux(do_update, head + self.update.payload.index, tail)),
-            w_data.eq(Mux(do_update, self.update.payload.data, self.fill.payload)),
+            w_data.eq(Mux(do_update, self.update.payload.data, parent.fill.payload)),
         ]
         m.d.comb += [wr.en.eq(w_en), wr.addr.eq(w_addr), wr.data.eq(w_data)]
 
-        wiring.connect(m, wiring.flipped(self.read), reads.read)
-        wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
-        m.d.comb += [reads.present.eq(self.read.payload < occupancy),
-                     reads.addr.eq(head + self.read.payload)]
+        wiring.connect(m, wiring.flipped(child.read), reads.read)
+        wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
+        m.d.comb += [reads.present.eq(child.read.payload < occupancy),
+                     reads.addr.eq(head + child.read.payload)]
         if self.latency == 2:
             # A read's element may be written on its cycle (by an update: a fill's is
             # absent) or be the registered write the RAM takes on it; the newer wins.
-            now = do_update & (self.update.payload.index == self.read.payload)
+            now = do_update & (self.update.payload.index == child.read.payload)
             m.d.comb += [reads.hit.eq(now | w_en & (w_addr == reads.addr)),
                          reads.hit_data.eq(Mux(now, self.update.payload.data, w_data))]
 
         # Shrink frees from the head and returns its count as credits. The next
         # occupancy and occupancy + 1 are picked from sums over registers, for each
         # outcome of the shrink and the fill; the borrow of one is the shrink's ready.
-        count = self.shrink.payload
+        count = child.shrink.payload
         kept = Signal(signed(len(occupancy) + 1))
         # Taken only with a fill, so never negative and never beyond depth + 1.
         kept_up = Signal.like(occupancy_up)
@@ -247,8 +253,8 @@ class Buffet(wiring.Component):
             kept.eq(occupancy - count),
             kept_up.eq(occupancy_up - count),
             kept_up2.eq(occupancy_up2 - count),
-            self.shrink.ready.eq(kept >= 0),
-            do_shrink.eq(self.shrink.valid & self.shrink.ready),
+            child.shrink.ready.eq(kept >= 0),
+            do_shrink.eq(child.shrink.valid & child.shrink.ready),
         ]
         m.d.sync += [
             occupancy.eq(Mux(do_shrink, Mux(do_fill, kept_up, kept),
@@ -257,6 +263,6 @@ class Buffet(wiring.Component):
                                 Mux(do_fill, occupancy_up2, occupancy_up))),
             head.eq(Mux(do_shrink, head + count, head) & mask),
             tail.eq(Mux(do_fill, tail + 1, tail) & mask),
-            self.credit.eq(Mux(do_shrink, count, 0)),
+            parent.credit.eq(Mux(do_shrink, count, 0)),
         ]
         return m

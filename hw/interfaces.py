@@ -5,7 +5,7 @@ it promises; payload layouts come from the wire formats in
 :mod:`sparseforge.sw.wire`, so host encoders and testbenches pack the same
 bits. Members are named from the serving block's point of view: a block
 declares the signature itself as its own (``super().__init__(BuffetSignature(...))``),
-a client that drives it declares ``In(BuffetSignature(...))`` (the flip), a
+a client that drives it declares ``In(BuffetChildSignature(...))`` (the flip), a
 wrapper that passes it through declares ``Out(BuffetSignature(...))``, and a
 composite joins two with ``wiring.connect``.
 
@@ -28,63 +28,113 @@ def struct(fields):
     return data.StructLayout({f.name: f.width for f in fields})
 
 
-def _buffet_members(depth, width, index):
+def _count(depth):
+    return ceil_log2(depth + 1)
+
+
+class BuffetParentSignature(wiring.Signature):
+    """A buffet's parent side, seen from the buffer: the producer fills it and gets credits.
+
+    - ``fill`` (stream in, ``width`` bits): appends the payload at the tail;
+      ``ready`` is low while the buffer is full.
+    - ``credit`` (out): the count freed by the shrink accepted on the previous
+      cycle, else 0. A parent that starts with ``depth`` credits and spends
+      one per fill never overruns the buffer.
+    """
+
+    def __init__(self, depth, width):
+        super().__init__({"fill": In(stream.Signature(width)), "credit": Out(_count(depth))})
+
+
+class BuffetChildSignature(wiring.Signature):
+    """A buffet's child side, seen from the buffer: the consumer reads and frees.
+
+    ``index`` is the width of read indices (default: enough for ``depth``
+    elements).
+
+    - ``read`` (stream in): asks for the element ``index`` places from the
+      head; ``ready`` stays low until that element is present, so a read never
+      returns stale data.
+    - ``read_data`` (stream out, ``width`` bits): one response per accepted
+      read, in request order; the child may hold ``ready`` low, which stalls
+      ``read``.
+    - ``shrink`` (stream in): frees ``count`` elements from the head; ``ready``
+      is low while that many may not be freed.
+    - ``occupancy`` (out): the elements held.
+    """
+
+    def __init__(self, depth, width, index=None):
+        index = ceil_log2(depth) if index is None else index
+        super().__init__({
+            "read": In(stream.Signature(index)),
+            "read_data": Out(stream.Signature(width)),
+            "shrink": In(stream.Signature(_count(depth))),
+            "occupancy": Out(_count(depth)),
+        })
+
+
+def _update(depth, width, index):
+    """The ``update`` member: a stream of ``{index, data}``."""
     index = ceil_log2(depth) if index is None else index
-    count = ceil_log2(depth + 1)
-    return {
-        "fill": In(stream.Signature(width)),
-        "read": In(stream.Signature(index)),
-        "read_data": Out(stream.Signature(width)),
-        "update": In(stream.Signature(struct(wire.buffet_update(index, width)))),
-        "shrink": In(stream.Signature(count)),
-        "credit": Out(count),
-        "occupancy": Out(count),
-    }
+    return In(stream.Signature(struct(wire.buffet_update(index, width))))
 
 
 class BuffetSignature(wiring.Signature):
     """A buffet's port, seen from the buffer: ``depth`` elements of ``width`` bits.
 
-    ``index`` is the width of read and update indices (default: enough for
-    ``depth`` elements). Protocol:
+    Split by who drives it (Tailors §3.2: the parent fills, the child reads,
+    updates and shrinks; credits flow back to the parent), so a composite
+    joins the buffer to its producer and to its consumer with one
+    ``wiring.connect`` each:
 
-    - ``fill`` (stream in): appends the payload at the tail; ``ready`` is low
-      while the buffer is full.
-    - ``read`` (stream in): asks for the element ``index`` places from the
-      head; ``ready`` stays low until that element is present, so a read never
-      returns stale data.
-    - ``read_data`` (stream out): one response per accepted read, in request
-      order; the client may hold ``ready`` low, which stalls ``read``.
-    - ``update`` (stream in, ``{index, data}``): overwrites an element already
-      filled; ``ready`` is low until it is.
-    - ``shrink`` (stream in): frees ``count`` elements from the head; ``ready``
-      is low while that many may not be freed.
-    - ``credit`` (out): the count freed by the shrink accepted on the previous
-      cycle, else 0. A client that starts with ``depth`` credits and spends
-      one per fill never overruns the buffer.
-    - ``occupancy`` (out): the elements held.
+    - ``parent`` (:class:`BuffetParentSignature`): ``fill``, ``credit``.
+    - ``child`` (:class:`BuffetChildSignature`, indices of ``index`` bits):
+      ``read``, ``read_data``, ``shrink``, ``occupancy``.
+    - ``update`` (stream in, ``{index, data}``): the child's write back;
+      overwrites an element already filled, ``ready`` low until it is. A
+      member of its own, so that a child that only reads (the SpMV MAC) joins
+      ``child`` alone, with no port it would leave unused.
+
+    Exported port names carry the side: ``parent__fill__payload``,
+    ``child__read_data__valid``, ``child__occupancy``, ``update__payload``.
     """
 
     def __init__(self, depth, width, index=None):
-        super().__init__(_buffet_members(depth, width, index))
+        super().__init__({"parent": Out(BuffetParentSignature(depth, width)),
+                          "child": Out(BuffetChildSignature(depth, width, index)),
+                          "update": _update(depth, width, index)})
 
 
-class TailorSignature(BuffetSignature):
-    """A Tailor's port: the buffet's (indices wide enough for ``tile``), and the FIFO region's.
+class TailorParentSignature(wiring.Signature):
+    """A Tailor's parent side: the buffet's, and the FIFO region's.
 
+    - ``fill``, ``credit``: as :class:`BuffetParentSignature` says.
     - ``owfill`` (stream in, ``{data, last}``): the overwriting fill that
       streams a tile's bumped elements, once per pass, ``last`` on the tile's
       last index; ``ready`` while the buffer is full or backfilling.
-    - ``fifo_credits`` (out, ``0..fifo``): how many ``owfill`` the client may
+    - ``fifo_credits`` (out, ``0..fifo``): how many ``owfill`` the parent may
       send now without overwriting an element the reader has not passed
       (counting its own in flight against it). The buffer does not enforce it.
     """
 
+    def __init__(self, depth, width, fifo):
+        super().__init__({
+            **BuffetParentSignature(depth, width).members,
+            "owfill": In(stream.Signature(struct(wire.tailor_owfill(width)))),
+            "fifo_credits": Out(range(fifo + 1)),
+        })
+
+
+class TailorSignature(wiring.Signature):
+    """A Tailor's port: a :class:`TailorParentSignature` ``parent``, and the buffet's
+    ``child`` (:class:`BuffetChildSignature`) and ``update``, their indices wide enough
+    for ``tile``."""
+
     def __init__(self, depth, width, fifo, tile):
-        members = _buffet_members(depth, width, ceil_log2(tile))
-        members["owfill"] = In(stream.Signature(struct(wire.tailor_owfill(width))))
-        members["fifo_credits"] = Out(range(fifo + 1))
-        wiring.Signature.__init__(self, members)
+        index = ceil_log2(tile)
+        super().__init__({"parent": Out(TailorParentSignature(depth, width, fifo)),
+                          "child": Out(BuffetChildSignature(depth, width, index)),
+                          "update": _update(depth, width, index)})
 
 
 class MemoryPortSignature(wiring.Signature):

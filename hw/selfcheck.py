@@ -7,6 +7,8 @@ constructor arguments (the host computes them, from the block's model or its
 host program), so this module knows nothing of any particular block.
 """
 
+import functools
+
 from amaranth.hdl import Cat, Const, Module, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -17,10 +19,30 @@ LFSR_TAPS = (15, 13, 12, 10)
 
 
 def streams(signature, flow):
-    """The names of a signature's stream members of ``flow`` (``In`` or ``Out``), in order."""
-    return [name for name, member in signature.members.items()
-            if member.is_signature and member.flow == flow
-            and isinstance(member.signature, stream.Signature)]
+    """The names of a signature's stream members of ``flow`` (``In`` or ``Out``), in order;
+    a stream inside a sub-interface by its flattened name (``parent__fill``)."""
+    names = []
+    for name, member in signature.members.items():
+        if not member.is_signature:
+            continue
+        if not isinstance(member.signature, stream.Signature):
+            names += [f"{name}__{inner}" for inner in streams(member.signature, flow)]
+        elif member.flow == flow:
+            names.append(name)
+    return names
+
+
+def _member(signature, name):
+    """The member a flattened ``name`` of :func:`streams` names in ``signature``."""
+    *outer, last = name.split("__")
+    for part in outer:
+        signature = signature.members[part].signature
+    return signature.members[last]
+
+
+def _port(dut, name):
+    """The interface object a flattened ``name`` of :func:`streams` names on ``dut``."""
+    return functools.reduce(getattr, name.split("__"), dut)
 
 
 def _bits(shape, value):
@@ -66,7 +88,7 @@ class SelfCheck(wiring.Component):
     """
 
     def __init__(self, dut, ops, expected, output, patience=1024, stalls=True):
-        inputs, members = streams(dut.signature, In), dut.signature.members
+        inputs, signature = streams(dut.signature, In), dut.signature
         if output not in streams(dut.signature, Out):
             raise ValueError(f"output={output!r}: expected one of the block's output streams "
                              f"({', '.join(streams(dut.signature, Out))})")
@@ -76,14 +98,15 @@ class SelfCheck(wiring.Component):
                              f"(inputs: {', '.join(inputs)})")
         if not ops or not len(expected):
             raise ValueError("ops and expected must each hold at least one item")
-        shapes = {name: members[name].signature.members["payload"].shape for name in inputs}
+        shapes = {name: _member(signature, name).signature.members["payload"].shape
+                  for name in inputs}
         width = max(Shape.cast(s).width for s in shapes.values())
         self.dut, self.output, self.patience, self.stalls = dut, output, patience, stalls
         self._inputs = inputs
         self._op = data.StructLayout({"port": range(len(inputs)), "payload": width})
         self.program = [{"port": inputs.index(port), "payload": _bits(shapes[port], payload)}
                         for port, payload in ops]
-        out_shape = members[output].signature.members["payload"].shape
+        out_shape = _member(signature, output).signature.members["payload"].shape
         self._out_width = Shape.cast(out_shape).width
         self.expected = [_bits(out_shape, v) for v in expected]
         super().__init__({"done": Out(1), "passed": Out(1), "failed": Out(1)})
@@ -111,11 +134,11 @@ class SelfCheck(wiring.Component):
         sent = Signal()
         pending = primed & (index < n_ops)
         for k, name in enumerate(self._inputs):
-            port = getattr(dut, name)
+            port = _port(dut, name)
             m.d.comb += [port.payload.eq(op.data.payload),
                          port.valid.eq(pending & (op.data.port == k) & (presenting | go))]
-        valid = Cat(getattr(dut, name).valid for name in self._inputs).any()
-        m.d.comb += [sent.eq(Cat(getattr(dut, name).valid & getattr(dut, name).ready
+        valid = Cat(_port(dut, name).valid for name in self._inputs).any()
+        m.d.comb += [sent.eq(Cat(_port(dut, name).valid & _port(dut, name).ready
                                  for name in self._inputs).any()),
                      op.addr.eq(index + sent)]
         m.d.sync += [index.eq(index + sent), presenting.eq(valid & ~sent)]
@@ -124,7 +147,7 @@ class SelfCheck(wiring.Component):
         m.submodules.expected = expected = Memory(shape=self._out_width, depth=n_out,
                                                   init=self.expected)
         want = expected.read_port()
-        out = getattr(dut, self.output)
+        out = _port(dut, self.output)
         taken = Signal(range(n_out + 1))
         took = Signal()
         wrong, hung = Signal(), Signal()

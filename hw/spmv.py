@@ -9,7 +9,7 @@ from amaranth.utils import ceil_log2
 from ..params import Param, check_params
 from ..registry import block
 from ..sw.wire import spmv_entry
-from .interfaces import BuffetSignature, struct
+from .interfaces import BuffetChildSignature, struct
 from .tailor import Tailor
 
 _TAILOR = {p.name: p for p in Tailor.PARAMS}
@@ -38,12 +38,11 @@ class SpmvMac(wiring.Component):
         A's stream (:func:`~sparseforge.sw.wire.spmv_entry`): per entry the
         tile index of x to read and A's value; ``row_end`` on a row's last
         entry, ``tile_end`` on a tile's last.
-    read, read_data, shrink, occupancy
-        The buffer's child-side ports, flipped: ``read`` carries each entry's
-        index, ``read_data`` returns x in order. After a ``tile_end`` entry's
-        read it shrinks the whole buffer (``occupancy``, which a split Tailor
-        reports as D) and reads nothing of the next tile until that is
-        accepted.
+    buffer : In(BuffetChildSignature)
+        The buffer's child side: ``read`` carries each entry's index,
+        ``read_data`` returns x in order. After a ``tile_end`` entry's read it
+        shrinks the whole buffer (``occupancy``, which a split Tailor reports
+        as D) and reads nothing of the next tile until that is accepted.
     y : Out(stream(signed(acc_width)))
         One sum per row, from a register.
 
@@ -63,16 +62,15 @@ class SpmvMac(wiring.Component):
         self.x_width, self.value_width, self.acc_width = (v["x_width"], v["value_width"],
                                                            v["acc_width"])
         index_width = ceil_log2(v["tile"])
-        child = BuffetSignature(v["depth"], self.x_width, index_width).members
-        ports = {name: child[name].flip()
-                 for name in ("read", "read_data", "shrink", "occupancy")}
-        ports["a"] = In(stream.Signature(struct(spmv_entry(index_width, self.value_width))))
-        ports["y"] = Out(stream.Signature(signed(self.acc_width)))
-        super().__init__(ports)
+        super().__init__({
+            "buffer": In(BuffetChildSignature(v["depth"], self.x_width, index_width)),
+            "a": In(stream.Signature(struct(spmv_entry(index_width, self.value_width)))),
+            "y": Out(stream.Signature(signed(self.acc_width))),
+        })
 
     def elaborate(self, platform):
         m = Module()
-        vw = self.value_width
+        vw, buffer = self.value_width, self.buffer
         m.submodules.queue = queue = SyncFIFO(width=vw + 1, depth=2)
 
         # -- issue: an entry and its read transfer together ------------------------
@@ -80,18 +78,18 @@ class SpmvMac(wiring.Component):
         owed = Signal()          # a whole-buffer shrink is due; the next tile waits
         take = Signal()
         m.d.comb += [
-            self.read.payload.eq(entry.index),
-            self.read.valid.eq(self.a.valid & queue.w_rdy & ~owed),
-            self.a.ready.eq(self.read.ready & queue.w_rdy & ~owed),
+            buffer.read.payload.eq(entry.index),
+            buffer.read.valid.eq(self.a.valid & queue.w_rdy & ~owed),
+            self.a.ready.eq(buffer.read.ready & queue.w_rdy & ~owed),
             take.eq(self.a.valid & self.a.ready),
             queue.w_en.eq(take),
             queue.w_data.eq(Cat(entry.value, entry.row_end)),
-            self.shrink.valid.eq(owed),
-            self.shrink.payload.eq(self.occupancy),
+            buffer.shrink.valid.eq(owed),
+            buffer.shrink.payload.eq(buffer.occupancy),
         ]
         with m.If(take & entry.tile_end):
             m.d.sync += owed.eq(1)
-        with m.Elif(self.shrink.ready):
+        with m.Elif(buffer.shrink.ready):
             m.d.sync += owed.eq(0)
 
         # -- multiply: x times the queued value, registered ------------------------
@@ -99,10 +97,10 @@ class SpmvMac(wiring.Component):
         full = Signal()          # ``product`` holds one not yet added
         ends = Signal()          # ... and it is its row's last
         advance = ~(full & ends & self.y.valid & ~self.y.ready)
-        m.d.comb += [self.read_data.ready.eq(advance),
-                     queue.r_en.eq(self.read_data.valid & advance)]
-        with m.If(self.read_data.valid & advance):
-            m.d.sync += [product.eq(queue.r_data[:vw].as_signed() * self.read_data.payload),
+        m.d.comb += [buffer.read_data.ready.eq(advance),
+                     queue.r_en.eq(buffer.read_data.valid & advance)]
+        with m.If(buffer.read_data.valid & advance):
+            m.d.sync += [product.eq(queue.r_data[:vw].as_signed() * buffer.read_data.payload),
                          full.eq(1), ends.eq(queue.r_data[vw])]
         with m.Elif(advance):
             m.d.sync += full.eq(0)

@@ -28,8 +28,15 @@ class Tailor(wiring.Component):
 
     Members
     -------
-    The Buffet's (``fill``, ``read``, ``read_data``, ``update``, ``shrink``,
-    ``credit``, ``occupancy``; see :class:`~sparseforge.hw.buffet.Buffet`), and:
+    parent : Out(TailorParentSignature)
+        The Buffet's parent side (``fill``, ``credit``) and the FIFO region's
+        ``owfill`` and ``fifo_credits``
+        (:class:`~sparseforge.hw.interfaces.TailorParentSignature`).
+    child : Out(BuffetChildSignature), update : In(stream({index, data}))
+        The Buffet's child side (``read``, ``read_data``, ``shrink``,
+        ``occupancy``) and ``update``; see :class:`~sparseforge.hw.buffet.Buffet`.
+
+    The parent side's own members:
 
     owfill : In(stream({data, last}))
         Overwriting fill, accepted while the buffer is full (or backfilling).
@@ -71,20 +78,16 @@ class Tailor(wiring.Component):
     owfill) and one read port, as in the Buffet; the FIFO region adds index
     arithmetic and a handful of registers (see the synthesis report).
 
-    Timing (ECP5-25k, nextpnr default speed grade, median of three seeds,
-    D=1024, 32 bits, F=64, L=4096): 77.2 MHz (74.8, 77.2, 78.4), 1650 logic
-    cells, 226 FFs, 2 DP16KD (the Buffet at that size: 149.5 MHz, 340
-    cells); with the frontier a stream position, 60.0 MHz and 1753 cells.
-    The frontier's three next values are registered with the read's pick
-    among them, so the read's acceptance ends in a flip-flop. The critical
-    path (12.9 ns, 20 logic levels, 59% routing) runs from those registers
-    through the frontier's distance, whether a stalled read's next copy is
-    beyond it and that copy's lead, into the stall's next value. Short of
-    120 MHz because every lookup and every next value starts from the
-    frontier's distance and the window's tile-wide indices, with a carry
-    chain or two between; short of twice the Buffet's logic because the
-    window, the tile's end and the frontier each keep tile-wide values, each
-    with a subtractor for a shrink and compares with the read index.
+    Timing: the frontier's three next values are registered with the read's
+    pick among them, so the read's acceptance ends in a flip-flop. The critical
+    path runs from those registers through the frontier's distance, whether a
+    stalled read's next copy is beyond it and that copy's lead, into the
+    stall's next value: every lookup and every next value starts from the
+    frontier's distance and the window's tile-wide indices, with a carry chain
+    or two between. The window, the tile's end and the frontier each keep
+    tile-wide values, each with a subtractor for a shrink and compares with
+    the read index, which is why the Tailor takes several times the Buffet's
+    logic. The synthesis report gives the clock and the cells.
     """
 
     PARAMS = (
@@ -114,6 +117,7 @@ class Tailor(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        parent, child = self.parent, self.child
         g = self.geometry
         D = g.depth
         m.submodules.read_stage = reads = ReadStage(D, self.width, g.index_width, self.latency)
@@ -125,8 +129,8 @@ class Tailor(wiring.Component):
         m.submodules.frontier = frontier = FrontierUnit(g)
         r, loc = control.region, locator.location
         m.d.comb += [
-            self.occupancy.eq(r.occupancy),
-            locator.index.eq(self.read.payload),
+            child.occupancy.eq(r.occupancy),
+            locator.index.eq(child.read.payload),
             locator.distance.eq(frontier.distance),
         ]
         wiring.connect(m, control.region, locator.region, frontier.region)
@@ -139,58 +143,59 @@ class Tailor(wiring.Component):
             writable.eq(Mux(r.split, r.first, r.occupancy)),
             self.update.ready.eq(self.update.payload.index < writable),
             do_update.eq(self.update.valid & self.update.ready),
-            self.fill.ready.eq(~r.full & ~do_update),
-            do_fill.eq(self.fill.valid & self.fill.ready),
-            self.owfill.ready.eq((r.full | r.backfill) & ~do_update),
-            do_owfill.eq(self.owfill.valid & self.owfill.ready),
+            parent.fill.ready.eq(~r.full & ~do_update),
+            do_fill.eq(parent.fill.valid & parent.fill.ready),
+            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
+            do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
             wr.addr.eq(Mux(do_owfill, control.owfill_addr,
                            Mux(do_update, r.head + self.update.payload.index,
                                r.head + r.occupancy))),
             wr.data.eq(Mux(do_update, self.update.payload.data,
-                           Mux(do_owfill, self.owfill.payload.data, self.fill.payload))),
+                           Mux(do_owfill, parent.owfill.payload.data, parent.fill.payload))),
         ]
 
         # -- shrink: a buffet's, or while split part of the buffet region or all --
-        count = self.shrink.payload
+        count = child.shrink.payload
         do_shrink = Signal()
         m.d.comb += [
-            self.shrink.ready.eq(~do_owfill & Mux(r.split, (count <= r.first) | (count == D),
+            child.shrink.ready.eq(~do_owfill & Mux(r.split, (count <= r.first) | (count == D),
                                                   count <= r.occupancy)),
-            do_shrink.eq(self.shrink.valid & self.shrink.ready),
+            do_shrink.eq(child.shrink.valid & child.shrink.ready),
         ]
-        m.d.sync += self.credit.eq(Mux(do_shrink, count, 0))
+        m.d.sync += parent.credit.eq(Mux(do_shrink, count, 0))
         m.d.comb += [
             control.fill.eq(do_fill),
             control.owfill.eq(do_owfill),
-            control.last.eq(self.owfill.payload.last),
+            control.last.eq(parent.owfill.payload.last),
             control.shrink.eq(do_shrink),
             control.count.eq(count),
         ]
 
         # -- reads: never from the slot an owfill overwrites this cycle ---------
-        wiring.connect(m, wiring.flipped(self.read), reads.read)
-        wiring.connect(m, reads.read_data, wiring.flipped(self.read_data))
+        wiring.connect(m, wiring.flipped(child.read), reads.read)
+        wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
         # Only an element already held can be hit: in the FIFO region, the slot the
         # owfill takes; else the first bumped index, which the split's owfill overwrites.
         hazard = do_owfill & Mux(r.split, loc.bumped & (loc.slot == control.owfill_slot),
-                                 r.full & (self.read.payload == g.base))
+                                 r.full & (child.read.payload == g.base))
         m.d.comb += [reads.present.eq(loc.present & ~hazard), reads.addr.eq(loc.addr)]
         if self.latency == 2:
             # An update writes the buffet region only, where equal indices are one element.
-            m.d.comb += [reads.hit.eq(do_update & (self.update.payload.index == self.read.payload)),
+            same = self.update.payload.index == child.read.payload
+            m.d.comb += [reads.hit.eq(do_update & same),
                          reads.hit_data.eq(self.update.payload.data)]
 
         # -- the frontier and the FIFO region's credits ----------------------------
         m.d.comb += [
-            frontier.index.eq(self.read.payload),
-            frontier.request.eq(self.read.valid),
+            frontier.index.eq(child.read.payload),
+            frontier.request.eq(child.read.valid),
             frontier.read.eq(reads.accepted),
             frontier.owfill.eq(do_owfill),
             frontier.shrink.eq(do_shrink),
             frontier.count.eq(count),
             frontier.rejoin.eq(control.rejoin),
             frontier.restart.eq(control.restart),
-            self.fifo_credits.eq(frontier.fifo_credits),
+            parent.fifo_credits.eq(frontier.fifo_credits),
         ]
         return m

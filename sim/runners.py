@@ -79,7 +79,7 @@ class _PysimIO:
 
 
 def flat_ports(component):
-    """``{"fill__valid": value, ...}``: the component's ports by Verilog name."""
+    """``{"parent__fill__valid": value, ...}``: the component's ports by Verilog name."""
     from amaranth.hdl import Value
 
     return {"__".join(map(str, path)): Value.cast(value)

@@ -32,7 +32,7 @@ from .hw.selfcheck import SelfCheck
 from .registry import get
 from .sw.buffet_program import BuffetProgram
 from .synth.flow import achieved_mhz
-from .tb.buffet import random_program
+from .tb.buffet import port, random_program
 from .tools import yowasp
 
 BOARDS = {
@@ -68,7 +68,7 @@ def buffet_program(depth, width, seed, n_ops):
     """
     program = BuffetProgram.from_ops(random_program(random.Random(seed), depth, width, n_ops))
     expected, _ = program.responses(depth)
-    ops = [(kind, {"index": arg[0], "data": arg[1]} if kind == "update" else arg)
+    ops = [(port(kind), {"index": arg[0], "data": arg[1]} if kind == "update" else arg)
            for kind, arg in program.ops()]
     return ops, expected.tolist()
 
@@ -78,7 +78,7 @@ def _buffet_check(component, seed, n_ops):
     if not expected:
         raise ParameterError(f"--ops {n_ops}: the program of seed {seed} reads nothing to "
                              "check; give more operations")
-    return SelfCheck(component, ops, expected, "read_data")
+    return SelfCheck(component, ops, expected, port("read_data"))
 
 
 SELF_CHECKS = {"buffet": _buffet_check}

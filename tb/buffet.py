@@ -21,12 +21,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..hw.interfaces import TailorSignature
 from ..sim.models.buffet import Buffet as BuffetModel
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.buffet_program import KINDS, BuffetProgram
 from .streams import Bench, Columns
 
 FILL, READ, UPDATE, SHRINK = "fill", "read", "update", "shrink"
+_SIDES = TailorSignature(4, 1, 1, 8).members    # any sizes: only the names are read
+
+
+def port(name):
+    """The flattened port of a buffer's member ``name``: ``fill`` is ``parent__fill``,
+    ``read`` is ``child__read``, ``update`` (on neither side) is ``update``."""
+    for side in ("parent", "child"):
+        if name in _SIDES[side].signature.members:
+            return f"{side}__{name}"
+    return name
+
 
 # What each port's items wait for in a program: the earlier items of these ports.
 # Reads and updates wait for each other too, so every read returns what the
@@ -107,17 +119,17 @@ class BuffetScoreboard(Bench):
         self.expected = deque()
         self.responses = 0
         self.last_shrink = 0
-        self.sink = self.sink_on("read_data", self.rates["read_data"])
+        self.sink = self.sink_on(port("read_data"), self.rates["read_data"])
 
     def compare(self, io):
         """Compare the design's outputs with the model's, at the start of this cycle."""
         for name, want in (("occupancy", self.model.occupancy), ("credit", self.last_shrink)):
-            if io.get(name) != want:
-                self.fail(f"{name} {io.get(name)} != model {want}")
+            if io.get(port(name)) != want:
+                self.fail(f"{name} {io.get(port(name))} != model {want}")
 
     def operations(self):
         """The operations accepted on this cycle, as :meth:`model.step` takes them."""
-        fired = {port: self.sources[port].fired for port in self.PORTS if port in self.sources}
+        fired = {kind: self.sources[kind].fired for kind in self.PORTS if kind in self.sources}
         if fired.get(UPDATE) is not None:
             fired[UPDATE] = (fired[UPDATE]["index"], fired[UPDATE]["data"])
         return fired
@@ -169,24 +181,24 @@ class BuffetBench(BuffetScoreboard):
         if not isinstance(program, BuffetProgram):
             program = BuffetProgram.from_ops(program)
         _check_fits(program, component)
-        for port in self.PORTS:
-            code = KINDS.index(port)
+        for kind in self.PORTS:
+            code = KINDS.index(kind)
             mask = program.kind == code
             items = program.arg[mask]
-            if port == UPDATE:
+            if kind == UPDATE:
                 items = Columns({"index": items, "data": program.data[mask]})
-            after = {other: program.before(code, KINDS.index(other))
-                     for other in WAITS_FOR[port]}
-            self.sources[port] = self.source_on(port, items, self.rates[port], after)
+            after = {port(other): program.before(code, KINDS.index(other))
+                     for other in WAITS_FOR[kind]}
+            self.sources[kind] = self.source_on(port(kind), items, self.rates[kind], after)
         self.reads = self.sink.expected = int(np.count_nonzero(program.kind == KINDS.index(READ)))
-        self.outputs = {"read_data": program.responses(component.depth)[0]}
+        self.outputs = {port("read_data"): program.responses(component.depth)[0]}
         self.drivers = [*self.sources.values(), self.sink]
 
 
 def _check_fits(program, component):
     """Refuse a program no run on ``component`` could play."""
     access = np.isin(program.kind, (KINDS.index(READ), KINDS.index(UPDATE)))
-    limits = ((access, program.arg, 1 << len(component.read.payload), "an index"),
+    limits = ((access, program.arg, 1 << len(component.child.read.payload), "an index"),
               (program.kind == KINDS.index(SHRINK), program.arg, component.depth + 1,
                "a shrink of"),
               (program.kind == KINDS.index(FILL), program.arg, 1 << component.width, "a value"),

@@ -17,10 +17,11 @@ import numpy as np
 from ..sim.models.spmv import spmv_tailor
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
+from .buffet import port
 from .streams import Bench, Columns
 from .tailor import FILL, OWFILL, parent_sources
 
-A, Y, CREDIT = "a", "y", "credit"
+A, Y, CREDIT = "a", "y", port("credit")
 
 
 @dataclass(frozen=True)

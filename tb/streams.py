@@ -2,9 +2,9 @@
 
 A testbench here is plain Python that runs one clock cycle at a time against
 an ``io`` object with ``set(name, value)`` and ``get(name)`` on the design's
-flattened port names (``fill__valid``, ``read_data__payload``, ...). The same
-bench therefore runs on Amaranth's simulator and, through cocotb, on
-Verilator (see :mod:`sparseforge.sim.runners`).
+flattened port names (``parent__fill__valid``, ``child__read_data__payload``,
+...). The same bench therefore runs on Amaranth's simulator and, through
+cocotb, on Verilator (see :mod:`sparseforge.sim.runners`).
 
 Each cycle: every driver sets its inputs (:meth:`drive`), the design settles,
 every driver looks at the handshake (:meth:`sample`), then the clock ticks. A

@@ -31,7 +31,7 @@ from ..errors import ParameterError
 from ..sim.models.tailor import Tailor as TailorModel
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
-from .buffet import FILL, READ, SHRINK, UPDATE, BufferResult, BuffetScoreboard
+from .buffet import FILL, READ, SHRINK, UPDATE, BufferResult, BuffetScoreboard, port
 from .streams import Columns
 
 OWFILL = "owfill"
@@ -90,8 +90,9 @@ class TailorScoreboard(BuffetScoreboard):
 
     def compare(self, io):
         super().compare(io)
-        if io.get("fifo_credits") != self.model.fifo_credits:
-            self.fail(f"fifo_credits {io.get('fifo_credits')} != model {self.model.fifo_credits}")
+        got = io.get(port("fifo_credits"))
+        if got != self.model.fifo_credits:
+            self.fail(f"fifo_credits {got} != model {self.model.fifo_credits}")
 
     def operations(self):
         ops = super().operations()
@@ -136,7 +137,7 @@ class ProgramBench(TailorScoreboard):
             order[kind].append(n)
         self.truth = [None] * len(streams[READ])
         for kind in self.PORTS:
-            self.sources[kind] = self.source_on(kind, streams[kind], self.rates[kind],
+            self.sources[kind] = self.source_on(port(kind), streams[kind], self.rates[kind],
                                                 gate=self._after_previous(order[kind]))
         self.reads = len(streams[READ])
         self.drivers = [*self.sources.values(), self.sink]
@@ -156,12 +157,12 @@ def parent_sources(bench, plan, shrinks):
     """
     owfills = Columns({"data": plan.owfill_data, "last": plan.owfill_last})
     return {
-        FILL: bench.source_on(FILL, plan.fill_value, bench.rates[FILL],
+        FILL: bench.source_on(port(FILL), plan.fill_value, bench.rates[FILL],
                               {shrinks: plan.fill_after_shrinks}),
-        OWFILL: bench.source_on(OWFILL, owfills, bench.rates[OWFILL],
-                                {FILL: plan.owfill_after_fills,
+        OWFILL: bench.source_on(port(OWFILL), owfills, bench.rates[OWFILL],
+                                {port(FILL): plan.owfill_after_fills,
                                  shrinks: plan.owfill_after_shrinks},
-                                credits=("fifo_credits", plan.owfill_credits)),
+                                credits=(port("fifo_credits"), plan.owfill_credits)),
     }
 
 
@@ -180,9 +181,9 @@ class TileBench(TailorScoreboard):
                  {**t, "values": [self.rng.getrandbits(component.width)
                                   for _ in range(t["length"])]} for t in tiles]
         longest = max((t["length"] for t in tiles), default=0)
-        if longest > 1 << len(component.read.payload):
+        if longest > 1 << len(component.child.read.payload):
             raise ParameterError(f"a tile of {longest} elements: longer than the Tailor's "
-                                 f"tile = {1 << len(component.read.payload)}")
+                                 f"tile = {1 << len(component.child.read.payload)}")
         for t, tile in enumerate(tiles):
             values = np.asarray(tile["values"])
             if values.size and (values.min() < 0 or values.max() >> component.width):
@@ -191,15 +192,15 @@ class TileBench(TailorScoreboard):
         plan = self.plan = plan_tiles(tiles, self.depth, self.fifo)
         self.truth = plan.read_truth
         self.sources = {
-            **parent_sources(self, plan, SHRINK),
-            READ: self.source_on(READ, plan.read_index, self.rates[READ],
-                                 {SHRINK: plan.read_after_shrinks}),
-            SHRINK: self.source_on(SHRINK, plan.shrink_count, self.rates[SHRINK],
-                                   {READ: plan.shrink_after_reads}),
-            UPDATE: self.source_on(UPDATE, [], self.rates[UPDATE]),
+            **parent_sources(self, plan, port(SHRINK)),
+            READ: self.source_on(port(READ), plan.read_index, self.rates[READ],
+                                 {port(SHRINK): plan.read_after_shrinks}),
+            SHRINK: self.source_on(port(SHRINK), plan.shrink_count, self.rates[SHRINK],
+                                   {port(READ): plan.shrink_after_reads}),
+            UPDATE: self.source_on(port(UPDATE), [], self.rates[UPDATE]),
         }
         self.reads = self.sink.expected = len(self.truth)
-        self.outputs = {"read_data": plan.read_truth}
+        self.outputs = {port("read_data"): plan.read_truth}
         self.drivers = [*self.sources.values(), self.sink]
 
     @property

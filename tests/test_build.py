@@ -59,15 +59,20 @@ class Tampered(wiring.Component):
         m = Module()
         m.submodules.buffet = inner = self.buffet
         m.submodules.skid = skid = Skid(self.width)
-        for name in ("fill", "read", "update", "shrink"):
-            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(inner, name))
-        wiring.connect(m, inner.read_data, skid.i)
+        wiring.connect(m, wiring.flipped(self.parent), inner.parent)
+        child, inner_child = self.child, inner.child
+        wiring.connect(m, wiring.flipped(self.update), inner.update)
+        for name in ("read", "shrink"):
+            wiring.connect(m, wiring.flipped(getattr(child, name)), getattr(inner_child, name))
+        m.d.comb += child.occupancy.eq(inner_child.occupancy)
+        wiring.connect(m, inner_child.read_data, skid.i)
         responses, flip = Signal(16), Signal()
         if self.corrupt is not None:
             m.d.comb += flip.eq(responses == self.corrupt)
-        m.d.comb += [self.read_data.valid.eq(skid.o.valid), skid.o.ready.eq(self.read_data.ready),
-                     self.read_data.payload.eq(skid.o.payload ^ flip)]
-        with m.If(self.read_data.valid & self.read_data.ready):
+        out = child.read_data
+        m.d.comb += [out.valid.eq(skid.o.valid), skid.o.ready.eq(out.ready),
+                     out.payload.eq(skid.o.payload ^ flip)]
+        with m.If(out.valid & out.ready):
             m.d.sync += responses.eq(responses + 1)
         return m
 
@@ -76,7 +81,7 @@ def buffet_check(dut=None, expected=None, ops=None, **kwargs):
     dut = dut or Buffet(**SMALL)
     program, want = buffet_program(dut.depth, dut.width, seed=3, n_ops=160)
     return SelfCheck(dut, ops or program, want if expected is None else expected,
-                     "read_data", **kwargs)
+                     "child__read_data", **kwargs)
 
 
 @pytest.mark.parametrize("latency", [1, 2])
@@ -113,7 +118,8 @@ def test_corrupted_read_data_fails(response):
 
 def test_a_surplus_output_fails():
     # The surplus read returns the one expected value again: only the count catches it.
-    check = buffet_check(ops=[("fill", 5), ("read", 0), ("read", 0)], expected=[5])
+    ops = [("parent__fill", 5), ("child__read", 0), ("child__read", 0)]
+    check = buffet_check(ops=ops, expected=[5])
     assert run(check)[:2] == (0, 1)
 
 
@@ -125,14 +131,14 @@ def test_a_missing_output_fails_after_patience():
 
 def test_a_block_that_never_takes_an_operation_fails():
     # A read beyond the occupancy: the Buffet holds it forever.
-    passed, failed, _ = run(buffet_check(ops=[("fill", 1), ("read", 3)], expected=[1],
-                                         patience=50))
+    ops = [("parent__fill", 1), ("child__read", 3)]
+    passed, failed, _ = run(buffet_check(ops=ops, expected=[1], patience=50))
     assert (passed, failed) == (0, 1)
 
 
 def test_the_wrapper_rejects_unknown_ports():
-    with pytest.raises(ValueError, match="'credit'"):
-        buffet_check(ops=[("credit", 1)])
+    with pytest.raises(ValueError, match="'parent__credit'"):
+        buffet_check(ops=[("parent__credit", 1)])
 
 
 # -- the command line ---------------------------------------------------------------

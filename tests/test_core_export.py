@@ -59,7 +59,7 @@ def test_header_gives_payload_fields_with_bit_ranges():
     # update's payload is {index (4 bits), data (12 bits)}, index in the low bits
     assert re.search(r"^//   update__payload +input +16 +stream update: payload\n"
                      r"//       \[3:0\] index\n//       \[15:4\] data\n", head, re.M)
-    assert "update (into the block)" in head and "read_data (out of the block)" in head
+    assert "update (into the block)" in head and "child.read_data (out of the block)" in head
     head = header_of(verilog_text("tensaurus", {})[0])
     assert "(enum TensaurusKernel: MTTKRP=0" in head
     assert re.search(r"lanes\[i\], i < 2: signed 32-bit elements at \[18 \+ 32\*i \+: 32\]",

@@ -8,7 +8,13 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from sparseforge.hw.buffet import Buffet, ReadStage
-from sparseforge.hw.interfaces import BuffetSignature, MemoryPortSignature, TailorSignature
+from sparseforge.hw.interfaces import (
+    BuffetChildSignature,
+    BuffetParentSignature,
+    BuffetSignature,
+    MemoryPortSignature,
+    TailorSignature,
+)
 from sparseforge.hw.tailor import Tailor
 
 
@@ -20,16 +26,18 @@ def simulate(top, testbench):
 
 
 class Client(wiring.Component):
-    """A parent that drives a buffet: declares the flipped signature."""
+    """A buffet's parent and child in one: declares each side's flipped signature."""
 
-    port: In(BuffetSignature(8, 8))
+    parent: In(BuffetParentSignature(8, 8))
+    child: In(BuffetChildSignature(8, 8))
 
     def elaborate(self, platform):
         return Module()
 
 
 class Pair(wiring.Component):
-    """A client and a buffet joined by ``wiring.connect``; the client's port is driven here."""
+    """A client and a buffet joined by one ``wiring.connect`` a side; the client's ports are
+    driven here."""
 
     fill_valid: In(1)
     fill_payload: In(8)
@@ -42,18 +50,19 @@ class Pair(wiring.Component):
         m = Module()
         m.submodules.client = client = Client()
         m.submodules.buffet = buffet = Buffet(8, 8)
-        wiring.connect(m, client.port, buffet)
-        p = client.port
+        wiring.connect(m, client.parent, buffet.parent)
+        wiring.connect(m, client.child, buffet.child)
+        fill, read, data = client.parent.fill, client.child.read, client.child.read_data
         m.d.comb += [
-            p.fill.valid.eq(self.fill_valid), p.fill.payload.eq(self.fill_payload),
-            p.read.valid.eq(self.read_valid), p.read.payload.eq(self.read_index),
-            p.read_data.ready.eq(1),
-            self.read_data.eq(p.read_data.payload), self.read_data_valid.eq(p.read_data.valid),
+            fill.valid.eq(self.fill_valid), fill.payload.eq(self.fill_payload),
+            read.valid.eq(self.read_valid), read.payload.eq(self.read_index),
+            data.ready.eq(1),
+            self.read_data.eq(data.payload), self.read_data_valid.eq(data.valid),
         ]
         return m
 
 
-def test_a_client_with_the_flipped_signature_connects_to_a_buffet():
+def test_a_parent_and_a_child_connect_to_a_buffet_one_connect_each():
     top = Pair()
 
     async def testbench(ctx):
@@ -75,13 +84,17 @@ def test_a_client_with_the_flipped_signature_connects_to_a_buffet():
 def test_signatures_keep_the_flattened_port_names():
     names = ["__".join(map(str, path)) for path, _, _ in Tailor(8, 8, 2, 16).signature.flatten(
         Tailor(8, 8, 2, 16))]
-    assert names[:5] == ["fill__payload", "fill__valid", "fill__ready", "read__payload",
-                         "read__valid"]
-    assert {"update__payload", "owfill__payload", "fifo_credits", "credit",
-            "occupancy"} <= set(names)
+    streams = ("parent__fill", "parent__owfill", "child__read", "child__read_data",
+               "child__shrink", "update")
+    assert set(names) == {*(f"{name}__{part}" for name in streams
+                            for part in ("payload", "valid", "ready")),
+                          "parent__credit", "parent__fifo_credits", "child__occupancy"}
     sig = TailorSignature(8, 8, 2, 16)
-    assert sig.members["owfill"].signature.members["payload"].shape.size == 9
-    assert sig.members["read"].signature.members["payload"].shape == 4
+    parent, child = sig.members["parent"].signature, sig.members["child"].signature
+    assert parent.members["owfill"].signature.members["payload"].shape.size == 9
+    assert child.members["read"].signature.members["payload"].shape == 4
+    assert BuffetSignature(8, 8).members["child"].signature.members == (
+        BuffetChildSignature(8, 8).members)
 
 
 def test_a_wrapper_passes_the_tailor_signature_through():

@@ -34,7 +34,7 @@ def test_the_buffet_runs_natively_cycle_for_cycle():
     program = random_program(random.Random(3), 8, 16, 3000)
     python, run = both(lambda: BuffetBench(Buffet(8, 16), program, 3))
     assert run.cycles == python.cycles and run.run.end == "done"
-    assert run.outputs["read_data"].tolist() == python.read_data
+    assert run.outputs["child__read_data"].tolist() == python.read_data
 
 
 def test_the_tailor_runs_natively_cycle_for_cycle():
@@ -42,7 +42,7 @@ def test_the_tailor_runs_natively_cycle_for_cycle():
     rates = {"owfill": 0.5, "read_data": 0.5}
     python, run = both(lambda: TileBench(Tailor(16, 8, 4, 128), tiles, 5, rates))
     assert run.cycles == python.cycles
-    assert run.outputs["read_data"].tolist() == python.read_data
+    assert run.outputs["child__read_data"].tolist() == python.read_data
 
 
 def test_the_spmv_engine_runs_natively_cycle_for_cycle():
@@ -68,7 +68,7 @@ def test_a_deadlock_ends_the_native_run_at_once():
 
 def test_an_output_other_than_expected_names_its_index():
     bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("fill", 2), ("read", 0), ("read", 1)], 0)
-    bench.outputs["read_data"] = [1, 3]
+    bench.outputs["child__read_data"] = [1, 3]
     with pytest.raises(AssertionError, match="read_data item 1 is 2, expected 3"):
         native.run(bench)
 

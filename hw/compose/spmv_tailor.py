@@ -9,9 +9,6 @@ from ...registry import block
 from ..spmv import DEPTH, FIFO, TILE, WIDTHS, SpmvMac
 from ..tailor import Tailor
 
-PARENT = ("fill", "owfill", "credit", "fifo_credits")
-CHILD = ("read", "read_data", "shrink")
-
 
 @block("spmv_tailor")
 class SpmvTailor(wiring.Component):
@@ -19,8 +16,9 @@ class SpmvTailor(wiring.Component):
 
     A :class:`~sparseforge.hw.tailor.Tailor` and an
     :class:`~sparseforge.hw.spmv.SpmvMac` as its child, joined through the
-    Tailor's child-side ports (``read``, ``read_data``, ``shrink``, and
-    ``occupancy`` for the whole-buffer shrink that ends a tile).
+    Tailor's child side (``read``, ``read_data``, ``shrink``, and
+    ``occupancy`` for the whole-buffer shrink that ends a tile). The MAC only
+    reads: the Tailor's ``update`` stays idle.
 
     Parameters
     ----------
@@ -30,8 +28,9 @@ class SpmvTailor(wiring.Component):
 
     Members
     -------
-    fill, owfill, credit, fifo_credits
-        The Tailor's parent-side ports: the parent fills each tile of x and
+    parent : Out(TailorParentSignature)
+        The Tailor's parent side (``fill``, ``owfill``, ``credit``,
+        ``fifo_credits``): the parent fills each tile of x and
         streams its bumped part as the README's "Driving a Tailor" says. The
         MAC ends each tile with one shrink of the whole buffer, so a nonzero
         ``credit`` marks the end of a tile: only then may the next tile's
@@ -45,8 +44,7 @@ class SpmvTailor(wiring.Component):
     the MAC's two-entry queue sustains them); one entry of A per cycle while x
     is present; y three cycles after its row's last read. The
     clock is the Tailor's: its read lookup (is the index present?) decides
-    whether an entry of A transfers, about 57 MHz on the ECP5-25k beside the
-    Tailor's 61 alone at the report's configuration.
+    whether an entry of A transfers.
     """
 
     PARAMS = (DEPTH, FIFO, TILE, *WIDTHS)
@@ -63,20 +61,16 @@ class SpmvTailor(wiring.Component):
         self.tailor = Tailor(v["depth"], v["x_width"], v["fifo"], v["tile"], read_latency=1)
         self.mac = SpmvMac(v["depth"], v["tile"], v["x_width"], v["value_width"],
                            v["acc_width"])
-        ports = {name: self.tailor.signature.members[name] for name in PARENT}
-        ports.update({name: self.mac.signature.members[name] for name in ("a", "y")})
-        super().__init__(ports)
+        members = self.mac.signature.members
+        super().__init__({"parent": self.tailor.signature.members["parent"],
+                          "a": members["a"], "y": members["y"]})
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.tailor = tailor = self.tailor
         m.submodules.mac = mac = self.mac
-        for name in CHILD:
-            wiring.connect(m, getattr(mac, name), getattr(tailor, name))
-        m.d.comb += mac.occupancy.eq(tailor.occupancy)
-        for name in ("fill", "owfill"):
-            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(tailor, name))
+        wiring.connect(m, wiring.flipped(self.parent), tailor.parent)
+        wiring.connect(m, mac.buffer, tailor.child)
         wiring.connect(m, wiring.flipped(self.a), mac.a)
         wiring.connect(m, mac.y, wiring.flipped(self.y))
-        m.d.comb += [self.credit.eq(tailor.credit), self.fifo_credits.eq(tailor.fifo_credits)]
         return m

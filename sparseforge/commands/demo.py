@@ -39,7 +39,7 @@ from ..sw.formats import read_matrix
 from ..sw.traces import rcm_order, spmv_stream, spmv_tiles, spmv_window
 from ..sw.traffic import tile_transfers
 from ..tb import native
-from ..tb.buffet import BuffetBench
+from ..tb.buffet import BuffetBench, port
 from ..tb.spmv import SpmvBench
 from ..tb.tailor import TileBench
 from ..tools import verilator_lint
@@ -127,7 +127,7 @@ def buffet_spmv(a, x, seed, waves=None):
     params = {"depth": depth, "width": WIDTH}
     _, run, python, report = _simulate("buffet", lambda: BuffetBench(
         Buffet(**params), trace.program, seed), params, waves)
-    got = np.asarray(run.outputs["read_data"], dtype=np.int64)
+    got = np.asarray(run.outputs[port("read_data")], dtype=np.int64)
     ops = trace.program.counts()
     y = _product_from_reads(trace.matrix, got, np.arange(trace.matrix.nnz))
     return {"window": trace.window, "params": params, "ops": ops, **report,
@@ -149,7 +149,7 @@ def tailor_spmv(a, x, seed, waves=None):
     params = {**TAILOR, "width": WIDTH, "tile": _tile(trace)}
     bench, run, python, report = _simulate("tailor", lambda: TileBench(
         Tailor(**params), trace.tiles, seed), params, waves)
-    got = np.asarray(run.outputs["read_data"], dtype=np.int64)
+    got = np.asarray(run.outputs[port("read_data")], dtype=np.int64)
     y = _product_from_reads(trace.matrix, got, trace.nonzero)
     lengths = [t["length"] for t in trace.tiles]
     buffets, tailors = tile_transfers(lengths, TAILOR["depth"], TAILOR["fifo"],
