@@ -12,6 +12,7 @@ import pytest
 from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 from amaranth.lib import wiring
 
+from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.stream_units import Beside, Queue, RoundRobin, Skid
 from sparseforge.synth.formal import Counterexample, Proof
 from sparseforge.synth.stream_rules import Tracker, holds_offer
@@ -75,6 +76,114 @@ def test_broken_skid_fails_with_its_trace():
     assert not failure.value.inductive
     assert failure.value.trace.exists()
     assert "i__ready" in str(failure.value)
+
+
+class Element:
+    """One element of a buffet, chosen by the solver as it is filled, followed by its place
+    from the head and its value through updates until a shrink frees it."""
+
+    def __init__(self, proof, buffet):
+        m, parent, child = proof.m, buffet.parent, buffet.child
+        filled = parent.fill.valid & parent.fill.ready
+        updated = buffet.update.valid & buffet.update.ready
+        shrunk = Signal.like(child.shrink.payload, name="shrunk")
+        m.d.comb += shrunk.eq(Mux(child.shrink.valid & child.shrink.ready,
+                                  child.shrink.payload, 0))
+        self.inside = Signal(name="element_inside")
+        self.place = Signal(range(buffet.depth), name="element_place")
+        self.data = Signal(buffet.width, name="element_data")
+        self.now = Signal(buffet.width, name="element_now")    # as a read on this cycle sees it
+        target = updated & (buffet.update.payload.index == self.place)
+        m.d.comb += self.now.eq(Mux(target, buffet.update.payload.data, self.data))
+        with m.If(self.inside):
+            m.d.sync += [self.data.eq(self.now), self.place.eq(self.place - shrunk)]
+            with m.If(shrunk > self.place):
+                m.d.sync += self.inside.eq(0)
+        with m.Elif(filled & proof.choice(name="pick")):
+            m.d.sync += [self.inside.eq(1), self.data.eq(parent.fill.payload),
+                         self.place.eq(child.occupancy - shrunk)]
+
+
+class Credits:
+    """The parent's credits: ``depth`` at first, one spent per fill, returned as ``credit``
+    says. (A fill the buffet takes while the parent holds none is one whose credit
+    returns on that cycle, so no parent is assumed to respect them.)"""
+
+    def __init__(self, proof, buffet):
+        m, parent = proof.m, buffet.parent
+        self.held = Signal(range(2 * buffet.depth + 2), init=buffet.depth, name="credits")
+        m.d.sync += self.held.eq(self.held - (parent.fill.valid & parent.fill.ready)
+                                 + parent.credit)
+
+
+@pytest.mark.parametrize("latency", [1, 2])
+def test_buffet_keeps_its_bounds_its_credits_and_what_was_filled(latency):
+    depth = 4
+    buffet = Buffet(depth=depth, width=2, read_latency=latency)
+    proof = Proof(f"buffet_latency{latency}", depth=6)
+    body, _ = proof.open(buffet)
+    probe = body.submodules.store.read_port(domain="comb")     # the harness's view
+    inside = proof.include(body)
+    m, parent, child = proof.m, buffet.parent, buffet.child
+    for port in (parent.fill, child.read, buffet.update, child.shrink):
+        proof.free(port.valid, port.payload)
+        holds_offer(proof, port, Assume)
+    proof.free(child.read_data.ready)
+    holds_offer(proof, child.read_data)
+
+    # Occupancy and credits.
+    occupancy, credits = child.occupancy, Credits(proof, buffet)
+    updated = buffet.update.valid & buffet.update.ready
+    m.d.comb += [
+        Assert(occupancy <= depth),
+        Assert(credits.held + occupancy + parent.credit == depth),
+        Assert(~(parent.fill.valid & (credits.held != 0) & ~updated) | parent.fill.ready),
+        Assert(~child.read.ready | (child.read.payload < occupancy)),
+        Assert(~buffet.update.ready | (buffet.update.payload.index < occupancy)),
+        Assert(~child.shrink.ready | (child.shrink.payload <= occupancy)),
+        Assert(inside["occupancy_up"] == occupancy + 1),
+    ]
+
+    # A filled element keeps its value, as updated, until shrunk (head: from the
+    # read's address, as head is declared in a tuple with tail).
+    element, mask = Element(proof, buffet), depth - 1
+    head = (inside["read_stage.addr"] - child.read.payload) & mask
+    address = (head + element.place) & mask
+    stored = probe.data
+    if latency == 2:                # a write the RAM has not taken yet
+        write = inside["wr__en"] & (inside["wr__addr"] == address)
+        stored = Mux(write, inside["wr__data"], probe.data)
+    m.d.comb += [
+        probe.addr.eq(address),
+        Assert(((inside["tail"] - head) & mask) == (occupancy & mask)),
+        Assert(~element.inside | ((element.place < occupancy) & (stored == element.data))),
+    ]
+
+    # No read answered that was not asked. At latency 1 the answer is the element's value
+    # when the read was taken; at latency 2 the read stage is handed that value (the
+    # registers that carry it on are declared in tuples, so have no names to reach).
+    taken = child.read.valid & child.read.ready
+    answered = child.read_data.valid & child.read_data.ready
+    pending = Signal(range(4), name="pending")
+    m.d.sync += pending.eq(pending + taken - answered)
+    fetched = inside["read_stage.fetched"]
+    asked = taken & element.inside & (child.read.payload == element.place)
+    if latency == 1:                # one read in flight, its data in the RAM's read register
+        watched, expected = Signal(name="watched"), Signal(buffet.width, name="expected")
+        with m.If(asked):
+            m.d.sync += [watched.eq(1), expected.eq(element.now)]
+        with m.Elif(answered):
+            m.d.sync += watched.eq(0)
+        m.d.comb += [
+            Assert(pending == fetched),
+            Assert(~watched | fetched),
+            Assert(~(watched & child.read_data.valid) | (child.read_data.payload == expected)),
+        ]
+    else:                           # what the read stage takes with a read of the element
+        handed = Mux(inside["hit"], inside["hit_data"], inside["mem__data"])
+        m.d.comb += [Assert(pending == fetched + child.read_data.valid),
+                     Assert(~asked | (handed == element.now))]
+    assert proof.run() < 30
 
 
 def fifo_invariants(proof, tracker, fifo, port, before):
