@@ -10,9 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 from amaranth.hdl import Assert, Assume, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
 
 from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.pipeline import Pipeline
 from sparseforge.hw.stream_units import Beside, Queue, RoundRobin, Skid
 from sparseforge.synth.formal import Counterexample, Proof
 from sparseforge.synth.stream_rules import Tracker, holds_offer
@@ -277,6 +278,28 @@ def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
         distance = sum(Mux(grant[j], (i - j) % n, 0) for j in range(n))
         proof.m.d.comb += Assert(~requests[i] |
                                  (waited(proof, i, requests, grant) + distance <= n - 1))
+    assert proof.run() < 30
+
+
+
+def test_pipeline_passes_every_item_once_in_order():
+    stages, proof, m = 3, Proof("pipeline", depth=6), Module()
+    i, o = (stream.Signature(4).create(path=(name,)) for name in ("i", "o"))
+    pipe, state, held = Pipeline(m, i, o), i.payload, []
+    for _ in range(stages):
+        state = pipe.stage(state)
+        held.append((pipe.valid, state))
+    pipe.finish()
+    m.d.comb += o.payload.eq(state)
+    proof.include(m)
+    proof.free(i.valid, i.payload, o.ready)
+    holds_offer(proof, i, Assume)
+    holds_offer(proof, o)
+    tracker = Tracker(proof, i, o, capacity=stages)
+    proof.m.d.comb += Assert(tracker.count == sum(valid for valid, _ in held))
+    for n, (valid, register) in enumerate(held):
+        later = sum(v for v, _ in held[n + 1:])         # the items ahead of this stage's
+        proof.m.d.comb += Assert(~(tracker.at(later) & valid) | (register == tracker.data))
     assert proof.run() < 30
 
 
