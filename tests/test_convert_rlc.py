@@ -263,7 +263,9 @@ def test_native_and_amaranth_runs_agree_cycle_for_cycle():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize(("name", "run_bits"), REAL)
+@pytest.mark.parametrize(("name", "run_bits"), [    # one per run width, the rest soak
+    case if case[0].startswith("suitesparse/") else pytest.param(*case, marks=pytest.mark.soak)
+    for case in REAL])
 def test_real_matrices_under_back_pressure_match_the_golden_converter(shared_data, name,
                                                                      run_bits):
     rlc = cv.convert(read_matrix(shared_data / "matrices" / name), "rlc", run_bits=run_bits)

@@ -243,9 +243,11 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 @pytest.mark.parametrize("kernel, name, spm_rows", [
     ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None),
     ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None),
-    ("spmm", "matrices/suitesparse/494_bus.mtx", None),
+    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None,    # each kernel once and
+                 marks=pytest.mark.soak),                             # tiles once by default
     ("spmv", "matrices/pypi/nx_karate_club.mtx", None),
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256),
+    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256,
+                 marks=pytest.mark.soak),
     ("spmm", "matrices/suitesparse/494_bus.mtx", 128)])
 def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
     path = shared_data / name
