@@ -1,16 +1,18 @@
 # amaranth: UnusedElaboratable=no
 """The HYTE tiling controller: the model (Section 6.2's Change sequence, Fig. 5(c)'s
-50% hit rate, the 5% rule and the delayed application), the RTL against the model under
-random stalls on Amaranth's simulator, a real matrix's tiles natively on Verilator,
-parameters and lint."""
+50% hit rate, the 5% rule and the delayed application), the tuner alone against the
+model's decision, the RTL against the model under random stalls on Amaranth's simulator,
+a real matrix's tiles natively on Verilator, parameters and lint."""
 
 import random
 from fractions import Fraction
 
 import pytest
+from amaranth.sim import Simulator
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.hyte_controller import HyteController
+from sparseforge.hw.hyte_tuner import TUNED, Tuner
 from sparseforge.sim.models.hyte_controller import (
     DIMS,
     ORDERS,
@@ -18,6 +20,7 @@ from sparseforge.sim.models.hyte_controller import (
     Controller,
     J,
     K,
+    counts_dict,
     decide,
     hit_rate,
     matrix_trace,
@@ -109,6 +112,47 @@ def test_the_five_percent_rule_in_the_rtl(counts, tk):
     commands, _ = simulate(HyteController(), config,
                            lambda c: counts if c[J]["begin"] == 0 else zero(c), 0, FAST)
     assert commands[1][K]["t"] == tk         # 5% more: kept; 10% more: halved
+
+
+@pytest.mark.parametrize("rule", ["tiles", "area"])
+def test_the_tuner_alone_targets_the_models_shape_18_cycles_after_the_counts(rule):
+    rng = random.Random(seed_from_env(7))
+    cases = [([[rng.randint(0, 40) for _ in range(2)] for _ in range(2)], rng.randint(0, 4),
+              rng.randint(0, 4), Config(1, rng.randint(1, 40), rng.randint(1, 40), 0, 0, 0, 0,
+                                        rng.randint(1, 40))) for _ in range(12)]
+    dut = Tuner(16, 16, rule)
+    tuning = dut.tuning
+
+    async def bench(ctx):
+        for counts, log_tk, log_tj, config in cases:
+            ctx.set(tuning.bufsize, config.bufsize)
+            for t, (log, dim) in enumerate((log_tj, config.j) if d == "j" else (log_tk, config.k)
+                                           for d in TUNED):
+                ctx.set(tuning.shape[t].log_t, log)
+                ctx.set(tuning.shape[t].grow, (1 << log) < dim)
+            ctx.set(dut.counts.payload, counts_dict(counts))
+            ctx.set(dut.counts.valid, 1)
+            ctx.set(tuning.measure.valid, 1)
+            await ctx.tick()
+            ctx.set(dut.counts.valid, 0)
+            ctx.set(tuning.measure.valid, 0)
+            cycles = 1
+            while not ctx.get(tuning.target.valid):
+                await ctx.tick()
+                cycles += 1
+            target = ctx.get(tuning.target.payload)
+            logs = {d: target[t].log_t for t, d in enumerate(TUNED)}
+            assert (logs["k"], logs["j"]) == decide(counts, log_tk, log_tj, config, rule)
+            assert all(target[t].extent == 1 << target[t].log_t for t in range(len(TUNED)))
+            assert cycles == 18
+            ctx.set(tuning.target.ready, 1)
+            await ctx.tick()
+            ctx.set(tuning.target.ready, 0)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
 
 
 def test_a_change_waits_for_an_aligned_begin():
