@@ -71,10 +71,13 @@ class TensaurusControl(wiring.Component):
         output's end, split into those the compute stage is idle (``load_cycles``) and
         the rest (``compute_cycles``).
 
-    Latency: a tile's load starts the cycle after it is taken; it computes the cycle
-    after its load is written whole if the compute stage is idle; the compute stage is
-    idle again the cycle after its last drain (or, on the run's last tile, its output's
-    ``last``) is taken. Every output is a register or a register's field.
+    Latency: a tile's load is offered to the MLU the cycle after the tile is taken; the
+    cycle after the MLU is ready again (the load written whole) the tile moves to the
+    compute stage if that is idle, and the TLU's start is offered the cycle after; the
+    compute stage is idle again the cycle after its last drain (or, on the run's last
+    tile, its output's ``last``) is taken. Its own outputs are decoded from registers
+    (the two states, the tiles' records, the counters); the drains and the output pass
+    through as wires.
     """
 
     def __init__(self, top, mlu, tlu, msu):
