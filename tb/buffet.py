@@ -40,6 +40,16 @@ def port(name):
     return name
 
 
+class MemberStalls(Bench):
+    """A bench of a buffer whose streams stall as their members do, whichever side
+    carries them: a stream's stalls are seeded by its member's name (``fill``, not
+    ``parent__fill``), so a seeded run takes the same cycles however the port is
+    grouped."""
+
+    def stall(self, name, rate):
+        return super().stall(name.rpartition("__")[2], rate)
+
+
 # What each port's items wait for in a program: the earlier items of these ports.
 # Reads and updates wait for each other too, so every read returns what the
 # program order says, whatever the stalls.
@@ -97,7 +107,7 @@ def random_program(rng, depth, width, n_ops):
     return program
 
 
-class BuffetScoreboard(Bench):
+class BuffetScoreboard(MemberStalls):
     """Checks a buffet-like design against ``model`` every cycle.
 
     Subclasses put the input sources in ``self.sources`` (by port name) and

@@ -17,8 +17,8 @@ import numpy as np
 from ..sim.models.spmv import spmv_tailor
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles
-from .buffet import port
-from .streams import Bench, Columns
+from .buffet import MemberStalls, port
+from .streams import Columns
 from .tailor import FILL, OWFILL, parent_sources
 
 A, Y, CREDIT = "a", "y", port("credit")
@@ -34,7 +34,7 @@ class SpmvResult:
     owfills: int
 
 
-class SpmvBench(Bench):
+class SpmvBench(MemberStalls):
     """The parent and A's stream for ``tiles`` (a :class:`~sparseforge.sw.traces.TileTrace`'s).
 
     ``component`` is the engine; ``stream`` is A's stream over those tiles
