@@ -282,26 +282,35 @@ def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
 
 
 
-def test_pipeline_passes_every_item_once_in_order():
-    stages, proof, m = 3, Proof("pipeline", depth=6), Module()
-    i, o = (stream.Signature(4).create(path=(name,)) for name in ("i", "o"))
+
+def pipeline(m, i, o, stages):
+    """A :class:`Pipeline` of ``stages`` stages from ``i`` to ``o`` passing its items on
+    unchanged; returns each stage's valid bit and register, first stage first."""
     pipe, state, held = Pipeline(m, i, o), i.payload, []
     for _ in range(stages):
         state = pipe.stage(state)
         held.append((pipe.valid, state))
     pipe.finish()
     m.d.comb += o.payload.eq(state)
-    proof.include(m)
-    proof.free(i.valid, i.payload, o.ready)
-    holds_offer(proof, i, Assume)
-    holds_offer(proof, o)
-    tracker = Tracker(proof, i, o, capacity=stages)
-    proof.m.d.comb += Assert(tracker.count == sum(valid for valid, _ in held))
-    for n, (valid, register) in enumerate(held):
-        later = sum(v for v, _ in held[n + 1:])         # the items ahead of this stage's
-        proof.m.d.comb += Assert(~(tracker.at(later) & valid) | (register == tracker.data))
-    assert proof.run() < 30
+    return held
 
+
+def in_stages(proof, tracker, stages):
+    """Every item inside is in one of ``stages`` (each a valid bit and the item's value,
+    first stage first), the tracked one in the stage its place in line says."""
+    proof.m.d.comb += Assert(tracker.count == sum(valid for valid, _ in stages))
+    for n, (valid, value) in enumerate(stages):
+        later = sum(v for v, _ in stages[n + 1:])       # the items ahead of this stage's
+        proof.m.d.comb += Assert(~(tracker.at(later) & valid) | (value == tracker.data))
+
+
+def test_pipeline_passes_every_item_once_in_order():
+    proof, m = Proof("pipeline", depth=6), Module()
+    i, o = (stream.Signature(4).create(path=(name,)) for name in ("i", "o"))
+    stages = pipeline(m, i, o, 3)
+    _, tracker = passing(proof, SimpleNamespace(i=i, o=o), 3, body=m)
+    in_stages(proof, tracker, stages)
+    assert proof.run() < 30
 
 def test_beside_rejoins_each_item_with_its_own_side():
     beside = Beside(4, 4, 3, latency=2)
