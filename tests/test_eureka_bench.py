@@ -7,13 +7,14 @@ import sys
 import pytest
 
 
-@pytest.mark.verilator
-@pytest.mark.synth
-def test_bench_eureka_quick(shared_data):
+def bench(*options):
     out = subprocess.run([sys.executable, "-m", "sparseforge", "bench", "eureka", "--quick",
-                          "--json"], capture_output=True, text=True)
+                          "--json", *options], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def check_cycles_and_rtl(result):
     for group in result["groups"]:
         p4 = group["p4"]["cycles"]
         assert p4["ideal"] <= p4["optimal"] <= p4["greedy"] <= p4["compaction"] <= p4["dense"]
@@ -28,6 +29,23 @@ def test_bench_eureka_quick(shared_data):
     systolic = rtl["systolic_8x8"]
     assert systolic["span"] == systolic["model_cycles"]
     assert 2 * systolic["span"] - sum(systolic["busy"]) == systolic["model_bubbles"]
+
+
+@pytest.mark.verilator
+def test_bench_eureka_quick_cycles_and_rtl(shared_data):
+    """The default run's bench: every figure but the area (fourteen syntheses, the DSP view's
+    with place and route; the soak test below adds them)."""
+    result = bench("--no-area")
+    check_cycles_and_rtl(result)
+    assert result["area"] is None
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.synth
+def test_bench_eureka_quick(shared_data):
+    result = bench()
+    check_cycles_and_rtl(result)
     area = result["area"]
     for dtype in ("int8", "fp16"):
         for view in ("dsp", "lut", "generic"):
