@@ -24,7 +24,7 @@ them (steps 1 and 6); buffering them would take a second ``max_nnz``-deep memory
 nothing, since no entry can be placed before the last one is counted.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
@@ -39,7 +39,7 @@ from .mint_units import ClusterCounter
 from .mux import mux
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import any_of, lowest
+from .stream_units import Beside, any_of, lowest
 
 
 def _streams(unit):
@@ -59,9 +59,10 @@ class Lockstep(wiring.Component):
     Each MINT building block is a :class:`~sparseforge.hw.pipeline.Pipeline`: its input is
     ready exactly when its output is empty or taken, and an item comes out ``latency``
     such advances after it went in. Units built so, given every item on the same cycle and
-    their outputs taken together, advance on the same cycles; a Pipeline of ``latency``
-    registers beside them carries the tag (what the units do not: addresses, coordinates,
-    values), so every output comes out with its own item's tag.
+    their outputs taken together, advance on the same cycles, as one pipeline; the tag
+    (what the units do not carry: addresses, coordinates, values) travels
+    :class:`~sparseforge.hw.stream_units.Beside` them in registers that advance with their
+    stages, so every output comes out with its own item's tag.
 
     Parameters
     ----------
@@ -83,39 +84,40 @@ class Lockstep(wiring.Component):
         latencies = {unit.latency for unit in units.values()}
         if len(latencies) != 1:
             raise ValueError(f"units of latencies {sorted(latencies)} cannot run in lockstep")
-        self.units, self.latency = dict(units), latencies.pop()
+        self.units, self.latency, self.tag = dict(units), latencies.pop(), tag
         self.ports = {name: _streams(unit) for name, unit in self.units.items()}
+        self.payloads = [data.StructLayout({
+            name: getattr(unit, self.ports[name][side]).payload.shape()
+            for name, unit in self.units.items()}) for side in (0, 1)]
 
-        def payloads(side):
-            return data.StructLayout({
-                **{name: getattr(unit, self.ports[name][side]).payload.shape()
-                   for name, unit in self.units.items()},
-                "tag": tag})
+        def tagged(side):
+            return data.StructLayout({**self.payloads[side].members, "tag": tag})
 
-        super().__init__({"given": In(stream.Signature(payloads(0))),
-                          "taken": Out(stream.Signature(payloads(1)))})
+        super().__init__({"given": In(stream.Signature(tagged(0))),
+                          "taken": Out(stream.Signature(tagged(1)))})
 
     def elaborate(self, platform):
         m = Module()
-        tag_in = stream.Signature(self.given.payload.tag.shape()).create()
-        tag_out = stream.Signature(self.given.payload.tag.shape()).create()
-        pipe = Pipeline(m, tag_in, tag_out)
-        tag = Value.cast(tag_in.payload)
-        for _ in range(self.latency):
-            tag = pipe.stage(tag)
-        pipe.finish()
-        valid = tag_out.valid           # the units' valids equal it; all are ANDed in
+        m.submodules.beside = beside = Beside(*self.payloads, self.tag, self.latency,
+                                              lockstep=True)
+        given, taken, enter, leave = self.given, self.taken, beside.enter, beside.leave
+        to_pipe, from_pipe = beside.to_pipe, beside.from_pipe
+        ready, valid = Const(1), Const(1)       # the units' readies and valids are equal
         for name, unit in self.units.items():
             m.submodules[name] = unit
             sink, source = (getattr(unit, port) for port in self.ports[name])
-            m.d.comb += [sink.valid.eq(self.given.valid),
-                         sink.payload.eq(self.given.payload[name]),
-                         source.ready.eq(self.taken.ready),
-                         self.taken.payload[name].eq(source.payload)]
+            m.d.comb += [sink.valid.eq(to_pipe.valid), sink.payload.eq(to_pipe.payload[name]),
+                         source.ready.eq(from_pipe.ready),
+                         from_pipe.payload[name].eq(source.payload),
+                         enter.payload.data[name].eq(given.payload[name]),
+                         taken.payload[name].eq(leave.payload.data[name])]
+            ready &= sink.ready
             valid &= source.valid
-        m.d.comb += [tag_in.valid.eq(self.given.valid), tag_in.payload.eq(self.given.payload.tag),
-                     self.given.ready.eq(tag_in.ready), self.taken.valid.eq(valid),
-                     tag_out.ready.eq(self.taken.ready), self.taken.payload.tag.eq(tag)]
+        m.d.comb += [to_pipe.ready.eq(ready), from_pipe.valid.eq(valid),
+                     enter.valid.eq(given.valid), given.ready.eq(enter.ready),
+                     enter.payload.side.eq(given.payload.tag),
+                     taken.valid.eq(leave.valid), leave.ready.eq(taken.ready),
+                     taken.payload.tag.eq(leave.payload.side)]
         return m
 
 

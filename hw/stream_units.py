@@ -5,25 +5,35 @@ bit."""
 import functools
 import operator
 
-from amaranth.hdl import Const, Module, Mux, Shape, Signal
+from amaranth.hdl import Const, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
+
+from .pipeline import Pipeline
 
 
 class Beside(wiring.Component):
     """Carries side data past a one-in, one-out pipeline and rejoins it with the output.
 
     A pipeline block (prefix sum, divide/modulo) transforms its own payload only;
-    whatever belongs with an item (its values, its flags) waits in a FIFO beside it,
-    in order, and leaves with the pipeline's result for that item.
+    whatever belongs with an item (its values, its flags) waits beside it, in order, and
+    leaves with the pipeline's result for that item.
 
     Parameters
     ----------
     data_in, data_out : the pipeline's input and output payload shapes.
     side : the shape of what travels beside it.
-    latency : the pipeline's latency, at least 2 (the FIFO's own); the FIFO holds
-        ``latency + 2`` items, enough for one item a cycle.
+    latency : the pipeline's latency.
+    lockstep : where the side waits.
+
+        - False: in a FIFO of ``latency + 2`` items (its own latency is 2, so
+          ``latency`` is at least 2), enough for one item a cycle whatever the
+          pipeline's flow; the FIFO fits distributed or block RAM, for long pipelines
+          and wide sides.
+        - True: in ``latency`` registers that advance with the pipeline's stages, for a
+          :class:`~sparseforge.hw.pipeline.Pipeline` (its input ready exactly when its
+          output is empty or taken), whose stages hold the items in step with them.
 
     Members
     -------
@@ -34,17 +44,18 @@ class Beside(wiring.Component):
         From the pipeline's output: one item per item sent, in order.
     leave : Out(stream({data: data_out, side}))
 
-    An item enters when the pipeline and the FIFO both take it and leaves when
-    both its result and its side are there. Latency: the pipeline's; throughput:
-    one item a cycle.
+    An item enters when the pipeline and the side's store both take it and leaves when
+    both its result and its side are there. Latency: the pipeline's; throughput: one item
+    a cycle.
     """
 
-    def __init__(self, data_in, data_out, side, latency):
-        if latency < 2:
-            raise ValueError(f"latency={latency}: Beside needs a pipeline of at least 2 "
-                             "cycles (its FIFO's latency)")
-        self.side_width = Shape.cast(side).width
-        self.depth = latency + 2
+    def __init__(self, data_in, data_out, side, latency, lockstep=False):
+        least = 0 if lockstep else 2
+        if latency < least:
+            raise ValueError(f"latency={latency}: Beside needs a pipeline of at least "
+                             f"{least} cycles" + ("" if lockstep else " (its FIFO's latency)"))
+        self.side, self.latency, self.lockstep = side, latency, lockstep
+        self.depth = latency if lockstep else latency + 2       # sides the store holds
         super().__init__({
             "enter": In(stream.Signature(data.StructLayout({"data": data_in, "side": side}))),
             "to_pipe": Out(stream.Signature(data_in)),
@@ -55,19 +66,33 @@ class Beside(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=self.side_width, depth=self.depth)
         enter, leave = self.enter, self.leave
+        store = stream.Signature(self.side)
+        put, get = store.create(path=("put",)), store.create(path=("get",))
+        if self.lockstep:
+            pipe = Pipeline(m, put, get)
+            side = Value.cast(put.payload)
+            for _ in range(self.latency):
+                side = pipe.stage(side)
+            pipe.finish()
+            m.d.comb += get.payload.eq(side)
+        else:
+            m.submodules.fifo = fifo = SyncFIFOBuffered(width=Shape.cast(self.side).width,
+                                                        depth=self.depth)
+            m.d.comb += [fifo.w_data.eq(put.payload), fifo.w_en.eq(put.valid),
+                         put.ready.eq(fifo.w_rdy), get.payload.eq(fifo.r_data),
+                         get.valid.eq(fifo.r_rdy), fifo.r_en.eq(get.ready)]
         m.d.comb += [
             self.to_pipe.payload.eq(enter.payload.data),
-            self.to_pipe.valid.eq(enter.valid & fifo.w_rdy),
-            fifo.w_data.eq(enter.payload.side),
-            fifo.w_en.eq(enter.valid & self.to_pipe.ready),
-            enter.ready.eq(self.to_pipe.ready & fifo.w_rdy),
+            self.to_pipe.valid.eq(enter.valid & put.ready),
+            put.payload.eq(enter.payload.side),
+            put.valid.eq(enter.valid & self.to_pipe.ready),
+            enter.ready.eq(self.to_pipe.ready & put.ready),
             leave.payload.data.eq(self.from_pipe.payload),
-            leave.payload.side.eq(fifo.r_data),
-            leave.valid.eq(self.from_pipe.valid & fifo.r_rdy),
-            self.from_pipe.ready.eq(leave.ready & fifo.r_rdy),
-            fifo.r_en.eq(leave.ready & self.from_pipe.valid),
+            leave.payload.side.eq(get.payload),
+            leave.valid.eq(self.from_pipe.valid & get.valid),
+            self.from_pipe.ready.eq(leave.ready & get.valid),
+            get.ready.eq(leave.ready & self.from_pipe.valid),
         ]
         return m
 
@@ -111,7 +136,7 @@ class Queue(wiring.Component):
     Parameters
     ----------
     shape : an item's shape.
-    depth : items held, at least 1 (``latency=1``) or 3 (``latency=3``).
+    depth : items held, at least 2 (``latency=1``) or 4 (``latency=3``).
     latency : cycles from an item taken into an empty queue to it offered, 1 or 3:
 
         - 1: the item goes straight to the output register; the others wait in a
@@ -128,14 +153,14 @@ class Queue(wiring.Component):
     i : In(stream(shape))
     o : Out(stream(shape))
 
-    Throughput: one item a cycle (``depth=1`` with ``latency=1``: an item every other
-    cycle while the output is taken).
+    Throughput: one item a cycle (with ``latency=3``, from ``depth=5``: a shallower
+    :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an item every other cycle).
     """
 
     def __init__(self, shape, depth, latency):
         if latency not in (1, 3):
             raise ValueError(f"latency={latency}: a Queue's latency is 1 or 3")
-        least = 1 if latency == 1 else 3
+        least = 2 if latency == 1 else 4
         if depth < least:
             raise ValueError(f"depth={depth}: a Queue of latency {latency} holds at least "
                              f"{least} items")
