@@ -9,15 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from amaranth.hdl import Module
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.convert_rlc import RlcToCoo, Serializer
-from sparseforge.hw.divider import DivMod
-from sparseforge.hw.interfaces import RlcToCooSignature, divmod_layout
-from sparseforge.hw.stream_units import Beside, Skid
+from sparseforge.hw.interfaces import RlcToCooSignature
 from sparseforge.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
@@ -98,55 +93,6 @@ def test_serializer_takes_an_unmarked_vector_while_the_one_before_drains():
     out = pysim(UnitBench(unit, {"vectors": vectors}, {"items": 3}, 0, rate=1.0))
     assert [i["item"] for i in out.outputs["items"]] == [1, 2, 5]
     assert out.cycles <= 3 + 2 + 2          # three items, the latency, the end
-
-
-def test_skid_passes_every_item_in_order_under_back_pressure():
-    items = list(range(300))
-    for rate in (0.5, 1.0):
-        out = pysim(UnitBench(Skid(16), {"i": items}, {"o": len(items)}, 5, rate))
-        assert out.outputs["o"] == items
-    assert pysim(UnitBench(Skid(16), {"i": items}, {"o": 300}, 5, 1.0)).cycles <= 303
-
-
-class DividerBeside(wiring.Component):
-    """A divide/modulo lane with a tag :class:`Beside` it: the unit under test."""
-
-    def __init__(self):
-        self.divider = DivMod(1, 8)
-        layout = data.StructLayout({"data": data.ArrayLayout(8, 1), "side": 8})
-        out = data.StructLayout({"data": divmod_layout(1, 8), "side": 8})
-        super().__init__({"enter": In(stream.Signature(layout)),
-                          "leave": Out(stream.Signature(out)), "divisor": In(8)})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.divider = divider = self.divider
-        m.submodules.beside = beside = Beside(data.ArrayLayout(8, 1), divmod_layout(1, 8), 8,
-                                              divider.latency)
-        wiring.connect(m, beside.to_pipe, divider.dividends)
-        wiring.connect(m, divider.results, beside.from_pipe)
-        wiring.connect(m, wiring.flipped(self.enter), beside.enter)
-        wiring.connect(m, beside.leave, wiring.flipped(self.leave))
-        m.d.comb += divider.divisor.eq(self.divisor)
-        return m
-
-
-def test_beside_rejoins_each_result_with_its_side_at_one_a_cycle():
-    rng = random.Random(2)
-    items = [{"data": [x], "side": rng.randrange(256)} for x in
-             (rng.randrange(256) for _ in range(200))]
-    want = [{"data": [{"quotient": i["data"][0] // 7, "remainder": i["data"][0] % 7}],
-             "side": i["side"]} for i in items]
-    for rate in (0.6, 1.0):
-        out = pysim(UnitBench(DividerBeside(), {"enter": items}, {"leave": 200}, 7, rate,
-                              static={"divisor": 7}))
-        assert out.outputs["leave"] == want
-    assert out.cycles <= 200 + 8 + 2
-
-
-def test_beside_needs_a_pipeline_of_two_cycles():
-    with pytest.raises(ValueError, match="latency=1"):
-        Beside(8, 8, 8, 1)
 
 
 # -- the converter on Amaranth's simulator -------------------------------------------

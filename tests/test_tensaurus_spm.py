@@ -1,24 +1,19 @@
 # amaranth: UnusedElaboratable=no
-"""The Tensaurus scratchpad: its round-robin arbiter and response queue alone, then the
-SPM filled with random contents and read from every port under random back-pressure,
-checked against the model; bank conflicts, fairness, throughput and latency to the
-cycle on Amaranth's simulator, and a large random workload natively on Verilator."""
+"""The Tensaurus scratchpad filled with random contents and read from every port under
+random back-pressure, checked against the model; bank conflicts, fairness, throughput and
+latency to the cycle on Amaranth's simulator, and a large random workload natively on
+Verilator."""
 
 import random
 
-import numpy as np
 import pytest
-from amaranth.hdl import Module, Signal
-from amaranth.sim import Simulator
 
 from sparseforge.errors import ParameterError
 from sparseforge.hw.interfaces import SpmSignature
-from sparseforge.hw.stream_units import Queue, RoundRobin
 from sparseforge.hw.tensaurus_spm import TensaurusSpm
 from sparseforge.registry import get
 from sparseforge.sim.models.tensaurus_spm import Scratchpad
-from sparseforge.sim.runners import pysim, seed_from_env
-from sparseforge.tb.convert_dense import ConverterBench
+from sparseforge.sim.runners import seed_from_env
 from sparseforge.tb.streams import Columns
 from sparseforge.tb.tensaurus_spm import simulate
 
@@ -53,7 +48,7 @@ def random_rates(rng, spm):
     return {name: rng.choice([0.3, 0.5, 0.7, 0.9]) for name in names}
 
 
-# -- the model and the sub-units ---------------------------------------------------------
+# -- the model ----------------------------------------------------------------------------
 
 def test_model_reads_what_was_filled_and_zeros_outside():
     model = Scratchpad(rows=3, tlen=2, vlen=2)
@@ -63,78 +58,6 @@ def test_model_reads_what_was_filled_and_zeros_outside():
     assert model.read(0, 0, 2, 1) == [0, 0]
     assert model.read(1, 0, 2, 2) == [0, 0]
     assert model.data[1, 0].sum() == -1
-
-
-def reference_round_robin(n, requests):
-    """The grants a round-robin arbiter over ``n`` gives ``requests`` (bit vectors)."""
-    after, grants = (1 << n) - 1, []
-    for r in requests:
-        pick = (r & after) or r
-        grant = pick & -pick
-        grants.append(grant)
-        if r:
-            after = ~(grant | (grant - 1)) & ((1 << n) - 1)
-    return grants
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 5])
-def test_round_robin_grants_the_first_requester_after_the_last_granted(n):
-    rng = random.Random(n)
-    requests = [rng.randrange(1 << n) if rng.random() < 0.8 else (1 << n) - 1
-                for _ in range(300)]
-    arbiter = RoundRobin(n)
-    got = []
-
-    async def bench(ctx):
-        for r in requests:
-            ctx.set(arbiter.requests, r)
-            got.append(ctx.get(arbiter.grant))
-            await ctx.tick()
-
-    top = Module()                      # a clock domain even where the arbiter has no state
-    top.submodules.arbiter = arbiter
-    tick = Signal()
-    top.d.sync += tick.eq(~tick)
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
-    assert got == reference_round_robin(n, requests)
-    assert all(g & r == g and (g == 0) == (r == 0) and g & (g - 1) == 0
-               for g, r in zip(got, requests, strict=True))
-
-
-@pytest.mark.parametrize("rates", [None, {"i": 0.9, "o": 0.3}, {"i": 0.3, "o": 0.9}])
-def test_response_queue_keeps_order_under_back_pressure(rates):
-    queue = Queue(12, 4, latency=1)
-    items = np.array(random.Random(7).choices(range(1 << 12), k=200))
-    bench = ConverterBench(queue, {"i": items}, {"o": len(items)}, seed_from_env(3), rates)
-    assert pysim(bench).outputs["o"] == items.tolist()
-
-
-def test_response_queue_latency_one_and_capacity_depth():
-    queue = Queue(8, 4, latency=1)
-    seen = {}
-
-    async def bench(ctx):
-        ctx.set(queue.i.payload, 42)
-        ctx.set(queue.i.valid, 1)
-        await ctx.tick()
-        ctx.set(queue.i.valid, 0)
-        seen["next"] = (ctx.get(queue.o.valid), ctx.get(queue.o.payload))
-        taken = 1
-        for k in range(10):                              # the output never taken
-            ctx.set(queue.i.payload, k)
-            ctx.set(queue.i.valid, 1)
-            taken += ctx.get(queue.i.ready)
-            await ctx.tick()
-        seen["held"] = taken
-
-    sim = Simulator(queue)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
-    assert seen == {"next": (1, 42), "held": 4}
 
 
 # -- the SPM against the model ----------------------------------------------------------
