@@ -9,7 +9,7 @@ what a failure reports.
 from types import SimpleNamespace
 
 import pytest
-from amaranth.hdl import Assert, Assume, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 
 from sparseforge.hw.buffet import Buffet
@@ -345,4 +345,19 @@ def test_beside_rejoins_each_item_with_its_own_side():
         Assert(~(tracker.at(0) & ready) | (inside["fifo.r_data"] == tracker.data)),
     ]
     fifo_invariants(proof, tracker, fifo, port, before=ready)
+    assert proof.run() < 30
+
+
+def test_lockstep_beside_rejoins_each_item_with_its_own_side():
+    latency, proof, m = 2, Proof("beside_lockstep", depth=6), Module()
+    m.submodules.beside = beside = Beside(4, 4, 3, latency=latency, lockstep=True)
+    # The pipeline beside it: as many stages, passing its items on unchanged.
+    stages = pipeline(m, beside.to_pipe, beside.from_pipe, latency)
+    inside, tracker = passing(proof, SimpleNamespace(i=beside.enter, o=beside.leave),
+                              latency, body=m)
+    # Each item's side in the Beside's stage that moves with the item's own.
+    both = [(valid, inside[f"beside.valid{n}"], Cat(data, inside[f"beside.stage{n}"]))
+            for n, (valid, data) in enumerate(stages, 1)]
+    proof.m.d.comb += [Assert(valid == side_valid) for valid, side_valid, _ in both]
+    in_stages(proof, tracker, [(valid, item) for valid, _, item in both])
     assert proof.run() < 30
