@@ -17,8 +17,9 @@ def holds_offer(proof, port, rule=Assert):
     failure points at the caller's line, which names the stream.
     """
     payload = Value.cast(port.payload)
-    waiting = proof.registered(port.valid & ~port.ready, "waiting")
-    offered = proof.registered(payload, "offered")
+    stream = port.valid.name.removesuffix("__valid")       # names it in a trace
+    waiting = proof.registered(port.valid & ~port.ready, f"{stream}__waiting")
+    offered = proof.registered(payload, f"{stream}__offered")
     proof.m.d.comb += rule(~waiting | (port.valid & (payload == offered)), src_loc_at=1)
 
 
