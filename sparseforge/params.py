@@ -1,11 +1,13 @@
 """Declared, range-checked generator parameters.
 
 A block declares its parameters once, as a tuple of :class:`Param`. The same
-declaration checks the values in the generator's ``__init__``, lists them in
+declaration checks the values in the generator's ``__init__`` (which takes
+them as ``**params``), gives the class its signature, lists them in
 ``sparseforge blocks`` and parses ``-p name=value`` on the command line, so the
-allowed ranges cannot drift apart.
+defaults and allowed ranges cannot drift apart.
 """
 
+import inspect
 from dataclasses import dataclass
 
 from .errors import ParameterError
@@ -98,3 +100,21 @@ def check_params(params, values):
                                  f"{' + '.join(p.at_least)} = {least}")
     return checked
 
+
+def signature(init, params):
+    """``init``'s signature without ``self``, its ``**params`` replaced by ``params``.
+
+    Each declared parameter becomes keyword-only with its default, so
+    ``help()``, editors and the reference show what a block takes and its
+    defaults, though they are written only in its ``PARAMS``.
+    """
+    *explicit, _ = list(inspect.signature(init).parameters.values())[1:]
+    declared = [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+                for p in params]
+    return inspect.Signature([*explicit, *declared])
+
+
+def takes_params(init):
+    """Whether ``init`` takes its declared parameters as ``**params``."""
+    last = list(inspect.signature(init).parameters.values())[-1]
+    return last.kind is inspect.Parameter.VAR_KEYWORD

@@ -12,7 +12,7 @@ import pkgutil
 from dataclasses import dataclass
 
 from .errors import ParameterError
-from .params import check_params
+from .params import check_params, signature, takes_params
 
 _BLOCKS = {}
 
@@ -37,11 +37,18 @@ class Block:
 
 
 def block(name):
-    """Class decorator: register a ``wiring.Component`` with a ``PARAMS`` tuple."""
+    """Class decorator: register a ``wiring.Component`` with a ``PARAMS`` tuple.
+
+    A block whose ``__init__`` takes its parameters as ``**params`` (and checks
+    them with :func:`~sparseforge.params.check_params`) gets a class signature
+    listing them, keyword-only with their defaults.
+    """
 
     def register(cls):
         if name in _BLOCKS:
             raise RuntimeError(f"block {name!r} registered twice")
+        if takes_params(cls.__init__):
+            cls.__signature__ = signature(cls.__init__, cls.PARAMS)
         doc = (cls.__doc__ or "").strip().splitlines()
         _BLOCKS[name] = Block(name, cls, doc[0] if doc else "")
         return cls
