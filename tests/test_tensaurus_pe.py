@@ -230,10 +230,11 @@ def test_back_to_back_operations_are_exact(vlen, tlen, r1):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("name, kernel", [
+@pytest.mark.parametrize("name, kernel", [    # TTMC and MM run on Verilator in test_tensaurus
     ("tensors/movielens-latest-small_user-movie-tag.tns", MTTKRP),
-    ("tensors/movielens-latest-small_user-movie-tag.tns", TTMC),
-    ("matrices/suitesparse/494_bus.mtx", MM)])
+    pytest.param("tensors/movielens-latest-small_user-movie-tag.tns", TTMC,
+                 marks=pytest.mark.soak),
+    pytest.param("matrices/suitesparse/494_bus.mtx", MM, marks=pytest.mark.soak)])
 def test_real_data_on_verilator(shared_data, tmp_path, name, kernel):
     if name.startswith("tensors"):
         tensor = read_tensor(shared_data / name)
