@@ -91,14 +91,15 @@ def manifest(path=None):
 
 
 def select(entries, names):
-    """The entries matching any of ``names`` (a path, a file name or a folder prefix)."""
+    """The entries matching any of ``names``: a path in the folder, its tail (a file name,
+    ``suitesparse/494_bus.mtx``) or a folder (``matrices/suitesparse``, ``suitesparse``)."""
     if not names:
         return list(entries)
     chosen, unknown = [], []
     for name in names:
         key = name.strip("/")
-        hits = [e for e in entries if e.path == key or e.path.rsplit("/", 1)[-1] == key
-                or e.path.startswith(key + "/")]
+        hits = [e for e in entries if e.path == key or e.path.endswith("/" + key)
+                or e.path.startswith(key + "/") or f"/{key}/" in e.path]
         (chosen.extend(hits) if hits else unknown.append(name))
     if unknown:
         raise DataError(f"--only {unknown[0]}: no such file or folder in the data manifest")

@@ -178,3 +178,15 @@ def test_the_shipped_manifest_matches_the_shared_folder(shared_data):
         path = shared_data / entry.path
         assert path.stat().st_size == entry.size, entry.path
         assert data.sha256(path) == entry.sha256, entry.path
+
+
+def test_any_selection_brings_the_index_and_names_match_by_their_tail(capsys, tmp_path):
+    """``--only pypi/nx_karate_club.mtx`` as the tests name it; the collection's index comes
+    too (the tests read it), the converted matrix is listed as needing --mirror."""
+    dest = tmp_path / "data"
+    code, out, err = run(capsys, "data", "fetch", "--dest", dest, "--only",
+                         "pypi/nx_karate_club.mtx", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["needs_mirror_files"] == ["matrices/pypi/nx_karate_club.mtx"]
+    assert result["fetched"] == 4 and (dest / "MANIFEST_matrices.csv").is_file()

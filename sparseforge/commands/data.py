@@ -45,7 +45,11 @@ def fetch(dest, names, mirror, manifest_path, timeout, as_json):
     import pooch
 
     pooch.get_logger().setLevel(logging.WARNING)
-    entries = data.select(data.manifest(manifest_path), names)
+    every = data.manifest(manifest_path)
+    entries = data.select(every, names)
+    if names:   # the collection's index (shipped in the package) comes with any selection
+        entries = [e for e in every if not e.url and "/" not in e.path and e not in entries
+                   ] + entries
     folder = dest or data.cache_dir()
     status = data.fetch(entries, folder, mirror=mirror, timeout=timeout)
     counts = {k: sum(1 for v in status.values() if v == k)
