@@ -111,10 +111,14 @@ class Gather(wiring.Component):
         m.d.comb += [item.eq(picked), q.eq(which)]
         take = (valid & grant & ~done).any()
         inside = (item.row < self.depth) & (item.chunk < self.tlen)
+        column = times(item.chunk, self.cols)
+        # Named at its own width, so the exported Verilog does not widen it into a wire
+        # whose top bits nothing reads (a Verilator -Wall warning).
+        offset = Signal(len(column), name="offset")
+        m.d.comb += offset.eq(column)
         m.d.sync += [
             adds.valid.eq(take & ~item.last & inside),
-            adds.payload.addr.eq(times(item.row, self.chunks) + times(item.chunk, self.cols)
-                                 + q),
+            adds.payload.addr.eq(times(item.row, self.chunks) + offset + q),
             adds.payload.lanes.eq(item.lanes.as_value()),
         ]
         return m
