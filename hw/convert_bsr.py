@@ -34,9 +34,8 @@ block), between two :class:`~sparseforge.hw.stream_units.Skid` register slices;
 import functools
 import operator
 
-from amaranth.hdl import Cat, Module, Mux, Shape, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
@@ -214,7 +213,8 @@ class Tagger(wiring.Component):
 
 
 class Banks(wiring.Component):
-    """The scratchpad: a bank per row of a block row, a FIFO in block RAM and a head register.
+    """The scratchpad: a bank per row of a block row, a
+    :class:`~sparseforge.hw.stream_units.Queue` (a FIFO in block RAM and a head register).
 
     Members
     -------
@@ -244,15 +244,12 @@ class Banks(wiring.Component):
                      word.value.eq(given.value)]
         room = []
         for k, head in enumerate(self.heads):
-            m.submodules[f"bank{k}"] = bank = SyncFIFOBuffered(width=Shape.cast(self.layout).width,
-                                                              depth=self.depth)
+            m.submodules[f"bank{k}"] = bank = Queue(self.layout, self.depth + 1, latency=3,
+                                                    skid=False)
             here = given.row == k
-            room.append(here & bank.w_rdy)
-            refill = ~head.valid | head.ready
-            m.d.comb += [bank.w_data.eq(word), bank.w_en.eq(self.entries.valid & here),
-                         bank.r_en.eq(refill)]
-            with m.If(refill):
-                m.d.sync += [head.valid.eq(bank.r_rdy), head.payload.eq(bank.r_data)]
+            room.append(here & bank.i.ready)
+            m.d.comb += [bank.i.payload.eq(word), bank.i.valid.eq(self.entries.valid & here)]
+            wiring.connect(m, bank.o, wiring.flipped(head))
         m.d.comb += self.entries.ready.eq(any_of(room))
         return m
 

@@ -143,10 +143,16 @@ class Queue(wiring.Component):
           :class:`~amaranth.lib.fifo.SyncFIFO` of ``depth - 1``, read asynchronously
           (distributed RAM). For short queues that must answer at once, as the
           scratchpad's responses within their credit round trip.
-        - 3: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of ``depth - 2``, read
-          synchronously (so block RAM fits it), then a :class:`Skid`: ``i.ready``, like
-          the output, comes from registers, so a long queue cuts both paths between
-          the blocks it joins.
+        - 3: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered`, read synchronously (so
+          block RAM fits it), then the output register: ``i.ready`` too comes from a
+          register, so a long queue cuts the paths between the blocks it joins.
+    skid : with ``latency=3``, what the output register is.
+
+        - True: a :class:`Skid` (the FIFO holds ``depth - 2``), so ``o.ready`` reaches
+          no further than the skid's register.
+        - False: a plain register (the FIFO holds ``depth - 1``), reloaded on the cycle
+          it is taken: ``o.ready`` reaches the FIFO's read enable, and one register of
+          items fewer, where many queues sit side by side (the CSR-to-BSR banks).
 
     Members
     -------
@@ -157,21 +163,21 @@ class Queue(wiring.Component):
     :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an item every other cycle).
     """
 
-    def __init__(self, shape, depth, latency):
+    def __init__(self, shape, depth, latency, skid=True):
         if latency not in (1, 3):
             raise ValueError(f"latency={latency}: a Queue's latency is 1 or 3")
         least = 2 if latency == 1 else 4
         if depth < least:
             raise ValueError(f"depth={depth}: a Queue of latency {latency} holds at least "
                              f"{least} items")
-        self.shape, self.depth, self.latency = shape, depth, latency
+        self.shape, self.depth, self.latency, self.skid = shape, depth, latency, skid
         super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
         m = Module()
         width = Shape.cast(self.shape).width
         i, o = self.i, self.o
-        if self.latency == 3:
+        if self.latency == 3 and self.skid:
             m.submodules.fifo = fifo = SyncFIFOBuffered(width=width, depth=self.depth - 2)
             m.submodules.out = out = Skid(self.shape)
             wiring.connect(m, out.o, wiring.flipped(o))
@@ -180,8 +186,15 @@ class Queue(wiring.Component):
                          out.i.payload.eq(fifo.r_data), out.i.valid.eq(fifo.r_rdy),
                          fifo.r_en.eq(out.i.ready)]
             return m
-        m.submodules.fifo = fifo = SyncFIFO(width=width, depth=self.depth - 1)
         load = ~o.valid | o.ready
+        if self.latency == 3:
+            m.submodules.fifo = fifo = SyncFIFOBuffered(width=width, depth=self.depth - 1)
+            m.d.comb += [fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid),
+                         i.ready.eq(fifo.w_rdy), fifo.r_en.eq(load)]
+            with m.If(load):
+                m.d.sync += [o.valid.eq(fifo.r_rdy), o.payload.eq(fifo.r_data)]
+            return m
+        m.submodules.fifo = fifo = SyncFIFO(width=width, depth=self.depth - 1)
         bypass = load & ~fifo.r_rdy                 # the FIFO is empty: straight to the output
         m.d.comb += [i.ready.eq(fifo.w_rdy | ~o.valid),
                      fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid & ~bypass),

@@ -38,11 +38,16 @@ def clocked(unit):
 
 # -- queue and skid ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("depth", "latency"), [(2, 1), (5, 1), (5, 3), (18, 3)])
+QUEUES = [(2, 1, True), (5, 1, True), (5, 3, True), (18, 3, True), (4, 3, False),
+          (9, 3, False)]
+
+
+@pytest.mark.parametrize(("depth", "latency", "skid"), QUEUES)
 @pytest.mark.parametrize("rate", [0.3, 0.7, 1.0])
-def test_queue_passes_every_item_once_in_order_under_back_pressure(depth, latency, rate):
+def test_queue_passes_every_item_once_in_order_under_back_pressure(depth, latency, skid,
+                                                                   rate):
     items = random.Random(depth).choices(range(1 << 12), k=200)
-    bench = UnitBench(Queue(12, depth, latency), {"i": items}, {"o": len(items)},
+    bench = UnitBench(Queue(12, depth, latency, skid), {"i": items}, {"o": len(items)},
                       seed_from_env(depth + latency), rate)
     out = pysim(bench)
     assert out.outputs["o"] == items
@@ -78,9 +83,9 @@ def offered_after(component, taken):
     return seen["latency"], seen["held"]
 
 
-@pytest.mark.parametrize(("depth", "latency"), [(2, 1), (4, 1), (4, 3), (6, 3)])
-def test_queue_offers_an_item_after_its_latency_and_holds_depth(depth, latency):
-    assert offered_after(Queue(8, depth, latency), 12) == (latency, depth)
+@pytest.mark.parametrize(("depth", "latency", "skid"), [*QUEUES, (4, 3, True)])
+def test_queue_offers_an_item_after_its_latency_and_holds_depth(depth, latency, skid):
+    assert offered_after(Queue(8, depth, latency, skid), 24) == (latency, depth)
 
 
 def test_skid_offers_an_item_the_next_cycle_and_holds_two():
