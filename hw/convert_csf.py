@@ -29,7 +29,7 @@ from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
 from .convert_csc import Lockstep
-from .interfaces import DenseToCsfSignature, struct
+from .interfaces import struct
 from .mint_units import ZeroDetect
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
@@ -201,6 +201,49 @@ class TreeMarks(wiring.Component):
         return m
 
 
+def csf_level_layout(lanes, id_width, data_width, count_width):
+    """A CSF level record: ``lanes`` x :func:`~sparseforge.sw.wire.csf_node`, then
+    :func:`~sparseforge.sw.wire.csf_level_end`'s ``{mask, last, total}``."""
+    return data.StructLayout({
+        "lanes": data.ArrayLayout(struct(wire.csf_node(id_width, data_width)), lanes),
+        **{f.name: f.width for f in wire.csf_level_end(lanes, count_width)}})
+
+
+class DenseToCsfSignature(wiring.Signature):
+    """A Dense-to-CSF converter of 3-D tensors, seen from it: ``lanes`` elements a vector,
+    coordinates of ``index_width`` bits, node counts and pointers of ``count_width`` bits,
+    ``value_width``-bit values.
+
+    A tensor is one ``shape``, then its elements. Protocol, per tensor:
+
+    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.tensor_shape`): ``dim0..dim2``,
+      each from 1 to ``2**index_width``, ``dim2`` at least ``lanes``; taken between
+      tensors.
+    - ``dense`` (stream in, ``lanes`` values): the elements in row-major order, lane 0
+      first, ``ceil(dim0 * dim1 * dim2 / lanes)`` vectors; lanes past the last element
+      are ignored.
+    - ``level0``, ``level1``, ``level2`` (streams out, :func:`csf_level_layout`): the
+      tree's levels (mode 0 to mode 2), one record per vector that holds a node of that
+      level, and a record for the tensor's last vector on every level. A record's lanes
+      whose ``mask`` bit is set are its nodes, in order: ``id`` is the node's fids entry,
+      ``data`` its fptr entry (the index of its first child on the next level) or, on
+      ``level2``, its value's bits. ``total`` counts the level's nodes so far: on the
+      ``last`` record of ``level1`` and ``level2``, the final entries of ``fptr0`` and
+      ``fptr1``. Counts and pointers wrap modulo ``2**count_width``.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width):
+        node = csf_level_layout(lanes, index_width, count_width, count_width)
+        leaf = csf_level_layout(lanes, index_width, value_width, count_width)
+        super().__init__({
+            "shape": In(stream.Signature(struct(wire.tensor_shape(index_width + 1)))),
+            "dense": In(stream.Signature(data.ArrayLayout(value_width, lanes))),
+            "level0": Out(stream.Signature(node)),
+            "level1": Out(stream.Signature(node)),
+            "level2": Out(stream.Signature(leaf)),
+        })
+
+
 @block("dense_to_csf")
 class DenseToCsf(wiring.Component):
     """Dense to CSF for 3-D tensors, L elements a cycle: a prefix sum per level (Fig. 8f).
@@ -225,8 +268,8 @@ class DenseToCsf(wiring.Component):
     -------
     shape : In(stream(:func:`~sparseforge.sw.wire.tensor_shape`))
     dense : In(stream(L x value))
-    level0, level1, level2 : Out(stream(:func:`~sparseforge.hw.interfaces.csf_level_layout`))
-        As :class:`~sparseforge.hw.interfaces.DenseToCsfSignature` says.
+    level0, level1, level2 : Out(stream(:func:`~sparseforge.hw.convert_csf.csf_level_layout`))
+        As :class:`~sparseforge.hw.convert_csf.DenseToCsfSignature` says.
 
     Latency and throughput: a vector's records are out ``2 + 1 + P + 1 + 1`` cycles after
     it is taken (zero detection, marks, the prefix sums' latency P, a register slice, the

@@ -27,21 +27,14 @@ from dataclasses import replace
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.utils import exact_log2
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
 
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
 from .convert_csc import Lockstep
-from .interfaces import (
-    CompactSignature,
-    DenseToCooSignature,
-    DenseToCsrSignature,
-    DenseToZvcSignature,
-    ExpandSignature,
-    ZvcToDenseSignature,
-    struct,
-)
+from .interfaces import dense_layout, record_word_layout, struct
 from .mint_units import ZeroDetect
 from .pipeline import Pipeline, levels_param, stages
 from .prefix_sum import PrefixSum
@@ -140,6 +133,50 @@ def _below(lane, offset):
     return Const(0) if lane == (1 << len(offset)) - 1 else offset > lane
 
 
+def compact_layouts(lanes, record_width, tag_width=0, position_width=0):
+    """The compactor's payloads ``(vectors, words, marks)``.
+
+    ``vectors``: ``{records[lanes], mask, sums[lanes], total, last, mark, tag}``, the
+    sums and total ``log2(lanes) + 1`` bits (positions modulo ``2 * lanes``); ``words``:
+    :func:`~.interfaces.record_word_layout` of ``record_width``-bit records; ``marks``: ``{tag,
+    position, last}``.
+    """
+    position = ceil_log2(lanes) + 1
+    vectors = data.StructLayout({
+        "records": data.ArrayLayout(record_width, lanes), "mask": lanes,
+        "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1, "mark": 1,
+        "tag": tag_width})
+    marks = data.StructLayout({"tag": tag_width, "position": position_width, "last": 1})
+    return vectors, record_word_layout(record_width, lanes), marks
+
+
+class CompactSignature(wiring.Signature):
+    """A stream compactor, seen from it: vectors of ``lanes`` records of ``record_width``
+    bits in, the records whose mask bit is set out, packed ``lanes`` a word.
+
+    - ``vectors`` (stream in, :func:`compact_layouts`): ``records``, ``mask`` (bit ``i``
+      set where record ``i`` is kept), ``sums`` and ``total`` (the prefix-sum unit's
+      exclusive sums of the mask bits and its total, modulo ``2 * lanes``: each kept
+      record's position in the matrix, and the position after the vector), ``last`` on a
+      matrix's final vector; ``mark`` and ``tag`` ask for a mark.
+    - ``words`` (stream out): the kept records in order, framed as
+      :func:`~sparseforge.sw.wire.word_end` says.
+    - ``marks`` (stream out, present where ``tag_width`` or ``position_width`` is not
+      0): one per vector with ``mark`` set, in order: its ``tag``, ``position`` (the
+      records kept in the matrix so far, this vector's included, modulo
+      ``2**position_width``) and ``last``.
+    """
+
+    def __init__(self, lanes, record_width, tag_width=0, position_width=0):
+        vectors, words, marks = compact_layouts(lanes, record_width, tag_width,
+                                                position_width)
+        members = {"vectors": In(stream.Signature(vectors)),
+                   "words": Out(stream.Signature(words))}
+        if tag_width or position_width:
+            members["marks"] = Out(stream.Signature(marks))
+        super().__init__(members)
+
+
 class Compactor(wiring.Component):
     """Packs the kept records of each vector into words of ``lanes`` (Section V-B, the
     placement of Figure 8d step 5 and 8f step 4).
@@ -168,7 +205,7 @@ class Compactor(wiring.Component):
     vectors : In(stream(...))
     words : Out(stream({lanes[L], count, last}))
     marks : Out(stream({tag, position, last}))
-        As :class:`~sparseforge.hw.interfaces.CompactSignature` says.
+        As :class:`~sparseforge.hw.convert_dense.CompactSignature` says.
 
     Latency and throughput: ``latency = ceil(2 log2 L / levels) + 1`` cycles from a
     vector that completes a word to that word on ``words``. One vector a cycle while
@@ -299,6 +336,33 @@ class Compactor(wiring.Component):
             m.d.sync += marks.valid.eq(0)
 
 
+def expand_layout(lanes):
+    """The expander's positions: ``{mask, sums[lanes], total, last}``, as the compactor's."""
+    position = ceil_log2(lanes) + 1
+    return data.StructLayout({"mask": lanes, "sums": data.ArrayLayout(position, lanes),
+                              "total": position, "last": 1})
+
+
+class ExpandSignature(wiring.Signature):
+    """A stream expander, the compactor's inverse, seen from it: ``lanes`` lanes of
+    ``width`` bits.
+
+    - ``vectors`` (stream in, :func:`expand_layout`): a mask, the prefix-sum unit's
+      exclusive sums of its bits and their total (modulo ``2 * lanes``), ``last``.
+    - ``values`` (stream in, :func:`~.interfaces.record_word_layout` without ``count``):
+      the packed values, framed as :func:`~sparseforge.sw.wire.word_end` says.
+    - ``dense`` (stream out, :func:`~.interfaces.dense_layout`, flat): per vector, lane
+      ``i`` the next packed value where mask bit ``i`` is set, else 0; ``last`` as given.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "vectors": In(stream.Signature(expand_layout(lanes))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })
+
+
 class Expander(wiring.Component):
     """Places packed values at the set bits of each mask: the compactor's inverse (ZVC to
     Dense).
@@ -319,7 +383,7 @@ class Expander(wiring.Component):
     -------
     vectors, values : In(stream(...))
     dense : Out(stream({lanes[L], last}))
-        As :class:`~sparseforge.hw.interfaces.ExpandSignature` says.
+        As :class:`~sparseforge.hw.convert_dense.ExpandSignature` says.
 
     Latency and throughput: 1 cycle from a vector to its dense vector (registered);
     one vector a cycle while its value words are there and ``dense`` is taken.
@@ -452,6 +516,23 @@ class _DenseToWords(wiring.Component):
         raise NotImplementedError
 
 
+class DenseToCooSignature(wiring.Signature):
+    """A Dense-to-COO converter, seen from it: ``lanes`` values of ``width`` bits a vector,
+    row and column ids of ``index_width`` bits.
+
+    - ``dense`` (stream in, :func:`~.interfaces.dense_layout`, row-padded): a matrix's rows.
+    - ``coo`` (stream out, :func:`~sparseforge.hw.interfaces.record_word_layout` of
+      :func:`~sparseforge.sw.wire.coo_entry`): its nonzeros ``{row, col, value}`` in
+      row-major order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end`
+      says.
+    """
+
+    def __init__(self, lanes, width, index_width):
+        entry = wire.coo_entry(index_width, width)
+        super().__init__({"dense": In(stream.Signature(dense_layout(lanes, width))),
+                          "coo": Out(stream.Signature(record_word_layout(entry, lanes)))})
+
+
 @block("dense_to_coo")
 class DenseToCoo(_DenseToWords):
     """Dense to COO: a row-padded dense stream's nonzeros as (row, col, value), L a cycle.
@@ -472,7 +553,7 @@ class DenseToCoo(_DenseToWords):
     -------
     dense : In(stream({lanes[L], row_end, last}))
     coo : Out(stream({lanes[L] x {row, col, value}, count, last}))
-        As :class:`~sparseforge.hw.interfaces.DenseToCooSignature` says: the nonzeros in
+        As :class:`~sparseforge.hw.convert_dense.DenseToCooSignature` says: the nonzeros in
         row-major order, ``L`` a word, then one ``last`` word with the rest.
 
     Structure: row and column counters on the input; :class:`NonzeroPositions` (zero
@@ -510,6 +591,28 @@ class DenseToCoo(_DenseToWords):
         wiring.connect(m, compactor.words, wiring.flipped(self.coo))
 
 
+class DenseToCsrSignature(wiring.Signature):
+    """A Dense-to-CSR converter, seen from it: ``lanes`` values of ``width`` bits a vector,
+    column ids of ``index_width`` bits, row pointers of ``ptr_width`` bits.
+
+    - ``dense`` (stream in, :func:`~.interfaces.dense_layout`, row-padded): a matrix's rows.
+    - ``entries`` (stream out, :func:`~sparseforge.hw.interfaces.record_word_layout` of
+      :func:`~sparseforge.sw.wire.csr_entry`): its nonzeros ``{col, value}`` in row-major
+      order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end` says.
+    - ``row_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): ``row_ptr[1 ..
+      rows]``, each row's end (``row_ptr[0]`` is 0), ``last`` on the final one; modulo
+      ``2**ptr_width``.
+    """
+
+    def __init__(self, lanes, width, index_width, ptr_width):
+        entry = wire.csr_entry(index_width, width)
+        super().__init__({
+            "dense": In(stream.Signature(dense_layout(lanes, width))),
+            "entries": Out(stream.Signature(record_word_layout(entry, lanes))),
+            "row_ptr": Out(stream.Signature(struct(wire.pointer(ptr_width)))),
+        })
+
+
 @block("dense_to_csr")
 class DenseToCsr(_DenseToWords):
     """Dense to CSR: a row-padded dense stream's row pointers and (col, value), L a cycle.
@@ -532,7 +635,7 @@ class DenseToCsr(_DenseToWords):
     dense : In(stream({lanes[L], row_end, last}))
     entries : Out(stream({lanes[L] x {col, value}, count, last}))
     row_ptr : Out(stream({ptr, last}))
-        As :class:`~sparseforge.hw.interfaces.DenseToCsrSignature` says: ``row_ptr[1 ..
+        As :class:`~sparseforge.hw.convert_dense.DenseToCsrSignature` says: ``row_ptr[1 ..
         rows]`` (``row_ptr[0]`` is 0).
 
     Latency and throughput: as :class:`DenseToCoo`'s, the row pointer of a row with its
@@ -570,6 +673,25 @@ class DenseToCsr(_DenseToWords):
         wiring.connect(m, compactor.words, wiring.flipped(self.entries))
 
 
+class DenseToZvcSignature(wiring.Signature):
+    """A Dense-to-ZVC converter, seen from it: ``lanes`` values of ``width`` bits a vector.
+
+    - ``dense`` (stream in, :func:`~.interfaces.dense_layout`, flat): a matrix's elements.
+    - ``mask`` (stream out, :func:`~sparseforge.sw.wire.zvc_mask`): one word per vector,
+      ``last`` on the final one.
+    - ``values`` (stream out, :func:`~.interfaces.record_word_layout` without ``count``):
+      the nonzeros in order, ``lanes`` a word, framed as
+      :func:`~sparseforge.sw.wire.word_end` says.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "dense": In(stream.Signature(dense_layout(lanes, width, rows=False))),
+            "mask": Out(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": Out(stream.Signature(record_word_layout(width, lanes, count=False))),
+        })
+
+
 @block("dense_to_zvc")
 class DenseToZvc(_DenseToWords):
     """Dense to ZVC: a flat dense stream's mask, a word a vector, and nonzeros, L a cycle.
@@ -589,7 +711,7 @@ class DenseToZvc(_DenseToWords):
     dense : In(stream({lanes[L], last}))
     mask : Out(stream({mask, last}))
     values : Out(stream({lanes[L], last}))
-        As :class:`~sparseforge.hw.interfaces.DenseToZvcSignature` says.
+        As :class:`~sparseforge.hw.convert_dense.DenseToZvcSignature` says.
 
     Latency and throughput: as :class:`DenseToCoo`'s, each vector's mask word with the
     word its nonzeros complete; one vector a cycle while both outputs are taken.
@@ -622,6 +744,23 @@ class DenseToZvc(_DenseToWords):
                      self.values.payload.last.eq(words.payload.last)]
 
 
+class ZvcToDenseSignature(wiring.Signature):
+    """A ZVC-to-Dense converter, seen from it: the Dense-to-ZVC converter's streams, each
+    the other way.
+
+    - ``mask`` (stream in, :func:`~sparseforge.sw.wire.zvc_mask`) and ``values`` (stream
+      in): a matrix in ZVC, as Dense-to-ZVC emits it.
+    - ``dense`` (stream out, :func:`~.interfaces.dense_layout`, flat): one vector per mask word.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })
+
+
 @block("zvc_to_dense")
 class ZvcToDense(wiring.Component):
     """ZVC to Dense: mask words and packed values to a flat dense stream, L elements a cycle.
@@ -643,7 +782,7 @@ class ZvcToDense(wiring.Component):
     mask : In(stream({mask, last}))
     values : In(stream({lanes[L], last}))
     dense : Out(stream({lanes[L], last}))
-        As :class:`~sparseforge.hw.interfaces.ZvcToDenseSignature` says: one dense vector
+        As :class:`~sparseforge.hw.convert_dense.ZvcToDenseSignature` says: one dense vector
         per mask word.
 
     Latency and throughput: ``scan + 1`` cycles from a mask word to its dense vector

@@ -22,8 +22,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
+from ..sw import wire
 from .divider import DivMod
-from .interfaces import RlcToCooSignature, divmod_layout, prefix_sum_layouts
+from .interfaces import divmod_layout, prefix_sum_layouts, struct
 from .pipeline import Pipeline, stages
 from .prefix_sum import PrefixSum, kogge_stone
 from .stream_units import Beside, any_of, lowest
@@ -87,6 +88,37 @@ class Serializer(wiring.Component):
         return m
 
 
+def rlc_vector_layout(lanes, run_bits, value_width):
+    """A vector into RLC-to-COO: ``lanes`` x :func:`~sparseforge.sw.wire.rlc_pair`, then
+    :func:`~sparseforge.sw.wire.rlc_end`'s ``last``."""
+    return data.StructLayout({
+        "pairs": data.ArrayLayout(struct(wire.rlc_pair(run_bits, value_width)), lanes),
+        **{f.name: f.width for f in wire.rlc_end()}})
+
+
+class RlcToCooSignature(wiring.Signature):
+    """An RLC-to-COO converter, seen from it: ``lanes`` pairs a vector, ``run_bits``-bit
+    runs, row-major positions, rows and columns of ``width`` bits, ``value_width``-bit
+    values. Protocol:
+
+    - ``pairs`` (stream in, :func:`rlc_vector_layout`): a matrix's RLC pairs in order,
+      ``lanes`` a vector, ``last`` on its final vector; lanes after the final pair hold
+      (0, 0). A matrix with no nonzeros sends no vector.
+    - ``columns`` (in, ``width`` bits): the matrix's column count (the paper's K),
+      held while its vectors stream in.
+    - ``records`` (stream out, :func:`~sparseforge.sw.wire.coo_record`): one
+      ``{row, col, value, last}`` per nonzero, in row-major order, ``last`` on the
+      matrix's final one. Fillers (value 0) emit nothing.
+    """
+
+    def __init__(self, lanes, run_bits, width, value_width):
+        super().__init__({
+            "pairs": In(stream.Signature(rlc_vector_layout(lanes, run_bits, value_width))),
+            "columns": In(width),
+            "records": Out(stream.Signature(struct(wire.coo_record(width, value_width)))),
+        })
+
+
 @block("rlc_to_coo")
 class RlcToCoo(wiring.Component):
     """RLC to COO: RLC pairs in, L a vector; one (row, col, value) record a cycle out.
@@ -108,7 +140,7 @@ class RlcToCoo(wiring.Component):
     pairs : In(stream({pairs[L] {run, value}, last}))
     columns : In(P)
     records : Out(stream({row, col, value, last}))
-        As :class:`~sparseforge.hw.interfaces.RlcToCooSignature` says.
+        As :class:`~sparseforge.hw.convert_rlc.RlcToCooSignature` says.
 
     Structure: the distances (step 2: ``run + 1``, ``run`` for a matrix's first
     pair, the first flagged after reset and after each ``last``) go through a

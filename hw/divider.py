@@ -8,11 +8,12 @@ division unrolled one quotient bit per level.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import DivModSignature
+from .interfaces import divmod_layout
 from .pipeline import Pipeline, levels_param, stages
 
 
@@ -42,6 +43,26 @@ def restoring_step(state, wire):
     return {"divisor": divisor, "lanes": lanes}
 
 
+class DivModSignature(wiring.Signature):
+    """A parallel divide and modulo unit, ``lanes`` unsigned ``width``-bit dividends a cycle.
+
+    - ``dividends`` (stream in, ``lanes`` x ``width`` bits): one vector.
+    - ``divisor`` (in, ``width`` bits): the divisor (a tensor dimension),
+      sampled with each vector as it is accepted. Hold it while a tensor's
+      vectors stream in; a change applies to vectors accepted from then on.
+    - ``results`` (stream out, :func:`~sparseforge.hw.interfaces.divmod_layout`): one per vector, in
+      order: ``dividend // divisor`` and ``dividend % divisor`` per lane. A
+      divisor of 0 gives a quotient of all ones and the dividend as remainder.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "dividends": In(stream.Signature(data.ArrayLayout(width, lanes))),
+            "divisor": In(width),
+            "results": Out(stream.Signature(divmod_layout(lanes, width))),
+        })
+
+
 @block("divmod")
 class DivMod(wiring.Component):
     """Parallel divide and modulo by a run-time divisor, pipelined (Section V-A, Figure 8).
@@ -61,7 +82,7 @@ class DivMod(wiring.Component):
         Sampled with each vector as it is accepted and carried down the
         pipeline with it: hold it while a tensor's vectors stream in.
     results : Out(stream(L x {quotient, remainder}))
-        As :class:`~sparseforge.hw.interfaces.DivModSignature` says; a
+        As :class:`~sparseforge.hw.divider.DivModSignature` says; a
         divisor of 0 gives a quotient of all ones and the dividend as
         remainder.
 

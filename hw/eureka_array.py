@@ -12,18 +12,18 @@ row's blocks to its slot of the systolic schedule, for the systolic
 composition (:mod:`sparseforge.hw.compose.eureka_systolic`).
 """
 
-from amaranth.hdl import Cat, EnableInserter, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Cat, EnableInserter, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
+from ..sw import wire
 from ..sw.wire import PER_SLOT, ROTATION_BITS, ROWS, EurekaWire
 from .eureka_mac import COMPACTION, WIDTHS, EurekaMac
 from .interfaces import (
     EUREKA_COLUMNS,
     EurekaRowSignature,
-    MacGridSignature,
     SystolicSlotsSignature,
     beat_layout,
     slab_layout,
@@ -135,6 +135,37 @@ class BlockSequencer(wiring.Component):
                 m.d.sync += [valid.eq(done), payload.eq(done_rotation)]
             done, done_rotation = valid, payload
         return m
+
+
+class MacGridSignature(wiring.Signature):
+    """What a grid of Eureka MACs takes each cycle, seen from the grid (4 MAC rows, ``columns``
+    MAC columns, compaction P).
+
+    Not a stream: the controls act on the cycle they are driven.
+
+    - ``weight``, ``select``, ``displaced`` (in, one per MAC row): the MAC
+      row's filter value (0 idles it), the input row its 4P:1 operand
+      multiplexer selects, and whether the value belongs to the MAC row
+      above (which adds the product; never set on MAC row 0).
+    - ``operands`` (in, :func:`~sparseforge.hw.interfaces.slab_layout`): the block's input slab,
+      column n broadcast down MAC column n.
+    - ``enable`` (in): accumulate this cycle's slot; ``clear`` (in): with
+      ``enable``, start new outputs (the accumulators ignore what they hold).
+    - ``advance`` (in): the grid's pipeline moves on; low holds every
+      register of it, the accumulators included, and the controls and slab
+      of that cycle are not taken.
+    """
+
+    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
+        super().__init__({
+            "weight": In(data.ArrayLayout(signed(weight_width), wire.ROWS)),
+            "select": In(data.ArrayLayout(range(wire.ROWS * compaction), wire.ROWS)),
+            "displaced": In(wire.ROWS),
+            "operands": In(slab_layout(compaction, act_width, columns)),
+            "enable": In(1),
+            "clear": In(1),
+            "advance": In(1),
+        })
 
 
 class MacGrid(wiring.Component):

@@ -1,4 +1,16 @@
-"""The named interfaces blocks connect through, with their payload layouts.
+"""The shared vocabulary: the named interfaces that more than one block speaks.
+
+What belongs here is what crosses from one block to another: the Buffet and
+Tailor ports (split into the parent's side and the child's), the memory ports,
+and the record streams one block sends and another takes (the Eureka rows and
+slots, the CISS lanes the TLU sends and the PEs take, the Tensaurus chunks and
+drains, the MINT dense vectors and record words), with the payload layouts of
+each. A signature only one block uses lives beside that block instead, as a
+module-level class just above the component (``prefix_sum.PrefixSumSignature``,
+``tensaurus_pe.TensaurusPeSignature``), the way Amaranth keeps
+``ReadPort.Signature`` beside ``ReadPort``; so does a layout only it packs.
+``tests/test_architecture.py`` checks that each name here is used by two or
+more modules of ``hw/`` (directly or through another name here).
 
 Each is a ``wiring.Signature`` (class) whose docstring states the protocol
 it promises; payload layouts come from the wire formats in
@@ -20,7 +32,6 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..sw import wire
-from ..sw.wire import MintMode, TensaurusKernel
 
 
 def struct(fields):
@@ -250,38 +261,7 @@ class SystolicSlotsSignature(wiring.Signature):
         super().__init__({"slots": In(stream.Signature(slot_counts_layout(rows, per_slot)))})
 
 
-class MacGridSignature(wiring.Signature):
-    """What a grid of Eureka MACs takes each cycle, seen from the grid (4 MAC rows, ``columns``
-    MAC columns, compaction P).
-
-    Not a stream: the controls act on the cycle they are driven.
-
-    - ``weight``, ``select``, ``displaced`` (in, one per MAC row): the MAC
-      row's filter value (0 idles it), the input row its 4P:1 operand
-      multiplexer selects, and whether the value belongs to the MAC row
-      above (which adds the product; never set on MAC row 0).
-    - ``operands`` (in, :func:`slab_layout`): the block's input slab,
-      column n broadcast down MAC column n.
-    - ``enable`` (in): accumulate this cycle's slot; ``clear`` (in): with
-      ``enable``, start new outputs (the accumulators ignore what they hold).
-    - ``advance`` (in): the grid's pipeline moves on; low holds every
-      register of it, the accumulators included, and the controls and slab
-      of that cycle are not taken.
-    """
-
-    def __init__(self, compaction, weight_width, act_width, columns=EUREKA_COLUMNS):
-        super().__init__({
-            "weight": In(data.ArrayLayout(signed(weight_width), wire.ROWS)),
-            "select": In(data.ArrayLayout(range(wire.ROWS * compaction), wire.ROWS)),
-            "displaced": In(wire.ROWS),
-            "operands": In(slab_layout(compaction, act_width, columns)),
-            "enable": In(1),
-            "clear": In(1),
-            "advance": In(1),
-        })
-
-
-# -- MINT building blocks (Section V-A, Fig. 8a) ---------------------------------------
+# -- MINT building blocks (Section V-A, Fig. 8a): payloads the converters pack ---------
 
 def prefix_sum_layouts(lanes, width):
     """The prefix-sum unit's payloads ``(counts, sums)``: ``{counts[lanes], last}`` in,
@@ -292,73 +272,9 @@ def prefix_sum_layouts(lanes, width):
     return counts, sums
 
 
-class PrefixSumSignature(wiring.Signature):
-    """A prefix-sum (scan) unit over ``lanes`` counts of ``width`` bits a cycle, seen from it.
-
-    A *sequence* (one matrix's counts) is a run of vectors ending with ``last``.
-
-    - ``counts`` (stream in, :func:`prefix_sum_layouts`): one vector, lane 0
-      first; ``last`` ends the sequence, and the running sum starts again
-      from 0 with the next vector.
-    - ``sums`` (stream out): one per vector, in order. ``sums[i]`` is the sum
-      of the sequence's counts before lane ``i`` of this vector (exclusive
-      scan), or up to and including it (inclusive scan, where the unit is
-      built so); ``total`` the sum up to and including this vector's last
-      lane (the sequence's size on its ``last`` vector); ``last`` as given.
-      All modulo ``2**width``.
-    """
-
-    def __init__(self, lanes, width):
-        counts, sums = prefix_sum_layouts(lanes, width)
-        super().__init__({"counts": In(stream.Signature(counts)),
-                          "sums": Out(stream.Signature(sums))})
-
-
 def divmod_layout(lanes, width):
     """A divide/modulo result vector: ``{quotient, remainder}`` of ``width`` bits per lane."""
     return data.ArrayLayout(data.StructLayout({"quotient": width, "remainder": width}), lanes)
-
-
-class DivModSignature(wiring.Signature):
-    """A parallel divide and modulo unit, ``lanes`` unsigned ``width``-bit dividends a cycle.
-
-    - ``dividends`` (stream in, ``lanes`` x ``width`` bits): one vector.
-    - ``divisor`` (in, ``width`` bits): the divisor (a tensor dimension),
-      sampled with each vector as it is accepted. Hold it while a tensor's
-      vectors stream in; a change applies to vectors accepted from then on.
-    - ``results`` (stream out, :func:`divmod_layout`): one per vector, in
-      order: ``dividend // divisor`` and ``dividend % divisor`` per lane. A
-      divisor of 0 gives a quotient of all ones and the dividend as remainder.
-    """
-
-    def __init__(self, lanes, width):
-        super().__init__({
-            "dividends": In(stream.Signature(data.ArrayLayout(width, lanes))),
-            "divisor": In(width),
-            "results": Out(stream.Signature(divmod_layout(lanes, width))),
-        })
-
-
-def zero_detect_layout(lanes, width):
-    """Zero detection's output: the ``values`` as given, the ``mask`` of the nonzero
-    ones (bit ``i`` for lane ``i``) and their ``count``."""
-    return data.StructLayout({"values": data.ArrayLayout(width, lanes), "mask": lanes,
-                              "count": range(lanes + 1)})
-
-
-class ZeroDetectSignature(wiring.Signature):
-    """Zero detection over ``lanes`` values of ``width`` bits a cycle, seen from the unit.
-
-    - ``values`` (stream in, ``lanes`` x ``width`` bits): one vector.
-    - ``detect`` (stream out, :func:`zero_detect_layout`): one per vector, in
-      order.
-    """
-
-    def __init__(self, lanes, width):
-        super().__init__({
-            "values": In(stream.Signature(data.ArrayLayout(width, lanes))),
-            "detect": Out(stream.Signature(zero_detect_layout(lanes, width))),
-        })
 
 
 def cluster_layouts(lanes, bins):
@@ -370,43 +286,7 @@ def cluster_layouts(lanes, bins):
     return indices, data.ArrayLayout(range(lanes + 1), bins)
 
 
-class ClusterCountSignature(wiring.Signature):
-    """A cluster counter: the histogram of a chunk of ``lanes`` indices into ``bins`` bins.
-
-    - ``indices`` (stream in, :func:`cluster_layouts`): one chunk; lanes
-      whose ``mask`` bit is clear hold no index (a partial chunk).
-    - ``histogram`` (stream out): one per chunk, in order: per bin value
-      ``b``, how many of the chunk's indices equal ``b``.
-    """
-
-    def __init__(self, lanes, bins):
-        indices, histogram = cluster_layouts(lanes, bins)
-        super().__init__({"indices": In(stream.Signature(indices)),
-                          "histogram": Out(stream.Signature(histogram))})
-
-
-def sort_layout(lanes, key_width, data_width):
-    """A chunk to sort: ``lanes`` records ``{key, data}``."""
-    return data.ArrayLayout(data.StructLayout({"key": key_width, "data": data_width}), lanes)
-
-
-class SortSignature(wiring.Signature):
-    """A sorting network over chunks of ``lanes`` ``{key, data}`` records, seen from it.
-
-    - ``chunk`` (stream in, :func:`sort_layout`): one chunk. Pad a partial
-      chunk's last lanes with the largest key: they sort to the end.
-    - ``sorted`` (stream out, the same layout): one per chunk, in order: its
-      records by ascending unsigned key; records with equal keys keep their
-      input order (a stable sort).
-    """
-
-    def __init__(self, lanes, key_width, data_width):
-        layout = sort_layout(lanes, key_width, data_width)
-        super().__init__({"chunk": In(stream.Signature(layout)),
-                          "sorted": Out(stream.Signature(layout))})
-
-
-# -- MINT converters (Section V-B, Fig. 8c and 8f) -------------------------------------
+# -- MINT converters (Section V-B) -----------------------------------------------------
 
 def csc_pointer_layout(lanes, ptr_width):
     """A vector of CSC column pointers: ``ptr[lanes]``, and ``last`` on a matrix's final one."""
@@ -451,82 +331,6 @@ class CsrToCscSignature(wiring.Signature):
         })
 
 
-def csf_level_layout(lanes, id_width, data_width, count_width):
-    """A CSF level record: ``lanes`` x :func:`~sparseforge.sw.wire.csf_node`, then
-    :func:`~sparseforge.sw.wire.csf_level_end`'s ``{mask, last, total}``."""
-    return data.StructLayout({
-        "lanes": data.ArrayLayout(struct(wire.csf_node(id_width, data_width)), lanes),
-        **{f.name: f.width for f in wire.csf_level_end(lanes, count_width)}})
-
-
-class DenseToCsfSignature(wiring.Signature):
-    """A Dense-to-CSF converter of 3-D tensors, seen from it: ``lanes`` elements a vector,
-    coordinates of ``index_width`` bits, node counts and pointers of ``count_width`` bits,
-    ``value_width``-bit values.
-
-    A tensor is one ``shape``, then its elements. Protocol, per tensor:
-
-    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.tensor_shape`): ``dim0..dim2``,
-      each from 1 to ``2**index_width``, ``dim2`` at least ``lanes``; taken between
-      tensors.
-    - ``dense`` (stream in, ``lanes`` values): the elements in row-major order, lane 0
-      first, ``ceil(dim0 * dim1 * dim2 / lanes)`` vectors; lanes past the last element
-      are ignored.
-    - ``level0``, ``level1``, ``level2`` (streams out, :func:`csf_level_layout`): the
-      tree's levels (mode 0 to mode 2), one record per vector that holds a node of that
-      level, and a record for the tensor's last vector on every level. A record's lanes
-      whose ``mask`` bit is set are its nodes, in order: ``id`` is the node's fids entry,
-      ``data`` its fptr entry (the index of its first child on the next level) or, on
-      ``level2``, its value's bits. ``total`` counts the level's nodes so far: on the
-      ``last`` record of ``level1`` and ``level2``, the final entries of ``fptr0`` and
-      ``fptr1``. Counts and pointers wrap modulo ``2**count_width``.
-    """
-
-    def __init__(self, lanes, index_width, count_width, value_width):
-        node = csf_level_layout(lanes, index_width, count_width, count_width)
-        leaf = csf_level_layout(lanes, index_width, value_width, count_width)
-        super().__init__({
-            "shape": In(stream.Signature(struct(wire.tensor_shape(index_width + 1)))),
-            "dense": In(stream.Signature(data.ArrayLayout(value_width, lanes))),
-            "level0": Out(stream.Signature(node)),
-            "level1": Out(stream.Signature(node)),
-            "level2": Out(stream.Signature(leaf)),
-        })
-
-
-# -- MINT converters (Section V-B, Fig. 8d and 8e) -------------------------------------
-
-def rlc_vector_layout(lanes, run_bits, value_width):
-    """A vector into RLC-to-COO: ``lanes`` x :func:`~sparseforge.sw.wire.rlc_pair`, then
-    :func:`~sparseforge.sw.wire.rlc_end`'s ``last``."""
-    return data.StructLayout({
-        "pairs": data.ArrayLayout(struct(wire.rlc_pair(run_bits, value_width)), lanes),
-        **{f.name: f.width for f in wire.rlc_end()}})
-
-
-class RlcToCooSignature(wiring.Signature):
-    """An RLC-to-COO converter, seen from it: ``lanes`` pairs a vector, ``run_bits``-bit
-    runs, row-major positions, rows and columns of ``width`` bits, ``value_width``-bit
-    values. Protocol:
-
-    - ``pairs`` (stream in, :func:`rlc_vector_layout`): a matrix's RLC pairs in order,
-      ``lanes`` a vector, ``last`` on its final vector; lanes after the final pair hold
-      (0, 0). A matrix with no nonzeros sends no vector.
-    - ``columns`` (in, ``width`` bits): the matrix's column count (the paper's K),
-      held while its vectors stream in.
-    - ``records`` (stream out, :func:`~sparseforge.sw.wire.coo_record`): one
-      ``{row, col, value, last}`` per nonzero, in row-major order, ``last`` on the
-      matrix's final one. Fillers (value 0) emit nothing.
-    """
-
-    def __init__(self, lanes, run_bits, width, value_width):
-        super().__init__({
-            "pairs": In(stream.Signature(rlc_vector_layout(lanes, run_bits, value_width))),
-            "columns": In(width),
-            "records": Out(stream.Signature(struct(wire.coo_record(width, value_width)))),
-        })
-
-
 class CsrToBsrSignature(wiring.Signature):
     """A CSR-to-BSR converter of ``block`` = (R, C) blocks, seen from it: column indices,
     pointers and counts of ``width`` bits, ``value_width``-bit values. Protocol, per
@@ -553,7 +357,7 @@ class CsrToBsrSignature(wiring.Signature):
         })
 
 
-# -- MINT converters: Dense to COO, CSR and ZVC, ZVC to Dense (Section V-B) --------------
+# -- MINT records: the dense vectors and record words the converters and MINT_m share --
 
 def _fields(fields):
     return {f.name: f.width for f in fields}
@@ -574,188 +378,7 @@ def record_word_layout(record, lanes, count=True):
                               **_fields(wire.word_end(lanes, count))})
 
 
-def compact_layouts(lanes, record_width, tag_width=0, position_width=0):
-    """The compactor's payloads ``(vectors, words, marks)``.
-
-    ``vectors``: ``{records[lanes], mask, sums[lanes], total, last, mark, tag}``, the
-    sums and total ``log2(lanes) + 1`` bits (positions modulo ``2 * lanes``); ``words``:
-    :func:`record_word_layout` of ``record_width``-bit records; ``marks``: ``{tag,
-    position, last}``.
-    """
-    position = ceil_log2(lanes) + 1
-    vectors = data.StructLayout({
-        "records": data.ArrayLayout(record_width, lanes), "mask": lanes,
-        "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1, "mark": 1,
-        "tag": tag_width})
-    marks = data.StructLayout({"tag": tag_width, "position": position_width, "last": 1})
-    return vectors, record_word_layout(record_width, lanes), marks
-
-
-class CompactSignature(wiring.Signature):
-    """A stream compactor, seen from it: vectors of ``lanes`` records of ``record_width``
-    bits in, the records whose mask bit is set out, packed ``lanes`` a word.
-
-    - ``vectors`` (stream in, :func:`compact_layouts`): ``records``, ``mask`` (bit ``i``
-      set where record ``i`` is kept), ``sums`` and ``total`` (the prefix-sum unit's
-      exclusive sums of the mask bits and its total, modulo ``2 * lanes``: each kept
-      record's position in the matrix, and the position after the vector), ``last`` on a
-      matrix's final vector; ``mark`` and ``tag`` ask for a mark.
-    - ``words`` (stream out): the kept records in order, framed as
-      :func:`~sparseforge.sw.wire.word_end` says.
-    - ``marks`` (stream out, present where ``tag_width`` or ``position_width`` is not
-      0): one per vector with ``mark`` set, in order: its ``tag``, ``position`` (the
-      records kept in the matrix so far, this vector's included, modulo
-      ``2**position_width``) and ``last``.
-    """
-
-    def __init__(self, lanes, record_width, tag_width=0, position_width=0):
-        vectors, words, marks = compact_layouts(lanes, record_width, tag_width,
-                                                position_width)
-        members = {"vectors": In(stream.Signature(vectors)),
-                   "words": Out(stream.Signature(words))}
-        if tag_width or position_width:
-            members["marks"] = Out(stream.Signature(marks))
-        super().__init__(members)
-
-
-def expand_layout(lanes):
-    """The expander's positions: ``{mask, sums[lanes], total, last}``, as the compactor's."""
-    position = ceil_log2(lanes) + 1
-    return data.StructLayout({"mask": lanes, "sums": data.ArrayLayout(position, lanes),
-                              "total": position, "last": 1})
-
-
-class ExpandSignature(wiring.Signature):
-    """A stream expander, the compactor's inverse, seen from it: ``lanes`` lanes of
-    ``width`` bits.
-
-    - ``vectors`` (stream in, :func:`expand_layout`): a mask, the prefix-sum unit's
-      exclusive sums of its bits and their total (modulo ``2 * lanes``), ``last``.
-    - ``values`` (stream in, :func:`record_word_layout` without ``count``): the packed
-      values, framed as :func:`~sparseforge.sw.wire.word_end` says.
-    - ``dense`` (stream out, :func:`dense_layout`, flat): per vector, lane ``i`` the next
-      packed value where mask bit ``i`` is set, else 0; ``last`` as given.
-    """
-
-    def __init__(self, lanes, width):
-        super().__init__({
-            "vectors": In(stream.Signature(expand_layout(lanes))),
-            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
-            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
-        })
-
-
-class DenseToCooSignature(wiring.Signature):
-    """A Dense-to-COO converter, seen from it: ``lanes`` values of ``width`` bits a vector,
-    row and column ids of ``index_width`` bits.
-
-    - ``dense`` (stream in, :func:`dense_layout`, row-padded): a matrix's rows.
-    - ``coo`` (stream out, :func:`record_word_layout` of
-      :func:`~sparseforge.sw.wire.coo_entry`): its nonzeros ``{row, col, value}`` in
-      row-major order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end`
-      says.
-    """
-
-    def __init__(self, lanes, width, index_width):
-        entry = wire.coo_entry(index_width, width)
-        super().__init__({"dense": In(stream.Signature(dense_layout(lanes, width))),
-                          "coo": Out(stream.Signature(record_word_layout(entry, lanes)))})
-
-
-class DenseToCsrSignature(wiring.Signature):
-    """A Dense-to-CSR converter, seen from it: ``lanes`` values of ``width`` bits a vector,
-    column ids of ``index_width`` bits, row pointers of ``ptr_width`` bits.
-
-    - ``dense`` (stream in, :func:`dense_layout`, row-padded): a matrix's rows.
-    - ``entries`` (stream out, :func:`record_word_layout` of
-      :func:`~sparseforge.sw.wire.csr_entry`): its nonzeros ``{col, value}`` in row-major
-      order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end` says.
-    - ``row_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): ``row_ptr[1 ..
-      rows]``, each row's end (``row_ptr[0]`` is 0), ``last`` on the final one; modulo
-      ``2**ptr_width``.
-    """
-
-    def __init__(self, lanes, width, index_width, ptr_width):
-        entry = wire.csr_entry(index_width, width)
-        super().__init__({
-            "dense": In(stream.Signature(dense_layout(lanes, width))),
-            "entries": Out(stream.Signature(record_word_layout(entry, lanes))),
-            "row_ptr": Out(stream.Signature(struct(wire.pointer(ptr_width)))),
-        })
-
-
-class DenseToZvcSignature(wiring.Signature):
-    """A Dense-to-ZVC converter, seen from it: ``lanes`` values of ``width`` bits a vector.
-
-    - ``dense`` (stream in, :func:`dense_layout`, flat): a matrix's elements.
-    - ``mask`` (stream out, :func:`~sparseforge.sw.wire.zvc_mask`): one word per vector,
-      ``last`` on the final one.
-    - ``values`` (stream out, :func:`record_word_layout` without ``count``): the nonzeros in
-      order, ``lanes`` a word, framed as :func:`~sparseforge.sw.wire.word_end` says.
-    """
-
-    def __init__(self, lanes, width):
-        super().__init__({
-            "dense": In(stream.Signature(dense_layout(lanes, width, rows=False))),
-            "mask": Out(stream.Signature(struct(wire.zvc_mask(lanes)))),
-            "values": Out(stream.Signature(record_word_layout(width, lanes, count=False))),
-        })
-
-
-class ZvcToDenseSignature(wiring.Signature):
-    """A ZVC-to-Dense converter, seen from it: the Dense-to-ZVC converter's streams, each
-    the other way.
-
-    - ``mask`` (stream in, :func:`~sparseforge.sw.wire.zvc_mask`) and ``values`` (stream
-      in): a matrix in ZVC, as Dense-to-ZVC emits it.
-    - ``dense`` (stream out, :func:`dense_layout`, flat): one vector per mask word.
-    """
-
-    def __init__(self, lanes, width):
-        super().__init__({
-            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
-            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
-            "dense": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
-        })
-
-
-def mint_mark(lanes, ptr_width):
-    """A mark of the merged converter: a CSR row pointer ``ptr`` or a ZVC ``mask`` word,
-    and ``last`` on a matrix's final one."""
-    return data.StructLayout({"ptr": ptr_width, "mask": lanes, "last": 1})
-
-
-class MintMergedSignature(wiring.Signature):
-    """The merged converter (MINT_m), seen from it: the Dense and ZVC conversions of the
-    separate converters through one set of streams, ``mode`` choosing the conversion.
-
-    - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
-      streams; change it only once the previous matrix's outputs have all left.
-    - ``dense`` (stream in, :func:`dense_layout`): a matrix, row-padded for Dense to COO
-      and CSR, flat (``row_end`` 0) for Dense to ZVC.
-    - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
-      :class:`ZvcToDenseSignature` takes them.
-    - ``words`` (stream out, :func:`record_word_layout` of
-      :func:`~sparseforge.sw.wire.coo_entry`): the nonzeros, ``lanes`` a word, framed as
-      :func:`~sparseforge.sw.wire.word_end` says; COO uses every field, CSR ``col`` and
-      ``value``, ZVC ``value``.
-    - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
-      or ZVC's mask words in ``mask``, ``last`` on the final one.
-    - ``expanded`` (stream out, :func:`dense_layout`, flat): ZVC to Dense's vectors.
-    """
-
-    def __init__(self, lanes, width, index_width, ptr_width):
-        entry = wire.coo_entry(index_width, width)
-        super().__init__({
-            "mode": In(MintMode),
-            "dense": In(stream.Signature(dense_layout(lanes, width))),
-            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
-            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
-            "words": Out(stream.Signature(record_word_layout(entry, lanes))),
-            "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
-            "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
-        })
-
+# -- Tensaurus (Section 5): the streams between its units, and the accelerator's port ---
 
 def ciss_lane_layout(dw, iw, order=3):
     """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane), and
@@ -811,30 +434,6 @@ class ScratchpadPortSignature(wiring.Signature):
         super().__init__({
             "request": Out(stream.Signature(pe_request_layout(iw, chunks))),
             "response": In(stream.Signature(chunk_layout(vlen, dw))),
-        })
-
-
-class TensaurusPeSignature(wiring.Signature):
-    """A Tensaurus PE, seen from it (Section 5.2.4, Fig. 5b).
-
-    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a stream runs.
-    - ``lane`` (stream in, :func:`ciss_lane_layout`): its CISS lane, entry by entry,
-      then the end marker.
-    - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
-    - ``spm`` (out, :class:`ScratchpadPortSignature`): its scratchpad reads, of
-      :func:`spm_chunks` chunks a row.
-    - ``drain`` (stream out, :func:`pe_drain_layout`): each finished slice's OSR, one
-      entry per chunk (``tlen``, or in TTMc ``olen = r1 * tlen``), and after the end
-      marker one item with ``last``.
-    """
-
-    def __init__(self, vlen, tlen, dw, iw, acc_width, order=3, r1=1):
-        super().__init__({
-            "kernel": In(TensaurusKernel),
-            "lane": In(stream.Signature(ciss_lane_layout(dw, iw, order))),
-            "forward": Out(stream.Signature(ciss_lane_layout(dw, iw, order))),
-            "spm": Out(ScratchpadPortSignature(iw, spm_chunks(tlen, vlen, r1), vlen, dw)),
-            "drain": Out(stream.Signature(pe_drain_layout(iw, r1 * tlen, vlen, acc_width))),
         })
 
 
@@ -921,101 +520,13 @@ def ciss_entry_layout(pes, dw, iw, order=3):
     return data.ArrayLayout(lane, pes)
 
 
-class TluSignature(wiring.Signature):
-    """A Tensaurus tensor load unit (Section 5.2.1), seen from it.
-
-    - ``start`` (stream in): ``{base, count}``, a CISS stream of ``count`` entries at
-      ``base``; taken when the previous one has been sent whole.
-    - ``mem`` (out, :class:`TaggedMemoryPortSignature`): one entry a read, answered in
-      any order.
-    - ``lanes`` (``pes`` streams out, :func:`ciss_lane_layout`): lane ``p`` of every
-      entry in order, then the end marker (an idle lane with ``last``).
-    """
-
-    def __init__(self, pes, dw, iw, order, tags, addr_width):
-        entry = ciss_entry_layout(pes, dw, iw, order)
-        super().__init__({
-            "start": In(stream.Signature(data.StructLayout({"base": addr_width,
-                                                            "count": addr_width}))),
-            "mem": Out(TaggedMemoryPortSignature(addr_width, entry.size, ceil_log2(tags))),
-            "lanes": Out(stream.Signature(ciss_lane_layout(dw, iw, order))).array(pes),
-        })
-
-
 def mlu_start_layout(iw, addr_width):
     """What the MLU loads: operand 0's ``rows0`` rows from ``base0`` and operand 1's
     ``rows1`` rows from ``base1`` (0 rows: none), into the scratchpads' ``half``; with
     ``broadcast``, operand 1's rows are B's of TTMc, each whole into every column
-    (:class:`MluSignature`)."""
+    (:class:`~sparseforge.hw.tensaurus_mlu.MluSignature`)."""
     return data.StructLayout({"base0": addr_width, "rows0": iw + 1,
                               "base1": addr_width, "rows1": iw + 1, "half": 1,
                               "broadcast": 1})
 
 
-class MluSignature(wiring.Signature):
-    """A Tensaurus matrix load unit (Section 5.2.2), seen from it.
-
-    - ``start`` (stream in, :func:`mlu_start_layout`): taken once the previous load has
-      been written whole.
-    - ``mem`` (out, :class:`MemoryPortSignature`): chunk words (:func:`chunk_layout`); a
-      matrix row is ``chunks`` words in order, row after row.
-    - ``fills`` (``cols`` streams out, :func:`spm_fill_layout`): a row of ``tlen * cols``
-      chunks is split: its chunk ``g`` goes to column ``g % cols``'s scratchpad as its
-      chunk ``g // cols``; a broadcast row (operand 1 with ``broadcast``) is ``b_chunks``
-      chunks, each to every column's scratchpad as its chunk ``g``; into the start's
-      ``half``.
-    """
-
-    def __init__(self, cols, iw, tlen, vlen, dw, addr_width, b_chunks=1):
-        fill = spm_fill_layout(iw, max(tlen, b_chunks), vlen, dw)
-        super().__init__({
-            "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
-            "mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
-            "fills": Out(stream.Signature(fill)).array(cols),
-        })
-
-
-def tensaurus_job_layout(iw, addr_width):
-    """A tile of a Tensaurus run: its CISS stream (``entries`` at ``tensor_base``), its
-    rows of the operand matrices as :func:`mlu_start_layout` says (the accelerator picks
-    the half, the kernel says whether B is broadcast), the output's rows, and ``last`` on
-    the run's final tile (after it the output is sent; before it the sums stay)."""
-    return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
-                              **{name: field.shape for name, field in
-                                 mlu_start_layout(iw, addr_width)
-                                 if name not in ("half", "broadcast")},
-                              "out_rows": iw + 1, "last": 1})
-
-
-class TensaurusSignature(wiring.Signature):
-    """The Tensaurus accelerator (Section 5, Fig. 5a), seen from it.
-
-    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a run goes.
-    - ``start`` (stream in, :func:`tensaurus_job_layout`): a run's tiles, one item
-      each; a tile is taken while the one before it computes (its matrices load into
-      the scratchpads' other half), a run's first once the previous run's stats are
-      taken.
-    - ``tensor_mem`` (out, :class:`TaggedMemoryPortSignature`): the TLU's CISS reads.
-    - ``matrix_mem`` (out, :class:`MemoryPortSignature`): the MLU's chunk reads.
-    - ``out`` (stream out, :func:`msu_out_layout`): the output, row by row, each
-      ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
-    - ``stats`` (stream out): after each run's output, its cycles from its first tile to
-      its output's end split into those no tile computed, waiting for matrices to load
-      (``load_cycles``), and the rest (``compute_cycles``); the next run starts once it
-      is taken.
-    """
-
-    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width,
-                 r1=1):
-        entry = ciss_entry_layout(rows, dw, iw, order)
-        super().__init__({
-            "kernel": In(TensaurusKernel),
-            "start": In(stream.Signature(tensaurus_job_layout(iw, addr_width))),
-            "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
-                                                        ceil_log2(tags))),
-            "matrix_mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
-            "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
-                                                       acc_width))),
-            "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
-                                                             "compute_cycles": 32}))),
-        })

@@ -17,7 +17,8 @@ The mode only steers handshakes and the marks; no datapath is duplicated per mod
 """
 
 from amaranth.hdl import Module, Mux
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
@@ -33,7 +34,45 @@ from .convert_dense import (
     column,
     coordinates,
 )
-from .interfaces import MintMergedSignature, struct
+from .interfaces import dense_layout, record_word_layout, struct
+
+
+def mint_mark(lanes, ptr_width):
+    """A mark of the merged converter: a CSR row pointer ``ptr`` or a ZVC ``mask`` word,
+    and ``last`` on a matrix's final one."""
+    return data.StructLayout({"ptr": ptr_width, "mask": lanes, "last": 1})
+
+
+class MintMergedSignature(wiring.Signature):
+    """The merged converter (MINT_m), seen from it: the Dense and ZVC conversions of the
+    separate converters through one set of streams, ``mode`` choosing the conversion.
+
+    - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
+      streams; change it only once the previous matrix's outputs have all left.
+    - ``dense`` (stream in, :func:`~.interfaces.dense_layout`): a matrix, row-padded for
+      Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC.
+    - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
+      :class:`ZvcToDenseSignature` takes them.
+    - ``words`` (stream out, :func:`~sparseforge.hw.interfaces.record_word_layout` of
+      :func:`~sparseforge.sw.wire.coo_entry`): the nonzeros, ``lanes`` a word, framed as
+      :func:`~sparseforge.sw.wire.word_end` says; COO uses every field, CSR ``col`` and
+      ``value``, ZVC ``value``.
+    - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
+      or ZVC's mask words in ``mask``, ``last`` on the final one.
+    - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
+    """
+
+    def __init__(self, lanes, width, index_width, ptr_width):
+        entry = wire.coo_entry(index_width, width)
+        super().__init__({
+            "mode": In(MintMode),
+            "dense": In(stream.Signature(dense_layout(lanes, width))),
+            "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
+            "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "words": Out(stream.Signature(record_word_layout(entry, lanes))),
+            "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
+            "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+        })
 
 
 @block("mint_merged")
@@ -53,7 +92,7 @@ class MintMerged(wiring.Component):
     mode : In(MintMode)
     dense, mask, values : In(stream(...))
     words, marks, expanded : Out(stream(...))
-        As :class:`~sparseforge.hw.interfaces.MintMergedSignature` says: each mode emits
+        As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names.
 
     Structure: the row and column counters, :class:`~.convert_dense.NonzeroPositions`,

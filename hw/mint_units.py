@@ -8,11 +8,12 @@ count, a balanced tree of adders.
 """
 
 from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import ClusterCountSignature, ZeroDetectSignature
+from .interfaces import cluster_layouts
 from .pipeline import Pipeline
 
 
@@ -24,6 +25,28 @@ def popcount(bits, wire):
         level = [wire(level[i] + level[i + 1], "partial") if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
     return level[0]
+
+
+def zero_detect_layout(lanes, width):
+    """Zero detection's output: the ``values`` as given, the ``mask`` of the nonzero
+    ones (bit ``i`` for lane ``i``) and their ``count``."""
+    return data.StructLayout({"values": data.ArrayLayout(width, lanes), "mask": lanes,
+                              "count": range(lanes + 1)})
+
+
+class ZeroDetectSignature(wiring.Signature):
+    """Zero detection over ``lanes`` values of ``width`` bits a cycle, seen from the unit.
+
+    - ``values`` (stream in, ``lanes`` x ``width`` bits): one vector.
+    - ``detect`` (stream out, :func:`zero_detect_layout`): one per vector, in
+      order.
+    """
+
+    def __init__(self, lanes, width):
+        super().__init__({
+            "values": In(stream.Signature(data.ArrayLayout(width, lanes))),
+            "detect": Out(stream.Signature(zero_detect_layout(lanes, width))),
+        })
 
 
 @block("zero_detect")
@@ -39,7 +62,7 @@ class ZeroDetect(wiring.Component):
     -------
     values : In(stream(N x width))
     detect : Out(stream({values, mask, count}))
-        As :class:`~sparseforge.hw.interfaces.ZeroDetectSignature` says:
+        As :class:`~sparseforge.hw.mint_units.ZeroDetectSignature` says:
         the values as given, ``mask`` bit ``i`` set where value ``i`` is
         nonzero, ``count`` the number of nonzero values.
 
@@ -72,6 +95,21 @@ class ZeroDetect(wiring.Component):
         return m
 
 
+class ClusterCountSignature(wiring.Signature):
+    """A cluster counter: the histogram of a chunk of ``lanes`` indices into ``bins`` bins.
+
+    - ``indices`` (stream in, :func:`~sparseforge.hw.interfaces.cluster_layouts`): one chunk; lanes
+      whose ``mask`` bit is clear hold no index (a partial chunk).
+    - ``histogram`` (stream out): one per chunk, in order: per bin value
+      ``b``, how many of the chunk's indices equal ``b``.
+    """
+
+    def __init__(self, lanes, bins):
+        indices, histogram = cluster_layouts(lanes, bins)
+        super().__init__({"indices": In(stream.Signature(indices)),
+                          "histogram": Out(stream.Signature(histogram))})
+
+
 @block("cluster_counter")
 class ClusterCounter(wiring.Component):
     """The cluster counter: the histogram of a chunk of N indices (Section V-B1, Figure 8c).
@@ -90,7 +128,7 @@ class ClusterCounter(wiring.Component):
     indices : In(stream({indices[N], mask}))
         ``mask`` bit ``i`` set where lane ``i`` holds an index.
     histogram : Out(stream(bins x count))
-        As :class:`~sparseforge.hw.interfaces.ClusterCountSignature` says.
+        As :class:`~sparseforge.hw.mint_units.ClusterCountSignature` says.
 
     Latency and throughput: 2 cycles (the decoders, then the population
     counts); one chunk per cycle while ``histogram`` is taken.

@@ -15,11 +15,12 @@ reading the previous level's values):
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params, choice
 from ..registry import block
-from .interfaces import PrefixSumSignature
+from .interfaces import prefix_sum_layouts
 from .pipeline import Pipeline, levels_param, stages
 
 
@@ -51,6 +52,28 @@ def kogge_stone(lanes):
 VARIANTS = {"serial": serial, "brent_kung": brent_kung, "kogge_stone": kogge_stone}
 
 
+class PrefixSumSignature(wiring.Signature):
+    """A prefix-sum (scan) unit over ``lanes`` counts of ``width`` bits a cycle, seen from it.
+
+    A *sequence* (one matrix's counts) is a run of vectors ending with ``last``.
+
+    - ``counts`` (stream in, :func:`~.interfaces.prefix_sum_layouts`): one vector, lane 0
+      first; ``last`` ends the sequence, and the running sum starts again
+      from 0 with the next vector.
+    - ``sums`` (stream out): one per vector, in order. ``sums[i]`` is the sum
+      of the sequence's counts before lane ``i`` of this vector (exclusive
+      scan), or up to and including it (inclusive scan, where the unit is
+      built so); ``total`` the sum up to and including this vector's last
+      lane (the sequence's size on its ``last`` vector); ``last`` as given.
+      All modulo ``2**width``.
+    """
+
+    def __init__(self, lanes, width):
+        counts, sums = prefix_sum_layouts(lanes, width)
+        super().__init__({"counts": In(stream.Signature(counts)),
+                          "sums": Out(stream.Signature(sums))})
+
+
 @block("prefix_sum")
 class PrefixSum(wiring.Component):
     """The prefix-sum unit: N lanes a cycle, a running carry across cycles (Section V-A, Fig. 9).
@@ -72,7 +95,7 @@ class PrefixSum(wiring.Component):
     -------
     counts : In(stream({counts[N], last}))
     sums : Out(stream({sums[N], total, last}))
-        As :class:`~sparseforge.hw.interfaces.PrefixSumSignature` says: one
+        As :class:`~sparseforge.hw.prefix_sum.PrefixSumSignature` says: one
         output per vector; ``last`` ends a sequence and the carry restarts
         from 0 after it.
 

@@ -9,12 +9,12 @@ lanes.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import SortSignature
 from .pipeline import Pipeline, levels_param, stages
 
 
@@ -33,6 +33,27 @@ def odd_even_merge(lanes):
             k //= 2
         p *= 2
     return levels
+
+
+def sort_layout(lanes, key_width, data_width):
+    """A chunk to sort: ``lanes`` records ``{key, data}``."""
+    return data.ArrayLayout(data.StructLayout({"key": key_width, "data": data_width}), lanes)
+
+
+class SortSignature(wiring.Signature):
+    """A sorting network over chunks of ``lanes`` ``{key, data}`` records, seen from it.
+
+    - ``chunk`` (stream in, :func:`sort_layout`): one chunk. Pad a partial
+      chunk's last lanes with the largest key: they sort to the end.
+    - ``sorted`` (stream out, the same layout): one per chunk, in order: its
+      records by ascending unsigned key; records with equal keys keep their
+      input order (a stable sort).
+    """
+
+    def __init__(self, lanes, key_width, data_width):
+        layout = sort_layout(lanes, key_width, data_width)
+        super().__init__({"chunk": In(stream.Signature(layout)),
+                          "sorted": Out(stream.Signature(layout))})
 
 
 @block("sorter")
@@ -54,7 +75,7 @@ class Sorter(wiring.Component):
     -------
     chunk : In(stream(N x {key, data}))
     sorted : Out(stream(N x {key, data}))
-        As :class:`~sparseforge.hw.interfaces.SortSignature` says: one
+        As :class:`~sparseforge.hw.sorter.SortSignature` says: one
         sorted chunk per chunk. Pad a partial chunk's last lanes with the
         largest key.
 

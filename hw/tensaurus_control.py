@@ -13,16 +13,16 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .interfaces import TensaurusKernel
+from ..sw.wire import TensaurusKernel
 
 
 class TensaurusControlSignature(wiring.Signature):
     """Tensaurus's run control, seen from it; every stream's shape is its unit's.
 
-    - ``kernel`` (in, :class:`~sparseforge.hw.interfaces.TensaurusKernel`): held while
+    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while
       a run goes; TTMc broadcasts B's rows.
     - ``start``, ``stats``: the accelerator's (``top``, a
-      :class:`~sparseforge.hw.interfaces.TensaurusSignature`).
+      :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature`).
     - ``load`` (stream out): the MLU's ``start`` (``mlu``).
     - ``tensor`` (stream out): the TLU's ``start`` (``tlu``).
     - ``read_half`` (out): the scratchpads' half the computing tile reads.

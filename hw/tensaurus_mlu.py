@@ -15,11 +15,36 @@ of (operand, row, chunk) issues the reads and a second, a response behind, place
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
-from .interfaces import MluSignature
+from .interfaces import MemoryPortSignature, chunk_layout, mlu_start_layout, spm_fill_layout
+
+
+class MluSignature(wiring.Signature):
+    """A Tensaurus matrix load unit (Section 5.2.2), seen from it.
+
+    - ``start`` (stream in, :func:`~.interfaces.mlu_start_layout`): taken once the previous load has
+      been written whole.
+    - ``mem`` (out, :class:`~.interfaces.MemoryPortSignature`): chunk words
+      (:func:`~.interfaces.chunk_layout`); a matrix row is ``chunks`` words in order, row
+      after row.
+    - ``fills`` (``cols`` streams out, :func:`~.interfaces.spm_fill_layout`): a row of
+      ``tlen * cols`` chunks is split: its chunk ``g`` goes to column ``g % cols``'s
+      scratchpad as its chunk ``g // cols``; a broadcast row (operand 1 with
+      ``broadcast``) is ``b_chunks`` chunks, each to every column's scratchpad as its
+      chunk ``g``; into the start's ``half``.
+    """
+
+    def __init__(self, cols, iw, tlen, vlen, dw, addr_width, b_chunks=1):
+        fill = spm_fill_layout(iw, max(tlen, b_chunks), vlen, dw)
+        super().__init__({
+            "start": In(stream.Signature(mlu_start_layout(iw, addr_width))),
+            "mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
+            "fills": Out(stream.Signature(fill)).array(cols),
+        })
 
 
 class _Walk:
@@ -74,7 +99,7 @@ class TensaurusMlu(wiring.Component):
     start : In(stream({base0, rows0, base1, rows1, broadcast}))
     mem : Out(MemoryPortSignature)
     fills : Out(stream(spm fill)) x cols
-        As :class:`~sparseforge.hw.interfaces.MluSignature` says.
+        As :class:`~sparseforge.hw.tensaurus_mlu.MluSignature` says.
 
     Latency and throughput: one read a cycle; one fill a cycle while the column it goes
     to takes it (a broadcast one once every column has; each column takes it once).

@@ -34,18 +34,49 @@ entry its fiber's last scaling is writing, ``3 - tlen`` cycles a fiber when ``tl
 import itertools
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.wiring import In, Out
 
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
 from ..sw.wire import TensaurusKernel
-from .interfaces import TensaurusPeSignature, chunk_bits
+from .interfaces import (
+    ScratchpadPortSignature,
+    chunk_bits,
+    ciss_lane_layout,
+    pe_drain_layout,
+    spm_chunks,
+)
 
 FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END, OUTER = range(6)
 """The operations, in the order of an item's phases (a fold is FOLD, or OUTER in TTMc; a
 scaling is one or the other; the end marker's END, one operation, comes last)."""
+
+
+class TensaurusPeSignature(wiring.Signature):
+    """A Tensaurus PE, seen from it (Section 5.2.4, Fig. 5b).
+
+    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a stream runs.
+    - ``lane`` (stream in, :func:`~.interfaces.ciss_lane_layout`): its CISS lane, entry by entry,
+      then the end marker.
+    - ``forward`` (stream out): every lane item as taken, to the next PE of the row.
+    - ``spm`` (out, :class:`~.interfaces.ScratchpadPortSignature`): its scratchpad reads, of
+      :func:`~sparseforge.hw.interfaces.spm_chunks` chunks a row.
+    - ``drain`` (stream out, :func:`~.interfaces.pe_drain_layout`): each finished slice's OSR, one
+      entry per chunk (``tlen``, or in TTMc ``olen = r1 * tlen``), and after the end
+      marker one item with ``last``.
+    """
+
+    def __init__(self, vlen, tlen, dw, iw, acc_width, order=3, r1=1):
+        super().__init__({
+            "kernel": In(TensaurusKernel),
+            "lane": In(stream.Signature(ciss_lane_layout(dw, iw, order))),
+            "forward": Out(stream.Signature(ciss_lane_layout(dw, iw, order))),
+            "spm": Out(ScratchpadPortSignature(iw, spm_chunks(tlen, vlen, r1), vlen, dw)),
+            "drain": Out(stream.Signature(pe_drain_layout(iw, r1 * tlen, vlen, acc_width))),
+        })
 
 
 @block("tensaurus_pe")
@@ -75,7 +106,7 @@ class TensaurusPe(wiring.Component):
     spm : Out(ScratchpadPortSignature)
         ``spm.request`` ({operand, row, chunk}) out, ``spm.response`` (vlen values) in.
     drain : Out(stream({row, chunk, lanes}))
-        As :class:`~sparseforge.hw.interfaces.TensaurusPeSignature` says.
+        As :class:`~sparseforge.hw.tensaurus_pe.TensaurusPeSignature` says.
 
     Latency and throughput: one operation a cycle while its response is there and
     ``drain`` is taken: a nonzero takes ``tlen`` cycles, a fiber's end (MTTKRP) and a

@@ -11,15 +11,37 @@ end marker (an idle lane with ``last``), which tells its PEs to finish.
 """
 
 from amaranth.hdl import Array, Module, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
-from amaranth.utils import exact_log2
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
 
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
-from .interfaces import TluSignature, ciss_entry_layout
+from .interfaces import TaggedMemoryPortSignature, ciss_entry_layout, ciss_lane_layout
+
+
+class TluSignature(wiring.Signature):
+    """A Tensaurus tensor load unit (Section 5.2.1), seen from it.
+
+    - ``start`` (stream in): ``{base, count}``, a CISS stream of ``count`` entries at
+      ``base``; taken when the previous one has been sent whole.
+    - ``mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): one entry a read, answered in
+      any order.
+    - ``lanes`` (``pes`` streams out, :func:`~.interfaces.ciss_lane_layout`): lane ``p`` of every
+      entry in order, then the end marker (an idle lane with ``last``).
+    """
+
+    def __init__(self, pes, dw, iw, order, tags, addr_width):
+        entry = ciss_entry_layout(pes, dw, iw, order)
+        super().__init__({
+            "start": In(stream.Signature(data.StructLayout({"base": addr_width,
+                                                            "count": addr_width}))),
+            "mem": Out(TaggedMemoryPortSignature(addr_width, entry.size, ceil_log2(tags))),
+            "lanes": Out(stream.Signature(ciss_lane_layout(dw, iw, order))).array(pes),
+        })
 
 
 @block("tensaurus_tlu")
@@ -40,7 +62,7 @@ class TensaurusTlu(wiring.Component):
     start : In(stream({base, count}))
     mem : Out(TaggedMemoryPortSignature)
     lanes : Out(stream(ciss lane, last)) x pes
-        As :class:`~sparseforge.hw.interfaces.TluSignature` says.
+        As :class:`~sparseforge.hw.tensaurus_tlu.TluSignature` says.
 
     Latency and throughput: one read a cycle while fewer than ``tags`` entries wait for
     their turn; one entry a cycle to the rows while every row's queue has room. The end

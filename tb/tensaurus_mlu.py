@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the Tensaurus MLU (``tensaurus_mlu``) and the matrix memory it reads.
 
-Matrices are laid out as :class:`~sparseforge.hw.interfaces.MluSignature` says (a row is
+Matrices are laid out as :class:`~sparseforge.hw.tensaurus_mlu.MluSignature` says (a row is
 its chunk words in order, row after row) by :func:`~sparseforge.sw.wire.chunk_words`;
 the memory answers
 reads in order, each answer offered once its read has been made and then at random (a

@@ -12,8 +12,13 @@ from amaranth.sim import Simulator
 
 from sparseforge.cli import main
 from sparseforge.errors import ParameterError
-from sparseforge.hw.convert_csf import MODES, DenseToCsf, LaneCoordinates, TreeMarks
-from sparseforge.hw.interfaces import DenseToCsfSignature
+from sparseforge.hw.convert_csf import (
+    MODES,
+    DenseToCsf,
+    DenseToCsfSignature,
+    LaneCoordinates,
+    TreeMarks,
+)
 from sparseforge.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv

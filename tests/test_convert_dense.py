@@ -14,15 +14,18 @@ import pytest
 
 from sparseforge.cli import main
 from sparseforge.errors import ParameterError
-from sparseforge.hw.convert_dense import Compactor, DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
-from sparseforge.hw.interfaces import (
+from sparseforge.hw.convert_dense import (
+    Compactor,
+    DenseToCoo,
     DenseToCooSignature,
+    DenseToCsr,
     DenseToCsrSignature,
+    DenseToZvc,
     DenseToZvcSignature,
+    ZvcToDense,
     ZvcToDenseSignature,
-    dense_layout,
-    record_word_layout,
 )
+from sparseforge.hw.interfaces import dense_layout, record_word_layout
 from sparseforge.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv

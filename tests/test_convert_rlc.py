@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
-from sparseforge.hw.convert_rlc import RlcToCoo, Serializer
-from sparseforge.hw.interfaces import RlcToCooSignature
+from sparseforge.hw.convert_rlc import RlcToCoo, RlcToCooSignature, Serializer
 from sparseforge.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
-from sparseforge.hw.interfaces import MintMergedSignature
-from sparseforge.hw.mint_merged import MintMerged
+from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix

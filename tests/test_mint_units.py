@@ -9,17 +9,15 @@ import numpy as np
 import pytest
 
 from sparseforge.errors import ParameterError
-from sparseforge.hw.divider import DivMod
-from sparseforge.hw.interfaces import (
+from sparseforge.hw.divider import DivMod, DivModSignature
+from sparseforge.hw.mint_units import (
+    ClusterCounter,
     ClusterCountSignature,
-    DivModSignature,
-    PrefixSumSignature,
-    SortSignature,
+    ZeroDetect,
     ZeroDetectSignature,
 )
-from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
-from sparseforge.hw.prefix_sum import VARIANTS, PrefixSum
-from sparseforge.hw.sorter import Sorter, odd_even_merge
+from sparseforge.hw.prefix_sum import VARIANTS, PrefixSum, PrefixSumSignature
+from sparseforge.hw.sorter import Sorter, SortSignature, odd_even_merge
 from sparseforge.registry import get
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator

@@ -7,8 +7,7 @@ latency."""
 import numpy as np
 import pytest
 
-from sparseforge.hw.interfaces import TensaurusPeSignature
-from sparseforge.hw.tensaurus_pe import TensaurusPe
+from sparseforge.hw.tensaurus_pe import TensaurusPe, TensaurusPeSignature
 from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod

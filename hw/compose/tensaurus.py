@@ -20,17 +20,77 @@ t) * cols + q``: output row ``i`` is ``Y[i]`` flattened, ``u`` by ``u``.
 """
 
 from amaranth.hdl import Module
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
 
 from ...params import Param, check_params
 from ...registry import block
-from ..interfaces import TensaurusSignature, spm_chunks
+from ...sw.wire import TensaurusKernel
+from ..interfaces import (
+    MemoryPortSignature,
+    TaggedMemoryPortSignature,
+    chunk_layout,
+    ciss_entry_layout,
+    mlu_start_layout,
+    msu_out_layout,
+    spm_chunks,
+)
 from ..tensaurus_control import TensaurusControl
 from ..tensaurus_mlu import TensaurusMlu
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
 from ..tensaurus_spm import TensaurusSpm
 from ..tensaurus_tlu import TensaurusTlu
+
+
+def tensaurus_job_layout(iw, addr_width):
+    """A tile of a Tensaurus run: its CISS stream (``entries`` at ``tensor_base``), its
+    rows of the operand matrices as :func:`~.interfaces.mlu_start_layout` says (the
+    accelerator picks the half, the kernel says whether B is broadcast), the output's rows,
+    and ``last`` on the run's final tile (after it the output is sent; before it the sums
+    stay)."""
+    return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
+                              **{name: field.shape for name, field in
+                                 mlu_start_layout(iw, addr_width)
+                                 if name not in ("half", "broadcast")},
+                              "out_rows": iw + 1, "last": 1})
+
+
+class TensaurusSignature(wiring.Signature):
+    """The Tensaurus accelerator (Section 5, Fig. 5a), seen from it.
+
+    - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while a run goes.
+    - ``start`` (stream in, :func:`tensaurus_job_layout`): a run's tiles, one item
+      each; a tile is taken while the one before it computes (its matrices load into
+      the scratchpads' other half), a run's first once the previous run's stats are
+      taken.
+    - ``tensor_mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): the TLU's
+      CISS reads.
+    - ``matrix_mem`` (out, :class:`~.interfaces.MemoryPortSignature`): the MLU's chunk
+      reads.
+    - ``out`` (stream out, :func:`~.interfaces.msu_out_layout`): the output, row by row,
+      each ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
+    - ``stats`` (stream out): after each run's output, its cycles from its first tile to
+      its output's end split into those no tile computed, waiting for matrices to load
+      (``load_cycles``), and the rest (``compute_cycles``); the next run starts once it
+      is taken.
+    """
+
+    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width,
+                 r1=1):
+        entry = ciss_entry_layout(rows, dw, iw, order)
+        super().__init__({
+            "kernel": In(TensaurusKernel),
+            "start": In(stream.Signature(tensaurus_job_layout(iw, addr_width))),
+            "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
+                                                        ceil_log2(tags))),
+            "matrix_mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
+            "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
+                                                       acc_width))),
+            "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
+                                                             "compute_cycles": 32}))),
+        })
 
 
 @block("tensaurus")
@@ -62,7 +122,7 @@ class Tensaurus(wiring.Component):
     Members
     -------
     kernel, start, tensor_mem, matrix_mem, out, stats
-        As :class:`~sparseforge.hw.interfaces.TensaurusSignature` says.
+        As :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature` says.
 
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
     MLU one chunk a cycle while loading; the TLU one entry a cycle.
