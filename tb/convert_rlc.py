@@ -146,8 +146,8 @@ class RlcBench(Bench):
 def run(source, block=None, run_bits=None, seed=1):
     """``(coo, cycles)``: the RLC matrix ``source`` converted by the ``rlc_to_coo`` block,
     natively on Verilator under random back-pressure, rebuilt from its records."""
-    component = RlcToCoo(LANES, source.run_bits, position_width(source.shape),
-                         wire.value_bits(source.values)[1])
+    component = RlcToCoo(lanes=LANES, run_bits=source.run_bits, width=position_width(source.shape),
+                         value_width=wire.value_bits(source.values)[1])
     bench = RlcBench(component, [source], seed)
     out = native.run(bench)
     records = record_columns(out.outputs[RECORDS])

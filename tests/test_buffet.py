@@ -20,7 +20,8 @@ LATENCIES = pytest.mark.parametrize("latency", [1, 2])
 
 def run(depth, program, rates=None, seed=0, delay=None, latency=2):
     """Run ``program`` on pysim; ``delay`` holds one port back until a cycle."""
-    bench = BuffetBench(Buffet(depth, 8, latency), program, seed, rates or ALL_IN)
+    bench = BuffetBench(Buffet(depth=depth, width=8, read_latency=latency), program, seed,
+                        rates or ALL_IN)
     if delay:
         port, cycle = delay
         bench.sources[port].stall = lambda: bench.cycle >= cycle
@@ -78,7 +79,7 @@ def test_read_before_fill_stalls_until_the_data_arrives(latency):
 
 def test_shrink_to_empty_returns_all_credits():
     program = [("fill", v) for v in (1, 2, 3)] + [("shrink", 3), ("fill", 4), ("read", 0)]
-    bench = BuffetBench(Buffet(4, 8), program, 0, ALL_IN)
+    bench = BuffetBench(Buffet(depth=4, width=8), program, 0, ALL_IN)
     # The fourth fill only after the shrink, so the shrink empties the buffet.
     bench.sources["fill"].gate = lambda n: n < 3 or bench.sources["shrink"].accepted
     pysim(bench)
@@ -89,7 +90,7 @@ def test_shrink_to_empty_returns_all_credits():
 
 def test_a_shrink_never_accepted_fails_in_a_thousand_cycles():
     # The watchdog sees no transfer and stops the run long before any cycle cap.
-    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("shrink", 2)], 0, ALL_IN)
+    bench = BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("shrink", 2)], 0, ALL_IN)
     with pytest.raises(AssertionError, match="no transfer on any stream for 1000 cycles"):
         pysim(bench)
     assert bench.cycle == bench.patience + 2
@@ -98,7 +99,7 @@ def test_a_shrink_never_accepted_fails_in_a_thousand_cycles():
 @LATENCIES
 def test_a_read_on_the_cycle_of_an_update_returns_the_new_data(latency):
     program = [("fill", 1), ("fill", 2), ("read", 1), ("update", (1, 0x77))]
-    bench = BuffetBench(Buffet(4, 8, latency), program, 0, ALL_IN)
+    bench = BuffetBench(Buffet(depth=4, width=8, read_latency=latency), program, 0, ALL_IN)
     bench.sources["read"].after = {}           # both wait for the fills, not for each other
     bench.sources["update"].after = {}
     both = lambda n: len(bench.sources["fill"].accepted) == 2     # noqa: E731
@@ -121,7 +122,7 @@ def test_update_then_read(latency):
 def test_random_on_amaranth_simulator(depth, seed, latency):
     seed = seed_from_env(seed)
     program = random_program(random.Random(seed), depth, 8, 1500)
-    bench = BuffetBench(Buffet(depth, 8, latency), program, seed)
+    bench = BuffetBench(Buffet(depth=depth, width=8, read_latency=latency), program, seed)
     pysim(bench)
     assert bench.responses == sum(op == "read" for op, _ in program)
 
@@ -158,7 +159,7 @@ def test_back_pressure_holds_every_read_in_flight(latency):
     """read_data stalled for a while: reads already accepted wait in the pipeline, no more
     are accepted than it holds, and none is lost or reordered."""
     program = [("fill", v) for v in range(8)] + [("read", i) for i in range(8)]
-    bench = BuffetBench(Buffet(8, 8, latency), program, 0, ALL_IN)
+    bench = BuffetBench(Buffet(depth=8, width=8, read_latency=latency), program, 0, ALL_IN)
     bench.sink.stall = lambda: bench.cycle >= 30
     pysim(bench)
     early = [c for c, _ in bench.sources["read"].accepted if c < 30]
@@ -201,7 +202,7 @@ def test_verilator_and_amaranth_agree_cycle_for_cycle(tmp_path):
     program = random_program(random.Random(seed), 8, 16, 800)
     rtl = verilator("buffet", "sparseforge.tb.buffet", params={"depth": 8, "width": 16},
                     args={"program": program}, seed=seed, work_dir=tmp_path).result
-    assert rtl == pysim(BuffetBench(Buffet(8, 16), program, seed))
+    assert rtl == pysim(BuffetBench(Buffet(depth=8, width=16), program, seed))
 
 
 @pytest.mark.soak

@@ -374,9 +374,11 @@ def test_bad_parameters_are_named_with_their_range(make, message):
 
 
 def test_blocks_declare_the_named_signatures():
-    pairs = [(DenseToCoo(4, 8, 5), DenseToCooSignature(4, 8, 5)),
-             (DenseToCsr(4, 8, 5, 9), DenseToCsrSignature(4, 8, 5, 9)),
-             (DenseToZvc(4, 8), DenseToZvcSignature(4, 8)), (ZvcToDense(4, 8),
+    pairs = [(DenseToCoo(lanes=4, width=8, index_width=5), DenseToCooSignature(4, 8, 5)),
+             (DenseToCsr(lanes=4, width=8, index_width=5, ptr_width=9),
+              DenseToCsrSignature(4, 8, 5, 9)),
+             (DenseToZvc(lanes=4, width=8), DenseToZvcSignature(4, 8)),
+             (ZvcToDense(lanes=4, width=8),
                                                              ZvcToDenseSignature(4, 8))]
     for unit, signature in pairs:
         assert dict(unit.signature.members) == dict(signature.members)

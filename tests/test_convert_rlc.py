@@ -107,7 +107,7 @@ def test_runs_at_exactly_the_maximum_fillers_and_runs_across_rows(lanes, rates):
     b = rlc_at((5, 6), [3, 4, 29], 3)
     assert a.runs.tolist() == [0, 7, 7, 0, 7, 3] and a.values.tolist() == [1, 2, 0, 3, 0, 4]
     assert (b.values == 0).sum() == 3 and b.runs[-1] == 0
-    unit = RlcToCoo(lanes, 3, 5, 16)
+    unit = RlcToCoo(lanes=lanes, run_bits=3, width=5, value_width=16)
     got, _ = convert_all(unit, [a, b, a], lanes, rates)
     for coo, m in zip(got, [a, b, a], strict=True):
         assert_same(coo, cv.convert(m, "coo"))
@@ -119,7 +119,7 @@ def test_a_run_of_fillers_longer_than_a_vector_and_a_negative_zero_filler():
     values = rlc.values.copy()
     values[values == 0] = -0.0                              # still fillers: dropped
     odd = cv.RLC(rlc.runs, values, rlc.shape, rlc.run_bits)
-    got, _ = convert_all(RlcToCoo(4, 4, 11, 64), [odd], 3)
+    got, _ = convert_all(RlcToCoo(lanes=4, run_bits=4, width=11, value_width=64), [odd], 3)
     assert_same(got[0], cv.convert(rlc, "coo"))
 
 
@@ -127,7 +127,8 @@ def test_an_empty_matrix_emits_nothing_and_ends_no_other():
     empty = cv.convert(np.zeros((5, 6), dtype=np.int16), "rlc", run_bits=3)
     a = rlc_at((5, 6), [2, 3, 4, 5, 6, 11, 20], 3)
     assert len(empty.runs) == 0
-    got, result = convert_all(RlcToCoo(4, 3, 5, 16), [empty, a, empty, empty, a], 4)
+    got, result = convert_all(RlcToCoo(lanes=4, run_bits=3, width=5, value_width=16),
+                              [empty, a, empty, empty, a], 4)
     assert [g.nnz for g in got] == [0, 7, 0, 0, 7]
     assert np.flatnonzero(result.records["last"]).tolist() == [6, 13]
     assert_same(got[1], cv.convert(a, "coo"))
@@ -136,14 +137,14 @@ def test_an_empty_matrix_emits_nothing_and_ends_no_other():
 def test_bool_values_one_bit_wide():
     dense = np.random.default_rng(3).random((9, 13)) < 0.3
     rlc = cv.convert(dense, "rlc", run_bits=2)
-    got, _ = convert_all(RlcToCoo(4, 2, 7, 1), [rlc], 5)
+    got, _ = convert_all(RlcToCoo(lanes=4, run_bits=2, width=7, value_width=1), [rlc], 5)
     assert_same(got[0], cv.convert(rlc, "coo"))
 
 
 def test_one_record_a_cycle_after_the_documented_latency():
     dense = np.arange(1, 201, dtype=np.int16).reshape(10, 20)   # no fillers: 200 records
     rlc = cv.convert(dense, "rlc", run_bits=5)
-    unit = RlcToCoo(8, 5, 8, 16)
+    unit = RlcToCoo(lanes=8, run_bits=5, width=8, value_width=16)
     bench = RlcBench(unit, [rlc], 0, FULL)
     pysim(bench)
     taken = [c for c, _ in bench.sink.received]
@@ -154,11 +155,11 @@ def test_one_record_a_cycle_after_the_documented_latency():
 def test_the_bench_refuses_what_the_block_cannot_hold():
     a = rlc_at((5, 6), [1], 3)
     with pytest.raises(ParameterError, match="3-bit runs"):
-        RlcBench(RlcToCoo(2, 4, 8, 16), [a], 0)
+        RlcBench(RlcToCoo(lanes=2, run_bits=4, width=8, value_width=16), [a], 0)
     with pytest.raises(ParameterError, match="4-bit positions"):
-        RlcBench(RlcToCoo(2, 3, 4, 16), [a], 0)
+        RlcBench(RlcToCoo(lanes=2, run_bits=3, width=4, value_width=16), [a], 0)
     with pytest.raises(ParameterError, match="8-bit values"):
-        RlcBench(RlcToCoo(2, 3, 8, 8), [a], 0)
+        RlcBench(RlcToCoo(lanes=2, run_bits=3, width=8, value_width=8), [a], 0)
     assert position_width((600, 600)) == 24 and position_width((1, 256)) == 16
 
 
@@ -175,7 +176,7 @@ def test_bad_parameters_are_named_with_their_range(params, message):
 
 
 def test_the_block_declares_its_signature_and_its_report_builds():
-    unit = RlcToCoo(4, 6, 20, 12)
+    unit = RlcToCoo(lanes=4, run_bits=6, width=20, value_width=12)
     assert dict(unit.signature.members) == dict(RlcToCooSignature(4, 6, 20, 12).members)
     block = get("rlc_to_coo")
     for config in block.cls.REPORT:
@@ -199,7 +200,7 @@ def test_native_and_amaranth_runs_agree_cycle_for_cycle():
     matrices = [rlc_at((5, 6), [0, 8, 17, 29], 3), rlc_at((5, 6), [3, 4, 29], 3)]
 
     def make():
-        return RlcBench(RlcToCoo(4, 3, 5, 16), matrices * 2, 7)
+        return RlcBench(RlcToCoo(lanes=4, run_bits=3, width=5, value_width=16), matrices * 2, 7)
 
     python, rtl = pysim(make()), native.run(make())
     assert rtl.cycles == python.cycles
@@ -224,7 +225,7 @@ def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
     """pyamg_bar (6.5% dense): 32k pairs, 23k nonzeros; the vectors come faster than the
     records leave, so the output is the bound."""
     rlc = cv.convert(read_matrix(shared_data / "matrices/pypi/pyamg_bar.mtx"), "rlc")
-    unit = RlcToCoo(8, 5, position_width(rlc.shape), 64)
+    unit = RlcToCoo(lanes=8, run_bits=5, width=position_width(rlc.shape), value_width=64)
     out = native.run(RlcBench(unit, [rlc], 1, FULL))
     nnz = int(np.count_nonzero(rlc.values))
     assert out.cycles <= 1.01 * nnz + unit.latency

@@ -31,7 +31,8 @@ def figure_7():
 
 def run(weights, activations, compaction=1, seed=0, rates=None, **kwargs):
     """Plan and run W X on the sub-array in Amaranth's simulator; return the bench."""
-    bench = ArrayBench(EurekaArray(compaction), plan(weights, activations, compaction, **kwargs),
+    bench = ArrayBench(EurekaArray(compaction=compaction),
+                       plan(weights, activations, compaction, **kwargs),
                        seed, rates)
     pysim(bench)
     return bench
@@ -103,7 +104,8 @@ def test_back_to_back_blocks_run_in_the_model_cycles(shared_data, compaction):
     bench = run(weights, activations, compaction, rates=FREE)
     out = bench.result()
     assert out.busy == out.span == bench.run.cycles
-    assert out.drained == out.span + EurekaArray(compaction).latency  # the pipeline's fill
+    fill = EurekaArray(compaction=compaction).latency  # the pipeline's
+    assert out.drained == out.span + fill
     assert np.array_equal(out.product, bench.run.weights @ bench.run.activations)
 
 
@@ -123,7 +125,7 @@ def test_real_slice_under_random_stalls(shared_data, compaction, dense):
 # -- parameters and Verilog -------------------------------------------------------
 
 def test_ports_follow_the_format():
-    array = EurekaArray(4, 8)
+    array = EurekaArray(compaction=4, weight_width=8)
     fmt = EurekaFormat(4, 8)
     assert beat_layout(fmt).size == fmt.slot_width + 4  # rotation, last, empty
     assert len(array.filter.payload.as_value()) == beat_layout(fmt).size

@@ -22,7 +22,7 @@ def planned(layer, rows, cols, scheduled=True, seed=0, shape=((0, 16), (0, 128))
 def run(layer, rows, cols, scheduled=True, rates=None, seed=0, shape=((0, 16), (0, 128))):
     """Plan and run on Amaranth's simulator; W X checked; returns (plan, result)."""
     work = planned(layer, rows, cols, scheduled, seed, shape)
-    out = pysim(SystolicBench(EurekaSystolic(rows, cols), work, seed, rates))
+    out = pysim(SystolicBench(EurekaSystolic(rows=rows, cols=cols), work, seed, rates))
     assert np.array_equal(out.product, work.rows[0].weights @ work.rows[0].activations)
     return work, out
 
@@ -33,7 +33,7 @@ def test_runs_the_schedule_in_its_cycles_with_its_bubbles(shared_data, rows, col
     """No back-pressure: slot after slot, each as long as its longest row's work."""
     work, out = run(dlmc_layers(shared_data)[3], rows, cols, scheduled, FREE)
     assert out.span == work.cycles
-    assert out.drained == out.span + EurekaSystolic(rows, cols).latency
+    assert out.drained == out.span + EurekaSystolic(rows=rows, cols=cols).latency
     assert rows * out.span - sum(out.busy) == work.bubbles
     assert out.busy == [row.cycles for row in work.rows]
 

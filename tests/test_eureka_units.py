@@ -236,9 +236,9 @@ def test_slot_barrier_counts_a_block_at_its_last_beat():
 # -- interfaces --------------------------------------------------------------------
 
 def test_the_array_and_each_systolic_row_share_the_row_signature():
-    assert EurekaArray(2, cols=3).signature.members["filter"] == \
+    assert EurekaArray(compaction=2, cols=3).signature.members["filter"] == \
         EurekaRowSignature(2, 8, 8, 32, columns=12).members["filter"]
-    row = EurekaSystolic(2, 3, 2).signature.members["row"]
+    row = EurekaSystolic(rows=2, cols=3, compaction=2).signature.members["row"]
     assert row.dimensions == (2,)
     assert dict(row.signature.members) == dict(EurekaRowSignature(2, 8, 8, 32, 12).members)
 
@@ -257,4 +257,4 @@ def test_slot_descriptors_pack_each_count_at_its_field_width(per_slot):
 
 def test_the_systolic_bench_packs_slots_through_the_components_layout():
     assert slot_counts_layout(4).size == 4 * slot_count_bits()
-    assert codecs(EurekaSystolic(4, 1))["slots"].layout == slot_counts_layout(4)
+    assert codecs(EurekaSystolic(rows=4, cols=1))["slots"].layout == slot_counts_layout(4)

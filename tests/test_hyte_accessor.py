@@ -59,7 +59,8 @@ def test_fig5b_a_streaming_waits_for_the_evict():
                ("fill", C), ("read", (0, 1)), ("read", (2, 0)), ("evict", 1),
                ("segment", 1), ("fill", D), ("read", (0, 0)), ("read", (1, 0)),
                ("read", (2, 0)), ("read", (2, 1))]
-    bench = AccessorBench(HyteAccessor(8, 8), program, 6, STREAMING, seed_from_env(0), FAST)
+    bench = AccessorBench(HyteAccessor(depth=8, width=8), program, 6, STREAMING, seed_from_env(0),
+                          FAST)
     bench.sources["segment"].after = {}         # d is offered early: the buffer holds it
     run = pysim(bench)
     assert run.answers == [hit(B), hit(C), PAST, hit(C), hit(D), PAST]
@@ -72,8 +73,8 @@ def test_fig5b_b_buffering_overflows_by_bypassing_without_evicting():
                ("fill", 7), ("read", (0, 1)), ("read", (0, 2)), ("read", (1, 0)),
                ("read", (1, 1)), ("read", (2, 0)), ("read", (3, 0)), ("evict", 4),
                ("segment", 1), ("fill", 8), ("read", (0, 0))]
-    answers, bench = simulate(HyteAccessor(8, 8), program, 6, BUFFERING, seed_from_env(1),
-                              FAST)
+    answers, bench = simulate(HyteAccessor(depth=8, width=8), program, 6, BUFFERING,
+                              seed_from_env(1), FAST)
     assert answers == [hit(2), PAST, hit(3), PAST, GONE, GONE, hit(8)]
     # Nothing waited for room: the tile's 11 segments and fills took 11 cycles, and the
     # four segments stayed until the evict.
@@ -85,7 +86,8 @@ def test_fig5b_b_buffering_overflows_by_bypassing_without_evicting():
 def test_buffering_state_while_overflowed():
     program = [("segment", 3), ("fill", 1), ("fill", 2), ("fill", 3), ("read", (0, 2)),
                ("evict", 1), ("segment", 1), ("fill", 9), ("read", (0, 0))]
-    bench = AccessorBench(HyteAccessor(4, 8), program, 3, BUFFERING, seed_from_env(2), FAST)
+    bench = AccessorBench(HyteAccessor(depth=4, width=8), program, 3, BUFFERING, seed_from_env(2),
+                          FAST)
     seen = []
     check = bench.check
 
@@ -104,14 +106,15 @@ def test_a_partial_evict_does_not_end_the_bypass():
     program = [("segment", 1), ("fill", 1), ("segment", 4), ("fill", 2), ("fill", 3),
                ("evict", 1), ("fill", 4), ("fill", 5), ("read", (0, 0)), ("read", (0, 1)),
                ("read", (0, 2))]
-    answers, _ = simulate(HyteAccessor(4, 8), program, 4, BUFFERING, seed_from_env(3), FAST)
+    answers, _ = simulate(HyteAccessor(depth=4, width=8), program, 4, BUFFERING, seed_from_env(3),
+                          FAST)
     assert answers == [hit(2), GONE, GONE]
 
 
 def test_an_evict_waits_for_the_read_being_answered():
     program = [("segment", 2), ("fill", 1), ("fill", 2), ("read", (0, 0)), ("read", (0, 1)),
                ("evict", 1)]
-    bench = AccessorBench(HyteAccessor(4, 8), program, 4, STREAMING, 0, FAST)
+    bench = AccessorBench(HyteAccessor(depth=4, width=8), program, 4, STREAMING, 0, FAST)
     bench.sink.stall = lambda: bench.cycle >= 30      # the second read waits in the pipe
     assert pysim(bench).answers == [hit(1), hit(2)]
     assert bench.sources["evict"].accepted[0][0] >= 30
@@ -125,7 +128,7 @@ def test_random_programs_under_stalls(depth, mode, seed):
     rng = random.Random(seed)
     capacity = rng.randint(2, depth)
     program = random_program(rng, capacity, mode, 600)
-    answers, bench = simulate(HyteAccessor(depth, 8), program, capacity, mode, seed)
+    answers, bench = simulate(HyteAccessor(depth=depth, width=8), program, capacity, mode, seed)
     assert answers == bench.outputs["read_data"]
     assert {a["status"] for a in answers} >= ({HIT, END} | ({MISS} if mode else set()))
 
@@ -133,7 +136,7 @@ def test_random_programs_under_stalls(depth, mode, seed):
 def test_one_read_a_cycle():
     program = [("segment", 32)] + [("fill", v) for v in range(32)]
     program += [("read", (0, o)) for o in range(33)]
-    answers, bench = simulate(HyteAccessor(64, 8), program, 64, STREAMING, 0, FAST)
+    answers, bench = simulate(HyteAccessor(depth=64, width=8), program, 64, STREAMING, 0, FAST)
     assert answers == [hit(v) for v in range(32)] + [PAST]
     reads = [c for c, _ in bench.sources["read"].accepted]
     assert reads[-1] - reads[0] == 32
@@ -147,7 +150,7 @@ def test_one_read_a_cycle():
 def test_long_random_program_natively_on_verilator(tmp_path, mode):
     seed = seed_from_env(7 + mode)
     program = random_program(random.Random(seed), 48, mode, 40_000)
-    answers, bench = simulate(HyteAccessor(64, 8), program, 48, mode, seed,
+    answers, bench = simulate(HyteAccessor(depth=64, width=8), program, 48, mode, seed,
                               engine="native", work_dir=tmp_path)
     assert answers == bench.outputs["read_data"] and len(answers) > 5_000
 

@@ -49,7 +49,7 @@ class Pair(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.client = client = Client()
-        m.submodules.buffet = buffet = Buffet(8, 8)
+        m.submodules.buffet = buffet = Buffet(depth=8, width=8)
         wiring.connect(m, client.parent, buffet.parent)
         wiring.connect(m, client.child, buffet.child)
         fill, read, data = client.parent.fill, client.child.read, client.child.read_data
@@ -82,8 +82,8 @@ def test_a_parent_and_a_child_connect_to_a_buffet_one_connect_each():
 
 
 def test_signatures_keep_the_flattened_port_names():
-    names = ["__".join(map(str, path)) for path, _, _ in Tailor(8, 8, 2, 16).signature.flatten(
-        Tailor(8, 8, 2, 16))]
+    tailor = Tailor(depth=8, width=8, fifo=2, tile=16)
+    names = ["__".join(map(str, path)) for path, _, _ in tailor.signature.flatten(tailor)]
     streams = ("parent__fill", "parent__owfill", "child__read", "child__read_data",
                "child__shrink", "update")
     assert set(names) == {*(f"{name}__{part}" for name in streams
@@ -103,7 +103,7 @@ def test_a_wrapper_passes_the_tailor_signature_through():
 
         def elaborate(self, platform):
             m = Module()
-            m.submodules.tailor = tailor = Tailor(8, 8, 2, 16)
+            m.submodules.tailor = tailor = Tailor(depth=8, width=8, fifo=2, tile=16)
             wiring.connect(m, wiring.flipped(self.port), tailor)
             return m
 

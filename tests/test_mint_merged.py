@@ -90,7 +90,7 @@ def test_soak_real_matrices_every_mode(shared_data, tmp_path, name):
 
 
 def test_declares_the_named_signature():
-    merged = MintMerged(4, 8, 5, 9)
+    merged = MintMerged(lanes=4, width=8, index_width=5, ptr_width=9)
     assert dict(merged.signature.members) == dict(MintMergedSignature(4, 8, 5, 9).members)
 
 

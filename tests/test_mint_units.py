@@ -171,7 +171,7 @@ def test_divmod_gives_rlc_to_coo_coordinates_of_each_nonzero():
 
 @pytest.mark.parametrize(("lanes", "width"), [(8, 16), (1, 1), (13, 7)])
 def test_zero_detect_matches_the_model(lanes, width):
-    run(ZeroDetect(lanes, width), rates=lanes % 2, seed=lanes)
+    run(ZeroDetect(lanes=lanes, width=width), rates=lanes % 2, seed=lanes)
 
 
 @pytest.mark.parametrize(("lanes", "bins"), [(8, 16), (1, 2), (16, 4), (5, 64)])
@@ -182,12 +182,13 @@ def test_cluster_counter_matches_the_model(lanes, bins):
 @pytest.mark.parametrize(("lanes", "key_width", "data_width", "levels"), [
     (8, 16, 16, 1), (2, 1, 1, 1), (4, 3, 8, 2), (16, 4, 5, 4)])
 def test_sorter_matches_the_model(lanes, key_width, data_width, levels):
-    run(Sorter(lanes, key_width, data_width, levels), rates=levels % 2, seed=lanes)
+    run(Sorter(lanes=lanes, key_width=key_width, data_width=data_width, levels=levels),
+        rates=levels % 2, seed=lanes)
 
 
 BLOCKS = [PrefixSum(8, 16, v) for v in VARIANTS] + [
     PrefixSum(16, 16, "brent_kung", levels=2), DivMod(8, 16), DivMod(4, 12, levels=5),
-    ZeroDetect(), ClusterCounter(), Sorter(16, levels=3)]
+    ZeroDetect(), ClusterCounter(), Sorter(lanes=16, levels=3)]
 
 
 @pytest.mark.parametrize("unit", BLOCKS, ids=lambda u: f"{type(u).__name__}-{u.latency}")
@@ -227,9 +228,9 @@ def test_variant_by_name_or_index_as_the_command_line_gives_it():
 
 def test_blocks_declare_the_named_signatures():
     pairs = [(PrefixSum(4, 9), PrefixSumSignature(4, 9)), (DivMod(3, 7), DivModSignature(3, 7)),
-             (ZeroDetect(5, 6), ZeroDetectSignature(5, 6)),
+             (ZeroDetect(lanes=5, width=6), ZeroDetectSignature(5, 6)),
              (ClusterCounter(5, 8), ClusterCountSignature(5, 8)),
-             (Sorter(4, 5, 6), SortSignature(4, 5, 6))]
+             (Sorter(lanes=4, key_width=5, data_width=6), SortSignature(4, 5, 6))]
     for unit, signature in pairs:
         assert dict(unit.signature.members) == dict(signature.members)
 

@@ -32,7 +32,7 @@ def both(make):
 
 def test_the_buffet_runs_natively_cycle_for_cycle():
     program = random_program(random.Random(3), 8, 16, 3000)
-    python, run = both(lambda: BuffetBench(Buffet(8, 16), program, 3))
+    python, run = both(lambda: BuffetBench(Buffet(depth=8, width=16), program, 3))
     assert run.cycles == python.cycles and run.run.end == "done"
     assert run.outputs["child__read_data"].tolist() == python.read_data
 
@@ -40,7 +40,8 @@ def test_the_buffet_runs_natively_cycle_for_cycle():
 def test_the_tailor_runs_natively_cycle_for_cycle():
     tiles = random_tiles(random.Random(5), 16, 4, [0.5, 1, 1.5, 2, 4, 3.25], 4, 0.3, 0.6)
     rates = {"owfill": 0.5, "read_data": 0.5}
-    python, run = both(lambda: TileBench(Tailor(16, 8, 4, 128), tiles, 5, rates))
+    python, run = both(lambda: TileBench(Tailor(depth=16, width=8, fifo=4, tile=128), tiles, 5,
+                                         rates))
     assert run.cycles == python.cycles
     assert run.outputs["child__read_data"].tolist() == python.read_data
 
@@ -56,25 +57,26 @@ def test_the_eureka_array_runs_natively_with_wide_payloads(shared_data):
     weights, activations = real_slice(dlmc_layers(shared_data, sparsity="0.8")[12], (0, 16),
                                       (0, 128), 4, 1)
     work = plan(weights, activations, 4, 8)
-    python, run = both(lambda: ArrayBench(EurekaArray(4), work, 1))
+    python, run = both(lambda: ArrayBench(EurekaArray(compaction=4), work, 1))
     assert run.cycles == python.cycles and len(run.outputs["outputs"]) == python.tiles
 
 
 def test_a_deadlock_ends_the_native_run_at_once():
-    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("shrink", 2)], 9)
+    bench = BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("shrink", 2)], 9)
     with pytest.raises(AssertionError, match=r"deadlock after 10\d\d cycles.*SEED=9"):
         native.run(bench)
 
 
 def test_an_output_other_than_expected_names_its_index():
-    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("fill", 2), ("read", 0), ("read", 1)], 0)
+    bench = BuffetBench(Buffet(depth=4, width=8),
+                        [("fill", 1), ("fill", 2), ("read", 0), ("read", 1)], 0)
     bench.outputs["child__read_data"] = [1, 3]
     with pytest.raises(AssertionError, match="read_data item 1 is 2, expected 3"):
         native.run(bench)
 
 
 def test_a_truncated_image_is_refused_in_one_line(tmp_path):
-    bench = BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 0)], 0)
+    bench = BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("read", 0)], 0)
     run = native.run(bench, work_dir=tmp_path).run
     image = tmp_path / "source0.bin"
     image.write_bytes(image.read_bytes()[:-2])
@@ -91,9 +93,10 @@ def test_a_failed_build_names_its_log():
 
 def test_a_workload_that_does_not_fit_the_block_is_refused():
     with pytest.raises(ParameterError, match="an index 4 does not fit a buffer of depth 4"):
-        BuffetBench(Buffet(4, 8), [("fill", 1), ("read", 4)], 0)
+        BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("read", 4)], 0)
     with pytest.raises(ParameterError, match="longer than the Tailor's tile = 8"):
-        TileBench(Tailor(4, 8, 2, 8), [{"length": 9, "passes": 1, "reads": [[8]]}], 0)
+        TileBench(Tailor(depth=4, width=8, fifo=2, tile=8),
+                  [{"length": 9, "passes": 1, "reads": [[8]]}], 0)
 
 
 def test_a_long_run_shows_a_progress_bar_on_request(tmp_path, capfd):

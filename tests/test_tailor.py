@@ -35,7 +35,8 @@ FIG5_STATES = {
 
 
 def program_bench(program, depth=4, fifo=2, tile=8, rates=None, seed=0):
-    return ProgramBench(Tailor(depth, 8, fifo, tile), program, seed, rates or ALL_IN)
+    return ProgramBench(Tailor(depth=depth, width=8, fifo=fifo, tile=tile), program, seed,
+                        rates or ALL_IN)
 
 
 def run_program(program, **kwargs):
@@ -209,7 +210,7 @@ def test_a_tile_that_fits_behaves_exactly_like_the_buffet():
     seed = seed_from_env(5)
     program = random_program(random.Random(seed), 8, 8, 1200)
     runs = []
-    for dut in (Buffet(8, 8), Tailor(8, 8, 2, 16)):
+    for dut in (Buffet(depth=8, width=8), Tailor(depth=8, width=8, fifo=2, tile=16)):
         bench = BuffetBench(dut, program, seed)
         runs.append((pysim(bench).cycles, bench.sink.received))
     assert runs[0] == runs[1]
@@ -221,7 +222,7 @@ def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
     seed = seed_from_env(seed)
     tiles = random_tiles(random.Random(seed), depth, fifo, [0.5, 1, 1.5, 2, 4, 3.25, 1.25], 5,
                          skip=0.3, shrink=0.6)
-    bench = TileBench(Tailor(depth, 8, fifo, 8 * depth), tiles, seed,
+    bench = TileBench(Tailor(depth=depth, width=8, fifo=fifo, tile=8 * depth), tiles, seed,
                       {"owfill": 0.5, "read_data": 0.5})
     pysim(bench)
     assert bench.model.split is False and bench.responses == bench.reads
@@ -231,7 +232,7 @@ def test_overbooked_tiles_on_amaranth_simulator(depth, fifo, seed):
 def test_scan_order_parent_at_full_speed_needs_one_stream_per_pass():
     depth, fifo, passes = 16, 4, 4
     tiles = [{"length": 40, "passes": passes, "reads": [list(range(40))] * passes}]
-    result = pysim(TileBench(Tailor(depth, 8, fifo, 64), tiles, 0, ALL_IN))
+    result = pysim(TileBench(Tailor(depth=depth, width=8, fifo=fifo, tile=64), tiles, 0, ALL_IN))
     assert result.transfers == tile_transfers(40, depth, fifo, passes)[1] == 40 + 3 * 28
 
 

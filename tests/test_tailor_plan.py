@@ -57,7 +57,7 @@ def test_a_read_beyond_the_tile_is_refused():
     [tile(5, [list(range(5)), list(range(3)), list(range(3))], {0: 2}), tile(2, [[0, 1]])],
 ])
 def test_the_rtl_runs_the_plan_and_agrees_with_the_model(tiles):
-    result = pysim(TileBench(Tailor(4, 8, 2, 8), tiles, 0, ALL_IN))
+    result = pysim(TileBench(Tailor(depth=4, width=8, fifo=2, tile=8), tiles, 0, ALL_IN))
     plan = plan_tiles(tiles, 4, 2)
     assert result.read_data == plan.read_truth.tolist()
     assert result.transfers == plan.transfers

@@ -50,7 +50,7 @@ FIG5 = [*(("fill", v) for v in range(8)), ("owfill", (8, 0)), ("owfill", (9, 0))
 @pytest.fixture(scope="module", params=["fig5", 0, 1, 2])
 def trace(request):
     seed = request.param
-    dut = Tailor(DEPTH, 8, FIFO, TILE)
+    dut = Tailor(depth=DEPTH, width=8, fifo=FIFO, tile=TILE)
     if seed == "fig5":
         bench = RecordedProgram(dut, FIG5, 0, dict.fromkeys(ProgramBench.PORTS, 1.0))
     else:

@@ -44,10 +44,12 @@ def test_waves_files_are_named_by_test_block_and_seed(tmp_path, monkeypatch):
 
 @pytest.mark.verilator
 def test_a_native_run_writes_fst_from_a_build_of_its_own(tmp_path, monkeypatch):
-    plain = native.run(BuffetBench(Buffet(4, 8), PROGRAM, 7), work_dir=tmp_path / "plain",
+    plain = native.run(BuffetBench(Buffet(depth=4, width=8), PROGRAM, 7),
+                       work_dir=tmp_path / "plain",
                        waves=False)
     monkeypatch.setenv(ENV_WAVES, str(tmp_path / "waves"))
-    traced = native.run(BuffetBench(Buffet(4, 8), PROGRAM, 7), work_dir=tmp_path / "traced")
+    traced = native.run(BuffetBench(Buffet(depth=4, width=8), PROGRAM, 7),
+                        work_dir=tmp_path / "traced")
     # the cached build without tracing is not reused: it could not write a waveform
     assert traced.run.binary != plain.run.binary and traced.run.binary.endswith("-waves/obj/sim")
     assert traced.cycles == plain.cycles

@@ -125,7 +125,8 @@ def command(depth, fifo, passes, quick, as_json):
     """Tailor vs Buffet transfers for tiles of 0.5x to 4x the capacity, from RTL."""
     if quick:
         depth, fifo = 16, 4
-    Tailor(depth, 32, fifo, 1 << (4 * depth - 1).bit_length())    # refuses bad D and F
+    Tailor(depth=depth, width=32, fifo=fifo,
+           tile=1 << (4 * depth - 1).bit_length())    # refuses bad D and F
     rows = measure(depth, fifo, passes)
     emit({"depth": depth, "fifo": fifo, "passes": passes, "rows": rows, "paper": PAPER},
          as_json, _human)
