@@ -178,9 +178,8 @@ class Buffet(wiring.Component):
     # Configurations in the synthesis report.
     REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
 
-    def __init__(self, depth=64, width=32, read_latency=2):
-        values = check_params(self.PARAMS, {"depth": depth, "width": width,
-                                            "read_latency": read_latency})
+    def __init__(self, **params):
+        values = check_params(self.PARAMS, params)
         self.depth, self.width = values["depth"], values["width"]
         self.latency = values["read_latency"]
         super().__init__(BuffetSignature(self.depth, self.width))

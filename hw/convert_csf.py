@@ -292,9 +292,8 @@ class DenseToCsf(wiring.Component):
     )
     REPORT = ({}, {"lanes": 16})
 
-    def __init__(self, lanes=8, index_width=12, count_width=20, value_width=32):
-        v = check_params(self.PARAMS, {"lanes": lanes, "index_width": index_width,
-                                       "count_width": count_width, "value_width": value_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.index_width = v["lanes"], v["index_width"]
         self.count_width, self.value_width = v["count_width"], v["value_width"]
         super().__init__(DenseToCsfSignature(self.lanes, self.index_width, self.count_width,
@@ -305,7 +304,7 @@ class DenseToCsf(wiring.Component):
         L, levels = self.lanes, [f"level{n}" for n in range(MODES)]
         carried = {"ids": data.ArrayLayout(data.ArrayLayout(self.index_width, MODES), L),
                    "values": data.ArrayLayout(self.value_width, L), "last": 1}
-        m.submodules.detect = detect = ZeroDetect(L, self.value_width)
+        m.submodules.detect = detect = ZeroDetect(lanes=L, width=self.value_width)
         m.submodules.coords = coords = LaneCoordinates(L, self.index_width)
         m.submodules.marks = marks = Lockstep({"marks": TreeMarks(L)},
                                               data.StructLayout(carried))

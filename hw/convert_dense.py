@@ -81,7 +81,7 @@ class NonzeroPositions(wiring.Component):
     def __init__(self, lanes, width, tag, levels=1):
         self.lanes, self.width = lanes, width
         values, position = data.ArrayLayout(width, lanes), position_bits(lanes)
-        self.detect = Lockstep({"detect": ZeroDetect(lanes, width)},
+        self.detect = Lockstep({"detect": ZeroDetect(lanes=lanes, width=width)},
                                data.StructLayout({"last": 1, "tag": tag}))
         self.scan = Lockstep({"scan": PrefixSum(lanes, position, "kogge_stone", inclusive=0,
                                                 levels=levels)},
@@ -571,9 +571,8 @@ class DenseToCoo(_DenseToWords):
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16},
               {"lanes": 8, "width": 16, "index_width": 16, "levels": 1})
 
-    def __init__(self, lanes=8, width=16, index_width=16, levels=3):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width,
-                                       "index_width": index_width, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width = v["lanes"], v["width"]
         self.index_width, self.levels = v["index_width"], v["levels"]
         entry = wire.coo_entry(self.index_width, self.width)
@@ -646,10 +645,8 @@ class DenseToCsr(_DenseToWords):
               Param("ptr_width", 32, 1, 48, "bits of a row pointer"), LEVELS)
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
 
-    def __init__(self, lanes=8, width=16, index_width=16, ptr_width=32, levels=3):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width,
-                                       "index_width": index_width, "ptr_width": ptr_width,
-                                       "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.index_width = v["lanes"], v["width"], v["index_width"]
         self.ptr_width, self.levels = v["ptr_width"], v["levels"]
         entry = wire.csr_entry(self.index_width, self.width)
@@ -720,8 +717,8 @@ class DenseToZvc(_DenseToWords):
     PARAMS = (LANES, WIDTH, LEVELS)
     REPORT = ({"lanes": 8, "width": 16},)
 
-    def __init__(self, lanes=8, width=16, levels=3):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.levels = v["lanes"], v["width"], v["levels"]
         super().__init__(DenseToZvcSignature(self.lanes, self.width),
                          (wire.Field("value", self.width),), data.StructLayout({}),
@@ -793,8 +790,8 @@ class ZvcToDense(wiring.Component):
     PARAMS = (LANES, WIDTH, LEVELS)
     REPORT = ({"lanes": 8, "width": 16},)
 
-    def __init__(self, lanes=8, width=16, levels=3):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.levels = v["lanes"], v["width"], v["levels"]
         self.scan = Lockstep({"scan": PrefixSum(self.lanes, position_bits(self.lanes),
                                                 "kogge_stone", 0, self.levels)}, self.lanes)

@@ -174,9 +174,8 @@ class RlcToCoo(wiring.Component):
     REPORT = ({"lanes": 8, "run_bits": 5, "width": 32, "value_width": 32},
               {"lanes": 4, "run_bits": 5, "width": 24, "value_width": 16})
 
-    def __init__(self, lanes=8, run_bits=5, width=32, value_width=32):
-        v = check_params(self.PARAMS, {"lanes": lanes, "run_bits": run_bits, "width": width,
-                                       "value_width": value_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.run_bits = v["lanes"], v["run_bits"]
         self.width, self.value_width = v["width"], v["value_width"]
         # The prefix sum's latency (one register a network level, and the offset row's),

@@ -214,8 +214,10 @@ class MacGrid(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c = self.macs
-        grid = [[EurekaMac(self.compaction, *self.widths, from_below=int(row < ROWS - 1),
-                           pipeline=self.pipeline)
+        weight_width, act_width, acc_width = self.widths
+        grid = [[EurekaMac(compaction=self.compaction, weight_width=weight_width,
+                           act_width=act_width, acc_width=acc_width,
+                           from_below=int(row < ROWS - 1), pipeline=self.pipeline)
                  for _ in range(self.columns)] for row in range(ROWS)]
         for row, macs in enumerate(grid):
             for col, mac in enumerate(macs):
@@ -304,11 +306,9 @@ class EurekaArray(wiring.Component):
     PARAMS = (COMPACTION, *WIDTHS)
     REPORT = ({"compaction": 4}, {"compaction": 2})
 
-    def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32, cols=1):
-        v = check_params((*self.PARAMS, COLS), {
-            "compaction": compaction, "weight_width": weight_width, "act_width": act_width,
-            "acc_width": acc_width, "cols": cols})
-        self.compaction, self.cols = v["compaction"], v["cols"]
+    def __init__(self, *, cols=COLS.default, **params):
+        v = check_params(self.PARAMS, params)
+        self.compaction, self.cols = v["compaction"], COLS.check(cols)
         self.widths = v["weight_width"], v["act_width"], v["acc_width"]
         self.columns = EUREKA_COLUMNS * self.cols
         self.fmt = EurekaWire(self.compaction, self.widths[0])  # the filter beats' fields

@@ -165,10 +165,8 @@ class AmpereMac(Mac):
     PARAMS = (*WIDTHS, *MAC_PARAMS)
     REPORT = ({}, {"dtype": "fp16"})
 
-    def __init__(self, weight_width=8, act_width=8, acc_width=32, pipeline=2, dtype="int8"):
-        v = check_params(self.PARAMS, {"weight_width": weight_width, "act_width": act_width,
-                                       "acc_width": acc_width, "pipeline": pipeline,
-                                       "dtype": dtype})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         super().__init__(ROWS, v["weight_width"], v["act_width"], v["acc_width"],
                          pipeline=v["pipeline"], dtype=v["dtype"])
 
@@ -214,12 +212,8 @@ class EurekaMac(Mac):
     REPORT = ({"compaction": 4}, {"compaction": 2}, {"compaction": 4, "from_below": 0},
               {"compaction": 4, "dtype": "fp16"})
 
-    def __init__(self, compaction=4, weight_width=8, act_width=8, acc_width=32, from_below=1,
-                 pipeline=2, dtype="int8"):
-        v = check_params(self.PARAMS, {"compaction": compaction, "weight_width": weight_width,
-                                       "act_width": act_width, "acc_width": acc_width,
-                                       "from_below": from_below, "pipeline": pipeline,
-                                       "dtype": dtype})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.compaction, self.from_below = v["compaction"], v["from_below"]
         self.CONTROLS = (*Mac.CONTROLS, "displaced",
                          *(("below_displaced",) if self.from_below else ()))

@@ -316,9 +316,8 @@ class HyteAccessor(wiring.Component):
               Param("count_width", 16, 16, 32, "bits of a length, offset, segment or count"))
     REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
 
-    def __init__(self, depth=64, width=32, count_width=16):
-        v = check_params(self.PARAMS, {"depth": depth, "width": width,
-                                       "count_width": count_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.depth, self.width, self.count_width = v["depth"], v["width"], v["count_width"]
         super().__init__(HyteAccessorSignature(self.depth, self.width, self.count_width))
 

@@ -183,9 +183,8 @@ class HyteController(wiring.Component):
               choice("rule", "tiles", RULES, "hit-rate estimate"))
     REPORT = ({}, {"dim_width": 24, "count_width": 24})
 
-    def __init__(self, dim_width=16, count_width=16, rule="tiles"):
-        v = check_params(self.PARAMS, {"dim_width": dim_width, "count_width": count_width,
-                                       "rule": rule})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.dim_width, self.count_width, self.rule = (v["dim_width"], v["count_width"],
                                                        v["rule"])
         super().__init__(HyteControllerSignature(self.dim_width, self.count_width))

@@ -117,10 +117,8 @@ class MintMerged(wiring.Component):
     MERGES_PAPER = ("MINT_m 0.41 mm2 = 43% of MINT_b's 0.95 (-57%, Sec. VII, 28 nm, all of "
                     "Fig. 8's conversions; its dividers are 74% of MINT_m)")
 
-    def __init__(self, lanes=8, width=16, index_width=16, ptr_width=32, levels=3):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width,
-                                       "index_width": index_width, "ptr_width": ptr_width,
-                                       "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.index_width = v["lanes"], v["width"], v["index_width"]
         self.ptr_width, self.levels = v["ptr_width"], v["levels"]
         self.record = struct(wire.coo_entry(self.index_width, self.width))

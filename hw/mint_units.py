@@ -77,8 +77,8 @@ class ZeroDetect(wiring.Component):
     REPORT = ({"lanes": 16, "width": 16},)
     latency = 2
 
-    def __init__(self, lanes=8, width=16):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width = v["lanes"], v["width"]
         super().__init__(ZeroDetectSignature(self.lanes, self.width))
 

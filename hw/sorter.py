@@ -92,9 +92,8 @@ class Sorter(wiring.Component):
     )
     REPORT = ({"lanes": 8},)
 
-    def __init__(self, lanes=8, key_width=16, data_width=16, levels=1):
-        v = check_params(self.PARAMS, {"lanes": lanes, "key_width": key_width,
-                                       "data_width": data_width, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.key_width = v["lanes"], v["key_width"]
         self.data_width, self.levels = v["data_width"], v["levels"]
         self.network = odd_even_merge(self.lanes)

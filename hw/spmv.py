@@ -56,9 +56,8 @@ class SpmvMac(wiring.Component):
     PARAMS = (DEPTH, TILE, *WIDTHS)
     REPORT = ({"depth": 64, "tile": 256, "x_width": 16, "value_width": 16, "acc_width": 48},)
 
-    def __init__(self, depth=64, tile=256, x_width=16, value_width=16, acc_width=48):
-        v = check_params(self.PARAMS, {"depth": depth, "tile": tile, "x_width": x_width,
-                                       "value_width": value_width, "acc_width": acc_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.x_width, self.value_width, self.acc_width = (v["x_width"], v["value_width"],
                                                            v["acc_width"])
         index_width = ceil_log2(v["tile"])

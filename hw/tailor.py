@@ -101,9 +101,8 @@ class Tailor(wiring.Component):
     REPORT = ({"depth": 64, "width": 32, "fifo": 16, "tile": 256},
               {"depth": 1024, "width": 32, "fifo": 64, "tile": 4096})
 
-    def __init__(self, depth=64, width=32, fifo=16, tile=256, read_latency=2):
-        values = check_params(self.PARAMS, {"depth": depth, "width": width, "fifo": fifo,
-                                            "tile": tile, "read_latency": read_latency})
+    def __init__(self, **params):
+        values = check_params(self.PARAMS, params)
         self.depth, self.width = values["depth"], values["width"]
         self.latency = values["read_latency"]
         self.fifo, self.tile = values["fifo"], values["tile"]

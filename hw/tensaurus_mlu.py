@@ -116,10 +116,8 @@ class TensaurusMlu(wiring.Component):
     REPORT = ({},)
     PAPER = "Table 2 (28 nm): MLU 0.009 mm2, 0.4%"
 
-    def __init__(self, cols=2, tlen=2, vlen=4, dw=16, iw=16, addr_width=24, b_chunks=1):
-        v = check_params(self.PARAMS, {"cols": cols, "tlen": tlen, "b_chunks": b_chunks,
-                                       "vlen": vlen, "dw": dw, "iw": iw,
-                                       "addr_width": addr_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.cols, self.tlen, self.vlen = v["cols"], v["tlen"], v["vlen"]
         self.b_chunks = v["b_chunks"]
         self.dw, self.iw, self.addr_width = v["dw"], v["iw"], v["addr_width"]

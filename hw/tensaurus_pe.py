@@ -130,10 +130,8 @@ class TensaurusPe(wiring.Component):
     REPORT = ({}, {"vlen": 1, "tlen": 1, "dw": 16, "iw": 16, "acc_width": 32, "order": 2})
     PAPER = "Table 2 (28 nm): PE 0.625 mm2, 27.2% of the accelerator (64 PEs)"
 
-    def __init__(self, vlen=4, tlen=2, r1=1, dw=16, iw=16, acc_width=32, order=3, queue=4):
-        v = check_params(self.PARAMS, {"vlen": vlen, "tlen": tlen, "r1": r1, "dw": dw,
-                                       "iw": iw, "acc_width": acc_width, "order": order,
-                                       "queue": queue})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.vlen, self.tlen, self.dw, self.iw = v["vlen"], v["tlen"], v["dw"], v["iw"]
         self.r1, self.olen = v["r1"], v["r1"] * v["tlen"]
         self.acc_width, self.order, self.queue = v["acc_width"], v["order"], v["queue"]

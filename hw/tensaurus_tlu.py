@@ -79,10 +79,8 @@ class TensaurusTlu(wiring.Component):
     REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "tags": 16})
     PAPER = "Table 2 (28 nm): TLU 0.009 mm2, 0.4%"
 
-    def __init__(self, pes=2, dw=16, iw=16, order=3, tags=8, addr_width=24, queue=4):
-        v = check_params(self.PARAMS, {"pes": pes, "dw": dw, "iw": iw, "order": order,
-                                       "tags": tags, "addr_width": addr_width,
-                                       "queue": queue})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.pes, self.dw, self.iw, self.order = v["pes"], v["dw"], v["iw"], v["order"]
         self.tags, self.addr_width, self.queue = v["tags"], v["addr_width"], v["queue"]
         self.entry = ciss_entry_layout(self.pes, self.dw, self.iw, self.order)

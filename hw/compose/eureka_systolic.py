@@ -67,11 +67,8 @@ class EurekaSystolic(wiring.Component):
     # over the die). 16x16 needs 256, more than any ECP5 has (156 on the 85k).
     REPORT = ({"rows": 1, "cols": 1, "compaction": 4}, {"rows": 2, "cols": 2, "compaction": 4})
 
-    def __init__(self, rows=2, cols=2, compaction=4, weight_width=8, act_width=8,
-                 acc_width=32):
-        v = check_params(self.PARAMS, {"rows": rows, "cols": cols, "compaction": compaction,
-                                       "weight_width": weight_width, "act_width": act_width,
-                                       "acc_width": acc_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.rows = v.pop("rows")
         self.array = v  # each systolic row's EurekaArray
         self.fmt = EurekaWire(v["compaction"], v["weight_width"])  # the filter beats' fields

@@ -51,16 +51,15 @@ class SpmvTailor(wiring.Component):
     REPORT = ({"depth": 64, "fifo": 16, "tile": 256, "x_width": 16, "value_width": 16,
                "acc_width": 48},)
 
-    def __init__(self, depth=64, fifo=16, tile=256, x_width=16, value_width=16, acc_width=48):
-        v = check_params(self.PARAMS, {"depth": depth, "fifo": fifo, "tile": tile,
-                                       "x_width": x_width, "value_width": value_width,
-                                       "acc_width": acc_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         # Built here for their signatures (the pragma above: they go unused only when
         # this engine does, which warns itself, or when the Tailor refuses its parameters).
         # Read latency 1: the MAC's queue holds one entry per read in flight plus one.
-        self.tailor = Tailor(v["depth"], v["x_width"], v["fifo"], v["tile"], read_latency=1)
-        self.mac = SpmvMac(v["depth"], v["tile"], v["x_width"], v["value_width"],
-                           v["acc_width"])
+        self.tailor = Tailor(depth=v["depth"], width=v["x_width"], fifo=v["fifo"], tile=v["tile"],
+                             read_latency=1)
+        self.mac = SpmvMac(depth=v["depth"], tile=v["tile"], x_width=v["x_width"],
+                           value_width=v["value_width"], acc_width=v["acc_width"])
         members = self.mac.signature.members
         super().__init__({"parent": self.tailor.signature.members["parent"],
                           "a": members["a"], "y": members["y"]})

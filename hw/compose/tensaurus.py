@@ -149,33 +149,30 @@ class Tensaurus(wiring.Component):
     """Table 2's components (the SPM with its crossbar): block, the parameters whose
     product counts its instances here, and the paper's share of the area in percent."""
 
-    def __init__(self, rows=2, cols=2, vlen=2, tlen=2, r1=1, dw=16, iw=16, acc_width=32,
-                 order=3, tags=8, banks=2, spm_rows=64, out_rows=64, addr_width=24):
-        v = check_params(self.PARAMS, {
-            "rows": rows, "cols": cols, "vlen": vlen, "tlen": tlen, "r1": r1, "dw": dw,
-            "iw": iw,
-            "acc_width": acc_width, "order": order, "tags": tags, "banks": banks,
-            "spm_rows": spm_rows, "out_rows": out_rows, "addr_width": addr_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         for name, value in v.items():
             setattr(self, name, value)
         r, c = self.rows, self.cols
-        self.tlu = TensaurusTlu(pes=r, dw=dw, iw=iw, order=order, tags=tags,
-                                addr_width=addr_width)
-        self.olen = r1 * tlen
-        self.mlu = TensaurusMlu(cols=c, tlen=tlen, vlen=vlen, dw=dw, iw=iw,
-                                addr_width=addr_width, b_chunks=-(-r1 // vlen))
-        self.spms = [TensaurusSpm(ports=r, banks=banks, rows=spm_rows,
-                                  tlen=spm_chunks(tlen, vlen, r1), vlen=vlen, dw=dw, iw=iw)
+        self.tlu = TensaurusTlu(pes=r, dw=self.dw, iw=self.iw, order=self.order, tags=self.tags,
+                                addr_width=self.addr_width)
+        self.olen = self.r1 * self.tlen
+        self.mlu = TensaurusMlu(cols=c, tlen=self.tlen, vlen=self.vlen, dw=self.dw, iw=self.iw,
+                                addr_width=self.addr_width, b_chunks=-(-self.r1 // self.vlen))
+        self.spms = [TensaurusSpm(ports=r, banks=self.banks, rows=self.spm_rows,
+                                  tlen=spm_chunks(self.tlen, self.vlen, self.r1), vlen=self.vlen,
+                                  dw=self.dw, iw=self.iw)
                      for _ in range(c)]
         # Each PE keeps enough operations in flight to cover its scratchpad's round trip.
-        self.pes = [[TensaurusPe(vlen=vlen, tlen=tlen, r1=r1, dw=dw, iw=iw,
-                                 acc_width=acc_width, order=order,
+        self.pes = [[TensaurusPe(vlen=self.vlen, tlen=self.tlen, r1=self.r1, dw=self.dw,
+                                 iw=self.iw, acc_width=self.acc_width, order=self.order,
                                  queue=self.spms[0].latency + 2)
                      for _ in range(c)] for _ in range(r)]
-        self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=vlen, iw=iw,
-                                acc_width=acc_width, depth=out_rows)
-        signature = TensaurusSignature(r, c, vlen, tlen, dw, iw, acc_width, order, tags,
-                                       addr_width, r1)
+        self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=self.vlen, iw=self.iw,
+                                acc_width=self.acc_width, depth=self.out_rows)
+        signature = TensaurusSignature(r, c, self.vlen, self.tlen, self.dw, self.iw,
+                                       self.acc_width, self.order, self.tags, self.addr_width,
+                                       self.r1)
         self.control = TensaurusControl(signature, self.mlu.signature, self.tlu.signature,
                                         self.msu.signature)
         super().__init__(signature)
