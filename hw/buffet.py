@@ -86,8 +86,13 @@ class ReadStage(wiring.Component):
             return m
 
         width = len(self.read_data.payload)
-        data, hit, hit_data = Signal(width), Signal(), Signal(width)    # the fetched read's
-        held, out, out_hit, out_hit_data = Signal(), Signal(width), Signal(), Signal(width)
+        data = Signal(width)                             # the fetched read's data,
+        hit = Signal()                                   # whether an update in flight
+        hit_data = Signal(width)                         # hits it, and that update's data
+        held = Signal()                                  # ``out`` holds a read: its
+        out = Signal(width)                              # data, hit and hit data
+        out_hit = Signal()
+        out_hit_data = Signal(width)
         advance = Signal()                               # the fetched read moves to ``out``
         m.d.comb += [
             advance.eq(fetched & (~held | self.read_data.ready)),
@@ -197,7 +202,8 @@ class Buffet(wiring.Component):
         # Registered state. ``occupancy + 1`` is kept beside ``occupancy`` and ``tail``
         # beside ``head`` so that every carry chain starts at a register: none waits
         # for a handshake (see the shrink below).
-        head, tail = Signal(range(self.depth)), Signal(range(self.depth))
+        head = Signal(range(self.depth))
+        tail = Signal(range(self.depth))
         occupancy = Signal(range(self.depth + 1))
         occupancy_up = Signal(range(self.depth + 2), init=1)
         full = occupancy[-1]                  # the depth is the only count with its top bit
@@ -217,7 +223,9 @@ class Buffet(wiring.Component):
         # At read latency 2 the write reaches the block RAM a cycle later, from
         # registers: the decision to write (a compare with the occupancy, the
         # fill/update choice) and the RAM's setup are not on one cycle.
-        w_en, w_addr, w_data = Signal(), Signal(range(self.depth)), Signal(self.width)
+        w_en = Signal()
+        w_addr = Signal(range(self.depth))
+        w_data = Signal(self.width)
         domain = m.d.sync if self.latency == 2 else m.d.comb
         domain += [
             w_en.eq(do_fill | do_update),

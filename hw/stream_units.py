@@ -118,7 +118,7 @@ class Skid(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         i, o = self.i, self.o
-        spare, held = Signal(self.shape), Signal()
+        spare, held = Signal(self.shape, name="spare"), Signal(name="held")
         m.d.comb += i.ready.eq(~held)
         stalled = o.valid & ~o.ready
         with m.If(stalled & ~held):                     # an arriving item waits aside

@@ -45,9 +45,8 @@ def skid_invariants(proof, tracker, valid, held, spare):
 def test_skid_passes_every_item_once_in_order():
     dut, proof = Skid(4), Proof("skid", depth=4)
     inside, tracker = passing(proof, dut, capacity=2)
-    # The skid register, declared in one tuple with ``held``, has Amaranth's stand-in name.
     held = inside["held"]
-    skid_invariants(proof, tracker, dut.o.valid, held, inside["$signal"])
+    skid_invariants(proof, tracker, dut.o.valid, held, inside["spare"])
     proof.m.d.comb += Assert(tracker.count == dut.o.valid + held)
     proof.run()
 
@@ -227,7 +226,7 @@ def test_registered_queue_passes_every_item_once_in_order(depth):
     inside, tracker = passing(proof, queue, depth, body)
     # In line: the skid's output and spare registers, the FIFO's read register, its memory.
     held, ready = inside["out.held"], inside["fifo.r_rdy"]
-    skid_invariants(proof, tracker, queue.o.valid, held, inside["out.$signal"])
+    skid_invariants(proof, tracker, queue.o.valid, held, inside["out.spare"])
     fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
     fifo["level"] = inside["fifo.inner_level"]
     skid = queue.o.valid + held
