@@ -465,7 +465,7 @@ class CsrToBsr(wiring.Component):
         m.submodules.banks = banks = Banks(self.block, W, V, self.depth)
         m.submodules.merge = merge = Merge(self.block, W, V)
         m.submodules.assembler = assembler = Assembler(self.block, W, V)
-        m.submodules.pointers = pointers = PrefixSum(1, W)
+        m.submodules.pointers = pointers = PrefixSum(lanes=1, width=W)
         wiring.connect(m, wiring.flipped(self.row_ptr), row_blocks.row_ptr)
         wiring.connect(m, wiring.flipped(self.entries), tagger.entries)
         for bank, head in zip(banks.heads, merge.heads, strict=True):
@@ -489,7 +489,7 @@ class CsrToBsr(wiring.Component):
                          entry.payload.row.eq(tagged.payload.row)]
             ahead = 0
         else:
-            m.submodules.divider = divider = DivMod(1, W)
+            m.submodules.divider = divider = DivMod(lanes=1, width=W)
             m.submodules.divider_side = beside = Beside(
                 data.ArrayLayout(W, 1), divmod_layout(1, W),
                 data.StructLayout({"value": V, "row": range(R)}), divider.latency)

@@ -398,7 +398,7 @@ class PointerScan(wiring.Component):
         m = Module()
         bits = ceil_log2(self.words)
         m.submodules.reads = reads = ReadStage(self.words, self.lanes * self.ptr_width, bits)
-        m.submodules.sums = sums = PrefixSum(self.lanes, self.ptr_width)
+        m.submodules.sums = sums = PrefixSum(lanes=self.lanes, width=self.ptr_width)
         running = Signal()
         asked = Signal(range(self.words + 1))               # words asked for
         stored = Signal(range(self.words + 1))              # pointer words written back
@@ -575,7 +575,7 @@ class CsrToCsc(wiring.Component):
                                  "entry": entry, "scatter": 1})
         m.submodules.groups = groups = ChunkGroups(N, self.col_width)
         m.submodules.rows = rows = RowCounter(self.max_rows, W, self.csr.payload.shape())
-        m.submodules.count = count = Lockstep({"counter": ClusterCounter(N, N)}, tag)
+        m.submodules.count = count = Lockstep({"counter": ClusterCounter(lanes=N, bins=N)}, tag)
         m.submodules.increment = increment = Increment(self.words, N, W, self.max_nnz, tag)
         m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols)
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,

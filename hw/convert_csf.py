@@ -309,7 +309,7 @@ class DenseToCsf(wiring.Component):
         m.submodules.marks = marks = Lockstep({"marks": TreeMarks(L)},
                                               data.StructLayout(carried))
         m.submodules.sums = sums = Lockstep(
-            {name: PrefixSum(L, self.count_width) for name in levels},
+            {name: PrefixSum(lanes=L, width=self.count_width) for name in levels},
             data.StructLayout({**carried, "masks": marks_layouts(L)[1]}))
         wiring.connect(m, wiring.flipped(self.dense), detect.values)
 

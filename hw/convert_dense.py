@@ -83,8 +83,8 @@ class NonzeroPositions(wiring.Component):
         values, position = data.ArrayLayout(width, lanes), position_bits(lanes)
         self.detect = Lockstep({"detect": ZeroDetect(lanes=lanes, width=width)},
                                data.StructLayout({"last": 1, "tag": tag}))
-        self.scan = Lockstep({"scan": PrefixSum(lanes, position, "kogge_stone", inclusive=0,
-                                                levels=levels)},
+        self.scan = Lockstep({"scan": PrefixSum(lanes=lanes, width=position, variant="kogge_stone",
+                                                inclusive=0, levels=levels)},
                              data.StructLayout({"values": values, "mask": lanes, "tag": tag}))
         self.latency = self.detect.latency + self.scan.latency
         super().__init__({
@@ -793,8 +793,9 @@ class ZvcToDense(wiring.Component):
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.levels = v["lanes"], v["width"], v["levels"]
-        self.scan = Lockstep({"scan": PrefixSum(self.lanes, position_bits(self.lanes),
-                                                "kogge_stone", 0, self.levels)}, self.lanes)
+        self.scan = Lockstep({"scan": PrefixSum(lanes=self.lanes, width=position_bits(self.lanes),
+                                                variant="kogge_stone", inclusive=0,
+                                                levels=self.levels)}, self.lanes)
         self.expander = Expander(self.lanes, self.width)
         self.latency = self.scan.latency + self.expander.latency
         super().__init__(ZvcToDenseSignature(self.lanes, self.width))

@@ -187,8 +187,8 @@ class RlcToCoo(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         L, P, V = self.lanes, self.width, self.value_width
-        m.submodules.scan = scan = PrefixSum(L, P, "kogge_stone", inclusive=1)
-        m.submodules.divider = divider = DivMod(1, P)
+        m.submodules.scan = scan = PrefixSum(lanes=L, width=P, variant="kogge_stone", inclusive=1)
+        m.submodules.divider = divider = DivMod(lanes=1, width=P)
         counts, sums = prefix_sum_layouts(L, P)
         values = data.StructLayout({"values": data.ArrayLayout(V, L), "mask": L})
         m.submodules.scan_side = scan_side = Beside(counts, sums, values, scan.latency)

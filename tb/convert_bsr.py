@@ -184,7 +184,8 @@ def run(source, block, run_bits=None, seed=1):
         raise ParameterError(f"--engine rtl: a {block[0]} x {block[1]} block of "
                              f"{value_width}-bit values is a {bits}-bit transfer, wider than "
                              f"the {NATIVE_BITS} bits a native run carries")
-    component = CsrToBsr(*block, width, value_width, depth)
+    component = CsrToBsr(block_rows=block[0], block_cols=block[1], width=width,
+                         value_width=value_width, depth=depth)
     bench = BsrBench(component, [matrix], seed)
     out = native.run(bench)
     R, C = block

@@ -148,7 +148,7 @@ def test_empty_block_rows_blocks_at_the_edges_and_interleaved_rows(rates):
     dense[6:8, 10:12] = [[8, 9], [10, 11]]      # a full block at the bottom right corner
     dense[7, 0] = -12                           # rows 2-5: two empty block rows
     empty = np.zeros((8, 12), dtype=np.int16)
-    unit = CsrToBsr(2, 2, 8, 16, 8)
+    unit = CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=16, depth=8)
     got, _ = convert_all(unit, [csr(dense), csr(empty), csr(dense)], 1, rates)
     for bsr, m in zip(got, [dense, empty, dense], strict=True):
         assert_same(bsr, cv.convert(csr(m), "bsr", block=(2, 2)))
@@ -159,7 +159,8 @@ def test_a_matrix_of_no_rows_and_back_to_back_shapes():
     rng = np.random.default_rng(4)
     shapes = [(0, 6), (6, 6), (3, 9), (0, 3), (12, 3)]
     mats = [csr((rng.random(s) < 0.3) * rng.integers(1, 9, s)) for s in shapes]
-    got, _ = convert_all(CsrToBsr(3, 3, 8, 64, 8), mats, 2)
+    got, _ = convert_all(CsrToBsr(block_rows=3, block_cols=3, width=8, value_width=64,
+                                  depth=8), mats, 2)
     for bsr, m in zip(got, mats, strict=True):
         assert_same(bsr, cv.convert(m, "bsr", block=(3, 3)))
 
@@ -172,7 +173,8 @@ def test_block_shapes_densities_and_value_types(block, density, dtype):
     shape = (block[0] * 6, block[1] * 7)
     dense = ((rng.random(shape) < density) * rng.integers(-50, 50, shape)).astype(dtype)
     m = csr(dense)
-    unit = CsrToBsr(*block, 10, 8 * m.dtype.itemsize if dtype is not bool else 1, 32)
+    unit = CsrToBsr(block_rows=block[0], block_cols=block[1], width=10,
+                    value_width=8 * m.dtype.itemsize if dtype is not bool else 1, depth=32)
     got, _ = convert_all(unit, [m], sum(block))
     assert_same(got[0], cv.convert(m, "bsr", block=block))
 
@@ -184,10 +186,12 @@ def test_the_last_row_of_a_block_row_streams_past_the_bank_depth():
     dense[3, ::2] = 7
     m = csr(dense)
     assert bank_need(m, 2) == 3
-    got, _ = convert_all(CsrToBsr(2, 2, 8, 16, 4), [m], 3)
+    got, _ = convert_all(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=16,
+                                  depth=4), [m], 3)
     assert_same(got[0], cv.convert(m, "bsr", block=(2, 2)))
     with pytest.raises(ParameterError, match=r"a row of 40 nonzeros .* depth 4"):
-        BsrBench(CsrToBsr(2, 2, 8, 16, 4), [csr(dense[::-1])], 0)
+        BsrBench(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=16, depth=4),
+                 [csr(dense[::-1])], 0)
 
 
 def test_one_nonzero_a_cycle():
@@ -195,7 +199,7 @@ def test_one_nonzero_a_cycle():
     the last block row's first row waits in its bank for the last row to come."""
     dense = np.arange(1, 1 + 16 * 24, dtype=np.int32).reshape(16, 24)
     dense[dense % 3 == 0] = 0                       # rows of 16 nonzeros
-    unit = CsrToBsr(2, 2, 10, 32, 64)
+    unit = CsrToBsr(block_rows=2, block_cols=2, width=10, value_width=32, depth=64)
     bench = BsrBench(unit, [csr(dense)], 0, FULL)
     result = pysim(bench)
     taken = [c for c, _ in bench.sources[1].accepted]
@@ -211,11 +215,12 @@ def test_the_rtl_engine_refuses_blocks_wider_than_a_native_run_carries():
 def test_the_bench_refuses_what_the_block_cannot_hold():
     m = csr(np.eye(6, dtype=np.int16))
     with pytest.raises(ParameterError, match="block 4,4 does not divide"):
-        BsrBench(CsrToBsr(4, 4, 8, 16), [m], 0)
+        BsrBench(CsrToBsr(block_rows=4, block_cols=4, width=8, value_width=16), [m], 0)
     with pytest.raises(ParameterError, match="8-bit values"):
-        BsrBench(CsrToBsr(2, 2, 8, 8), [m], 0)
+        BsrBench(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=8), [m], 0)
     with pytest.raises(ParameterError, match="4-bit indices"):
-        BsrBench(CsrToBsr(2, 2, 4, 16), [csr(np.eye(16, dtype=np.int16))], 0)
+        BsrBench(CsrToBsr(block_rows=2, block_cols=2, width=4, value_width=16),
+                 [csr(np.eye(16, dtype=np.int16))], 0)
     assert index_width((600, 600), 23402) == 16
 
 
@@ -232,7 +237,7 @@ def test_bad_parameters_are_named_with_their_range(params, message):
 
 
 def test_the_block_declares_its_signature_and_its_report_builds():
-    unit = CsrToBsr(3, 2, 12, 20, 64)
+    unit = CsrToBsr(block_rows=3, block_cols=2, width=12, value_width=20, depth=64)
     assert dict(unit.signature.members) == dict(CsrToBsrSignature((3, 2), 12, 20).members)
     block = get("csr_to_bsr")
     for config in block.cls.REPORT:
@@ -262,7 +267,8 @@ def test_native_and_amaranth_runs_agree_cycle_for_cycle():
                 (0.3, 0.0, 0.8)]
 
     def make():
-        return BsrBench(CsrToBsr(3, 3, 8, 64, 16), matrices, 7)
+        return BsrBench(CsrToBsr(block_rows=3, block_cols=3, width=8, value_width=64,
+                                 depth=16), matrices, 7)
 
     python, rtl = pysim(make()), native.run(make())
     assert rtl.cycles == python.cycles
@@ -286,7 +292,8 @@ def test_real_matrices_under_back_pressure_match_the_golden_converter(shared_dat
 @pytest.mark.verilator
 def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
     m = cv.convert(read_matrix(shared_data / "matrices/pypi/pyamg_bar.mtx"), "csr")
-    unit = CsrToBsr(2, 2, index_width(m.shape, m.nnz), 64, 1024)
+    unit = CsrToBsr(block_rows=2, block_cols=2, width=index_width(m.shape, m.nnz),
+                    value_width=64, depth=1024)
     out = native.run(BsrBench(unit, [m], 1, FULL))
     assert out.cycles <= 1.01 * m.nnz + 60
     bsr = blocks_to_bsr(pointer_columns(out.outputs[BLOCK_PTR]),

@@ -74,7 +74,8 @@ def simulate(top, testbench):
 # -- the units ---------------------------------------------------------------------------
 
 def test_lockstep_carries_the_tag_beside_units_under_back_pressure():
-    step = Lockstep({"zero": ZeroDetect(lanes=4, width=8), "count": ClusterCounter(4, 4)}, 12)
+    step = Lockstep({"zero": ZeroDetect(lanes=4, width=8),
+                     "count": ClusterCounter(lanes=4, bins=4)}, 12)
     rng = np.random.default_rng(seed_from_env(1))
     values = rng.integers(0, 256, (120, 4)) * (rng.random((120, 4)) < 0.5)
     keep = rng.random((120, 4)) < 0.7
@@ -94,7 +95,7 @@ def test_lockstep_carries_the_tag_beside_units_under_back_pressure():
 
 def test_lockstep_refuses_units_of_different_latencies():
     with pytest.raises(ValueError, match=r"latencies \[2, 4\]"):
-        Lockstep({"a": ZeroDetect(lanes=4, width=8), "b": PrefixSum(8, 8)}, 1)
+        Lockstep({"a": ZeroDetect(lanes=4, width=8), "b": PrefixSum(lanes=8, width=8)}, 1)
 
 
 def groups_of(ids, mask, lanes):

@@ -58,7 +58,7 @@ def test_network_depths_and_adders_are_figure_9s(lanes):
                      "kogge_stone": log}
     assert adders == {"serial": lanes - 1, "brent_kung": 2 * lanes - 2 - log,
                       "kogge_stone": lanes * log - lanes + 1}
-    unit = PrefixSum(lanes, 8, "brent_kung", levels=2)
+    unit = PrefixSum(lanes=lanes, width=8, variant="brent_kung", levels=2)
     assert unit.latency == -(-depth["brent_kung"] // 2) + 1
     assert unit.adders == adders["brent_kung"] + lanes
 
@@ -137,7 +137,8 @@ def run(component, vectors=150, rates=0, seed=0):
     (16, 12, 1, 3), (32, 32, 0, 2),
 ])
 def test_prefix_sum_matches_the_model(variant, lanes, width, inclusive, levels):
-    unit = PrefixSum(lanes, width, variant, inclusive, levels)
+    unit = PrefixSum(lanes=lanes, width=width, variant=variant, inclusive=inclusive,
+                     levels=levels)
     run(unit, rates=lanes % 3 == 1, seed=lanes + width)
 
 
@@ -146,7 +147,8 @@ def test_prefix_sum_builds_csr_to_csc_column_pointers():
     vector's total is the final pointer (nnz)."""
     col_ids = [2, 0, 3, 2, 1, 2, 0, 5, 5, 3, 2]
     counts = np.bincount(col_ids, minlength=8).reshape(2, 4)
-    bench = prefix_sum_bench(PrefixSum(4, 16, "serial"), counts, [0, 1], seed_from_env(3))
+    bench = prefix_sum_bench(PrefixSum(lanes=4, width=16, variant="serial"), counts, [0, 1],
+                             seed_from_env(3))
     out = pysim(bench).outputs
     assert out[0]["sums"] + out[1]["sums"] == [0, 2, 3, 7, 9, 9, 11, 11]
     assert out[1]["total"] == len(col_ids)
@@ -155,14 +157,14 @@ def test_prefix_sum_builds_csr_to_csc_column_pointers():
 @pytest.mark.parametrize(("lanes", "width", "levels"), [(8, 16, 1), (3, 8, 3), (1, 1, 1),
                                                         (2, 64, 8), (5, 20, 2)])
 def test_divmod_matches_the_model(lanes, width, levels):
-    run(DivMod(lanes, width, levels), rates=lanes % 2, seed=width)
+    run(DivMod(lanes=lanes, width=width, levels=levels), rates=lanes % 2, seed=width)
 
 
 def test_divmod_gives_rlc_to_coo_coordinates_of_each_nonzero():
     """Figure 8d step 4: row = position // K and col = position % K, K changing between
     tensors (a new divisor applies to the vectors presented with it)."""
     positions = np.array([[0, 1, 4, 6, 9, 10, 13, 15]] * 2)
-    bench = divmod_bench(DivMod(8, 8), positions, [4, 5], seed_from_env(4))
+    bench = divmod_bench(DivMod(lanes=8, width=8), positions, [4, 5], seed_from_env(4))
     out = pysim(bench).outputs
     assert [(r["quotient"], r["remainder"]) for r in out[0]][:4] == [(0, 0), (0, 1), (1, 0),
                                                                      (1, 2)]
@@ -176,7 +178,7 @@ def test_zero_detect_matches_the_model(lanes, width):
 
 @pytest.mark.parametrize(("lanes", "bins"), [(8, 16), (1, 2), (16, 4), (5, 64)])
 def test_cluster_counter_matches_the_model(lanes, bins):
-    run(ClusterCounter(lanes, bins), rates=lanes % 2, seed=bins)
+    run(ClusterCounter(lanes=lanes, bins=bins), rates=lanes % 2, seed=bins)
 
 
 @pytest.mark.parametrize(("lanes", "key_width", "data_width", "levels"), [
@@ -186,8 +188,9 @@ def test_sorter_matches_the_model(lanes, key_width, data_width, levels):
         rates=levels % 2, seed=lanes)
 
 
-BLOCKS = [PrefixSum(8, 16, v) for v in VARIANTS] + [
-    PrefixSum(16, 16, "brent_kung", levels=2), DivMod(8, 16), DivMod(4, 12, levels=5),
+BLOCKS = [PrefixSum(lanes=8, width=16, variant=v) for v in VARIANTS] + [
+    PrefixSum(lanes=16, width=16, variant="brent_kung", levels=2), DivMod(lanes=8, width=16),
+    DivMod(lanes=4, width=12, levels=5),
     ZeroDetect(), ClusterCounter(), Sorter(lanes=16, levels=3)]
 
 
@@ -227,9 +230,10 @@ def test_variant_by_name_or_index_as_the_command_line_gives_it():
 
 
 def test_blocks_declare_the_named_signatures():
-    pairs = [(PrefixSum(4, 9), PrefixSumSignature(4, 9)), (DivMod(3, 7), DivModSignature(3, 7)),
+    pairs = [(PrefixSum(lanes=4, width=9), PrefixSumSignature(4, 9)),
+             (DivMod(lanes=3, width=7), DivModSignature(3, 7)),
              (ZeroDetect(lanes=5, width=6), ZeroDetectSignature(5, 6)),
-             (ClusterCounter(5, 8), ClusterCountSignature(5, 8)),
+             (ClusterCounter(lanes=5, bins=8), ClusterCountSignature(5, 8)),
              (Sorter(lanes=4, key_width=5, data_width=6), SortSignature(4, 5, 6))]
     for unit, signature in pairs:
         assert dict(unit.signature.members) == dict(signature.members)

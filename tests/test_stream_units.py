@@ -116,7 +116,7 @@ class DividerBeside(wiring.Component):
     :class:`Beside` it, in either store: the unit under test."""
 
     def __init__(self, lockstep):
-        self.divider, self.lockstep = DivMod(1, 8), lockstep
+        self.divider, self.lockstep = DivMod(lanes=1, width=8), lockstep
         layout = data.StructLayout({"data": data.ArrayLayout(8, 1), "side": 8})
         out = data.StructLayout({"data": divmod_layout(1, 8), "side": 8})
         super().__init__({"enter": In(stream.Signature(layout)),
