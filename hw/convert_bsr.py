@@ -448,10 +448,8 @@ class CsrToBsr(wiring.Component):
     REPORT = ({"block_rows": 2, "block_cols": 2, "width": 16, "value_width": 32, "depth": 512},
               {"block_rows": 4, "block_cols": 4, "width": 16, "value_width": 16, "depth": 512})
 
-    def __init__(self, block_rows=2, block_cols=2, width=32, value_width=32, depth=512):
-        v = check_params(self.PARAMS, {"block_rows": block_rows, "block_cols": block_cols,
-                                       "width": width, "value_width": value_width,
-                                       "depth": depth})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.block = (v["block_rows"], v["block_cols"])
         self.width, self.value_width, self.depth = v["width"], v["value_width"], v["depth"]
         self.latency = 9 + (self.width if self.block[1] > 1 else 0)    # the divider's: W

@@ -555,10 +555,8 @@ class CsrToCsc(wiring.Component):
     )
     REPORT = ({}, {"lanes": 16, "max_rows": 4096, "max_cols": 4096, "max_nnz": 16384})
 
-    def __init__(self, lanes=8, max_rows=1024, max_cols=1024, max_nnz=4096, value_width=32):
-        v = check_params(self.PARAMS, {"lanes": lanes, "max_rows": max_rows,
-                                       "max_cols": max_cols, "max_nnz": max_nnz,
-                                       "value_width": value_width})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.max_rows, self.max_cols = v["lanes"], v["max_rows"], v["max_cols"]
         self.max_nnz, self.value_width = v["max_nnz"], v["value_width"]
         self.ptr_width = ceil_log2(self.max_nnz + 1)

@@ -98,8 +98,8 @@ class DivMod(wiring.Component):
     )
     REPORT = ({"lanes": 8, "width": 16},)
 
-    def __init__(self, lanes=8, width=16, levels=1):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.levels = v["lanes"], v["width"], v["levels"]
         self.latency = stages(self.width, self.levels)
         super().__init__(DivModSignature(self.lanes, self.width))

@@ -141,8 +141,8 @@ class ClusterCounter(wiring.Component):
     REPORT = ({"lanes": 16, "bins": 16},)
     latency = 2
 
-    def __init__(self, lanes=8, bins=16):
-        v = check_params(self.PARAMS, {"lanes": lanes, "bins": bins})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.bins = v["lanes"], v["bins"]
         super().__init__(ClusterCountSignature(self.lanes, self.bins))
 

@@ -121,9 +121,8 @@ class PrefixSum(wiring.Component):
               {"lanes": 16, "width": 16, "variant": "serial", "levels": 4},
               {"lanes": 16, "width": 16, "variant": "kogge_stone", "levels": 2})
 
-    def __init__(self, lanes=8, width=16, variant="kogge_stone", inclusive=0, levels=1):
-        v = check_params(self.PARAMS, {"lanes": lanes, "width": width, "variant": variant,
-                                       "inclusive": inclusive, "levels": levels})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.variant = v["lanes"], v["width"], v["variant"]
         self.inclusive, self.levels = v["inclusive"], v["levels"]
         self.network = VARIANTS[self.variant](self.lanes)

@@ -342,10 +342,8 @@ class TensaurusMsu(wiring.Component):
     REPORT = ({}, {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512})
     PAPER = "Table 2 (28 nm): MSU 0.759 mm2, 33.0%"
 
-    def __init__(self, rows=2, cols=2, tlen=2, vlen=4, iw=16, acc_width=32, depth=256):
-        v = check_params(self.PARAMS, {"rows": rows, "cols": cols, "tlen": tlen,
-                                       "vlen": vlen, "iw": iw, "acc_width": acc_width,
-                                       "depth": depth})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.rows, self.cols, self.tlen, self.vlen = v["rows"], v["cols"], v["tlen"], v["vlen"]
         self.iw, self.acc_width, self.depth = v["iw"], v["acc_width"], v["depth"]
         self.inputs = self.rows * self.cols

@@ -83,9 +83,8 @@ class TensaurusSpm(wiring.Component):
     queue = 5
     """Responses each port's queue holds: the round trip, so a port reads one a cycle."""
 
-    def __init__(self, ports=2, banks=2, rows=64, tlen=2, vlen=4, dw=16, iw=16):
-        v = check_params(self.PARAMS, {"ports": ports, "banks": banks, "rows": rows,
-                                       "tlen": tlen, "vlen": vlen, "dw": dw, "iw": iw})
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
         self.nports, self.banks, self.rows = v["ports"], v["banks"], v["rows"]
         self.tlen, self.vlen, self.dw, self.iw = v["tlen"], v["vlen"], v["dw"], v["iw"]
         if self.banks > self.rows:

@@ -16,10 +16,7 @@ from sparseforge.params import takes_params
 from sparseforge.registry import blocks
 
 BLOCKS = blocks()
-# Still naming each parameter in __init__ (issue 22): their modules are being reworked.
-PENDING = {"cluster_counter", "csr_to_bsr", "csr_to_csc", "divmod", "prefix_sum",
-           "tensaurus_msu", "tensaurus_spm"}
-DECLARED_ONCE = sorted(set(BLOCKS) - PENDING)
+DECLARED_ONCE = sorted(BLOCKS)
 
 
 def explicit(cls):
@@ -28,8 +25,8 @@ def explicit(cls):
             if p.kind is not p.VAR_KEYWORD]
 
 
-def test_only_the_pending_blocks_name_their_parameters_in_init():
-    assert {name for name, blk in BLOCKS.items() if not takes_params(blk.cls.__init__)} == PENDING
+def test_no_block_names_its_parameters_in_init():
+    assert {name for name, blk in BLOCKS.items() if not takes_params(blk.cls.__init__)} == set()
 
 
 @pytest.mark.parametrize("name", DECLARED_ONCE)
