@@ -1,5 +1,4 @@
-"""MINT's CSR-to-CSC converter (MINT Section V-B1, Figure 8c), and :class:`Lockstep`, which
-runs the MINT building blocks with data carried beside them (both converters use it).
+"""MINT's CSR-to-CSC converter (MINT Section V-B1, Figure 8c).
 
 The converter is the paper's counting sort, in four phases per matrix:
 
@@ -24,7 +23,7 @@ them (steps 1 and 6); buffering them would take a second ``max_nnz``-deep memory
 nothing, since no entry can be placed before the last one is counted.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
@@ -39,86 +38,7 @@ from .mint_units import ClusterCounter
 from .mux import mux
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, any_of, lowest
-
-
-def _streams(unit):
-    """The names of ``unit``'s one input stream and one output stream."""
-    found = {flow: [name for name, member in unit.signature.members.items()
-                    if member.is_signature and member.flow == flow
-                    and isinstance(member.signature, stream.Signature)] for flow in (In, Out)}
-    if any(len(names) != 1 for names in found.values()):
-        raise ValueError(f"{type(unit).__name__} has streams {found}: a unit in lockstep has "
-                         "one input stream and one output stream")
-    return found[In][0], found[Out][0]
-
-
-class Lockstep(wiring.Component):
-    """Feed-forward units of one latency side by side, and a tag carried beside them.
-
-    Each MINT building block is a :class:`~sparseforge.hw.pipeline.Pipeline`: its input is
-    ready exactly when its output is empty or taken, and an item comes out ``latency``
-    such advances after it went in. Units built so, given every item on the same cycle and
-    their outputs taken together, advance on the same cycles, as one pipeline; the tag
-    (what the units do not carry: addresses, coordinates, values) travels
-    :class:`~sparseforge.hw.stream_units.Beside` them in registers that advance with their
-    stages, so every output comes out with its own item's tag.
-
-    Parameters
-    ----------
-    units : ``{name: unit}``, each a component with one input stream, one output stream
-        and a ``latency``, the same for all.
-    tag : the tag's shape.
-
-    Members
-    -------
-    given : In(stream({name: the unit's input payload, ..., tag}))
-    taken : Out(stream({name: the unit's output payload, ..., tag}))
-        One per item given, in order.
-
-    Latency and throughput: the units' ``latency``; one item a cycle while ``taken`` is
-    taken. A held output holds every unit.
-    """
-
-    def __init__(self, units, tag):
-        latencies = {unit.latency for unit in units.values()}
-        if len(latencies) != 1:
-            raise ValueError(f"units of latencies {sorted(latencies)} cannot run in lockstep")
-        self.units, self.latency, self.tag = dict(units), latencies.pop(), tag
-        self.ports = {name: _streams(unit) for name, unit in self.units.items()}
-        self.payloads = [data.StructLayout({
-            name: getattr(unit, self.ports[name][side]).payload.shape()
-            for name, unit in self.units.items()}) for side in (0, 1)]
-
-        def tagged(side):
-            return data.StructLayout({**self.payloads[side].members, "tag": tag})
-
-        super().__init__({"given": In(stream.Signature(tagged(0))),
-                          "taken": Out(stream.Signature(tagged(1)))})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.beside = beside = Beside(*self.payloads, self.tag, self.latency,
-                                              lockstep=True)
-        given, taken, enter, leave = self.given, self.taken, beside.enter, beside.leave
-        to_pipe, from_pipe = beside.to_pipe, beside.from_pipe
-        ready, valid = Const(1), Const(1)       # the units' readies and valids are equal
-        for name, unit in self.units.items():
-            m.submodules[name] = unit
-            sink, source = (getattr(unit, port) for port in self.ports[name])
-            m.d.comb += [sink.valid.eq(to_pipe.valid), sink.payload.eq(to_pipe.payload[name]),
-                         source.ready.eq(from_pipe.ready),
-                         from_pipe.payload[name].eq(source.payload),
-                         enter.payload.data[name].eq(given.payload[name]),
-                         taken.payload[name].eq(leave.payload.data[name])]
-            ready &= sink.ready
-            valid &= source.valid
-        m.d.comb += [to_pipe.ready.eq(ready), from_pipe.valid.eq(valid),
-                     enter.valid.eq(given.valid), given.ready.eq(enter.ready),
-                     enter.payload.side.eq(given.payload.tag),
-                     taken.valid.eq(leave.valid), leave.ready.eq(taken.ready),
-                     taken.payload.tag.eq(leave.payload.side)]
-        return m
+from .stream_units import Lockstep, any_of, lowest
 
 
 def group_layout(lanes, col_width):

@@ -13,7 +13,7 @@ out level by level, one vector a cycle, through a pipeline of the MINT building 
    nonzero, a level-1 node (fiber) where a leaf is its fiber's first and a level-0 node
    (slice) where it is its slice's first.
 4. prefix sums per level (step 6): three exclusive prefix-sum units in lockstep
-   (:class:`~sparseforge.hw.convert_csc.Lockstep`), before a register slice
+   (:class:`~sparseforge.hw.stream_units.Lockstep`), before a register slice
    (:class:`~sparseforge.hw.stream_units.Skid`), count the nodes of each level: at a
    node's lane, the next level's sum is the index of its first child, its fptr entry.
 5. the levels (step 7): one record per level per vector that holds a node of that level,
@@ -28,12 +28,11 @@ from amaranth.lib.wiring import In, Out
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
-from .convert_csc import Lockstep
 from .interfaces import struct
 from .mint_units import ZeroDetect
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Skid
+from .stream_units import Lockstep, Skid
 
 MODES = 3
 """Modes of the tensors the converter takes."""

@@ -33,11 +33,11 @@ from amaranth.utils import ceil_log2, exact_log2
 from ..params import Param, check_params
 from ..registry import block
 from ..sw import wire
-from .convert_csc import Lockstep
 from .interfaces import dense_layout, record_word_layout, struct
 from .mint_units import ZeroDetect
 from .pipeline import Pipeline, levels_param, stages
 from .prefix_sum import PrefixSum
+from .stream_units import Lockstep
 
 LANES = Param("lanes", 8, 2, 32, "values per vector (L)", pow2=True)
 WIDTH = Param("width", 16, 1, 64, "bits of a value (its bits pass through as they are)")
@@ -75,7 +75,7 @@ class NonzeroPositions(wiring.Component):
     Latency and throughput: ``2 + scan`` cycles (zero detection's 2, then the
     Kogge-Stone prefix sum's ``scan = ceil(log2 L / levels) + 1``); one vector a cycle
     while ``positions`` is taken. The tag waits beside each unit in step with it
-    (:class:`~.convert_csc.Lockstep`).
+    (:class:`~.stream_units.Lockstep`).
     """
 
     def __init__(self, lanes, width, tag, levels=1):
@@ -766,7 +766,7 @@ class ZvcToDense(wiring.Component):
 
     The mask bits go through the prefix-sum unit (their exclusive sums, with the running
     carry: each nonzero's position among the values), the mask waiting beside it
-    (:class:`~.convert_csc.Lockstep`); an :class:`Expander` places the values.
+    (:class:`~.stream_units.Lockstep`); an :class:`Expander` places the values.
 
     Parameters
     ----------

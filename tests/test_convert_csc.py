@@ -21,13 +21,13 @@ from sparseforge.hw.convert_csc import (
     CsrToCsc,
     Drain,
     Increment,
-    Lockstep,
     PointerScan,
     RowCounter,
 )
 from sparseforge.hw.interfaces import CsrToCscSignature, struct
 from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
+from sparseforge.hw.stream_units import Lockstep
 from sparseforge.registry import get
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
