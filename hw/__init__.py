@@ -4,14 +4,14 @@
 ``sparseforge blocks`` lists, constructed with the same parameters as
 ``sparseforge generate BLOCK -p name=value`` (checked the same way) and
 composed with ``wiring.connect`` like any Amaranth component. The names come
-from :func:`sparseforge.registry.blocks`, looked up on first use, so a newly
+from :func:`sparseforge.core.registry.blocks`, looked up on first use, so a newly
 registered block is exported here with nothing more, and importing a single
 module such as :mod:`sparseforge.hw.interfaces` does not load every block.
 """
 
 import pkgutil
 
-from ..registry import blocks
+from ..core.registry import blocks
 
 # Submodule names must fail in __getattr__ so the import system goes on to import them.
 _SUBMODULES = frozenset(info.name for info in pkgutil.iter_modules(__path__))

@@ -6,8 +6,8 @@ from amaranth.lib.memory import Memory, ReadPort
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import BuffetSignature
 
 

@@ -38,8 +38,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from .divider import DivMod
 from .interfaces import CsrToBsrSignature, divmod_layout, prefix_sum_layouts, struct

@@ -29,8 +29,8 @@ from amaranth.lib.memory import Memory, ReadPort, WritePort
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from .buffet import ReadStage
 from .interfaces import CsrToCscSignature, cluster_layouts, csc_pointer_layout, struct

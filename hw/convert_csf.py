@@ -25,8 +25,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from .interfaces import struct
 from .mint_units import ZeroDetect

@@ -30,8 +30,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from .interfaces import dense_layout, record_word_layout, struct
 from .mint_units import ZeroDetect

@@ -20,8 +20,8 @@ from amaranth.hdl import Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from .divider import DivMod
 from .interfaces import divmod_layout, prefix_sum_layouts, struct

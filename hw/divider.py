@@ -11,8 +11,8 @@ from amaranth.hdl import Cat, Const, Module, Mux
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import divmod_layout
 from .pipeline import Pipeline, levels_param, stages
 

@@ -16,8 +16,8 @@ from amaranth.hdl import Cat, EnableInserter, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import PER_SLOT, ROTATION_BITS, ROWS, EurekaWire
 from .eureka_mac import COMPACTION, WIDTHS, EurekaMac

@@ -18,8 +18,8 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params, choice
-from ..registry import block
+from ..core.params import Param, check_params, choice
+from ..core.registry import block
 from ..sw.wire import ROWS
 from .float import fp16_mul, fp32_add
 from .mux import mux

@@ -5,8 +5,8 @@ from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params, choice
-from ..registry import block
+from ..core.params import Param, check_params, choice
+from ..core.registry import block
 from ..sw import wire
 from .hyte_tuner import RULES, TUNED, Tuner, TuningSignature
 from .interfaces import struct

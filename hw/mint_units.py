@@ -11,8 +11,8 @@ from amaranth.hdl import Cat, Const, Module
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import cluster_layouts
 from .pipeline import Pipeline
 

@@ -12,7 +12,7 @@ state after every ``levels`` of them.
 
 from amaranth.hdl import Signal, Value
 
-from ..params import Param
+from ..core.params import Param
 
 
 def levels_param(what):

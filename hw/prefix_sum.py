@@ -18,8 +18,8 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params, choice
-from ..registry import block
+from ..core.params import Param, check_params, choice
+from ..core.registry import block
 from .interfaces import prefix_sum_layouts
 from .pipeline import Pipeline, levels_param, stages
 

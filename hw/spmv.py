@@ -6,8 +6,8 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from ..sw.wire import spmv_entry
 from .interfaces import BuffetChildSignature, struct
 from .tailor import Tailor

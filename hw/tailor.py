@@ -3,9 +3,9 @@
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
-from ..errors import ParameterError
-from ..params import Param, check_params
-from ..registry import block
+from ..core.errors import ParameterError
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .buffet import ReadStage
 from .interfaces import TailorSignature
 from .tailor_units import FrontierUnit, Geometry, RegionLocator, SplitControl

@@ -18,8 +18,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import MemoryPortSignature, chunk_layout, mlu_start_layout, spm_fill_layout
 
 

@@ -25,8 +25,8 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ..params import Param, check_params
-from ..registry import block
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import MsuSignature, chunk_bits, msu_out_layout, pe_drain_layout
 from .stream_units import RoundRobin
 

@@ -33,9 +33,9 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.utils import ceil_log2
 
-from ..errors import ParameterError
-from ..params import Param, check_params
-from ..registry import block
+from ..core.errors import ParameterError
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .interfaces import SpmSignature, pe_request_layout
 from .stream_units import Queue, RoundRobin, Skid, any_of
 

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from ..errors import ToolError
-from ..tools import cache_dir, fst_flags, locked, status, verilator_on_path
+from ..core.errors import ToolError
+from ..core.tools import cache_dir, fst_flags, locked, status, verilator_on_path
 
 FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
@@ -75,7 +75,7 @@ def build(verilog, name, waves=False):
 
     ``waves`` builds it able to write an FST waveform (a build of its own: the
     flags are part of the cache key). Returns ``(path, seconds spent
-    building)``. A failed build raises :class:`~sparseforge.errors.ToolError`
+    building)``. A failed build raises :class:`~sparseforge.core.errors.ToolError`
     naming the log it kept.
     """
     exe = verilator_on_path()

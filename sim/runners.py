@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ToolError
-from ..export import design_key, verilog_text
-from ..tools import cache_dir, fst_flags, locked, status, verilator_on_path
+from ..core.errors import ToolError
+from ..core.export import design_key, verilog_text
+from ..core.tools import cache_dir, fst_flags, locked, status, verilator_on_path
 
 ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
@@ -157,7 +157,7 @@ async def cocotb_run(dut, make_bench, default_seed=1):
     is ``SPARSEFORGE_SEED``, else the case's, else ``default_seed``. An
     argument ``stop_at`` ends the run after that many cycles (to time a prefix).
     """
-    from ..registry import get
+    from ..core.registry import get
 
     path = _case_path()
     case = pickle.loads(path.read_bytes())
@@ -273,7 +273,7 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     ``waves`` names an FST file to write (default: :func:`waves_file`'s, when
     ``SPARSEFORGE_WAVES`` is set). Returns a :class:`Run` whose ``verilog``
     is the file that was simulated; raises
-    :class:`~sparseforge.errors.ToolError` when the test failed.
+    :class:`~sparseforge.core.errors.ToolError` when the test failed.
     """
     from cocotb_tools.runner import get_results
 

@@ -27,13 +27,13 @@ from amaranth_boards.ulx3s import (
 )
 from tqdm import tqdm
 
-from .errors import ParameterError, SparseforgeError, ToolError
+from .core.errors import ParameterError, SparseforgeError, ToolError
 from .hw.selfcheck import SelfCheck
-from .registry import get
+from .core.registry import get
 from .sw.buffet_program import BuffetProgram
 from .synth.flow import achieved_mhz
 from .tb.buffet import port, random_program
-from .tools import yowasp
+from .core.tools import yowasp
 
 BOARDS = {
     "icebreaker": ICEBreakerPlatform,

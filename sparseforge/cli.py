@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from .errors import ParameterError, SparseforgeError
+from .core.errors import ParameterError, SparseforgeError
 
 
 def emit(result, as_json, human):

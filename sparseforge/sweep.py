@@ -29,12 +29,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .errors import ParameterError, SparseforgeError
-from .export import rtlil_text
-from .registry import get
+from .core.errors import ParameterError, SparseforgeError
+from .core.export import rtlil_text
+from .core.registry import get
 from .synth import flow, harness
 from .synth.flow import SEEDS, synthesize
-from .tools import cache_dir
+from .core.tools import cache_dir
 
 TARGETS = ("ecp5", "ice40")
 """The targets a sweep places on (each point needs an Fmax)."""
@@ -70,7 +70,7 @@ def points(block, grid):
     the block's ``PARAMS`` (defaults filled in), without repeats.
 
     An unknown parameter or a value out of its range raises
-    :class:`~sparseforge.errors.ParameterError`.
+    :class:`~sparseforge.core.errors.ParameterError`.
     """
     blk = get(block)
     names = list(grid)

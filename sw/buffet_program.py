@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 FILL, READ, UPDATE, SHRINK = 0, 1, 2, 3
 KINDS = ("fill", "read", "update", "shrink")

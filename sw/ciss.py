@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FormatError, ParameterError
+from ..core.errors import FormatError, ParameterError
 from .formats import Tensor, open_npz
 from .occupancy import first_of_runs
 from .tensor_kernels import coordinates, lex_order

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .occupancy import INT64_MAX, first_of_runs
 from .wire import COMPACTIONS, ROWS, check_compaction  # noqa: F401 (re-exported)
 

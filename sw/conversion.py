@@ -27,7 +27,7 @@ csf    `CSF`: compressed sparse fibers (SPLATT, TACO), a tree per level of
 CSR, CSC, BSR, RLC and ZVC hold matrices; dense, COO and CSF hold a tensor
 of any order (a matrix included). Asking for a matrix format of a tensor, a
 conversion of a format not listed, or a block size that is zero or does not
-divide the shape raises `~sparseforge.errors.ParameterError`.
+divide the shape raises `~sparseforge.core.errors.ParameterError`.
 
 Nonzeros. A conversion carries the nonzeros, as MINT's converters do (the
 paper: "CSR does not contain any zero values"). An input's repeated
@@ -59,7 +59,7 @@ integer, float or complex) and:
 
 No other array may be present. `load` checks every array against its
 format's definition (and stored values are finite, as the text readers
-demand) and raises `~sparseforge.errors.FormatError` naming the file and
+demand) and raises `~sparseforge.core.errors.FormatError` naming the file and
 what is wrong. COO, CSR, CSC and BSR matrices are ``scipy.sparse.save_npz``
 files read through `~.formats.read_matrix`; dense arrays are ``.npy``;
 tensors in COO are FROSTT ``.tns``.
@@ -73,7 +73,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import FormatError, ParameterError
+from ..core.errors import FormatError, ParameterError
 from .formats import Tensor, index_dtype, npz_header, open_npz, read_matrix, read_npy, read_tensor
 from .occupancy import INT64_MAX, first_of_runs
 

@@ -39,7 +39,7 @@ header costs the array no cycle.
 
 import numpy as np
 
-from ..errors import FormatError, ParameterError
+from ..core.errors import FormatError, ParameterError
 from . import wire
 from .compaction import block_grid
 from .suds import DisplacedBlocks

@@ -6,7 +6,7 @@ into a ``scipy.sparse.coo_array``; ``read_tensor`` loads FROSTT ``.tns``
 (``.tns.gz``) files into a `Tensor`. Gzip is handled transparently.
 
 Every problem a malformed file can cause raises
-`sparseforge.errors.FormatError` naming the file and, where the problem is on
+`sparseforge.core.errors.FormatError` naming the file and, where the problem is on
 one line, its 1-based line number, so the command line reports one line
 instead of a numpy traceback.
 
@@ -56,7 +56,7 @@ import fast_matrix_market as fmm
 import numpy as np
 from scipy.sparse import bsr_array, coo_array, csc_array, csr_array, dia_array
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 
 __all__ = ["Tensor", "read_matrix", "read_tensor"]
 

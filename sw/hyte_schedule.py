@@ -20,7 +20,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 DATAFLOWS = ("gust", "ip", "op")
 OUTERMOST = {"gust": "i", "ip": "i", "op": "k"}

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .formats import read_matrix
 
 DLMC = Path("dnn_weights", "dlmc", "rn50")

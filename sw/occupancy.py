@@ -31,7 +31,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 INT64_MAX = int(np.iinfo(np.int64).max)
 

@@ -87,7 +87,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 from scipy import sparse
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 MCFS = ("Dense", "RLC", "ZVC", "COO", "CSR", "CSC")
 """Memory compression formats (Section VII-A)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .occupancy import INT64_MAX, TileGrid, sampled_occupancy, tile_occupancy
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .occupancy import first_of_runs
 from .wire import PER_SLOT
 

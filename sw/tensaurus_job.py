@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from . import ciss as cissmod
 from . import tensor_kernels
 from .formats import Tensor

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .buffet_program import FILL, READ, SHRINK, BuffetProgram
 from .wire import pack, spmv_entry
 

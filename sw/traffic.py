@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from .occupancy import INT64_MAX, TileGrid, first_of_runs, tile_occupancy
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 ROWS = 4
 """Rows per Eureka block: the MAC rows of the 4x4 sub-array (the paper's p)."""

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from ..errors import ParameterError, ToolError
-from ..export import rtlil_text
-from ..registry import get
-from ..tools import run_yowasp, status
+from ..core.errors import ParameterError, ToolError
+from ..core.export import rtlil_text
+from ..core.registry import get
+from ..core.tools import run_yowasp, status
 from . import outreg
 from .harness import Harness
 

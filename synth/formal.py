@@ -27,8 +27,8 @@ from pathlib import Path
 from amaranth.back import rtlil
 from amaranth.hdl import ClockDomain, Fragment, Module, Signal, Value
 
-from ..errors import ToolError
-from ..tools import cache_dir, locked, yowasp
+from ..core.errors import ToolError
+from ..core.tools import cache_dir, locked, yowasp
 
 # The executables SymbiYosys runs by name; YoWASP names each ``yowasp-<name>``.
 _TOOLS = ("yosys", "yosys-smtbmc", "yosys-witness", "boolector")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..hw.interfaces import TailorSignature
 from ..sim.models.buffet import Buffet as BuffetModel
 from ..sim.runners import cocotb_run, cocotb_test
@@ -183,7 +183,7 @@ class BuffetBench(BuffetScoreboard):
 
     ``program`` is a :class:`~sparseforge.sw.buffet_program.BuffetProgram` or
     ``(kind, arg)`` pairs. An index the buffet cannot hold or a value wider
-    than its elements is refused (:class:`~sparseforge.errors.ParameterError`).
+    than its elements is refused (:class:`~sparseforge.core.errors.ParameterError`).
     """
 
     def __init__(self, component, program, seed, rates=None):

@@ -13,7 +13,7 @@ converter touches no other file.
 import importlib
 import pkgutil
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..sw import conversion
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..hw.convert_csc import CsrToCsc
-from ..params import check_params
+from ..core.params import check_params
 from ..sw import wire
 from ..sw.formats import index_dtype
 from . import native

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..hw.convert_csf import MODES, DenseToCsf
-from ..params import check_params
+from ..core.params import check_params
 from ..sw import wire
 from ..sw.conversion import CSF
 from . import native

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..sw import conversion, wire
 from ..sw.formats import index_dtype

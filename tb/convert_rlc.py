@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..hw.convert_rlc import RlcToCoo
 from ..sw import wire
 from . import native

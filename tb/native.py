@@ -28,7 +28,7 @@ from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal,
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..export import clean_verilog
+from ..core.export import clean_verilog
 from ..hw.stream_units import any_of
 from ..sim import native
 from ..sim.runners import flat_ports, pysim, waves_file
@@ -262,7 +262,7 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
     ``progress`` labels a progress bar on stderr for a long run.
     """
-    from ..tools import cache_dir
+    from ..core.tools import cache_dir
 
     folder = Path(work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}"))
     name = type(bench.component).__name__.lower()

@@ -24,7 +24,7 @@ import numpy as np
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 
 class Codec:

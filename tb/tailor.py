@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..sim.models.tailor import Tailor as TailorModel
 from ..sim.runners import cocotb_run, cocotb_test
 from ..sw.tailor_plan import plan_tiles

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..sim.models import tensaurus as model
 from ..sw import wire
 from ..sw.ciss import bits_values

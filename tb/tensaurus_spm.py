@@ -13,7 +13,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..sim.models.tensaurus_spm import Scratchpad
 from ..sim.runners import pysim
 from . import native

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseforge.data import is_partial, manifest, shared_data_dir
+from sparseforge.core.data import is_partial, manifest, shared_data_dir
 
 
 def pytest_addoption(parser):
@@ -121,8 +121,8 @@ def lint(tmp_path):
 
     Returns Verilator's warnings, '' when clean.
     """
-    from sparseforge.export import verilog_text
-    from sparseforge.tools import verilator_lint
+    from sparseforge.core.export import verilog_text
+    from sparseforge.core.tools import verilator_lint
 
     def run(name, params):
         text, _ = verilog_text(name, params)

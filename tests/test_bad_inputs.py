@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import Tensor
 from sparseforge.sw.tensaurus_job import plan
 from tests.clicheck import refused

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.sim.models.buffet import Buffet as Model
 from sparseforge.sim.models.buffet import BuffetError

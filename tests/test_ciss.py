@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.sw import ciss, wire
 from sparseforge.sw.ciss_bandwidth import WORD_BITS, ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from sparseforge.tools import verilator_lint
+from sparseforge.core.tools import verilator_lint
 
 
 def sf(*args):
@@ -113,7 +113,7 @@ def square_matrices():
     """The square Matrix Market files of the shared data, up to 400k nonzeros."""
     import csv
 
-    from sparseforge.data import shared_data_dir
+    from sparseforge.core.data import shared_data_dir
 
     root = shared_data_dir()
     if root is None:

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.sage import matrix_compactness

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.convert_bsr import Assembler, Banks, CsrToBsr, Merge, RowBlocks, Tagger
 from sparseforge.hw.interfaces import CsrToBsrSignature
-from sparseforge.registry import get
+from sparseforge.core.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix

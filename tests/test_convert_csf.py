@@ -11,7 +11,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.convert_csf import (
     MODES,
     DenseToCsf,
@@ -19,7 +19,7 @@ from sparseforge.hw.convert_csf import (
     LaneCoordinates,
     TreeMarks,
 )
-from sparseforge.registry import get
+from sparseforge.core.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_tensor

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.convert_dense import (
     Compactor,
     DenseToCoo,
@@ -26,7 +26,7 @@ from sparseforge.hw.convert_dense import (
     ZvcToDenseSignature,
 )
 from sparseforge.hw.interfaces import dense_layout, record_word_layout
-from sparseforge.registry import get
+from sparseforge.core.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire

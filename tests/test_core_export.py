@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sparseforge.export import rtlil_text, verilog_text, version
+from sparseforge.core.export import rtlil_text, verilog_text, version
 from sparseforge.sim.runners import flat_ports
-from sparseforge.tools import verilator_lint, verilator_on_path
+from sparseforge.core.tools import verilator_lint, verilator_on_path
 
 FUSESOC = Path(sys.executable).parent / "fusesoc"
 

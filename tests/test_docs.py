@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseforge.registry import blocks
+from sparseforge.core.registry import blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.hw.eureka_array import EurekaArray
 from sparseforge.hw.interfaces import beat_layout, slot_layout
 from sparseforge.sim.models import eureka as model

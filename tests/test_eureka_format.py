@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.sw import wire
 from sparseforge.sw.compaction import compact
 from sparseforge.sw.eureka_format import EurekaFormat, operand_codes

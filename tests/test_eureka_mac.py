@@ -9,7 +9,7 @@ import pytest
 from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.eureka_mac import AmpereMac, EurekaMac
 from sparseforge.hw.float import fp32_add
 from sparseforge.sim.models import eureka as model
@@ -360,7 +360,7 @@ def test_verilog_lints_clean_with_wall(lint, name, params):
 
 @pytest.mark.parametrize("name", ["ampere_mac", "eureka_mac", "eureka_array", "eureka_systolic"])
 def test_in_the_synthesis_report(name):
-    from sparseforge.registry import get
+    from sparseforge.core.registry import get
 
     blk = get(name)
     assert blk.cls.REPORT

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.eureka_systolic import EurekaSystolic
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.sw.eureka_plan import systolic_plan

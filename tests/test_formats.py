@@ -23,7 +23,7 @@ import scipy.io
 import scipy.sparse
 from scipy.sparse import coo_array
 
-from sparseforge.errors import FormatError, ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.sw import formats
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 
@@ -217,7 +217,7 @@ def test_value_cut_at_the_end_of_the_file_does_not_crash(tmp_path, value):
     # regression fails this test instead of killing the test run.
     path = tmp_path / "cut.mtx"
     path.write_bytes(f"{COORD}2 2 1\n1 1 {value}".encode())
-    code = ("import sys\nfrom sparseforge.errors import FormatError\n"
+    code = ("import sys\nfrom sparseforge.core.errors import FormatError\n"
             "from sparseforge.sw.formats import read_matrix\n"
             "try:\n    read_matrix(sys.argv[1])\nexcept FormatError:\n    pass\n")
     run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)

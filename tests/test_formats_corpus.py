@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseforge.errors import FormatError
+from sparseforge.core.errors import FormatError
 from sparseforge.sw.formats import read_matrix, read_tensor
 
 CORPUS = Path(__file__).parent / "corpus" / "formats"

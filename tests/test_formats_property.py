@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparseforge.errors import FormatError
+from sparseforge.core.errors import FormatError
 from sparseforge.sw import formats
 from sparseforge.sw.formats import read_matrix, read_tensor
 

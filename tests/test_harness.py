@@ -2,7 +2,7 @@
 
 import pytest
 
-from sparseforge.errors import ToolError
+from sparseforge.core.errors import ToolError
 from sparseforge.sim.runners import verilator
 
 

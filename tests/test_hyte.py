@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw import hyte_estimate as h
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.hyte_schedule import Hardware, Stats, cost, search, space, tailors_scheme

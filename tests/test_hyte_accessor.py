@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.hyte_accessor import HyteAccessor
 from sparseforge.sim.models.hyte_accessor import Accessor, AccessorError
 from sparseforge.sim.runners import pysim, seed_from_env

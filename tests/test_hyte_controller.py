@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 from amaranth.sim import Simulator
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.hyte_controller import HyteController
 from sparseforge.hw.hyte_tuner import TUNED, Tuner
 from sparseforge.sim.models.hyte_controller import (

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.layers import (
     dlmc_layers,

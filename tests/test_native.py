@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ParameterError, ToolError
+from sparseforge.core.errors import ParameterError, ToolError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.eureka_array import EurekaArray

@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from sparseforge.errors import ParameterError
-from sparseforge.params import takes_params
-from sparseforge.registry import blocks
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.params import takes_params
+from sparseforge.core.registry import blocks
 
 BLOCKS = blocks()
 DECLARED_ONCE = sorted(BLOCKS)

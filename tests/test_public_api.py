@@ -8,8 +8,8 @@ import pytest
 from amaranth.lib import wiring
 
 import sparseforge.hw
-from sparseforge.errors import ParameterError
-from sparseforge.registry import blocks
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import blocks
 
 BLOCKS = blocks()
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import sparse
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.sage import (
     ACFS,

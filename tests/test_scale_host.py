@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw import systolic
 from sparseforge.sw.compaction import block_grid, compact, decompact
 from sparseforge.sw.eureka_cycles import suds_report

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.data import bundled
-from sparseforge.errors import ParameterError
+from sparseforge.core.data import bundled
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.spmv import SpmvMac
 from sparseforge.sim.models.spmv import spmv_tailor

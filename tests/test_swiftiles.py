@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, tile_occupancy
 from sparseforge.sw.swiftiles import (

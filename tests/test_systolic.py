@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw import systolic
 from sparseforge.sw.systolic import PER_SLOT, in_order, schedule
 

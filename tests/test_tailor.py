@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.tailor import Tailor
 from sparseforge.sim.models.tailor import Tailor as Model

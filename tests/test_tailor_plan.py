@@ -3,7 +3,7 @@
 
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.tailor import Tailor
 from sparseforge.sim.runners import pysim
 from sparseforge.sw.tailor_plan import plan_tiles

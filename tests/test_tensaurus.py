@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sparseforge.cli import main
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.tensaurus import Tensaurus
 from sparseforge.sim.models import tensaurus as model
 from sparseforge.sim.runners import pysim, seed_from_env

@@ -5,7 +5,7 @@ column, in order, under random memory latency and random stalls."""
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.interfaces import chunk_layout
 from sparseforge.hw.tensaurus_mlu import TensaurusMlu
 from sparseforge.sim.runners import seed_from_env

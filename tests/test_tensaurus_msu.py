@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.interfaces import MsuSignature
 from sparseforge.hw.tensaurus_msu import TensaurusMsu
 from sparseforge.sim.models import tensaurus_msu as model

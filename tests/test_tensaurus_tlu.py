@@ -6,7 +6,7 @@ simulator and on a real tensor natively on Verilator."""
 import numpy as np
 import pytest
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.tensaurus_tlu import TensaurusTlu
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.data import bundled
+from sparseforge.core.data import bundled
 from sparseforge.sim.models.buffet import Buffet
 from sparseforge.sw.buffet_program import BuffetProgram
 from sparseforge.sw.formats import read_matrix

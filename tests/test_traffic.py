@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern
 from sparseforge.sw.swiftiles import a_tile_shape, prescient_tiling, swiftiles, uniform_tiling

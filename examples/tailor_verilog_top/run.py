@@ -1,7 +1,7 @@
 """A Tailor's generated Verilog inside a hand-written Verilog top, simulated on Verilator.
 
 Generates the Tailor (depth 8, FIFO region 2, tiles up to 16) with
-:func:`sparseforge.export.verilog_text` (the same Verilog as
+:func:`sparseforge.core.export.verilog_text` (the same Verilog as
 ``sparseforge generate tailor -p depth=8 -p width=8 -p fifo=2 -p tile=16``),
 lints it with ``top.v`` under ``verilator --lint-only -Wall``, builds
 ``tb.cpp`` around them and runs it: three 12-byte tiles, each overbooking the
@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sparseforge.export import verilog_text
-from sparseforge.tools import verilator_on_path
+from sparseforge.core.export import verilog_text
+from sparseforge.core.tools import verilator_on_path
 
 HERE = Path(__file__).resolve().parent
 PARAMS = {"depth": 8, "width": 8, "fifo": 2, "tile": 16}

@@ -6,8 +6,8 @@ from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ...params import Param, check_params
-from ...registry import block
+from ...core.params import Param, check_params
+from ...core.registry import block
 from ...sw.wire import EurekaWire
 from ..eureka_array import COLS, LATENCY, EurekaArray, SlotBarrier
 from ..eureka_mac import COMPACTION, WIDTHS

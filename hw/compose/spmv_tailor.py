@@ -4,8 +4,8 @@
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-from ...params import check_params
-from ...registry import block
+from ...core.params import check_params
+from ...core.registry import block
 from ..spmv import DEPTH, FIFO, TILE, WIDTHS, SpmvMac
 from ..tailor import Tailor
 

@@ -26,8 +26,8 @@ import numpy as np
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw import ciss
 from sparseforge.sw.ciss_bandwidth import PEAK, WORD_BITS, ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_tensor

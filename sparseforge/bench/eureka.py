@@ -26,8 +26,8 @@ import click
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.eureka_cycles import suds_report
 from sparseforge.sw.eureka_plan import plan, systolic_plan
 from sparseforge.sw.layers import dlmc_layers, int8_layer, real_slice, squeezenet_layers

@@ -26,8 +26,8 @@ import click
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw import hyte_estimate as h
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.hyte_schedule import Hardware, Stats, cost, search, tailors_scheme

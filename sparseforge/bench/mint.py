@@ -28,8 +28,8 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw import conversion
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.sage_table3 import reproduce
@@ -155,7 +155,7 @@ def _logic(r):
 def area(quick):
     """ECP5 logic of each converter block (``hw/convert_*.py``, MINT_b) and of the merged
     one (MINT_m), beside the separate converters it replaces."""
-    from sparseforge.registry import blocks
+    from sparseforge.core.registry import blocks
     from sparseforge.synth.flow import merged_rows, synthesize
 
     known = blocks()

@@ -26,7 +26,7 @@ import click
 import numpy as np
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
-from sparseforge.tools import status
+from sparseforge.core.tools import status
 
 SIZES = (10**6, 10**7, 10**8)
 QUICK_SIZES = (10**5, 10**6)

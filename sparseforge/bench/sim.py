@@ -29,7 +29,7 @@ import numpy as np
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.commands.demo import ENGINE, ROWS_PER_TILE, TAILOR, WIDTH, workload
-from sparseforge.data import bundled, shared_data_dir
+from sparseforge.core.data import bundled, shared_data_dir
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.tailor import Tailor

@@ -15,7 +15,7 @@ import click
 
 from sparseforge.cli import emit, json_option
 from sparseforge.sweep import sweep
-from sparseforge.tools import status
+from sparseforge.core.tools import status
 
 BLOCK = "buffet"
 GRID = {"depth": ["16", "64", "256", "1024"], "width": ["8", "16", "32"]}

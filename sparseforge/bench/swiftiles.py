@@ -23,8 +23,8 @@ import numpy as np
 from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, TileGrid, tile_occupancy
 from sparseforge.sw.swiftiles import (

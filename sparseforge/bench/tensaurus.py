@@ -25,8 +25,8 @@ import numpy as np
 from tqdm import tqdm
 
 from sparseforge.cli import OutputFile, echo_claims, emit, json_option, seed_option
-from sparseforge.data import shared_data_dir
-from sparseforge.errors import SparseforgeError
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan, roofline

@@ -3,7 +3,7 @@
 import click
 
 from ..cli import emit, json_option
-from ..registry import blocks
+from ..core.registry import blocks
 
 
 def _human(result):

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..cli import emit, json_option, param_option, parse_params
-from ..export import core_text, verilog_text
+from ..core.export import core_text, verilog_text
 
 
 @click.command()

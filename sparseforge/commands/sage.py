@@ -8,7 +8,7 @@ beside our choices. The model is :mod:`sparseforge.sw.sage`.
 import click
 
 from sparseforge.cli import emit, json_option, read_input
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.sage import ACFS, KERNELS, MCFS, Workload, recommend, recommend_matrix
 from sparseforge.sw.sage_table3 import NOT_MODELLED, reproduce

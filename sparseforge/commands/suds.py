@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparseforge.cli import emit, json_option, read_input, seed_option
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw import systolic
 from sparseforge.sw.compaction import check_compaction
 from sparseforge.sw.eureka_cycles import BLOCK_FIGURES, SYSTOLIC_FIGURES, suds_report

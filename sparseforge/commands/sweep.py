@@ -5,7 +5,7 @@ import csv
 import click
 
 from ..cli import OutputFile, emit, json_option, param_option, parse_params
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 from ..sweep import TARGETS, area, pareto, parse_grid, sweep
 from ..synth.flow import DEVICES, SEEDS
 from .synth import _path_text, device_for

@@ -13,7 +13,7 @@ import click
 import numpy as np
 
 from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option
-from sparseforge.errors import ParameterError
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern, tile_occupancy
 from sparseforge.sw.swiftiles import swiftiles

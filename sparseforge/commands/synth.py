@@ -7,8 +7,8 @@ import click
 from tqdm import tqdm
 
 from ..cli import OutputFile, emit, json_option, param_option, parse_params
-from ..errors import ParameterError
-from ..registry import blocks
+from ..core.errors import ParameterError
+from ..core.registry import blocks
 from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synthesize
 
 COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",

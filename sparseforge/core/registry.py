@@ -40,7 +40,7 @@ def block(name):
     """Class decorator: register a ``wiring.Component`` with a ``PARAMS`` tuple.
 
     A block whose ``__init__`` takes its parameters as ``**params`` (and checks
-    them with :func:`~sparseforge.params.check_params`) gets a class signature
+    them with :func:`~sparseforge.core.params.check_params`) gets a class signature
     listing them, keyword-only with their defaults.
     """
 
@@ -57,12 +57,11 @@ def block(name):
 
 
 def _discover():
-    from . import hw
-    from .hw import compose
-
-    for package in (hw, compose):
+    # By name: the blocks sit above this floor and import it, never the other way.
+    for name in ("sparseforge.hw", "sparseforge.hw.compose"):
+        package = importlib.import_module(name)
         for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+            importlib.import_module(f"{name}.{info.name}")
 
 
 def blocks():

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .errors import SparseforgeError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = "data_manifest.csv"
 
 
