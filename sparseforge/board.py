@@ -28,12 +28,12 @@ from amaranth_boards.ulx3s import (
 from tqdm import tqdm
 
 from .core.errors import ParameterError, SparseforgeError, ToolError
-from .hw.selfcheck import SelfCheck
 from .core.registry import get
+from .core.tools import yowasp
+from .hw.selfcheck import SelfCheck
 from .sw.buffet_program import BuffetProgram
 from .synth.flow import achieved_mhz
 from .tb.buffet import port, random_program
-from .core.tools import yowasp
 
 BOARDS = {
     "icebreaker": ICEBreakerPlatform,

@@ -32,9 +32,9 @@ from tqdm import tqdm
 from .core.errors import ParameterError, SparseforgeError
 from .core.export import rtlil_text
 from .core.registry import get
+from .core.tools import cache_dir
 from .synth import flow, harness
 from .synth.flow import SEEDS, synthesize
-from .core.tools import cache_dir
 
 TARGETS = ("ecp5", "ice40")
 """The targets a sweep places on (each point needs an Fmax)."""

@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..hw.convert_csc import CsrToCsc
 from ..core.params import check_params
+from ..hw.convert_csc import CsrToCsc
 from ..sw import wire
 from ..sw.formats import index_dtype
 from . import native

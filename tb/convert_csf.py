@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ParameterError
-from ..hw.convert_csf import MODES, DenseToCsf
 from ..core.params import check_params
+from ..hw.convert_csf import MODES, DenseToCsf
 from ..sw import wire
 from ..sw.conversion import CSF
 from . import native

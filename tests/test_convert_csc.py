@@ -16,6 +16,7 @@ from amaranth.sim import Simulator
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.convert_csc import (
     ChunkGroups,
     CsrToCsc,
@@ -28,7 +29,6 @@ from sparseforge.hw.interfaces import CsrToCscSignature, struct
 from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
 from sparseforge.hw.stream_units import Lockstep
-from sparseforge.core.registry import get
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv

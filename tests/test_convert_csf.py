@@ -12,6 +12,7 @@ from amaranth.sim import Simulator
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.convert_csf import (
     MODES,
     DenseToCsf,
@@ -19,7 +20,6 @@ from sparseforge.hw.convert_csf import (
     LaneCoordinates,
     TreeMarks,
 )
-from sparseforge.core.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_tensor

@@ -14,6 +14,7 @@ import pytest
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.convert_dense import (
     Compactor,
     DenseToCoo,
@@ -26,7 +27,6 @@ from sparseforge.hw.convert_dense import (
     ZvcToDenseSignature,
 )
 from sparseforge.hw.interfaces import dense_layout, record_word_layout
-from sparseforge.core.registry import get
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire

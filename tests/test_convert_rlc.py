@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sparseforge.core.errors import ParameterError
-from sparseforge.hw.convert_rlc import RlcToCoo, RlcToCooSignature, Serializer
 from sparseforge.core.registry import get
+from sparseforge.hw.convert_rlc import RlcToCoo, RlcToCooSignature, Serializer
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from sparseforge.core.export import rtlil_text, verilog_text, version
-from sparseforge.sim.runners import flat_ports
 from sparseforge.core.tools import verilator_lint, verilator_on_path
+from sparseforge.sim.runners import flat_ports
 
 FUSESOC = Path(sys.executable).parent / "fusesoc"
 

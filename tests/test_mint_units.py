@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.divider import DivMod, DivModSignature
 from sparseforge.hw.mint_units import (
     ClusterCounter,
@@ -18,7 +19,6 @@ from sparseforge.hw.mint_units import (
 )
 from sparseforge.hw.prefix_sum import VARIANTS, PrefixSum, PrefixSumSignature
 from sparseforge.hw.sorter import Sorter, SortSignature, odd_even_merge
-from sparseforge.core.registry import get
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
 from sparseforge.tb.mint import divmod_bench, prefix_sum_bench, random_bench

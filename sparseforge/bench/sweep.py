@@ -14,8 +14,8 @@ import time
 import click
 
 from sparseforge.cli import emit, json_option
-from sparseforge.sweep import sweep
 from sparseforge.core.tools import status
+from sparseforge.sweep import sweep
 
 BLOCK = "buffet"
 GRID = {"depth": ["16", "64", "256", "1024"], "width": ["8", "16", "32"]}

@@ -13,11 +13,11 @@ import click
 
 from sparseforge.cli import OutputFile, emit, json_option, read_input
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.tools import status
 from sparseforge.sw import ciss as ciss_format
 from sparseforge.sw.ciss_bandwidth import PEAK, WORD_BITS, ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
 from sparseforge.sw.wire import CISS_MAX_PES
-from sparseforge.core.tools import status
 
 _BIG = 10**7  # nonzeros from which encoding is announced on stderr
 

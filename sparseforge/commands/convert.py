@@ -12,9 +12,9 @@ import click
 
 from sparseforge.cli import OutputFile, emit, json_option, read_input, waves_option
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.tools import status
 from sparseforge.sw import conversion
 from sparseforge.tb.convert import rtl_convert
-from sparseforge.core.tools import status
 
 _BIG = 10**7  # nonzeros from which converting and writing are announced on stderr
 

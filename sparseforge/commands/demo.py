@@ -31,6 +31,7 @@ from ..cli import emit, json_option, read_input, seed_option
 from ..core.data import bundled
 from ..core.errors import ParameterError
 from ..core.export import verilog_text
+from ..core.tools import verilator_lint
 from ..hw.buffet import Buffet
 from ..hw.compose.spmv_tailor import SpmvTailor
 from ..hw.tailor import Tailor
@@ -42,7 +43,6 @@ from ..tb import native
 from ..tb.buffet import BuffetBench, port
 from ..tb.spmv import SpmvBench
 from ..tb.tailor import TileBench
-from ..core.tools import verilator_lint
 
 WIDTH = 16
 TAILOR = {"depth": 8, "fifo": 2}     # smaller than most tiles of 6 rows

@@ -15,9 +15,9 @@ import numpy as np
 
 from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option, waves_option
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.tools import status
 from sparseforge.sw.formats import read_matrix, read_npy, read_tensor
 from sparseforge.sw.tensaurus_job import DENSE, KERNELS, plan, roofline
-from sparseforge.core.tools import status
 
 
 def _array(text):
