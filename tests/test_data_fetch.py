@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from sparseforge import data
+from sparseforge.core import data
 from sparseforge.cli import main
 
 SMALL = b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.5\n2 2 -3\n"

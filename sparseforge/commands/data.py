@@ -2,7 +2,7 @@
 
 import click
 
-from sparseforge import data
+from sparseforge.core import data
 from sparseforge.cli import emit, json_option
 
 
