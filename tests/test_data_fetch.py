@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from sparseforge.core import data
 from sparseforge.cli import main
+from sparseforge.core import data
 
 SMALL = b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.5\n2 2 -3\n"
 TENSOR = b"1 1 1 2\n2 1 3 5\n"

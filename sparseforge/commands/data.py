@@ -2,8 +2,8 @@
 
 import click
 
-from sparseforge.core import data
 from sparseforge.cli import emit, json_option
+from sparseforge.core import data
 
 
 @click.group(name="data")
