@@ -215,8 +215,6 @@ def test_queue_passes_every_item_once_in_order(depth):
     proof.run()
 
 
-
-
 @pytest.mark.parametrize("depth", [4, 5])
 def test_registered_queue_passes_every_item_once_in_order(depth):
     queue = Queue(4, depth, latency=3)
@@ -278,8 +276,6 @@ def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
         proof.m.d.comb += Assert(~requests[i] |
                                  (waited(proof, i, requests, grant) + distance <= n - 1))
     proof.run()
-
-
 
 
 def pipeline(m, i, o, stages):
