@@ -12,6 +12,7 @@ so a new command gets the same checks.
 import contextlib
 import importlib
 import json
+import os
 import pkgutil
 import sys
 
@@ -68,8 +69,6 @@ waves_option = click.option("--waves", type=click.Path(file_okay=False), metavar
 
 def read_input(path, reader):
     """``reader(path)``, saying on stderr what it reads when that may take seconds."""
-    import os
-
     with contextlib.suppress(OSError):
         size = os.path.getsize(path)
         if size > 50 * 2**20:
@@ -96,8 +95,6 @@ class OutputFile(click.ParamType):
         return tuple(f".{s}" for s in FigureCanvasBase.get_supported_filetypes())
 
     def convert(self, value, param, ctx):
-        import os
-
         path = os.fspath(value)
         wanted = self._wanted()
         if wanted and not path.lower().endswith(wanted):
