@@ -170,9 +170,7 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if len(mats) != need:
         raise ParameterError(f"{kernel} takes {need} factor matrices, not {len(mats)}")
     if kernel in ("spmv", "gemv"):
-        if mats[0].ndim == 2 and mats[0].shape[1] == 1:
-            mats[0] = mats[0][:, 0]
-        if mats[0].ndim != 1:
+        if mats[0].ndim != 1 and mats[0].shape[1:] != (1,):
             raise ParameterError(f"{labels[0]} is {mats[0].shape}: {kernel} takes a vector "
                                  f"(1-D, or one column); {'gemm' if kernel == 'gemv' else 'spmm'}"
                                  f" takes a matrix")
