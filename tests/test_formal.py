@@ -201,13 +201,20 @@ def fifo_invariants(proof, tracker, fifo, port, before):
     ]
 
 
-@pytest.mark.parametrize("depth", [2, 4])
-def test_queue_passes_every_item_once_in_order(depth):
-    queue = Queue(4, depth, latency=1)
-    proof = Proof(f"queue_depth{depth}", depth=6)
+def queue_proof(name, depth, latency, k):
+    """A Queue of ``depth`` under proof to ``k`` steps, items tracked through it, with a
+    read port on its FIFO's memory: ``(queue, proof, port, inside, tracker)``."""
+    queue = Queue(4, depth, latency=latency)
+    proof = Proof(name, depth=k)
     body, fifo = proof.open(queue, "fifo")
     port = fifo.submodules.storage.read_port(domain="comb")
     inside, tracker = passing(proof, queue, depth, body)
+    return queue, proof, port, inside, tracker
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_queue_passes_every_item_once_in_order(depth):
+    queue, proof, port, inside, tracker = queue_proof(f"queue_depth{depth}", depth, 1, 6)
     fifo = {name: inside[f"fifo.{name}"] for name in ("level", "produce", "consume")}
     proof.m.d.comb += [Assert(tracker.count == queue.o.valid + fifo["level"]),
                        Assert(queue.o.valid | (fifo["level"] == 0))]
@@ -217,11 +224,8 @@ def test_queue_passes_every_item_once_in_order(depth):
 
 @pytest.mark.parametrize("depth", [4, 5])
 def test_registered_queue_passes_every_item_once_in_order(depth):
-    queue = Queue(4, depth, latency=3)
-    proof = Proof(f"queue_depth{depth}_latency3", depth=8)
-    body, fifo = proof.open(queue, "fifo")
-    port = fifo.submodules.storage.read_port(domain="comb")
-    inside, tracker = passing(proof, queue, depth, body)
+    queue, proof, port, inside, tracker = queue_proof(f"queue_depth{depth}_latency3", depth,
+                                                      3, 8)
     # In line: the skid's output and spare registers, the FIFO's read register, its memory.
     held, ready = inside["out.held"], inside["fifo.r_rdy"]
     skid_invariants(proof, tracker, queue.o.valid, held, inside["out.spare"])
