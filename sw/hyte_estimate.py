@@ -181,7 +181,7 @@ def estimate(a, b, seed=0, min_rows=MIN_ROWS, min_sk=MIN_SK, sizes=None):
     if total == 0:
         return Estimate(0.0, dict.fromkeys(sizes, 0.0), len(rows), len(cols), sp_i, sp_j,
                         sk, 0)
-    k_of = np.repeat(np.arange(n_k), pairs)                 # the k's own index below
+    k_of = np.repeat(np.arange(n_k), pairs)                 # a position in ks
     start = np.cumsum(pairs) - pairs
     offset = np.arange(total) - np.repeat(start, pairs)
     i = a_s.indices[a_s.indptr[k_of] + offset // np.repeat(per_b, pairs)]
