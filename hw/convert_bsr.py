@@ -42,7 +42,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .divider import DivMod
-from .interfaces import CsrToBsrSignature, divmod_layout, prefix_sum_layouts, struct
+from .interfaces import divmod_layout, prefix_sum_layouts, struct
 from .prefix_sum import PrefixSum
 from .stream_units import Beside, Queue, Skid, any_of, lowest
 
@@ -393,6 +393,32 @@ class Assembler(wiring.Component):
         return m
 
 
+class CsrToBsrSignature(wiring.Signature):
+    """A CSR-to-BSR converter of ``block`` = (R, C) blocks, seen from it: column indices,
+    pointers and counts of ``width`` bits, ``value_width``-bit values. Protocol, per
+    matrix:
+
+    - ``row_ptr`` (stream in, :func:`~sparseforge.sw.wire.pointer`): the ``rows + 1`` row
+      pointers, the first 0, ``last`` on the final one.
+    - ``entries`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the nonzeros
+      ``{col, value}`` in CSR order, columns ascending within a row.
+    - ``block_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): the
+      ``rows / R + 1`` block-row pointers, the first 0, ``last`` on the final one.
+    - ``blocks`` (stream out, :func:`~sparseforge.sw.wire.bsr_block`): each block that
+      holds a nonzero, block rows in order and blocks by ascending ``block_col`` within
+      one, its ``R x C`` values zero-filled.
+    """
+
+    def __init__(self, block, width, value_width):
+        super().__init__({
+            "row_ptr": In(stream.Signature(struct(wire.pointer(width)))),
+            "entries": In(stream.Signature(struct(wire.csr_entry(width, value_width)))),
+            "block_ptr": Out(stream.Signature(struct(wire.pointer(width)))),
+            "blocks": Out(stream.Signature(struct(wire.bsr_block(width, value_width,
+                                                                 block)))),
+        })
+
+
 @block("csr_to_bsr")
 class CsrToBsr(wiring.Component):
     """CSR to BSR: row pointers and nonzeros in; block-row pointers and R x C blocks out.
@@ -413,7 +439,7 @@ class CsrToBsr(wiring.Component):
     -------
     row_ptr, entries : In
     block_ptr, blocks : Out
-        As :class:`~sparseforge.hw.interfaces.CsrToBsrSignature` says: blocks in
+        As :class:`~sparseforge.hw.convert_bsr.CsrToBsrSignature` says: blocks in
         scipy's ``bsr_array`` order (by block column within a block row), each
         zero-filled, and the block-row pointers.
 

@@ -33,7 +33,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .buffet import ReadStage
-from .interfaces import CsrToCscSignature, cluster_layouts, csc_pointer_layout, struct
+from .interfaces import cluster_layouts, struct
 from .mint_units import ClusterCounter
 from .mux import mux
 from .pipeline import Pipeline
@@ -46,6 +46,11 @@ def group_layout(lanes, col_width):
     takes it, ``chunk``: each lane's column within the word and the group's lanes."""
     return data.StructLayout({"word": col_width - exact_log2(lanes),
                               "chunk": cluster_layouts(lanes, lanes)[0]})
+
+
+def csc_pointer_layout(lanes, ptr_width):
+    """A vector of CSC column pointers: ``ptr[lanes]``, and ``last`` on a matrix's final one."""
+    return data.StructLayout({"ptr": data.ArrayLayout(ptr_width, lanes), "last": 1})
 
 
 class ChunkGroups(wiring.Component):
@@ -298,7 +303,7 @@ class PointerScan(wiring.Component):
     cols : In(range(max_cols + 1))
         The matrix's columns: the scan covers the words up to column ``cols``. Hold it.
     read, write : In(the counter memory's read and write ports)
-    col_ptr : Out(stream(:func:`~sparseforge.hw.interfaces.csc_pointer_layout`))
+    col_ptr : Out(stream(:func:`csc_pointer_layout`))
     done : Out(1)
         The last vector is taken on this cycle.
 
@@ -418,6 +423,44 @@ class Drain(wiring.Component):
         return m
 
 
+class CsrToCscSignature(wiring.Signature):
+    """A CSR-to-CSC converter, seen from it: ``lanes`` column ids a chunk and pointers a
+    vector, at most ``max_rows`` rows, ``max_cols`` columns and ``max_nnz`` nonzeros of
+    ``value_width``-bit values. Pointers are ``ceil_log2(max_nnz + 1)`` bits.
+
+    A matrix is one ``shape``, then its CSR twice: once as column ids to count, once as
+    entries to place. Protocol, per matrix:
+
+    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
+      and ``nnz``; taken while the converter is idle (between matrices).
+    - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
+      ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
+      ignored.
+    - ``row_ptr`` (stream in, a pointer): ``row_ptr[1 .. rows]``, each row's end.
+    - ``csr`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the ``nnz`` entries
+      ``{col, value}`` in CSR order. ``row_ptr`` and ``csr`` are taken only after every
+      pointer is out on ``col_ptr``.
+    - ``col_ptr`` (stream out, :func:`csc_pointer_layout`): ``col_ptr[0 .. cols]`` and
+      beyond, ``lanes`` a vector, ``cols // lanes + 1`` vectors, ``last`` on the final
+      one; lanes past ``cols`` hold ``nnz``.
+    - ``csc`` (stream out, :func:`~sparseforge.sw.wire.csc_entry`): the ``nnz`` entries
+      ``{row, value}`` in CSC order (by column, rows ascending within one).
+    """
+
+    def __init__(self, lanes, max_rows, max_cols, max_nnz, value_width):
+        ptr, col = ceil_log2(max_nnz + 1), ceil_log2(max_cols)
+        shape = wire.csr_shape(ceil_log2(max_rows + 1), ceil_log2(max_cols + 1), ptr)
+        super().__init__({
+            "shape": In(stream.Signature(struct(shape))),
+            "col_ids": In(stream.Signature(data.ArrayLayout(col, lanes))),
+            "row_ptr": In(stream.Signature(ptr)),
+            "csr": In(stream.Signature(struct(wire.csr_entry(col, value_width)))),
+            "col_ptr": Out(stream.Signature(csc_pointer_layout(lanes, ptr))),
+            "csc": Out(stream.Signature(struct(wire.csc_entry(ceil_log2(max_rows),
+                                                              value_width)))),
+        })
+
+
 @block("csr_to_csc")
 class CsrToCsc(wiring.Component):
     """CSR to CSC by counting sort, one nonzero a cycle: counters and a scratchpad (Fig. 8c).
@@ -442,7 +485,7 @@ class CsrToCsc(wiring.Component):
     -------
     shape, col_ids, row_ptr, csr : In(stream)
     col_ptr, csc : Out(stream)
-        As :class:`~sparseforge.hw.interfaces.CsrToCscSignature` says: per matrix a
+        As :class:`~sparseforge.hw.convert_csc.CsrToCscSignature` says: per matrix a
         ``shape``, ``ceil(nnz / N)`` chunks of ``col_ids``, then ``cols // N + 1``
         vectors out on ``col_ptr``, then ``rows`` pointers on ``row_ptr`` with ``nnz``
         entries on ``csr``, then ``nnz`` entries out on ``csc``.

@@ -286,77 +286,6 @@ def cluster_layouts(lanes, bins):
     return indices, data.ArrayLayout(range(lanes + 1), bins)
 
 
-# -- MINT converters (Section V-B) -----------------------------------------------------
-
-def csc_pointer_layout(lanes, ptr_width):
-    """A vector of CSC column pointers: ``ptr[lanes]``, and ``last`` on a matrix's final one."""
-    return data.StructLayout({"ptr": data.ArrayLayout(ptr_width, lanes), "last": 1})
-
-
-class CsrToCscSignature(wiring.Signature):
-    """A CSR-to-CSC converter, seen from it: ``lanes`` column ids a chunk and pointers a
-    vector, at most ``max_rows`` rows, ``max_cols`` columns and ``max_nnz`` nonzeros of
-    ``value_width``-bit values. Pointers are ``ceil_log2(max_nnz + 1)`` bits.
-
-    A matrix is one ``shape``, then its CSR twice: once as column ids to count, once as
-    entries to place. Protocol, per matrix:
-
-    - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
-      and ``nnz``; taken while the converter is idle (between matrices).
-    - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
-      ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
-      ignored.
-    - ``row_ptr`` (stream in, a pointer): ``row_ptr[1 .. rows]``, each row's end.
-    - ``csr`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the ``nnz`` entries
-      ``{col, value}`` in CSR order. ``row_ptr`` and ``csr`` are taken only after every
-      pointer is out on ``col_ptr``.
-    - ``col_ptr`` (stream out, :func:`csc_pointer_layout`): ``col_ptr[0 .. cols]`` and
-      beyond, ``lanes`` a vector, ``cols // lanes + 1`` vectors, ``last`` on the final
-      one; lanes past ``cols`` hold ``nnz``.
-    - ``csc`` (stream out, :func:`~sparseforge.sw.wire.csc_entry`): the ``nnz`` entries
-      ``{row, value}`` in CSC order (by column, rows ascending within one).
-    """
-
-    def __init__(self, lanes, max_rows, max_cols, max_nnz, value_width):
-        ptr, col = ceil_log2(max_nnz + 1), ceil_log2(max_cols)
-        shape = wire.csr_shape(ceil_log2(max_rows + 1), ceil_log2(max_cols + 1), ptr)
-        super().__init__({
-            "shape": In(stream.Signature(struct(shape))),
-            "col_ids": In(stream.Signature(data.ArrayLayout(col, lanes))),
-            "row_ptr": In(stream.Signature(ptr)),
-            "csr": In(stream.Signature(struct(wire.csr_entry(col, value_width)))),
-            "col_ptr": Out(stream.Signature(csc_pointer_layout(lanes, ptr))),
-            "csc": Out(stream.Signature(struct(wire.csc_entry(ceil_log2(max_rows),
-                                                              value_width)))),
-        })
-
-
-class CsrToBsrSignature(wiring.Signature):
-    """A CSR-to-BSR converter of ``block`` = (R, C) blocks, seen from it: column indices,
-    pointers and counts of ``width`` bits, ``value_width``-bit values. Protocol, per
-    matrix:
-
-    - ``row_ptr`` (stream in, :func:`~sparseforge.sw.wire.pointer`): the ``rows + 1`` row
-      pointers, the first 0, ``last`` on the final one.
-    - ``entries`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the nonzeros
-      ``{col, value}`` in CSR order, columns ascending within a row.
-    - ``block_ptr`` (stream out, :func:`~sparseforge.sw.wire.pointer`): the
-      ``rows / R + 1`` block-row pointers, the first 0, ``last`` on the final one.
-    - ``blocks`` (stream out, :func:`~sparseforge.sw.wire.bsr_block`): each block that
-      holds a nonzero, block rows in order and blocks by ascending ``block_col`` within
-      one, its ``R x C`` values zero-filled.
-    """
-
-    def __init__(self, block, width, value_width):
-        super().__init__({
-            "row_ptr": In(stream.Signature(struct(wire.pointer(width)))),
-            "entries": In(stream.Signature(struct(wire.csr_entry(width, value_width)))),
-            "block_ptr": Out(stream.Signature(struct(wire.pointer(width)))),
-            "blocks": Out(stream.Signature(struct(wire.bsr_block(width, value_width,
-                                                                 block)))),
-        })
-
-
 # -- MINT records: the dense vectors and record words the converters and MINT_m share --
 
 def _fields(fields):
@@ -378,7 +307,7 @@ def record_word_layout(record, lanes, count=True):
                               **_fields(wire.word_end(lanes, count))})
 
 
-# -- Tensaurus (Section 5): the streams between its units, and the accelerator's port ---
+# -- Tensaurus (Section 5): the streams between its units ------------------------------
 
 def ciss_lane_layout(dw, iw, order=3):
     """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane), and
@@ -445,55 +374,11 @@ def spm_fill_layout(iw, tlen, vlen, dw):
                               "lanes": chunk_layout(vlen, dw)})
 
 
-class SpmSignature(wiring.Signature):
-    """A Tensaurus scratchpad (Section 5.2.3, Fig. 5a), seen from it: one per PE column.
-
-    - ``fill`` (stream in, :func:`spm_fill_layout`): the MLU's writes, one a cycle.
-    - ``read_half`` (in): the half the PEs read; fills go to either half, and a fill
-      into the half being read is the writer's own affair.
-    - ``ports`` (``ports`` of them, each the flip of :class:`ScratchpadPortSignature`):
-      one per PE of the column; each answers its requests in order.
-    """
-
-    def __init__(self, ports, iw, tlen, vlen, dw):
-        super().__init__({
-            "fill": In(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))),
-            "read_half": In(1),
-            "ports": In(ScratchpadPortSignature(iw, tlen, vlen, dw)).array(ports),
-        })
-
-
 def msu_out_layout(iw, chunks, vlen, acc_width):
     """An output chunk from the MSU: ``row``, ``chunk`` (of the row's ``chunks``), its
     ``vlen`` accumulated ``lanes``, ``last`` on the final one."""
     return data.StructLayout({"row": iw, "chunk": chunk_bits(chunks),
                               "lanes": data.ArrayLayout(signed(acc_width), vlen), "last": 1})
-
-
-class MsuSignature(wiring.Signature):
-    """A Tensaurus matrix store unit (Section 5.2.5), seen from it.
-
-    - ``drains`` (``rows x cols`` streams in, :func:`pe_drain_layout`): PE ``(r, q)``'s
-      drains at index ``r * cols + q``; its chunk ``t`` is the row's chunk ``t * cols +
-      q``.
-    - ``out_rows`` (in): rows of the output (held while a run goes).
-    - ``out`` (stream out, :func:`msu_out_layout`): once every input has sent its
-      ``last``, rows ``0 .. out_rows - 1``, each its ``tlen * cols`` chunks in order,
-      each the sum of every drain of that chunk since the previous output (0 if none).
-      With ``out_rows`` 0 nothing is sent and the sums stay: the next tile adds to them.
-    - ``closing`` (out): high from the cycle an input's ``last`` is taken until the
-      inputs are released (the output sent, or at once with ``out_rows`` 0); a
-      controller waits for it to fall before it changes ``out_rows``.
-    """
-
-    def __init__(self, rows, cols, iw, tlen, vlen, acc_width):
-        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
-        super().__init__({
-            "drains": In(drain).array(rows * cols),
-            "out_rows": In(iw + 1),
-            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
-            "closing": Out(1),
-        })
 
 
 class TaggedMemoryPortSignature(wiring.Signature):

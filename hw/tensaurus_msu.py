@@ -27,7 +27,7 @@ from amaranth.utils import ceil_log2
 
 from ..core.params import Param, check_params
 from ..core.registry import block
-from .interfaces import MsuSignature, chunk_bits, msu_out_layout, pe_drain_layout
+from .interfaces import chunk_bits, msu_out_layout, pe_drain_layout
 from .stream_units import RoundRobin
 
 
@@ -291,6 +291,32 @@ class Unload(wiring.Component):
         return m
 
 
+class MsuSignature(wiring.Signature):
+    """A Tensaurus matrix store unit (Section 5.2.5), seen from it.
+
+    - ``drains`` (``rows x cols`` streams in, :func:`~.interfaces.pe_drain_layout`): PE
+      ``(r, q)``'s drains at index ``r * cols + q``; its chunk ``t`` is the row's chunk
+      ``t * cols + q``.
+    - ``out_rows`` (in): rows of the output (held while a run goes).
+    - ``out`` (stream out, :func:`~.interfaces.msu_out_layout`): once every input has sent
+      its ``last``, rows ``0 .. out_rows - 1``, each its ``tlen * cols`` chunks in order,
+      each the sum of every drain of that chunk since the previous output (0 if none).
+      With ``out_rows`` 0 nothing is sent and the sums stay: the next tile adds to them.
+    - ``closing`` (out): high from the cycle an input's ``last`` is taken until the
+      inputs are released (the output sent, or at once with ``out_rows`` 0); a
+      controller waits for it to fall before it changes ``out_rows``.
+    """
+
+    def __init__(self, rows, cols, iw, tlen, vlen, acc_width):
+        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
+        super().__init__({
+            "drains": In(drain).array(rows * cols),
+            "out_rows": In(iw + 1),
+            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
+            "closing": Out(1),
+        })
+
+
 @block("tensaurus_msu")
 class TensaurusMsu(wiring.Component):
     """A Tensaurus MSU: ``rows x cols`` drain streams accumulated in one block RAM of
@@ -318,7 +344,7 @@ class TensaurusMsu(wiring.Component):
         buffer read undefined words). Rows at or beyond it keep their sums for a later
         run.
     out : Out(stream({row, chunk, lanes, last}))
-        As :class:`~sparseforge.hw.interfaces.MsuSignature` says; each chunk is cleared
+        As :class:`~sparseforge.hw.tensaurus_msu.MsuSignature` says; each chunk is cleared
         as it is read, so the next run starts from zero. The buffer starts at zero from
         configuration: a reset does not clear it.
     closing : Out(1)

@@ -29,15 +29,36 @@ reads, never loses data.
 import itertools
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In
 from amaranth.utils import ceil_log2
 
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
-from .interfaces import SpmSignature, pe_request_layout
+from .interfaces import ScratchpadPortSignature, pe_request_layout, spm_fill_layout
 from .stream_units import Queue, RoundRobin, Skid, any_of
+
+
+class SpmSignature(wiring.Signature):
+    """A Tensaurus scratchpad (Section 5.2.3, Fig. 5a), seen from it: one per PE column.
+
+    - ``fill`` (stream in, :func:`~.interfaces.spm_fill_layout`): the MLU's writes, one a
+      cycle.
+    - ``read_half`` (in): the half the PEs read; fills go to either half, and a fill
+      into the half being read is the writer's own affair.
+    - ``ports`` (``ports`` of them, each the flip of
+      :class:`~.interfaces.ScratchpadPortSignature`): one per PE of the column; each
+      answers its requests in order.
+    """
+
+    def __init__(self, ports, iw, tlen, vlen, dw):
+        super().__init__({
+            "fill": In(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))),
+            "read_half": In(1),
+            "ports": In(ScratchpadPortSignature(iw, tlen, vlen, dw)).array(ports),
+        })
 
 
 @block("tensaurus_spm")
@@ -57,7 +78,7 @@ class TensaurusSpm(wiring.Component):
     fill : In(stream(spm_fill_layout))
     read_half : In(1)
     ports : [ports] x In(ScratchpadPortSignature)
-        As :class:`~sparseforge.hw.interfaces.SpmSignature` says. A request reads the
+        As :class:`~sparseforge.hw.tensaurus_spm.SpmSignature` says. A request reads the
         half ``read_half`` names on the cycle it is taken. A fill outside ``rows`` x
         ``tlen`` is dropped; a request there is answered with zeros.
 

@@ -108,9 +108,6 @@ INTERFACES = ROOT / "hw" / "interfaces.py"
 # The Buffet and Tailor ports, which any design that embeds a buffer speaks (examples/),
 # though in hw/ only the buffer itself declares them whole.
 WHOLE_PORTS = {"BuffetSignature", "TailorSignature", "TailorParentSignature"}
-# Spoken by one block each; they move beside it once its module is free to take them.
-NOT_YET_MOVED = {"csc_pointer_layout", "CsrToCscSignature", "CsrToBsrSignature",
-                 "SpmSignature", "MsuSignature"}
 
 
 def interface_users():
@@ -146,7 +143,6 @@ def interface_users():
 def test_interfaces_hold_only_what_two_blocks_speak():
     users = interface_users()
     alone = sorted(name for name, found in users.items()
-                   if len(found) < 2 and name not in WHOLE_PORTS | NOT_YET_MOVED)
+                   if len(found) < 2 and name not in WHOLE_PORTS)
     assert not alone, (f"used by one hw module, so it belongs beside that block: "
                        f"{ {name: sorted(users[name]) for name in alone} }")
-    assert not {n for n in NOT_YET_MOVED if len(users.get(n, ())) != 1}, "update NOT_YET_MOVED"

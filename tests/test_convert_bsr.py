@@ -12,8 +12,15 @@ import scipy.sparse as sp
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
-from sparseforge.hw.convert_bsr import Assembler, Banks, CsrToBsr, Merge, RowBlocks, Tagger
-from sparseforge.hw.interfaces import CsrToBsrSignature
+from sparseforge.hw.convert_bsr import (
+    Assembler,
+    Banks,
+    CsrToBsr,
+    CsrToBsrSignature,
+    Merge,
+    RowBlocks,
+    Tagger,
+)
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix

@@ -20,12 +20,13 @@ from sparseforge.core.registry import get
 from sparseforge.hw.convert_csc import (
     ChunkGroups,
     CsrToCsc,
+    CsrToCscSignature,
     Drain,
     Increment,
     PointerScan,
     RowCounter,
 )
-from sparseforge.hw.interfaces import CsrToCscSignature, struct
+from sparseforge.hw.interfaces import struct
 from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
 from sparseforge.hw.stream_units import Lockstep

@@ -9,8 +9,7 @@ import random
 import pytest
 
 from sparseforge.core.errors import ParameterError
-from sparseforge.hw.interfaces import MsuSignature
-from sparseforge.hw.tensaurus_msu import TensaurusMsu
+from sparseforge.hw.tensaurus_msu import MsuSignature, TensaurusMsu
 from sparseforge.sim.models import tensaurus_msu as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.tb.tensaurus_msu import MsuBench, expected, simulate

@@ -10,8 +10,7 @@ import pytest
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
-from sparseforge.hw.interfaces import SpmSignature
-from sparseforge.hw.tensaurus_spm import TensaurusSpm
+from sparseforge.hw.tensaurus_spm import SpmSignature, TensaurusSpm
 from sparseforge.sim.models.tensaurus_spm import Scratchpad
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.tb.streams import Columns
