@@ -128,21 +128,7 @@ class SplitControl(wiring.Component):
         trims = split & shrink & (count != D)        # a shrink frees part of the buffet region
         grows = self.fill | (owfill & appends)       # a buffet's occupancy grows by one
         m.d.comb += self.restart.eq((owfill & self.rejoin) | ends)
-
-        with m.FSM() as fsm:
-            with m.State("FITTING"), m.If(owfill):
-                m.next = "SPLIT"
-            with m.State("SPLIT"):
-                with m.If(ends | (owfill & self.rejoin & last)):
-                    m.next = "FITTING"
-                with m.Elif(owfill & self.rejoin):
-                    m.next = "BACKFILL"
-            with m.State("BACKFILL"):
-                with m.If(owfill & ~appends):
-                    m.next = "SPLIT"
-                with m.Elif(owfill & last):
-                    m.next = "FITTING"
-        m.d.comb += [split.eq(fsm.ongoing("SPLIT")), backfill.eq(fsm.ongoing("BACKFILL"))]
+        self._states(m, split, backfill, ends=ends, appends=appends)
 
         m.d.sync += [
             head.eq(Mux(shrink, head + count, head)),
@@ -174,6 +160,28 @@ class SplitControl(wiring.Component):
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
         ]
         return m
+
+    def _states(self, m, split, backfill, *, ends, appends):
+        """The FSM: FITTING, SPLIT or BACKFILL, driving ``split`` and ``backfill``.
+
+        ``ends``: a shrink of the whole buffer; ``appends``: an owfill would
+        append (not split, not full).
+        """
+        owfill, last, rejoin = self.owfill, self.last, self.rejoin
+        with m.FSM() as fsm:
+            with m.State("FITTING"), m.If(owfill):
+                m.next = "SPLIT"
+            with m.State("SPLIT"):
+                with m.If(ends | (owfill & rejoin & last)):
+                    m.next = "FITTING"
+                with m.Elif(owfill & rejoin):
+                    m.next = "BACKFILL"
+            with m.State("BACKFILL"):
+                with m.If(owfill & ~appends):
+                    m.next = "SPLIT"
+                with m.Elif(owfill & last):
+                    m.next = "FITTING"
+        m.d.comb += [split.eq(fsm.ongoing("SPLIT")), backfill.eq(fsm.ongoing("BACKFILL"))]
 
 
 class RegionLocator(wiring.Component):
