@@ -135,24 +135,7 @@ class Tailor(wiring.Component):
         wiring.connect(m, control.region, locator.region, frontier.region)
         wiring.connect(m, locator.location, frontier.location)
 
-        # -- the single write port: update, else fill or owfill -------------
-        do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
-        writable = Signal(range(D + 1))          # indices an update may touch
-        m.d.comb += [
-            writable.eq(Mux(r.split, r.first, r.occupancy)),
-            self.update.ready.eq(self.update.payload.index < writable),
-            do_update.eq(self.update.valid & self.update.ready),
-            parent.fill.ready.eq(~r.full & ~do_update),
-            do_fill.eq(parent.fill.valid & parent.fill.ready),
-            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
-            do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
-            wr.en.eq(do_update | do_fill | do_owfill),
-            wr.addr.eq(Mux(do_owfill, control.owfill_addr,
-                           Mux(do_update, r.head + self.update.payload.index,
-                               r.head + r.occupancy))),
-            wr.data.eq(Mux(do_update, self.update.payload.data,
-                           Mux(do_owfill, parent.owfill.payload.data, parent.fill.payload))),
-        ]
+        do_update, do_fill, do_owfill = self._write_port(m, wr, control)
 
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         count = child.shrink.payload
@@ -198,3 +181,25 @@ class Tailor(wiring.Component):
             parent.fifo_credits.eq(frontier.fifo_credits),
         ]
         return m
+
+    def _write_port(self, m, wr, control):
+        """The single write port: an update, else a fill or an owfill; returns which is accepted."""
+        parent, r = self.parent, control.region
+        do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
+        writable = Signal(range(self.depth + 1))    # indices an update may touch
+        m.d.comb += [
+            writable.eq(Mux(r.split, r.first, r.occupancy)),
+            self.update.ready.eq(self.update.payload.index < writable),
+            do_update.eq(self.update.valid & self.update.ready),
+            parent.fill.ready.eq(~r.full & ~do_update),
+            do_fill.eq(parent.fill.valid & parent.fill.ready),
+            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
+            do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
+            wr.en.eq(do_update | do_fill | do_owfill),
+            wr.addr.eq(Mux(do_owfill, control.owfill_addr,
+                           Mux(do_update, r.head + self.update.payload.index,
+                               r.head + r.occupancy))),
+            wr.data.eq(Mux(do_update, self.update.payload.data,
+                           Mux(do_owfill, parent.owfill.payload.data, parent.fill.payload))),
+        ]
+        return do_update, do_fill, do_owfill
