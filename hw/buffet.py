@@ -245,10 +245,24 @@ class Buffet(wiring.Component):
             m.d.comb += [reads.hit.eq(now | w_en & (w_addr == reads.addr)),
                          reads.hit_data.eq(Mux(now, self.update.payload.data, w_data))]
 
-        # Shrink frees from the head and returns its count as credits. The next
-        # occupancy and occupancy + 1 are picked from sums over registers, for each
-        # outcome of the shrink and the fill; the borrow of one is the shrink's ready.
+        # Shrink frees from the head and returns its count as credits.
         count = child.shrink.payload
+        do_shrink = self._occupancy(m, occupancy, occupancy_up, do_fill)
+        m.d.sync += [
+            head.eq(Mux(do_shrink, head + count, head) & mask),
+            tail.eq(Mux(do_fill, tail + 1, tail) & mask),
+            parent.credit.eq(Mux(do_shrink, count, 0)),
+        ]
+        return m
+
+    def _occupancy(self, m, occupancy, occupancy_up, do_fill):
+        """The next ``occupancy`` and ``occupancy + 1``; returns whether a shrink is accepted.
+
+        Each is picked from sums over registers, for each outcome of the shrink
+        and the fill; the borrow of one is the shrink's ready.
+        """
+        shrink = self.child.shrink
+        count = shrink.payload
         kept = Signal(signed(len(occupancy) + 1))
         # Taken only with a fill, so never negative and never beyond depth + 1.
         kept_up = Signal.like(occupancy_up)
@@ -260,16 +274,13 @@ class Buffet(wiring.Component):
             kept.eq(occupancy - count),
             kept_up.eq(occupancy_up - count),
             kept_up2.eq(occupancy_up2 - count),
-            child.shrink.ready.eq(kept >= 0),
-            do_shrink.eq(child.shrink.valid & child.shrink.ready),
+            shrink.ready.eq(kept >= 0),
+            do_shrink.eq(shrink.valid & shrink.ready),
         ]
         m.d.sync += [
             occupancy.eq(Mux(do_shrink, Mux(do_fill, kept_up, kept),
                              Mux(do_fill, occupancy_up, occupancy))),
             occupancy_up.eq(Mux(do_shrink, Mux(do_fill, kept_up2, kept_up),
                                 Mux(do_fill, occupancy_up2, occupancy_up))),
-            head.eq(Mux(do_shrink, head + count, head) & mask),
-            tail.eq(Mux(do_fill, tail + 1, tail) & mask),
-            parent.credit.eq(Mux(do_shrink, count, 0)),
         ]
-        return m
+        return do_shrink
