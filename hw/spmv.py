@@ -2,7 +2,6 @@
 
 from amaranth.hdl import Cat, Module, Signal, signed
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -10,6 +9,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw.wire import spmv_entry
 from .interfaces import BuffetChildSignature, struct
+from .stream_units import Queue
 from .tailor import Tailor
 
 _TAILOR = {p.name: p for p in Tailor.PARAMS}
@@ -70,7 +70,7 @@ class SpmvMac(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         vw, buffer = self.value_width, self.buffer
-        m.submodules.queue = queue = SyncFIFO(width=vw + 1, depth=2)
+        m.submodules.queue = queue = Queue(vw + 1, 2, latency=1)
 
         # -- issue: an entry and its read transfer together ------------------------
         entry = self.a.payload
@@ -78,11 +78,11 @@ class SpmvMac(wiring.Component):
         take = Signal()
         m.d.comb += [
             buffer.read.payload.eq(entry.index),
-            buffer.read.valid.eq(self.a.valid & queue.w_rdy & ~owed),
-            self.a.ready.eq(buffer.read.ready & queue.w_rdy & ~owed),
+            buffer.read.valid.eq(self.a.valid & queue.i.ready & ~owed),
+            self.a.ready.eq(buffer.read.ready & queue.i.ready & ~owed),
             take.eq(self.a.valid & self.a.ready),
-            queue.w_en.eq(take),
-            queue.w_data.eq(Cat(entry.value, entry.row_end)),
+            queue.i.valid.eq(take),
+            queue.i.payload.eq(Cat(entry.value, entry.row_end)),
             buffer.shrink.valid.eq(owed),
             buffer.shrink.payload.eq(buffer.occupancy),
         ]
@@ -97,10 +97,11 @@ class SpmvMac(wiring.Component):
         ends = Signal()          # ... and it is its row's last
         advance = ~(full & ends & self.y.valid & ~self.y.ready)
         m.d.comb += [buffer.read_data.ready.eq(advance),
-                     queue.r_en.eq(buffer.read_data.valid & advance)]
+                     queue.o.ready.eq(buffer.read_data.valid & advance)]
         with m.If(buffer.read_data.valid & advance):
-            m.d.sync += [product.eq(queue.r_data[:vw].as_signed() * buffer.read_data.payload),
-                         full.eq(1), ends.eq(queue.r_data[vw])]
+            queued = queue.o.payload
+            m.d.sync += [product.eq(queued[:vw].as_signed() * buffer.read_data.payload),
+                         full.eq(1), ends.eq(queued[vw])]
         with m.Elif(advance):
             m.d.sync += full.eq(0)
 

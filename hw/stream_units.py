@@ -215,13 +215,18 @@ class Queue(wiring.Component):
     Parameters
     ----------
     shape : an item's shape.
-    depth : items held, at least 2 (``latency=1``) or 4 (``latency=3``).
-    latency : cycles from an item taken into an empty queue to it offered, 1 or 3:
+    depth : items held, at least 2 (``latency=1`` or ``2``) or 4 (``latency=3``).
+    latency : cycles from an item taken into an empty queue to it offered, 1, 2 or 3:
 
         - 1: the item goes straight to the output register; the others wait in a
           :class:`~amaranth.lib.fifo.SyncFIFO` of ``depth - 1``, read asynchronously
           (distributed RAM). For short queues that must answer at once, as the
           scratchpad's responses within their credit round trip.
+        - 2: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered` alone, the output its read
+          port's register (the memory holds ``depth - 1``, read synchronously, so block
+          RAM fits it); ``i.ready`` comes from its count and ``o.ready`` reaches its read
+          enable. One register of items fewer than 3, where a block takes its head at
+          once (the PE's operations, the TLU's rows).
         - 3: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered`, read synchronously (so
           block RAM fits it), then the output register: ``i.ready`` too comes from a
           register, so a long queue cuts the paths between the blocks it joins.
@@ -238,14 +243,15 @@ class Queue(wiring.Component):
     i : In(stream(shape))
     o : Out(stream(shape))
 
-    Throughput: one item a cycle (with ``latency=3``, from ``depth=5``: a shallower
-    :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an item every other cycle).
+    Throughput: one item a cycle (with ``latency=2`` from ``depth=3``, with ``latency=3``
+    from ``depth=5``: a shallower :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an
+    item every other cycle).
     """
 
     def __init__(self, shape, depth, latency, skid=True):
-        if latency not in (1, 3):
-            raise ValueError(f"latency={latency}: a Queue's latency is 1 or 3")
-        least = 2 if latency == 1 else 4
+        if latency not in (1, 2, 3):
+            raise ValueError(f"latency={latency}: a Queue's latency is 1, 2 or 3")
+        least = 4 if latency == 3 else 2
         if depth < least:
             raise ValueError(f"depth={depth}: a Queue of latency {latency} holds at least "
                              f"{least} items")
@@ -256,6 +262,12 @@ class Queue(wiring.Component):
         m = Module()
         width = Shape.cast(self.shape).width
         i, o = self.i, self.o
+        if self.latency == 2:
+            m.submodules.fifo = fifo = SyncFIFOBuffered(width=width, depth=self.depth)
+            m.d.comb += [fifo.w_data.eq(i.payload), fifo.w_en.eq(i.valid),
+                         i.ready.eq(fifo.w_rdy), o.payload.eq(fifo.r_data),
+                         o.valid.eq(fifo.r_rdy), fifo.r_en.eq(o.ready)]
+            return m
         if self.latency == 3 and self.skid:
             m.submodules.fifo = fifo = SyncFIFOBuffered(width=width, depth=self.depth - 2)
             m.submodules.out = out = Skid(self.shape)

@@ -35,7 +35,6 @@ import itertools
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..core.params import Param, check_params
@@ -49,6 +48,7 @@ from .interfaces import (
     pe_drain_layout,
     spm_chunks,
 )
+from .stream_units import Queue, lowest
 
 FOLD, DRAIN, SCALE_TSR, SCALE_OSR, END, OUTER = range(6)
 """The operations, in the order of an item's phases (a fold is FOLD, or OUTER in TTMc; a
@@ -147,7 +147,7 @@ class TensaurusPe(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.ops = ops = SyncFIFOBuffered(width=self.op_layout.size, depth=self.queue)
+        m.submodules.ops = ops = Queue(self.op_layout, self.queue, latency=2)
         self._control(m, ops)
         self._datapath(m, ops)
         return m
@@ -168,11 +168,10 @@ class TensaurusPe(wiring.Component):
         chunk, t = Signal(chunk_bits(self.olen)), Signal(chunk_bits(T))
         b, g = Signal(chunk_bits(V)), Signal(chunk_bits(self.b_chunks))
 
-        phase = Signal(4)                              # the lowest set bit of todo
-        m.d.comb += phase.eq(todo & -todo)
+        phase, _ = lowest(m, todo)                     # the lowest set bit of todo
         k = item.k if self.order == 3 else 0
         op = Signal(self.op_layout)
-        m.d.comb += ops.w_data.eq(op)
+        m.d.comb += ops.i.payload.eq(op)
         outer = ttmc & phase[0]
         last_round = chunk >= (self.r1 - 1) * T if self.r1 > 1 else 1
         reads = phase[2] | phase[0] & (~ttmc | (t == 0) & (b == 0))
@@ -187,10 +186,10 @@ class TensaurusPe(wiring.Component):
             request.payload.operand.eq(phase[0]),
             request.payload.row.eq(Mux(phase[0], cur_j, Mux(tensor, k, item.ij))),
             request.payload.chunk.eq(Mux(outer, g, t)),
-            request.valid.eq(pending & reads & ops.w_rdy),
-            ops.w_en.eq(pending & todo.any() & (~reads | request.ready)),
+            request.valid.eq(pending & reads & ops.i.ready),
+            ops.i.valid.eq(pending & todo.any() & (~reads | request.ready)),
         ]
-        push = ops.w_en & ops.w_rdy
+        push = ops.i.valid & ops.i.ready
         whole = ttmc & (phase[0] | phase[1])           # once around the OSR
         advance = push & (Mux(whole, chunk == self.olen - 1, chunk == T - 1) | phase[3])
         with m.If(push):
@@ -244,7 +243,7 @@ class TensaurusPe(wiring.Component):
         entry one of them writes: an OUTER's (its own operand, forwarded) or a scaling's
         (issue waits for its add). The adds read their heads as they write them."""
         V, T, A = self.vlen, self.tlen, self.acc_width
-        op = data.View(self.op_layout, ops.r_data)
+        op = ops.o.payload
         lanes = data.ArrayLayout(signed(A), V)
         tsr = [Signal(lanes, name=f"tsr{t}") for t in range(T)]
         osr = [Signal(lanes, name=f"osr{n}") for n in range(self.olen)]
@@ -278,9 +277,9 @@ class TensaurusPe(wiring.Component):
                         m.d.comb += [factor.eq(writer.factor),
                                      hazard.eq((writer.op != OUTER) | writer.clear)]
         reads = (op.op != DRAIN) & (op.op != END)
-        can = advance & ops.r_rdy & ~((fold | outer) & hazard)
+        can = advance & ops.o.valid & ~((fold | outer) & hazard)
         issue = can & (~reads | response.valid)
-        m.d.comb += [ops.r_en.eq(issue), response.ready.eq(can & reads & op.take)]
+        m.d.comb += [ops.o.ready.eq(issue), response.ready.eq(can & reads & op.take)]
 
         x = response.payload
         value = Signal(signed(self.dw))                 # OUTER: B[j][u], replicated

@@ -12,7 +12,6 @@ end marker (an idle lane with ``last``), which tells its PEs to finish.
 
 from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -21,6 +20,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .interfaces import TaggedMemoryPortSignature, ciss_entry_layout, ciss_lane_layout
+from .stream_units import Queue
 
 
 class TluSignature(wiring.Signature):
@@ -124,12 +124,12 @@ class TensaurusTlu(wiring.Component):
                      for t in range(self.tags)]
 
         # The head entry to every row's queue, then the end marker.
-        queues = [SyncFIFOBuffered(width=self.lanes[0].payload.shape().size, depth=self.queue)
+        queues = [Queue(self.lanes[0].payload.shape(), self.queue, latency=2)
                   for _ in range(self.pes)]
         room = 1
         for p, q in enumerate(queues):
             m.submodules[f"row{p}"] = q
-            room &= q.w_rdy
+            room &= q.i.ready
         here = Array(full)[head[:k]]
         entry = data.View(self.entry, read.data)
         sends = busy & room & (head != count) & here
@@ -142,13 +142,12 @@ class TensaurusTlu(wiring.Component):
         m.d.sync += full.eq((full & ~cleared) | filled)
         for p, q in enumerate(queues):
             lane = Signal(self.lanes[p].payload.shape(), name=f"lane{p}")
-            m.d.comb += [q.w_en.eq(sends | ends), q.w_data.eq(lane), lane.last.eq(ends)]
+            m.d.comb += [q.i.valid.eq(sends | ends), q.i.payload.eq(lane), lane.last.eq(ends)]
             with m.If(ends):
                 m.d.comb += [lane.nnz.eq(0), lane.ij.eq(self.idle)]
             with m.Else():
                 m.d.comb += [lane.nnz.eq(entry[p].nnz), lane.ij.eq(entry[p].ij)]
                 if self.order == 3:
                     m.d.comb += lane.k.eq(entry[p].k)
-            out = self.lanes[p]
-            m.d.comb += [out.valid.eq(q.r_rdy), out.payload.eq(q.r_data), q.r_en.eq(out.ready)]
+            wiring.connect(m, q.o, wiring.flipped(self.lanes[p]))
         return m

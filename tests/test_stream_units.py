@@ -38,8 +38,8 @@ def clocked(unit):
 
 # -- queue and skid ------------------------------------------------------------------------
 
-QUEUES = [(2, 1, True), (5, 1, True), (5, 3, True), (18, 3, True), (4, 3, False),
-          (9, 3, False)]
+QUEUES = [(2, 1, True), (5, 1, True), (3, 2, True), (7, 2, True), (5, 3, True),
+          (18, 3, True), (4, 3, False), (9, 3, False)]
 
 
 @pytest.mark.parametrize(("depth", "latency", "skid"), QUEUES)
@@ -83,7 +83,7 @@ def offered_after(component, taken):
     return seen["latency"], seen["held"]
 
 
-@pytest.mark.parametrize(("depth", "latency", "skid"), [*QUEUES, (4, 3, True)])
+@pytest.mark.parametrize(("depth", "latency", "skid"), [*QUEUES, (2, 2, True), (4, 3, True)])
 def test_queue_offers_an_item_after_its_latency_and_holds_depth(depth, latency, skid):
     assert offered_after(Queue(8, depth, latency, skid), 24) == (latency, depth)
 
@@ -92,8 +92,9 @@ def test_skid_offers_an_item_the_next_cycle_and_holds_two():
     assert offered_after(Skid(8), 6) == (1, 2)
 
 
-@pytest.mark.parametrize(("depth", "latency", "match"), [(4, 2, "latency=2"),
+@pytest.mark.parametrize(("depth", "latency", "match"), [(4, 4, "latency=4"),
                                                          (1, 1, "depth=1"),
+                                                         (1, 2, "depth=1"),
                                                          (3, 3, "depth=3")])
 def test_queue_refuses_a_latency_or_depth_it_cannot_build(depth, latency, match):
     with pytest.raises(ValueError, match=match):
