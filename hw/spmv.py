@@ -70,7 +70,7 @@ class SpmvMac(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         vw, buffer = self.value_width, self.buffer
-        m.submodules.queue = queue = Queue(vw + 1, 2, latency=1)
+        m.submodules.queue = queue = Queue(vw + 1, depth=2, latency=1)
 
         # -- issue: an entry and its read transfer together ------------------------
         entry = self.a.payload

@@ -1,16 +1,48 @@
 """The stream primitives every block shares, each written once: a queue, a skid buffer, a
 round-robin arbiter, a FIFO beside a pipeline, pipelines run in lockstep with a tag beside
-them, and one-hot selection of the lowest set bit."""
+them, and one-hot selection of the lowest set bit.
+
+The queue, the skid buffer and the arbiter are registered blocks too (``queue``, ``skid``,
+``round_robin``), so the synthesis report gives their cost alone: built there from integer
+parameters, an item of ``width`` unsigned bits; in a block, from its item's shape."""
 
 import functools
 import operator
 
-from amaranth.hdl import Const, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Const, Module, Mux, Shape, Signal, Value, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from ..core.errors import ParameterError
+from ..core.params import Param, check_params
+from ..core.registry import block
 from .pipeline import Pipeline
+
+WIDTH = Param("width", 32, 1, 1024, "bits of an item (from Python, shape= gives any shape)")
+
+
+def _values(cls, params, by_position=()):
+    """``cls``'s parameters: ``params`` checked against ``cls.PARAMS``, with the values
+    ``by_position`` (the positional form call sites used before the primitives were
+    blocks) named in ``cls.PARAMS``' order, the item's width aside."""
+    names = [p.name for p in cls.PARAMS if p is not WIDTH]
+    if len(by_position) > len(names):
+        raise TypeError(f"{cls.__name__} takes {', '.join(names)} by position, no more")
+    for name, value in zip(names[:len(by_position)], by_position, strict=True):
+        if name in params:
+            raise TypeError(f"{cls.__name__} got {name} by position and by name")
+        params = {**params, name: value}
+    return check_params(cls.PARAMS, params)
+
+
+def _item(cls, shape, values, params):
+    """An item's shape: ``shape`` where given, else ``width`` unsigned bits."""
+    if shape is None:
+        return unsigned(values[WIDTH.name])
+    if WIDTH.name in params:
+        raise ParameterError(f"{cls.__name__} takes an item's shape or its width, not both")
+    return shape
 
 
 class Beside(wiring.Component):
@@ -176,11 +208,17 @@ class Lockstep(wiring.Component):
         return m
 
 
+@block("skid")
 class Skid(wiring.Component):
-    """A register slice: registers a stream's payload and its ``ready``, with a skid
-    register for the item that arrives while the output stalls.
+    """A register slice: a stream's payload and its ``ready`` registered, one item aside.
 
-    Cuts the paths through a stream (ready back, payload forward) into two cycles.
+    The item that arrives while the output stalls waits in a skid register. Cuts the
+    paths through a stream (ready back, payload forward) into two cycles.
+
+    Parameters
+    ----------
+    shape : an item's shape (``Skid(layout)``); or
+    width : bits of an item, unsigned.
 
     Members
     -------
@@ -190,8 +228,12 @@ class Skid(wiring.Component):
     Latency 1 cycle; throughput one item a cycle.
     """
 
-    def __init__(self, shape):
-        self.shape = shape
+    PARAMS = (WIDTH,)
+    REPORT = ({"width": 32},)
+    latency = 1
+
+    def __init__(self, shape=None, **params):
+        self.shape = shape = _item(Skid, shape, _values(Skid, params), params)
         super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
@@ -209,12 +251,14 @@ class Skid(wiring.Component):
         return m
 
 
+@block("queue")
 class Queue(wiring.Component):
     """A FIFO of ``depth`` items whose output is a register.
 
     Parameters
     ----------
-    shape : an item's shape.
+    shape : an item's shape (``Queue(layout, depth=8, latency=1)``); or
+    width : bits of an item, unsigned.
     depth : items held, at least 2 (``latency=1`` or ``2``) or 4 (``latency=3``).
     latency : cycles from an item taken into an empty queue to it offered, 1, 2 or 3:
 
@@ -230,7 +274,7 @@ class Queue(wiring.Component):
         - 3: a :class:`~amaranth.lib.fifo.SyncFIFOBuffered`, read synchronously (so
           block RAM fits it), then the output register: ``i.ready`` too comes from a
           register, so a long queue cuts the paths between the blocks it joins.
-    skid : with ``latency=3``, what the output register is.
+    skid : (keyword) with ``latency=3``, what the output register is.
 
         - True: a :class:`Skid` (the FIFO holds ``depth - 2``), so ``o.ready`` reaches
           no further than the skid's register.
@@ -246,16 +290,23 @@ class Queue(wiring.Component):
     Throughput: one item a cycle (with ``latency=2`` from ``depth=3``, with ``latency=3``
     from ``depth=5``: a shallower :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an
     item every other cycle).
+
+    ``depth`` and ``latency`` may also follow the shape by position.
     """
 
-    def __init__(self, shape, depth, latency, skid=True):
-        if latency not in (1, 2, 3):
-            raise ValueError(f"latency={latency}: a Queue's latency is 1, 2 or 3")
-        least = 4 if latency == 3 else 2
-        if depth < least:
-            raise ValueError(f"depth={depth}: a Queue of latency {latency} holds at least "
-                             f"{least} items")
-        self.shape, self.depth, self.latency, self.skid = shape, depth, latency, skid
+    PARAMS = (Param("depth", 16, 2, 1 << 20, "items held (at least 4 with latency 3)"),
+              Param("latency", 3, 1, 3, "cycles from an item taken to it offered"),
+              WIDTH)
+    REPORT = ({"depth": 16, "latency": 3, "width": 32},)
+
+    def __init__(self, shape=None, *by_position, skid=True, **params):
+        v = _values(Queue, params, by_position)
+        self.depth, self.latency, self.skid = v["depth"], v["latency"], skid
+        self.shape = shape = _item(Queue, shape, v, params)
+        least = 4 if self.latency == 3 else 2
+        if self.depth < least:
+            raise ParameterError(f"depth={self.depth}: a Queue of latency {self.latency} "
+                                 f"holds at least {least} items")
         super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
@@ -296,14 +347,14 @@ class Queue(wiring.Component):
         return m
 
 
+@block("round_robin")
 class RoundRobin(wiring.Component):
-    """Grants one of ``n`` requesters, round-robin: a requester waits for at most ``n - 1``
-    other grants.
+    """A round-robin arbiter over ``n`` requesters: each waits for at most ``n - 1`` grants.
 
     Parameters
     ----------
-    n : requesters.
-    registered : where the grant comes from.
+    n : requesters (by name, or first by position).
+    registered : (keyword) where the grant comes from.
 
         - False: from the requests, on the same cycle: the first requester after the
           last granted (0 when nothing requests). A grant is always taken.
@@ -319,11 +370,12 @@ class RoundRobin(wiring.Component):
         One-hot.
     """
 
-    def __init__(self, n, registered=False):
-        if n < 1:
-            raise ValueError(f"n={n}: a RoundRobin arbitrates at least 1 requester")
-        self.n, self.registered = n, registered
-        super().__init__({"requests": In(n), "grant": Out(n)})
+    PARAMS = (Param("n", 4, 1, 256, "requesters"),)
+    REPORT = ({"n": 8},)
+
+    def __init__(self, *by_position, registered=False, **params):
+        self.n, self.registered = _values(RoundRobin, params, by_position)["n"], registered
+        super().__init__({"requests": In(self.n), "grant": Out(self.n)})
 
     def elaborate(self, platform):
         m = Module()

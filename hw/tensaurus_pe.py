@@ -147,7 +147,7 @@ class TensaurusPe(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.ops = ops = Queue(self.op_layout, self.queue, latency=2)
+        m.submodules.ops = ops = Queue(self.op_layout, depth=self.queue, latency=2)
         self._control(m, ops)
         self._datapath(m, ops)
         return m

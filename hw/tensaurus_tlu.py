@@ -124,7 +124,7 @@ class TensaurusTlu(wiring.Component):
                      for t in range(self.tags)]
 
         # The head entry to every row's queue, then the end marker.
-        queues = [Queue(self.lanes[0].payload.shape(), self.queue, latency=2)
+        queues = [Queue(self.lanes[0].payload.shape(), depth=self.queue, latency=2)
                   for _ in range(self.pes)]
         room = 1
         for p, q in enumerate(queues):

@@ -2,7 +2,7 @@
 """The stream primitives alone: the queue of each latency, the skid buffer and the FIFO beside
 a pipeline pass every item once, in order, under random back-pressure; latencies and
 capacities to the cycle; the round-robin arbiter of each kind against a reference model;
-the lowest set bit against every input."""
+the lowest set bit against every input; as registered blocks, their Verilog lint-clean."""
 
 import random
 
@@ -12,6 +12,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.divider import DivMod
 from sparseforge.hw.interfaces import divmod_layout
 from sparseforge.hw.stream_units import Beside, Queue, RoundRobin, Skid, any_of, lowest
@@ -47,8 +49,9 @@ QUEUES = [(2, 1, True), (5, 1, True), (3, 2, True), (7, 2, True), (5, 3, True),
 def test_queue_passes_every_item_once_in_order_under_back_pressure(depth, latency, skid,
                                                                    rate):
     items = random.Random(depth).choices(range(1 << 12), k=200)
-    bench = UnitBench(Queue(12, depth, latency, skid), {"i": items}, {"o": len(items)},
-                      seed_from_env(depth + latency), rate)
+    queue = Queue(12, depth=depth, latency=latency, skid=skid)
+    bench = UnitBench(queue, {"i": items}, {"o": len(items)}, seed_from_env(depth + latency),
+                      rate)
     out = pysim(bench)
     assert out.outputs["o"] == items
     if rate == 1.0:                                       # one item a cycle
@@ -85,7 +88,7 @@ def offered_after(component, taken):
 
 @pytest.mark.parametrize(("depth", "latency", "skid"), [*QUEUES, (2, 2, True), (4, 3, True)])
 def test_queue_offers_an_item_after_its_latency_and_holds_depth(depth, latency, skid):
-    assert offered_after(Queue(8, depth, latency, skid), 24) == (latency, depth)
+    assert offered_after(Queue(8, depth=depth, latency=latency, skid=skid), 24) == (latency, depth)
 
 
 def test_skid_offers_an_item_the_next_cycle_and_holds_two():
@@ -98,7 +101,7 @@ def test_skid_offers_an_item_the_next_cycle_and_holds_two():
                                                          (3, 3, "depth=3")])
 def test_queue_refuses_a_latency_or_depth_it_cannot_build(depth, latency, match):
     with pytest.raises(ValueError, match=match):
-        Queue(8, depth, latency)
+        Queue(8, depth=depth, latency=latency)
 
 
 @pytest.mark.parametrize("rate", [0.5, 1.0])
@@ -209,7 +212,7 @@ def random_requests(n, seed):
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_round_robin_grants_the_first_requester_after_the_last_granted(n):
     requests = random_requests(n, n)
-    got = grants(RoundRobin(n), requests)
+    got = grants(RoundRobin(n=n), requests)
     assert got == reference_round_robin(n, requests)
     assert all(g & r == g and (g == 0) == (r == 0) and g & (g - 1) == 0
                for g, r in zip(got, requests, strict=True))
@@ -218,14 +221,14 @@ def test_round_robin_grants_the_first_requester_after_the_last_granted(n):
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_registered_round_robin_moves_to_the_next_other_requester(n):
     requests = random_requests(n, n + 10)
-    got = grants(RoundRobin(n, registered=True), requests)
+    got = grants(RoundRobin(n=n, registered=True), requests)
     assert got == reference_registered(n, requests)
     assert all(g != 0 and g & (g - 1) == 0 for g in got)
 
 
 def test_round_robin_refuses_no_requesters():
     with pytest.raises(ValueError, match="n=0"):
-        RoundRobin(0)
+        RoundRobin(n=0)
 
 
 def test_lowest_splits_every_value_into_its_lowest_bit_and_the_rest():
@@ -245,3 +248,39 @@ def test_lowest_splits_every_value_into_its_lowest_bit_and_the_rest():
     sim = Simulator(m)
     sim.add_testbench(bench)
     sim.run()
+
+
+# -- as registered blocks ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("queue", {}), ("queue", {"depth": 2, "latency": 1, "width": 1}),
+    ("queue", {"depth": 3, "latency": 2}), ("queue", {"depth": 4, "latency": 3}),
+    ("skid", {}), ("skid", {"width": 1}),
+    ("round_robin", {}), ("round_robin", {"n": 1}), ("round_robin", {"n": 2}),
+])
+def test_verilog_lints_clean_with_wall(lint, name, params):
+    assert lint(name, params) == ""
+
+
+def test_in_the_synthesis_report():
+    for name in ("queue", "skid", "round_robin"):
+        blk = get(name)
+        assert len(blk.cls.REPORT) == 1
+        blk.cls(**blk.resolve(blk.cls.REPORT[0]))
+
+
+def test_a_shape_or_a_width_gives_the_item_and_positions_name_the_parameters():
+    """The positional form, ``Queue(shape, depth)`` and ``RoundRobin(n)``, names the same
+    parameters as the keywords."""
+    layout = data.StructLayout({"a": 3, "b": 5})
+    assert Skid(layout).shape is layout and Skid(width=7).shape.width == 7
+    queue = Queue(layout, 6, latency=1)
+    assert (queue.shape, queue.depth, queue.latency) == (layout, 6, 1)
+    assert Queue(depth=6, latency=2, width=9).shape.width == 9
+    assert RoundRobin(3).n == RoundRobin(n=3).n == 3
+    with pytest.raises(ParameterError, match="shape or its width"):
+        Queue(layout, width=8)
+    with pytest.raises(TypeError, match="depth by position and by name"):
+        Queue(layout, 6, depth=6)
+    with pytest.raises(TypeError, match="by position, no more"):
+        Queue(layout, 6, 1, True)
