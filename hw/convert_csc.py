@@ -188,6 +188,74 @@ class RowCounter(wiring.Component):
         return m
 
 
+class PathEntry(wiring.Component):
+    """The counting path's entry (Section V-B1, Fig. 8c steps 2 and 6): a group of column ids
+    while counting, or an entry while scattering, into the cluster counter through a
+    register; and the count of the items on the path not yet settled.
+
+    A group is its word's ids, tagged with the word; an entry is a one-id group of its
+    column, tagged with its lane and ``{row, value}`` (``scatter``), so :class:`Increment`
+    places it at its column's slot. The path is never stalled: the read-modify-write takes
+    an item a cycle.
+
+    Parameters
+    ----------
+    lanes, col_width : ids a chunk and columns a word; bits of a column id.
+    entries : the layout of an entry with its row (:class:`RowCounter`'s ``entries``).
+    tag : the tag's layout ``{word, lane, entry, scatter}``.
+    most : the most items on the path at once (it sizes their count).
+
+    Members
+    -------
+    groups : In(stream(:func:`group_layout`))
+        Taken while ``count`` is high.
+    entries : In(stream(entries))
+        Taken while ``scatter`` is high.
+    count, scatter : In(1)
+        The phase; at most one high.
+    given : Out(stream({counter, tag}))
+        The item taken on the cycle before, from a register; ``ready`` is not looked at.
+    settled : In(1)
+        An item's last write is done on this cycle (:class:`Increment`'s ``settled``).
+    empty : Out(1)
+        No item is on the path.
+
+    Latency and throughput: 1 cycle; one item a cycle.
+    """
+
+    def __init__(self, lanes, col_width, entries, tag, most):
+        self.lanes, self.most = lanes, most
+        given = data.StructLayout({"counter": cluster_layouts(lanes, lanes)[0], "tag": tag})
+        super().__init__({"groups": In(stream.Signature(group_layout(lanes, col_width))),
+                          "entries": In(stream.Signature(entries)),
+                          "count": In(1), "scatter": In(1),
+                          "given": Out(stream.Signature(given)),
+                          "settled": In(1), "empty": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = exact_log2(self.lanes)
+        inflight = Signal(range(self.most + 1))            # groups and entries not settled
+        layout = self.given.payload.shape()
+        counting = data.View(layout, Signal(layout.size, name="counting"))
+        placing = data.View(layout, Signal(layout.size, name="placing"))
+        group, entries, enter = self.groups.payload, self.entries.payload, Signal()
+        col = entries.entry.col
+        m.d.comb += [counting.counter.eq(group.chunk), counting.tag.word.eq(group.word),
+                     placing.counter.indices[0].eq(col[:bits]), placing.counter.mask.eq(1),
+                     placing.tag.word.eq(col[bits:]), placing.tag.lane.eq(col[:bits]),
+                     placing.tag.scatter.eq(1), placing.tag.entry.row.eq(entries.row),
+                     placing.tag.entry.value.eq(entries.entry.value),
+                     self.groups.ready.eq(self.count), self.entries.ready.eq(self.scatter),
+                     enter.eq(self.groups.valid & self.groups.ready
+                              | self.entries.valid & self.entries.ready),
+                     self.empty.eq(inflight == 0)]
+        m.d.sync += [inflight.eq(inflight + enter - self.settled),
+                     self.given.valid.eq(enter),
+                     self.given.payload.eq(Mux(self.scatter, placing, counting))]
+        return m
+
+
 def covers(words, cols, lanes):
     """Whether ``words`` counter words of ``lanes`` columns reach column ``cols``: the words
     to scan and clear for a matrix of ``cols`` columns (col_ptr[cols] included)."""
@@ -423,6 +491,54 @@ class Drain(wiring.Component):
         return m
 
 
+class CounterShare(wiring.Component):
+    """The counter memory's two ports shared by phase: the scan's while it scans; else the
+    read-modify-write's, but for the write port while the drain clears.
+
+    Parameters
+    ----------
+    words, lanes, ptr_width : the counter memory: ``words`` words of ``lanes`` counters.
+
+    Members
+    -------
+    scanning, draining : In(1)
+        The phase; at most one high.
+    read, write : In(the counter memory's read and write ports)
+    scan_read, scan_write : Out(the read and write ports, as :class:`PointerScan` takes them)
+    increment_read, increment_write : Out(the same, as :class:`Increment` takes them)
+    clear : Out(the write port, as :class:`Drain` takes it)
+        Every user sees the memory's read data; what a user drives reaches the memory only
+        in its phase.
+    """
+
+    def __init__(self, words, lanes, ptr_width):
+        read, write = counter_ports(words, lanes, ptr_width)
+        super().__init__({"scanning": In(1), "draining": In(1),
+                          "read": In(read), "write": In(write),
+                          "scan_read": Out(read), "scan_write": Out(write),
+                          "increment_read": Out(read), "increment_write": Out(write),
+                          "clear": Out(write)})
+
+    def elaborate(self, platform):
+        m = Module()
+
+        def use(port, user, fields=("addr", "en", "data")):
+            m.d.comb += [getattr(port, name).eq(getattr(user, name)) for name in fields]
+
+        m.d.comb += [self.scan_read.data.eq(self.read.data),
+                     self.increment_read.data.eq(self.read.data)]
+        with m.If(self.scanning):
+            use(self.read, self.scan_read, ("addr", "en"))
+            use(self.write, self.scan_write)
+        with m.Else():
+            use(self.read, self.increment_read, ("addr", "en"))
+            with m.If(self.draining):
+                use(self.write, self.clear)
+            with m.Else():
+                use(self.write, self.increment_write)
+        return m
+
+
 class CsrToCscSignature(wiring.Signature):
     """A CSR-to-CSC converter, seen from it: ``lanes`` column ids a chunk and pointers a
     vector, at most ``max_rows`` rows, ``max_cols`` columns and ``max_nnz`` nonzeros of
@@ -537,44 +653,36 @@ class CsrToCsc(wiring.Component):
         m.submodules.groups = groups = ChunkGroups(N, self.col_width)
         m.submodules.rows = rows = RowCounter(self.max_rows, W, self.csr.payload.shape())
         m.submodules.count = count = Lockstep({"counter": ClusterCounter(lanes=N, bins=N)}, tag)
+        m.submodules.enter = enter = PathEntry(N, self.col_width, rows.entries.payload.shape(),
+                                               tag, count.latency + 6)
         m.submodules.increment = increment = Increment(self.words, N, W, self.max_nnz, tag)
         m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols)
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,
                                            entry)
+        m.submodules.share = share = CounterShare(self.words, N, W)
         m.submodules.counters = counters = Memory(shape=data.ArrayLayout(W, N),
                                                   depth=self.words, init=[])
         m.submodules.scratch = scratch = Memory(shape=entry.size, depth=self.max_nnz, init=[])
-        count_wr = counters.write_port()
-        count_rd = counters.read_port()
+        wiring.connect(m, share.write, counters.write_port())
+        wiring.connect(m, share.read, counters.read_port())
         wiring.connect(m, increment.place, scratch.write_port())
         wiring.connect(m, drain.read, scratch.read_port())
+        wiring.connect(m, groups.groups, enter.groups)
+        wiring.connect(m, rows.entries, enter.entries)
+        wiring.connect(m, enter.given, count.given)
         wiring.connect(m, count.taken, increment.items)
+        wiring.connect(m, scan.read, share.scan_read)
+        wiring.connect(m, scan.write, share.scan_write)
+        wiring.connect(m, increment.read, share.increment_read)
+        wiring.connect(m, increment.write, share.increment_write)
+        wiring.connect(m, drain.clear, share.clear)
         wiring.connect(m, scan.col_ptr, wiring.flipped(self.col_ptr))
         wiring.connect(m, drain.csc, wiring.flipped(self.csc))
         shape = Signal.like(self.shape.payload)
         ids_left = Signal.like(shape.nnz)                   # column ids still to count
-        inflight = Signal(range(count.latency + 7))         # groups and entries not settled
         m.d.comb += [rows.rows.eq(shape.rows), scan.cols.eq(shape.cols),
                      drain.cols.eq(shape.cols), drain.nnz.eq(shape.nnz),
-                     scan.read.data.eq(count_rd.data), increment.read.data.eq(count_rd.data)]
-
-        # A group of column ids (count) or an entry (scatter) enters the counting path
-        # through a register; the path is never stalled (the read-modify-write takes an
-        # item a cycle).
-        layout = count.given.payload.shape()
-        counting = data.View(layout, Signal(layout.size, name="counting"))
-        placing = data.View(layout, Signal(layout.size, name="placing"))
-        entries, enter = rows.entries.payload, Signal()
-        col = entries.entry.col
-        m.d.comb += [counting.counter.eq(groups.groups.payload.chunk),
-                     counting.tag.word.eq(groups.groups.payload.word),
-                     placing.counter.indices[0].eq(col[:bits]), placing.counter.mask.eq(1),
-                     placing.tag.word.eq(col[bits:]), placing.tag.lane.eq(col[:bits]),
-                     placing.tag.scatter.eq(1), placing.tag.entry.row.eq(entries.row),
-                     placing.tag.entry.value.eq(entries.entry.value),
-                     enter.eq(groups.groups.valid & groups.groups.ready
-                              | rows.entries.valid & rows.entries.ready)]
-        m.d.sync += inflight.eq(inflight + enter - increment.settled)
+                     enter.settled.eq(increment.settled)]
 
         with m.FSM() as phase:
             with m.State("idle"):
@@ -588,10 +696,10 @@ class CsrToCsc(wiring.Component):
                              self.col_ids.ready.eq(chunk.ready & more),
                              chunk.payload.ids.eq(self.col_ids.payload),
                              chunk.payload.mask.eq(Cat(ids_left >= i + 1 for i in range(N))),
-                             groups.groups.ready.eq(1)]
+                             enter.count.eq(1)]
                 with m.If(chunk.valid & chunk.ready):
                     m.d.sync += ids_left.eq(Mux(ids_left > N, ids_left - N, 0))
-                with m.If(~more & ~groups.groups.valid & (inflight == 0)):
+                with m.If(~more & ~groups.groups.valid & enter.empty):
                     m.d.comb += scan.start.eq(1)
                     m.next = "scan"
             with m.State("scan"), m.If(scan.done):
@@ -599,29 +707,15 @@ class CsrToCsc(wiring.Component):
             with m.State("scatter"):
                 wiring.connect(m, wiring.flipped(self.row_ptr), rows.row_ptr)
                 wiring.connect(m, wiring.flipped(self.csr), rows.csr)
-                m.d.comb += rows.entries.ready.eq(1)
-                with m.If(rows.done & (inflight == 0)):
+                m.d.comb += enter.scatter.eq(1)
+                with m.If(rows.done & enter.empty):
                     m.d.comb += drain.start.eq(1)
                     m.next = "drain"
             with m.State("drain"), m.If(drain.done):
                 m.next = "idle"
 
-        # The counter memory's ports: the scan's; else the read-modify-write's, but for the
-        # drain's clearing.
-        def use(port, user, fields=("addr", "en", "data")):
-            m.d.comb += [getattr(port, name).eq(getattr(user, name)) for name in fields]
-
-        with m.If(phase.ongoing("scan")):
-            use(count_rd, scan.read, ("addr", "en"))
-            use(count_wr, scan.write)
-        with m.Else():
-            use(count_rd, increment.read, ("addr", "en"))
-            with m.If(phase.ongoing("drain")):
-                use(count_wr, drain.clear)
-            with m.Else():
-                use(count_wr, increment.write)
+        m.d.comb += [share.scanning.eq(phase.ongoing("scan")),
+                     share.draining.eq(phase.ongoing("drain"))]
         # the read-modify-write takes an item every cycle (none is in flight while idle)
         m.d.comb += count.taken.ready.eq(~phase.ongoing("idle"))
-        m.d.sync += [count.given.valid.eq(enter),
-                     count.given.payload.eq(Mux(phase.ongoing("scatter"), placing, counting))]
         return m

@@ -23,6 +23,7 @@ from sparseforge.hw.convert_csc import (
     CsrToCscSignature,
     Drain,
     Increment,
+    PathEntry,
     PointerScan,
     RowCounter,
 )
@@ -216,6 +217,44 @@ def test_increment_adds_to_the_word_written_the_cycle_before_and_places_entries(
         assert placed == {**{6 + n: n | (10 + n) << 4 for n in range(4)}, 2: 9 | 99 << 4}
 
     simulate(m, testbench)
+
+
+def test_path_entry_registers_a_group_or_an_entry_and_counts_what_is_on_the_path():
+    tag = data.StructLayout({"word": 3, "lane": 2, "entry": ENTRY, "scatter": 1})
+    entries = data.StructLayout({"row": 4, "entry": struct(wire.csr_entry(5, 8))})
+    unit = PathEntry(LANES, 5, entries, tag, 6)
+
+    async def testbench(ctx):
+        assert ctx.get(unit.empty)
+        ctx.set(unit.count, 1)
+        ctx.set(unit.groups.valid, 1)
+        ctx.set(unit.groups.payload, {"word": 5, "chunk": {"indices": [1, 2, 3, 0],
+                                                           "mask": 0b0110}})
+        await ctx.tick()
+        # scattering: the group still offered is not taken, the entry is
+        ctx.set(unit.count, 0)
+        ctx.set(unit.scatter, 1)
+        ctx.set(unit.entries.valid, 1)
+        ctx.set(unit.entries.payload, {"row": 9, "entry": {"col": 23, "value": 77}})
+        group = ctx.get(unit.given.payload)
+        assert ctx.get(unit.given.valid) and not ctx.get(unit.empty)
+        assert not ctx.get(unit.groups.ready) and ctx.get(unit.entries.ready)
+        assert [group.counter.indices[i] for i in range(LANES)] == [1, 2, 3, 0]
+        assert (group.counter.mask, group.tag.word, group.tag.scatter) == (0b0110, 5, 0)
+        await ctx.tick()
+        ctx.set(unit.entries.valid, 0)
+        ctx.set(unit.settled, 1)
+        placed = ctx.get(unit.given.payload)
+        assert ctx.get(unit.given.valid)
+        assert (placed.counter.indices[0], placed.counter.mask) == (23 % LANES, 1)
+        assert (placed.tag.word, placed.tag.lane, placed.tag.scatter) == (23 // LANES, 3, 1)
+        assert (placed.tag.entry.row, placed.tag.entry.value) == (9, 77)
+        await ctx.tick()
+        assert not ctx.get(unit.given.valid) and not ctx.get(unit.empty)
+        await ctx.tick()                        # both items settled
+        assert ctx.get(unit.empty)
+
+    simulate(unit, testbench)
 
 
 @pytest.mark.parametrize("cols", [0, 3, 4, 17, 19])
