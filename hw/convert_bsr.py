@@ -244,7 +244,7 @@ class Banks(wiring.Component):
                      word.value.eq(given.value)]
         room = []
         for k, head in enumerate(self.heads):
-            m.submodules[f"bank{k}"] = bank = Queue(self.layout, self.depth + 1, latency=3,
+            m.submodules[f"bank{k}"] = bank = Queue(self.layout, depth=self.depth + 1, latency=3,
                                                     skid=False)
             here = given.row == k
             room.append(here & bank.i.ready)
@@ -536,8 +536,8 @@ class CsrToBsr(wiring.Component):
         # short block rows are read while long ones are tagged; from the tagger to the
         # merge, so the tagger runs ahead by the divider's latency.
         desc = descriptor_layout(R, W)
-        m.submodules.rows_queue = rows_queue = Queue(desc, QUEUE, latency=3)
-        m.submodules.merge_queue = merge_queue = Queue(desc, ahead + QUEUE, latency=3)
+        m.submodules.rows_queue = rows_queue = Queue(desc, depth=QUEUE, latency=3)
+        m.submodules.merge_queue = merge_queue = Queue(desc, depth=ahead + QUEUE, latency=3)
         wiring.connect(m, row_blocks.descriptors, rows_queue.i)
         wiring.connect(m, rows_queue.o, tagger.descriptors)
         wiring.connect(m, tagger.forward, merge_queue.i)

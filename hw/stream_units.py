@@ -22,20 +22,6 @@ from .pipeline import Pipeline
 WIDTH = Param("width", 32, 1, 1024, "bits of an item (from Python, shape= gives any shape)")
 
 
-def _values(cls, params, by_position=()):
-    """``cls``'s parameters: ``params`` checked against ``cls.PARAMS``, with the values
-    ``by_position`` (the positional form call sites used before the primitives were
-    blocks) named in ``cls.PARAMS``' order, the item's width aside."""
-    names = [p.name for p in cls.PARAMS if p is not WIDTH]
-    if len(by_position) > len(names):
-        raise TypeError(f"{cls.__name__} takes {', '.join(names)} by position, no more")
-    for name, value in zip(names[:len(by_position)], by_position, strict=True):
-        if name in params:
-            raise TypeError(f"{cls.__name__} got {name} by position and by name")
-        params = {**params, name: value}
-    return check_params(cls.PARAMS, params)
-
-
 def _item(cls, shape, values, params):
     """An item's shape: ``shape`` where given, else ``width`` unsigned bits."""
     if shape is None:
@@ -233,7 +219,7 @@ class Skid(wiring.Component):
     latency = 1
 
     def __init__(self, shape=None, **params):
-        self.shape = shape = _item(Skid, shape, _values(Skid, params), params)
+        self.shape = shape = _item(Skid, shape, check_params(Skid.PARAMS, params), params)
         super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
 
     def elaborate(self, platform):
@@ -290,8 +276,6 @@ class Queue(wiring.Component):
     Throughput: one item a cycle (with ``latency=2`` from ``depth=3``, with ``latency=3``
     from ``depth=5``: a shallower :class:`~amaranth.lib.fifo.SyncFIFOBuffered` takes an
     item every other cycle).
-
-    ``depth`` and ``latency`` may also follow the shape by position.
     """
 
     PARAMS = (Param("depth", 16, 2, 1 << 20, "items held (at least 4 with latency 3)"),
@@ -299,8 +283,8 @@ class Queue(wiring.Component):
               WIDTH)
     REPORT = ({"depth": 16, "latency": 3, "width": 32},)
 
-    def __init__(self, shape=None, *by_position, skid=True, **params):
-        v = _values(Queue, params, by_position)
+    def __init__(self, shape=None, *, skid=True, **params):
+        v = check_params(Queue.PARAMS, params)
         self.depth, self.latency, self.skid = v["depth"], v["latency"], skid
         self.shape = shape = _item(Queue, shape, v, params)
         least = 4 if self.latency == 3 else 2
@@ -353,7 +337,7 @@ class RoundRobin(wiring.Component):
 
     Parameters
     ----------
-    n : requesters (by name, or first by position).
+    n : requesters.
     registered : (keyword) where the grant comes from.
 
         - False: from the requests, on the same cycle: the first requester after the
@@ -373,8 +357,8 @@ class RoundRobin(wiring.Component):
     PARAMS = (Param("n", 4, 1, 256, "requesters"),)
     REPORT = ({"n": 8},)
 
-    def __init__(self, *by_position, registered=False, **params):
-        self.n, self.registered = _values(RoundRobin, params, by_position)["n"], registered
+    def __init__(self, *, registered=False, **params):
+        self.n, self.registered = check_params(RoundRobin.PARAMS, params)["n"], registered
         super().__init__({"requests": In(self.n), "grant": Out(self.n)})
 
     def elaborate(self, platform):

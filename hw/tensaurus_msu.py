@@ -91,7 +91,7 @@ class Gather(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         drains, done, adds = self.drains, self.done, self.adds
-        m.submodules.arbiter = arbiter = RoundRobin(len(drains), registered=True)
+        m.submodules.arbiter = arbiter = RoundRobin(n=len(drains), registered=True)
         grant = arbiter.grant
         valid = Cat(d.valid for d in drains)
         m.d.comb += arbiter.requests.eq(valid & ~done)

@@ -174,7 +174,7 @@ class TensaurusSpm(wiring.Component):
         # The crossbar: each bank grants one head, round-robin, and reads its address.
         grants = []
         for b in range(B):
-            m.submodules[f"arbiter{b}"] = arbiter = RoundRobin(P)
+            m.submodules[f"arbiter{b}"] = arbiter = RoundRobin(n=P)
             m.d.comb += arbiter.requests.eq(Cat(w[b] for w in want))
             m.d.sync += read_addr[b].eq(any_of(Mux(arbiter.grant[p], head[2], 0)
                                                for p, head in enumerate(heads)))
@@ -190,8 +190,8 @@ class TensaurusSpm(wiring.Component):
             m.d.sync += [steps[0].valid.eq(granted), steps[0].bank.eq(bank),
                          steps[0].inside.eq(inside),
                          *(later.eq(now) for now, later in itertools.pairwise(steps))]
-            m.submodules[f"queue{p}"] = queue = Queue(port.response.payload.shape(), self.queue,
-                                                      latency=1)
+            queue = Queue(port.response.payload.shape(), depth=self.queue, latency=1)
+            m.submodules[f"queue{p}"] = queue
             last = steps[-1]
             chosen = any_of(Mux(last.bank[b], read_data[b], 0) for b in range(B))
             m.d.comb += [queue.i.valid.eq(last.valid),

@@ -204,7 +204,7 @@ def fifo_invariants(proof, tracker, fifo, port, before):
 def queue_proof(name, depth, latency, k):
     """A Queue of ``depth`` under proof to ``k`` steps, items tracked through it, with a
     read port on its FIFO's memory: ``(queue, proof, port, inside, tracker)``."""
-    queue = Queue(4, depth, latency=latency)
+    queue = Queue(4, depth=depth, latency=latency)
     proof = Proof(name, depth=k)
     body, fifo = proof.open(queue, "fifo")
     port = fifo.submodules.storage.read_port(domain="comb")
@@ -240,6 +240,22 @@ def test_registered_queue_passes_every_item_once_in_order(depth):
     proof.run()
 
 
+@pytest.mark.parametrize("depth", [2, 3])
+def test_buffered_queue_passes_every_item_once_in_order(depth):
+    queue, proof, port, inside, tracker = queue_proof(f"queue_depth{depth}_latency2", depth,
+                                                      2, 8)
+    # In line: the FIFO's read register (the output), its memory.
+    ready = inside["fifo.r_rdy"]
+    fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
+    fifo["level"] = inside["fifo.inner_level"]
+    proof.m.d.comb += [
+        Assert(tracker.count == ready + fifo["level"]),
+        Assert(~(tracker.at(0) & ready) | (inside["fifo.r_data"] == tracker.data)),
+    ]
+    fifo_invariants(proof, tracker, fifo, port, before=ready)
+    proof.run()
+
+
 def waited(proof, i, requests, grant):
     """Grants to other requesters since requester ``i`` last started to request."""
     count = Signal(range(len(grant) + 1), name=f"waited{i}")
@@ -252,7 +268,7 @@ def waited(proof, i, requests, grant):
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_round_robin_grants_one_requester_and_each_in_turn(n):
-    arbiter, proof = RoundRobin(n), Proof(f"round_robin{n}", depth=4)
+    arbiter, proof = RoundRobin(n=n), Proof(f"round_robin{n}", depth=4)
     inside = proof.include(arbiter)
     requests, grant = proof.free(arbiter.requests), arbiter.grant
     after = inside["after"]                     # the requesters after the last granted
@@ -270,7 +286,7 @@ def test_round_robin_grants_one_requester_and_each_in_turn(n):
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
-    arbiter, proof = RoundRobin(n, registered=True), Proof(f"round_robin{n}_registered", 4)
+    arbiter, proof = RoundRobin(n=n, registered=True), Proof(f"round_robin{n}_registered", 4)
     proof.include(arbiter)
     requests, grant = proof.free(arbiter.requests), arbiter.grant
     proof.m.d.comb += Assert((grant != 0) & ((grant & (grant - 1)) == 0))

@@ -269,18 +269,15 @@ def test_in_the_synthesis_report():
         blk.cls(**blk.resolve(blk.cls.REPORT[0]))
 
 
-def test_a_shape_or_a_width_gives_the_item_and_positions_name_the_parameters():
-    """The positional form, ``Queue(shape, depth)`` and ``RoundRobin(n)``, names the same
-    parameters as the keywords."""
+def test_a_shape_or_a_width_gives_the_item():
     layout = data.StructLayout({"a": 3, "b": 5})
     assert Skid(layout).shape is layout and Skid(width=7).shape.width == 7
-    queue = Queue(layout, 6, latency=1)
+    queue = Queue(layout, depth=6, latency=1)
     assert (queue.shape, queue.depth, queue.latency) == (layout, 6, 1)
     assert Queue(depth=6, latency=2, width=9).shape.width == 9
-    assert RoundRobin(3).n == RoundRobin(n=3).n == 3
     with pytest.raises(ParameterError, match="shape or its width"):
         Queue(layout, width=8)
-    with pytest.raises(TypeError, match="depth by position and by name"):
-        Queue(layout, 6, depth=6)
-    with pytest.raises(TypeError, match="by position, no more"):
-        Queue(layout, 6, 1, True)
+    with pytest.raises(TypeError):
+        Queue(layout, 6)
+    with pytest.raises(TypeError):
+        RoundRobin(3)
