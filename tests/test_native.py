@@ -91,6 +91,18 @@ def test_a_failed_build_names_its_log():
                       "  assign done = nosuch;\nendmodule\n", "broken")
 
 
+def test_verilators_runtime_is_compiled_once_for_every_design(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSEFORGE_CACHE", str(tmp_path))
+    logs = []
+    for depth in (4, 8):
+        program = random_program(random.Random(depth), depth, 8, 40)
+        assert native.run(BuffetBench(Buffet(depth=depth, width=8), program, 1)).run.end == "done"
+        new, = set((tmp_path / "native").glob("buffet-*/build.log")) - set(logs)
+        logs.append(new)
+    assert "verilated.cpp" in logs[0].read_text()
+    assert "verilated.cpp" not in logs[1].read_text()
+
+
 def test_a_workload_that_does_not_fit_the_block_is_refused():
     with pytest.raises(ParameterError, match="an index 4 does not fit a buffer of depth 4"):
         BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("read", 4)], 0)
