@@ -242,8 +242,8 @@ def test_registered_queue_passes_every_item_once_in_order(depth):
 
 @pytest.mark.parametrize("depth", [2, 3])
 def test_buffered_queue_passes_every_item_once_in_order(depth):
-    queue, proof, port, inside, tracker = queue_proof(f"queue_depth{depth}_latency2", depth,
-                                                      2, 8)
+    _, proof, port, inside, tracker = queue_proof(f"queue_depth{depth}_latency2", depth,
+                                                  2, 8)
     # In line: the FIFO's read register (the output), its memory.
     ready = inside["fifo.r_rdy"]
     fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
