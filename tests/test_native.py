@@ -6,6 +6,7 @@ import random
 import pytest
 
 from sparseforge.core.errors import ParameterError, ToolError
+from sparseforge.core.tools import sim_optimization
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.eureka_array import EurekaArray
@@ -101,6 +102,16 @@ def test_verilators_runtime_is_compiled_once_for_every_design(tmp_path, monkeypa
         logs.append(new)
     assert "verilated.cpp" in logs[0].read_text()
     assert "verilated.cpp" not in logs[1].read_text()
+
+
+def test_the_simulators_optimization_is_o3_unless_set(monkeypatch):
+    monkeypatch.delenv("SPARSEFORGE_SIM_OPT", raising=False)
+    assert sim_optimization("-O3") == "-O3" and sim_optimization("-Os") == "-Os"
+    monkeypatch.setenv("SPARSEFORGE_SIM_OPT", "-O1")
+    assert sim_optimization("-O3") == "-O1"
+    monkeypatch.setenv("SPARSEFORGE_SIM_OPT", "-O4")
+    with pytest.raises(ToolError, match="SPARSEFORGE_SIM_OPT='-O4': expected one of -O0"):
+        sim_optimization("-O3")
 
 
 def test_a_workload_that_does_not_fit_the_block_is_refused():

@@ -43,6 +43,19 @@ def locked(folder):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+OPTIMIZATIONS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+
+
+def sim_optimization(default):
+    """How Verilator's C++ is compiled: ``SPARSEFORGE_SIM_OPT`` (one of
+    :data:`OPTIMIZATIONS`), else ``default``. ``-O0`` builds a large design several times
+    faster and runs it a few times slower: for many short runs, as a test suite's."""
+    opt = os.environ.get("SPARSEFORGE_SIM_OPT", default)
+    if opt not in OPTIMIZATIONS:
+        raise ToolError(f"SPARSEFORGE_SIM_OPT={opt!r}: expected one of {', '.join(OPTIMIZATIONS)}")
+    return opt
+
+
 def fst_flags():
     """Verilator flags that let a build write FST waveforms without a system LZ4.
 
