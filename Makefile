@@ -25,10 +25,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n $(JOBS)
+	$(BIN)/pytest -n $(JOBS) --dist worksteal
 
 soak: $(STAMP)
-	$(BIN)/pytest -n $(JOBS) --soak -m soak
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --soak -m soak
 
 .PHONY: docs
 docs: $(STAMP)

@@ -152,15 +152,17 @@ def _logic(r):
             "fmax_mhz": r.get("fmax_mhz")}
 
 
-def area(quick):
-    """ECP5 logic of each converter block (``hw/convert_*.py``, MINT_b) and of the merged
-    one (MINT_m), beside the separate converters it replaces."""
+def area(quick, only=None):
+    """ECP5 logic of each converter block (``hw/convert_*.py``, MINT_b; ``only`` those
+    named, at least the ones MINT_m merges) and of the merged one (MINT_m), beside the
+    separate converters it replaces."""
     from sparseforge.core.registry import blocks
     from sparseforge.synth.flow import merged_rows, synthesize
 
     known = blocks()
     names = [name for name, b in known.items()
-             if b.cls.__module__.startswith("sparseforge.hw.convert_")] + ["mint_merged"]
+             if b.cls.__module__.startswith("sparseforge.hw.convert_")
+             and (only is None or name in only)] + ["mint_merged"]
     results = [synthesize(name, known[name].cls.REPORT[0], "ecp5", with_fmax=not quick)
                for name in tqdm(names, desc="bench mint: synthesis", leave=False)]
     merged = merged_rows(results)[0]
