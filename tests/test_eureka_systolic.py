@@ -61,7 +61,9 @@ def test_bad_parameters_name_the_parameter(kwargs, name):
         EurekaSystolic(**kwargs)
 
 
-@pytest.mark.parametrize("params", [{"rows": 2, "cols": 2}, {"rows": 4, "cols": 4},
+# The 16x16 (4 x 4 sub-arrays) runs only in the soak, and its lint there too (the longest).
+@pytest.mark.parametrize("params", [{"rows": 2, "cols": 2},
+                                    pytest.param({"rows": 4, "cols": 4}, marks=pytest.mark.soak),
                                     {"rows": 3, "cols": 1, "compaction": 1}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("eureka_systolic", params) == ""
