@@ -165,6 +165,56 @@ def test_the_next_tile_loads_while_one_computes():
     assert first <= got.load_cycles < words / 4, (got.load_cycles, first, words)
 
 
+class ClosingBench(TensaurusBench):
+    """The accelerator's bench, also watching the MSU's ``closing``: ``changed`` lists the
+    cycles ``out_rows`` changed while ``closing`` stayed high, ``falls`` the cycles it
+    fell, ``starts`` the cycles the TLU took a tile."""
+
+    def __init__(self, component, job, seed, rates):
+        super().__init__(component, job, seed, rates)
+        self.changed, self.falls, self.starts = [], [], []
+        self.was = (0, 0)
+
+    def check(self, io, cycle):
+        control = self.component.control
+        now = (io.ctx.get(self.component.msu.closing), io.ctx.get(control.out_rows))
+        if now[0] and self.was[0] and now[1] != self.was[1]:
+            self.changed.append(cycle)
+        if self.was[0] and not now[0]:
+            self.falls.append(cycle)
+        if io.ctx.get(control.tensor.valid) and io.ctx.get(control.tensor.ready):
+            self.starts.append(cycle)
+        self.was = now
+
+
+def test_the_last_tile_waits_for_the_msu_to_release_the_one_before():
+    """The compute stage hands the run's last tile over only once the MSU's ``closing``
+    falls: that tile raises ``out_rows``, and an MSU still adding the tile before's last
+    drains (one taken the cycle before the last ``last``) would stream its sums without
+    the last tile's. On one column nothing comes between a PE's last drain and its
+    ``last`` (on two the neighbour's ``last`` does, and the control's own latency covers
+    the adder). Three tiles back to back: the middle one's drains come late, from one
+    long slice; the last, one word, is loaded long before; out free, slow, then every
+    stream stalled. ``out_rows`` never changes while ``closing`` is high, the last tile
+    starts two cycles after it falls, and the output is the golden one."""
+    coords = [[0, 0], [3, 5], *([i, 8] for i in range(6)), *([1, j] for j in range(9, 16)),
+              [2, 16]]
+    matrix = Tensor(np.array(coords), np.arange(len(coords)) % 7 + 1, (6, 17))
+    job = plan("spmm", matrix, factors(matrix.shape, 3, 12), rows=2, cols=1, vlen=2,
+               spm_rows=8)
+    assert [tile.rows for tile in job.tiles] == [((0, 8),), ((8, 8),), ((16, 1),)]
+    component = Tensaurus(**params_for(job))
+    for seed, rates in ((seed_from_env(41), dict.fromkeys(STALLS, 1.0)),
+                        (seed_from_env(42), {**dict.fromkeys(STALLS, 1.0), "out": 0.2}),
+                        (seed_from_env(43), STALLS)):
+        bench = ClosingBench(component, job, seed, rates)
+        got = pysim(bench)
+        assert bench.changed == [], bench.changed
+        assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+        last = bench.starts[-1]
+        assert last == max(c for c in bench.falls if c < last) + 2, (bench.falls, bench.starts)
+
+
 @pytest.mark.parametrize("rows, cols, vlen, r1, rank", [
     (1, 1, 1, 1, 1), (2, 2, 2, 1, 3), (2, 3, 2, 3, 5), (3, 2, 4, 6, 8), (1, 2, 3, 4, 2)])
 def test_directed_arrays_spttmc(rows, cols, vlen, r1, rank):
