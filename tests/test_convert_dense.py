@@ -33,6 +33,7 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.tb.convert import conversions
 from sparseforge.tb.convert_dense import ConverterBench, bench, params_for, rebuild, simulate
+from sparseforge.tb.streams import Columns
 
 BLOCKS = {"coo": DenseToCoo, "csr": DenseToCsr, "zvc": DenseToZvc}
 SMALL = {"lanes": 4, "width": 8}
@@ -219,22 +220,56 @@ def split(items):
     return [items[a:b] for a, b in zip([0, *ends], ends, strict=False)]
 
 
+def joined(items):
+    """Several matrices' items of one stream, one after the other (packed, or columns)."""
+    if isinstance(items[0], Columns):
+        return Columns({k: np.concatenate([i.columns[k] for i in items])
+                        for k in items[0].columns})
+    return np.concatenate(items)
+
+
+def back_to_back(component, sources, seed, rates=None):
+    """What ``component`` emitted for ``sources`` streamed without a gap, split per
+    matrix after each ``last``."""
+    parts = [bench(component, source, 0) for source in sources]
+    streams = {s.name: joined([p.streams[s.name].items for p in parts])
+               for s in parts[0].sources}
+    sinks = {s.name: sum(p.streams[s.name].expected for p in parts) for s in parts[0].sinks}
+    out = pysim(ConverterBench(component, streams, sinks, seed, rates)).outputs
+    return [dict(zip(out, chunks, strict=True))
+            for chunks in zip(*(split(out[name]) for name in out), strict=True)]
+
+
 def test_matrices_back_to_back_restart_every_count():
     """``last`` restarts the rows, columns, positions, pointers and words: two matrices
     streamed without a gap convert as two."""
     first, second = EXAMPLE, np.arange(1, 10, dtype=np.uint8).reshape(3, 3)
     for to in ("coo", "csr", "zvc"):
         component = small(to)
-        parts = [bench(component, m, 0) for m in (first, second)]
-        sources = {s.name: np.concatenate([p.streams[s.name].items for p in parts])
-                   for s in parts[0].sources}
-        sinks = {s.name: sum(p.streams[s.name].expected for p in parts)
-                 for s in parts[0].sinks}
-        out = pysim(ConverterBench(component, sources, sinks, seed_from_env(5))).outputs
-        pieces = [dict(zip(out, chunks, strict=True))
-                  for chunks in zip(*(split(out[name]) for name in out), strict=True)]
+        pieces = back_to_back(component, (first, second), seed_from_env(5))
         for matrix, piece in zip((first, second), pieces, strict=True):
             assert cv.same(rebuild(component, matrix, piece), cv.convert(matrix, to)), to
+
+
+def test_zvc_to_dense_back_to_back_waits_for_each_final_empty_word():
+    """Matrices whose nonzeros fill their last value word, so that an empty word with
+    ``last`` follows, streamed without a gap under back-pressure: each matrix's final
+    vector waits for that word and takes it out of the window, whether the vector's
+    values end at the word (16 and 4 nonzeros) or it has none (8, and none at all);
+    else the empty word stays in and the next matrix's values come one word late."""
+    matrices = [np.arange(1, 17, dtype=np.uint8).reshape(4, 4),
+                np.array([[1, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 0]], np.uint8),
+                np.zeros((2, 3), np.uint8),
+                np.array([[0, 9, 0], [8, 0, 7], [0, 0, 6]], np.uint8)]
+    matrices += matrices[::-1]
+    component = small("dense")
+    for seed in range(1, 7):
+        rates = {"mask": 0.8, "values": (0.3, 0.9)[seed % 2], "dense": (0.9, 0.4)[seed % 2]}
+        pieces = back_to_back(component, [cv.convert(m, "zvc") for m in matrices],
+                              seed_from_env(seed), rates)
+        for n, (matrix, piece) in enumerate(zip(matrices, pieces, strict=True)):
+            assert cv.same(rebuild(component, cv.convert(matrix, "zvc"), piece), matrix), \
+                (seed, n)
 
 
 def test_compactor_words_and_marks():
