@@ -8,13 +8,16 @@ import pytest
 
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
-from sparseforge.sim.runners import seed_from_env
+from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
+from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
 from sparseforge.tb import convert_dense
-from sparseforge.tb.mint_merged import simulate
+from sparseforge.tb.convert_dense import ConverterBench
+from sparseforge.tb.mint_merged import STREAMS, bench, rebuild, simulate
+from sparseforge.tb.streams import Static
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense"}
@@ -45,6 +48,44 @@ def test_directed_every_mode_equals_the_golden_converter(mode, matrix):
     for seed, rates in ((1, None), (2, STALLS)):
         got, want, _ = run(component, mode, matrix, seed_from_env(seed), rates, "pysim")
         assert cv.same(got, want), (mode, seed)
+
+
+def test_each_mode_leaves_the_other_modes_outputs_silent():
+    """The mode steers the handshakes: in each mode the outputs of the others never
+    raise ``valid`` (each is taken every cycle by a sink that expects nothing), so no
+    part of the datapath works on a matrix that is not its mode's."""
+    component = MintMerged(lanes=4, width=8, index_width=4, ptr_width=8)
+    for mode in MintMode:
+        to = TO[mode]
+        source = cv.convert(EXAMPLE, "zvc") if to == "dense" else EXAMPLE
+        run = bench(component, mode, source, seed_from_env(3), STALLS)
+        for name in {"words", "marks", "expanded"} - set(STREAMS[mode].values()):
+            silent = run.sink_on(name, 1.0, expected=0)
+            run.sinks.append(silent)
+            run.drivers.append(silent)
+        out = pysim(run).outputs
+        assert cv.same(rebuild(component, mode, source, out),
+                       EXAMPLE if to == "dense" else cv.convert(EXAMPLE, to)), mode
+
+
+def test_csr_mode_marks_a_final_vector_that_does_not_end_a_row():
+    """``last`` ends the matrix's last row by itself, as the row counter takes it: a
+    final vector without ``row_end`` (here the last row's second, half-padded vector)
+    still gives the last row pointer, ``last`` set."""
+    mode = MintMode.DENSE_TO_CSR
+    component = MintMerged(lanes=4, width=8, index_width=4, ptr_width=8)
+    vectors, flags = wire.dense_vectors(EXAMPLE, 4)
+    assert flags["last"][-1] and flags["row_end"][-1]
+    flags["row_end"][-1] = 0
+    dense = wire.pack_lanes((wire.Field("value", 8),), 4, wire.dense_flags(),
+                            {"value": vectors, **flags})
+    sinks = {s.name: s.expected for s in bench(component, mode, EXAMPLE, 0).sinks}
+    for seed, rates in ((1, None), (2, STALLS)):
+        run = ConverterBench(component, {"dense": dense}, sinks, seed_from_env(seed), rates)
+        run.drivers.insert(0, Static("mode", mode.value))
+        out = pysim(run).outputs
+        assert [p["last"] for p in out["marks"]] == [0, 0, 0, 1]
+        assert cv.same(rebuild(component, mode, EXAMPLE, out), cv.convert(EXAMPLE, "csr")), seed
 
 
 def test_cycles_are_the_separate_converters_cycles():
