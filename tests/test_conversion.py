@@ -208,6 +208,29 @@ def test_over_2_to_16_columns_or_rows_take_two_radix_passes(shape):
     assert_same(cv.convert(csr.tocsc(), "csr"), csr)
 
 
+@pytest.mark.parametrize("side", [255, 256, 257, 300, 1 << 16, (1 << 16) + 1])
+def test_radix_sort_at_its_key_bounds(side):
+    """Up to 256 columns (or rows) the sort's keys are 8 bits, up to 2**16 16 bits, past
+    that two passes: at each bound and just past it, with nonzeros in the first and last
+    columns and all over (a key too wide for its digit would land among the first ones),
+    CSR to CSC and CSC to CSR are scipy's."""
+    rng = np.random.default_rng(side)
+    rows = 20
+    ids = rng.choice(rows * side, 2000, replace=False)
+    row, col = np.divmod(ids, side)
+    edges = np.array([0, 1, 255, 256, side - 2, side - 1])
+    edges = edges[edges < side]
+    row = np.r_[row, np.repeat(np.arange(rows), len(edges))]
+    col = np.r_[col, np.tile(edges, rows)]
+    row, col = np.divmod(np.unique(row * side + col), side)
+    values = rng.standard_normal(len(row))
+    csr = sp.csr_array((values, (row.astype(np.int32), col.astype(np.int32))),
+                       shape=(rows, side))
+    assert_same(cv.convert(csr, "csc"), csr.tocsc())
+    tall = csr.T.tocsc()
+    assert_same(cv.convert(tall, "csr"), tall.tocsr())
+
+
 def test_bsr_fill_is_not_carried_out_of_bsr():
     bsr = sp.csr_array(np.array([[1.0, 0], [0, 0]])).tobsr(blocksize=(2, 2))
     assert bsr.nnz == 4
