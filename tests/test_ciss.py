@@ -200,6 +200,36 @@ def test_bad_parameters(kwargs, message):
         ciss.encode(tensor, **{"pes": 2, **kwargs})
 
 
+def test_the_largest_legal_indices_and_values_round_trip():
+    """At the edges, iw=3 and dw=8: a slice index up to 6, one below the idle marker 7
+    (all ones); j and k up to 7, all ones (only a slice index can be mistaken for an idle
+    lane); values from -128 to 127. And the 64-bit extremes, which no mask narrows."""
+    tensor = Tensor(np.array([[0, 7, 0], [6, 0, 7], [6, 7, 7]]), np.array([127, -128, -1]),
+                    (7, 8, 8))
+    stream = ciss.encode(tensor, 2, dw=8, iw=3)
+    assert stream.slices.tolist() == [0, 6] and stream.wire.idle == 7
+    assert_round_trip(tensor, stream)
+    matrix = Tensor(np.array([[0, 7], [6, 0]]), np.array([127, -128]), (7, 8))
+    assert_round_trip(matrix, ciss.encode(matrix, 1, dw=8, iw=3))
+    wide = Tensor(np.array([[0, 1], [1, 0]]), np.array([2**63 - 1, -2**63]), (2, 2))
+    assert_round_trip(wide, ciss.encode(wide, 2, dw=64, iw=2))
+
+
+@pytest.mark.parametrize(("coords", "values", "message"), [
+    ([[7, 0, 0]], [1], "slice index 7 (mode 0) needs 4 bits, as 7 marks idle lanes"),
+    ([[0, 8, 0]], [1], "mode 1 index 8 needs 4 bits"),
+    ([[0, 0, 8]], [1], "mode 2 index 8 needs 4 bits"),
+    ([[0, 0, 0], [1, 1, 1]], [1, 128], "value 128 does not fit in 8-bit two's complement"),
+    ([[0, 0, 0], [1, 1, 1]], [-129, 1], "value -129 does not fit in 8-bit two's complement"),
+])
+def test_the_first_illegal_index_or_value_is_refused(coords, values, message):
+    """Just past the edges of the test above: a slice index equal to the idle marker, a j
+    or k of iw + 1 bits, a value one past dw-bit two's complement at either end."""
+    tensor = Tensor(np.array(coords), np.array(values), (9, 9, 9))
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        ciss.encode(tensor, 2, dw=8, iw=3)
+
+
 def test_values_that_do_not_go():
     def encode(values, dw):
         return ciss.encode(Tensor(np.array([[0, 0], [1, 1]]), np.array(values), (2, 2)), 2,
