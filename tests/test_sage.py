@@ -173,6 +173,26 @@ def test_dense_dense_compute_by_hand():
     assert cost.products == 16 * 128 * 2048
 
 
+def test_compute_energy_by_hand():
+    """Energy is a MAC's per product plus an SRAM bit's per bit moved on chip; the two
+    terms differ, so either dropped, or the two energies swapped, shows."""
+    cost = compute_cost(Workload("spmm", 2, 4, 3, 1.0), "Dense", "Dense")
+    # 2048 PEs, N = 3 columns: each column takes K = 4 k-ranges of one row (PEs would
+    # idle otherwise), all 12 tiles in one round; v = 32 bits, row ids a value's width
+    assert (cost.tile_k, cost.rounds) == (1, 1)
+    # products: M N K = 2 * 3 * 4 = 24
+    assert cost.products == 24
+    # on chip: A's stream 2 * 4 * 32 + 2 row ids * 32 = 320, B's fill 3 * 4 * 32 = 384,
+    # partial sums 32 * M N * 4 tiles = 32 * 6 * 4 = 768: 320 + 384 + 768 = 1472 bits
+    assert cost.onchip_bits == 1472
+    # 24 * 4.6 pJ + 1472 * 5/32 pJ = 110.4 + 230 = 340.4 pJ
+    assert cost.energy_pj == pytest.approx(340.4)
+    # other energies scale each term by itself: 24 * 1 + 1472 * 2 = 2968 pJ
+    mine = compute_cost(Workload("spmm", 2, 4, 3, 1.0), "Dense", "Dense",
+                        Accelerator(e_mac=1.0, e_sram_bit=2.0))
+    assert mine.energy_pj == 2968
+
+
 def test_recommendation_is_the_lowest_edp():
     rec = recommend(Workload("spgemm", 3000, 2000, 1500, 0.02, 0.05))
     edps = [c.edp for c in rec.choices.values()]
