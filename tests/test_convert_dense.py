@@ -272,6 +272,24 @@ def test_zvc_to_dense_back_to_back_waits_for_each_final_empty_word():
                 (seed, n)
 
 
+def test_csr_marks_a_final_vector_that_does_not_end_a_row():
+    """``last`` ends the matrix's last row by itself, as the row counter takes it: a
+    final vector without ``row_end`` (here the last row's second, half-padded vector)
+    still gives the last row pointer, ``last`` set."""
+    component = small("csr")
+    vectors, flags = wire.dense_vectors(EXAMPLE, 4)
+    assert flags["last"][-1] and flags["row_end"][-1]
+    flags["row_end"][-1] = 0
+    dense = wire.pack_lanes((wire.Field("value", 8),), 4, wire.dense_flags(),
+                            {"value": vectors, **flags})
+    sinks = {s.name: s.expected for s in bench(component, EXAMPLE, 0).sinks}
+    for seed, rates in ((1, None), (2, {"entries": 0.3, "row_ptr": 0.5})):
+        out = pysim(ConverterBench(component, {"dense": dense}, sinks, seed_from_env(seed),
+                                   rates)).outputs
+        assert [p["last"] for p in out["row_ptr"]] == [0, 0, 0, 1]
+        assert cv.same(rebuild(component, EXAMPLE, out), cv.convert(EXAMPLE, "csr")), seed
+
+
 def test_compactor_words_and_marks():
     """The compactor alone: random records kept by random masks over several matrices; the
     kept records, L a word, and a mark (its tag, the records kept so far) per marked
