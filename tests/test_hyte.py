@@ -102,6 +102,85 @@ def test_cost_model_is_the_slowest_of_pe_dram_and_sram():
     assert sum(scheme.allocation.values()) <= 1 << 16
 
 
+# A small product whose operands differ (A: 24 nonzeros, B: 40; I != J), on hardware
+# whose DRAM and SRAM move one byte and one word a cycle, so that the parts are the
+# bytes and words themselves: a swapped, dropped or misread term changes them.
+SMALL = Stats(i=8, k=8, j=16, nnz_a=24, nnz_b=40, eff_mac=120.0,
+              nnz_ctk={1: 120.0, 2: 100.0, 4: 80.0, 8: 60.0})
+
+
+def small_hw(buffer_bytes):
+    return Hardware(macs=4, buffer_bytes=buffer_bytes, dram_bytes=1.0, sram_words=1.0,
+                    nonzero_bytes=8, metadata_bytes=4)
+
+
+def test_nnz_ctk_at_a_measured_tile_size_is_that_sizes_own():
+    # At a measured T_k the figure is its own (the boundary of "at or above"); between
+    # two it is the one above; at K, nnz(C).
+    assert [SMALL.ctk(tk) for tk in (1, 2, 3, 4, 8)] == [120.0, 100.0, 80.0, 80.0, 60.0]
+    assert SMALL.nnz_c == 60.0
+
+
+# Each case's figures worked by hand (n_x: tiles along x; tiles A = n_i n_k, B = n_k n_j,
+# C = n_i n_j; DRAM of x = fetched * 8 + metadata * 4, metadata = tiles * min(segments,
+# nonzeros per tile) * fetched / nonzeros).
+COST_CASES = {
+    # Gust, tile (8, 2, 4), intra-tile reuse only, a buffer of 10 bytes, all on B.
+    # n_i = 1, n_k = 4, n_j = 4: tiles A 4, B 16, C 4; C's traffic nnzCTk(2) = 100.
+    # Repeats: A n_j = 4, B n_i = 1. Segments: A T_i = 8, B T_k = 2, C T_i = 8.
+    # SRAM: A 24 * 4 = 96, B effMAC = 120, C 100: 316.
+    # Tile bytes: B 40 / 16 * 8 = 20, so B's hit is 10 / 20 = 1/2.
+    # A: fetched 24 * 4 = 96, metadata 4 * min(8, 6) * 96 / 24 = 96: 768 + 384 = 1152.
+    # B: fetched 40 * 1 + (120 - 40) * 1/2 = 80, metadata 16 * min(2, 2.5) * 80 / 40
+    #    = 64: 640 + 256 = 896.
+    # C: fetched 100, metadata 4 * min(8, 25) * 1 = 32: 800 + 128 = 928.
+    # DRAM 1152 + 896 + 928 = 2976; PE 120 / 4 = 30.
+    "gust": (("gust", (8, 2, 4), None, 10),
+             {"pe": 30.0, "dram": 2976.0, "sram": 316.0}, {"A": 0, "B": 10, "C": 0}),
+    # Gust, tile (8, 2, 4), j innermost (A's tile stays), a buffer of 44 bytes: B gets
+    # its tile, 20 bytes (it fits exactly: hit 1), A the other 24 of its 24 / 4 * 8 =
+    # 48 (hit 1/2).
+    # A: fetched 24 + (24 * 4 - 24) * 1/2 = 60, metadata 4 * 6 * 60 / 24 = 60:
+    #    480 + 240 = 720.
+    # B: fetched 40 + (120 - 40) * 0 = 40, metadata 16 * 2 * 1 = 32: 320 + 128 = 448.
+    # C: as above, 928. DRAM 720 + 448 + 928 = 2096; SRAM 316.
+    "gust, A reused": (("gust", (8, 2, 4), "j", 44),
+                       {"pe": 30.0, "dram": 2096.0, "sram": 316.0},
+                       {"A": 24, "B": 20, "C": 0}),
+    # Inner product, tile (4, 4, 4), intra-tile reuse only, a buffer of 10 bytes on B.
+    # n_i = 2, n_k = 2, n_j = 4: tiles A 4, B 8, C 8; C's traffic nnzCTk(4) = 80.
+    # Repeats: A 4, B 2. Segments: A T_i = 4, B T_j = 4, C T_i = 4.
+    # SRAM: A 24 * 4 = 96, B's tile reread per row of A 40 * I = 320, C 80: 496.
+    # Tile bytes: B 40 / 8 * 8 = 40, hit 10 / 40 = 1/4.
+    # A: fetched 96, metadata 4 * min(4, 6) * 4 = 64: 768 + 256 = 1024.
+    # B: fetched 40 * 2 + (320 - 80) * 3/4 = 260, metadata 8 * min(4, 5) * 260 / 40
+    #    = 208: 2080 + 832 = 2912.
+    # C: fetched 80, metadata 8 * min(4, 10) * 1 = 32: 640 + 128 = 768.
+    # DRAM 1024 + 2912 + 768 = 4704.
+    "ip": (("ip", (4, 4, 4), None, 10),
+           {"pe": 30.0, "dram": 4704.0, "sram": 496.0}, {"A": 0, "B": 10, "C": 0}),
+    # Outer product, tile (4, 4, 4), k innermost (C buffered and reused), 20 bytes on C.
+    # Tiles and repeats as for ip. Segments: A T_k = 4, B T_k = 4, C T_i = 4.
+    # SRAM: A 96, B 40 * 2 = 80, C a partial sum per product 120: 296.
+    # Tile bytes: C 80 / 8 * 8 = 80, hit 20 / 80 = 1/4.
+    # A: 1024 as for ip. B: fetched 80, metadata 8 * 4 * 2 = 64: 640 + 256 = 896.
+    # C: nnz(C) 60 + (80 - 60) * 3/4 = 75, plus the rereads (120 - 80) * 3/4 = 30: 105;
+    #    metadata 8 * 4 * 105 / 80 = 42: 840 + 168 = 1008.
+    # DRAM 1024 + 896 + 1008 = 2928.
+    "op": (("op", (4, 4, 4), "k", 20),
+           {"pe": 30.0, "dram": 2928.0, "sram": 296.0}, {"A": 0, "B": 0, "C": 20}),
+}
+
+
+@pytest.mark.parametrize("case", COST_CASES)
+def test_cost_model_against_figures_worked_by_hand(case):
+    (dataflow, tile, innermost, buffer_bytes), parts, allocation = COST_CASES[case]
+    scheme = cost(SMALL, small_hw(buffer_bytes), dataflow, tile, innermost)
+    assert scheme.parts == parts
+    assert scheme.cycles == parts["dram"]
+    assert scheme.allocation == allocation
+
+
 def test_search_finds_the_cheapest_of_its_space_and_beats_no_worse_than_exhaustive():
     hw = Hardware(buffer_bytes=1 << 15)
     best, count = search(STATS, hw, "gust")
