@@ -43,6 +43,27 @@ def test_small_matrices_are_sampled_whole_and_exact():
         assert abs(e.nnz_ctk[size] - value) <= 0.1 * value, size
 
 
+@pytest.mark.parametrize("pair", ["by hand", "random"])
+def test_exact_branch_at_as_many_minimum_values_as_pairs_of_c(pair):
+    if pair == "by hand":
+        # The pair of test_exact_figures_by_hand: C holds 5 nonzeros; effMAC 6 and
+        # nnzCTk {1: 6, 2: 5, 3: 5}, as worked there.
+        a = sp.csr_array(np.array([[1, 1, 0], [0, 1, 0], [0, 0, 1]]))
+        b = sp.csr_array(np.array([[1, 0], [1, 1], [0, 1]]))
+    else:
+        a, b = random_pair(1, n=200)
+    exact = h.exact_nnz_ctk(a, b)
+    nnz_c = exact[a.shape[1]]
+    # Keeping exactly as many minimum values as C has nonzeros (sk = nnz(C)), every
+    # product is kept, the largest hash included: the figures are exact, not estimated.
+    e = h.estimate(a, b, seed=3, min_sk=nnz_c)
+    assert e.sk == nnz_c and (e.fraction_i, e.fraction_j) == (1.0, 1.0)
+    assert e.eff_mac == h.exact_eff_mac(a, b)
+    assert e.nnz_ctk == exact
+    # One value fewer and it is the sketch's estimate.
+    assert h.estimate(a, b, seed=3, min_sk=nnz_c - 1).nnz_c != nnz_c
+
+
 def test_deterministic_under_seed_and_seed_matters():
     a, b = random_pair(2, n=3000, density=0.002)
     first, again, other = (h.estimate(a, b, seed=s) for s in (5, 5, 6))
