@@ -20,16 +20,17 @@ from sparseforge.sim.models.hyte_controller import (
     Controller,
     J,
     K,
+    allowed,
     counts_dict,
     decide,
     hit_rate,
     matrix_trace,
     quadrant_counts,
 )
-from sparseforge.sim.runners import seed_from_env
+from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern
-from sparseforge.tb.hyte_controller import random_oracle, simulate
+from sparseforge.tb.hyte_controller import ControllerBench, random_oracle, simulate
 
 STALLS = {"config": 0.5, "counts": 0.4, "tile": 0.3}
 FAST = dict.fromkeys(STALLS, 1.0)
@@ -153,6 +154,73 @@ def test_the_tuner_alone_targets_the_models_shape_18_cycles_after_the_counts(rul
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+
+
+class KeepsItsWalker(HyteController):
+    """The controller, its walker kept so that a bench can watch the walker and tuner
+    talk (the shape and ``grow`` at each measure, each target taken)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        self.walker = m.submodules.walker
+        return m
+
+
+class WatchingBench(ControllerBench):
+    """The controller's bench, also recording per command what the tuner is told and
+    what it answers; it runs until the last command's target is taken."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shapes, self.targets = [], []
+
+    def check(self, io, cycle):
+        super().check(io, cycle)
+        get, tuning = io.ctx.get, self.component.walker.tuning
+        if get(tuning.measure.valid) and get(tuning.measure.ready):
+            self.shapes.append({d: (get(tuning.shape[t].log_t), get(tuning.shape[t].grow))
+                                for t, d in enumerate(TUNED)})
+        if get(tuning.target.valid) and get(tuning.target.ready):
+            target = get(tuning.target.payload)
+            self.targets.append({d: target[t].log_t for t, d in enumerate(TUNED)})
+
+    def finished(self):
+        return super().finished() and len(self.targets) == len(self.outputs["tile"])
+
+
+@pytest.mark.parametrize("config, grows, logs, targets", [
+    # K = 4 with Tk = 4: the tile spans k exactly and may not double; J = 5 with Tj = 4
+    # (the largest extent short of it) may, so Tj's target is 8, taken at the next
+    # aligned j (i's second pass), where it spans j and stops. (k, j) throughout.
+    (Config(2, 5, 4, 0, 2, 2, 0, 100), [(0, 1), (0, 1), (0, 0)], [(2, 2), (2, 2), (2, 3)],
+     [(2, 3)] * 3),
+    # The same with j and k swapped: Tj = J = 4 may not double, Tk = 4 < K = 5 may.
+    (Config(2, 4, 5, 0, 2, 2, 0, 100), [(1, 0), (1, 0), (0, 0)], [(2, 2), (2, 2), (3, 2)],
+     [(3, 2)] * 3),
+])
+def test_a_tile_spanning_its_dimension_exactly_does_not_grow(config, grows, logs, targets):
+    # Under the area rule a larger shape always scores higher (the tiles rule never
+    # prefers a doubling), so the target doubles every dimension allowed to grow and
+    # the grow gate alone decides it. Counts (1, 2, 3, 4), a buffer of 100 (none capped).
+    # The commands alone cannot show a wrong gate (a tile grown past its dimension is
+    # clamped to it), so the bench watches the walker and the tuner.
+    counts = [[1, 2], [3, 4]]
+    bench = WatchingBench(KeepsItsWalker(rule="area"), config, lambda _c: counts, 0, FAST)
+    commands = pysim(bench).commands
+    assert commands == bench.outputs["tile"] and len(commands) == 3
+    # Per command, what the walker told the tuner, (log_t, grow) of k and j, and the
+    # target the tuner answered: the spanning dimension kept, the other doubled.
+    assert [(s["k"][1], s["j"][1]) for s in bench.shapes] == grows
+    assert [(s["k"][0], s["j"][0]) for s in bench.shapes] == logs
+    assert [(t["k"], t["j"]) for t in bench.targets] == targets
+    # The same as the model's: grow is allowed(), a doubling only short of the dimension.
+    ctl, told, answered = Controller(config, "area"), [], []
+    while ctl.next() is not None:
+        told.append({d: (ctl.log_t[d], int(allowed(ctl.log_t[d], ctl.dims[d], 2)))
+                     for d in TUNED})
+        ctl.counts(counts)
+        answered.append({d: ctl.target[d] for d in TUNED})
+    assert (bench.shapes, bench.targets) == (told, answered)
 
 
 def test_a_change_waits_for_an_aligned_begin():
