@@ -82,11 +82,11 @@ def test_8x8_on_verilator(tmp_path, shared_data):
     layer = dlmc_layers(shared_data)[12]
     params = {"rows": 2, "cols": 2, "compaction": 4}
     seed = seed_from_env(8)
-    work = planned(layer, 2, 2, seed=seed, shape=((0, 32), (0, 256)))
+    work = planned(layer, 2, 2, seed=seed)
     stalled = _verilator(tmp_path / "stalled", params, work, seed)
     assert stalled.busy == [row.cycles for row in work.rows]
     assert np.array_equal(stalled.product, work.rows[0].weights @ work.rows[0].activations)
-    work = planned(layer, 2, 2, seed=8, shape=((0, 32), (0, 256)))
+    work = planned(layer, 2, 2, seed=8)
     free = _verilator(tmp_path / "free", params, work, 8, FREE)
     assert free.span == work.cycles
     assert 2 * free.span - sum(free.busy) == work.bubbles
