@@ -7,15 +7,19 @@ values), run natively on
 Verilator through the whole accelerator (2x2 PEs of 2 lanes) with memories that answer
 every cycle (the tensor's out of order within the TLU's tags), and checked equal to the
 golden kernel; two run again in tiles. Printed per workload: cycles (waiting
-for matrices to load, and computing), the
-MACs' utilization while computing, the operational intensity, the throughput in ops per
-cycle over the whole run and the roofline's attainable figure there: ``min(peak,
-intensity x bandwidth)``, the bandwidth being what the two memory ports move a cycle at
-most (the TLU's one CISS entry and the MLU's one matrix chunk), the intensity the run's
-ops over every byte it moved (the stream, each tile's matrix rows, the output). Beside
-them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS or
-per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator against
-Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
+for matrices to load, and computing), the ops, the MACs' utilization while computing, the
+operational intensity, the throughput over the whole run and the roofline's attainable
+figure there (:func:`measures`). Ops are counted as the paper counts them (Sec. 7.1,
+Fig. 7: the multiplies and adds performed), only on real values: a lane the PEs run
+because the rank is padded to ``tlen x cols x vlen`` is not an op (:func:`useful_macs`);
+the ops the array executed, padded lanes included, are printed beside. The roof is
+``min(peak, intensity x bandwidth)`` for one memory system, as the paper's one HBM: one
+word a cycle as wide as the accelerator's widest memory port (:func:`memory_word_bits`),
+the intensity the useful ops over every byte the run moved (the stream, each tile's
+matrix rows, the output). Beside them: Fig. 3e's share of memory words that carry data
+when the PE rows stream CISS or per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`);
+the speed of Verilator against Amaranth's simulator on a 4x4 array, the same run in each;
+``--plot`` draws the roofline.
 """
 
 import time
@@ -54,10 +58,59 @@ QUICK = (WORKLOADS[0], WORKLOADS[2], WORKLOADS[3])
 
 PAPER = {
     "roofline": ("every kernel close to its roofline: memory-bound sparse kernels near the "
-                 "bandwidth line, dense ones near the peak", "Sec. 7.1, Fig. 7"),
-    "peak": ("peak = MACs x 2 x 0.5: each PE spends every other cycle reading its scratchpad",
-             "Sec. 7.1"),
+                 "bandwidth line, dense ones near the peak; ops (multiplies and adds) per "
+                 "byte from one memory, HBM1's 128 GB/s", "Sec. 7.1, Fig. 7"),
+    "peak": ("peak = MACs x 2 x 0.5 (8x8 PEs x 4 lanes: 512 x 2 GHz x 0.5 = 512 GOP/s): "
+             "each PE spends every other cycle reading its scratchpad", "Sec. 7.1"),
 }
+
+
+def useful_macs(job):
+    """The multiply-accumulates of ``job`` on real values, as the paper counts ops (Sec.
+    7.1, Fig. 7: each multiply and each add performed, 2 a MAC): per nonzero one for each
+    of the output's ``job.rank`` columns (F), and per fiber's end in each tile ``r1 x F``
+    (MTTKRP: ``r1`` = 1, the Hadamard product with B's row; TTMc: the Kronecker
+    product's). The array runs ``R = tlen x cols x vlen >= F`` columns, the ``R - F``
+    past the rank zeros: :meth:`~sparseforge.sw.tensaurus_job.Job.macs` counts those
+    padded lanes too, this does not."""
+    ends = sum(tile.fibers for tile in job.tiles) * job.r1
+    return (job.nnz + ends) * job.rank
+
+
+def memory_word_bits(job, vlen):
+    """Bits one memory system delivers a cycle: one word as wide as the accelerator's
+    widest memory port, the TLU's CISS entry or the MLU's chunk of ``vlen`` values. The
+    paper's tensor, matrices and output share one HBM (Sec. 6-7.1, Fig. 7); here each
+    has its own port, and their widths summed would be a memory the paper does not
+    have."""
+    return max(job.wire.entry_width, vlen * job.wire.dw)
+
+
+def measures(useful, executed, lanes, moved, cycles, compute_cycles, word_bits):
+    """A run's figures from its ``useful`` and ``executed`` MACs (padded lanes excluded,
+    and included) on ``lanes`` MAC lanes, the bytes it ``moved``, its ``cycles`` (of
+    them ``compute_cycles`` computing) and the memory's ``word_bits`` a cycle.
+
+    Ops are 2 a MAC (a multiply and an add). Our peak is ``lanes x 2`` ops a cycle: the
+    PE reads its scratchpad and computes in the same cycle. The paper's is ``lanes x 2 x
+    0.5`` (Sec. 7.1: its PE spends every other cycle reading), so ours is twice its
+    formula on the same MACs. The roof is ``min(our peak, intensity x bandwidth)``, the
+    intensity useful ops over bytes moved, the bandwidth one memory word a cycle."""
+    useful_ops, executed_ops = 2 * useful, 2 * executed
+    peak = 2 * lanes
+    bandwidth = word_bits / 8
+    intensity = useful_ops / moved
+    attainable = min(peak, intensity * bandwidth)
+    return {"useful_ops": useful_ops, "executed_ops": executed_ops, "bytes": moved,
+            "utilization_useful": useful / (compute_cycles * lanes),
+            "utilization_executed": executed / (compute_cycles * lanes),
+            "intensity_useful_ops_per_byte": intensity,
+            "useful_ops_per_cycle": useful_ops / cycles,
+            "executed_ops_per_cycle": executed_ops / cycles,
+            "peak_ops_per_cycle": peak, "paper_peak_ops_per_cycle": lanes * 2 * 0.5,
+            "bandwidth_bytes_per_cycle": bandwidth,
+            "attainable_ops_per_cycle": attainable,
+            "of_attainable": useful_ops / cycles / attainable}
 
 
 def _operand(root, kernel, name, rng):
@@ -98,12 +151,10 @@ def measure(quick, seed):
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
         result = simulate(component, job, seed, full)
         wire = job.wire
-        figures = roofline(job, result.cycles, result.compute_cycles, wire.entry_width,
-                           VLEN * wire.dw)
-        # Bytes a cycle the two memory ports move at most: a CISS entry and a matrix chunk.
-        bandwidth = (wire.entry_width + VLEN * wire.dw) / 8
-        attainable = min(figures["peak_ops_per_cycle"],
-                         figures["intensity_ops_per_byte"] * bandwidth)
+        moved = roofline(job, result.cycles, result.compute_cycles, wire.entry_width,
+                         VLEN * wire.dw)["bytes"]
+        figures = measures(useful_macs(job), job.macs(), ROWS * COLS * VLEN, moved,
+                           result.cycles, result.compute_cycles, memory_word_bits(job, VLEN))
         stream = job.tiles[0].ciss              # Fig. 3e: the words carrying data
         useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
                    "csr_fraction": csr_bandwidth(stream).fraction}
@@ -114,9 +165,7 @@ def measure(quick, seed):
                      "cycles": result.cycles, "load_cycles": result.load_cycles,
                      "compute_cycles": result.compute_cycles,
                      "equal_to_golden": bool(np.array_equal(result.output, job.golden)),
-                     "bandwidth_bytes_per_cycle": bandwidth,
-                     "attainable_ops_per_cycle": attainable,
-                     "of_attainable": figures["ops_per_cycle"] / attainable, **figures})
+                     **figures})
     return {"array": f"{ROWS}x{COLS} PEs x {VLEN} lanes", "rank": RANK, "r1": R1,
             "workloads": rows, "simulators": None if quick else simulators(seed)}
 
@@ -151,8 +200,9 @@ def simulators(seed):
 
 
 def plot(result, path):
-    """The runs under the roofline (Fig. 7): ops a cycle against intensity, the roof of
-    each run's bandwidth and the peak."""
+    """The runs under the roofline (Fig. 7): useful ops a cycle against intensity, the
+    roof of one memory word a cycle (one for each word width among the runs) at our peak,
+    and the paper's peak formula on the same MACs."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -161,16 +211,20 @@ def plot(result, path):
     rows = result["workloads"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     peak = rows[0]["peak_ops_per_cycle"]
-    bandwidth = max(r["bandwidth_bytes_per_cycle"] for r in rows)
     x = np.geomspace(0.1, 100, 200)
-    ax.plot(x, np.minimum(peak, x * bandwidth), "k-", label="roof (both memory ports)")
+    widths = sorted({r["bandwidth_bytes_per_cycle"] for r in rows})
+    for n, bandwidth in enumerate(widths):
+        ax.plot(x, np.minimum(peak, x * bandwidth), "k" + ("-", "-.", ":")[n % 3], lw=1,
+                label=f"roof: one memory, {bandwidth:g} B/cycle; peak MACs x 2")
+    ax.axhline(rows[0]["paper_peak_ops_per_cycle"], color="grey", ls="--", lw=1,
+               label="the paper's peak formula, MACs x 2 x 0.5")
     for r in rows:
-        ax.scatter(r["intensity_ops_per_byte"], r["ops_per_cycle"], s=18)
-        ax.annotate(f"{r['kernel']} {r['input'].split('/')[-1][:14]}",
-                    (r["intensity_ops_per_byte"], r["ops_per_cycle"]), fontsize=6)
-    ax.set(xscale="log", yscale="log", xlabel="ops per byte moved",
-           ylabel="ops per cycle (whole run)", title=f"Tensaurus RTL, {result['array']}")
-    ax.legend(loc="lower right")
+        at = (r["intensity_useful_ops_per_byte"], r["useful_ops_per_cycle"])
+        ax.scatter(*at, s=18)
+        ax.annotate(f"{r['kernel']} {r['input'].split('/')[-1][:14]}", at, fontsize=6)
+    ax.set(xscale="log", yscale="log", xlabel="useful ops per byte moved",
+           ylabel="useful ops per cycle (whole run)", title=f"Tensaurus RTL, {result['array']}")
+    ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
 
@@ -178,14 +232,16 @@ def plot(result, path):
 def _human(result):
     click.echo(f"Tensaurus RTL, {result['array']}, rank {result['rank']} (TTMc: B's "
                f"{result['r1']}, C's {result['rank']}), on Verilator")
-    click.echo(f"{'kernel input':44} {'nnz':>7} {'tiles':>5} {'banks':>5} {'load':>7} "
-               f"{'compute':>8} {'util':>6} "
+    click.echo(f"{'kernel input':40} {'nnz':>7} {'tiles':>5} {'banks':>5} {'load':>7} "
+               f"{'compute':>8} {'ops':>9} {'executed':>9} {'util':>6} {'exec':>6} "
                f"{'ops/B':>6} {'ops/c':>6} {'roof':>6} {'of roof':>7}  golden")
     for r in result["workloads"]:
-        click.echo(f"{r['kernel'] + ' ' + r['input']:44.44} {r['nnz']:>7} {r['tiles']:>5} "
+        click.echo(f"{r['kernel'] + ' ' + r['input']:40.40} {r['nnz']:>7} {r['tiles']:>5} "
                    f"{r['banks']:>5} {r['load_cycles']:>7} "
-                   f"{r['compute_cycles']:>8} {r['utilization']:>6.1%} "
-                   f"{r['intensity_ops_per_byte']:>6.2f} {r['ops_per_cycle']:>6.2f} "
+                   f"{r['compute_cycles']:>8} {r['useful_ops']:>9} {r['executed_ops']:>9} "
+                   f"{r['utilization_useful']:>6.1%} {r['utilization_executed']:>6.1%} "
+                   f"{r['intensity_useful_ops_per_byte']:>6.2f} "
+                   f"{r['useful_ops_per_cycle']:>6.2f} "
                    f"{r['attainable_ops_per_cycle']:>6.2f} {r['of_attainable']:>7.0%}  "
                    f"{'equal' if r['equal_to_golden'] else 'DIFFERS'}")
     click.echo()
@@ -204,13 +260,16 @@ def _human(result):
                    f"{sims['amaranth_cycles_per_second']:,.0f} cycles/s: {sims['ratio']:,.0f}x")
     click.echo()
     rows = result["workloads"]
+    peak, paper = rows[0]["peak_ops_per_cycle"], rows[0]["paper_peak_ops_per_cycle"]
     ours = {
         "roofline": (f"{min(r['of_attainable'] for r in rows):.0%}..."
                      f"{max(r['of_attainable'] for r in rows):.0%} of the attainable "
                      "over the whole run"),
-        "peak": (f"a MAC utilization of {min(r['utilization'] for r in rows):.0%}..."
-                 f"{max(r['utilization'] for r in rows):.0%} while computing (the PE "
-                 "reads and computes in the same cycle)"),
+        "peak": (f"peak {peak} ops/cycle = MACs x 2, no 0.5 (the paper's formula: {paper:g}):"
+                 f" the PE reads and computes in the same cycle; MAC utilization "
+                 f"{min(r['utilization_useful'] for r in rows):.0%}..."
+                 f"{max(r['utilization_useful'] for r in rows):.0%} of useful work while "
+                 "computing"),
     }
     echo_claims([(k, ours[k], *PAPER[k]) for k in PAPER],
                 ["'load' counts the cycles no tile computes, waiting for its matrices: in "
@@ -218,8 +277,19 @@ def _human(result):
                  "one chunk of VLEN values a cycle; in tiles only what a tile's compute "
                  "does not cover, the next tile loading into the scratchpads' other half "
                  "while one computes",
-                 "ops/c is per cycle of the whole run; the roof is min(peak, intensity x "
-                 "(one CISS entry + one matrix chunk) a cycle)",
+                 "ops are the paper's (Sec. 7.1, Fig. 7): a multiply and an add a MAC, on "
+                 "real values only; 'executed' adds the lanes the PEs run past the rank "
+                 f"(padded to tlen x {COLS} PE columns x {VLEN} lanes); util and exec are "
+                 "each over the MACs' lanes while computing, ops/B and ops/c (whole run) "
+                 "are of useful ops",
+                 f"peak: ours MACs x 2 = {peak} ops/cycle, the paper's formula MACs x 2 x "
+                 f"0.5 = {paper:g} on the same MACs: its PE spends every other cycle "
+                 "reading its scratchpad, ours reads and computes in the same cycle, a "
+                 "point where this design is ahead of the paper's",
+                 "roof = min(our peak, ops/B x one memory's bytes a cycle): one word a "
+                 "cycle as wide as the widest memory port (the TLU's CISS entry), as the "
+                 "paper's tensor, matrices and output share one HBM; the ports here are "
+                 "separate, so a run loading tiles behind its compute may pass it",
                  "util is short of the 90% target on compute-bound kernels: the PE rows "
                  "share their column's scratchpad, whose bank conflicts stall one of them "
                  "(the banks rows); a fiber's end waits for the TSR's last sum in flight "
@@ -235,7 +305,7 @@ def _human(result):
 @seed_option(1, "Seed of the values, the factors and the memories' order.")
 @json_option
 def command(quick, plot_path, seed, as_json):
-    """The Tensaurus RTL on real tensors and matrices: cycles, utilization, roofline."""
+    """The Tensaurus RTL on real tensors and matrices: cycles, ops, utilization, roofline."""
     result = measure(quick, seed)
     if plot_path:
         plot(result, plot_path)
