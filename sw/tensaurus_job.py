@@ -101,6 +101,33 @@ class Job:
         ends = sum(tile.fibers for tile in self.tiles) * self.r1
         return (self.nnz + ends) * self.tlen * self.cols * self.vlen
 
+    def useful_macs(self):
+        """The multiply-accumulates on real values, as the paper counts ops (Sec. 7.1,
+        Fig. 7: each multiply and each add performed, 2 a MAC): per nonzero one for each
+        of the output's ``rank`` columns (F), and per fiber's end in each tile ``r1 x F``
+        (MTTKRP: ``r1`` = 1, the Hadamard product with B's row; TTMc: the Kronecker
+        product's). The array runs ``R = tlen x cols x vlen >= F`` columns, the ``R - F``
+        past the rank zeros: :meth:`macs` counts those padded lanes too, this does not."""
+        ends = sum(tile.fibers for tile in self.tiles) * self.r1
+        return (self.nnz + ends) * self.rank
+
+    @property
+    def memory_word_bits(self):
+        """Bits one memory system delivers a cycle: one word as wide as the accelerator's
+        widest memory port, the TLU's CISS entry or the MLU's chunk of ``vlen`` values.
+        The paper's tensor, matrices and output share one HBM (Sec. 6-7.1, Fig. 7); here
+        each has its own port, and their widths summed would be a memory the paper does
+        not have."""
+        return max(self.wire.entry_width, self.vlen * self.wire.dw)
+
+    def moved_bytes(self):
+        """Bytes the run moves: the CISS stream, each tile's rows of the matrices and the
+        output."""
+        loaded = sum(self.chunks(tile) for tile in self.tiles)
+        return (self.entries * self.wire.entry_width + loaded * self.vlen * self.wire.dw
+                + self.out_rows * self.r1 * self.tlen * self.cols * self.vlen
+                * self.acc_width) / 8
+
 
 def _integers(values, what):
     """``values`` as int64, refused (naming ``what``) unless each is an integer int64
@@ -251,16 +278,14 @@ def _tiles(tensor, mode, spm_rows, pes, dw, iw):
     return tuple(tiles)
 
 
-def roofline(job, cycles, compute_cycles, entry_bits, chunk_bits):
+def roofline(job, cycles, compute_cycles):
     """The run's place under the roofline (Fig. 7), per cycle: ``ops`` (2 per lane
-    multiply-accumulate) over the bytes it moved (the CISS stream, each tile's rows of
-    the matrices and the output), its throughput, the array's peak, and the MACs'
-    utilization over the cycles a tile computed and over the whole run."""
+    multiply-accumulate) over the bytes it moved (:meth:`Job.moved_bytes`), its
+    throughput, the array's peak, and the MACs' utilization over the cycles a tile
+    computed and over the whole run."""
     macs = job.macs()
     ops = 2 * macs
-    loaded = sum(job.chunks(tile) for tile in job.tiles)
-    moved = (job.entries * entry_bits + loaded * chunk_bits
-             + job.out_rows * job.r1 * job.tlen * job.cols * job.vlen * job.acc_width) / 8
+    moved = job.moved_bytes()
     lanes = job.rows * job.cols * job.vlen
     return {"ops": ops, "bytes": moved, "intensity_ops_per_byte": ops / moved,
             "ops_per_cycle": ops / cycles, "peak_ops_per_cycle": 2 * lanes,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.bench.tensaurus import measures, memory_word_bits, useful_macs
+from sparseforge.bench.tensaurus import measures
 from sparseforge.cli import main
 from sparseforge.sw.formats import Tensor
 from sparseforge.sw.tensaurus_job import plan
@@ -29,24 +29,24 @@ def test_useful_macs_exclude_padded_lanes():
     (5 + 3 x 2) x F; SpMV (F = 1): 4 nonzeros x 1. The array executes each over R."""
     rng = np.random.default_rng(0)
     mttkrp = plan("spmttkrp", TENSOR, _factors(rng, (2, 3), (3, 3)))
-    assert (useful_macs(mttkrp), mttkrp.macs()) == ((5 + 3) * 3, (5 + 3) * 4)
+    assert (mttkrp.useful_macs(), mttkrp.macs()) == ((5 + 3) * 3, (5 + 3) * 4)
     ttmc = plan("spttmc", TENSOR, _factors(rng, (2, 2), (3, 3)))
-    assert (useful_macs(ttmc), ttmc.macs()) == ((5 + 3 * 2) * 3, (5 + 3 * 2) * 4)
+    assert (ttmc.useful_macs(), ttmc.macs()) == ((5 + 3 * 2) * 3, (5 + 3 * 2) * 4)
     matrix = sp.csr_matrix(([2, -1, 3, 4], ([0, 0, 1, 3], [1, 2, 0, 2])), shape=(4, 3))
     spmv = plan("spmv", matrix, [np.array([1, -2, 3])])
-    assert (useful_macs(spmv), spmv.macs()) == (4 * 1, 4 * 4)
+    assert (spmv.useful_macs(), spmv.macs()) == (4 * 1, 4 * 4)
     tiled = plan("spmttkrp", TENSOR, _factors(rng, (2, 4), (3, 4)), spm_rows=2)
     # Tiles by C's rows {0, 1} and {2}: fibers (0,0), (0,1), (2,1) and (0,0), (2,1);
     # rank 4 fills the 4 columns, so nothing is padded.
-    assert useful_macs(tiled) == tiled.macs() == (5 + 5) * 4
+    assert tiled.useful_macs() == tiled.macs() == (5 + 5) * 4
 
 
 def test_memory_word_bits_is_the_widest_port():
     """One memory word a cycle: a 3-D CISS entry for 2 PEs is 2 x (16 + 16 + 16) = 96
     bits, wider than a chunk of 2 values (32); a chunk of 8 values (128) is wider."""
-    job = plan("spmttkrp", TENSOR, _factors(np.random.default_rng(1), (2, 4), (3, 4)))
-    assert memory_word_bits(job, 2) == 96
-    assert memory_word_bits(job, 8) == 128
+    mats = _factors(np.random.default_rng(1), (2, 4), (3, 4))
+    assert plan("spmttkrp", TENSOR, mats).memory_word_bits == 96
+    assert plan("spmttkrp", TENSOR, mats, vlen=8).memory_word_bits == 128
 
 
 def test_measures_by_hand():

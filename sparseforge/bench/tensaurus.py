@@ -11,15 +11,16 @@ for matrices to load, and computing), the ops, the MACs' utilization while compu
 operational intensity, the throughput over the whole run and the roofline's attainable
 figure there (:func:`measures`). Ops are counted as the paper counts them (Sec. 7.1,
 Fig. 7: the multiplies and adds performed), only on real values: a lane the PEs run
-because the rank is padded to ``tlen x cols x vlen`` is not an op (:func:`useful_macs`);
-the ops the array executed, padded lanes included, are printed beside. The roof is
-``min(peak, intensity x bandwidth)`` for one memory system, as the paper's one HBM: one
-word a cycle as wide as the accelerator's widest memory port (:func:`memory_word_bits`),
-the intensity the useful ops over every byte the run moved (the stream, each tile's
-matrix rows, the output). Beside them: Fig. 3e's share of memory words that carry data
-when the PE rows stream CISS or per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`);
-the speed of Verilator against Amaranth's simulator on a 4x4 array, the same run in each;
-``--plot`` draws the roofline.
+because the rank is padded to ``tlen x cols x vlen`` is not an op
+(:meth:`~sparseforge.sw.tensaurus_job.Job.useful_macs`); the ops the array executed,
+padded lanes included, are printed beside. The roof is ``min(peak, intensity x
+bandwidth)`` for one memory system, as the paper's one HBM: one word a cycle as wide as
+the accelerator's widest memory port
+(:attr:`~sparseforge.sw.tensaurus_job.Job.memory_word_bits`), the intensity the useful
+ops over every byte the run moved (:meth:`~sparseforge.sw.tensaurus_job.Job.moved_bytes`).
+Beside them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS
+or per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator
+against Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
 """
 
 import time
@@ -33,7 +34,7 @@ from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
-from sparseforge.sw.tensaurus_job import plan, roofline
+from sparseforge.sw.tensaurus_job import plan
 
 ROWS, COLS, VLEN, RANK, R1 = 2, 2, 2, 8, 4
 LARGEST = (4, 4)
@@ -63,27 +64,6 @@ PAPER = {
     "peak": ("peak = MACs x 2 x 0.5 (8x8 PEs x 4 lanes: 512 x 2 GHz x 0.5 = 512 GOP/s): "
              "each PE spends every other cycle reading its scratchpad", "Sec. 7.1"),
 }
-
-
-def useful_macs(job):
-    """The multiply-accumulates of ``job`` on real values, as the paper counts ops (Sec.
-    7.1, Fig. 7: each multiply and each add performed, 2 a MAC): per nonzero one for each
-    of the output's ``job.rank`` columns (F), and per fiber's end in each tile ``r1 x F``
-    (MTTKRP: ``r1`` = 1, the Hadamard product with B's row; TTMc: the Kronecker
-    product's). The array runs ``R = tlen x cols x vlen >= F`` columns, the ``R - F``
-    past the rank zeros: :meth:`~sparseforge.sw.tensaurus_job.Job.macs` counts those
-    padded lanes too, this does not."""
-    ends = sum(tile.fibers for tile in job.tiles) * job.r1
-    return (job.nnz + ends) * job.rank
-
-
-def memory_word_bits(job, vlen):
-    """Bits one memory system delivers a cycle: one word as wide as the accelerator's
-    widest memory port, the TLU's CISS entry or the MLU's chunk of ``vlen`` values. The
-    paper's tensor, matrices and output share one HBM (Sec. 6-7.1, Fig. 7); here each
-    has its own port, and their widths summed would be a memory the paper does not
-    have."""
-    return max(job.wire.entry_width, vlen * job.wire.dw)
 
 
 def measures(useful, executed, lanes, moved, cycles, compute_cycles, word_bits):
@@ -150,11 +130,9 @@ def measure(quick, seed):
         component = Tensaurus(**params)
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
         result = simulate(component, job, seed, full)
-        wire = job.wire
-        moved = roofline(job, result.cycles, result.compute_cycles, wire.entry_width,
-                         VLEN * wire.dw)["bytes"]
-        figures = measures(useful_macs(job), job.macs(), ROWS * COLS * VLEN, moved,
-                           result.cycles, result.compute_cycles, memory_word_bits(job, VLEN))
+        figures = measures(job.useful_macs(), job.macs(), ROWS * COLS * VLEN,
+                           job.moved_bytes(), result.cycles, result.compute_cycles,
+                           job.memory_word_bits)
         stream = job.tiles[0].ciss              # Fig. 3e: the words carrying data
         useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
                    "csr_fraction": csr_bandwidth(stream).fraction}

@@ -111,9 +111,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memo
                                    f"{result.output[tuple(bad)]}, the golden kernel's "
                                    f"{job.golden[tuple(bad)]} (replay with --seed {seed})")
     np.save(Path(out), result.output)
-    entry_bits = job.wire.entry_width
-    figures = roofline(job, result.cycles, result.compute_cycles, entry_bits,
-                       vlen * job.wire.dw)
+    figures = roofline(job, result.cycles, result.compute_cycles)
     emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
           "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.nnz,
           "entries": job.entries, "tiles": len(job.tiles), "spm_rows": job.spm_rows,
