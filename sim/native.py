@@ -96,7 +96,7 @@ def build(verilog, name, waves=False):
             return binary, 0.0
         for file, text in (("top.v", verilog), ("native_io.v", io), ("native_main.cpp", main)):
             (folder / file).write_text(text)
-        reused = _runtime(runtime, folder / "obj", into_build=True)
+        reused = _reuse_runtime(runtime, folder / "obj")
         assume = [arg for o in reused for arg in ("-MAKEFLAGS", f"--assume-old={o}")]
         log = folder / "build.log"
         start = time.perf_counter()
@@ -108,28 +108,30 @@ def build(verilog, name, waves=False):
         if proc.returncode or not binary.exists():
             raise ToolError(f"Verilator failed to build the native simulator of {name}; "
                             f"log: {log}")
-        _runtime(runtime, folder / "obj", into_build=False)
+        _keep_runtime(runtime, folder / "obj")
         return binary, time.perf_counter() - start
 
 
-def _runtime(runtime, obj, into_build):
-    """Verilator's runtime library (``verilated*.o``, the same for every design built with
-    the same flags), compiled once. ``into_build``: copy it into a build's ``obj`` folder
-    and return the names make is to take as built (it would otherwise remake them, as they
-    depend on the model's fresh makefile); else keep a finished build's, if none is kept."""
+def _reuse_runtime(runtime, obj):
+    """Copy the kept Verilator runtime (``verilated*.o``, the same for every design built
+    with the same flags) into a build's ``obj`` folder; return the names make is to take
+    as built (it would otherwise remake them: they depend on the model's new makefile)."""
     with locked(runtime):
-        if into_build:
-            obj.mkdir(exist_ok=True)
-            kept = sorted(runtime.glob("verilated*.o"))
-            for o in kept:
-                shutil.copy2(o, obj / o.name)
-            return [o.name for o in kept]
+        obj.mkdir(exist_ok=True)
+        kept = sorted(runtime.glob("verilated*.o"))
+        for o in kept:
+            shutil.copy2(o, obj / o.name)
+        return [o.name for o in kept]
+
+
+def _keep_runtime(runtime, obj):
+    """Keep a finished build's Verilator runtime, unless one is kept already."""
+    with locked(runtime):
         if not any(runtime.glob("verilated*.o")):
             for o in obj.glob("verilated*.o"):
                 part = runtime / f"{o.name}.part"        # never a half-copied object kept
                 shutil.copy2(o, part)
                 part.replace(runtime / o.name)
-        return []
 
 
 def _header(items, rate, seed, words):
