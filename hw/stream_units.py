@@ -45,9 +45,9 @@ class Beside(wiring.Component):
     latency : the pipeline's latency.
     lockstep : where the side waits.
 
-        - False: in a FIFO of ``latency + 2`` items (its own latency is 2, so
-          ``latency`` is at least 2), enough for one item a cycle whatever the
-          pipeline's flow; the FIFO fits distributed or block RAM, for long pipelines
+        - False: in a latency-2 :class:`Queue` of ``latency + 2`` items (its own latency
+          is 2, so ``latency`` is at least 2), enough for one item a cycle whatever the
+          pipeline's flow; the queue fits distributed or block RAM, for long pipelines
           and wide sides.
         - True: in ``latency`` registers that advance with the pipeline's stages, for a
           :class:`~sparseforge.hw.pipeline.Pipeline` (its input ready exactly when its
@@ -85,9 +85,9 @@ class Beside(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         enter, leave = self.enter, self.leave
-        store = stream.Signature(self.side)
-        put, get = store.create(path=("put",)), store.create(path=("get",))
         if self.lockstep:
+            store = stream.Signature(self.side)
+            put, get = store.create(path=("put",)), store.create(path=("get",))
             pipe = Pipeline(m, put, get)
             side = Value.cast(put.payload)
             for _ in range(self.latency):
@@ -95,11 +95,8 @@ class Beside(wiring.Component):
             pipe.finish()
             m.d.comb += get.payload.eq(side)
         else:
-            m.submodules.fifo = fifo = SyncFIFOBuffered(width=Shape.cast(self.side).width,
-                                                        depth=self.depth)
-            m.d.comb += [fifo.w_data.eq(put.payload), fifo.w_en.eq(put.valid),
-                         put.ready.eq(fifo.w_rdy), get.payload.eq(fifo.r_data),
-                         get.valid.eq(fifo.r_rdy), fifo.r_en.eq(get.ready)]
+            m.submodules.store = store = Queue(self.side, depth=self.depth, latency=2)
+            put, get = store.i, store.o
         m.d.comb += [
             self.to_pipe.payload.eq(enter.payload.data),
             self.to_pipe.valid.eq(enter.valid & put.ready),

@@ -330,7 +330,7 @@ def test_pipeline_passes_every_item_once_in_order():
 def test_beside_rejoins_each_item_with_its_own_side():
     beside = Beside(4, 4, 3, latency=2)
     proof = Proof("beside", depth=8)
-    body, fifo = proof.open(beside, "fifo")
+    body, fifo = proof.open(beside, "store", "fifo")
     port = fifo.submodules.storage.read_port(domain="comb")
     inside = proof.include(body)
     enter, leave, to_pipe, from_pipe = beside.enter, beside.leave, beside.to_pipe, beside.from_pipe
@@ -350,14 +350,14 @@ def test_beside_rejoins_each_item_with_its_own_side():
     sides = [SimpleNamespace(valid=s.valid, ready=s.ready, payload=s.payload.side)
              for s in (enter, leave)]
     tracker = Tracker(proof, *sides, capacity=beside.depth)
-    ready = inside["fifo.r_rdy"]
-    fifo = {name: inside[f"fifo.{name}"] for name in ("produce", "consume")}
-    fifo["level"] = inside["fifo.inner_level"]
+    ready = inside["store.fifo.r_rdy"]
+    fifo = {name: inside[f"store.fifo.{name}"] for name in ("produce", "consume")}
+    fifo["level"] = inside["store.fifo.inner_level"]
     m.d.comb += [
         Assert(took == (enter.valid & enter.ready)),
         Assert(gave == (leave.valid & leave.ready)),
         Assert(tracker.count == ready + fifo["level"]),
-        Assert(~(tracker.at(0) & ready) | (inside["fifo.r_data"] == tracker.data)),
+        Assert(~(tracker.at(0) & ready) | (inside["store.fifo.r_data"] == tracker.data)),
     ]
     fifo_invariants(proof, tracker, fifo, port, before=ready)
     proof.run()
