@@ -20,7 +20,7 @@ class TensaurusControlSignature(wiring.Signature):
     """Tensaurus's run control, seen from it; every stream's shape is its unit's.
 
     - ``kernel`` (in, :class:`~sparseforge.sw.wire.TensaurusKernel`): held while
-      a run goes; TTMc broadcasts B's rows.
+      a run goes; TTMc and MV broadcast B's (b's) rows.
     - ``start``, ``stats``: the accelerator's (``top``, a
       :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature`).
     - ``load`` (stream out): the MLU's ``start`` (``mlu``).
@@ -102,7 +102,8 @@ class TensaurusControl(wiring.Component):
         m.d.comb += [
             *(load[name].eq(l_job[name]) for name in ("base0", "rows0", "base1", "rows1")),
             load.half.eq(l_half),
-            load.broadcast.eq(self.kernel == TensaurusKernel.TTMC),
+            load.broadcast.eq((self.kernel == TensaurusKernel.TTMC)
+                              | (self.kernel == TensaurusKernel.MV)),
             tensor.base.eq(c_job.tensor_base),
             tensor.count.eq(c_job.entries),
             self.read_half.eq(c_half),

@@ -16,6 +16,12 @@ The PE is two halves joined by a queue of *operations*, one per chunk:
   register once around (``tlen`` chunks, or the OSR's ``olen`` in TTMc), so it is back
   in place for the next.
 
+SpMV and GEMV (the ``MV`` kernel) run on the first PE column alone (Section 5.2.4): a
+PE forwards only the end marker, so the columns after it idle; each nonzero is one
+operation that reads one element of b (lane ``j % per`` of operand 1's row ``j >> shift``,
+:func:`~sparseforge.sw.wire.mv_layout`) and adds its product, on every lane, into the
+OSR's first chunk, in place; a slice drains that chunk alone.
+
 TTMc's outer product (``OSR[u * tlen + t] += B[j][u] * TSR[t]``) streams B's row: each
 response of ``vlen`` values serves ``vlen * tlen`` operations (the last chunk fewer), one
 value a ``tlen`` of them, replicated over the lanes; the response is held on its
@@ -111,8 +117,8 @@ class TensaurusPe(wiring.Component):
     Latency and throughput: one operation a cycle while its response is there and
     ``drain`` is taken: a nonzero takes ``tlen`` cycles, a fiber's end (MTTKRP) and a
     slice's drain ``tlen`` more each (in TTMc ``r1 * tlen`` each, with ``ceil(r1 /
-    vlen)`` reads of B); a header or idle lane that ends nothing, one. A fiber's end
-    waits ``max(0, DEPTH - tlen)`` more cycles for its TSR; the datapath's stages add
+    vlen)`` reads of B; in MV one each); a header or idle lane that ends nothing, one.
+    A fiber's end waits ``max(0, DEPTH - tlen)`` more cycles for its TSR; the datapath's stages add
     two cycles of latency.
     """
 
@@ -156,7 +162,7 @@ class TensaurusPe(wiring.Component):
         """The lane's items as phases of operations, each read issued with its operation."""
         T, V, lane, forward, request = self.tlen, self.vlen, self.lane, self.forward, \
             self.spm.request
-        ttmc = self.kernel == TensaurusKernel.TTMC
+        ttmc, mv = self.kernel == TensaurusKernel.TTMC, self.kernel == TensaurusKernel.MV
         tensor = (self.kernel == TensaurusKernel.MTTKRP) | ttmc     # fibers: a TSR
         item = Signal(lane.payload.shape())
         pending, todo = Signal(), Signal(4)            # todo: fold, drain, scale, end
@@ -170,6 +176,8 @@ class TensaurusPe(wiring.Component):
 
         phase, _ = lowest(m, todo)                     # the lowest set bit of todo
         k = item.k if self.order == 3 else 0
+        shift = wire.mv_layout(V)[1]                   # MV: b[j] is lane j % per of row j >> shift
+        mv_lane = item.ij[:shift] if shift else 0
         op = Signal(self.op_layout)
         m.d.comb += ops.i.payload.eq(op)
         outer = ttmc & phase[0]
@@ -181,17 +189,18 @@ class TensaurusPe(wiring.Component):
                                                                       SCALE_OSR))))),
             op.scalar.eq(item.nnz), op.chunk.eq(chunk),
             op.row.eq(Mux(phase[1], cur_i, Mux(phase[0], cur_j, Mux(tensor, k, item.ij)))),
-            op.lane.eq(b), op.clear.eq(last_round),
+            op.lane.eq(Mux(mv, mv_lane, b)), op.clear.eq(last_round),
             op.take.eq(~outer | (t == T - 1) & ((b == V - 1) | last_round)),
-            request.payload.operand.eq(phase[0]),
-            request.payload.row.eq(Mux(phase[0], cur_j, Mux(tensor, k, item.ij))),
+            request.payload.operand.eq(phase[0] | mv),
+            request.payload.row.eq(Mux(phase[0], cur_j, Mux(tensor, k,
+                                                            Mux(mv, item.ij >> shift, item.ij)))),
             request.payload.chunk.eq(Mux(outer, g, t)),
             request.valid.eq(pending & reads & ops.i.ready),
             ops.i.valid.eq(pending & todo.any() & (~reads | request.ready)),
         ]
         push = ops.i.valid & ops.i.ready
         whole = ttmc & (phase[0] | phase[1])           # once around the OSR
-        advance = push & (Mux(whole, chunk == self.olen - 1, chunk == T - 1) | phase[3])
+        advance = push & (Mux(whole, chunk == self.olen - 1, chunk == T - 1) | phase[3] | mv)
         with m.If(push):
             m.d.sync += [chunk.eq(Mux(advance, 0, chunk + 1)),
                          t.eq(Mux(advance | (t == T - 1), 0, t + 1))]
@@ -226,7 +235,7 @@ class TensaurusPe(wiring.Component):
             drain = Mux(done & marker, item.ij != idle, in_slice) & new_marker
             m.d.sync += [item.eq(given), pending.eq(1),
                          todo.eq(Cat(fold, drain, ~new_marker, given.last)),
-                         forward.valid.eq(1), forward.payload.eq(given)]
+                         forward.valid.eq(~mv | given.last), forward.payload.eq(given)]
         with m.Else():
             with m.If(done):
                 m.d.sync += pending.eq(0)
@@ -262,6 +271,7 @@ class TensaurusPe(wiring.Component):
         free = ~drain.valid | drain.ready
         advance = ~(s2.valid & out2) | free
         fold, outer = op.op == FOLD, op.op == OUTER
+        mv = self.kernel == TensaurusKernel.MV
         hazard = Signal()
         factor = Signal(lanes)                          # the TSR's head after those ahead
         rotating = [s.valid & ((s.op == FOLD) | (s.op == OUTER) | (s.op == SCALE_TSR))
@@ -297,7 +307,7 @@ class TensaurusPe(wiring.Component):
                 m.d.sync += s2.factor.eq(s1.factor)
             for v in range(V):
                 m.d.sync += [s1.factor[v].eq(Mux(fold | outer, factor[v], scalar)),
-                             s1.mul[v].eq(Mux(outer, value, x[v])),
+                             s1.mul[v].eq(Mux(outer | mv, value, x[v])),
                              s2.product[v].eq((s1.factor[v] * s1.mul[v])[:A])]
 
         # VVADD and the shifts, in order: each head is the one this operation adds to.
@@ -313,10 +323,14 @@ class TensaurusPe(wiring.Component):
                              tsr[-1].eq(Mux(fold2 | outer2 & s2.clear, 0,
                                             Mux(outer2, tsr[0], head_t)))]
             with m.If(~scale_tsr2 & (s2.op != END)):
-                # The first tlen chunks shift; in TTMc all olen of them.
+                # The first tlen chunks shift; in TTMc all olen of them; in MV only the
+                # first is used, in place.
                 new = Mux(s2.op == DRAIN, 0, head_o)
-                m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[:T])),
-                             osr[T - 1].eq(new)]
+                with m.If(mv):
+                    m.d.sync += osr[0].eq(new)
+                with m.Else():
+                    m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[:T])),
+                                 osr[T - 1].eq(new)]
                 if self.olen > T:
                     with m.If(self.kernel == TensaurusKernel.TTMC):
                         m.d.sync += [*(a.eq(b) for a, b in itertools.pairwise(osr[T - 1:])),

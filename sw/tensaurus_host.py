@@ -22,21 +22,25 @@ def params_for(job, iw=None):
     largest = max(job.entries, *(m.size // job.vlen for m in job.mats), 2)
     return {"rows": job.rows, "cols": job.cols, "vlen": job.vlen, "tlen": job.tlen,
             "r1": job.r1, "dw": job.wire.dw, "iw": iw or job.wire.iw,
-            "acc_width": job.acc_width, "order": 2 if job.mode == "mm" else 3,
+            "acc_width": job.acc_width, "order": 2 if job.mode in ("mm", "mv") else 3,
             "spm_rows": spm_rows, "banks": min(8, spm_rows), "out_rows": up(job.out_rows),
             "addr_width": max(16, int(largest).bit_length() + 1)}
 
 
-def matrix_loads(job, dw):
+def matrix_loads(job, dw, b_chunks=1):
     """``(starts, words, reads)``: each tile's MLU start fields for its rows of the
     matrices, laid one after the other in memory; the memory's words (ints); and the
-    reads the tiles make, in order."""
-    images = [wire.chunk_words(matrix, job.vlen, dw) for matrix in job.mats]
+    reads the tiles make, in order. A build's MLU loads each row of a broadcast operand
+    (TTMc's B, MV's b) as its ``b_chunks`` chunks: the rows are padded to them."""
+    mats = list(job.mats)
+    if job.mode in ("ttmc", "mv"):
+        mats[1] = np.pad(mats[1], ((0, 0), (0, b_chunks * job.vlen - mats[1].shape[1])))
+    images = [wire.chunk_words(matrix, job.vlen, dw) for matrix in mats]
     bases = np.cumsum([0, *map(len, images)])[:-1].tolist()
     starts, reads = [], []
     for tile in job.tiles:
         start = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}
-        for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, job.mats, bases,
+        for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, mats, bases,
                                                                strict=False)):
             chunks = matrix.shape[1] // job.vlen
             start |= {f"base{n}": base + first * chunks, f"rows{n}": count}

@@ -12,15 +12,20 @@ do not hold is refused. A kernel maps to the PE's two modes:
   and C's may differ): operand 0 is C, split over the PE columns as in MTTKRP; operand 1
   is B, each row whole in every column (``ceil(r1 / vlen)`` chunks); the output, ``I x
   r1 x R``, comes out as rows of ``r1 * R`` values;
-- SpMM, GEMM, SpMV and GEMV: ``Y[i] = sum_j A[i,j] B[j]``: operand 0 is B.
+- SpMM and GEMM: ``Y[i] = sum_j A[i,j] B[j]``: operand 0 is B;
+- SpMV and GEMV: ``y[i] = sum_j A[i,j] b[j]`` on the first PE column (Section 5.2.4):
+  operand 1 is b, ``per`` elements a row (:func:`~sparseforge.sw.wire.mv_layout`),
+  loaded as TTMc's B is, whole into the scratchpads; operand 0 is empty. Each nonzero
+  is one operation of one PE, and the output one value a row.
 
 A dense operand (DMTTKRP, DTTMc, GEMM, GEMV) runs as the CISS stream of its nonzeros:
 the hardware's work is the same, the TLU's own dense path is not built. A rank of ``F``
-runs as ``R = tlen * cols * vlen >= F`` columns, the rest zero.
+runs as ``R = tlen * cols * vlen >= F`` columns, the rest zero (MV: one column).
 
 A run is tiled (Section 5.1) when the scratchpads hold fewer than all the operands' rows
 (``spm_rows``): the nonzeros are grouped by the block of ``spm_rows`` rows of each operand
-they read (MM: of B by ``j``; MTTKRP and TTMc: of C by ``k`` and of B by ``j``), each
+they read (MM: of B by ``j``; MV: of b, ``spm_rows * per`` values of ``j``; MTTKRP and
+TTMc: of C by ``k`` and of B by ``j``), each
 group a tile with its own CISS stream of indices local to its blocks; only blocks that
 hold nonzeros make tiles. The output is not tiled: every tile's slices keep their ``i``.
 """
@@ -31,11 +36,11 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from . import ciss as cissmod
-from . import tensor_kernels
+from . import tensor_kernels, wire
 from .formats import Tensor
 
 KERNELS = {"spmttkrp": "mttkrp", "dmttkrp": "mttkrp", "spttmc": "ttmc", "dttmc": "ttmc",
-           "spmm": "mm", "gemm": "mm", "spmv": "mm", "gemv": "mm"}
+           "spmm": "mm", "gemm": "mm", "spmv": "mv", "gemv": "mv"}
 """The kernels a run takes, and the PE mode each runs in."""
 
 DENSE = ("dmttkrp", "dttmc", "gemm", "gemv")
@@ -59,7 +64,7 @@ class Job:
     ``spm_rows``, the rows of each operand a tile loads at most."""
 
     kernel: str
-    mode: str               # "mttkrp", "ttmc" or "mm"
+    mode: str               # "mttkrp", "ttmc", "mm" or "mv"
     tiles: tuple
     mats: tuple
     golden: np.ndarray
@@ -71,6 +76,11 @@ class Job:
     tlen: int
     acc_width: int
     spm_rows: int
+
+    @property
+    def active_pes(self):
+        """The PEs that compute: MV's first column, or all of them."""
+        return self.rows * (1 if self.mode == "mv" else self.cols)
 
     @property
     def out_rows(self):
@@ -97,7 +107,9 @@ class Job:
     def macs(self):
         """Lane multiply-accumulates the PEs do: each PE of a row one chunk operation per
         chunk for a nonzero, and for each fiber's end in each tile (``r1`` per chunk in
-        TTMc)."""
+        TTMc); in MV one PE one operation per nonzero, its value on every lane."""
+        if self.mode == "mv":
+            return self.nnz * self.vlen
         ends = sum(tile.fibers for tile in self.tiles) * self.r1
         return (self.nnz + ends) * self.tlen * self.cols * self.vlen
 
@@ -160,7 +172,7 @@ def _as_tensor(operand, kernel, what):
     """The sparse operand as a Tensor of integer values (a dense one's nonzeros)."""
     if kernel in DENSE:
         dense = np.asarray(operand)
-        want = 2 if KERNELS[kernel] == "mm" else 3
+        want = 2 if KERNELS[kernel] in ("mm", "mv") else 3
         if dense.ndim != want:
             raise ParameterError(f"{what}: {kernel} takes a dense {want}-D array, not "
                                  f"{dense.ndim}-D")
@@ -171,7 +183,7 @@ def _as_tensor(operand, kernel, what):
     else:
         m = operand.tocoo()
         tensor = Tensor(np.stack([m.row, m.col], 1).astype(np.int64), m.data, m.shape)
-    want = 2 if KERNELS[kernel] == "mm" else 3
+    want = 2 if KERNELS[kernel] in ("mm", "mv") else 3
     if tensor.ndim != want:
         raise ParameterError(f"{what}: {kernel} takes a {want}-mode operand, not "
                              f"{tensor.ndim} modes")
@@ -193,7 +205,7 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     tensor = _as_tensor(operand, kernel, what)
     mode = KERNELS[kernel]
     mats = [_integers(f, label) for f, label in zip(factors, labels, strict=True)]
-    need = 1 if mode == "mm" else 2
+    need = 1 if mode in ("mm", "mv") else 2
     if len(mats) != need:
         raise ParameterError(f"{kernel} takes {need} factor matrices, not {len(mats)}")
     if kernel in ("spmv", "gemv"):
@@ -209,13 +221,17 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if 0 in ranks or (mode == "mttkrp" and ranks[0] != ranks[1]):
         raise ParameterError(f"the factors' ranks differ or are 0: {ranks}")
     rank, r1 = ranks[-1], ranks[0] if mode == "ttmc" else 1
-    tlen = -(-rank // (cols * vlen))
+    tlen = 1 if mode == "mv" else -(-rank // (cols * vlen))
     padded = [np.pad(m, ((0, 0), (0, tlen * cols * vlen - rank))) for m in mats]
     for m, label in zip([tensor.values, *mats], [what, *labels], strict=True):
         _check_bits(m, dw, label, "dw")
     golden = _golden(mode, tensor, mats, acc_width)
     if mode == "mm":
         operands = (padded[0],)
+    elif mode == "mv":                              # b, per elements a row
+        per = wire.mv_layout(vlen)[0]
+        b = np.pad(mats[0][:, 0], (0, -len(mats[0]) % per)).reshape(-1, per)
+        operands = (np.zeros((0, vlen), dtype=np.int64), np.pad(b, ((0, 0), (0, vlen - per))))
     elif mode == "mttkrp":
         operands = (padded[1], padded[0])           # operand 0: C; operand 1: B
     else:                                           # B whole: ceil(r1 / vlen) chunks
@@ -224,7 +240,8 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if spm_rows is not None and (isinstance(spm_rows, bool) or int(spm_rows) < 1):
         raise ParameterError(f"spm_rows={spm_rows!r}: a scratchpad holds at least one row")
     spm_rows = max(1, largest if spm_rows is None else min(int(spm_rows), largest))
-    tiles = _tiles(tensor, mode, spm_rows, rows, dw, iw)
+    tiles = _tiles(tensor, spm_rows, rows, dw, iw,
+                   wire.mv_layout(vlen)[0] if mode == "mv" else None)
     return Job(kernel, mode, tiles, operands, golden, rank, r1, rows, cols, vlen, tlen,
                acc_width, spm_rows)
 
@@ -234,6 +251,7 @@ def _golden(mode, tensor, mats, acc_width):
     kernel over the values' magnitudes (in floats) bounds every partial sum; where it
     stays under 2^62 the int64 output is exact."""
     kernel = {"mm": lambda t, m: tensor_kernels.spmm(t, m[0]),
+              "mv": lambda t, m: tensor_kernels.spmm(t, m[0]),
               "mttkrp": lambda t, m: tensor_kernels.spmttkrp(t, [None, *m]),
               "ttmc": lambda t, m: tensor_kernels.spttmc(t, [None, *m])}[mode]
     size = Tensor(tensor.coords, np.abs(tensor.values).astype(np.float64), tensor.shape)
@@ -246,35 +264,40 @@ def _golden(mode, tensor, mats, acc_width):
     return golden
 
 
-def _tiles(tensor, mode, spm_rows, pes, dw, iw):
+def _tiles(tensor, spm_rows, pes, dw, iw, per=None):
     """The run's :class:`Tile` s: the nonzeros grouped by the blocks of ``spm_rows`` rows
     of each operand they read (operand 0: C by ``k``, or B by ``j`` in MM; operand 1: B
-    by ``j``), in order of B's block, then C's."""
+    by ``j``), in order of B's block, then C's. In MV b's rows hold ``per`` values each:
+    a block spans ``spm_rows * per`` values of ``j``, its rows operand 1's."""
     held = tensor.values != 0
     coords, values = tensor.coords[held], tensor.values[held]
-    axes = (1,) if mode == "mm" else (2, 1)                 # operand 0's index, then 1's
-    blocks = coords[:, axes] // spm_rows
-    key = blocks[:, 0] if mode == "mm" else blocks[:, 1] * (
+    axes = (1,) if tensor.ndim == 2 else (2, 1)             # operand 0's index, then 1's
+    span = spm_rows * (per or 1)                            # of an index, a block
+    blocks = coords[:, axes] // span
+    key = blocks[:, 0] if tensor.ndim == 2 else blocks[:, 1] * (
         -(-tensor.shape[2] // spm_rows)) + blocks[:, 0]
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     order = np.argsort(key, kind="stable")
-    local_shape = (tensor.shape[0], *(min(spm_rows, n) for n in tensor.shape[1:]))
+    local_shape = (tensor.shape[0], *(min(span, n) for n in tensor.shape[1:]))
     tiles, at = [], 0
     for n, count in zip(first, counts, strict=True):
         part = order[at:at + count]
         at += count
         origin = np.zeros(tensor.ndim, dtype=np.int64)
-        origin[list(axes)] = blocks[n] * spm_rows
+        origin[list(axes)] = blocks[n] * span
         local = coords[part] - origin
         ciss = cissmod.encode(Tensor(local, values[part], local_shape), pes, dw=dw, iw=iw)
-        rows = tuple((int(origin[a]), int(min(spm_rows, tensor.shape[a] - origin[a])))
+        rows = tuple((int(origin[a]) // (per or 1),
+                      -(-int(min(span, tensor.shape[a] - origin[a])) // (per or 1)))
                      for a in axes)
-        fibers = 0 if mode == "mm" else len(np.unique(local[:, :2], axis=0))
+        if per:
+            rows = ((0, 0), *rows)
+        fibers = 0 if tensor.ndim == 2 else len(np.unique(local[:, :2], axis=0))
         tiles.append(Tile(ciss, rows, fibers))
     if not tiles:                                           # no nonzeros: one empty tile
         empty = Tensor(np.zeros((0, tensor.ndim), dtype=np.int64), values[:0], local_shape)
         tiles.append(Tile(cissmod.encode(empty, pes, dw=dw, iw=iw),
-                          tuple((0, 0) for _ in axes), 0))
+                          tuple((0, 0) for _ in range(len(axes) + bool(per))), 0))
     return tuple(tiles)
 
 

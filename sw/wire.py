@@ -599,15 +599,27 @@ class TensaurusKernel(enum.IntEnum):
 
     - ``MTTKRP`` (SpMTTKRP, DMTTKRP): ``TSR += scalar * C[k]`` per nonzero; at a fiber's
       end ``OSR += TSR * B[j]``, TSR cleared.
-    - ``MM`` (SpMM, GEMM, SpMV, GEMV): ``OSR += scalar * B[j]`` per nonzero; no TSR.
+    - ``MM`` (SpMM, GEMM): ``OSR += scalar * B[j]`` per nonzero; no TSR.
     - ``TTMC`` (SpTTMc, DTTMc): as MTTKRP per nonzero; at a fiber's end the outer
       product ``OSR[u] += B[j][u] * TSR`` for each of B's ``r1`` columns ``u``, TSR
       cleared.
+    - ``MV`` (SpMV, GEMV): on the first PE column only, ``OSR[0] += scalar * b[j]`` per
+      nonzero, one element of b a read (:func:`mv_layout`); the other columns idle.
     """
 
     MTTKRP = 0
     MM = 1
     TTMC = 2
+    MV = 3
+
+
+def mv_layout(vlen):
+    """``(per, shift)``: b's elements a scratchpad row holds in MV, and its log2. A row
+    of ``vlen`` lanes holds ``per``, the largest power of two that fits, so b's element
+    ``j`` is lane ``j % per`` of row ``j >> shift``, and the PE splits its index with no
+    divider (Section 5.2.4: the SPM reads one element of b)."""
+    shift = vlen.bit_length() - 1
+    return 1 << shift, shift
 
 
 def tensaurus_chunk(dw):

@@ -43,7 +43,8 @@ class TensaurusBench(Bench):
         streams, self.tensor_reads, responses, after = memory(
             [tile.ciss for tile in job.tiles], tags, window or tags,
             np.random.default_rng(seed))
-        loads, words, self.matrix_reads = matrix_loads(job, component.dw)
+        loads, words, self.matrix_reads = matrix_loads(job, component.dw,
+                                                       component.mlu.b_chunks)
         self.job = job
         self.chunks = component.olen * component.cols
         n = len(self.matrix_reads)

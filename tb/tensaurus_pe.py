@@ -52,6 +52,12 @@ def model_items(ciss, items):
                     items["last"].tolist(), strict=True))
 
 
+def forwarded(kernel, items):
+    """The lane items a PE passes to the next of its row: all of them, or in MV (where
+    only the first column computes) the end marker alone."""
+    return 1 if kernel == wire.TensaurusKernel.MV else len(items["last"])
+
+
 class PeBench(Bench):
     """A PE walking ``items`` (:func:`lane_items`) of ``kernel`` against the scratchpad
     ``read(operand, row, chunk)`` (``vlen`` ints)."""
@@ -71,7 +77,7 @@ class PeBench(Bench):
                                   after={"spm__request": np.arange(1, n + 1)})
         self.sinks = {name: self.sink_on(stream, rates[name], count)
                       for name, stream, count in (
-                          ("forward", "forward", len(items["last"])),
+                          ("forward", "forward", forwarded(kernel, items)),
                           ("request", "spm__request", n),
                           ("drain", "drain", len(self.trace.drains) + 1))}
         self.drivers = [Static("kernel", kernel), lane, response, *self.sinks.values()]

@@ -132,6 +132,26 @@ def test_directed_arrays_spmttkrp_and_spmm(rows, cols, vlen, rank):
     assert np.array_equal(run(job, seed_from_env(rank + 1), STALLS).output, job.golden)
 
 
+MATRIX = Tensor(np.array([[0, 1], [0, 3], [0, 8], [2, 0], [3, 3], [3, 6], [5, 2], [5, 7]]),
+                np.array([4, -2, 5, 7, 1, -6, 3, 2]), (6, 9))
+
+
+@pytest.mark.parametrize("rows, cols, vlen, spm_rows", [(1, 1, 1, None), (2, 3, 2, None),
+                                                        (3, 2, 4, None), (2, 2, 3, 2)])
+def test_directed_spmv_on_the_first_column(rows, cols, vlen, spm_rows):
+    """SpMV (and GEMV) on the first PE column: b packed into the scratchpads' rows, in
+    tiles of ``spm_rows`` of them or whole; the output is the golden y."""
+    b = np.arange(MATRIX.shape[1]) * 3 - 11
+    job = plan("spmv", MATRIX, [b], rows, cols, vlen, spm_rows=spm_rows)
+    assert job.mode == "mv" and job.active_pes == rows
+    assert (len(job.tiles) > 1) == (spm_rows is not None)
+    assert np.array_equal(run(job, seed_from_env(vlen), STALLS).output, job.golden)
+    dense = np.zeros(MATRIX.shape, dtype=np.int64)
+    dense[tuple(MATRIX.coords.T)] = MATRIX.values
+    job = plan("gemv", dense, [b], rows, cols, vlen, spm_rows=spm_rows)
+    assert np.array_equal(run(job, seed_from_env(vlen + 1)).output, dense @ b[:, None])
+
+
 @pytest.mark.parametrize("kernel, spm_rows", [("spmttkrp", 1), ("spttmc", 1), ("spmm", 2)])
 def test_directed_tiles_accumulate_across_tiles(kernel, spm_rows):
     """Fig. 3a (and a matrix) in tiles of a row or two of each operand: the MSU sums every
@@ -241,6 +261,8 @@ def test_dttmc_and_the_other_kernels_on_a_ttmc_build():
     matrix = Tensor(np.array([[0, 1], [2, 0], [3, 3]]), np.array([4, -2, 7]), (4, 4))
     job = plan("spmm", matrix, factors(matrix.shape, 4, 8), rows=2, cols=2, vlen=2)
     assert np.array_equal(run(job, seed_from_env(5), STALLS, r1=3).output, job.golden)
+    job = plan("spmv", matrix, [np.array([3, -1, 4, 1])], rows=2, cols=2, vlen=2)
+    assert np.array_equal(run(job, seed_from_env(6), STALLS, r1=3).output, job.golden)
 
 
 def test_tiles_cover_the_nonzeros_with_local_indices():

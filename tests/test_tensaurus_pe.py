@@ -13,15 +13,25 @@ from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensor_kernels import spmm, spmttkrp, spttmc
-from sparseforge.sw.wire import TensaurusKernel
-from sparseforge.tb.tensaurus_pe import lane_items, model_items, simulate
+from sparseforge.sw.wire import TensaurusKernel, mv_layout
+from sparseforge.tb.tensaurus_pe import forwarded, lane_items, model_items, simulate
 
-MTTKRP, MM, TTMC = TensaurusKernel
+MTTKRP, MM, TTMC, MV = TensaurusKernel
 STALLS = {"lane": 0.8, "forward": 0.5, "request": 0.6, "response": 0.4, "drain": 0.3}
 
 # Fig. 3a's shape (4 x 2 x 2): slices of one and two fibers, an empty slice.
 FIG3 = Tensor(np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0], [1, 1, 1], [3, 0, 0],
                         [3, 1, 1]]), np.array([1, 2, 3, 4, 5, 6, 7]), (4, 2, 2))
+
+
+def vector_matrix(seed, shape=(5, 11), nnz=16):
+    """A matrix with nonzeros in most of its columns (so b's rows and lanes all serve)
+    and an empty row, for MV."""
+    rng = np.random.default_rng(seed)
+    keys = rng.choice(shape[0] * shape[1], nnz, replace=False)
+    coords = np.stack(np.unravel_index(np.sort(keys), shape), 1)
+    coords = coords[coords[:, 0] != 2]                       # row 2 empty
+    return integers(Tensor(coords, np.ones(len(coords), dtype=np.int64), shape), seed)
 
 
 def integers(tensor, seed):
@@ -55,11 +65,18 @@ def wrapped(y, acc_width):
     return np.vectorize(lambda v: model.wrap(int(v), acc_width))(np.asarray(y, dtype=object))
 
 
-def operands(tensor, kernel, rank, seed, r1=1):
+def operands(tensor, kernel, rank, seed, r1=1, vlen=1):
     """``(matrices by operand, golden output)`` of ``kernel`` on ``tensor`` (TTMc: B of
     rank ``r1`` with zero columns after, so its last chunk is whole; the output ``I x
-    r1 x rank`` flattened as the OSR's chunks)."""
+    r1 x rank`` flattened as the OSR's chunks; MV: b packed ``per`` elements a row of
+    ``vlen`` lanes as operand 1, and ``y`` on every lane of the OSR's first chunk)."""
     mats = factors(tensor.shape, rank, seed)
+    if kernel == MV:
+        b = mats[1][:, 0]
+        per = mv_layout(vlen)[0]
+        packed = np.pad(b, (0, -len(b) % per)).reshape(-1, per)
+        y = spmm(tensor, b[:, None])
+        return (None, np.pad(packed, ((0, 0), (0, vlen - per)))), np.repeat(y, vlen, 1)
     if kernel == MTTKRP:
         return (mats[2], mats[1]), spmttkrp(tensor, [None, mats[1], mats[2]])
     if kernel == TTMC:
@@ -71,7 +88,7 @@ def operands(tensor, kernel, rank, seed, r1=1):
 
 def model_output(tensor, kernel, pes, vlen, tlen, seed, acc_width=32, r1=1):
     ciss = cissmod.encode(tensor, pes, dw=16, iw=16)
-    mats, golden = operands(tensor, kernel, vlen * tlen, seed, r1)
+    mats, golden = operands(tensor, kernel, vlen * tlen, seed, r1, vlen)
     drains = []
     for p in range(pes):
         drains += model.pe(model_items(ciss, lane_items(ciss, p)), kernel, tlen, vlen,
@@ -116,6 +133,22 @@ def _summed(matrix):
     return keys[keep], values[keep], matrix.shape
 
 
+@pytest.mark.parametrize("pes", [1, 2, 3])
+@pytest.mark.parametrize("vlen, tlen", [(1, 1), (2, 2), (3, 1), (4, 3)])
+def test_model_is_spmv_on_one_osr_register(pes, vlen, tlen):
+    """MV: one read of b's element a nonzero, lane ``j % per`` of row ``j // per``, and
+    one drain a slice, of the OSR's first chunk, ``y[i]`` on every lane."""
+    matrix = vector_matrix(pes + vlen)
+    got, want = model_output(matrix, MV, pes, vlen, tlen, 4)
+    assert (got == want).all()
+    ciss = cissmod.encode(matrix, 1, dw=16, iw=16)
+    trace = model.pe(model_items(ciss, lane_items(ciss, 0)), MV, tlen, vlen,
+                     lambda o, r, t: [0] * vlen, 32, ciss.wire.idle)
+    per = mv_layout(vlen)[0]
+    assert trace.requests == [(1, j // per, 0) for j in matrix.coords[:, 1]]
+    assert [d[:2] for d in trace.drains] == [(i, 0) for i in np.unique(matrix.coords[:, 0])]
+
+
 def test_model_wraps_to_the_accumulator():
     tensor = Tensor(np.array([[0, 0, 0]]), np.array([30000]), (1, 1, 1))
     got, want = model_output(tensor, MTTKRP, 1, 1, 1, 0, acc_width=8)
@@ -126,14 +159,14 @@ def run_pe(component, tensor, kernel, pes, seed, rates=None, engine="pysim", wor
     """Every PE's lane through the RTL; returns (assembled, golden, cycles)."""
     ciss = cissmod.encode(tensor, pes, dw=component.dw, iw=component.iw)
     mats, golden = operands(tensor, kernel, component.vlen * component.tlen, seed,
-                            component.r1)
+                            component.r1, component.vlen)
     drains, cycles = [], 0
     for p in range(pes):
         run, trace = simulate(component, ciss, p, kernel, chunks(mats, component.vlen),
                               seed + p, rates, engine, work_dir)
         assert run.requests == trace.requests, p
         assert run.drains == trace.drains, p
-        assert run.forwarded == ciss.entries + 1
+        assert run.forwarded == forwarded(kernel, lane_items(ciss, p))
         drains += run.drains
         cycles = max(cycles, run.cycles)
     shape = golden.shape
@@ -150,6 +183,18 @@ def test_directed_fig3_tensor(vlen, tlen, kernel):
     component = TensaurusPe(vlen=vlen, tlen=tlen, order=3 if kernel == MTTKRP else 2)
     for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
         got, want, _ = run_pe(component, tensor, kernel, 2, seed, rates)
+        assert (got == want).all(), (seed, got, want)
+
+
+@pytest.mark.parametrize("vlen, tlen, order", [(1, 1, 2), (2, 2, 2), (3, 2, 3), (4, 1, 2)])
+def test_directed_spmv_on_one_osr_register(vlen, tlen, order):
+    """MV on PEs of any TLEN and VLEN (3: two elements of b a row, one lane unused), a
+    tensor build's among them: every lane of the OSR's first chunk is y, and only the end
+    marker goes on to the next PE of the row."""
+    matrix = vector_matrix(vlen + tlen)
+    component = TensaurusPe(vlen=vlen, tlen=tlen, order=order)
+    for seed, rates in ((seed_from_env(1), None), (seed_from_env(2), STALLS)):
+        got, want, _ = run_pe(component, matrix, MV, 2, seed, rates)
         assert (got == want).all(), (seed, got, want)
 
 
@@ -192,6 +237,17 @@ def test_spttmc_one_operation_a_cycle_when_nothing_stalls():
     ops = component.tlen + 2 * component.olen
     bubbles = TensaurusPe.DEPTH - component.tlen    # the fold waits for its TSR
     assert ops <= cycles <= ops + 6 + 2 + bubbles, cycles
+
+
+def test_spmv_one_operation_a_nonzero_when_nothing_stalls():
+    """MV on a PE of TLEN 4: each nonzero one operation and each slice's drain one, not
+    TLEN each."""
+    matrix = vector_matrix(3, shape=(4, 40), nnz=30)
+    component = TensaurusPe(vlen=2, tlen=4, order=2)
+    got, want, cycles = run_pe(component, matrix, MV, 1, 0, dict.fromkeys(STALLS, 1.0))
+    assert (got == want).all()
+    ops = len(matrix.values) + len(np.unique(matrix.coords[:, 0])) + 1     # and the end
+    assert ops <= cycles <= ops + 6 + 2, cycles
 
 
 @pytest.mark.parametrize("tlen", [1, 2, 3, 4])

@@ -16,12 +16,16 @@ Walking its lane, entry by entry:
 - a slice ends at the lane's next header, an idle lane or the end marker: the OSR drains,
   chunk by chunk, tagged with the slice index, and clears.
 
+In MV (SpMV, GEMV) a nonzero ``(scalar, j)`` reads b's element ``j``, lane ``j % per`` of
+operand 1's row ``j // per`` (:func:`~sparseforge.sw.wire.mv_layout`), and adds
+``scalar`` times it, on every lane, to the OSR's first chunk, the only one that drains.
+
 Integers wrap to ``acc_width`` bits (two's complement), as the hardware's accumulators.
 """
 
 from dataclasses import dataclass, field
 
-from ...sw.wire import TensaurusKernel
+from ...sw.wire import TensaurusKernel, mv_layout
 
 
 def wrap(value, bits):
@@ -46,7 +50,7 @@ def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
     one), reading its scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints);
     ``r1`` is B's rank in TTMc."""
     trace = PeTrace()
-    olen = r1 * tlen if kernel == TensaurusKernel.TTMC else tlen
+    olen = {TensaurusKernel.TTMC: r1 * tlen, TensaurusKernel.MV: 1}.get(kernel, tlen)
     tsr = [[0] * vlen for _ in range(tlen)]
     osr = [[0] * vlen for _ in range(olen)]
     cur_i = cur_j = 0
@@ -78,7 +82,11 @@ def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
             for n in range(olen):
                 trace.drains.append((cur_i, n, tuple(osr[n])))
                 osr[n] = [0] * vlen
-        if not marker:
+        if not marker and kernel == TensaurusKernel.MV:
+            per = mv_layout(vlen)[0]
+            x = fetch(1, ij // per, 0)[ij % per]
+            osr[0] = [wrap(o + scalar * x, acc_width) for o in osr[0]]
+        elif not marker:
             held = tsr if tensor else osr
             for t in range(tlen):
                 x = fetch(0, k if tensor else ij, t)
