@@ -278,21 +278,6 @@ def _tiles(tensor, mode, spm_rows, pes, dw, iw):
     return tuple(tiles)
 
 
-def roofline(job, cycles, compute_cycles):
-    """The run's place under the roofline (Fig. 7), per cycle: ``ops`` (2 per lane
-    multiply-accumulate) over the bytes it moved (:meth:`Job.moved_bytes`), its
-    throughput, the array's peak, and the MACs' utilization over the cycles a tile
-    computed and over the whole run."""
-    macs = job.macs()
-    ops = 2 * macs
-    moved = job.moved_bytes()
-    lanes = job.rows * job.cols * job.vlen
-    return {"ops": ops, "bytes": moved, "intensity_ops_per_byte": ops / moved,
-            "ops_per_cycle": ops / cycles, "peak_ops_per_cycle": 2 * lanes,
-            "utilization": macs / (compute_cycles * lanes),
-            "utilization_with_loading": macs / (cycles * lanes)}
-
-
 def measures(job, cycles, compute_cycles):
     """The run's measures as the paper defines them (Sec. 7.1, Fig. 7), ours beside, from
     its ``cycles`` (of them ``compute_cycles`` computing); ``paper_`` marks a figure by
