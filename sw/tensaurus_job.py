@@ -1,6 +1,6 @@
 """A kernel as a Tensaurus run: the CISS stream, the operand matrices padded to the
-array's rank, the golden output, and the run's roofline figures (Tensaurus Sections
-5 and 7.1, Fig. 7).
+array's rank, the golden output, and the run's measures, the paper's beside ours
+(Tensaurus Sections 5 and 7.1, Fig. 7).
 
 The PEs compute on integers (wrapping at ``acc_width`` bits), so values and factors
 must be integers that ``dw`` bits hold, and a run whose exact output ``acc_width`` bits
@@ -301,16 +301,34 @@ def _tiles(tensor, spm_rows, pes, dw, iw, per=None):
     return tuple(tiles)
 
 
-def roofline(job, cycles, compute_cycles):
-    """The run's place under the roofline (Fig. 7), per cycle: ``ops`` (2 per lane
-    multiply-accumulate) over the bytes it moved (:meth:`Job.moved_bytes`), its
-    throughput, the array's peak, and the MACs' utilization over the cycles a tile
-    computed and over the whole run."""
-    macs = job.macs()
-    ops = 2 * macs
-    moved = job.moved_bytes()
+def measures(job, cycles, compute_cycles):
+    """The run's measures as the paper defines them (Sec. 7.1, Fig. 7), ours beside, from
+    its ``cycles`` (of them ``compute_cycles`` computing); ``paper_`` marks a figure by
+    the paper's peak.
+
+    Ops are 2 a MAC (a multiply and an add) on real values (:meth:`Job.useful_macs`);
+    ``executed_ops`` adds the lanes padded past the rank (:meth:`Job.macs`). The
+    intensity is useful ops over every byte the run moved (:meth:`Job.moved_bytes`). Our
+    peak is ``lanes x 2`` ops a cycle, the PE reading its scratchpad and computing in the
+    same cycle; the paper's is ``lanes x 2 x 0.5``, its PE spending every other cycle
+    reading. Under each peak the roof at the run's intensity is ``min(peak, intensity x
+    bandwidth)``, the bandwidth one memory's word a cycle (:attr:`Job.memory_word_bits`),
+    and utilization is the useful ops a cycle over the peak, while computing and over the
+    whole run."""
     lanes = job.rows * job.cols * job.vlen
-    return {"ops": ops, "bytes": moved, "intensity_ops_per_byte": ops / moved,
-            "ops_per_cycle": ops / cycles, "peak_ops_per_cycle": 2 * lanes,
-            "utilization": macs / (compute_cycles * lanes),
-            "utilization_with_loading": macs / (cycles * lanes)}
+    useful, executed = 2 * job.useful_macs(), 2 * job.macs()
+    moved = job.moved_bytes()
+    intensity = useful / moved
+    bandwidth = job.memory_word_bits / 8
+    figures = {"useful_ops": useful, "executed_ops": executed, "bytes": moved,
+               "intensity_useful_ops_per_byte": intensity,
+               "bandwidth_bytes_per_cycle": bandwidth,
+               "useful_ops_per_cycle": useful / cycles,
+               "utilization_executed": executed / (compute_cycles * 2 * lanes)}
+    for by, peak in (("", 2 * lanes), ("paper_", lanes * 2 * 0.5)):
+        figures |= {f"{by}peak_ops_per_cycle": peak,
+                    f"{by}attainable_ops_per_cycle": min(peak, intensity * bandwidth),
+                    f"{by}utilization_useful": useful / (compute_cycles * peak),
+                    f"{by}utilization_useful_with_loading": useful / (cycles * peak)}
+    figures["of_attainable"] = useful / cycles / figures["attainable_ops_per_cycle"]
+    return figures

@@ -18,7 +18,7 @@ from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.ciss import decode
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensaurus_host import params_for
-from sparseforge.sw.tensaurus_job import plan
+from sparseforge.sw.tensaurus_job import measures, plan
 from sparseforge.sw.tensor_kernels import dttmc
 from sparseforge.sw.wire import TensaurusKernel
 from sparseforge.tb.tensaurus import TensaurusBench, simulate
@@ -353,13 +353,18 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     tiling = [] if spm_rows is None else ["--spm-rows", str(spm_rows)]
     main(["run", "tensaurus", "--kernel", kernel, str(tensor), "--factors", str(b), str(c),
           "--pes", "2x2", "--vlen", "2", *tiling, "--out", str(out), "--json"])
-    result = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr().out
+    assert printed.count("\n") == 1                # one JSON object, nothing else
+    result = json.loads(printed)
     assert result["equal_to_golden"] and result["cycles"] > 0
-    assert 0 < result["utilization"] <= 1
+    assert 0 < result["utilization_useful"] <= result["utilization_executed"] <= 1
+    assert result["paper_utilization_useful"] == pytest.approx(2 * result["utilization_useful"])
     assert (result["tiles"] > 1) == (spm_rows is not None)
     job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2,
                spm_rows=spm_rows)
     assert result["tiles"] == len(job.tiles)
+    figures = measures(job, result["cycles"], result["compute_cycles"])
+    assert {k: result[k] for k in figures} == figures
     assert np.load(out).shape == job.golden.shape
     assert np.array_equal(np.load(out), job.golden)
 

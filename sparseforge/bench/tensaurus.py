@@ -9,15 +9,10 @@ every cycle (the tensor's out of order within the TLU's tags), and checked equal
 golden kernel; two run again in tiles. Printed per workload: cycles (waiting
 for matrices to load, and computing), the ops, the MACs' utilization while computing, the
 operational intensity, the throughput over the whole run and the roofline's attainable
-figure there (:func:`measures`). Ops are counted as the paper counts them (Sec. 7.1,
-Fig. 7: the multiplies and adds performed), only on real values: a lane the PEs run
-because the rank is padded to ``tlen x cols x vlen`` is not an op
-(:meth:`~sparseforge.sw.tensaurus_job.Job.useful_macs`); the ops the array executed,
-padded lanes included, are printed beside. The roof is ``min(peak, intensity x
-bandwidth)`` for one memory system, as the paper's one HBM: one word a cycle as wide as
-the accelerator's widest memory port
-(:attr:`~sparseforge.sw.tensaurus_job.Job.memory_word_bits`), the intensity the useful
-ops over every byte the run moved (:meth:`~sparseforge.sw.tensaurus_job.Job.moved_bytes`).
+figure there, as :func:`~sparseforge.sw.tensaurus_job.measures` defines them for this
+bench and ``sparseforge run tensaurus`` alike (Sec. 7.1, Fig. 7): ops on real values only,
+a lane the PEs run because the rank is padded to ``tlen x cols x vlen`` not an op, the ops
+the array executed beside; the roof one memory system's, as the paper's one HBM.
 Beside them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS
 or per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator
 against Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
@@ -34,7 +29,7 @@ from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
-from sparseforge.sw.tensaurus_job import plan
+from sparseforge.sw.tensaurus_job import measures, plan
 
 ROWS, COLS, VLEN, RANK, R1 = 2, 2, 2, 8, 4
 LARGEST = (4, 4)
@@ -64,33 +59,6 @@ PAPER = {
     "peak": ("peak = MACs x 2 x 0.5 (8x8 PEs x 4 lanes: 512 x 2 GHz x 0.5 = 512 GOP/s): "
              "each PE spends every other cycle reading its scratchpad", "Sec. 7.1"),
 }
-
-
-def measures(useful, executed, lanes, moved, cycles, compute_cycles, word_bits):
-    """A run's figures from its ``useful`` and ``executed`` MACs (padded lanes excluded,
-    and included) on ``lanes`` MAC lanes, the bytes it ``moved``, its ``cycles`` (of
-    them ``compute_cycles`` computing) and the memory's ``word_bits`` a cycle.
-
-    Ops are 2 a MAC (a multiply and an add). Our peak is ``lanes x 2`` ops a cycle: the
-    PE reads its scratchpad and computes in the same cycle. The paper's is ``lanes x 2 x
-    0.5`` (Sec. 7.1: its PE spends every other cycle reading), so ours is twice its
-    formula on the same MACs. The roof is ``min(our peak, intensity x bandwidth)``, the
-    intensity useful ops over bytes moved, the bandwidth one memory word a cycle."""
-    useful_ops, executed_ops = 2 * useful, 2 * executed
-    peak = 2 * lanes
-    bandwidth = word_bits / 8
-    intensity = useful_ops / moved
-    attainable = min(peak, intensity * bandwidth)
-    return {"useful_ops": useful_ops, "executed_ops": executed_ops, "bytes": moved,
-            "utilization_useful": useful / (compute_cycles * lanes),
-            "utilization_executed": executed / (compute_cycles * lanes),
-            "intensity_useful_ops_per_byte": intensity,
-            "useful_ops_per_cycle": useful_ops / cycles,
-            "executed_ops_per_cycle": executed_ops / cycles,
-            "peak_ops_per_cycle": peak, "paper_peak_ops_per_cycle": lanes * 2 * 0.5,
-            "bandwidth_bytes_per_cycle": bandwidth,
-            "attainable_ops_per_cycle": attainable,
-            "of_attainable": useful_ops / cycles / attainable}
 
 
 def _operand(root, kernel, name, rng):
@@ -130,9 +98,7 @@ def measure(quick, seed):
         component = Tensaurus(**params)
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
         result = simulate(component, job, seed, full)
-        figures = measures(job.useful_macs(), job.macs(), ROWS * COLS * VLEN,
-                           job.moved_bytes(), result.cycles, result.compute_cycles,
-                           job.memory_word_bits)
+        figures = measures(job, result.cycles, result.compute_cycles)
         stream = job.tiles[0].ciss              # Fig. 3e: the words carrying data
         useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
                    "csr_fraction": csr_bandwidth(stream).fraction}

@@ -3,9 +3,10 @@
 Plans the run (:func:`sparseforge.sw.tensaurus_job.plan`: the CISS stream, the padded
 factors, the golden output), builds the accelerator for it, simulates it natively on
 Verilator with the memories answering at random (the tensor's out of order), writes the
-output, and reports its cycles, its MAC utilization and its place under the roofline
-(Fig. 7). The output must equal the golden kernel's exactly; a difference is a hardware
-fault, reported and exit 1.
+output, and reports its cycles and its measures as ``bench tensaurus`` does
+(:func:`~sparseforge.sw.tensaurus_job.measures`), the paper's definition (Sec. 7.1, Fig.
+7) beside ours, each labelled. The output must equal the golden kernel's exactly; a
+difference is a hardware fault, reported and exit 1.
 """
 
 from pathlib import Path
@@ -17,7 +18,7 @@ from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_opti
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.sw.formats import read_matrix, read_npy, read_tensor
-from sparseforge.sw.tensaurus_job import DENSE, KERNELS, plan, roofline
+from sparseforge.sw.tensaurus_job import DENSE, KERNELS, measures, plan
 
 
 def _array(text):
@@ -53,10 +54,25 @@ def _human(r):
     click.echo(f"  cycles       {r['cycles']:,} in {r['tiles']:,} tile(s) of {r['spm_rows']:,} "
                f"rows ({r['load_cycles']:,} waiting for matrices to load, "
                f"{r['compute_cycles']:,} computing)")
-    click.echo(f"  utilization  {r['utilization']:.1%} of the MAC-cycles computing, "
-               f"{r['utilization_with_loading']:.1%} with the loading")
-    click.echo(f"  roofline     {r['intensity_ops_per_byte']:.2f} ops/byte; "
-               f"{r['ops_per_cycle']:.2f} of a peak {r['peak_ops_per_cycle']} ops/cycle")
+    click.echo(f"  ops          {r['useful_ops']:,} useful, as the paper counts (a multiply "
+               f"and an add a MAC, real values only); {r['executed_ops']:,} executed, padded "
+               "lanes included")
+    click.echo(f"  ops/B        {r['intensity_useful_ops_per_byte']:.2f} useful ops a byte, "
+               f"{r['bytes']:,.0f} bytes moved")
+    click.echo(f"  ops/c        {r['useful_ops_per_cycle']:.2f} useful ops a cycle over the "
+               "whole run")
+    for whose, by, formula in (("ours", "", "MACs x 2"),
+                               ("the paper's", "paper_", "MACs x 2 x 0.5")):
+        click.echo(f"  util         {whose}, of peak {formula} = "
+                   f"{r[by + 'peak_ops_per_cycle']:g} ops/cycle: "
+                   f"{r[by + 'utilization_useful']:.1%} computing, "
+                   f"{r[by + 'utilization_useful_with_loading']:.1%} over the whole run")
+    click.echo(f"  exec         {r['utilization_executed']:.1%} of our peak computing, padded "
+               "lanes included")
+    click.echo(f"  roof         one memory, {r['bandwidth_bytes_per_cycle']:g} bytes a cycle "
+               f"(the widest port's word): ours {r['attainable_ops_per_cycle']:.2f} ops/cycle "
+               f"({r['of_attainable']:.0%} of it reached), the paper's "
+               f"{r['paper_attainable_ops_per_cycle']:.2f}")
     click.echo(f"  output       {r['out']}: equal to the golden kernel")
 
 
@@ -111,7 +127,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memo
                                    f"{result.output[tuple(bad)]}, the golden kernel's "
                                    f"{job.golden[tuple(bad)]} (replay with --seed {seed})")
     np.save(Path(out), result.output)
-    figures = roofline(job, result.cycles, result.compute_cycles)
+    figures = measures(job, result.cycles, result.compute_cycles)
     emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
           "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.nnz,
           "entries": job.entries, "tiles": len(job.tiles), "spm_rows": job.spm_rows,

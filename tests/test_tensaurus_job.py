@@ -1,0 +1,95 @@
+"""A Tensaurus job's work and traffic (:meth:`Job.macs`, :meth:`Job.useful_macs`,
+:meth:`Job.moved_bytes`) and the measures ``run tensaurus`` and ``bench tensaurus`` print
+(:func:`measures`), against figures worked by hand on jobs small enough to lay out: every
+term differs from the others, so a dropped or swapped one shows."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparseforge.sw.formats import Tensor
+from sparseforge.sw.tensaurus_job import measures, plan
+
+# A 3x4 matrix, 5 nonzeros: row 0 holds j = 0 and 3, row 1 j = 1, row 2 j = 0 and 2.
+MATRIX = sp.csr_matrix(([2, -1, 3, 4, 5], ([0, 0, 1, 2, 2], [0, 3, 1, 0, 2])), shape=(3, 4))
+B = np.array([[1, -2, 3], [4, 0, -1], [2, 5, -3], [-4, 1, 2]])     # 4 x rank 3
+
+
+def test_spmm_in_two_tiles_by_hand():
+    """SpMM of MATRIX by B (F = 3) on 2x2 PEs of 2 lanes: R = 4, one padded column
+    (tlen 1). Scratchpads of 3 rows: tile 0 reads B's rows 0-2, tile 1 row 3.
+
+    - MACs: 5 nonzeros x R = 20 executed, x F = 15 useful.
+    - CISS, 2 PEs, lanes of dw + iw = 32 bits: an entry is 64 bits. Tile 0 holds slices
+      i = 0 (1 nonzero: header and value, 2 lanes), 1 (2 lanes), 2 (3 lanes): PE 0 takes
+      0, PE 1 takes 1, PE 0 (free first, at entry 2) takes 2 up to entry 5: 5 entries.
+      Tile 1: slice 0 (2 lanes) on PE 0: 2 entries. 7 x 64 bits = 56 bytes.
+    - Chunks of vlen = 2 values of 16 bits: B padded to 4 columns is 2 chunks a row; 3 + 1
+      rows, 8 chunks x 32 bits = 32 bytes.
+    - Output: 3 rows x R = 12 values of 32 bits = 48 bytes. Moved: 56 + 32 + 48 = 136.
+    - One memory word a cycle: the widest port, the 64-bit entry (not 64 + 32): 8 bytes.
+    - In 40 cycles, 30 computing, 8 lanes: useful ops 30, executed 40; intensity 30 / 136;
+      roof min(16, 30 / 136 x 8 = 30 / 17) = 30 / 17 at our peak, the same at the
+      paper's 8; 30 / 40 = 0.75 ops a cycle, 0.75 / (30 / 17) = 0.425 of the roof.
+      Utilization of our peak 16: 30 / (30 x 16) = 1/16 computing, 30 / (40 x 16) = 3/64
+      over the run; of the paper's 8: 1/8 and 3/32; executed, computing: 40 / 480."""
+    job = plan("spmm", MATRIX, [B], rows=2, cols=2, vlen=2, spm_rows=3)
+    assert [tile.ciss.entries for tile in job.tiles] == [5, 2]
+    assert (job.macs(), job.useful_macs()) == (20, 15)
+    assert job.moved_bytes() == 56 + 32 + 48
+    assert job.memory_word_bits == 64
+    m = measures(job, 40, 30)
+    assert (m["useful_ops"], m["executed_ops"], m["bytes"]) == (30, 40, 136)
+    assert m["intensity_useful_ops_per_byte"] == pytest.approx(30 / 136)
+    assert m["bandwidth_bytes_per_cycle"] == 8
+    assert (m["peak_ops_per_cycle"], m["paper_peak_ops_per_cycle"]) == (16, 8)
+    assert m["attainable_ops_per_cycle"] == pytest.approx(30 / 17)
+    assert m["paper_attainable_ops_per_cycle"] == pytest.approx(30 / 17)
+    assert m["useful_ops_per_cycle"] == pytest.approx(0.75)
+    assert m["of_attainable"] == pytest.approx(0.425)
+    assert m["utilization_useful"] == pytest.approx(1 / 16)
+    assert m["utilization_useful_with_loading"] == pytest.approx(3 / 64)
+    assert m["paper_utilization_useful"] == pytest.approx(1 / 8)
+    assert m["paper_utilization_useful_with_loading"] == pytest.approx(3 / 32)
+    assert m["utilization_executed"] == pytest.approx(40 / 480)
+
+
+def test_spmttkrp_counts_fiber_ends_by_hand():
+    """SpMTTKRP of a 3x2x3 tensor, 5 nonzeros in 3 (i, j) fibers, F = 3 (R = 4), one
+    tile, 24-bit accumulators.
+
+    - MACs: (5 nonzeros + 3 fiber ends) x R = 32 executed, x F = 24 useful.
+    - CISS, lanes of dw + 2 iw = 48 bits, entries 96: slice 0 (3 nonzeros, 4 lanes) on
+      PE 0, slice 2 (2 nonzeros, 3 lanes) on PE 1: 4 entries x 12 bytes = 48.
+    - Chunks: C's 3 rows and B's 2, 2 chunks of 32 bits each: 10 x 4 = 40 bytes.
+    - Output: 3 rows x R = 12 values of 24 bits = 36 bytes. Moved: 48 + 40 + 36 = 124.
+    - One memory word: the 96-bit entry (not 96 + 32), 12 bytes a cycle: the roof at
+      48 / 124 useful ops a byte is 48 / 124 x 12 under both peaks."""
+    coords = np.array([[0, 0, 0], [0, 0, 2], [0, 1, 1], [2, 1, 0], [2, 1, 2]])
+    tensor = Tensor(coords, np.array([3, -1, 2, 5, 4]), (3, 2, 3))
+    b, c = np.array([[1, 2, -1], [0, 3, 2]]), np.array([[2, -1, 1], [1, 1, 0], [-2, 3, 4]])
+    job = plan("spmttkrp", tensor, [b, c], rows=2, cols=2, vlen=2, acc_width=24)
+    assert [tile.fibers for tile in job.tiles] == [3]
+    assert (job.macs(), job.useful_macs()) == (32, 24)
+    assert job.moved_bytes() == 48 + 40 + 36
+    m = measures(job, 40, 30)
+    assert m["bandwidth_bytes_per_cycle"] == 12
+    assert m["attainable_ops_per_cycle"] == pytest.approx(48 / 124 * 12)
+    assert m["paper_attainable_ops_per_cycle"] == pytest.approx(48 / 124 * 12)
+
+
+def test_the_paper_peak_bounds_a_roof_ours_does_not():
+    """GEMM of a dense 8x8 A (64 nonzeros) by B of rank 4 = R, nothing padded: 8 slices
+    of 9 lanes, 4 a PE, 36 entries of 8 bytes = 288; B's 8 rows of 2 chunks of 4 bytes =
+    64; the output 8 x 4 x 4 bytes = 128: 480 bytes for 2 x 64 x 4 = 512 ops. At 8 bytes a
+    cycle the roof is min(16, 512 / 480 x 8 = 8.53): memory-bound at our peak, and the
+    paper's peak of 8 is its roof. In 100 cycles, 80 computing: 5.12 ops a cycle, 0.6
+    of our roof; 512 / (80 x 16) = 0.4 of our peak computing, 0.8 of the paper's."""
+    a = np.arange(1, 65).reshape(8, 8)
+    job = plan("gemm", a, [np.arange(32).reshape(8, 4) - 10], rows=2, cols=2, vlen=2)
+    m = measures(job, 100, 80)
+    assert (m["useful_ops"], m["executed_ops"], m["bytes"]) == (512, 512, 480)
+    assert m["attainable_ops_per_cycle"] == pytest.approx(512 / 480 * 8)
+    assert m["paper_attainable_ops_per_cycle"] == 8
+    assert m["of_attainable"] == pytest.approx(0.6)
+    assert (m["utilization_useful"], m["paper_utilization_useful"]) == pytest.approx((0.4, 0.8))
