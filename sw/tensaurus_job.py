@@ -314,13 +314,15 @@ def measures(job, cycles, compute_cycles):
     reading. Under each peak the roof at the run's intensity is ``min(peak, intensity x
     bandwidth)``, the bandwidth one memory's word a cycle (:attr:`Job.memory_word_bits`),
     and utilization is the useful ops a cycle over the peak, while computing and over the
-    whole run."""
+    whole run. The peaks are the whole array's; ``active_pes`` says how many of its PEs
+    the kernel uses (SpMV's first column)."""
     lanes = job.rows * job.cols * job.vlen
     useful, executed = 2 * job.useful_macs(), 2 * job.macs()
     moved = job.moved_bytes()
     intensity = useful / moved
     bandwidth = job.memory_word_bits / 8
     figures = {"useful_ops": useful, "executed_ops": executed, "bytes": moved,
+               "array_pes": job.rows * job.cols, "active_pes": job.active_pes,
                "intensity_useful_ops_per_byte": intensity,
                "bandwidth_bytes_per_cycle": bandwidth,
                "useful_ops_per_cycle": useful / cycles,

@@ -369,6 +369,18 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     assert np.array_equal(np.load(out), job.golden)
 
 
+def test_run_tensaurus_spmv_says_which_pes_compute(shared_data, tmp_path, capsys):
+    """SpMV in the human report: two of the 2x2 array's PEs compute, and it says so."""
+    matrix = shared_data / "matrices" / "pypi" / "nx_karate_club.mtx"
+    b, out = tmp_path / "b.npy", tmp_path / "y.npy"
+    np.save(b, np.arange(read_matrix(matrix).shape[1]) % 7 - 3)
+    main(["run", "tensaurus", "--kernel", "spmv", str(matrix), "--factors", str(b),
+          "--pes", "2x2", "--vlen", "2", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "PEs          2 of 2x2 compute (SpMV and GEMV: the first column)" in printed
+    assert np.load(out).shape == (read_matrix(matrix).shape[0], 1)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--kernel", "spmm", "X.tns", "--factors", "b.npy", "--out", "y.npy", "--pes", "2y2"],
      "--pes 2y2"),

@@ -226,6 +226,9 @@ def _human(result):
                  f"(padded to tlen x {COLS} PE columns x {VLEN} lanes); util and exec are "
                  "each over the MACs' lanes while computing, ops/B and ops/c (whole run) "
                  "are of useful ops",
+                 f"spmv runs on the first PE column alone, as the paper's (one element of b "
+                 f"a read, one OSR register): {ROWS} of the {ROWS * COLS} PEs compute, and "
+                 "its util is of the whole array's peak",
                  f"peak: ours MACs x 2 = {peak} ops/cycle, the paper's formula MACs x 2 x "
                  f"0.5 = {paper:g} on the same MACs: its PE spends every other cycle "
                  "reading its scratchpad, ours reads and computes in the same cycle, a "

@@ -69,6 +69,9 @@ def _human(r):
                    f"{r[by + 'utilization_useful_with_loading']:.1%} over the whole run")
     click.echo(f"  exec         {r['utilization_executed']:.1%} of our peak computing, padded "
                "lanes included")
+    if r["active_pes"] < r["array_pes"]:
+        click.echo(f"  PEs          {r['active_pes']} of {r['pes']} compute (SpMV and GEMV: the "
+                   "first column); the peaks are the whole array's")
     click.echo(f"  roof         one memory, {r['bandwidth_bytes_per_cycle']:g} bytes a cycle "
                f"(the widest port's word): ours {r['attainable_ops_per_cycle']:.2f} ops/cycle "
                f"({r['of_attainable']:.0%} of it reached), the paper's "
