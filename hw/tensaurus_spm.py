@@ -24,6 +24,13 @@ multiplexers have a cycle of their own on both sides of the block RAM.
 A port holds a credit per free place in its queue and spends one per read, so responses
 it cannot hand on yet always have a place: back-pressure on a response stalls that port's
 reads, never loses data.
+
+With ``broadcast`` (the dense kernels, Section 5.2.4: "only the PE in the first row is
+responsible for sending row addresses to the SPM and the crossbar broadcasts the response
+to all the PEs in the same column") port 0 alone reads, once every port has a credit, and
+its answer goes to every port's queue; the other ports' requests, the same reads in the
+same order, are taken and dropped. So the column's PEs share one read a chunk and no two
+of them contend for a bank.
 """
 
 import itertools
@@ -48,6 +55,9 @@ class SpmSignature(wiring.Signature):
       cycle.
     - ``read_half`` (in): the half the PEs read; fills go to either half, and a fill
       into the half being read is the writer's own affair.
+    - ``broadcast`` (in, with more than one port): port 0's reads answer every port;
+      the others' are dropped (every port must make the same reads). Changed only while
+      no read is in flight.
     - ``ports`` (``ports`` of them, each the flip of
       :class:`~.interfaces.ScratchpadPortSignature`): one per PE of the column; each
       answers its requests in order.
@@ -57,6 +67,7 @@ class SpmSignature(wiring.Signature):
         super().__init__({
             "fill": In(stream.Signature(spm_fill_layout(iw, tlen, vlen, dw))),
             "read_half": In(1),
+            **({"broadcast": In(1)} if ports > 1 else {}),
             "ports": In(ScratchpadPortSignature(iw, tlen, vlen, dw)).array(ports),
         })
 
@@ -76,7 +87,7 @@ class TensaurusSpm(wiring.Component):
     Members
     -------
     fill : In(stream(spm_fill_layout))
-    read_half : In(1)
+    read_half, broadcast : In(1)
     ports : [ports] x In(ScratchpadPortSignature)
         As :class:`~sparseforge.hw.tensaurus_spm.SpmSignature` says. A request reads the
         half ``read_half`` names on the cycle it is taken. A fill outside ``rows`` x
@@ -155,7 +166,7 @@ class TensaurusSpm(wiring.Component):
             read_data.append(out)
 
         # Each port's head: its slot, where it reads, whether it may (a credit).
-        heads, want = [], []
+        heads = []
         for p, port in enumerate(self.ports):
             m.submodules[f"slot{p}"] = slot = Skid(self.slot_layout)
             m.d.comb += [slot.i.valid.eq(port.request.valid),
@@ -166,10 +177,15 @@ class TensaurusSpm(wiring.Component):
                                              head.chunk, f"head{p}")
             credits = Signal(range(self.queue + 1), init=self.queue, name=f"credits{p}")
             may = Signal(init=1, name=f"may{p}")              # credits != 0, registered
-            wants = Signal(B, name=f"wants{p}")         # its head's bank, if it may read
-            m.d.comb += wants.eq(bank & (slot.o.valid & may).replicate(B))
             heads.append((slot, bank, addr, inside, credits, may))
-            want.append(wants)
+        # Its head's bank, if it may read: in a broadcast, port 0's once all may.
+        broadcast = self.broadcast if P > 1 else 0
+        everyone = Cat(head[5] for head in heads).all()
+        want = [Signal(B, name=f"wants{p}") for p in range(P)]
+        for p, (slot, bank, *_, may) in enumerate(heads):
+            if P > 1:
+                may = Mux(broadcast, everyone if p == 0 else 0, may)
+            m.d.comb += want[p].eq(bank & (slot.o.valid & may).replicate(B))
 
         # The crossbar: each bank grants one head, round-robin, and reads its address.
         grants = []
@@ -180,14 +196,21 @@ class TensaurusSpm(wiring.Component):
                                                for p, head in enumerate(heads)))
             grants.append(arbiter.grant)
 
-        # Each port's read, three cycles on, from its bank's data register into its queue.
+        # Each port's read (port 0's in a broadcast), three cycles on, from its bank's data
+        # register into its queue.
         route = data.StructLayout({"valid": 1, "bank": B, "inside": 1})
+        granted = [Signal(name=f"granted{p}") for p in range(P)]
+        m.d.comb += [granted[p].eq(any_of(g[p] for g in grants)) for p in range(P)]
         for p, ((slot, bank, _, inside, credits, may), port) in enumerate(
                 zip(heads, self.ports, strict=True)):
-            granted = Signal(name=f"granted{p}")
-            m.d.comb += [granted.eq(any_of(g[p] for g in grants)), slot.o.ready.eq(granted)]
+            read = granted[p]
+            if p:                   # in a broadcast, port 0's read; its own are dropped
+                read = Mux(broadcast, granted[0], granted[p])
+                bank = Mux(broadcast, heads[0][1], bank)
+                inside = Mux(broadcast, heads[0][3], inside)
+            m.d.comb += slot.o.ready.eq(granted[p] | (broadcast if p else 0))
             steps = [Signal(route, name=f"route{p}_{k}") for k in range(3)]
-            m.d.sync += [steps[0].valid.eq(granted), steps[0].bank.eq(bank),
+            m.d.sync += [steps[0].valid.eq(read), steps[0].bank.eq(bank),
                          steps[0].inside.eq(inside),
                          *(later.eq(now) for now, later in itertools.pairwise(steps))]
             queue = Queue(port.response.payload.shape(), depth=self.queue, latency=1)
@@ -200,9 +223,9 @@ class TensaurusSpm(wiring.Component):
             taken = port.response.valid & port.response.ready
             left = Signal.like(credits, name=f"left{p}")
             m.d.comb += left.eq(credits)
-            with m.If(granted & ~taken):
+            with m.If(read & ~taken):
                 m.d.comb += left.eq(credits - 1)
-            with m.Elif(taken & ~granted):
+            with m.Elif(taken & ~read):
                 m.d.comb += left.eq(credits + 1)
             m.d.sync += [credits.eq(left), may.eq(left != 0)]
         return m

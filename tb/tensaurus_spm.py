@@ -62,9 +62,10 @@ class SpmBench(Bench):
     port's ``requests`` (dicts or :class:`~sparseforge.tb.streams.Columns` of operand,
     row, chunk) read from half ``half`` (0 or 1 held, or ``"random"``: a new one every
     cycle). ``rates`` maps a stream's name, or ``fill``, ``request``, ``response`` for
-    every port's, to its chance to act on a cycle."""
+    every port's, to its chance to act on a cycle. With ``broadcast`` held (every port
+    making the same requests) port 0's reads answer them all."""
 
-    def __init__(self, component, fills, requests, seed, half=0, rates=None):
+    def __init__(self, component, fills, requests, seed, half=0, rates=None, broadcast=False):
         super().__init__(component, seed)
         if len(requests) != component.nports:
             raise ParameterError(f"{len(requests)} request lists for {component.nports} ports")
@@ -92,6 +93,10 @@ class SpmBench(Bench):
                     self.model.read(half, **r[n]) for n in range(len(r))]
         self.expect = [deque() for _ in requests]
         self.drivers = [self.half, self.fill, *self.requests, *self.responses]
+        if component.nports > 1:
+            self.drivers.append(Static("broadcast", int(broadcast)))
+        elif broadcast:
+            raise ParameterError("a scratchpad of one port has no broadcast")
 
     def check(self, io, cycle):
         for p, (source, sink) in enumerate(zip(self.requests, self.responses, strict=True)):
@@ -117,11 +122,11 @@ class SpmBench(Bench):
 
 
 def simulate(component, fills, requests, seed, half=0, rates=None, engine="pysim",
-             work_dir=None):
+             work_dir=None, broadcast=False):
     """The :class:`SpmRun` of ``fills`` then ``requests`` (as :class:`SpmBench` takes them)
     on Amaranth's simulator (``engine="pysim"``) or natively on Verilator (``"native"``,
     with ``half`` held)."""
-    bench = SpmBench(component, fills, requests, seed, half, rates)
+    bench = SpmBench(component, fills, requests, seed, half, rates, broadcast)
     if engine == "native":
         if half == "random":
             raise ParameterError("a native run holds read_half: give 0 or 1")

@@ -191,6 +191,45 @@ def test_response_back_pressure_holds_reads_and_loses_nothing():
         assert most == spm.queue + 2
 
 
+# -- the broadcast of the dense kernels --------------------------------------------------------
+
+@pytest.mark.parametrize("ports, banks", [(2, 1), (4, 2), (3, 4)])
+def test_broadcast_answers_every_port_from_port_0s_reads(ports, banks):
+    """Every port making the same random reads, under random back-pressure: each gets the
+    model's answers in order (the bench checks them as they come)."""
+    spm = TensaurusSpm(ports=ports, banks=banks, rows=8, tlen=2, vlen=2)
+    seed = seed_from_env(100 + ports)
+    rng = random.Random(seed)
+    same = random_requests(spm, 40, rng)
+    run = simulate(spm, random_fills(spm, rng), [same] * ports, seed,
+                   rates=random_rates(rng, spm), broadcast=True)
+    assert [len(r) for r in run.responses] == [40] * ports
+
+
+def test_broadcast_reads_a_chunk_a_cycle_for_the_whole_column():
+    """Four ports reading the same rows of one bank: broadcast, one read a cycle answers
+    them all at the scratchpad's latency; without it they share the bank, one read a
+    cycle between the four."""
+    spm = TensaurusSpm(ports=4, banks=2, rows=8, tlen=2, vlen=2)
+    rng = random.Random(seed_from_env(111))
+    fills = random_fills(spm, rng)
+    n = 20
+    same = random_requests(spm, n, rng, bank_rows(spm, 1))
+    run = simulate(spm, fills, [same] * 4, seed_from_env(112), rates=FAST, broadcast=True)
+    first = run.filled[-1] + 1
+    assert run.answered == [list(range(first + spm.latency, first + spm.latency + n))] * 4
+    shared = simulate(spm, fills, [same] * 4, seed_from_env(112), rates=FAST)
+    assert shared.responses == run.responses
+    assert max(a[-1] for a in shared.answered) >= first + spm.latency + 4 * n - 1
+
+
+def test_a_scratchpad_of_one_port_has_no_broadcast():
+    spm = TensaurusSpm(ports=1, banks=1, rows=2, tlen=1, vlen=1)
+    assert "broadcast" not in spm.signature.members
+    with pytest.raises(ParameterError, match="one port has no broadcast"):
+        simulate(spm, [], [random_requests(spm, 1, random.Random(0))], 0, broadcast=True)
+
+
 # -- natively on Verilator ------------------------------------------------------------------
 
 @pytest.mark.verilator
