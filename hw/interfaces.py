@@ -310,10 +310,12 @@ def record_word_layout(record, lanes, count=True):
 # -- Tensaurus (Section 5): the streams between its units ------------------------------
 
 def ciss_lane_layout(dw, iw, order=3):
-    """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane), and
-    ``last`` on the end marker: an idle lane after the stream's final entry."""
+    """A CISS lane as a PE takes it (:class:`~sparseforge.sw.wire.CissWire`'s lane),
+    ``marker`` on a header or idle lane (in memory, a lane whose ``nnz`` is 0; in the
+    TLU's dense mode a zero is a value), and ``last`` on the end marker: an idle lane
+    after the stream's final entry."""
     return data.StructLayout({**{f.name: f.width for f in wire.CissWire(1, dw, iw, order).lane},
-                              "last": 1})
+                              "marker": 1, "last": 1})
 
 
 def chunk_layout(vlen, dw):

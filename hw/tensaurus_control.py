@@ -26,6 +26,8 @@ class TensaurusControlSignature(wiring.Signature):
     - ``load`` (stream out): the MLU's ``start`` (``mlu``).
     - ``tensor`` (stream out): the TLU's ``start`` (``tlu``).
     - ``read_half`` (out): the scratchpads' half the computing tile reads.
+    - ``broadcast`` (out): the computing tile is dense; the scratchpads broadcast port
+      0's reads (:class:`~sparseforge.hw.tensaurus_spm.SpmSignature`).
     - ``drains`` (streams in) and ``msu_drains`` (streams out): the PEs' drains passed
       on to the MSU unchanged; ``msu_out`` (stream in) and ``out`` (stream out): the
       MSU's output passed on unchanged. The control watches each PE's ``last`` drained
@@ -44,6 +46,7 @@ class TensaurusControlSignature(wiring.Signature):
             "load": Out(mlu.members["start"].flip().signature),
             "tensor": Out(tlu.members["start"].flip().signature),
             "read_half": Out(1),
+            "broadcast": Out(1),
             "drains": In(drains.signature).array(*drains.dimensions),
             "msu_drains": Out(drains.signature).array(*drains.dimensions),
             "msu_out": In(out),
@@ -62,8 +65,8 @@ class TensaurusControl(wiring.Component):
 
     Members
     -------
-    kernel, start, stats, load, tensor, read_half, drains, msu_drains, msu_out, out,
-    out_rows, closing
+    kernel, start, stats, load, tensor, read_half, broadcast, drains, msu_drains,
+    msu_out, out, out_rows, closing
         As :class:`TensaurusControlSignature` says. A run's first tile is taken once
         the previous run's stats are; a later tile once the tile before it has been
         handed to the compute stage; none after the run's ``last`` until its output
@@ -106,7 +109,9 @@ class TensaurusControl(wiring.Component):
                               | (self.kernel == TensaurusKernel.MV)),
             tensor.base.eq(c_job.tensor_base),
             tensor.count.eq(c_job.entries),
+            *(tensor[name].eq(c_job[name]) for name in ("dense", "jn", "kn")),
             self.read_half.eq(c_half),
+            self.broadcast.eq(computing & c_job.dense),
             self.out_rows.eq(Mux(c_job.last, c_job.out_rows, 0)),
         ]
         with m.If(busy):

@@ -213,7 +213,7 @@ class TensaurusPe(wiring.Component):
         done = pending & (~todo.any() | (advance & ~(todo & ~phase).any()))
 
         # The state an item leaves, once its phases are issued.
-        marker = item.nnz == 0
+        marker = item.marker
         with m.If(done):
             with m.If(marker):
                 m.d.sync += [has_fiber.eq(0), in_slice.eq(item.ij != idle)]
@@ -227,7 +227,7 @@ class TensaurusPe(wiring.Component):
         free = ~forward.valid | forward.ready
         m.d.comb += lane.ready.eq((~pending | done) & free)
         with m.If(lane.valid & lane.ready):
-            new_marker = given.nnz == 0
+            new_marker = given.marker
             # A fold or drain judged here sees the state this item's predecessor left:
             # when it finishes on this cycle, that state is the one it is writing.
             fold = tensor & Mux(done, ~marker, has_fiber) & (

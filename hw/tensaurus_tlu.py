@@ -3,6 +3,15 @@
 one entry a cycle from a memory that answers out of order, and hands lane ``p`` of each
 entry, in order, to row ``p`` of the PE array.
 
+In its dense mode (Section 5.2.4: "the TLU reads the data in dense format, constructs a
+CISS representation on the fly") it reads a dense tensor or matrix instead,
+:func:`~sparseforge.sw.wire.tensaurus_dense_words`: one value of each of ``pes`` slices a
+word, ``dw`` bits each, zeros included. It builds the CISS entries itself: each group of
+``pes`` slices starts with a header entry (slice ``g * pes + p`` on lane ``p``, read from
+no memory), then one entry a word, every lane at the same ``(j, k)``, counted ``k``
+fastest over the start's ``jn x kn``. A zero read is a value, not a marker: the lanes
+carry ``marker`` for that.
+
 Reads carry a tag, the entry's slot in a reorder buffer of ``tags`` entries: entry ``n``
 goes to slot ``n % tags`` and is read only once entry ``n - tags`` has left it, so a
 slot never holds two. A response fills its slot whenever it comes; the head entry leaves
@@ -23,11 +32,19 @@ from .interfaces import TaggedMemoryPortSignature, ciss_entry_layout, ciss_lane_
 from .stream_units import Queue
 
 
+def tlu_start_layout(iw, addr_width):
+    """A stream for the TLU: ``count`` words at ``base``; with ``dense``, dense words
+    whose slice groups are ``jn x kn`` words each (``kn`` 1 for a matrix)."""
+    return data.StructLayout({"base": addr_width, "count": addr_width, "dense": 1,
+                              "jn": iw + 1, "kn": iw + 1})
+
+
 class TluSignature(wiring.Signature):
     """A Tensaurus tensor load unit (Section 5.2.1), seen from it.
 
-    - ``start`` (stream in): ``{base, count}``, a CISS stream of ``count`` entries at
-      ``base``; taken when the previous one has been sent whole.
+    - ``start`` (stream in, :func:`tlu_start_layout`): a stream of ``count`` words at
+      ``base``, CISS entries or, with ``dense``, dense words of ``jn x kn`` a slice group;
+      taken when the previous one has been sent whole.
     - ``mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): one entry a read, answered in
       any order.
     - ``lanes`` (``pes`` streams out, :func:`~.interfaces.ciss_lane_layout`): lane ``p`` of every
@@ -37,8 +54,7 @@ class TluSignature(wiring.Signature):
     def __init__(self, pes, dw, iw, order, tags, addr_width):
         entry = ciss_entry_layout(pes, dw, iw, order)
         super().__init__({
-            "start": In(stream.Signature(data.StructLayout({"base": addr_width,
-                                                            "count": addr_width}))),
+            "start": In(stream.Signature(tlu_start_layout(iw, addr_width))),
             "mem": Out(TaggedMemoryPortSignature(addr_width, entry.size, ceil_log2(tags))),
             "lanes": Out(stream.Signature(ciss_lane_layout(dw, iw, order))).array(pes),
         })
@@ -92,20 +108,19 @@ class TensaurusTlu(wiring.Component):
         m = Module()
         A, k = self.addr_width, exact_log2(self.tags)
         busy = Signal()
-        base, count = Signal(A), Signal(A)
-        issued, head = Signal(A), Signal(A)          # entries read, entries sent
+        job = Signal(self.start.payload.shape())
+        issued, head = Signal(A), Signal(A)          # words read, words sent
 
-        # Start: a stream's base and count, once the previous one is sent whole.
+        # Start: a stream, once the previous one is sent whole.
         start = self.start
         m.d.comb += start.ready.eq(~busy)
         with m.If(start.valid & start.ready):
-            m.d.sync += [busy.eq(1), base.eq(start.payload.base),
-                         count.eq(start.payload.count), issued.eq(0), head.eq(0)]
+            m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0)]
 
-        # Reads: entry ``issued`` into slot ``issued % tags`` while it is free.
+        # Reads: word ``issued`` into slot ``issued % tags`` while it is free.
         request = self.mem.request
-        m.d.comb += [request.valid.eq(busy & (issued != count) & (issued - head < self.tags)),
-                     request.payload.addr.eq(base + issued),
+        m.d.comb += [request.valid.eq(busy & (issued != job.count) & (issued - head < self.tags)),
+                     request.payload.addr.eq(job.base + issued),
                      request.payload.tag.eq(issued[:k])]
         with m.If(request.valid & request.ready):
             m.d.sync += issued.eq(issued + 1)
@@ -113,17 +128,16 @@ class TensaurusTlu(wiring.Component):
         # The reorder buffer: responses fill their slots in any order.
         m.submodules.rob = rob = Memory(shape=self.entry.size, depth=self.tags, init=[])
         write, read = rob.write_port(), rob.read_port(domain="comb")
-        full = Signal(self.tags)
+        full, filled, cleared = Signal(self.tags), Signal(self.tags), Signal(self.tags)
         response = self.mem.response
         m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
                      write.data.eq(response.payload.data),
                      write.en.eq(response.valid), read.addr.eq(head[:k])]
-        filled = Signal(self.tags)
-        cleared = Signal(self.tags)
         m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
                      for t in range(self.tags)]
 
-        # The head entry to every row's queue, then the end marker.
+        # The head word to every row's queue (after a dense group's header), then the
+        # end marker.
         queues = [Queue(self.lanes[0].payload.shape(), depth=self.queue, latency=2)
                   for _ in range(self.pes)]
         room = 1
@@ -131,9 +145,14 @@ class TensaurusTlu(wiring.Component):
             m.submodules[f"row{p}"] = q
             room &= q.i.ready
         here = Array(full)[head[:k]]
-        entry = data.View(self.entry, read.data)
-        sends = busy & room & (head != count) & here
-        ends = busy & room & (head == count)
+        w = self.iw                 # the dense mode's place: a group's header due, (j, k)
+        dense = Signal(data.StructLayout({"due": 1, "j": w + 1, "k": w + 1, "group": w}),
+                       name="dense")
+        more = busy & room & (head != job.count)
+        header = more & job.dense & dense.due
+        sends = more & here & ~header
+        ends = busy & room & (head == job.count)
+        self._walk(m, job, dense, busy, header, sends & job.dense)
         m.d.comb += [cleared[t].eq(sends & (head[:k] == t)) for t in range(self.tags)]
         with m.If(sends):
             m.d.sync += head.eq(head + 1)
@@ -141,13 +160,46 @@ class TensaurusTlu(wiring.Component):
             m.d.sync += busy.eq(0)
         m.d.sync += full.eq((full & ~cleared) | filled)
         for p, q in enumerate(queues):
-            lane = Signal(self.lanes[p].payload.shape(), name=f"lane{p}")
-            m.d.comb += [q.i.valid.eq(sends | ends), q.i.payload.eq(lane), lane.last.eq(ends)]
-            with m.If(ends):
-                m.d.comb += [lane.nnz.eq(0), lane.ij.eq(self.idle)]
-            with m.Else():
-                m.d.comb += [lane.nnz.eq(entry[p].nnz), lane.ij.eq(entry[p].ij)]
-                if self.order == 3:
-                    m.d.comb += lane.k.eq(entry[p].k)
+            m.d.comb += [q.i.valid.eq(sends | ends | header),
+                         q.i.payload.eq(self._lane(m, p, job, read.data, dense, header, ends))]
             wiring.connect(m, q.o, wiring.flipped(self.lanes[p]))
         return m
+
+    def _walk(self, m, job, dense, busy, header, sent):
+        """The dense mode's place ``dense``: ``due`` (a slice group's header is next),
+        ``j`` and ``k`` of the next word, ``group`` (the group's first slice); from the
+        start, on to each ``header`` and word ``sent``."""
+        with m.If(~busy):
+            m.d.sync += [dense.due.eq(1), dense.j.eq(0), dense.k.eq(0), dense.group.eq(0)]
+        with m.If(header):
+            m.d.sync += dense.due.eq(0)
+        with m.If(sent):
+            with m.If(dense.k + 1 != job.kn):
+                m.d.sync += dense.k.eq(dense.k + 1)
+            with m.Elif(dense.j + 1 != job.jn):
+                m.d.sync += [dense.k.eq(0), dense.j.eq(dense.j + 1)]
+            with m.Else():
+                m.d.sync += [dense.k.eq(0), dense.j.eq(0), dense.due.eq(1),
+                             dense.group.eq(dense.group + self.pes)]
+
+    def _lane(self, m, p, job, word, dense, header, ends):
+        """Row ``p``'s item: the end marker, a dense group's header, lane ``p`` of a dense
+        word (its value at the group's ``(j, k)``) or of a CISS entry."""
+        lane = Signal(self.lanes[p].payload.shape(), name=f"lane{p}")
+        entry = data.View(self.entry, word)
+        m.d.comb += lane.last.eq(ends)
+        with m.If(ends):
+            m.d.comb += [lane.ij.eq(self.idle), lane.marker.eq(1)]
+        with m.Elif(header):
+            m.d.comb += [lane.ij.eq(dense.group + p), lane.marker.eq(1)]
+        with m.Elif(job.dense):
+            m.d.comb += [lane.nnz.eq(word[p * self.dw:(p + 1) * self.dw]),
+                         lane.ij.eq(dense.j)]
+            if self.order == 3:
+                m.d.comb += lane.k.eq(dense.k)
+        with m.Else():
+            m.d.comb += [lane.nnz.eq(entry[p].nnz), lane.ij.eq(entry[p].ij),
+                         lane.marker.eq(entry[p].nnz == 0)]
+            if self.order == 3:
+                m.d.comb += lane.k.eq(entry[p].k)
+        return lane

@@ -18,8 +18,11 @@ do not hold is refused. A kernel maps to the PE's two modes:
   loaded as TTMc's B is, whole into the scratchpads; operand 0 is empty. Each nonzero
   is one operation of one PE, and the output one value a row.
 
-A dense operand (DMTTKRP, DTTMc, GEMM, GEMV) runs as the CISS stream of its nonzeros:
-the hardware's work is the same, the TLU's own dense path is not built. A rank of ``F``
+A dense operand (DMTTKRP, DTTMc, GEMM, GEMV) runs in the TLU's dense mode (Section
+5.2.4): memory holds it as dense words (:func:`~sparseforge.sw.wire.tensaurus_dense_words`,
+``dw`` bits an element, zeros included: :class:`DenseStream`) and the TLU builds its CISS
+entries on the fly, every PE row at the same ``(j, k)``, so the scratchpads broadcast one
+read to a column. A rank of ``F``
 runs as ``R = tlen * cols * vlen >= F`` columns, the rest zero (MV: one column).
 
 A run is tiled (Section 5.1) when the scratchpads hold fewer than all the operands' rows
@@ -47,11 +50,51 @@ DENSE = ("dmttkrp", "dttmc", "gemm", "gemv")
 
 
 @dataclass(frozen=True, eq=False)
-class Tile:
-    """A tile of a run: its CISS stream (indices local to its blocks), the rows of each
-    operand it loads (``(first, count)``), and its (i, j) fibers (0 in MM)."""
+class DenseStream:
+    """A tile of a dense tensor or matrix as the TLU reads it in its dense mode: ``words``
+    (:func:`~sparseforge.sw.wire.tensaurus_dense_words`) of its ``slices`` slices (padded
+    with zeros to a multiple of the PE rows) over its block of ``jn x kn`` (``kn`` 1 for
+    a matrix); ``wire`` the CISS lanes the TLU builds from them."""
 
-    ciss: cissmod.Ciss
+    wire: wire.CissWire
+    words: np.ndarray
+    slices: int
+    jn: int
+    kn: int
+
+    @classmethod
+    def of(cls, dense, pes, dw=16, iw=16):
+        """The stream of a dense ``I x J [x K]`` integer array for ``pes`` PE rows, its
+        slices padded with zeros to a multiple of ``pes``; refused where ``iw`` bits cannot
+        index its slices."""
+        dense = np.asarray(dense, dtype=np.int64)
+        cissw = wire.CissWire(pes, dw, iw, dense.ndim)
+        slices = dense.shape[0]
+        if slices + (-slices % pes) > cissw.idle:
+            raise ParameterError(f"the tensor's {slices} slices: past what iw={iw} bits "
+                                 f"index with {pes} PE rows; a larger iw holds them")
+        padded = np.pad(dense, ((0, -slices % pes), *((0, 0),) * (dense.ndim - 1)))
+        return cls(cissw, wire.tensaurus_dense_words(padded, pes, dw), slices,
+                   dense.shape[1], dense.shape[2] if dense.ndim == 3 else 1)
+
+    @property
+    def entries(self):
+        """Words in memory (the TLU adds a header entry per slice group)."""
+        return len(self.words)
+
+    @property
+    def nnz(self):
+        """Elements, zeros included: a dense kernel computes them all."""
+        return self.slices * self.jn * self.kn
+
+
+@dataclass(frozen=True, eq=False)
+class Tile:
+    """A tile of a run: its part of the tensor (a :class:`~sparseforge.sw.ciss.Ciss` with
+    indices local to its blocks, or a :class:`DenseStream`), the rows of each operand it
+    loads (``(first, count)``), and its (i, j) fibers (0 in MM)."""
+
+    stream: object
     rows: tuple
     fibers: int
 
@@ -88,15 +131,26 @@ class Job:
 
     @property
     def nnz(self):
-        return sum(tile.ciss.nnz for tile in self.tiles)
+        return sum(tile.stream.nnz for tile in self.tiles)
 
     @property
     def entries(self):
-        return sum(tile.ciss.entries for tile in self.tiles)
+        return sum(tile.stream.entries for tile in self.tiles)
 
     @property
     def wire(self):
-        return self.tiles[0].ciss.wire
+        return self.tiles[0].stream.wire
+
+    @property
+    def dense(self):
+        """Whether the tensor streams in the TLU's dense mode."""
+        return self.kernel in DENSE
+
+    @property
+    def tensor_word_bits(self):
+        """Bits of the tensor a memory word carries: a CISS entry, or a dense word of a
+        value a PE row."""
+        return self.rows * self.wire.dw if self.dense else self.wire.entry_width
 
     def chunks(self, tile):
         """The matrix chunks (``vlen`` values each) ``tile`` loads: its rows of each
@@ -130,13 +184,13 @@ class Job:
         The paper's tensor, matrices and output share one HBM (Sec. 6-7.1, Fig. 7); here
         each has its own port, and their widths summed would be a memory the paper does
         not have."""
-        return max(self.wire.entry_width, self.vlen * self.wire.dw)
+        return max(self.tensor_word_bits, self.vlen * self.wire.dw)
 
     def moved_bytes(self):
         """Bytes the run moves: the CISS stream, each tile's rows of the matrices and the
         output."""
         loaded = sum(self.chunks(tile) for tile in self.tiles)
-        return (self.entries * self.wire.entry_width + loaded * self.vlen * self.wire.dw
+        return (self.entries * self.tensor_word_bits + loaded * self.vlen * self.wire.dw
                 + self.out_rows * self.r1 * self.tlen * self.cols * self.vlen
                 * self.acc_width) / 8
 
@@ -240,8 +294,11 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if spm_rows is not None and (isinstance(spm_rows, bool) or int(spm_rows) < 1):
         raise ParameterError(f"spm_rows={spm_rows!r}: a scratchpad holds at least one row")
     spm_rows = max(1, largest if spm_rows is None else min(int(spm_rows), largest))
-    tiles = _tiles(tensor, spm_rows, rows, dw, iw,
-                   wire.mv_layout(vlen)[0] if mode == "mv" else None)
+    per = wire.mv_layout(vlen)[0] if mode == "mv" else None
+    if kernel in DENSE:
+        tiles = _dense_tiles(_integers(operand, what), spm_rows, rows, dw, iw, per)
+    else:
+        tiles = _tiles(tensor, spm_rows, rows, dw, iw, per)
     return Job(kernel, mode, tiles, operands, golden, rank, r1, rows, cols, vlen, tlen,
                acc_width, spm_rows)
 
@@ -298,6 +355,32 @@ def _tiles(tensor, spm_rows, pes, dw, iw, per=None):
         empty = Tensor(np.zeros((0, tensor.ndim), dtype=np.int64), values[:0], local_shape)
         tiles.append(Tile(cissmod.encode(empty, pes, dw=dw, iw=iw),
                           tuple((0, 0) for _ in range(len(axes) + bool(per))), 0))
+    return tuple(tiles)
+
+
+def _dense_tiles(dense, spm_rows, pes, dw, iw, per=None):
+    """The tiles of a dense tensor or matrix, as :func:`_tiles` groups a sparse one's (in
+    MV ``per`` of b's values a row): every block of ``spm_rows`` rows of each operand is
+    a tile, each a :class:`DenseStream` of the block, its slices padded to the PE rows."""
+    span = spm_rows * (per or 1)
+    j_blocks = range(0, dense.shape[1], span)
+    k_blocks = range(0, dense.shape[2], spm_rows) if dense.ndim == 3 else (None,)
+    tiles = []
+    for j0 in j_blocks:
+        jn = min(span, dense.shape[1] - j0)
+        for k0 in k_blocks:
+            block = dense[:, j0:j0 + jn] if k0 is None else dense[:, j0:j0 + jn,
+                                                                   k0:k0 + spm_rows]
+            stream = DenseStream.of(block, pes, dw, iw)
+            kn = stream.kn
+            if per:
+                rows = ((0, 0), (j0 // per, -(-jn // per)))
+            else:
+                rows = ((j0, jn),) if k0 is None else ((k0, kn), (j0, jn))
+            tiles.append(Tile(stream, rows, 0 if k0 is None else stream.slices * jn))
+    if not tiles:                                           # no columns: one empty tile
+        tiles.append(Tile(DenseStream.of(dense, pes, dw, iw),
+                          ((0, 0),) * (2 if per or dense.ndim == 3 else 1), 0))
     return tuple(tiles)
 
 

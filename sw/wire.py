@@ -622,6 +622,21 @@ def mv_layout(vlen):
     return 1 << shift, shift
 
 
+def tensaurus_dense_words(values, pes, dw):
+    """A dense tensor (or matrix) as Tensaurus's TLU reads it in its dense mode (Section
+    5.2.4): ``pes`` slices side by side, one value of each a word, ``dw`` bits each (two's
+    complement, lane 0 lowest), zeros included. ``values`` is ``S * pes x J [x K]``
+    integers (the slices padded with zeros to a multiple of ``pes``); word ``(s * J + j) *
+    K + k`` holds ``values[s * pes + p, j, k]`` in lane ``p``, so the PEs of a slice
+    group walk j, then k, in step. Returns uint64 words ``[S * J * K, ceil(pes * dw /
+    64)]``."""
+    values = np.asarray(values, dtype=np.int64)
+    groups = values.reshape(-1, pes, *values.shape[1:])       # [S, pes, J(, K)]
+    lanes = np.moveaxis(groups, 1, -1).reshape(-1, pes)        # [S * J * K, pes]
+    bits = lanes.astype(np.uint64) & np.uint64((1 << dw) - 1)
+    return pack_lane_words((Field("value", dw),), pes, {"value": bits})
+
+
 def tensaurus_chunk(dw):
     """One lane of a matrix chunk word, as the MLU reads it and a scratchpad holds it: a
     value's ``dw`` bits (two's complement). A chunk word is ``vlen`` lanes, value 0 in

@@ -2,7 +2,8 @@
 """Testbench of the Tensaurus accelerator (``tensaurus``): a :class:`~sparseforge.sw.
 tensaurus_job.Job` from memory images to the output.
 
-The CISS stream sits in a memory that answers the TLU out of order
+The tensor (CISS entries, or a dense kernel's dense words) sits in a memory that answers
+the TLU out of order
 (:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices in one that answers the MLU
 in order after a random latency, laid out by
 :func:`sparseforge.sw.tensaurus_host.matrix_loads`; the output is taken at random.
@@ -19,7 +20,7 @@ from ..sw.tensaurus_host import matrix_loads
 from ..sw.wire import TensaurusKernel
 from . import native
 from .streams import Bench, Static
-from .tensaurus_tlu import memory
+from .tensaurus_tlu import dense_fields, memory
 
 RATE = 0.7
 
@@ -41,7 +42,7 @@ class TensaurusBench(Bench):
         rates = {**dict.fromkeys(("start", "tensor", "matrix", "out"), RATE), **(rates or {})}
         tags = component.tags
         streams, self.tensor_reads, responses, after = memory(
-            [tile.ciss for tile in job.tiles], tags, window or tags,
+            [tile.stream for tile in job.tiles], tags, window or tags,
             np.random.default_rng(seed))
         loads, words, self.matrix_reads = matrix_loads(job, component.dw,
                                                        component.mlu.b_chunks)
@@ -49,8 +50,10 @@ class TensaurusBench(Bench):
         self.chunks = component.olen * component.cols
         n = len(self.matrix_reads)
         tiles = [{"tensor_base": stream["base"], "entries": stream["count"], **start,
-                  "out_rows": job.out_rows, "last": int(t == len(loads) - 1)}
-                 for t, (stream, start) in enumerate(zip(streams, loads, strict=True))]
+                  **dense_fields(tile.stream), "out_rows": job.out_rows,
+                  "last": int(t == len(loads) - 1)}
+                 for t, (stream, start, tile) in enumerate(zip(streams, loads, job.tiles,
+                                                               strict=True))]
         self.sources = [
             self.source_on("start", tiles, rates["start"]),
             self.source_on("tensor_mem__response", responses, rates["tensor"],

@@ -33,23 +33,24 @@ class PeRun:
 
 
 def lane_items(ciss, pe):
-    """PE ``pe``'s lane of a CISS stream as ``{nnz, ij, k, last}`` columns (the values'
-    bits), then the end marker."""
+    """PE ``pe``'s lane of a CISS stream as ``{nnz, ij, k, marker, last}`` columns (the
+    values' bits; ``marker`` where ``nnz`` is 0), then the end marker."""
     lanes = wire.unpack_lane_words(ciss.wire.lane, ciss.wire.pes, ciss.words)
     columns = {name: np.append(lanes[name][:, pe],
                                np.uint64(ciss.wire.idle if name == "ij" else 0))
                for name in lanes}
     last = np.zeros(ciss.entries + 1, dtype=np.uint8)
     last[-1] = 1
-    return {**columns, "last": last}
+    return {**columns, "marker": (columns["nnz"] == 0).astype(np.uint8), "last": last}
 
 
 def model_items(ciss, items):
-    """``items`` as the model takes them: ``(scalar, ij, k, last)`` with signed scalars."""
+    """``items`` as the model takes them: ``(scalar, ij, k, marker, last)`` with signed
+    scalars."""
     scalars = bits_values(items["nnz"], "int", ciss.wire.dw)
     k = items.get("k", np.zeros(len(scalars), dtype=np.uint64))     # a matrix has no k
     return list(zip(scalars.tolist(), items["ij"].tolist(), k.tolist(),
-                    items["last"].tolist(), strict=True))
+                    items["marker"].tolist(), items["last"].tolist(), strict=True))
 
 
 def forwarded(kernel, items):

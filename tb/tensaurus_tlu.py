@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..sw import wire
+from ..sw.tensaurus_job import DenseStream
 from . import native
 from .streams import Bench
 from .tensaurus_pe import lane_items
@@ -30,18 +32,48 @@ def out_of_order(n, window, rng):
 
 
 def entry_ints(ciss):
-    """Each entry of ``ciss`` as one int (its uint64 words, word 0 lowest)."""
+    """Each entry of ``ciss`` (or word of a dense stream) as one int (its uint64 words,
+    word 0 lowest)."""
     return [sum(int(w) << (64 * i) for i, w in enumerate(row)) for row in ciss.words]
 
 
+def dense_fields(stream):
+    """The TLU start's dense-mode fields for ``stream`` (a CISS stream: none set)."""
+    if isinstance(stream, DenseStream):
+        return {"dense": 1, "jn": stream.jn, "kn": stream.kn}
+    return {"dense": 0, "jn": 0, "kn": 0}
+
+
+def stream_lanes(stream, pe):
+    """Row ``pe``'s lane items (as :func:`~sparseforge.tb.tensaurus_pe.lane_items`) of a
+    CISS stream, or those the TLU builds from a dense one: each slice group's header, then
+    every ``(j, k)`` with its value (zeros too), then the end marker."""
+    if not isinstance(stream, DenseStream):
+        return lane_items(stream, pe)
+    pes, dw = stream.wire.pes, stream.wire.dw
+    values = wire.unpack_lane_words((wire.Field("value", dw),), pes, stream.words)["value"]
+    per_group = stream.jn * stream.kn
+    groups = len(values) // per_group
+    items = np.zeros((groups, per_group + 1, 5), dtype=np.uint64)      # nnz ij k marker last
+    items[:, 0, 1] = np.arange(groups) * pes + pe
+    items[:, 0, 3] = 1
+    items[:, 1:, 0] = values[:, pe].reshape(groups, per_group)
+    items[:, 1:, 1] = np.repeat(np.arange(stream.jn), stream.kn)
+    items[:, 1:, 2] = np.tile(np.arange(stream.kn), stream.jn)
+    items = np.vstack([items.reshape(-1, 5), [[0, stream.wire.idle, 0, 1, 1]]])
+    names = ("nnz", "ij", "k", "marker", "last") if stream.wire.order == 3 else (
+        "nnz", "ij", None, "marker", "last")
+    return {name: items[:, n] for n, name in enumerate(names) if name}
+
+
 def memory(streams, tags, window, rng):
-    """``(starts, expected reads, responses, after)`` of CISS ``streams`` laid one after
-    the other in memory, read by a TLU of ``tags`` tags, answered out of order within
-    ``window`` reads (at most ``tags``)."""
+    """``(starts, expected reads, responses, after)`` of ``streams`` (CISS or dense)
+    laid one after the other in memory, read by a TLU of ``tags`` tags, answered out of
+    order within ``window`` reads (at most ``tags``)."""
     starts, reads, responses, after, base, done = [], [], [], [], 0, 0
     for ciss in streams:
         entries = entry_ints(ciss)
-        starts.append({"base": base, "count": len(entries)})
+        starts.append({"base": base, "count": len(entries), **dense_fields(ciss)})
         reads += [{"addr": base + n, "tag": n % tags} for n in range(len(entries))]
         for n in out_of_order(len(entries), window, rng):
             responses.append({"tag": int(n) % tags, "data": entries[n]})
@@ -67,7 +99,7 @@ class TluBench(Bench):
                  **(rates or {})}
         starts, self.reads, responses, after = memory(
             streams, component.tags, window or component.tags, np.random.default_rng(seed))
-        self.want = [[item for ciss in streams for item in _rows(lane_items(ciss, p))]
+        self.want = [[item for ciss in streams for item in _rows(stream_lanes(ciss, p))]
                      for p in range(component.pes)]
         self.sources = [self.source_on("start", starts, rates["start"]),
                         self.source_on("mem__response", responses, rates["response"],

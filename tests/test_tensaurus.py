@@ -57,7 +57,7 @@ def test_fig6_spmttkrp_on_a_2x2_array():
     job = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1)
     assert job.tlen == 1
     (tile,) = job.tiles
-    ciss = tile.ciss
+    ciss = tile.stream
     assert [ciss.slices[ciss.pe == p].tolist() for p in (0, 1)] == [[0, 3], [1, 2]]
     for p, reads in FIG6.items():
         trace = model.pe(model_items(ciss, lane_items(ciss, p)), TensaurusKernel.MTTKRP, 1, 1,
@@ -150,6 +150,26 @@ def test_directed_spmv_on_the_first_column(rows, cols, vlen, spm_rows):
     dense[tuple(MATRIX.coords.T)] = MATRIX.values
     job = plan("gemv", dense, [b], rows, cols, vlen, spm_rows=spm_rows)
     assert np.array_equal(run(job, seed_from_env(vlen + 1)).output, dense @ b[:, None])
+
+
+@pytest.mark.parametrize("kernel, shape", [("dmttkrp", (5, 4, 3)), ("dttmc", (5, 4, 3)),
+                                           ("gemm", (7, 9)), ("gemv", (7, 9))])
+@pytest.mark.parametrize("rows, cols, vlen, spm_rows", [(2, 2, 2, None), (3, 2, 4, 2)])
+def test_dense_kernels_in_the_dense_mode(kernel, shape, rows, cols, vlen, spm_rows):
+    """Fully dense operands, zeros among the values: the TLU reads dense words and builds
+    the CISS entries, the scratchpads broadcast the first PE row's reads; in tiles too.
+    The slices (5 or 7) do not fill the last group of PE rows."""
+    rng = np.random.default_rng(rows + len(shape))
+    dense = rng.integers(-9, 10, shape)
+    dense[0, 0] = 0
+    mats = factors(shape, 5, rows, r1=3 if kernel == "dttmc" else None)
+    if kernel == "gemv":
+        mats = [mats[0][:, 0]]
+    job = plan(kernel, dense, mats, rows, cols, vlen, spm_rows=spm_rows)
+    assert job.dense and job.nnz == dense.size
+    assert (len(job.tiles) > 1) == (spm_rows is not None)
+    got = run(job, seed_from_env(rows + len(kernel)), STALLS)
+    assert np.array_equal(got.output, job.golden)
 
 
 @pytest.mark.parametrize("kernel, spm_rows", [("spmttkrp", 1), ("spttmc", 1), ("spmm", 2)])
@@ -278,7 +298,7 @@ def test_tiles_cover_the_nonzeros_with_local_indices():
         for tile in job.tiles:
             (k0, nk), (j0, nj) = tile.rows
             assert 0 < nk <= job.spm_rows and 0 < nj <= job.spm_rows
-            held = decode(tile.ciss)
+            held = decode(tile.stream)
             local, values = held.coords, held.values
             assert local[:, 1].max() < nj and local[:, 2].max() < nk
             found += [(int(i), int(j + j0), int(k + k0), int(v))

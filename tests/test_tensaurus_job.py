@@ -34,7 +34,7 @@ def test_spmm_in_two_tiles_by_hand():
       Utilization of our peak 16: 30 / (30 x 16) = 1/16 computing, 30 / (40 x 16) = 3/64
       over the run; of the paper's 8: 1/8 and 3/32; executed, computing: 40 / 480."""
     job = plan("spmm", MATRIX, [B], rows=2, cols=2, vlen=2, spm_rows=3)
-    assert [tile.ciss.entries for tile in job.tiles] == [5, 2]
+    assert [tile.stream.entries for tile in job.tiles] == [5, 2]
     assert (job.macs(), job.useful_macs()) == (20, 15)
     assert job.moved_bytes() == 56 + 32 + 48
     assert job.memory_word_bits == 64
@@ -79,17 +79,20 @@ def test_spmttkrp_counts_fiber_ends_by_hand():
 
 
 def test_the_paper_peak_bounds_a_roof_ours_does_not():
-    """GEMM of a dense 8x8 A (64 nonzeros) by B of rank 4 = R, nothing padded: 8 slices
-    of 9 lanes, 4 a PE, 36 entries of 8 bytes = 288; B's 8 rows of 2 chunks of 4 bytes =
-    64; the output 8 x 4 x 4 bytes = 128: 480 bytes for 2 x 64 x 4 = 512 ops. At 8 bytes a
-    cycle the roof is min(16, 512 / 480 x 8 = 8.53): memory-bound at our peak, and the
-    paper's peak of 8 is its roof. In 100 cycles, 80 computing: 5.12 ops a cycle, 0.6
-    of our roof; 512 / (80 x 16) = 0.4 of our peak computing, 0.8 of the paper's."""
-    a = np.arange(1, 65).reshape(8, 8)
-    job = plan("gemm", a, [np.arange(32).reshape(8, 4) - 10], rows=2, cols=2, vlen=2)
-    m = measures(job, 100, 80)
-    assert (m["useful_ops"], m["executed_ops"], m["bytes"]) == (512, 512, 480)
-    assert m["attainable_ops_per_cycle"] == pytest.approx(512 / 480 * 8)
+    """GEMM of a dense 16x16 A (256 elements, zeros among them: a dense kernel computes
+    them all) by B of rank 4 = R, nothing padded. The TLU reads A in its dense mode: 8
+    groups of 2 slices, 16 words each of 2 x 16 bits = 128 x 4 = 512 bytes; B's 16 rows of
+    2 chunks of 4 bytes = 128; the output 16 x 4 x 4 bytes = 256: 896 bytes for 2 x 256 x
+    4 = 2048 ops. The widest word is 32 bits (a dense word, a chunk), so at 4 bytes a
+    cycle the roof is min(16, 2048 / 896 x 4 = 9.14): memory-bound at our peak, and the
+    paper's peak of 8 is its roof. In 400 cycles, 320 computing: 5.12 ops a cycle, 0.56
+    of our roof; 2048 / (320 x 16) = 0.4 of our peak computing, 0.8 of the paper's."""
+    a = (np.arange(256) % 17 - 8).reshape(16, 16)
+    job = plan("gemm", a, [np.arange(64).reshape(16, 4) - 30], rows=2, cols=2, vlen=2)
+    m = measures(job, 400, 320)
+    assert (m["useful_ops"], m["executed_ops"], m["bytes"]) == (2048, 2048, 896)
+    assert m["bandwidth_bytes_per_cycle"] == 4
+    assert m["attainable_ops_per_cycle"] == pytest.approx(2048 / 896 * 4)
     assert m["paper_attainable_ops_per_cycle"] == 8
-    assert m["of_attainable"] == pytest.approx(0.6)
+    assert m["of_attainable"] == pytest.approx(5.12 / (2048 / 896 * 4))
     assert (m["utilization_useful"], m["paper_utilization_useful"]) == pytest.approx((0.4, 0.8))

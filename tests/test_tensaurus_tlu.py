@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The Tensaurus TLU: CISS entries read from a memory that answers out of order reach
-every PE row in order, with the end marker, under random stalls; directed on Amaranth's
-simulator and on a real tensor natively on Verilator."""
+every PE row in order, with the end marker, under random stalls; in its dense mode, the
+CISS lanes it builds from dense words; directed on Amaranth's simulator and on a real
+tensor natively on Verilator."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from sparseforge.hw.tensaurus_tlu import TensaurusTlu
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import ciss as cissmod
 from sparseforge.sw.formats import Tensor, read_tensor
+from sparseforge.sw.tensaurus_job import DenseStream
 from sparseforge.tb.tensaurus_tlu import out_of_order, simulate
 
 STALLS = {"start": 1.0, "request": 0.6, "response": 0.5, "lanes": 0.4}
@@ -61,6 +63,43 @@ def test_one_entry_a_cycle_when_nothing_stalls():
                               window=window)
         check(run, bench)
         assert run.cycles <= most, (window, run.cycles, stream.entries)
+
+
+def dense(shape, seed):
+    """Small integers, a quarter of them zeros (values, not markers, in the dense mode)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(-9, 10, shape) * (rng.random(shape) < 0.75)
+
+
+@pytest.mark.parametrize("pes, tags", [(1, 2), (2, 4), (3, 8)])
+def test_dense_mode_builds_the_ciss_lanes_back_to_back_with_sparse(pes, tags):
+    """Dense tensors (5 slices: the last group padded when pes does not divide 5) between
+    CISS streams: each group's header, then every (j, k) on every lane, zeros as values
+    (``marker`` 0); the sparse streams' lanes as before."""
+    sparse = cissmod.encode(FIG3, pes, dw=16, iw=16)
+    streams = [DenseStream.of(dense((5, 2, 3), pes), pes), sparse,
+               DenseStream.of(dense((5, 3, 1), pes + 1), pes), sparse]
+    assert any((s.words == 0).any() for s in streams[::2])
+    component = TensaurusTlu(pes=pes, tags=tags)
+    for seed, rates in ((seed_from_env(5), None), (seed_from_env(6), STALLS)):
+        run, bench = simulate(component, streams, seed, rates, engine="pysim")
+        check(run, bench)
+    header = run.lanes[0][0]
+    assert (header["ij"], header["marker"], run.lanes[0][1]["marker"]) == (0, 1, 0)
+    assert any(item["nnz"] == 0 and not item["marker"] for item in run.lanes[0])
+
+
+def test_dense_matrix_one_word_a_cycle_and_a_header_a_group():
+    """A dense 8 x 50 matrix on 2 PE rows, nothing stalling, the memory in order: 4
+    groups of a header and 50 words, then the end marker: 205 items a row, one a cycle
+    after a few cycles' latency."""
+    stream = DenseStream.of(dense((8, 50), 7), 2)
+    component = TensaurusTlu(pes=2, order=2, tags=8)
+    run, bench = simulate(component, [stream], 0, dict.fromkeys(STALLS, 1.0), engine="pysim",
+                          window=1)
+    check(run, bench)
+    assert [len(lane) for lane in run.lanes] == [205, 205]
+    assert run.cycles <= 205 + 8, run.cycles
 
 
 @pytest.mark.verilator

@@ -45,12 +45,15 @@ from ..tensaurus_tlu import TensaurusTlu
 
 
 def tensaurus_job_layout(iw, addr_width):
-    """A tile of a Tensaurus run: its CISS stream (``entries`` at ``tensor_base``), its
-    rows of the operand matrices as :func:`~.interfaces.mlu_start_layout` says (the
-    accelerator picks the half, the kernel says whether B is broadcast), the output's rows,
-    and ``last`` on the run's final tile (after it the output is sent; before it the sums
+    """A tile of a Tensaurus run: its part of the tensor (``entries`` words at
+    ``tensor_base``: CISS entries or, with ``dense``, dense words of ``jn x kn`` a slice
+    group, as :func:`~sparseforge.hw.tensaurus_tlu.tlu_start_layout` says), its rows of
+    the operand matrices as :func:`~.interfaces.mlu_start_layout` says (the accelerator
+    picks the half, the kernel says whether B is broadcast), the output's rows, and
+    ``last`` on the run's final tile (after it the output is sent; before it the sums
     stay)."""
     return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
+                              "dense": 1, "jn": iw + 1, "kn": iw + 1,
                               **{name: field.shape for name, field in
                                  mlu_start_layout(iw, addr_width)
                                  if name not in ("half", "broadcast")},
@@ -100,9 +103,9 @@ class Tensaurus(wiring.Component):
 
     The control takes the run's tiles and starts the MLU and the TLU, picks the half the
     scratchpads read and watches the PEs' drains pass to the MSU. The scratchpads' and
-    PEs' one-bit inputs (``read_half``, ``kernel``) and the MSU's ``out_rows`` and
-    ``closing`` are plain ports, not interfaces, so they are assigned rather than
-    connected.
+    PEs' one-bit inputs (``read_half``, ``broadcast``, ``kernel``) and the MSU's
+    ``out_rows`` and ``closing`` are plain ports, not interfaces, so they are assigned
+    rather than connected.
 
     Parameters
     ----------
@@ -195,6 +198,8 @@ class Tensaurus(wiring.Component):
         for q, spm in enumerate(self.spms):
             m.submodules[f"spm{q}"] = spm
             m.d.comb += spm.read_half.eq(control.read_half)
+            if self.rows > 1:
+                m.d.comb += spm.broadcast.eq(control.broadcast)
             wiring.connect(m, mlu.fills[q], spm.fill)
         for p, row in enumerate(self.pes):
             wiring.connect(m, tlu.lanes[p], row[0].lane)

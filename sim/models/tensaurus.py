@@ -46,9 +46,9 @@ class PeTrace:
 def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
     """The :class:`PeTrace` of a PE doing ``kernel`` (a
     :class:`~sparseforge.sw.wire.TensaurusKernel`) walking ``lane``: ``(scalar, ij, k,
-    last)`` items (``scalar`` 0 for a header or idle lane, ``ij == idle`` for an idle
-    one), reading its scratchpad through ``read(operand, row, chunk)`` (``vlen`` ints);
-    ``r1`` is B's rank in TTMc."""
+    marker, last)`` items (``marker`` for a header or idle lane, ``ij == idle`` for an
+    idle one; a value may be 0 in the TLU's dense mode), reading its scratchpad through
+    ``read(operand, row, chunk)`` (``vlen`` ints); ``r1`` is B's rank in TTMc."""
     trace = PeTrace()
     olen = {TensaurusKernel.TTMC: r1 * tlen, TensaurusKernel.MV: 1}.get(kernel, tlen)
     tsr = [[0] * vlen for _ in range(tlen)]
@@ -65,8 +65,7 @@ def pe(lane, kernel, tlen, vlen, read, acc_width, idle, r1=1):
                                                                   strict=True)]
 
     tensor = kernel in (TensaurusKernel.MTTKRP, TensaurusKernel.TTMC)
-    for scalar, ij, k, _last in lane:
-        marker = scalar == 0
+    for scalar, ij, k, marker, _last in lane:
         if has_fiber and (marker or ij != cur_j):           # the fiber's end
             if kernel == TensaurusKernel.MTTKRP:
                 for t in range(tlen):

@@ -99,10 +99,10 @@ def measure(quick, seed):
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
         result = simulate(component, job, seed, full)
         figures = measures(job, result.cycles, result.compute_cycles)
-        stream = job.tiles[0].ciss              # Fig. 3e: the words carrying data
+        stream = job.tiles[0].stream             # Fig. 3e: the words carrying data
         useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
                    "csr_fraction": csr_bandwidth(stream).fraction}
-                  if len(job.tiles) == 1 else {})
+                  if len(job.tiles) == 1 and not job.dense else {})
         rows.append({"kernel": kernel, "input": name, "nnz": job.nnz, "tiles": len(job.tiles),
                      **useful,
                      "spm_rows": job.spm_rows, "banks": component.banks,
