@@ -33,7 +33,7 @@ comparator. Once every input is done, :class:`Unload` reads the rows out through
 same RAM ports, each chunk from its bank, clearing each word as it goes.
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -43,7 +43,7 @@ from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from .interfaces import chunk_bits, msu_out_layout, pe_drain_layout
-from .stream_units import RoundRobin
+from .stream_units import RoundRobin, any_of
 
 
 def times(value, k):
@@ -361,7 +361,8 @@ class Unload(wiring.Component):
             issue.eq(streaming & reading & (~r_valid | moves)), self.read.payload.bank.eq(o_bank),
             out.payload.row.eq(o_meta.row), out.payload.chunk.eq(o_meta.chunk),
             out.payload.last.eq(o_meta.last),
-            out.payload.lanes.eq(Array(self.words)[o_meta.bank]),
+            out.payload.lanes.eq(any_of(Mux(o_meta.bank == b, word, 0)
+                                      for b, word in enumerate(self.words))),
             self.release.eq((starting & (self.out_rows == 0)) | ending),
         ]
         with m.If(starting & (self.out_rows != 0)):
