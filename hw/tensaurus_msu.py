@@ -3,9 +3,23 @@
 PEs' drained OSR chunks across input tiles in an output buffer and, once every PE is
 done, streams the output rows out, clearing them for the next run.
 
-The buffer is one block RAM of ``depth * tlen * cols`` words of ``vlen`` accumulators;
-output row ``i``'s chunk ``g`` is word ``i * tlen * cols + g``. The drains reach it
-through a read-modify-write pipeline that takes one a cycle:
+The buffer is ``banks`` block RAMs (:class:`Bank`) of words of ``vlen`` accumulators:
+output row ``i``'s chunk ``g = t * cols + q`` (PE column ``q``'s chunk ``t``) is in bank
+``q mod banks``, at its word ``(i * tlen + t) * line + q // banks`` (``line = ceil(cols /
+banks)``, a bank's words of one ``(i, t)``). With one bank that is word ``i * tlen * cols
++ g``.
+
+The bank is the PE column because of which drains coincide. The PEs of one PE row work
+on the same output row in step (the TLU hands them the same slice, passed along the row
+systolically), so they drain together, each its own column's chunks: in different banks,
+they are taken on the same cycle. Different PE rows drain different output rows at
+unrelated times; they share each bank's arbiter. And a PE always drains into the same
+bank, so a bank's arbiter sees only its own inputs and an input's ``ready`` stays a
+register's (a bank chosen by the drain's chunk would put a compare behind it). Hence at
+most ``cols`` banks: another would hold no column.
+
+Each bank takes its columns' drains through a read-modify-write pipeline that takes one a
+cycle:
 
 - A (:class:`Gather`): a round-robin arbiter, its grant a register, takes one drain a
   cycle; the drain's word address is registered and presented to the RAM's read port;
@@ -16,7 +30,7 @@ through a read-modify-write pipeline that takes one a cycle:
 
 So the adder sits between registers, neither behind the RAM's read path nor behind a
 comparator. Once every input is done, :class:`Unload` reads the rows out through the
-same RAM ports, clearing each word as it goes.
+same RAM ports, each chunk from its bank, clearing each word as it goes.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -25,10 +39,11 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from .interfaces import chunk_bits, msu_out_layout, pe_drain_layout
-from .stream_units import RoundRobin
+from .stream_units import RoundRobin, any_of
 
 
 def times(value, k):
@@ -53,15 +68,19 @@ def write_layout(abits, width):
 
 
 class Gather(wiring.Component):
-    """Stage A: takes one drain a cycle from the inputs, round-robin, and registers the word
-    it adds into.
+    """Stage A: takes one drain a cycle from a bank's inputs, round-robin, and registers the
+    word of the bank it adds into.
 
     The grant comes from a :class:`~sparseforge.hw.stream_units.RoundRobin` whose grant is
     a register, so each input's ``ready`` is a register's and not behind the arbitration.
 
     Parameters
     ----------
-    rows, cols, tlen, vlen, iw, acc_width, depth : as :class:`TensaurusMsu`'s.
+    rows, cols : the bank's inputs, ``rows x cols``: input ``k`` is the bank's column ``j
+        = k % cols``, its chunk ``t`` of row ``i`` the bank's word ``(i * tlen + t) * line
+        + j``.
+    line : the bank's words of one ``(i, t)``, at least ``cols``.
+    tlen, vlen, iw, acc_width, depth : as :class:`TensaurusMsu`'s.
 
     Members
     -------
@@ -75,10 +94,9 @@ class Gather(wiring.Component):
         ``last`` or a drain outside the buffer.
     """
 
-    def __init__(self, rows, cols, tlen, vlen, iw, acc_width, depth):
-        self.cols, self.tlen, self.depth = cols, tlen, depth
-        self.chunks = tlen * cols
-        abits = max(1, ceil_log2(depth * self.chunks))
+    def __init__(self, rows, cols, line, tlen, vlen, iw, acc_width, depth):
+        self.cols, self.line, self.tlen, self.depth = cols, line, tlen, depth
+        abits = max(1, ceil_log2(depth * tlen * line))
         drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
         super().__init__({
             "drains": In(drain).array(rows * cols),
@@ -103,22 +121,22 @@ class Gather(wiring.Component):
             m.d.sync += done.eq(0)
 
         item = Signal.like(drains[0].payload, name="item")
-        q = Signal(range(max(self.cols, 2)))
+        j = Signal(range(max(self.cols, 2)))
         picked, which = 0, 0
         for i, d in enumerate(drains):
             picked = picked | Mux(grant[i], d.payload.as_value(), 0)
             which = which | Mux(grant[i], i % self.cols, 0)
-        m.d.comb += [item.eq(picked), q.eq(which)]
+        m.d.comb += [item.eq(picked), j.eq(which)]
         take = (valid & grant & ~done).any()
         inside = (item.row < self.depth) & (item.chunk < self.tlen)
-        column = times(item.chunk, self.cols)
+        column = times(item.chunk, self.line)
         # Named at its own width, so the exported Verilog does not widen it into a wire
         # whose top bits nothing reads (a Verilator -Wall warning).
         offset = Signal(len(column), name="offset")
         m.d.comb += offset.eq(column)
         m.d.sync += [
             adds.valid.eq(take & ~item.last & inside),
-            adds.payload.addr.eq(times(item.row, self.chunks) + offset + q),
+            adds.payload.addr.eq(times(item.row, self.tlen * self.line) + offset + j),
             adds.payload.lanes.eq(item.lanes.as_value()),
         ]
         return m
@@ -206,17 +224,83 @@ class Accumulate(wiring.Component):
         return m
 
 
-class Unload(wiring.Component):
-    """The output phase: once every input is done and the pipeline is empty, reads (and
-    clears) the words of rows ``0 .. out_rows - 1`` in order.
-
-    A word read is in the RAM's read register (R), then in :class:`Accumulate`'s word
-    register (C's, the output register); R holds (the read port disabled) while the output
-    register waits.
+class Bank(wiring.Component):
+    """A bank of the output buffer: its block RAM, into which its inputs' drains are added
+    through :class:`Gather` and :class:`Accumulate`, and which :class:`Unload` reads.
 
     Parameters
     ----------
-    cols, tlen, vlen, iw, acc_width, depth : as :class:`TensaurusMsu`'s.
+    rows, cols, line, tlen, vlen, iw, acc_width, depth : as :class:`Gather`'s.
+
+    Members
+    -------
+    drains, release, done : as :class:`Gather`'s.
+    streaming : In(1)
+        The output phase: the RAM's ports are :class:`Unload`'s.
+    read : In(stream(addr), always ready)
+        :class:`Unload`'s read of a word of this bank, cleared as it is read.
+    load : In(1)
+        The output register (:class:`Accumulate`'s word register) takes the word read.
+    held : Out(vlen * acc_width)
+        The output register.
+    busy : Out(1)
+        A drain is on its way into the RAM.
+    """
+
+    def __init__(self, rows, cols, line, tlen, vlen, iw, acc_width, depth):
+        self.params = (rows, cols, line, tlen, vlen, iw, acc_width, depth)
+        self.vlen, self.acc_width, self.words = vlen, acc_width, depth * tlen * line
+        self.abits = max(1, ceil_log2(self.words))
+        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
+        super().__init__({
+            "drains": In(drain).array(rows * cols),
+            "release": In(1),
+            "done": Out(rows * cols),
+            "streaming": In(1),
+            "read": In(stream.Signature(self.abits, always_ready=True)),
+            "load": In(1),
+            "held": Out(vlen * acc_width),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes = data.ArrayLayout(self.acc_width, self.vlen)   # as bits: sums wrap alike
+        m.submodules.store = store = Memory(shape=lanes, depth=self.words, init=[])
+        rd, wr = store.read_port(), store.write_port()
+        m.submodules.gather = gather = Gather(*self.params)
+        m.submodules.accumulate = accumulate = Accumulate(self.abits, self.vlen,
+                                                          self.acc_width)
+        for drain, port in zip(self.drains, gather.drains, strict=True):
+            wiring.connect(m, wiring.flipped(drain), port)
+        wiring.connect(m, gather.adds, accumulate.adds)
+        streaming, read, write = self.streaming, self.read, accumulate.write
+        m.d.comb += [
+            gather.release.eq(self.release), self.done.eq(gather.done),
+            accumulate.word.eq(rd.data), accumulate.load.eq(self.load),
+            self.held.eq(accumulate.held), self.busy.eq(accumulate.busy),
+            rd.addr.eq(Mux(streaming, read.payload, gather.adds.payload.addr)),
+            rd.en.eq(~streaming | read.valid),
+            wr.addr.eq(Mux(streaming, read.payload, write.payload.addr)),
+            wr.data.eq(write.payload.data),     # 0 while streaming: stage C is empty
+            wr.en.eq(Mux(streaming, read.valid, write.valid)),
+        ]
+        return m
+
+
+class Unload(wiring.Component):
+    """The output phase: once every input is done and the pipeline is empty, reads (and
+    clears) the words of rows ``0 .. out_rows - 1`` in order, each from its bank.
+
+    A word read is in its bank's RAM's read register (R), then in the bank's
+    :class:`Accumulate` word register (C's, the output register); R holds (the read port
+    disabled) while the output register waits. With several banks ``out.lanes`` is the
+    output register of the chunk's bank, picked by a register.
+
+    Parameters
+    ----------
+    cols, tlen, vlen, iw, acc_width, banks : as :class:`TensaurusMsu`'s.
+    abits : bits of a word's address in its bank.
 
     Members
     -------
@@ -225,58 +309,69 @@ class Unload(wiring.Component):
     busy : In(1)
         A drain is still on its way into the buffer.
     out_rows : In(iw + 1)
-    word : In(vlen * acc_width)
-        The output register (C's word register).
+    words : In(vlen * acc_width) x banks
+        Each bank's output register (C's word register).
     out : Out(stream({row, chunk, lanes, last}))
     release : Out(1)
         The inputs are released: the run's output is out, or there is none.
     streaming : Out(1)
-        The output phase: the RAM's ports are this unit's.
-    read : Out(stream(addr), always ready)
-        A word read and cleared (``valid``) and its address, while ``streaming``.
+        The output phase: the RAMs' ports are this unit's.
+    read : Out(stream({bank, addr}), always ready)
+        A word read and cleared (``valid``), its bank and its address there, while
+        ``streaming``.
     moves : Out(1)
-        The output register loads.
+        The output registers load.
     """
 
-    def __init__(self, cols, tlen, vlen, iw, acc_width, depth):
-        self.chunks, self.iw = tlen * cols, iw
-        abits = max(1, ceil_log2(depth * self.chunks))
+    def __init__(self, cols, tlen, vlen, iw, acc_width, banks, abits):
+        self.cols, self.chunks, self.iw, self.banks = cols, tlen * cols, iw, banks
+        read = data.StructLayout({"bank": range(banks), "addr": abits})
         super().__init__({
             "ended": In(1),
             "busy": In(1),
             "out_rows": In(iw + 1),
-            "word": In(vlen * acc_width),
+            "words": In(vlen * acc_width).array(banks),
             "out": Out(stream.Signature(msu_out_layout(iw, self.chunks, vlen, acc_width))),
             "release": Out(1),
             "streaming": Out(1),
-            "read": Out(stream.Signature(abits, always_ready=True)),
+            "read": Out(stream.Signature(read, always_ready=True)),
             "moves": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
         C, out, streaming, moves = self.chunks, self.out, self.streaming, self.moves
-        issue, o_addr = self.read.valid, self.read.payload
+        issue, o_addr = self.read.valid, self.read.payload.addr
         o_row, o_chunk = Signal(self.iw), Signal(chunk_bits(C))
+        o_col = Signal(range(max(self.cols, 2)))        # the chunk's PE column
+        o_bank = o_col[:ceil_log2(self.banks)]
         reading = Signal()
-        meta = data.StructLayout({"row": self.iw, "chunk": chunk_bits(C), "last": 1})
+        meta = data.StructLayout({"row": self.iw, "chunk": chunk_bits(C), "last": 1,
+                                  "bank": range(self.banks)})
         r_valid, r_meta, o_meta = Signal(), Signal(meta), Signal(meta)
         final = (o_chunk == C - 1) & (o_row == self.out_rows - 1)
+        wraps = o_col == self.cols - 1
+        # A line's columns take the banks in turn: the address steps after each round, and
+        # after the line's last column (to the next line's first word, ``line`` on).
+        step = (o_bank == self.banks - 1) | wraps
         starting = ~streaming & self.ended & ~self.busy
         ending = out.valid & out.ready & out.payload.last
         m.d.comb += [
             moves.eq(~out.valid | out.ready),
-            issue.eq(streaming & reading & (~r_valid | moves)),
+            issue.eq(streaming & reading & (~r_valid | moves)), self.read.payload.bank.eq(o_bank),
             out.payload.row.eq(o_meta.row), out.payload.chunk.eq(o_meta.chunk),
-            out.payload.last.eq(o_meta.last), out.payload.lanes.eq(self.word),
+            out.payload.last.eq(o_meta.last),
+            out.payload.lanes.eq(any_of(Mux(o_meta.bank == b, word, 0)
+                                      for b, word in enumerate(self.words))),
             self.release.eq((starting & (self.out_rows == 0)) | ending),
         ]
         with m.If(starting & (self.out_rows != 0)):
             m.d.sync += [streaming.eq(1), reading.eq(1), o_addr.eq(0), o_row.eq(0),
-                         o_chunk.eq(0)]
+                         o_chunk.eq(0), o_col.eq(0)]
         with m.If(issue):
-            m.d.sync += [o_addr.eq(o_addr + 1), r_meta.row.eq(o_row),
-                         r_meta.chunk.eq(o_chunk), r_meta.last.eq(final)]
+            m.d.sync += [o_addr.eq(o_addr + step), o_col.eq(Mux(wraps, 0, o_col + 1)),
+                         r_meta.row.eq(o_row), r_meta.chunk.eq(o_chunk),
+                         r_meta.last.eq(final), r_meta.bank.eq(o_bank)]
             with m.If(o_chunk == C - 1):
                 m.d.sync += [o_chunk.eq(0), o_row.eq(o_row + 1)]
             with m.Else():
@@ -319,8 +414,8 @@ class MsuSignature(wiring.Signature):
 
 @block("tensaurus_msu")
 class TensaurusMsu(wiring.Component):
-    """A Tensaurus MSU: ``rows x cols`` drain streams accumulated in one block RAM of
-    ``depth`` output rows, then streamed out row by row.
+    """A Tensaurus MSU: ``rows x cols`` drain streams accumulated in ``banks`` block RAMs
+    of ``depth`` output rows in all, then streamed out row by row.
 
     Parameters
     ----------
@@ -331,6 +426,8 @@ class TensaurusMsu(wiring.Component):
     iw : bits of a row index.
     acc_width : bits of an accumulator (signed; sums wrap).
     depth : output rows the buffer holds.
+    banks : banks of the buffer, a power of two, at most ``cols``: PE column ``q``'s
+        chunks are in bank ``q mod banks`` (the module's docstring says why).
 
     Members
     -------
@@ -351,11 +448,13 @@ class TensaurusMsu(wiring.Component):
         High from an input's ``last`` until the inputs are released: with ``out_rows``
         0 the sums stay for the next tile and the inputs are released at once.
 
-    Latency and throughput: one drain a cycle, whichever inputs offer them, round-robin
-    among those that wait (a lone input is granted every cycle; a waiting one before any
-    other is granted twice); a drain is written 3 cycles after it is taken. The output
+    Latency and throughput: one drain a cycle in each bank, whichever of its inputs (the
+    PEs of its columns) offer them, round-robin among those that wait (a lone input is
+    granted every cycle; a waiting one before any other of its bank is granted twice): up
+    to ``banks`` drains a cycle. A drain is written 3 cycles after it is taken. The output
     starts 6 cycles after the last ``last`` (and the drains before it) are taken, then
-    one chunk a cycle while ``out`` is taken; ``out`` is registered.
+    one chunk a cycle while ``out`` is taken; ``out`` is registered (with several banks,
+    a mux of the banks' registers picked by a register).
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE array rows (r)"),
@@ -364,47 +463,58 @@ class TensaurusMsu(wiring.Component):
               Param("vlen", 4, 1, 16, "lanes of a chunk (VLEN)"),
               Param("iw", 16, 1, 32, "bits of a row index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
-              Param("depth", 256, 1, 1 << 20, "output rows the buffer holds"))
-    REPORT = ({}, {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512})
+              Param("depth", 256, 1, 1 << 20, "output rows the buffer holds"),
+              Param("banks", 2, 1, 16, "banks of the buffer, at most cols", pow2=True))
+    REPORT = ({"banks": 1}, {}, *({"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512,
+                                   "banks": banks} for banks in (1, 4)))
     PAPER = "Table 2 (28 nm): MSU 0.759 mm2, 33.0%"
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.rows, self.cols, self.tlen, self.vlen = v["rows"], v["cols"], v["tlen"], v["vlen"]
         self.iw, self.acc_width, self.depth = v["iw"], v["acc_width"], v["depth"]
+        self.banks = v["banks"]
+        if self.banks > self.cols:
+            raise ParameterError(f"parameter banks={self.banks}: expected at most cols="
+                                 f"{self.cols} (bank b holds PE columns b, b + banks, ...)")
         self.inputs = self.rows * self.cols
         self.chunks = self.tlen * self.cols                 # chunks of an output row
+        self.line = -(-self.cols // self.banks)             # a bank's words of a row's t
         self.words = self.depth * self.chunks
-        self.abits = max(1, ceil_log2(self.words))
+        self.abits = max(1, ceil_log2(self.depth * self.tlen * self.line))  # in a bank
         super().__init__(MsuSignature(self.rows, self.cols, self.iw, self.tlen, self.vlen,
                                       self.acc_width))
 
+    def bank_inputs(self, b):
+        """The inputs bank ``b`` takes: PE ``(p, q)``'s for ``q = b, b + banks, ...``."""
+        return [p * self.cols + q for p in range(self.rows)
+                for q in range(b, self.cols, self.banks)]
+
     def elaborate(self, platform):
         m = Module()
-        lanes = data.ArrayLayout(self.acc_width, self.vlen)   # as bits: sums wrap alike
-        m.submodules.store = store = Memory(shape=lanes, depth=self.words, init=[])
-        rd, wr = store.read_port(), store.write_port()
-        m.submodules.gather = gather = Gather(self.rows, self.cols, self.tlen, self.vlen,
-                                              self.iw, self.acc_width, self.depth)
-        m.submodules.accumulate = accumulate = Accumulate(self.abits, self.vlen,
-                                                          self.acc_width)
         m.submodules.unload = unload = Unload(self.cols, self.tlen, self.vlen, self.iw,
-                                              self.acc_width, self.depth)
-        for drain, port in zip(self.drains, gather.drains, strict=True):
-            wiring.connect(m, wiring.flipped(drain), port)
-        wiring.connect(m, gather.adds, accumulate.adds)
+                                              self.acc_width, self.banks, self.abits)
         wiring.connect(m, unload.out, wiring.flipped(self.out))
-        streaming, read, write = unload.streaming, unload.read, accumulate.write
+        read, streaming = unload.read, unload.streaming
+        done, busy = [], []
+        for b in range(self.banks):
+            inputs = self.bank_inputs(b)
+            m.submodules[f"bank{b}"] = bank = Bank(
+                self.rows, len(inputs) // self.rows, self.line, self.tlen, self.vlen,
+                self.iw, self.acc_width, self.depth)
+            for n, port in zip(inputs, bank.drains, strict=True):
+                wiring.connect(m, wiring.flipped(self.drains[n]), port)
+            m.d.comb += [
+                bank.release.eq(unload.release), bank.streaming.eq(streaming),
+                bank.read.valid.eq(read.valid & (read.payload.bank == b)),
+                bank.read.payload.eq(read.payload.addr),
+                bank.load.eq(~streaming | unload.moves), unload.words[b].eq(bank.held),
+            ]
+            done.append(bank.done)
+            busy.append(bank.busy)
         m.d.comb += [
-            gather.release.eq(unload.release),
-            accumulate.word.eq(rd.data), accumulate.load.eq(~streaming | unload.moves),
-            unload.ended.eq(gather.done.all()), unload.busy.eq(accumulate.busy),
-            unload.out_rows.eq(self.out_rows), unload.word.eq(accumulate.held),
-            rd.addr.eq(Mux(streaming, read.payload, gather.adds.payload.addr)),
-            rd.en.eq(~streaming | read.valid),
-            wr.addr.eq(Mux(streaming, read.payload, write.payload.addr)),
-            wr.data.eq(write.payload.data),     # 0 while streaming: stage C is empty
-            wr.en.eq(Mux(streaming, read.valid, write.valid)),
-            self.closing.eq(gather.done.any() | streaming),
+            unload.ended.eq(Cat(done).all()), unload.busy.eq(Cat(busy).any()),
+            unload.out_rows.eq(self.out_rows),
+            self.closing.eq(Cat(done).any() | streaming),
         ]
         return m

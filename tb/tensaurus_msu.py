@@ -3,7 +3,8 @@
 
 Each drain input streams its drains of every run, each run closed by its ``last``; the
 output is taken at random, and every output chunk is checked, as it is taken, against the
-model (:class:`sparseforge.sim.models.tensaurus_msu.Msu`) fed the same runs. With one
+model (:class:`sparseforge.sim.models.tensaurus_msu.Msu`) fed the same runs, whatever the
+MSU's ``banks`` (they change when drains are taken, not what comes out). With one
 ``out_rows`` for every run the bench's streams are gated by nothing but their coins and
 its sink knows its count, so it runs on Amaranth's simulator and natively on Verilator
 alike; ``out_rows`` given per run is driven from Python (Amaranth's simulator only).

@@ -172,6 +172,23 @@ def test_dense_kernels_in_the_dense_mode(kernel, shape, rows, cols, vlen, spm_ro
     assert np.array_equal(got.output, job.golden)
 
 
+def test_msu_banks_take_a_pe_rows_drains_together():
+    """A 2 x 4 array's SpMM with the MSU in 1, 2 and 4 banks: the same output, and with
+    more banks the drains of a PE row are taken on fewer cycles, so the run is no longer;
+    more banks than columns are refused."""
+    matrix = Tensor(np.array([[0, 1], [0, 3], [2, 0], [3, 3], [5, 2]]), np.array([4, -2, 7, 1,
+                                                                                  3]), (6, 4))
+    job = plan("spmm", matrix, factors(matrix.shape, 8, 9), rows=2, cols=4, vlen=1)
+    cycles = []
+    for banks in (1, 2, 4):
+        got = run(job, seed_from_env(11), msu_banks=banks)
+        assert np.array_equal(got.output, job.golden)
+        cycles.append(got.cycles)
+    assert cycles[0] > cycles[1] >= cycles[2], cycles
+    with pytest.raises(ParameterError, match="banks=4"):
+        Tensaurus(cols=2, msu_banks=4)
+
+
 @pytest.mark.parametrize("kernel, spm_rows", [("spmttkrp", 1), ("spttmc", 1), ("spmm", 2)])
 def test_directed_tiles_accumulate_across_tiles(kernel, spm_rows):
     """Fig. 3a (and a matrix) in tiles of a row or two of each operand: the MSU sums every

@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """The Tensaurus MSU: the model alone, then the RTL against it, directed and random on
 Amaranth's simulator and a longer random run natively on Verilator, every stream
-stalled at random; drains to one word back to back (the read-modify-write hazard), the
-round-robin arbiter, one drain a cycle, two runs in one simulation."""
+stalled at random, with one bank and several; drains to one word back to back (the
+read-modify-write hazard), the round-robin arbiter, one drain a cycle in each bank, two
+runs in one simulation."""
 
 import random
 
@@ -73,9 +74,11 @@ def test_model_sums_wraps_clears_and_keeps_unread_rows():
 
 # -- directed, on Amaranth's simulator ------------------------------------------------
 
-CONFIGS = [dict(rows=1, cols=1, tlen=1, vlen=1, iw=4, acc_width=8, depth=4),
-           dict(rows=2, cols=2, tlen=2, vlen=2, iw=6, acc_width=12, depth=5),
-           dict(rows=1, cols=3, tlen=3, vlen=1, iw=5, acc_width=16, depth=3)]
+CONFIGS = [dict(rows=1, cols=1, tlen=1, vlen=1, iw=4, acc_width=8, depth=4, banks=1),
+           dict(rows=2, cols=2, tlen=2, vlen=2, iw=6, acc_width=12, depth=5, banks=1),
+           dict(rows=2, cols=2, tlen=2, vlen=2, iw=6, acc_width=12, depth=5, banks=2),
+           dict(rows=1, cols=3, tlen=3, vlen=1, iw=5, acc_width=16, depth=3, banks=2)]
+"""One bank and several; with 3 columns in 2 banks, bank 0 holds two and bank 1 one."""
 
 
 def pattern(name, q):
@@ -86,7 +89,7 @@ def pattern(name, q):
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "x".join(
-    str(c[k]) for k in ("rows", "cols", "tlen", "vlen")))
+    str(c[k]) for k in ("rows", "cols", "tlen", "vlen")) + f"-b{c['banks']}")
 @pytest.mark.parametrize("name", ["same", "two", "three"])
 def test_back_to_back_updates_of_one_word(config, name):
     """Every input hammering the same few words, nothing stalling: each drain reads a
@@ -100,10 +103,12 @@ def test_back_to_back_updates_of_one_word(config, name):
     assert run.out == expected(component, [alone, one], [rows, rows])
 
 
-def test_two_runs_and_an_empty_one_start_from_zero():
+@pytest.mark.parametrize("banks", [1, 2])
+def test_two_runs_and_an_empty_one_start_from_zero(banks):
     """Out rows per run: 2, then 0 (nothing read, nothing cleared), then all; rows past a
     run's out_rows are read in a later run; each run starts from zero."""
-    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4,
+                             banks=banks)
     runs = [[[(0, 0, [1]), (3, 0, [2])], [(1, 0, [3])]],
             [[(0, 0, [4])], [(0, 0, [5]), (1, 0, [6])]],
             [[(2, 0, [7])], []]]
@@ -127,11 +132,13 @@ class ClosingBench(MsuBench):
         self.closing.append((io.get("closing"), self.sink.fired is not None))
 
 
-def test_closing_spans_each_run_end_until_the_inputs_are_released():
+@pytest.mark.parametrize("banks", [1, 2])
+def test_closing_spans_each_run_end_until_the_inputs_are_released(banks):
     """``closing`` rises once per run (at its first ``last``), is high on every cycle an
     output chunk is taken, and falls before the next run's drains: after an ``out_rows``
     0 run within a few cycles, after the others with their output."""
-    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    component = TensaurusMsu(rows=1, cols=2, tlen=1, vlen=1, iw=4, acc_width=8, depth=4,
+                             banks=banks)
     runs = [[[(0, 0, [1])], [(1, 0, [3])]], [[(0, 0, [4])], [(1, 0, [6])]],
             [[(2, 0, [7])], []]]
     bench = ClosingBench(component, runs, [2, 0, 4], seed_from_env(6), {"out": 0.5})
@@ -145,12 +152,12 @@ def test_closing_spans_each_run_end_until_the_inputs_are_released():
     assert falls[1] - rises[1] <= 6       # the out_rows 0 run: released at once
 
 
-@pytest.mark.parametrize("tlen, cols", [(3, 1), (1, 2)])
-def test_drains_outside_the_buffer_are_dropped(tlen, cols):
+@pytest.mark.parametrize("tlen, cols, banks", [(3, 1, 1), (1, 2, 1), (1, 2, 2)])
+def test_drains_outside_the_buffer_are_dropped(tlen, cols, banks):
     """Rows at and past ``depth`` and a chunk past ``tlen`` (their addresses would wrap
     onto rows inside) are taken and dropped."""
     component = TensaurusMsu(rows=1, cols=cols, tlen=tlen, vlen=1, iw=4, acc_width=8,
-                             depth=4)
+                             depth=4, banks=banks)
     outside = [(r, 0, [1]) for r in (4, 5, 6, 15)] + [(0, 3, [1])] * (tlen == 3)
     runs = [[[(1, 0, [2]), *outside, (1, 0, [3])]] + [outside] * (cols - 1)]
     run, _ = simulate(component, runs, 4, seed_from_env(5), fast(component))
@@ -158,13 +165,15 @@ def test_drains_outside_the_buffer_are_dropped(tlen, cols):
     assert sums == [0] * component.chunks + [5] + [0] * (3 * component.chunks - 1)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+RANDOM = [*CONFIGS, dict(rows=2, cols=2, tlen=3, vlen=2, iw=5, acc_width=10, depth=6, banks=2),
+          dict(rows=3, cols=4, tlen=2, vlen=1, iw=4, acc_width=8, depth=5, banks=4)]
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
 def test_random_drains_with_backpressure(seed):
     seed = seed_from_env(seed)
     rng = random.Random(seed)
-    config = CONFIGS[seed % len(CONFIGS)] if seed % 2 else dict(
-        rows=2, cols=2, tlen=3, vlen=2, iw=5, acc_width=10, depth=6)
-    component = TensaurusMsu(**config)
+    component = TensaurusMsu(**RANDOM[seed % len(RANDOM)])
     first, second = rng.randrange(1, component.depth + 1), component.depth
     runs = [workload(component, rng, rng.randrange(10, 40), first),
             workload(component, rng, rng.randrange(10, 40), second)]
@@ -172,11 +181,14 @@ def test_random_drains_with_backpressure(seed):
     assert run.out == expected(component, runs, [first, second])
 
 
-def test_drains_are_held_while_the_output_streams():
-    component = TensaurusMsu(rows=2, cols=1, tlen=1, vlen=1, iw=4, acc_width=8, depth=8)
+@pytest.mark.parametrize("rows, cols, banks", [(2, 1, 1), (1, 2, 2)])
+def test_drains_are_held_while_the_output_streams(rows, cols, banks):
+    """Every input, of every bank, waits for the first run's output to end."""
+    component = TensaurusMsu(rows=rows, cols=cols, tlen=1, vlen=1, iw=4, acc_width=8,
+                             depth=8, banks=banks)
     runs = [[[(r, 0, [r])] * 3 for r in range(2)]] * 2
     run, bench = simulate(component, runs, 8, seed_from_env(6), {"out": 0.4})
-    end_of_first = bench.sink.received[7][0]           # the first run's final chunk
+    end_of_first = bench.sink.received[8 * component.chunks - 1][0]   # the run's last chunk
     for source in bench.sources:
         cycles = [cycle for cycle, _ in source.accepted]
         assert max(cycles[:4]) < end_of_first < min(cycles[4:])
@@ -186,8 +198,9 @@ def test_drains_are_held_while_the_output_streams():
 # -- the arbiter and the rate ------------------------------------------------------------
 
 def test_round_robin_among_waiting_inputs():
-    """All inputs always offering: they take turns, one drain a cycle in all."""
-    component = TensaurusMsu(rows=2, cols=3, tlen=1, vlen=1, iw=4, acc_width=8, depth=4)
+    """All inputs always offering, one bank: they take turns, one drain a cycle in all."""
+    component = TensaurusMsu(rows=2, cols=3, tlen=1, vlen=1, iw=4, acc_width=8, depth=4,
+                             banks=1)
     n, k = component.inputs, 12
     runs = [[[(i % 4, 0, [1])] * k for i in range(n)]]
     run, bench = simulate(component, runs, 4, seed_from_env(7), fast(component))
@@ -200,31 +213,58 @@ def test_round_robin_among_waiting_inputs():
     assert run.out == expected(component, runs, [4])
 
 
-def test_one_input_takes_a_drain_a_cycle():
+@pytest.mark.parametrize("banks, waits", [(1, 3), (2, 1)])
+def test_one_input_takes_a_drain_a_cycle(banks, waits):
     """N drains from one input (not the one granted at reset) take N cycles; the output
     follows 6 cycles after the last end is taken, one chunk a cycle."""
-    component = TensaurusMsu(rows=2, cols=2, tlen=2, vlen=2, iw=5, acc_width=16, depth=8)
+    component = TensaurusMsu(rows=2, cols=2, tlen=2, vlen=2, iw=5, acc_width=16, depth=8,
+                             banks=banks)
     n = 64
     runs = [[[] for _ in range(3)] + [[(t % 8, t % 2, [t, -t]) for t in range(n)]]]
     run, bench = simulate(component, runs, 8, seed_from_env(8), fast(component))
     cycles = [cycle for cycle, _ in bench.sources[3].accepted]
-    assert cycles == list(range(cycles[0], cycles[0] + n + 1)), cycles
-    assert cycles[0] <= component.inputs - 1
+    assert cycles == list(range(waits, waits + n + 1)), cycles
     ends = max(s.accepted[-1][0] for s in bench.sources)
     out = [cycle for cycle, _ in bench.sink.received]
     assert out == list(range(ends + 6, ends + 6 + 8 * component.chunks))
-    # The other inputs' ends on cycles 0-2, the drains and end on 3 .. n + 3, then the
-    # latency and the output.
-    assert run.cycles == (component.inputs - 1) + n + 6 + 8 * component.chunks
+    # Input 3 waits for the ends of the inputs before it in its bank, one a cycle (with
+    # one bank inputs 0-2, cycles 0-2; with two, bank 1 holds inputs 1 and 3: input 1's
+    # on cycle 0), then its drains and end, then the latency and the output.
+    assert run.cycles == waits + n + 6 + 8 * component.chunks
     assert run.out == expected(component, runs, [8])
+
+
+@pytest.mark.parametrize("banks, cycles", [(1, 75), (4, 47)])
+def test_a_pe_row_drains_into_every_bank_at_once(banks, cycles):
+    """A 2 x 4 array, PE row 0 draining 8 chunks from each PE at once, PE row 1 only its
+    ends, every stream at full rate; 4 rows of 8 chunks out.
+
+    One bank: 4 * (8 + 1) + 4 = 40 items through one arbiter, one a cycle (cycles 0-39;
+    row 0's last drain on 35, the ends of 36-39 behind it, so the pipeline is empty
+    when they are in): the output reads from cycle 41, is out from 43 for 32 cycles: 75.
+    ``banks = cols = 4``: bank ``q`` serves PEs (0, q) and (1, q), granted first to
+    (0, q). Cycle 0: the 4 PEs of row 0 each drain, one per bank; cycle 1: row 1's
+    ends; cycles 2-8 row 0's other 7 drains, 4 a cycle; cycle 9 its ends, 6 cycles
+    before the output (its last drains still in the pipeline), on cycles 15-46: 47."""
+    component = TensaurusMsu(rows=2, cols=4, tlen=2, vlen=1, iw=4, acc_width=8, depth=4,
+                             banks=banks)
+    row0 = [[(t % 4, t % 2, [t + q]) for t in range(8)] for q in range(4)]
+    runs = [row0 + [[] for _ in range(4)]]
+    run, bench = simulate(component, runs, 4, seed_from_env(10), fast(component))
+    assert run.cycles == cycles
+    assert run.out == expected(component, runs, [4])
+    if banks == 4:
+        taken = [[cycle for cycle, _ in s.accepted] for s in bench.sources]
+        assert taken == [[0, *range(2, 10)]] * 4 + [[1]] * 4
 
 
 # -- natively on Verilator -------------------------------------------------------------
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("config", [
-    dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40),
-    dict(rows=4, cols=4, tlen=1, vlen=1, iw=6, acc_width=12, depth=33)])
+    dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40, banks=1),
+    dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40, banks=2),
+    dict(rows=4, cols=4, tlen=1, vlen=1, iw=6, acc_width=12, depth=33, banks=4)])
 def test_long_random_run_on_verilator(tmp_path, config):
     seed = seed_from_env(9)
     rng = random.Random(seed)
@@ -237,8 +277,10 @@ def test_long_random_run_on_verilator(tmp_path, config):
 
 # -- interface, parameters, Verilog ------------------------------------------------------
 
-def test_declares_the_named_signature():
-    msu = TensaurusMsu(rows=3, cols=2, tlen=5, vlen=3, iw=7, acc_width=20, depth=9)
+@pytest.mark.parametrize("banks", [1, 2])
+def test_declares_the_named_signature(banks):
+    msu = TensaurusMsu(rows=3, cols=2, tlen=5, vlen=3, iw=7, acc_width=20, depth=9,
+                       banks=banks)
     assert dict(msu.signature.members) == dict(MsuSignature(3, 2, 7, 5, 3, 20).members)
     assert msu.words == 9 * 5 * 2
 
@@ -246,16 +288,29 @@ def test_declares_the_named_signature():
 @pytest.mark.parametrize("params, name", [
     ({"rows": 0}, "rows"), ({"cols": 17}, "cols"), ({"tlen": 65}, "tlen"),
     ({"vlen": 0}, "vlen"), ({"iw": 33}, "iw"), ({"acc_width": 1}, "acc_width"),
-    ({"depth": 0}, "depth"), ({"depth": (1 << 20) + 1}, "depth"), ({"rows": "two"}, "rows")])
+    ({"depth": 0}, "depth"), ({"depth": (1 << 20) + 1}, "depth"), ({"rows": "two"}, "rows"),
+    ({"cols": 16, "banks": 32}, "banks"), ({"cols": 4, "banks": 3}, "banks"),
+    ({"banks": 0}, "banks"), ({"cols": 2, "banks": 4}, "banks"),
+    ({"cols": 3, "banks": 4}, "banks")])
 def test_parameter_errors_name_the_parameter(params, name):
-    with pytest.raises(ParameterError, match=name):
+    with pytest.raises(ParameterError, match=f"{name}=") as error:
         TensaurusMsu(**params)
+    assert "\n" not in str(error.value)
+
+
+def test_banks_up_to_the_columns_and_sixteen():
+    """The bounds accepted: a bank for each column, up to 16."""
+    assert TensaurusMsu(cols=4, banks=4).bank_inputs(3) == [3, 7]
+    assert TensaurusMsu(rows=1, cols=16, tlen=1, vlen=1, banks=16).bank_inputs(15) == [15]
 
 
 @pytest.mark.parametrize("params", [
-    {}, {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1},
-    {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1, "iw": 1, "acc_width": 2, "depth": 1},
-    {"rows": 2, "cols": 3, "tlen": 3, "vlen": 2, "iw": 8, "depth": 10},
-    {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512}])
+    {}, {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1, "banks": 1},
+    {"rows": 1, "cols": 1, "tlen": 1, "vlen": 1, "iw": 1, "acc_width": 2, "depth": 1,
+     "banks": 1},
+    {"rows": 2, "cols": 3, "tlen": 3, "vlen": 2, "iw": 8, "depth": 10, "banks": 1},
+    {"rows": 2, "cols": 3, "tlen": 3, "vlen": 2, "iw": 8, "depth": 10, "banks": 2},
+    {"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512, "banks": 4},
+    {"rows": 1, "cols": 16, "tlen": 1, "vlen": 1, "depth": 4, "banks": 16}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("tensaurus_msu", params) == ""

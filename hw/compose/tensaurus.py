@@ -120,6 +120,8 @@ class Tensaurus(wiring.Component):
     banks : banks of each scratchpad.
     spm_rows : matrix rows each scratchpad holds per operand.
     out_rows : output rows the MSU holds.
+    msu_banks : banks of the MSU's buffer, at most ``cols``: up to that many drains a cycle
+        (1, the default, takes one a cycle and fits any array).
     addr_width : bits of a memory address.
 
     Members
@@ -142,6 +144,7 @@ class Tensaurus(wiring.Component):
               Param("banks", 2, 1, 16, "banks of each scratchpad", pow2=True),
               Param("spm_rows", 64, 1, 1 << 16, "matrix rows a scratchpad holds per operand"),
               Param("out_rows", 64, 1, 1 << 20, "output rows the MSU holds"),
+              Param("msu_banks", 1, 1, 16, "banks of the MSU's buffer, at most cols", pow2=True),
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"spm_rows": 64, "out_rows": 64},)
     PAPER = "Table 2 (28 nm): 2.3 mm2 for 8 x 8 PEs of VLEN 4"
@@ -172,7 +175,8 @@ class Tensaurus(wiring.Component):
                                  queue=self.spms[0].latency + 2)
                      for _ in range(c)] for _ in range(r)]
         self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=self.vlen, iw=self.iw,
-                                acc_width=self.acc_width, depth=self.out_rows)
+                                acc_width=self.acc_width, depth=self.out_rows,
+                                banks=self.msu_banks)
         signature = TensaurusSignature(r, c, self.vlen, self.tlen, self.dw, self.iw,
                                        self.acc_width, self.order, self.tags, self.addr_width,
                                        self.r1)

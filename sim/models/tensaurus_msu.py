@@ -4,7 +4,9 @@ cleared) row by row at the end of a run.
 
 Output row ``i`` has ``tlen * cols`` chunks of ``vlen`` accumulators; PE ``(r, q)`` (input
 ``r * cols + q``) drains its chunk ``t`` into the row's chunk ``t * cols + q``. Sums wrap
-to ``acc_width`` bits, as the hardware's accumulators.
+to ``acc_width`` bits, as the hardware's accumulators. The hardware's ``banks`` decide only
+where a chunk is stored and which drains are taken on one cycle, not the sums nor the
+output's order, so the model has none.
 """
 
 from .tensaurus import wrap
