@@ -65,3 +65,21 @@ def test_bench_tensaurus_quick(shared_data, capsys, tmp_path):
                 <= r["peak_ops_per_cycle"] == 2 * r["paper_peak_ops_per_cycle"])
         assert 0 < r["csr_fraction"] < r["ciss_fraction"] <= 1      # Fig. 3e's point
     assert (tmp_path / "roof.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_papers_memories_in_rows():
+    """Sec. 7's scratchpad half, 16 KB over two operands' rows of this column's chunks of
+    4 values of 2 bytes: 16384 / (2 x 8) = 1024 rows at rank 32 on 8 columns (one chunk a
+    row), 512 at rank 64 (two); SpMV one chunk; TTMc's B of rank 8 two chunks. The MSU's
+    half, 128 KB over output rows of 8 columns x 4 lanes x 4 bytes = 128 bytes: 1024 rows,
+    or the output's own rows where it has more (the output is not tiled)."""
+    from sparseforge.bench.tensaurus import paper_params, paper_spm_rows
+    assert paper_spm_rows(32, 4, "spmttkrp", 4, 8, 16) == 1024
+    assert paper_spm_rows(64, 4, "spmm", 4, 8, 16) == 512
+    assert paper_spm_rows(32, 8, "spttmc", 4, 8, 16) == 512
+    assert paper_spm_rows(32, 4, "gemv", 4, 8, 16) == 1024
+    rng = np.random.default_rng(2)
+    job = plan("spmttkrp", TENSOR, _factors(rng, (2, 32), (3, 32)), rows=8, cols=8, vlen=4)
+    params = paper_params(job, {"out_rows": 4})
+    assert (params["out_rows"], params["banks"], params["msu_banks"]) == (1024, 8, 8)
+    assert paper_params(job, {"out_rows": 2048})["out_rows"] == 2048

@@ -2,20 +2,21 @@
 the paper's roofline (Fig. 7).
 
 Each workload is planned (:func:`sparseforge.sw.tensaurus_job.plan`, integer factors of
-rank ``RANK``, TTMc's B of rank ``R1``; a real matrix's pattern with small integer
-values), run natively on
-Verilator through the whole accelerator (2x2 PEs of 2 lanes) with memories that answer
-every cycle (the tensor's out of order within the TLU's tags), and checked equal to the
-golden kernel; two run again in tiles. Printed per workload: cycles (waiting
-for matrices to load, and computing), the ops, the MACs' utilization while computing, the
-operational intensity, the throughput over the whole run and the roofline's attainable
-figure there, as :func:`~sparseforge.sw.tensaurus_job.measures` defines them for this
-bench and ``sparseforge run tensaurus`` alike (Sec. 7.1, Fig. 7): ops on real values only,
-a lane the PEs run because the rank is padded to ``tlen x cols x vlen`` not an op, the ops
-the array executed beside; the roof one memory system's, as the paper's one HBM.
-Beside them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS
-or per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator
-against Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
+the array's rank, TTMc's B of rank ``r1``; a real matrix's pattern with small integer
+values; a dense input fully dense), run natively on Verilator through the whole
+accelerator (2x2 PEs of 2 lanes; with ``--paper`` the paper's 8x8 of VLEN 4 and its
+on-chip memories) with memories that answer every cycle (the tensor's out of order
+within a window of the TLU's reads), and checked equal to the golden kernel; two run
+again in tiles. Printed per workload: cycles (waiting for matrices to load, and
+computing), the ops, the MACs' utilization while computing, the operational intensity,
+the throughput over the whole run and the roofline's attainable figure there, as
+:func:`~sparseforge.sw.tensaurus_job.measures` defines them for this bench and
+``sparseforge run tensaurus`` alike (Sec. 7.1, Fig. 7): ops on real values only, a lane
+the PEs run because the rank is padded to ``tlen x cols x vlen`` not an op, the ops the
+array executed beside; the roof one memory system's, as the paper's one HBM. Beside
+them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS or
+per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator against
+Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
 """
 
 import time
@@ -29,9 +30,24 @@ from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
-from sparseforge.sw.tensaurus_job import measures, plan
+from sparseforge.sw.tensaurus_job import DENSE, measures, plan
 
-ROWS, COLS, VLEN, RANK, R1 = 2, 2, 2, 8, 4
+ARRAYS = {
+    "ours": {"rows": 2, "cols": 2, "vlen": 2, "rank": 8, "r1": 4},
+    "paper": {"rows": 8, "cols": 8, "vlen": 4, "rank": 32, "r1": 4},
+}
+"""The arrays the bench runs: a small one for every run, and with ``--paper`` the paper's
+(Sec. 7: 8x8 PEs of VLEN 4), a rank that fills its 32 lanes, and its on-chip memories
+(:data:`PAPER_MEMORY`)."""
+PAPER_MEMORY = {"spm_bytes": 16 << 10, "banks": 8, "msu_bytes": 128 << 10, "msu_banks": 8}
+"""The paper's memories (Sec. 7): each scratchpad a double buffer of 2 x 16 KB in 8 banks
+(the first column's 2 x 32 KB holds TTMc's B once; here every column keeps its own copy
+in its 16 KB), the MSU 2 x 128 KB in 8 banks."""
+TAGS, WINDOW = 16, 8
+"""The TLU's reads in flight, and the window within which the tensor's memory answers out
+of order: a memory that answers out of order within all of the TLU's reads stalls it half
+the time (it cannot issue the next window before the first returns). The MSU has a bank a
+PE column (8 at most, as the paper's), so a PE row's drains are taken together."""
 LARGEST = (4, 4)
 """The array Verilator and Amaranth's simulator both run, for their speed."""
 WORKLOADS = (("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
@@ -40,16 +56,18 @@ WORKLOADS = (("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
              ("spmm", "matrices/suitesparse/494_bus.mtx"),
              ("spmm", "matrices/graphs/email-Eu-core.mtx"),
              ("spmv", "matrices/suitesparse/bcspwr06.mtx"),
-             ("dmttkrp", "dense 12x10x8"),
-             ("dttmc", "dense 12x10x8"),
-             ("gemm", "dense 48x40"),
+             ("dmttkrp", "dense 24x20x16"),
+             ("dttmc", "dense 24x20x16"),
+             ("gemm", "dense 96x80"),
+             ("gemv", "dense 96x80"),
              ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", {"spm_rows": 512}),
              ("spmm", "matrices/graphs/email-Eu-core.mtx", {"spm_rows": 256}),
-             ("dmttkrp", "dense 12x10x8", {"banks": 2}),
-             ("dmttkrp", "dense 12x10x8", {"banks": 4}))
+             ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", {"banks": 2}),
+             ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", {"banks": 4}))
 """(kernel, input[, options]): ``spm_rows`` runs in tiles of that many rows, each loading
 behind the last; ``banks`` the scratchpads' banks (default the paper's 8), whose conflicts
-stall PEs."""
+stall the sparse kernels' PEs (the dense ones read once a column, broadcast). A dense
+input is fully dense: every element, zeros too, is read and computed."""
 QUICK = (WORKLOADS[0], WORKLOADS[2], WORKLOADS[3])
 
 PAPER = {
@@ -64,8 +82,7 @@ PAPER = {
 def _operand(root, kernel, name, rng):
     if name.startswith("dense"):
         shape = tuple(int(n) for n in name.split()[1].split("x"))
-        dense = rng.integers(-9, 10, shape) * (rng.random(shape) < 0.6)
-        return dense, shape
+        return rng.integers(-9, 10, shape), shape
     if name.endswith(".tns"):
         tensor = read_tensor(root / name)
         return tensor, tensor.shape
@@ -74,7 +91,25 @@ def _operand(root, kernel, name, rng):
     return matrix, matrix.shape
 
 
-def measure(quick, seed):
+def paper_params(job, params):
+    """``params`` (a build for ``job``) with the paper's memories (:data:`PAPER_MEMORY`):
+    its scratchpads' rows (as :func:`paper_spm_rows`), banks, and its MSU's rows and banks;
+    the output's rows where the paper's MSU holds fewer (the output is not tiled)."""
+    chunk = job.vlen * job.wire.dw // 8
+    row = job.tlen * job.cols * job.r1 * chunk * job.acc_width // job.wire.dw
+    return {**params, "banks": PAPER_MEMORY["banks"], "msu_banks": PAPER_MEMORY["msu_banks"],
+            "out_rows": max(params["out_rows"], PAPER_MEMORY["msu_bytes"] // row)}
+
+
+def paper_spm_rows(rank, r1, kernel, vlen, cols, dw):
+    """The rows of each operand a paper scratchpad half holds: 16 KB over the two operands'
+    rows of this column's chunks (``vlen x dw`` bits each)."""
+    tlen = 1 if kernel in ("spmv", "gemv") else -(-rank // (cols * vlen))
+    chunks = max(tlen, -(-r1 // vlen) if kernel in ("spttmc", "dttmc") else 1)
+    return PAPER_MEMORY["spm_bytes"] // (2 * chunks * vlen * dw // 8)
+
+
+def measure(quick, seed, array="ours"):
     from sparseforge.hw.compose.tensaurus import Tensaurus
     from sparseforge.sw.tensaurus_host import params_for
     from sparseforge.tb.tensaurus import simulate
@@ -82,22 +117,29 @@ def measure(quick, seed):
     root = shared_data_dir()
     if root is None:
         raise SparseforgeError("bench tensaurus needs the shared data (set SPARSEFORGE_DATA)")
+    a = ARRAYS[array]
     rows = []
     for kernel, name, *options in tqdm(QUICK if quick else WORKLOADS, desc="bench tensaurus",
                                        leave=False):
         options = options[0] if options else {}
         rng = np.random.default_rng(seed)
         operand, shape = _operand(root, kernel, name, rng)
-        rank = 1 if kernel == "spmv" else RANK
-        ranks = [R1, rank] if kernel in ("spttmc", "dttmc") else [rank] * (len(shape) - 1)
+        rank = 1 if kernel in ("spmv", "gemv") else a["rank"]
+        ranks = [a["r1"], rank] if kernel in ("spttmc", "dttmc") else [rank] * (len(shape) - 1)
         mats = [rng.integers(-9, 10, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
-        if kernel == "spmv":
+        if kernel in ("spmv", "gemv"):
             mats = [mats[0][:, 0]]
-        job = plan(kernel, operand, mats, ROWS, COLS, VLEN, spm_rows=options.get("spm_rows"))
-        params = {**params_for(job), **{k: v for k, v in options.items() if k == "banks"}}
+        spm_rows = options.get("spm_rows")
+        if array == "paper":
+            spm_rows = paper_spm_rows(rank, a["r1"], kernel, a["vlen"], a["cols"], 16)
+        job = plan(kernel, operand, mats, a["rows"], a["cols"], a["vlen"], spm_rows=spm_rows)
+        params = {**params_for(job), "tags": TAGS, "msu_banks": min(a["cols"], 8),
+                  **{k: v for k, v in options.items() if k == "banks"}}
+        if array == "paper":
+            params = paper_params(job, params)
         component = Tensaurus(**params)
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
-        result = simulate(component, job, seed, full)
+        result = simulate(component, job, seed, full, window=WINDOW)
         figures = measures(job, result.cycles, result.compute_cycles)
         stream = job.tiles[0].stream             # Fig. 3e: the words carrying data
         useful = ({"ciss_fraction": ciss_bandwidth(stream).fraction,
@@ -106,12 +148,15 @@ def measure(quick, seed):
         rows.append({"kernel": kernel, "input": name, "nnz": job.nnz, "tiles": len(job.tiles),
                      **useful,
                      "spm_rows": job.spm_rows, "banks": component.banks,
+                     "msu_banks": component.msu_banks, "out_rows": component.out_rows,
                      "cycles": result.cycles, "load_cycles": result.load_cycles,
                      "compute_cycles": result.compute_cycles,
                      "equal_to_golden": bool(np.array_equal(result.output, job.golden)),
                      **figures})
-    return {"array": f"{ROWS}x{COLS} PEs x {VLEN} lanes", "rank": RANK, "r1": R1,
-            "workloads": rows, "simulators": None if quick else simulators(seed)}
+    return {"array": f"{a['rows']}x{a['cols']} PEs x {a['vlen']} lanes", "config": array,
+            "rows": a["rows"], "cols": a["cols"], "vlen": a["vlen"], "rank": a["rank"],
+            "r1": a["r1"], "tags": TAGS, "window": WINDOW, "workloads": rows,
+            "simulators": None if quick or array == "paper" else simulators(seed)}
 
 
 def simulators(seed):
@@ -126,8 +171,8 @@ def simulators(seed):
 
     rng = np.random.default_rng(seed)
     dense, shape = _operand(None, "dmttkrp", "dense 24x20x16", rng)
-    mats = [rng.integers(-9, 10, (n, RANK)) for n in shape[1:]]
-    job = plan("dmttkrp", dense, mats, *LARGEST, VLEN)
+    mats = [rng.integers(-9, 10, (n, ARRAYS["ours"]["rank"])) for n in shape[1:]]
+    job = plan("dmttkrp", dense, mats, *LARGEST, ARRAYS["ours"]["vlen"])
     component = Tensaurus(**params_for(job))
     full = dict.fromkeys(("start", "tensor", "matrix", "out"), 1.0)
     done = native.run(TensaurusBench(component, job, seed, full))
@@ -173,9 +218,18 @@ def plot(result, path):
     fig.savefig(path, dpi=150)
 
 
+def _by_density(rows):
+    """The runs split into sparse and dense kernels, each part that has runs."""
+    parts = (("sparse", [r for r in rows if r["kernel"] not in DENSE]),
+             ("dense", [r for r in rows if r["kernel"] in DENSE]))
+    return [(what, part) for what, part in parts if part]
+
+
 def _human(result):
-    click.echo(f"Tensaurus RTL, {result['array']}, rank {result['rank']} (TTMc: B's "
-               f"{result['r1']}, C's {result['rank']}), on Verilator")
+    click.echo(f"Tensaurus RTL, {result['array']} ({result['config']}), rank "
+               f"{result['rank']} (TTMc: B's {result['r1']}, C's {result['rank']}), on "
+               f"Verilator; the tensor's memory answers out of order within "
+               f"{result['window']} of the TLU's {result['tags']} reads")
     click.echo(f"{'kernel input':40} {'nnz':>7} {'tiles':>5} {'banks':>5} {'load':>7} "
                f"{'compute':>8} {'ops':>9} {'executed':>9} {'util':>6} {'exec':>6} "
                f"{'ops/B':>6} {'ops/c':>6} {'roof':>6} {'of roof':>7}  golden")
@@ -193,9 +247,9 @@ def _human(result):
     for r in result["workloads"]:
         if "ciss_fraction" in r and r["input"] not in shown:
             shown.add(r["input"])
-            click.echo(f"  Fig. 3e at {ROWS} PEs, {r['input']}: {r['ciss_fraction']:.0%} of "
-                       f"the memory words carry data as CISS, {r['csr_fraction']:.0%} as "
-                       "per-PE CSR slices")
+            click.echo(f"  Fig. 3e at {result['rows']} PEs, {r['input']}: "
+                       f"{r['ciss_fraction']:.0%} of the memory words carry data as CISS, "
+                       f"{r['csr_fraction']:.0%} as per-PE CSR slices")
     sims = result.get("simulators")
     if sims:
         click.echo(f"  simulators, {sims['pes']} PEs, the same {sims['cycles']:,}-cycle run: "
@@ -206,9 +260,10 @@ def _human(result):
     rows = result["workloads"]
     peak, paper = rows[0]["peak_ops_per_cycle"], rows[0]["paper_peak_ops_per_cycle"]
     ours = {
-        "roofline": (f"{min(r['of_attainable'] for r in rows):.0%}..."
-                     f"{max(r['of_attainable'] for r in rows):.0%} of the attainable "
-                     "over the whole run"),
+        "roofline": "; ".join(
+            f"{what} {min(r['of_attainable'] for r in part):.0%}..."
+            f"{max(r['of_attainable'] for r in part):.0%} of the attainable over the whole "
+            "run" for what, part in _by_density(rows)),
         "peak": (f"peak {peak} ops/cycle = MACs x 2, no 0.5 (the paper's formula: {paper:g}):"
                  f" the PE reads and computes in the same cycle; MAC utilization "
                  f"{min(r['utilization_useful'] for r in rows):.0%}..."
@@ -223,25 +278,32 @@ def _human(result):
                  "while one computes",
                  "ops are the paper's (Sec. 7.1, Fig. 7): a multiply and an add a MAC, on "
                  "real values only; 'executed' adds the lanes the PEs run past the rank "
-                 f"(padded to tlen x {COLS} PE columns x {VLEN} lanes); util and exec are "
+                 f"(padded to tlen x {result['cols']} PE columns x {result['vlen']} lanes); "
+                 "util and exec are "
                  "each over the MACs' lanes while computing, ops/B and ops/c (whole run) "
                  "are of useful ops",
                  f"spmv runs on the first PE column alone, as the paper's (one element of b "
-                 f"a read, one OSR register): {ROWS} of the {ROWS * COLS} PEs compute, and "
-                 "its util is of the whole array's peak",
+                 f"a read, one OSR register): {result['rows']} of the "
+                 f"{result['rows'] * result['cols']} PEs compute, and its util is of the "
+                 "whole array's peak",
+                 "dense kernels run in the TLU's dense mode on fully dense operands: every "
+                 "element is read (dw bits, zeros too) and computed, and each column's "
+                 "scratchpad broadcasts its first PE's reads, so no bank conflicts",
                  f"peak: ours MACs x 2 = {peak} ops/cycle, the paper's formula MACs x 2 x "
                  f"0.5 = {paper:g} on the same MACs: its PE spends every other cycle "
                  "reading its scratchpad, ours reads and computes in the same cycle, a "
                  "point where this design is ahead of the paper's",
                  "roof = min(our peak, ops/B x one memory's bytes a cycle): one word a "
-                 "cycle as wide as the widest memory port (the TLU's CISS entry), as the "
+                 "cycle as wide as the widest memory word (a CISS entry, a dense word or a "
+                 "chunk), as the "
                  "paper's tensor, matrices and output share one HBM; the ports here are "
                  "separate, so a run loading tiles behind its compute may pass it",
-                 "util is short of the 90% target on compute-bound kernels: the PE rows "
-                 "share their column's scratchpad, whose bank conflicts stall one of them "
-                 "(the banks rows); a fiber's end waits for the TSR's last sum in flight "
-                 "(one or two bubbles at tlen <= 2); and a run's start and its output's "
-                 "drain (tens of cycles) weigh on these small workloads"],
+                 "where util is short of the 90% target on compute-bound kernels: a sparse "
+                 "kernel's PE rows share their column's scratchpad, whose bank conflicts "
+                 "stall them (the banks rows); a slice group's drains queue at the MSU, one "
+                 "a bank a cycle; a fiber's end waits for the TSR's last sum in flight (one "
+                 "or two bubbles at tlen <= 2); and a run's start and its output's drain "
+                 "(tens of cycles) weigh on small workloads"],
                 (9, 60), ("what", "ours (this run)", "paper"))
 
 
@@ -249,11 +311,14 @@ def _human(result):
 @click.option("--quick", is_flag=True, help="Three small workloads (for tests).")
 @click.option("--plot", "plot_path", type=OutputFile(plot=True),
               help="Also draw the runs under the roofline (PNG).")
+@click.option("--paper", "paper_array", is_flag=True,
+              help="At the paper's configuration: 8x8 PEs of VLEN 4, rank 32, its "
+                   "scratchpads and MSU (minutes: a build for each kernel).")
 @seed_option(1, "Seed of the values, the factors and the memories' order.")
 @json_option
-def command(quick, plot_path, seed, as_json):
+def command(quick, plot_path, paper_array, seed, as_json):
     """The Tensaurus RTL on real tensors and matrices: cycles, ops, utilization, roofline."""
-    result = measure(quick, seed)
+    result = measure(quick, seed, "paper" if paper_array else "ours")
     if plot_path:
         plot(result, plot_path)
     emit(result, as_json, _human)
