@@ -221,31 +221,44 @@ def _first_configurations(results):
     return first
 
 
-def parts_rows(results):
-    """For each composite in ``results`` that declares ``PARTS`` (its units, as the
-    paper's area table lists them), each unit's logic cells and block RAMs (its first
-    report configuration, times its instances in the composite's) and their shares of
-    the units' total, beside the paper's share of the area."""
-    from math import prod
-
-    first = _first_configurations(results)
+def parts_rows(results, synth=None):
+    """For each composite in ``results`` that declares ``PARTS`` (its units as the
+    paper's area table lists them, each the attribute holding its instances), each unit
+    as the composite builds it in its first report configuration: its parameters, its
+    instances and their logic cells (Yosys: LUT4s and two per carry cell) and block RAMs,
+    and their shares of the units' total beside the paper's share of the area. A unit is
+    synthesized by ``synth(block, params)`` (default: Yosys alone) at its own parameters,
+    not its block's report configuration."""
+    synth = synth or (lambda block, params: synthesize(block, params, with_fmax=False))
     tables = []
-    for name, r in first.items():
+    for name, r in _first_configurations(results).items():
         parts = getattr(get(name).cls, "PARTS", None)
-        if parts is None or not all(block in first for _, block, _, _ in parts):
+        if parts is None:
             continue
+        composite = get(name).build(r["params"])
+        composite._MustUse__used = True         # built for its parts' parameters alone
         rows = []
-        for label, block, counted, paper in parts:
-            n = prod(r["params"][k] for k in counted)
-            area = first[block].get("device") or {"logic_cells": logic(first[block])}
-            rows.append({"part": label, "block": block, "instances": n,
-                         "logic_cells": n * area["logic_cells"],
-                         "bram": n * first[block].get("bram", 0), "paper_share": paper})
+        for label, attribute, paper in parts:
+            units = list(_flatten(getattr(composite, attribute)))
+            unit = units[0]
+            area = synth(unit.block_name, unit.block_params)
+            rows.append({"part": label, "block": unit.block_name, "params": unit.block_params,
+                         "instances": len(units), "logic_cells": len(units) * logic(area),
+                         "bram": len(units) * area.get("bram", 0), "paper_share": paper})
         total = sum(row["logic_cells"] for row in rows) or 1
         for row in rows:
             row["share"] = row["logic_cells"] / total
         tables.append({"block": name, "params": r["params"], "parts": rows})
     return tables
+
+
+def _flatten(units):
+    """A composite's instances of a part: one, or lists of them (rows of PEs)."""
+    if isinstance(units, (list, tuple)):
+        for unit in units:
+            yield from _flatten(unit)
+    else:
+        yield units
 
 
 def smallest_device(result):

@@ -12,6 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from sparseforge.core.registry import get
 from sparseforge.synth.flow import critical_path, parts_rows, smallest_device
 from sparseforge.synth.harness import FOLD, Harness, _levels
 
@@ -108,20 +109,27 @@ def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
 
 
 def test_parts_rows_count_each_part_by_its_instances():
-    """The Tensaurus composite's parts as the paper's Table 2 lists them: a 2 x 3 array
-    has 6 PEs and 3 scratchpads; shares are of the parts' total logic cells."""
-    def part(block, cells, bram=0, **params):
-        return {"block": block, "params": params, "device": {"logic_cells": cells},
-                "bram": bram}
+    """The Tensaurus composite's parts as the paper's Table 2 lists them, each synthesized
+    as the composite builds it: a 2 x 3 array of VLEN 4 has 6 PEs of VLEN 4 and 3
+    scratchpads of 2 ports; shares are of the parts' total logic cells (LUT4s and two per
+    carry cell)."""
+    seen = []
 
-    results = [part("tensaurus", 9999, rows=2, cols=3), part("tensaurus_pe", 100),
-               part("tensaurus_spm", 50, bram=2), part("tensaurus_msu", 200, bram=4),
-               part("tensaurus_tlu", 30), part("tensaurus_mlu", 20),
-               part("tensaurus_pe", 1)]                     # a second configuration: unused
-    (table,) = parts_rows(results)
+    def synth(block, params):
+        seen.append((block, params))
+        cells = {"tensaurus_pe": 100, "tensaurus_spm": 50, "tensaurus_msu": 200,
+                 "tensaurus_tlu": 30, "tensaurus_mlu": 10}[block]
+        return {"lut": cells - 2, "carry": 1, "bram": 2 if block == "tensaurus_spm" else 0}
+
+    composite = {"block": "tensaurus", "params": get("tensaurus").resolve(
+        {"rows": 2, "cols": 3, "vlen": 4})}
+    results = [composite, {"block": "tensaurus_pe", "params": {"vlen": 1}}]
+    (table,) = parts_rows(results, synth)
     rows = {row["part"]: row for row in table["parts"]}
     assert [rows[p]["instances"] for p in ("PE", "SPM", "MSU", "TLU", "MLU")] == [6, 3, 1, 1, 1]
+    assert rows["PE"]["params"]["vlen"] == 4 and rows["SPM"]["params"]["ports"] == 2
     assert rows["PE"]["logic_cells"] == 600 and rows["SPM"]["bram"] == 6
-    assert rows["MSU"]["share"] == pytest.approx(200 / (600 + 150 + 200 + 30 + 20))
+    assert rows["MSU"]["share"] == pytest.approx(200 / (600 + 150 + 200 + 30 + 10))
     assert rows["PE"]["paper_share"] == 27.2
-    assert parts_rows(results[1:]) == []                    # no composite, no table
+    assert len(seen) == 5                                   # one synthesis a part
+    assert parts_rows(results[1:], synth) == []             # no composite, no table

@@ -148,12 +148,10 @@ class Tensaurus(wiring.Component):
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"spm_rows": 64, "out_rows": 64},)
     PAPER = "Table 2 (28 nm): 2.3 mm2 for 8 x 8 PEs of VLEN 4"
-    PARTS = (("PE", "tensaurus_pe", ("rows", "cols"), 27.2),
-             ("SPM", "tensaurus_spm", ("cols",), 36.2 + 2.8),
-             ("MSU", "tensaurus_msu", (), 33.0), ("TLU", "tensaurus_tlu", (), 0.4),
-             ("MLU", "tensaurus_mlu", (), 0.4))
-    """Table 2's components (the SPM with its crossbar): block, the parameters whose
-    product counts its instances here, and the paper's share of the area in percent."""
+    PARTS = (("PE", "pes", 27.2), ("SPM", "spms", 36.2 + 2.8), ("MSU", "msu", 33.0),
+             ("TLU", "tlu", 0.4), ("MLU", "mlu", 0.4))
+    """Table 2's components (the SPM with its crossbar): the attribute holding this
+    composite's instances of each, and the paper's share of the area in percent."""
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)

@@ -53,8 +53,10 @@ def _human(result):
                        f"{row['ratio']:.0%} of the {row['separate_logic']} of the separate "
                        f"{', '.join(row['separate'])}; paper: {row['paper']}")
         for table in result["parts"]:
-            click.echo(f"\n{table['block']} by part, as the paper's area table (each part in "
-                       "its own first report configuration, times its instances here):")
+            click.echo(f"\n{table['block']} {table['params']} by part, as the paper's "
+                       "area table (each part synthesized as this composite builds it, "
+                       "Yosys logic cells: LUT4s and two per carry cell, times its "
+                       "instances):")
             for p in table["parts"]:
                 click.echo(f"  {p['part']:4} {p['instances']:>3} x {p['block']:14} "
                            f"{p['logic_cells']:>7} logic cells {p['share']:>6.1%}, "

@@ -7,6 +7,7 @@ else. The command line, the Verilog export, the Verilator runner and the
 synthesis flow all look blocks up here.
 """
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -41,7 +42,9 @@ def block(name):
 
     A block whose ``__init__`` takes its parameters as ``**params`` (and checks
     them with :func:`~sparseforge.core.params.check_params`) gets a class signature
-    listing them, keyword-only with their defaults.
+    listing them, keyword-only with their defaults, and an instance built from them
+    alone keeps them, checked and filled in, as ``block_params`` (so a composite's parts
+    can be synthesized as it builds them); ``None`` where it was given more.
     """
 
     def register(cls):
@@ -49,6 +52,18 @@ def block(name):
             raise RuntimeError(f"block {name!r} registered twice")
         if takes_params(cls.__init__):
             cls.__signature__ = signature(cls.__init__, cls.PARAMS)
+            init = cls.__init__
+
+            names = {p.name for p in cls.PARAMS}
+
+            @functools.wraps(init)
+            def __init__(self, *args, **params):
+                init(self, *args, **params)
+                if not args and set(params) <= names:
+                    self.block_params = check_params(cls.PARAMS, params)
+
+            cls.__init__ = __init__
+        cls.block_name, cls.block_params = name, None
         doc = (cls.__doc__ or "").strip().splitlines()
         _BLOCKS[name] = Block(name, cls, doc[0] if doc else "")
         return cls
