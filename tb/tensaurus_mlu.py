@@ -39,22 +39,31 @@ def expected_fills(mats, cols, vlen, broadcast=False, half=0):
 
 def memory(loads, cols, vlen, dw, tags, window, rng):
     """``(starts, reads, responses, after)`` of ``loads`` (each one or two matrices) laid
-    one after the other in memory: each load's start fields, the reads an MLU of ``tags``
-    tags makes (``{addr, tag}``, tags from 0 each load), the memory's answers (``{tag,
-    data}``) out of order within ``window`` reads, and for each the reads it waits for."""
-    starts, reads, responses, after, base = [], [], [], [], 0
+    one after the other in memory: each load's start fields, then as :func:`answers`."""
+    starts, words, addrs = [], [], []
     for mats in loads:
         images = [[int(w) for w in wire.mlu_words(m, cols, vlen, dw)] for m in mats]
-        words = [w for image in images for w in image]
+        base = len(words)
         starts.append({"base0": base, "rows0": mats[0].shape[0], "base1": base + len(images[0]),
                        "rows1": mats[1].shape[0] if len(mats) > 1 else 0})
+        words += [w for image in images for w in image]
+        addrs.append(range(base, len(words)))
+    return starts, *answers(addrs, words, tags, window, rng)
+
+
+def answers(loads, words, tags, window, rng):
+    """``(reads, responses, after)`` of ``loads`` (each the word addresses it reads, in
+    order) from memory ``words``: the reads an MLU of ``tags`` tags makes (``{addr,
+    tag}``, tags from 0 each load), the memory's answers (``{tag, data}``) out of order
+    within ``window`` reads, and for each the reads it waits for."""
+    reads, responses, after = [], [], []
+    for addrs in loads:
         done = len(reads)
-        reads += [{"addr": base + n, "tag": n % tags} for n in range(len(words))]
-        for n in out_of_order(len(words), window, rng):
-            responses.append({"tag": int(n) % tags, "data": words[n]})
+        reads += [{"addr": a, "tag": n % tags} for n, a in enumerate(addrs)]
+        for n in out_of_order(len(addrs), window, rng):
+            responses.append({"tag": int(n) % tags, "data": words[addrs[n]]})
             after.append(done + int(n) + 1)
-        base += len(words)
-    return starts, reads, responses, np.array(after, dtype=np.int64)
+    return reads, responses, np.array(after, dtype=np.int64)
 
 
 @dataclass(frozen=True)
