@@ -1,6 +1,7 @@
 """The stream primitives every block shares, each written once: a queue, a skid buffer, a
 round-robin arbiter, a FIFO beside a pipeline, pipelines run in lockstep with a tag beside
-them, and one-hot selection of the lowest set bit.
+them, a reorder buffer that puts a memory's out-of-order answers back in order, and
+one-hot selection of the lowest set bit.
 
 The queue, the skid buffer and the arbiter are registered blocks too (``queue``, ``skid``,
 ``round_robin``), so the synthesis report gives their cost alone: built there from integer
@@ -9,14 +10,17 @@ parameters, an item of ``width`` unsigned bits; in a block, from its item's shap
 import functools
 import operator
 
-from amaranth.hdl import Const, Module, Mux, Shape, Signal, Value, unsigned
+from amaranth.hdl import Array, Const, Module, Mux, Shape, Signal, Value, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
+from .interfaces import MemoryPortSignature, TaggedMemoryPortSignature
 from .pipeline import Pipeline
 
 WIDTH = Param("width", 32, 1, 1024, "bits of an item (from Python, shape= gives any shape)")
@@ -380,6 +384,81 @@ class RoundRobin(wiring.Component):
         m.d.comb += grant.eq(first)
         with m.If(requests.any()):
             m.d.sync += after.eq(~(first | (first - 1)))
+        return m
+
+
+class Reorder(wiring.Component):
+    """An in-order memory port over a memory that answers out of order: the reads' tags
+    and a reorder buffer of ``tags`` words, written once for every block that reads so
+    (the TLU's entries, the MLU's matrix words).
+
+    Read ``n`` (counted from the last ``restart``) goes out tagged ``n % tags`` and only
+    once read ``n - tags`` has left slot ``n % tags``, so no tag is ever in flight twice.
+    A response fills its slot whenever it comes (``mem.response`` is always ready); the
+    head slot's word is offered on ``port.response`` once it is filled, and leaves when
+    taken.
+
+    Parameters
+    ----------
+    addr_width, data_width : bits of an address and of a word.
+    tags : reads in flight, the buffer's slots (a power of two, at least 2).
+
+    Members
+    -------
+    port : In(MemoryPortSignature(addr_width, data_width))
+        The reader's side: addresses in, their words out in the same order.
+    mem : Out(TaggedMemoryPortSignature(addr_width, data_width, log2(tags)))
+        The memory's side.
+    restart : In(1)
+        While high (with nothing in flight or waiting, as between a block's loads), the
+        next read is tagged 0 again: a load's tags depend on that load alone.
+
+    Latency and throughput: a word is offered the cycle after its response (the slot's
+    write) and its slot takes a new read the cycle after the word leaves, so a slot is
+    busy ``L + 2`` cycles for a memory that answers ``L`` cycles after a read: one read
+    and one word a cycle while ``tags >= L + 2``.
+    """
+
+    def __init__(self, addr_width, data_width, tags):
+        if tags < 2 or tags & (tags - 1):
+            raise ParameterError(f"tags={tags}: a Reorder's slots are a power of two, "
+                                 "at least 2")
+        self.tags, self.width = tags, data_width
+        super().__init__({
+            "port": In(MemoryPortSignature(addr_width, data_width)),
+            "mem": Out(TaggedMemoryPortSignature(addr_width, data_width, exact_log2(tags))),
+            "restart": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        k, port, mem = exact_log2(self.tags), self.port, self.mem
+        issued, head = Signal(k + 1), Signal(k + 1)     # reads made, words left (mod 2 tags)
+        free = Signal()
+        m.d.comb += [free.eq((issued - head)[:k + 1] != self.tags),
+                     mem.request.valid.eq(port.request.valid & free),
+                     port.request.ready.eq(mem.request.ready & free),
+                     mem.request.payload.addr.eq(port.request.payload),
+                     mem.request.payload.tag.eq(issued[:k])]
+        with m.If(mem.request.valid & mem.request.ready):
+            m.d.sync += issued.eq(issued + 1)
+
+        m.submodules.slots = slots = Memory(shape=self.width, depth=self.tags, init=[])
+        write, read = slots.write_port(), slots.read_port(domain="comb")
+        full, filled, cleared = (Signal(self.tags, name=n) for n in ("full", "filled", "cleared"))
+        response, left = mem.response, port.response.valid & port.response.ready
+        m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
+                     write.data.eq(response.payload.data), write.en.eq(response.valid),
+                     read.addr.eq(head[:k]), port.response.payload.eq(read.data),
+                     port.response.valid.eq(Array(full)[head[:k]])]
+        m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
+                     for t in range(self.tags)]
+        m.d.comb += [cleared[t].eq(left & (head[:k] == t)) for t in range(self.tags)]
+        m.d.sync += full.eq((full & ~cleared) | filled)
+        with m.If(left):
+            m.d.sync += head.eq(head + 1)
+        with m.If(self.restart):
+            m.d.sync += [issued.eq(0), head.eq(0)]
         return m
 
 

@@ -12,24 +12,23 @@ no memory), then one entry a word, every lane at the same ``(j, k)``, counted ``
 fastest over the start's ``jn x kn``. A zero read is a value, not a marker: the lanes
 carry ``marker`` for that.
 
-Reads carry a tag, the entry's slot in a reorder buffer of ``tags`` entries: entry ``n``
-goes to slot ``n % tags`` and is read only once entry ``n - tags`` has left it, so a
-slot never holds two. A response fills its slot whenever it comes; the head entry leaves
-once it is there and every row's queue has room. After the last entry each row gets the
+Reads go through a :class:`~sparseforge.hw.stream_units.Reorder` of ``tags`` slots:
+entry ``n`` of a stream is tagged ``n % tags`` and read only once entry ``n - tags`` has
+left its slot; a response fills its slot whenever it comes; the head entry leaves once it
+is there and every row's queue has room. After the last entry each row gets the
 end marker (an idle lane with ``last``), which tells its PEs to finish.
 """
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import ceil_log2
 
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .interfaces import TaggedMemoryPortSignature, ciss_entry_layout, ciss_lane_layout
-from .stream_units import Queue
+from .stream_units import Queue, Reorder
 
 
 def tlu_start_layout(iw, addr_width):
@@ -106,7 +105,7 @@ class TensaurusTlu(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        A, k = self.addr_width, exact_log2(self.tags)
+        A = self.addr_width
         busy = Signal()
         job = Signal(self.start.payload.shape())
         issued, head = Signal(A), Signal(A)          # words read, words sent
@@ -117,24 +116,15 @@ class TensaurusTlu(wiring.Component):
         with m.If(start.valid & start.ready):
             m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0)]
 
-        # Reads: word ``issued`` into slot ``issued % tags`` while it is free.
-        request = self.mem.request
-        m.d.comb += [request.valid.eq(busy & (issued != job.count) & (issued - head < self.tags)),
-                     request.payload.addr.eq(job.base + issued),
-                     request.payload.tag.eq(issued[:k])]
+        # Reads: word ``issued`` in order, through the reorder buffer (its tags from 0 each
+        # stream), whose head word is ``head``.
+        m.submodules.rob = rob = Reorder(A, self.entry.size, self.tags)
+        wiring.connect(m, rob.mem, wiring.flipped(self.mem))
+        request, response = rob.port.request, rob.port.response
+        m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & (issued != job.count)),
+                     request.payload.eq(job.base + issued)]
         with m.If(request.valid & request.ready):
             m.d.sync += issued.eq(issued + 1)
-
-        # The reorder buffer: responses fill their slots in any order.
-        m.submodules.rob = rob = Memory(shape=self.entry.size, depth=self.tags, init=[])
-        write, read = rob.write_port(), rob.read_port(domain="comb")
-        full, filled, cleared = Signal(self.tags), Signal(self.tags), Signal(self.tags)
-        response = self.mem.response
-        m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
-                     write.data.eq(response.payload.data),
-                     write.en.eq(response.valid), read.addr.eq(head[:k])]
-        m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
-                     for t in range(self.tags)]
 
         # The head word to every row's queue (after a dense group's header), then the
         # end marker.
@@ -144,24 +134,23 @@ class TensaurusTlu(wiring.Component):
         for p, q in enumerate(queues):
             m.submodules[f"row{p}"] = q
             room &= q.i.ready
-        here = Array(full)[head[:k]]
         w = self.iw                 # the dense mode's place: a group's header due, (j, k)
         dense = Signal(data.StructLayout({"due": 1, "j": w + 1, "k": w + 1, "group": w}),
                        name="dense")
         more = busy & room & (head != job.count)
         header = more & job.dense & dense.due
-        sends = more & here & ~header
+        m.d.comb += response.ready.eq(more & ~header)
+        sends = response.valid & response.ready
         ends = busy & room & (head == job.count)
         self._walk(m, job, dense, busy, header, sends & job.dense)
-        m.d.comb += [cleared[t].eq(sends & (head[:k] == t)) for t in range(self.tags)]
         with m.If(sends):
             m.d.sync += head.eq(head + 1)
         with m.If(ends):
             m.d.sync += busy.eq(0)
-        m.d.sync += full.eq((full & ~cleared) | filled)
         for p, q in enumerate(queues):
             m.d.comb += [q.i.valid.eq(sends | ends | header),
-                         q.i.payload.eq(self._lane(m, p, job, read.data, dense, header, ends))]
+                         q.i.payload.eq(self._lane(m, p, job, response.payload, dense, header,
+                                                   ends))]
             wiring.connect(m, q.o, wiring.flipped(self.lanes[p]))
         return m
 

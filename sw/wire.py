@@ -651,3 +651,15 @@ def chunk_words(matrix, vlen, dw):
     values = np.asarray(matrix).astype(np.int64).reshape(-1, vlen)
     bits = values.astype(np.uint64) & np.uint64((1 << dw) - 1)
     return pack_lanes(tensaurus_chunk(dw), vlen, (), {"value": bits})
+
+
+def mlu_words(matrix, cols, vlen, dw):
+    """A ``rows x R`` integer matrix (``R`` a multiple of ``vlen``) as the MLU reads it:
+    words of ``cols`` chunks, chunk 0 in the low bits, ``ceil(R / (cols * vlen))`` a row
+    (the last padded with zero chunks), row-major. Word ``t`` of a row holds its chunks
+    ``t * cols .. t * cols + cols - 1``: one read brings a chunk for every PE column. The
+    bits of :func:`chunk_words` with ``cols * vlen`` values a word, of the matrix padded
+    to a multiple of them."""
+    matrix = np.asarray(matrix)
+    pad = -matrix.shape[1] % (cols * vlen)
+    return chunk_words(np.pad(matrix, ((0, 0), (0, pad))), cols * vlen, dw)

@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the Tensaurus MLU (``tensaurus_mlu``) and the matrix memory it reads.
 
-Matrices are laid out as :class:`~sparseforge.hw.tensaurus_mlu.MluSignature` says (a row is
-its chunk words in order, row after row) by :func:`~sparseforge.sw.wire.chunk_words`;
-the memory answers
-reads in order, each answer offered once its read has been made and then at random (a
-random latency). The composite's bench (:mod:`sparseforge.tb.tensaurus`) uses the same
-memory.
+Matrices are laid out in words of ``cols`` chunks as
+:class:`~sparseforge.hw.tensaurus_mlu.MluSignature` says, by
+:func:`~sparseforge.sw.wire.mlu_words` (a row is its words in order, row after row; each
+load's matrices after the previous load's). The memory answers each load's reads out of
+order within a window of reads (:func:`~sparseforge.tb.tensaurus_tlu.out_of_order`, the
+TLU's memory), each answer offered once its read has been made and then at random.
 """
 
 from dataclasses import dataclass
@@ -16,6 +16,7 @@ import numpy as np
 from ..sw import wire
 from . import native
 from .streams import Bench
+from .tensaurus_tlu import out_of_order
 
 RATE = 0.7
 
@@ -36,53 +37,81 @@ def expected_fills(mats, cols, vlen, broadcast=False, half=0):
     return fills
 
 
-def load(mats, vlen, dw):
-    """``(start, words, reads)``: the MLU's start item for ``mats`` (one or two matrices)
-    laid from address 0, the memory's words and the reads it must see."""
-    words = [[int(w) for w in wire.chunk_words(m, vlen, dw)] for m in mats]
-    start = {"base0": 0, "rows0": mats[0].shape[0], "base1": len(words[0]),
-             "rows1": mats[1].shape[0] if len(mats) > 1 else 0}
-    words = [w for image in words for w in image]
-    return start, words, list(range(len(words)))
+def memory(loads, cols, vlen, dw, tags, window, rng):
+    """``(starts, reads, responses, after)`` of ``loads`` (each one or two matrices) laid
+    one after the other in memory: each load's start fields, then as :func:`answers`."""
+    starts, words, addrs = [], [], []
+    for mats in loads:
+        images = [[int(w) for w in wire.mlu_words(m, cols, vlen, dw)] for m in mats]
+        base = len(words)
+        starts.append({"base0": base, "rows0": mats[0].shape[0], "base1": base + len(images[0]),
+                       "rows1": mats[1].shape[0] if len(mats) > 1 else 0})
+        words += [w for image in images for w in image]
+        addrs.append(range(base, len(words)))
+    return starts, *answers(addrs, words, tags, window, rng)
+
+
+def answers(loads, words, tags, window, rng):
+    """``(reads, responses, after)`` of ``loads`` (each the word addresses it reads, in
+    order) from memory ``words``: the reads an MLU of ``tags`` tags makes (``{addr,
+    tag}``, tags from 0 each load), the memory's answers (``{tag, data}``) out of order
+    within ``window`` reads, and for each the reads it waits for."""
+    reads, responses, after = [], [], []
+    for addrs in loads:
+        done = len(reads)
+        reads += [{"addr": a, "tag": n % tags} for n, a in enumerate(addrs)]
+        for n in out_of_order(len(addrs), window, rng):
+            responses.append({"tag": int(n) % tags, "data": words[addrs[n]]})
+            after.append(done + int(n) + 1)
+    return reads, responses, np.array(after, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class MluRun:
     cycles: int
-    reads: list
+    reads: list         # {addr, tag}
     fills: list         # per column
 
 
 class MluBench(Bench):
     """The MLU loading ``mats`` (one or two ``rows x R`` integer matrices; with
     ``broadcast`` the second is ``rows x b_chunks * vlen``) into the scratchpads'
-    ``half``."""
+    ``half``; or, ``mats`` a list of such loads, each after the other into alternate
+    halves from ``half``. The memory answers out of order within ``window`` reads
+    (default: the MLU's tags; 1, in order)."""
 
-    def __init__(self, component, mats, seed, rates=None, broadcast=False, half=0):
+    def __init__(self, component, mats, seed, rates=None, broadcast=False, half=0,
+                 window=None):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "request", "response", "fills"), RATE),
                  **(rates or {})}
-        start, words, self.reads = load(mats, component.vlen, component.dw)
-        self.want = expected_fills(mats, component.cols, component.vlen, broadcast, half)
-        n = len(words)
-        self.sources = [self.source_on("start", [{**start, "half": half,
-                                                  "broadcast": int(broadcast)}],
-                                       rates["start"]),
-                        self.source_on("mem__response", words, rates["response"],
-                                       after={"mem__request": np.arange(1, n + 1)})]
-        self.sinks = [self.sink_on("mem__request", rates["request"], n)]
+        loads = [mats] if isinstance(mats[0], np.ndarray) else mats
+        halves = [(half + n) % 2 for n in range(len(loads))]
+        c = component
+        starts, self.reads, responses, after = memory(
+            loads, c.cols, c.vlen, c.dw, c.tags, window or c.tags, np.random.default_rng(seed))
+        wants = [expected_fills(m, c.cols, c.vlen, broadcast, h)
+                 for m, h in zip(loads, halves, strict=True)]
+        self.want = [[fill for want in wants for fill in want[q]] for q in range(c.cols)]
+        starts = [{**start, "half": h, "broadcast": int(broadcast)}
+                  for start, h in zip(starts, halves, strict=True)]
+        self.sources = [self.source_on("start", starts, rates["start"]),
+                        self.source_on("mem__response", responses, rates["response"],
+                                       after={"mem__request": after})]
+        self.sinks = [self.sink_on("mem__request", rates["request"], len(self.reads))]
         self.sinks += [self.sink_on(f"fills__{q}", rates["fills"], len(self.want[q]))
-                       for q in range(component.cols)]
+                       for q in range(c.cols)]
         self.drivers = [*self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
         cols = self.component.cols
-        return MluRun(cycles, [int(a) for a in outputs["mem__request"]],
+        return MluRun(cycles, list(outputs["mem__request"]),
                       [outputs[f"fills__{q}"] for q in range(cols)])
 
 
 def simulate(component, mats, seed, rates=None, engine="native", work_dir=None,
-             broadcast=False, half=0):
-    """``(run, bench)`` of the MLU loading ``mats`` into ``half``."""
-    bench = MluBench(component, mats, seed, rates, broadcast, half)
+             broadcast=False, half=0, window=None):
+    """``(run, bench)`` of the MLU loading ``mats`` (a load, or loads back to back) into
+    ``half``."""
+    bench = MluBench(component, mats, seed, rates, broadcast, half, window)
     return native.simulate(bench, engine, work_dir), bench
