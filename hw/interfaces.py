@@ -148,24 +148,6 @@ class TailorSignature(wiring.Signature):
                           "update": _update(depth, width, index)})
 
 
-class MemoryPortSignature(wiring.Signature):
-    """A read port on a parent's memory, seen from the block that fetches through it.
-
-    - ``request`` (stream out): addresses of ``addr_width`` bits, one per
-      element wanted.
-    - ``response`` (stream in): the data, ``data_width`` bits, one per accepted
-      request and in request order. The fetcher may hold ``ready`` low; the
-      parent holds the response until it is taken, and stalls requests as it
-      needs (the fetcher must not assume any latency).
-    """
-
-    def __init__(self, addr_width, data_width):
-        super().__init__({
-            "request": Out(stream.Signature(addr_width)),
-            "response": In(stream.Signature(data_width)),
-        })
-
-
 # -- Eureka (Sections 3-3.3) ---------------------------------------------------------
 
 EUREKA_COLUMNS = 4

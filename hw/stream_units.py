@@ -20,7 +20,7 @@ from amaranth.utils import exact_log2
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
-from .interfaces import MemoryPortSignature, TaggedMemoryPortSignature
+from .interfaces import TaggedMemoryPortSignature
 from .pipeline import Pipeline
 
 WIDTH = Param("width", 32, 1, 1024, "bits of an item (from Python, shape= gives any shape)")
@@ -385,6 +385,24 @@ class RoundRobin(wiring.Component):
         with m.If(requests.any()):
             m.d.sync += after.eq(~(first | (first - 1)))
         return m
+
+
+class MemoryPortSignature(wiring.Signature):
+    """A read port on a parent's memory, seen from the block that fetches through it.
+
+    - ``request`` (stream out): addresses of ``addr_width`` bits, one per
+      element wanted.
+    - ``response`` (stream in): the data, ``data_width`` bits, one per accepted
+      request and in request order. The fetcher may hold ``ready`` low; the
+      parent holds the response until it is taken, and stalls requests as it
+      needs (the fetcher must not assume any latency).
+    """
+
+    def __init__(self, addr_width, data_width):
+        super().__init__({
+            "request": Out(stream.Signature(addr_width)),
+            "response": In(stream.Signature(data_width)),
+        })
 
 
 class Reorder(wiring.Component):

@@ -29,21 +29,24 @@ def params_for(job, iw=None):
 
 def matrix_loads(job, dw, b_chunks=1):
     """``(starts, words, reads)``: each tile's MLU start fields for its rows of the
-    matrices, laid one after the other in memory; the memory's words (ints); and the
-    reads the tiles make, in order. A build's MLU loads each row of a broadcast operand
-    (TTMc's B, MV's b) as its ``b_chunks`` chunks: the rows are padded to them."""
+    matrices, laid one after the other in memory as the MLU's words
+    (:func:`~sparseforge.sw.wire.mlu_words`, ``cols`` chunks each); the memory's words
+    (ints); and each tile's load's word addresses, in order. A build's MLU loads each row
+    of a broadcast operand (TTMc's B, MV's b) as its ``b_chunks`` chunks: the rows are
+    padded to them."""
     mats = list(job.mats)
     if job.mode in ("ttmc", "mv"):
         mats[1] = np.pad(mats[1], ((0, 0), (0, b_chunks * job.vlen - mats[1].shape[1])))
-    images = [wire.chunk_words(matrix, job.vlen, dw) for matrix in mats]
+    images = [wire.mlu_words(matrix, job.cols, job.vlen, dw) for matrix in mats]
     bases = np.cumsum([0, *map(len, images)])[:-1].tolist()
     starts, reads = [], []
     for tile in job.tiles:
-        start = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}
+        start, addrs = {"base0": 0, "rows0": 0, "base1": 0, "rows1": 0}, []
         for n, ((first, count), matrix, base) in enumerate(zip(tile.rows, mats, bases,
                                                                strict=False)):
-            chunks = matrix.shape[1] // job.vlen
-            start |= {f"base{n}": base + first * chunks, f"rows{n}": count}
-            reads += range(base + first * chunks, base + (first + count) * chunks)
+            words = -(-(matrix.shape[1] // job.vlen) // job.cols)       # of a row
+            start |= {f"base{n}": base + first * words, f"rows{n}": count}
+            addrs += range(base + first * words, base + (first + count) * words)
         starts.append(start)
+        reads.append(addrs)
     return starts, [int(w) for image in images for w in image], reads

@@ -3,10 +3,10 @@
 tensaurus_job.Job` from memory images to the output.
 
 The tensor (CISS entries, or a dense kernel's dense words) sits in a memory that answers
-the TLU out of order
-(:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices in one that answers the MLU
-in order after a random latency, laid out by
-:func:`sparseforge.sw.tensaurus_host.matrix_loads`; the output is taken at random.
+the TLU out of order (:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices, laid
+out by :func:`sparseforge.sw.tensaurus_host.matrix_loads`, in one that answers the MLU
+out of order too (:func:`sparseforge.tb.tensaurus_mlu.answers`), each within ``window``
+reads; the output is taken at random.
 Every read is checked against the addresses the run must make and the output is
 rebuilt from what the MSU sent. Nothing is driven from Python per cycle but the
 streams' coins, so it runs natively on Verilator at its speed.
@@ -20,6 +20,7 @@ from ..sw.tensaurus_host import matrix_loads
 from ..sw.wire import TensaurusKernel
 from . import native
 from .streams import Bench, Static
+from .tensaurus_mlu import answers
 from .tensaurus_tlu import dense_fields, memory
 
 RATE = 0.7
@@ -35,17 +36,18 @@ class TensaurusRun:
 
 class TensaurusBench(Bench):
     """``job`` through ``component``; the tensor memory answers out of order within
-    ``window`` reads (default: the TLU's tags)."""
+    ``window`` reads (default: the TLU's tags), the matrices' memory the MLU likewise."""
 
     def __init__(self, component, job, seed, rates=None, window=None):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "tensor", "matrix", "out"), RATE), **(rates or {})}
         tags = component.tags
+        rng = np.random.default_rng(seed)
         streams, self.tensor_reads, responses, after = memory(
-            [tile.stream for tile in job.tiles], tags, window or tags,
-            np.random.default_rng(seed))
-        loads, words, self.matrix_reads = matrix_loads(job, component.dw,
-                                                       component.mlu.b_chunks)
+            [tile.stream for tile in job.tiles], tags, window or tags, rng)
+        loads, words, tile_reads = matrix_loads(job, component.dw, component.mlu.b_chunks)
+        self.matrix_reads, matrix_responses, matrix_after = answers(
+            tile_reads, words, tags, window or tags, rng)
         self.job = job
         self.chunks = component.olen * component.cols
         n = len(self.matrix_reads)
@@ -58,9 +60,8 @@ class TensaurusBench(Bench):
             self.source_on("start", tiles, rates["start"]),
             self.source_on("tensor_mem__response", responses, rates["tensor"],
                            after={"tensor_mem__request": after}),
-            self.source_on("matrix_mem__response", [words[a] for a in self.matrix_reads],
-                           rates["matrix"],
-                           after={"matrix_mem__request": np.arange(1, n + 1)})]
+            self.source_on("matrix_mem__response", matrix_responses, rates["matrix"],
+                           after={"matrix_mem__request": matrix_after})]
         self.sinks = [self.sink_on("tensor_mem__request", rates["tensor"],
                                    len(self.tensor_reads)),
                       self.sink_on("matrix_mem__request", rates["matrix"], n),
@@ -71,8 +72,7 @@ class TensaurusBench(Bench):
 
     def from_outputs(self, cycles, outputs):
         """The :class:`TensaurusRun` of what the sinks took, every read checked."""
-        got = [int(a) for a in outputs["matrix_mem__request"]]
-        if got != self.matrix_reads:
+        if list(outputs["matrix_mem__request"]) != self.matrix_reads:
             raise AssertionError("matrix_mem: the MLU's reads are not the tiles' rows of the "
                                  "matrices in order")
         if list(outputs["tensor_mem__request"]) != self.tensor_reads:

@@ -12,9 +12,9 @@ from sparseforge.hw.interfaces import (
     BuffetChildSignature,
     BuffetParentSignature,
     BuffetSignature,
-    MemoryPortSignature,
     TailorSignature,
 )
+from sparseforge.hw.stream_units import MemoryPortSignature
 from sparseforge.hw.tailor import Tailor
 
 

@@ -130,11 +130,11 @@ def test_a_long_run_shows_a_progress_bar_on_request(tmp_path, capfd):
     from sparseforge.hw.tensaurus_mlu import TensaurusMlu
     from sparseforge.tb.tensaurus_mlu import MluBench
 
-    mats = [np.ones((15_000, 8), dtype=np.int64)]            # 120,000 chunks, ~50 cycles each
+    mats = [np.ones((15_000, 8), dtype=np.int64)]            # 60,000 words, ~100 cycles each
     rates = {"start": 1.0, "request": 1.0, "response": 0.01, "fills": 1.0}
 
     def make():
-        bench = MluBench(TensaurusMlu(cols=2, tlen=2, vlen=2, dw=8), mats, 3, rates)
+        bench = MluBench(TensaurusMlu(cols=1, tlen=4, vlen=2, dw=8), mats, 3, rates)
         bench.patience = 100_000        # a 1% memory may keep a word back for long
         return bench
     quiet = native.run(make(), work_dir=tmp_path)

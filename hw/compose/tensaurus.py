@@ -28,16 +28,14 @@ from ...core.params import Param, check_params
 from ...core.registry import block
 from ...sw.wire import TensaurusKernel
 from ..interfaces import (
-    MemoryPortSignature,
     TaggedMemoryPortSignature,
-    chunk_layout,
     ciss_entry_layout,
     mlu_start_layout,
     msu_out_layout,
     spm_chunks,
 )
 from ..tensaurus_control import TensaurusControl
-from ..tensaurus_mlu import TensaurusMlu
+from ..tensaurus_mlu import TensaurusMlu, mlu_word_layout
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
 from ..tensaurus_spm import TensaurusSpm
@@ -70,8 +68,9 @@ class TensaurusSignature(wiring.Signature):
       taken.
     - ``tensor_mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): the TLU's
       CISS reads.
-    - ``matrix_mem`` (out, :class:`~.interfaces.MemoryPortSignature`): the MLU's chunk
-      reads.
+    - ``matrix_mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): the MLU's
+      reads, a word of ``cols`` chunks each (:func:`~sparseforge.hw.tensaurus_mlu.
+      mlu_word_layout`), answered in any order.
     - ``out`` (stream out, :func:`~.interfaces.msu_out_layout`): the output, row by row,
       each ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
     - ``stats`` (stream out): after each run's output, its cycles from its first tile to
@@ -88,7 +87,8 @@ class TensaurusSignature(wiring.Signature):
             "start": In(stream.Signature(tensaurus_job_layout(iw, addr_width))),
             "tensor_mem": Out(TaggedMemoryPortSignature(addr_width, entry.size,
                                                         ceil_log2(tags))),
-            "matrix_mem": Out(MemoryPortSignature(addr_width, chunk_layout(vlen, dw).size)),
+            "matrix_mem": Out(TaggedMemoryPortSignature(
+                addr_width, mlu_word_layout(cols, vlen, dw).size, ceil_log2(tags))),
             "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
                                                        acc_width))),
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
@@ -116,7 +116,7 @@ class Tensaurus(wiring.Component):
     dw, iw, acc_width : bits of a value, an index and an accumulator.
     order : 3 for tensors (SpMTTKRP, SpTTMc and SpMM kernels), 2 for matrices (SpMM,
         SpMV).
-    tags : the TLU's reads in flight.
+    tags : the TLU's reads in flight, and the MLU's.
     banks : banks of each scratchpad.
     spm_rows : matrix rows each scratchpad holds per operand.
     out_rows : output rows the MSU holds.
@@ -130,7 +130,7 @@ class Tensaurus(wiring.Component):
         As :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature` says.
 
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
-    MLU one chunk a cycle while loading; the TLU one entry a cycle.
+    MLU one word of ``cols`` chunks a cycle while loading; the TLU one entry a cycle.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
@@ -140,7 +140,7 @@ class Tensaurus(wiring.Component):
               Param("dw", 16, 2, 32, "bits of a value"), Param("iw", 16, 1, 32, "bits of an index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
-              Param("tags", 8, 2, 256, "TLU reads in flight", pow2=True),
+              Param("tags", 8, 2, 256, "TLU and MLU reads in flight (each)", pow2=True),
               Param("banks", 2, 1, 16, "banks of each scratchpad", pow2=True),
               Param("spm_rows", 64, 1, 1 << 16, "matrix rows a scratchpad holds per operand"),
               Param("out_rows", 64, 1, 1 << 20, "output rows the MSU holds"),
@@ -162,6 +162,7 @@ class Tensaurus(wiring.Component):
                                 addr_width=self.addr_width)
         self.olen = self.r1 * self.tlen
         self.mlu = TensaurusMlu(cols=c, tlen=self.tlen, vlen=self.vlen, dw=self.dw, iw=self.iw,
+                                tags=self.tags,
                                 addr_width=self.addr_width, b_chunks=-(-self.r1 // self.vlen))
         self.spms = [TensaurusSpm(ports=r, banks=self.banks, rows=self.spm_rows,
                                   tlen=spm_chunks(self.tlen, self.vlen, self.r1), vlen=self.vlen,
