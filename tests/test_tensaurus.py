@@ -415,8 +415,9 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, r1, spm_rows", [("spmttkrp", 4, None), ("spttmc", 3, 512)])
-def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_rows):
+@pytest.mark.parametrize("kernel, r1, spm_rows, out_rows", [("spmttkrp", 4, None, None),
+                                                          ("spttmc", 3, 512, 200)])
+def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_rows, out_rows):
     rng = np.random.default_rng(3)
     tensor = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
     shape = read_tensor(tensor).shape
@@ -424,6 +425,7 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     np.save(b, rng.integers(-5, 6, (shape[1], r1)))
     np.save(c, rng.integers(-5, 6, (shape[2], 4)))
     tiling = [] if spm_rows is None else ["--spm-rows", str(spm_rows)]
+    tiling += [] if out_rows is None else ["--out-rows", str(out_rows)]
     main(["run", "tensaurus", "--kernel", kernel, str(tensor), "--factors", str(b), str(c),
           "--pes", "2x2", "--vlen", "2", *tiling, "--out", str(out), "--json"])
     printed = capsys.readouterr().out
@@ -434,8 +436,9 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     assert result["paper_utilization_useful"] == pytest.approx(2 * result["utilization_useful"])
     assert (result["tiles"] > 1) == (spm_rows is not None)
     job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2,
-               spm_rows=spm_rows)
+               spm_rows=spm_rows, out_rows=out_rows)
     assert result["tiles"] == len(job.tiles)
+    assert result["out_tiles"] == (1 if out_rows is None else -(-shape[0] // out_rows))
     figures = measures(job, result["cycles"], result["compute_cycles"])
     assert {k: result[k] for k in figures} == figures
     assert np.load(out).shape == job.golden.shape
