@@ -296,6 +296,19 @@ def test_the_next_output_tile_accumulates_while_one_is_written():
               f"{k} was written (cycles {bench.closes[k] + 1}-{written})")
 
 
+def test_a_build_takes_output_tiles_up_to_its_msu():
+    """A build whose MSU half holds 2 rows runs output tiles of 2 rows and refuses 3,
+    naming out_rows."""
+    job = plan("spmm", MATRIX, factors(MATRIX.shape, 2, 3), rows=2, cols=1, vlen=2,
+               out_rows=2)
+    component = Tensaurus(**{**params_for(job), "out_rows": 2})
+    assert np.array_equal(simulate(component, job, 1, engine="pysim").output, job.golden)
+    job = plan("spmm", MATRIX, factors(MATRIX.shape, 2, 3), rows=2, cols=1, vlen=2,
+               out_rows=3)
+    with pytest.raises(ParameterError, match="out_rows=3"):
+        TensaurusBench(component, job, 1)
+
+
 def test_back_to_back_runs():
     """Two runs of SpMTTKRP in output tiles, one after the other in one simulation: the
     second starts once the first's stats are taken, after its last write, and writes the
@@ -385,16 +398,16 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, name, spm_rows", [
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None),
-    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None),
-    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None,    # each kernel once and
-                 marks=pytest.mark.soak),                             # tiles once by default
-    ("spmv", "matrices/pypi/nx_karate_club.mtx", None),
-    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256,
+@pytest.mark.parametrize("kernel, name, spm_rows, out_rows", [
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
+    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
+    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None,  # each kernel once,
+                 marks=pytest.mark.soak),                 # tiles and output tiles once
+    ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8),
+    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
                  marks=pytest.mark.soak),
-    ("spmm", "matrices/suitesparse/494_bus.mtx", 128)])
-def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
+    ("spmm", "matrices/suitesparse/494_bus.mtx", 128, 100)])
+def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows, out_rows):
     path = shared_data / name
     rng = np.random.default_rng(7)
     if path.suffix == ".tns":
@@ -408,8 +421,9 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
     if kernel == "spmv":
         mats = [mats[0][:, 0]]
-    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows)
-    assert (len(job.tiles) > 1) == (spm_rows is not None)
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows,
+               out_rows=out_rows)
+    assert (len(job.tiles) > 1) == (spm_rows is not None or out_rows is not None)
     got = run(job, seed_from_env(9), STALLS, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
 
@@ -481,8 +495,8 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
     ("spttmc", "tensors/movielens-100k_user-item-day.tns", "2x2"),
     ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
     ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
-@pytest.mark.parametrize("spm_rows", [None, 128])
-def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows):
+@pytest.mark.parametrize("spm_rows, out_rows", [(None, None), (128, 256)])
+def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows, out_rows):
     rows, cols = map(int, pes.split("x"))
     rng = np.random.default_rng(len(name))
     if name.endswith(".tns"):
@@ -493,7 +507,8 @@ def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_row
     ranks = [3, 5] if kernel == "spttmc" else [5] * (len(operand.shape) - 1)
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(operand.shape[1:], ranks,
                                                            strict=True)]
-    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows)
+    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows,
+               out_rows=out_rows)
     rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
     got = run(job, 31, rates, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
