@@ -148,6 +148,27 @@ class TailorSignature(wiring.Signature):
                           "update": _update(depth, width, index)})
 
 
+class MemoryWritePortSignature(wiring.Signature):
+    """A write port on a parent's memory, seen from the block that writes through it.
+
+    - ``request`` (stream out, ``{addr, data}``): posted writes, one word of
+      ``data_width`` bits at ``addr`` each. The memory performs them in the order it
+      takes them, so a later write of an address wins; once taken, a write is the
+      memory's, and any read the memory answers after it sees it.
+
+    No response stream: a writer here never needs to know a write has landed (it does not
+    read back what it writes), so its work ends with its last write taken. The AXI4
+    master that maps this port onto a write channel (AW/W, one ID, so in order) counts
+    its B responses before it raises the accelerator's done.
+    """
+
+    def __init__(self, addr_width, data_width):
+        super().__init__({
+            "request": Out(stream.Signature(data.StructLayout({"addr": addr_width,
+                                                               "data": data_width}))),
+        })
+
+
 # -- Eureka (Sections 3-3.3) ---------------------------------------------------------
 
 EUREKA_COLUMNS = 4
@@ -356,13 +377,6 @@ def spm_fill_layout(iw, tlen, vlen, dw):
     chunk's ``vlen`` values."""
     return data.StructLayout({"half": 1, "operand": 1, "row": iw, "chunk": chunk_bits(tlen),
                               "lanes": chunk_layout(vlen, dw)})
-
-
-def msu_out_layout(iw, chunks, vlen, acc_width):
-    """An output chunk from the MSU: ``row``, ``chunk`` (of the row's ``chunks``), its
-    ``vlen`` accumulated ``lanes``, ``last`` on the final one."""
-    return data.StructLayout({"row": iw, "chunk": chunk_bits(chunks),
-                              "lanes": data.ArrayLayout(signed(acc_width), vlen), "last": 1})
 
 
 class TaggedMemoryPortSignature(wiring.Signature):

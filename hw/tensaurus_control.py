@@ -2,14 +2,14 @@
 
 The load stage takes a tile, starts the MLU into the tile's half of the scratchpads and
 waits until the load is written whole; the compute stage takes a loaded tile once the
-one before it has ended, streams it through the TLU from its half and waits for every
-PE's ``last`` (and for the MSU to release its inputs). So a tile's matrices load while
-the tile before it computes. The MSU keeps its sums from tile to tile and sends them
-after the run's last tile; the control sits on the MSU's side of the PE array to see
-each PE's ``last`` drained and the output's ``last`` sent.
+one before it has ended, streams it through the TLU from its half and hands the MSU the
+tile's output tile (its rows, its base in memory, whether the tile is its last), which
+the MSU takes once every PE's drains are in. So a tile's matrices load while the tile
+before it computes. On the run's last tile the compute stage then waits for the MSU's
+last write: the run ends with its output in memory.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -28,17 +28,11 @@ class TensaurusControlSignature(wiring.Signature):
     - ``read_half`` (out): the scratchpads' half the computing tile reads.
     - ``broadcast`` (out): the computing tile is dense; the scratchpads broadcast port
       0's reads (:class:`~sparseforge.hw.tensaurus_spm.SpmSignature`).
-    - ``drains`` (streams in) and ``msu_drains`` (streams out): the PEs' drains passed
-      on to the MSU unchanged; ``msu_out`` (stream in) and ``out`` (stream out): the
-      MSU's output passed on unchanged. The control watches each PE's ``last`` drained
-      and the output's ``last`` sent.
-    - ``out_rows`` (out), ``closing`` (in): the MSU's (``msu``); ``out_rows`` is the
-      run's rows on its last tile, 0 before.
+    - ``msu_tile`` (stream out), ``writing`` (in): the MSU's ``tiles`` and ``writing``
+      (``msu``).
     """
 
     def __init__(self, top, mlu, tlu, msu):
-        drains = msu.members["drains"].flip()      # members' signatures as their producer's
-        out = msu.members["out"].signature
         super().__init__({
             "kernel": In(TensaurusKernel),
             "start": In(top.members["start"].flip().signature),
@@ -47,12 +41,8 @@ class TensaurusControlSignature(wiring.Signature):
             "tensor": Out(tlu.members["start"].flip().signature),
             "read_half": Out(1),
             "broadcast": Out(1),
-            "drains": In(drains.signature).array(*drains.dimensions),
-            "msu_drains": Out(drains.signature).array(*drains.dimensions),
-            "msu_out": In(out),
-            "out": Out(out),
-            "out_rows": Out(msu.members["out_rows"].shape),
-            "closing": In(msu.members["closing"].shape),
+            "msu_tile": Out(msu.members["tiles"].flip().signature),
+            "writing": In(msu.members["writing"].shape),
         })
 
 
@@ -65,22 +55,21 @@ class TensaurusControl(wiring.Component):
 
     Members
     -------
-    kernel, start, stats, load, tensor, read_half, broadcast, drains, msu_drains,
-    msu_out, out, out_rows, closing
+    kernel, start, stats, load, tensor, read_half, broadcast, msu_tile, writing
         As :class:`TensaurusControlSignature` says. A run's first tile is taken once
         the previous run's stats are; a later tile once the tile before it has been
-        handed to the compute stage; none after the run's ``last`` until its output
-        ends. ``stats`` counts the run's cycles from its first tile taken to its
-        output's end, split into those the compute stage is idle (``load_cycles``) and
-        the rest (``compute_cycles``).
+        handed to the compute stage; none after the run's ``last`` until its last write.
+        ``stats`` counts the run's cycles from its first tile taken to the cycle after
+        its last write, split into those the compute stage is idle (``load_cycles``)
+        and the rest (``compute_cycles``).
 
     Latency: a tile's load is offered to the MLU the cycle after the tile is taken; the
     cycle after the MLU is ready again (the load written whole) the tile moves to the
-    compute stage if that is idle, and the TLU's start is offered the cycle after; the
-    compute stage is idle again the cycle after its last drain (or, on the run's last
-    tile, its output's ``last``) is taken. Its own outputs are decoded from registers
-    (the two states, the tiles' records, the counters); the drains and the output pass
-    through as wires.
+    compute stage if that is idle, and the TLU's start is offered the cycle after; then
+    the tile's item is offered to the MSU, and the compute stage is idle again the cycle
+    after the MSU takes it (on the run's last tile, the cycle after ``writing`` is seen
+    low). Its outputs are decoded from registers (the two states, the tiles' records,
+    the counters).
     """
 
     def __init__(self, top, mlu, tlu, msu):
@@ -88,18 +77,13 @@ class TensaurusControl(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        for drain, inner in zip(self.drains, self.msu_drains, strict=True):
-            wiring.connect(m, wiring.flipped(drain), wiring.flipped(inner))
-        wiring.connect(m, wiring.flipped(self.msu_out), wiring.flipped(self.out))
-
         l_job = Signal.like(self.start.payload)     # the loading tile
         c_job = Signal.like(self.start.payload)     # the computing tile
         l_half, c_half = Signal(), Signal()         # l_half flips with each tile taken
         busy, final = Signal(), Signal()    # a run goes; its last tile has been taken
-        ended = Signal(len(self.drains))    # the PEs that drained their ``last``
         computing = Signal()                # the compute stage holds a tile
         handoff = Signal()                  # the loaded tile moves to the compute stage
-        stats = self.stats
+        stats, msu_tile = self.stats, self.msu_tile
         load_cycles, compute_cycles = stats.payload.load_cycles, stats.payload.compute_cycles
         load, tensor = self.load.payload, self.tensor.payload
         m.d.comb += [
@@ -112,7 +96,9 @@ class TensaurusControl(wiring.Component):
             *(tensor[name].eq(c_job[name]) for name in ("dense", "jn", "kn")),
             self.read_half.eq(c_half),
             self.broadcast.eq(computing & c_job.dense),
-            self.out_rows.eq(Mux(c_job.last, c_job.out_rows, 0)),
+            msu_tile.payload.base.eq(c_job.out_base),
+            msu_tile.payload.rows.eq(c_job.out_rows),
+            msu_tile.payload.closes.eq(c_job.closes),
         ]
         with m.If(busy):
             with m.If(computing):
@@ -121,9 +107,6 @@ class TensaurusControl(wiring.Component):
                 m.d.sync += load_cycles.eq(load_cycles + 1)
         with m.If(stats.ready):
             m.d.sync += stats.valid.eq(0)
-        for n, drain in enumerate(self.drains):
-            with m.If(drain.valid & drain.ready & drain.payload.last):
-                m.d.sync += ended[n].eq(1)
 
         with m.FSM(name="compute") as compute:
             with m.State("IDLE"), m.If(handoff):
@@ -134,12 +117,15 @@ class TensaurusControl(wiring.Component):
                 with m.If(self.tensor.ready):
                     m.next = "RUN"
             with m.State("RUN"):
-                with m.If(~c_job.last & ended.all() & ~self.closing):
-                    m.d.sync += ended.eq(0)
-                    m.next = "IDLE"
-                with m.If(self.out.valid & self.out.ready & self.out.payload.last):
-                    m.d.sync += [ended.eq(0), busy.eq(0), final.eq(0), stats.valid.eq(1)]
-                    m.next = "IDLE"
+                m.d.comb += msu_tile.valid.eq(1)
+                with m.If(msu_tile.ready):
+                    with m.If(c_job.last):
+                        m.next = "WRITE"
+                    with m.Else():
+                        m.next = "IDLE"
+            with m.State("WRITE"), m.If(~self.writing):
+                m.d.sync += [busy.eq(0), final.eq(0), stats.valid.eq(1)]
+                m.next = "IDLE"
         m.d.comb += computing.eq(~compute.ongoing("IDLE"))
 
         with m.FSM(name="load"):

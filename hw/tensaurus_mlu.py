@@ -211,17 +211,20 @@ class TensaurusMlu(wiring.Component):
         sent, taken = Signal(self.cols, name="sent"), Signal(self.cols, name="taken")
         last_part = ~whole | (part == self.cols - 1) | (
             fills.row_end(job) & (part == (self.b_chunks - 1) % self.cols))
+        # The chunk the word's part is, ``t`` or ``t * cols + part``, counted in a
+        # register: each part sent moves it on, a row's last back to 0.
+        chunk = Signal.like(self.fills[0].payload.chunk, name="fill_chunk")
         for q, out in enumerate(self.fills):
             m.d.comb += [out.valid.eq(response.valid & ~sent[q]),
                          out.payload.half.eq(job.half), out.payload.operand.eq(fills.operand),
-                         out.payload.row.eq(fills.row),
-                         out.payload.chunk.eq(Mux(whole, fills.t * self.cols + part, fills.t)),
+                         out.payload.row.eq(fills.row), out.payload.chunk.eq(chunk),
                          out.payload.lanes.eq(Mux(whole, shared, word[q])),
                          taken[q].eq(out.valid & out.ready)]
         every = (sent | Cat(out.ready for out in self.fills)).all()
         m.d.comb += response.ready.eq(every & last_part)
         with m.If(response.valid & every):
-            m.d.sync += [sent.eq(0), part.eq(Mux(last_part, 0, part + 1))]
+            m.d.sync += [sent.eq(0), part.eq(Mux(last_part, 0, part + 1)),
+                         chunk.eq(Mux(last_part & fills.row_end(job), 0, chunk + 1))]
             with m.If(last_part):
                 fills.step(job)
         with m.Elif(response.valid):

@@ -1,13 +1,15 @@
 # amaranth: UnusedElaboratable=no
 """The Tensaurus matrix store unit (Tensaurus Sections 5.1 and 5.2.5, Fig. 5a): it sums the
-PEs' drained OSR chunks across input tiles in an output buffer and, once every PE is
-done, streams the output rows out, clearing them for the next run.
+PEs' drained OSR chunks across the input tiles of an output tile in one half of a double
+buffer and, once the output tile's last input tile has drained, writes the finished half
+to memory (clearing it) while the next output tile sums into the other half.
 
-The buffer is ``banks`` block RAMs (:class:`Bank`) of words of ``vlen`` accumulators:
-output row ``i``'s chunk ``g = t * cols + q`` (PE column ``q``'s chunk ``t``) is in bank
-``q mod banks``, at its word ``(i * tlen + t) * line + q // banks`` (``line = ceil(cols /
-banks)``, a bank's words of one ``(i, t)``). With one bank that is word ``i * tlen * cols
-+ g``.
+Each half is ``banks`` block RAMs (a :class:`Bank` holds one of each half) of words of
+``vlen`` accumulators: output row ``i`` (of its output tile)'s chunk ``g = t * cols + q``
+(PE column ``q``'s chunk ``t``) is in bank ``q mod banks``, at its word ``(i * tlen + t) *
+line + q // banks`` (``line = ceil(cols / banks)``, a bank's words of one ``(i, t)``). With
+one bank that is word ``i * tlen * cols + g``. The halves are separate RAMs, not halves of
+one, so the write-back has ports of its own and never takes a cycle from the drains.
 
 The bank is the PE column because of which drains coincide. The PEs of one PE row work
 on the same output row in step (the TLU hands them the same slice, passed along the row
@@ -29,8 +31,10 @@ cycle:
   bypass), plus the drain's lanes, is written back.
 
 So the adder sits between registers, neither behind the RAM's read path nor behind a
-comparator. Once every input is done, :class:`Unload` reads the rows out through the
-same RAM ports, each chunk from its bank, clearing each word as it goes.
+comparator. :class:`Unload` reads the finished half's rows out through that half's RAM
+ports, each chunk from its bank, clearing each word as it goes, and writes them to memory
+as consecutive words from the output tile's base
+(:func:`~sparseforge.sw.wire.tensaurus_out_word`).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -42,7 +46,7 @@ from amaranth.utils import ceil_log2
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
-from .interfaces import chunk_bits, msu_out_layout, pe_drain_layout
+from .interfaces import MemoryWritePortSignature, chunk_bits, pe_drain_layout
 from .stream_units import RoundRobin, any_of
 
 
@@ -160,11 +164,7 @@ class Accumulate(wiring.Component):
     adds : In(stream({addr, lanes}), always ready)
         From :class:`Gather`; its address was presented to the RAM's read port.
     word : In(vlen * acc_width)
-        The RAM's read data.
-    load : In(1)
-        C's word register takes ``word`` (it is the output register too).
-    held : Out(vlen * acc_width)
-        C's word register.
+        The RAM's read data, registered at C.
     write : Out(stream({addr, data}), always ready)
         C's sum, written back; ``data`` is 0 while C is empty.
     busy : Out(1)
@@ -177,8 +177,6 @@ class Accumulate(wiring.Component):
         super().__init__({
             "adds": In(stream.Signature(add_layout(abits, width), always_ready=True)),
             "word": In(width),
-            "load": In(1),
-            "held": Out(width),
             "write": Out(stream.Signature(write_layout(abits, width), always_ready=True)),
             "busy": Out(1),
         })
@@ -191,14 +189,12 @@ class Accumulate(wiring.Component):
         b = Signal.like(adds.payload, name="b")
         b_valid = Signal()
         c_valid, c_addr = write.valid, write.payload.addr
-        c_lanes, c_word = Signal(width), self.held
+        c_lanes, c_word = Signal(width), Signal(width)
         w1_valid, w1_addr = Signal(), Signal.like(c_addr, name="w1_addr")
         w1_data, w2_data = Signal(width), Signal(width)
         use_w1, use_w2, use_word = Signal(), Signal(), Signal()
 
-        with m.If(self.load):
-            m.d.sync += c_word.eq(self.word)
-        m.d.sync += [b_valid.eq(adds.valid), b.eq(adds.payload)]
+        m.d.sync += [c_word.eq(self.word), b_valid.eq(adds.valid), b.eq(adds.payload)]
         # B: compare with the write being made (C's) and the one before (w1): those are
         # w1 and w2 when this drain is at C. An empty stage C carries zeros.
         hit1 = c_valid & (b.addr == c_addr)
@@ -225,8 +221,9 @@ class Accumulate(wiring.Component):
 
 
 class Bank(wiring.Component):
-    """A bank of the output buffer: its block RAM, into which its inputs' drains are added
-    through :class:`Gather` and :class:`Accumulate`, and which :class:`Unload` reads.
+    """A bank of the output buffer: a block RAM of each half; its inputs' drains are added
+    into the accumulating half through :class:`Gather` and :class:`Accumulate`, while
+    :class:`Unload` reads (and clears) the other.
 
     Parameters
     ----------
@@ -235,14 +232,13 @@ class Bank(wiring.Component):
     Members
     -------
     drains, release, done : as :class:`Gather`'s.
-    streaming : In(1)
-        The output phase: the RAM's ports are :class:`Unload`'s.
+    half : In(1)
+        The half the drains add into; it changes only while no drain is on its way and
+        no read of the other half is.
     read : In(stream(addr), always ready)
-        :class:`Unload`'s read of a word of this bank, cleared as it is read.
-    load : In(1)
-        The output register (:class:`Accumulate`'s word register) takes the word read.
-    held : Out(vlen * acc_width)
-        The output register.
+        :class:`Unload`'s read of a word of the other half, cleared as it is read.
+    word : Out(vlen * acc_width)
+        The other half's read data: the word last read, held while no read is made.
     busy : Out(1)
         A drain is on its way into the RAM.
     """
@@ -256,122 +252,116 @@ class Bank(wiring.Component):
             "drains": In(drain).array(rows * cols),
             "release": In(1),
             "done": Out(rows * cols),
-            "streaming": In(1),
+            "half": In(1),
             "read": In(stream.Signature(self.abits, always_ready=True)),
-            "load": In(1),
-            "held": Out(vlen * acc_width),
+            "word": Out(vlen * acc_width),
             "busy": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
         lanes = data.ArrayLayout(self.acc_width, self.vlen)   # as bits: sums wrap alike
-        m.submodules.store = store = Memory(shape=lanes, depth=self.words, init=[])
-        rd, wr = store.read_port(), store.write_port()
         m.submodules.gather = gather = Gather(*self.params)
         m.submodules.accumulate = accumulate = Accumulate(self.abits, self.vlen,
                                                           self.acc_width)
         for drain, port in zip(self.drains, gather.drains, strict=True):
             wiring.connect(m, wiring.flipped(drain), port)
         wiring.connect(m, gather.adds, accumulate.adds)
-        streaming, read, write = self.streaming, self.read, accumulate.write
+        adds, write, read, half = gather.adds, accumulate.write, self.read, self.half
+        words = []
+        for h in range(2):
+            m.submodules[f"half{h}"] = store = Memory(shape=lanes, depth=self.words, init=[])
+            rd, wr = store.read_port(), store.write_port()
+            mine = half == h                                # the drains' half
+            m.d.comb += [
+                rd.addr.eq(Mux(mine, adds.payload.addr, read.payload)),
+                rd.en.eq(mine | read.valid),
+                wr.addr.eq(Mux(mine, write.payload.addr, read.payload)),
+                wr.data.eq(Mux(mine, write.payload.data, 0)),   # Unload clears
+                wr.en.eq(Mux(mine, write.valid, read.valid)),
+            ]
+            words.append(rd.data.as_value())
         m.d.comb += [
             gather.release.eq(self.release), self.done.eq(gather.done),
-            accumulate.word.eq(rd.data), accumulate.load.eq(self.load),
-            self.held.eq(accumulate.held), self.busy.eq(accumulate.busy),
-            rd.addr.eq(Mux(streaming, read.payload, gather.adds.payload.addr)),
-            rd.en.eq(~streaming | read.valid),
-            wr.addr.eq(Mux(streaming, read.payload, write.payload.addr)),
-            wr.data.eq(write.payload.data),     # 0 while streaming: stage C is empty
-            wr.en.eq(Mux(streaming, read.valid, write.valid)),
+            accumulate.word.eq(Mux(half, words[1], words[0])),
+            self.word.eq(Mux(half, words[0], words[1])),
+            self.busy.eq(accumulate.busy),
         ]
         return m
 
 
 class Unload(wiring.Component):
-    """The output phase: once every input is done and the pipeline is empty, reads (and
-    clears) the words of rows ``0 .. out_rows - 1`` in order, each from its bank.
+    """The write-back: once started, reads (and clears) the words of rows ``0 .. rows - 1``
+    of the finished half in order, each from its bank, and writes each to memory, at
+    ``base`` and on, one word a cycle while the write port takes them.
 
-    A word read is in its bank's RAM's read register (R), then in the bank's
-    :class:`Accumulate` word register (C's, the output register); R holds (the read port
-    disabled) while the output register waits. With several banks ``out.lanes`` is the
-    output register of the chunk's bank, picked by a register.
+    A word read is in its bank's RAM's read register (R), then in the write request's
+    register; R holds (the read port disabled) while the request waits. The request's
+    data is the chunk's bank's R, picked by a register.
 
     Parameters
     ----------
     cols, tlen, vlen, iw, acc_width, banks : as :class:`TensaurusMsu`'s.
     abits : bits of a word's address in its bank.
+    addr_width : bits of a memory address.
 
     Members
     -------
-    ended : In(1)
-        Every input is done.
-    busy : In(1)
-        A drain is still on its way into the buffer.
-    out_rows : In(iw + 1)
+    start : In(1)
+        Write ``rows`` rows from ``base`` (taken on this cycle; ignored while
+        ``writing``, none with ``rows`` 0).
+    base : In(addr_width)
+    rows : In(iw + 1)
     words : In(vlen * acc_width) x banks
-        Each bank's output register (C's word register).
-    out : Out(stream({row, chunk, lanes, last}))
-    release : Out(1)
-        The inputs are released: the run's output is out, or there is none.
-    streaming : Out(1)
-        The output phase: the RAMs' ports are this unit's.
+        Each bank's read data of the finished half.
     read : Out(stream({bank, addr}), always ready)
-        A word read and cleared (``valid``), its bank and its address there, while
-        ``streaming``.
-    moves : Out(1)
-        The output registers load.
+        A word read and cleared (``valid``), its bank and its address there.
+    mem : Out(:class:`~.interfaces.MemoryWritePortSignature`)
+        Row ``i``'s chunk ``g`` at ``base + i * chunks + g``, in address order.
+    writing : Out(1)
+        From the cycle after ``start`` until the last write is taken.
     """
 
-    def __init__(self, cols, tlen, vlen, iw, acc_width, banks, abits):
+    def __init__(self, cols, tlen, vlen, iw, acc_width, banks, abits, addr_width):
         self.cols, self.chunks, self.iw, self.banks = cols, tlen * cols, iw, banks
+        self.addr_width = addr_width
         read = data.StructLayout({"bank": range(banks), "addr": abits})
         super().__init__({
-            "ended": In(1),
-            "busy": In(1),
-            "out_rows": In(iw + 1),
+            "start": In(1),
+            "base": In(addr_width),
+            "rows": In(iw + 1),
             "words": In(vlen * acc_width).array(banks),
-            "out": Out(stream.Signature(msu_out_layout(iw, self.chunks, vlen, acc_width))),
-            "release": Out(1),
-            "streaming": Out(1),
             "read": Out(stream.Signature(read, always_ready=True)),
-            "moves": Out(1),
+            "mem": Out(MemoryWritePortSignature(addr_width, vlen * acc_width)),
+            "writing": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        C, out, streaming, moves = self.chunks, self.out, self.streaming, self.moves
+        C, request, writing = self.chunks, self.mem.request, self.writing
         issue, o_addr = self.read.valid, self.read.payload.addr
-        o_row, o_chunk = Signal(self.iw), Signal(chunk_bits(C))
+        rows, o_row, o_chunk = Signal(self.iw + 1), Signal(self.iw), Signal(chunk_bits(C))
         o_col = Signal(range(max(self.cols, 2)))        # the chunk's PE column
         o_bank = o_col[:ceil_log2(self.banks)]
-        reading = Signal()
-        meta = data.StructLayout({"row": self.iw, "chunk": chunk_bits(C), "last": 1,
+        o_mem, reading, o_last = Signal(self.addr_width), Signal(), Signal()
+        meta = data.StructLayout({"addr": self.addr_width, "last": 1,
                                   "bank": range(self.banks)})
-        r_valid, r_meta, o_meta = Signal(), Signal(meta), Signal(meta)
-        final = (o_chunk == C - 1) & (o_row == self.out_rows - 1)
+        r_valid, r_meta = Signal(), Signal(meta)
+        final = (o_chunk == C - 1) & (o_row == rows - 1)
         wraps = o_col == self.cols - 1
         # A line's columns take the banks in turn: the address steps after each round, and
         # after the line's last column (to the next line's first word, ``line`` on).
         step = (o_bank == self.banks - 1) | wraps
-        starting = ~streaming & self.ended & ~self.busy
-        ending = out.valid & out.ready & out.payload.last
-        m.d.comb += [
-            moves.eq(~out.valid | out.ready),
-            issue.eq(streaming & reading & (~r_valid | moves)), self.read.payload.bank.eq(o_bank),
-            out.payload.row.eq(o_meta.row), out.payload.chunk.eq(o_meta.chunk),
-            out.payload.last.eq(o_meta.last),
-            out.payload.lanes.eq(any_of(Mux(o_meta.bank == b, word, 0)
-                                      for b, word in enumerate(self.words))),
-            self.release.eq((starting & (self.out_rows == 0)) | ending),
-        ]
-        with m.If(starting & (self.out_rows != 0)):
-            m.d.sync += [streaming.eq(1), reading.eq(1), o_addr.eq(0), o_row.eq(0),
-                         o_chunk.eq(0), o_col.eq(0)]
+        moves = ~request.valid | request.ready
+        m.d.comb += [issue.eq(reading & (~r_valid | moves)),
+                     self.read.payload.bank.eq(o_bank)]
+        with m.If(self.start & ~writing & (self.rows != 0)):
+            m.d.sync += [writing.eq(1), reading.eq(1), rows.eq(self.rows), o_mem.eq(self.base),
+                         o_addr.eq(0), o_row.eq(0), o_chunk.eq(0), o_col.eq(0)]
         with m.If(issue):
             m.d.sync += [o_addr.eq(o_addr + step), o_col.eq(Mux(wraps, 0, o_col + 1)),
-                         r_meta.row.eq(o_row), r_meta.chunk.eq(o_chunk),
-                         r_meta.last.eq(final), r_meta.bank.eq(o_bank)]
+                         o_mem.eq(o_mem + 1), r_meta.addr.eq(o_mem), r_meta.last.eq(final),
+                         r_meta.bank.eq(o_bank)]
             with m.If(o_chunk == C - 1):
                 m.d.sync += [o_chunk.eq(0), o_row.eq(o_row + 1)]
             with m.Else():
@@ -379,11 +369,20 @@ class Unload(wiring.Component):
             with m.If(final):
                 m.d.sync += reading.eq(0)
         with m.If(moves):
-            m.d.sync += [out.valid.eq(r_valid), o_meta.eq(r_meta)]
+            m.d.sync += [request.valid.eq(r_valid), request.payload.addr.eq(r_meta.addr),
+                         o_last.eq(r_meta.last),
+                         request.payload.data.eq(any_of(Mux(r_meta.bank == b, word, 0)
+                                                        for b, word in enumerate(self.words)))]
         m.d.sync += r_valid.eq(issue | (r_valid & ~moves))
-        with m.If(ending):
-            m.d.sync += streaming.eq(0)
+        with m.If(request.valid & request.ready & o_last):
+            m.d.sync += writing.eq(0)
         return m
+
+
+def msu_tile_layout(iw, addr_width):
+    """An input tile as the MSU closes it: the rows of its output tile, that output tile's
+    ``base`` address in memory, and ``closes`` on the output tile's last input tile."""
+    return data.StructLayout({"base": addr_width, "rows": iw + 1, "closes": 1})
 
 
 class MsuSignature(wiring.Signature):
@@ -391,31 +390,36 @@ class MsuSignature(wiring.Signature):
 
     - ``drains`` (``rows x cols`` streams in, :func:`~.interfaces.pe_drain_layout`): PE
       ``(r, q)``'s drains at index ``r * cols + q``; its chunk ``t`` is the row's chunk
-      ``t * cols + q``.
-    - ``out_rows`` (in): rows of the output (held while a run goes).
-    - ``out`` (stream out, :func:`~.interfaces.msu_out_layout`): once every input has sent
-      its ``last``, rows ``0 .. out_rows - 1``, each its ``tlen * cols`` chunks in order,
-      each the sum of every drain of that chunk since the previous output (0 if none).
-      With ``out_rows`` 0 nothing is sent and the sums stay: the next tile adds to them.
-    - ``closing`` (out): high from the cycle an input's ``last`` is taken until the
-      inputs are released (the output sent, or at once with ``out_rows`` 0); a
-      controller waits for it to fall before it changes ``out_rows``.
+      ``t * cols + q`` of row ``row`` of the current output tile. Each input sends its
+      ``last`` at an input tile's end and is held (ready low) until the tile is closed.
+    - ``tiles`` (stream in, :func:`msu_tile_layout`): one item an input tile, taken on the
+      cycle the tile is closed: once every input has sent its ``last`` and its drains are
+      in the buffer, and, if it ``closes`` its output tile, once the other half is
+      written. Then, if it closes, the half's rows ``0 .. rows - 1`` go to memory and the
+      next output tile adds into the other half.
+    - ``out_mem`` (out, :class:`~.interfaces.MemoryWritePortSignature`, a word a chunk):
+      each closed output tile's rows in order, each its ``tlen * cols`` chunks, chunk
+      ``g`` of row ``i`` at ``base + i * chunks + g``: the sum of every drain of that
+      chunk in the output tile's input tiles (0 if none).
+    - ``writing`` (out): an output tile is being written, from the cycle after its tile
+      item is taken to its last write taken.
     """
 
-    def __init__(self, rows, cols, iw, tlen, vlen, acc_width):
+    def __init__(self, rows, cols, iw, tlen, vlen, acc_width, addr_width):
         drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
         super().__init__({
             "drains": In(drain).array(rows * cols),
-            "out_rows": In(iw + 1),
-            "out": Out(stream.Signature(msu_out_layout(iw, tlen * cols, vlen, acc_width))),
-            "closing": Out(1),
+            "tiles": In(stream.Signature(msu_tile_layout(iw, addr_width))),
+            "out_mem": Out(MemoryWritePortSignature(addr_width, vlen * acc_width)),
+            "writing": Out(1),
         })
 
 
 @block("tensaurus_msu")
 class TensaurusMsu(wiring.Component):
-    """A Tensaurus MSU: ``rows x cols`` drain streams accumulated in ``banks`` block RAMs
-    of ``depth`` output rows in all, then streamed out row by row.
+    """A Tensaurus MSU: ``rows x cols`` drain streams accumulated in a double buffer, each
+    half ``banks`` block RAMs of ``depth`` output rows, each output tile written to memory
+    from one half while the next adds into the other.
 
     Parameters
     ----------
@@ -425,36 +429,35 @@ class TensaurusMsu(wiring.Component):
     vlen : VLEN, lanes of a chunk.
     iw : bits of a row index.
     acc_width : bits of an accumulator (signed; sums wrap).
-    depth : output rows the buffer holds.
-    banks : banks of the buffer, a power of two, at most ``cols``: PE column ``q``'s
+    depth : output rows a half holds: an output tile's rows at most.
+    banks : banks of each half, a power of two, at most ``cols``: PE column ``q``'s
         chunks are in bank ``q mod banks`` (the module's docstring says why).
+    addr_width : bits of a memory address.
 
     Members
     -------
     drains : In(stream({row, chunk, lanes, last})) x (rows * cols)
         A drain without ``last`` adds its lanes into row ``row``'s chunk ``chunk * cols
-        + q``; one with ``last`` ends the input's run. Inputs are held (ready low) from
-        their ``last`` until the run's output is out. A drain outside the buffer (``row
-        >= depth`` or ``chunk >= tlen``) is taken and dropped.
-    out_rows : In(iw + 1)
-        Rows to stream out, held while a run goes; at most ``depth`` (rows beyond the
-        buffer read undefined words). Rows at or beyond it keep their sums for a later
-        run.
-    out : Out(stream({row, chunk, lanes, last}))
-        As :class:`~sparseforge.hw.tensaurus_msu.MsuSignature` says; each chunk is cleared
-        as it is read, so the next run starts from zero. The buffer starts at zero from
-        configuration: a reset does not clear it.
-    closing : Out(1)
-        High from an input's ``last`` until the inputs are released: with ``out_rows``
-        0 the sums stay for the next tile and the inputs are released at once.
+        + q`` of the accumulating half; one with ``last`` ends the input's tile. A drain
+        outside the half (``row >= depth`` or ``chunk >= tlen``) is taken and dropped;
+        one to a row at or past its output tile's ``rows`` stays in the half, and adds to
+        that row of the next output tile the half takes.
+    tiles, out_mem, writing
+        As :class:`~sparseforge.hw.tensaurus_msu.MsuSignature` says; each word is cleared
+        as it is read, so the half starts the next output tile from zero. The buffer
+        starts at zero from configuration: a reset does not clear it. ``rows`` at most
+        ``depth`` (rows beyond the half read undefined words).
 
     Latency and throughput: one drain a cycle in each bank, whichever of its inputs (the
     PEs of its columns) offer them, round-robin among those that wait (a lone input is
     granted every cycle; a waiting one before any other of its bank is granted twice): up
-    to ``banks`` drains a cycle. A drain is written 3 cycles after it is taken. The output
-    starts 6 cycles after the last ``last`` (and the drains before it) are taken, then
-    one chunk a cycle while ``out`` is taken; ``out`` is registered (with several banks,
-    a mux of the banks' registers picked by a register).
+    to ``banks`` drains a cycle, while the write-back goes on. A drain is written 3 cycles
+    after it is taken; an input tile is closed on the cycle after its last ``last`` is
+    taken, or once its drains are written (3 cycles after the last drain taken), and an
+    output tile's first write is offered 3 cycles after it is closed, then one a cycle
+    while the port takes them; the request is a register, its data the chunk's bank's
+    read register picked by a register. An output tile waits for the write-back only at
+    its last input tile's close, and only while the other half is still being written.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE array rows (r)"),
@@ -463,8 +466,9 @@ class TensaurusMsu(wiring.Component):
               Param("vlen", 4, 1, 16, "lanes of a chunk (VLEN)"),
               Param("iw", 16, 1, 32, "bits of a row index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
-              Param("depth", 256, 1, 1 << 20, "output rows the buffer holds"),
-              Param("banks", 2, 1, 16, "banks of the buffer, at most cols", pow2=True))
+              Param("depth", 256, 1, 1 << 20, "output rows each half holds"),
+              Param("banks", 2, 1, 16, "banks of each half, at most cols", pow2=True),
+              Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"banks": 1}, {}, *({"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512,
                                    "banks": banks} for banks in (1, 4)))
     PAPER = "Table 2 (28 nm): MSU 0.759 mm2, 33.0%"
@@ -473,17 +477,17 @@ class TensaurusMsu(wiring.Component):
         v = check_params(self.PARAMS, params)
         self.rows, self.cols, self.tlen, self.vlen = v["rows"], v["cols"], v["tlen"], v["vlen"]
         self.iw, self.acc_width, self.depth = v["iw"], v["acc_width"], v["depth"]
-        self.banks = v["banks"]
+        self.banks, self.addr_width = v["banks"], v["addr_width"]
         if self.banks > self.cols:
             raise ParameterError(f"parameter banks={self.banks}: expected at most cols="
                                  f"{self.cols} (bank b holds PE columns b, b + banks, ...)")
         self.inputs = self.rows * self.cols
         self.chunks = self.tlen * self.cols                 # chunks of an output row
         self.line = -(-self.cols // self.banks)             # a bank's words of a row's t
-        self.words = self.depth * self.chunks
+        self.words = self.depth * self.chunks               # of a half
         self.abits = max(1, ceil_log2(self.depth * self.tlen * self.line))  # in a bank
         super().__init__(MsuSignature(self.rows, self.cols, self.iw, self.tlen, self.vlen,
-                                      self.acc_width))
+                                      self.acc_width, self.addr_width))
 
     def bank_inputs(self, b):
         """The inputs bank ``b`` takes: PE ``(p, q)``'s for ``q = b, b + banks, ...``."""
@@ -493,9 +497,12 @@ class TensaurusMsu(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.unload = unload = Unload(self.cols, self.tlen, self.vlen, self.iw,
-                                              self.acc_width, self.banks, self.abits)
-        wiring.connect(m, unload.out, wiring.flipped(self.out))
-        read, streaming = unload.read, unload.streaming
+                                              self.acc_width, self.banks, self.abits,
+                                              self.addr_width)
+        wiring.connect(m, unload.mem, wiring.flipped(self.out_mem))
+        read, tiles, writing = unload.read, self.tiles, unload.writing
+        half = Signal()                             # the half the drains add into
+        release = tiles.valid & tiles.ready         # the input tile is closed
         done, busy = [], []
         for b in range(self.banks):
             inputs = self.bank_inputs(b)
@@ -505,16 +512,20 @@ class TensaurusMsu(wiring.Component):
             for n, port in zip(inputs, bank.drains, strict=True):
                 wiring.connect(m, wiring.flipped(self.drains[n]), port)
             m.d.comb += [
-                bank.release.eq(unload.release), bank.streaming.eq(streaming),
+                bank.release.eq(release), bank.half.eq(half),
                 bank.read.valid.eq(read.valid & (read.payload.bank == b)),
-                bank.read.payload.eq(read.payload.addr),
-                bank.load.eq(~streaming | unload.moves), unload.words[b].eq(bank.held),
+                bank.read.payload.eq(read.payload.addr), unload.words[b].eq(bank.word),
             ]
             done.append(bank.done)
             busy.append(bank.busy)
+        # An output tile's last input tile waits for the other half to be written.
+        drained = Cat(done).all() & ~Cat(busy).any()
         m.d.comb += [
-            unload.ended.eq(Cat(done).all()), unload.busy.eq(Cat(busy).any()),
-            unload.out_rows.eq(self.out_rows),
-            self.closing.eq(Cat(done).any() | streaming),
+            tiles.ready.eq(drained & ~(tiles.payload.closes & writing)),
+            unload.start.eq(release & tiles.payload.closes),
+            unload.base.eq(tiles.payload.base), unload.rows.eq(tiles.payload.rows),
+            self.writing.eq(writing),
         ]
+        with m.If(unload.start):
+            m.d.sync += half.eq(~half)
         return m

@@ -30,7 +30,13 @@ A run is tiled (Section 5.1) when the scratchpads hold fewer than all the operan
 they read (MM: of B by ``j``; MV: of b, ``spm_rows * per`` values of ``j``; MTTKRP and
 TTMc: of C by ``k`` and of B by ``j``), each
 group a tile with its own CISS stream of indices local to its blocks; only blocks that
-hold nonzeros make tiles. The output is not tiled: every tile's slices keep their ``i``.
+hold nonzeros make tiles. The output is tiled too (Section 5.2.5), when the MSU holds
+fewer than all its rows (``out_rows``): its rows split into output tiles of ``out_rows``
+rows, the nonzeros grouped by output tile first, then as above by the operands' blocks
+(the input tiles of the output tile), each slice numbered from its output tile's first
+row ``i0``. Every output tile has an input tile, an empty one if it holds no nonzeros,
+so the MSU writes each output row once; each input tile records its output tile and
+whether it is the output tile's last (after it the MSU writes the output tile).
 """
 
 from dataclasses import dataclass
@@ -90,21 +96,26 @@ class DenseStream:
 
 @dataclass(frozen=True, eq=False)
 class Tile:
-    """A tile of a run: its part of the tensor (a :class:`~sparseforge.sw.ciss.Ciss` with
-    indices local to its blocks, or a :class:`DenseStream`), the rows of each operand it
-    loads (``(first, count)``), and its (i, j) fibers (0 in MM)."""
+    """An input tile of a run: its part of the tensor (a :class:`~sparseforge.sw.ciss.Ciss`
+    with indices local to its blocks and its output tile, or a :class:`DenseStream`), the
+    rows of each operand it loads (``(first, count)``), its (i, j) fibers (0 in MM), its
+    output tile's rows ``out`` (``(i0, count)``) and whether it ``closes`` it (the output
+    tile's last input tile)."""
 
     stream: object
     rows: tuple
     fibers: int
+    out: tuple
+    closes: bool
 
 
 @dataclass(frozen=True, eq=False)
 class Job:
     """A run: ``tiles`` (:class:`Tile`, in order), ``mats`` the operand matrices (int64,
     ``R`` columns; TTMc's B ``ceil(r1 / vlen) * vlen``), ``golden`` the exact output
-    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``), the array and
-    ``spm_rows``, the rows of each operand a tile loads at most."""
+    (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``), the array,
+    ``spm_rows``, the rows of each operand a tile loads at most, and ``out_tile_rows``,
+    the rows of an output tile at most."""
 
     kernel: str
     mode: str               # "mttkrp", "ttmc", "mm" or "mv"
@@ -119,6 +130,7 @@ class Job:
     tlen: int
     acc_width: int
     spm_rows: int
+    out_tile_rows: int
 
     @property
     def active_pes(self):
@@ -245,12 +257,13 @@ def _as_tensor(operand, kernel, what):
 
 
 def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_width=32,
-         spm_rows=None, names=None):
+         spm_rows=None, names=None, out_rows=None):
     """The :class:`Job` of ``kernel`` on ``operand`` (a Tensor, scipy sparse matrix or,
     for a dense kernel, an array) with ``factors`` (MTTKRP and TTMc: ``[B, C]``; MM:
     ``[B]``; SpMV and GEMV: ``[b]``, a vector, 1-D or one column) on an ``rows x cols``
     array of ``vlen`` lanes, tiled to scratchpads of ``spm_rows`` rows an operand
-    (default: one tile). ``names`` label the operand and each factor in errors (their
+    (default: one tile) and to an MSU of ``out_rows`` output rows (default: one output
+    tile). ``names`` label the operand and each factor in errors (their
     files). Values past ``dw`` bits and outputs past ``acc_width`` bits are refused:
     the run is exact or it does not start."""
     if kernel not in KERNELS:
@@ -294,13 +307,36 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if spm_rows is not None and (isinstance(spm_rows, bool) or int(spm_rows) < 1):
         raise ParameterError(f"spm_rows={spm_rows!r}: a scratchpad holds at least one row")
     spm_rows = max(1, largest if spm_rows is None else min(int(spm_rows), largest))
+    if out_rows is not None and (isinstance(out_rows, bool) or int(out_rows) < 1):
+        raise ParameterError(f"out_rows={out_rows!r}: an output tile holds at least one row")
+    slices = tensor.shape[0]
+    out_rows = max(1, slices if out_rows is None else min(int(out_rows), slices))
     per = wire.mv_layout(vlen)[0] if mode == "mv" else None
-    if kernel in DENSE:
-        tiles = _dense_tiles(_integers(operand, what), spm_rows, rows, dw, iw, per)
-    else:
-        tiles = _tiles(tensor, spm_rows, rows, dw, iw, per)
-    return Job(kernel, mode, tiles, operands, golden, rank, r1, rows, cols, vlen, tlen,
-               acc_width, spm_rows)
+    dense = _integers(operand, what) if kernel in DENSE else None
+    tiles = []
+    for i0, part in _output_tiles(tensor, out_rows):
+        if kernel in DENSE:
+            inner = _dense_tiles(dense[i0:i0 + part.shape[0]], spm_rows, rows, dw, iw, per)
+        else:
+            inner = _tiles(part, spm_rows, rows, dw, iw, per)
+        tiles += [Tile(*tile, (i0, part.shape[0]), n == len(inner) - 1)
+                  for n, tile in enumerate(inner)]
+    return Job(kernel, mode, tuple(tiles), operands, golden, rank, r1, rows, cols, vlen, tlen,
+               acc_width, spm_rows, out_rows)
+
+
+def _output_tiles(tensor, out_rows):
+    """``(i0, part)`` of each output tile of ``out_rows`` rows: its first row, and its
+    nonzeros as a tensor of its rows, their slices numbered from ``i0``."""
+    order = np.argsort(tensor.coords[:, 0], kind="stable")
+    coords, values = tensor.coords[order], tensor.values[order]
+    starts = range(0, max(tensor.shape[0], 1), out_rows)
+    bounds = np.searchsorted(coords[:, 0], [*starts, max(tensor.shape[0], 1)])
+    for n, i0 in enumerate(starts):
+        held = slice(bounds[n], bounds[n + 1])
+        local = coords[held] - np.array([i0] + [0] * (tensor.ndim - 1))
+        yield i0, Tensor(local, values[held], (min(out_rows, tensor.shape[0] - i0),
+                                               *tensor.shape[1:]))
 
 
 def _golden(mode, tensor, mats, acc_width):
@@ -322,10 +358,11 @@ def _golden(mode, tensor, mats, acc_width):
 
 
 def _tiles(tensor, spm_rows, pes, dw, iw, per=None):
-    """The run's :class:`Tile` s: the nonzeros grouped by the blocks of ``spm_rows`` rows
-    of each operand they read (operand 0: C by ``k``, or B by ``j`` in MM; operand 1: B
-    by ``j``), in order of B's block, then C's. In MV b's rows hold ``per`` values each:
-    a block spans ``spm_rows * per`` values of ``j``, its rows operand 1's."""
+    """``(stream, rows, fibers)`` of an output tile's input tiles: its nonzeros grouped
+    by the blocks of ``spm_rows`` rows of each operand they read (operand 0: C by ``k``,
+    or B by ``j`` in MM; operand 1: B by ``j``), in order of B's block, then C's. In MV
+    b's rows hold ``per`` values each: a block spans ``spm_rows * per`` values of ``j``,
+    its rows operand 1's."""
     held = tensor.values != 0
     coords, values = tensor.coords[held], tensor.values[held]
     axes = (1,) if tensor.ndim == 2 else (2, 1)             # operand 0's index, then 1's
@@ -350,18 +387,19 @@ def _tiles(tensor, spm_rows, pes, dw, iw, per=None):
         if per:
             rows = ((0, 0), *rows)
         fibers = 0 if tensor.ndim == 2 else len(np.unique(local[:, :2], axis=0))
-        tiles.append(Tile(ciss, rows, fibers))
+        tiles.append((ciss, rows, fibers))
     if not tiles:                                           # no nonzeros: one empty tile
         empty = Tensor(np.zeros((0, tensor.ndim), dtype=np.int64), values[:0], local_shape)
-        tiles.append(Tile(cissmod.encode(empty, pes, dw=dw, iw=iw),
-                          tuple((0, 0) for _ in range(len(axes) + bool(per))), 0))
-    return tuple(tiles)
+        tiles.append((cissmod.encode(empty, pes, dw=dw, iw=iw),
+                      tuple((0, 0) for _ in range(len(axes) + bool(per))), 0))
+    return tiles
 
 
 def _dense_tiles(dense, spm_rows, pes, dw, iw, per=None):
-    """The tiles of a dense tensor or matrix, as :func:`_tiles` groups a sparse one's (in
-    MV ``per`` of b's values a row): every block of ``spm_rows`` rows of each operand is
-    a tile, each a :class:`DenseStream` of the block, its slices padded to the PE rows."""
+    """``(stream, rows, fibers)`` of the input tiles of an output tile of a dense tensor or
+    matrix, as :func:`_tiles` groups a sparse one's (in MV ``per`` of b's values a row):
+    every block of ``spm_rows`` rows of each operand is a tile, each a
+    :class:`DenseStream` of the block, its slices padded to the PE rows."""
     span = spm_rows * (per or 1)
     j_blocks = range(0, dense.shape[1], span)
     k_blocks = range(0, dense.shape[2], spm_rows) if dense.ndim == 3 else (None,)
@@ -377,11 +415,11 @@ def _dense_tiles(dense, spm_rows, pes, dw, iw, per=None):
                 rows = ((0, 0), (j0 // per, -(-jn // per)))
             else:
                 rows = ((j0, jn),) if k0 is None else ((k0, kn), (j0, jn))
-            tiles.append(Tile(stream, rows, 0 if k0 is None else stream.slices * jn))
+            tiles.append((stream, rows, 0 if k0 is None else stream.slices * jn))
     if not tiles:                                           # no columns: one empty tile
-        tiles.append(Tile(DenseStream.of(dense, pes, dw, iw),
-                          ((0, 0),) * (2 if per or dense.ndim == 3 else 1), 0))
-    return tuple(tiles)
+        tiles.append((DenseStream.of(dense, pes, dw, iw),
+                      ((0, 0),) * (2 if per or dense.ndim == 3 else 1), 0))
+    return tiles
 
 
 def measures(job, cycles, compute_cycles):

@@ -663,3 +663,31 @@ def mlu_words(matrix, cols, vlen, dw):
     matrix = np.asarray(matrix)
     pad = -matrix.shape[1] % (cols * vlen)
     return chunk_words(np.pad(matrix, ((0, 0), (0, pad))), cols * vlen, dw)
+
+
+def tensaurus_out_word(acc_width):
+    """One lane of an output word, as the MSU writes it (Section 5.2.5): an accumulator's
+    ``acc_width`` bits (two's complement). A word is a chunk of ``vlen`` lanes, lane 0 in
+    the low bits; the output is its rows one after the other, each its ``chunks`` words
+    in order: row ``i``'s chunk ``g`` at word ``i * chunks + g``. So an output tile, rows
+    ``i0`` on, is the consecutive words from ``i0 * chunks``: the MSU writes it with a
+    counter from its base."""
+    return (Field("value", acc_width),)
+
+
+def tensaurus_out_words(values, acc_width):
+    """Output chunks (``[n, vlen]`` integers) as their words (:func:`tensaurus_out_word`):
+    an object array of ints."""
+    values = np.asarray(values, dtype=np.int64)
+    bits = values.astype(np.uint64) & np.uint64((1 << acc_width) - 1)
+    return pack_lanes(tensaurus_out_word(acc_width), values.shape[1], (), {"value": bits})
+
+
+def tensaurus_out_values(words, vlen, acc_width):
+    """The values of output words (ints, :func:`tensaurus_out_word`): int64 ``[n,
+    vlen]``."""
+    words = np.asarray(words, dtype=object).reshape(-1)
+    (lane,) = tensaurus_out_word(acc_width)
+    mask, top = (1 << lane.width) - 1, 1 << (lane.width - 1)
+    values = np.stack([(words >> (v * lane.width)) & mask for v in range(vlen)], axis=-1)
+    return np.where(values >= top, values - (1 << lane.width), values).astype(np.int64)

@@ -1,20 +1,21 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the Tensaurus matrix store unit (``tensaurus_msu``).
 
-Each drain input streams its drains of every run, each run closed by its ``last``; the
-output is taken at random, and every output chunk is checked, as it is taken, against the
-model (:class:`sparseforge.sim.models.tensaurus_msu.Msu`) fed the same runs, whatever the
-MSU's ``banks`` (they change when drains are taken, not what comes out). With one
-``out_rows`` for every run the bench's streams are gated by nothing but their coins and
-its sink knows its count, so it runs on Amaranth's simulator and natively on Verilator
-alike; ``out_rows`` given per run is driven from Python (Amaranth's simulator only).
+Each drain input streams its drains of every input tile, each tile ended by its ``last``;
+the tiles' items (their output tile's base and rows, and whether they close it) come on
+their own stream; the write port is taken at random, and every write is checked, as it is
+taken, against the model (:class:`sparseforge.sim.models.tensaurus_msu.Msu`) fed the same
+tiles, whatever the MSU's ``banks`` (they change when drains are taken, not what is
+written). Every stream is gated by nothing but its coin and the sink knows its count, so
+the bench runs on Amaranth's simulator and natively on Verilator alike.
 """
 
 from dataclasses import dataclass
 
 from ..sim.models import tensaurus_msu as model
+from ..sw import wire
 from . import native
-from .streams import Bench, Static
+from .streams import Bench
 
 RATE = 0.7
 """Each stream's chance to act on a cycle, by default."""
@@ -22,16 +23,15 @@ RATE = 0.7
 
 @dataclass(frozen=True)
 class MsuRun:
-    """What the MSU streamed out: its cycles and every output chunk ``(row, chunk, lanes,
-    last)``, every run's in order."""
+    """What the MSU wrote: its cycles and every write ``(addr, lanes)``, in order."""
 
     cycles: int
-    out: list
+    writes: list
 
 
 def drain_items(runs, pe, vlen):
-    """Input ``pe``'s items over ``runs`` (each run a list, by input, of ``(row, chunk,
-    lanes)``): each run's drains, then its end marker."""
+    """Input ``pe``'s items over ``runs`` (each run an input tile: a list, by input, of
+    ``(row, chunk, lanes)``): each tile's drains, then its end marker."""
     items = []
     for run in runs:
         items += [{"row": r, "chunk": c, "lanes": list(lanes), "last": 0}
@@ -40,88 +40,81 @@ def drain_items(runs, pe, vlen):
     return items
 
 
-def expected(component, runs, out_rows):
-    """The model's output chunks over ``runs``, with ``out_rows[k]`` rows after run ``k``."""
+def output_tiles(sizes, per=1):
+    """``(rows, closes)`` of each input tile of output tiles of ``sizes`` rows, ``per``
+    input tiles each."""
+    return [(rows, int(n == per - 1)) for rows in sizes for n in range(per)]
+
+
+def tile_items(component, tiles):
+    """``(base, rows, closes)`` of each input tile of ``tiles`` (``(rows, closes)`` pairs):
+    each output tile's rows laid in memory after the one before, from address 0."""
+    items, base = [], 0
+    for rows, closes in tiles:
+        items.append((base, rows, closes))
+        base += rows * component.chunks if closes else 0
+    return items
+
+
+def expected(component, runs, tiles):
+    """The model's writes ``(addr, lanes)`` over ``runs``, input tile ``k`` closed with
+    ``tiles[k]`` ``(base, rows, closes)``."""
     msu = model.Msu(component.cols, component.tlen, component.vlen, component.acc_width,
                     component.depth)
-    return [chunk for run, rows in zip(runs, out_rows, strict=True)
-            for chunk in model.run(msu, run, rows)]
-
-
-class RunRows:
-    """Drives ``out_rows`` with ``values[k]`` from the first transfer of run ``k`` on any
-    input (the MSU has ended run ``k - 1`` by then, and reads it when run ``k`` ends)."""
-
-    def __init__(self, values, sources):
-        self.values, self.sources = values, sources
-        self.fired = None
-
-    def _run(self):
-        """The run of the latest item any input has taken: the ends before it."""
-        return max(sum(item["last"] for item in s.items[:max(len(s.accepted) - 1, 0)])
-                   for s in self.sources)
-
-    def idle(self, io):
-        io.set("out_rows", self.values[0])
-
-    def drive(self, io, cycle):
-        io.set("out_rows", self.values[self._run()])
-
-    def sample(self, io, cycle):
-        pass
+    return [w for run, tile in zip(runs, tiles, strict=True) for w in model.run(msu, run, tile)]
 
 
 class MsuBench(Bench):
-    """``runs`` (each a list, by input, of ``(row, chunk, lanes)``) through ``component``,
-    ``out_rows`` rows read out after each (one int for all, or one per run); streams act
-    with their chance in ``rates`` (``drains__<i>``, ``out``; default :data:`RATE`)."""
+    """``runs`` (input tiles, each a list, by input, of ``(row, chunk, lanes)``) through
+    ``component``, tile ``k`` closed with ``tiles[k]`` ``(base, rows, closes)``; streams
+    act with their chance in ``rates`` (``drains__<i>``, ``tiles``, ``out_mem``; default
+    :data:`RATE`)."""
 
-    def __init__(self, component, runs, out_rows, seed, rates=None):
+    def __init__(self, component, runs, tiles, seed, rates=None):
         super().__init__(component, seed)
         n = component.inputs
-        per_run = isinstance(out_rows, list | tuple)
-        rows = list(out_rows) if per_run else [out_rows] * len(runs)
         names = [f"drains__{i}" for i in range(n)]
-        rates = {**dict.fromkeys([*names, "out"], RATE), **(rates or {})}
-        self.want = expected(component, runs, rows)
+        rates = {**dict.fromkeys([*names, "tiles", "out_mem"], RATE), **(rates or {})}
+        self.want = expected(component, runs, tiles)
         self.sources = [self.source_on(name, drain_items(runs, i, component.vlen),
                                        rates[name])
                         for i, name in enumerate(names)]
-        self.sink = self.sink_on("out", rates["out"], len(self.want))
-        self.outputs = {"out": [as_dict(c) for c in self.want]}
-        pin = RunRows(rows, self.sources) if per_run else Static("out_rows", out_rows)
-        self.drivers = [pin, *self.sources, self.sink]
+        self.tiles = self.source_on("tiles", [{"base": b, "rows": r, "closes": c}
+                                              for b, r, c in tiles], rates["tiles"])
+        self.sink = self.sink_on("out_mem__request", rates["out_mem"], len(self.want))
+        words = wire.tensaurus_out_words([lanes for _, lanes in self.want] or
+                                         [[0] * component.vlen], component.acc_width)
+        self.outputs = {"out_mem__request": [{"addr": a, "data": int(w)} for (a, _), w
+                                             in zip(self.want, words, strict=False)]}
+        self.drivers = [*self.sources, self.tiles, self.sink]
 
     def check(self, io, cycle):
         if self.sink.fired is None:
             return
         n = len(self.sink.received) - 1
-        got = chunk_of(self.sink.fired)
+        got = self.write_of(self.sink.fired)
         if n >= len(self.want):
-            self.fail(f"out: more than the {len(self.want)} chunks expected, {got}")
+            self.fail(f"out_mem: more than the {len(self.want)} writes expected, {got}")
         if got != self.want[n]:
-            self.fail(f"out chunk {n} is {got}, expected {self.want[n]}")
+            self.fail(f"out_mem write {n} is {got}, expected {self.want[n]}")
 
     def finished(self):
-        return len(self.sink.received) == self.sink.expected and all(
+        return len(self.sink.received) == self.sink.expected and self.tiles.done and all(
             s.done for s in self.sources)
 
+    def write_of(self, item):
+        """A write's payload (plain Python) as ``(addr, lanes)``."""
+        (lanes,) = wire.tensaurus_out_values([item["data"]], self.component.vlen,
+                                             self.component.acc_width)
+        return item["addr"], tuple(int(v) for v in lanes)
+
     def from_outputs(self, cycles, outputs):
-        return MsuRun(cycles, [chunk_of(v) for v in outputs["out"]])
+        return MsuRun(cycles, [self.write_of(v) for v in outputs["out_mem__request"]])
 
 
-def as_dict(chunk):
-    row, g, lanes, last = chunk
-    return {"row": row, "chunk": g, "lanes": list(lanes), "last": last}
-
-
-def chunk_of(item):
-    """An output payload (plain Python) as ``(row, chunk, lanes, last)``."""
-    return item["row"], item["chunk"], tuple(item["lanes"]), item["last"]
-
-
-def simulate(component, runs, out_rows, seed, rates=None, engine="pysim", work_dir=None):
+def simulate(component, runs, tiles, seed, rates=None, engine="pysim", work_dir=None):
     """``(run, bench)``: ``runs`` through ``component`` on ``engine`` (``pysim`` or
-    ``native``), every output chunk checked against the model."""
-    bench = MsuBench(component, runs, out_rows, seed, rates)
+    ``native``), closed with ``tiles`` (``(rows, closes)`` pairs, laid out by
+    :func:`tile_items`), every write checked against the model."""
+    bench = MsuBench(component, runs, tile_items(component, tiles), seed, rates)
     return native.simulate(bench, engine, work_dir), bench

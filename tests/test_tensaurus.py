@@ -222,54 +222,103 @@ def test_the_next_tile_loads_while_one_computes():
     assert first <= got.load_cycles < words / 4, (got.load_cycles, first, words)
 
 
-class ClosingBench(TensaurusBench):
-    """The accelerator's bench, also watching the MSU's ``closing``: ``changed`` lists the
-    cycles ``out_rows`` changed while ``closing`` stayed high, ``falls`` the cycles it
-    fell, ``starts`` the cycles the TLU took a tile."""
+def operand_of(kernel, rng):
+    """A small operand of ``kernel`` (a dense one's zeros among its values) and its
+    factors: 7 rows (slices) of 4 x 4 (a tensor) or 9 columns (a matrix)."""
+    shape = (7, 4, 4) if kernel in ("spmttkrp", "spttmc", "dmttkrp", "dttmc") else (7, 9)
+    dense = rng.integers(-9, 10, shape) * (rng.random(shape) < 0.5)
+    mats = factors(shape, 5, 3, r1=3 if kernel.endswith("ttmc") else None)
+    if kernel.endswith("mv"):
+        mats = [mats[0][:, 0]]
+    if kernel in ("dmttkrp", "dttmc", "gemm", "gemv"):
+        return dense, mats
+    coords = np.argwhere(dense)
+    return Tensor(coords, dense[tuple(coords.T)], shape), mats
+
+
+@pytest.mark.parametrize("kernel", ["spmttkrp", "spttmc", "spmm", "spmv", "dmttkrp", "dttmc",
+                                    "gemm", "gemv"])
+def test_every_kernel_in_output_tiles(kernel):
+    """Each kernel with output tiles of 3 rows (3 of them for 7 rows, the last of one)
+    and scratchpads of 2 rows (several input tiles each), every stream stalled at random,
+    the write port too: every output word written once, the output the golden one."""
+    operand, mats = operand_of(kernel, np.random.default_rng(len(kernel)))
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=2, out_rows=3)
+    outs = [tile.out for tile in job.tiles]
+    assert sorted(set(outs)) == [(0, 3), (3, 3), (6, 1)]
+    assert all(outs.count(out) > 1 for out in set(outs) if out != (6, 1)), outs
+    got = run(job, seed_from_env(len(kernel) + 30), STALLS)
+    assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+class WriteBackBench(TensaurusBench):
+    """The accelerator's bench, also noting the cycles a PE's drain is taken (``drains``),
+    the MSU closes an output tile (``closes``) and takes a write (``writes``: cycle,
+    address)."""
 
     def __init__(self, component, job, seed, rates):
         super().__init__(component, job, seed, rates)
-        self.changed, self.falls, self.starts = [], [], []
-        self.was = (0, 0)
+        self.drains, self.closes, self.writes = [], [], []
 
     def check(self, io, cycle):
-        control = self.component.control
-        now = (io.ctx.get(self.component.msu.closing), io.ctx.get(control.out_rows))
-        if now[0] and self.was[0] and now[1] != self.was[1]:
-            self.changed.append(cycle)
-        if self.was[0] and not now[0]:
-            self.falls.append(cycle)
-        if io.ctx.get(control.tensor.valid) and io.ctx.get(control.tensor.ready):
-            self.starts.append(cycle)
-        self.was = now
+        msu, get = self.component.msu, io.ctx.get
+        if any(get(d.valid) and get(d.ready) and not get(d.payload.last) for d in msu.drains):
+            self.drains.append(cycle)
+        if get(msu.tiles.valid) and get(msu.tiles.ready) and get(msu.tiles.payload.closes):
+            self.closes.append(cycle)
+        request = msu.out_mem.request
+        if get(request.valid) and get(request.ready):
+            self.writes.append((cycle, get(request.payload.addr)))
 
 
-def test_the_last_tile_waits_for_the_msu_to_release_the_one_before():
-    """The compute stage hands the run's last tile over only once the MSU's ``closing``
-    falls: that tile raises ``out_rows``, and an MSU still adding the tile before's last
-    drains (one taken the cycle before the last ``last``) would stream its sums without
-    the last tile's. On one column nothing comes between a PE's last drain and its
-    ``last`` (on two the neighbour's ``last`` does, and the control's own latency covers
-    the adder). Three tiles back to back: the middle one's drains come late, from one
-    long slice; the last, one word, is loaded long before; out free, slow, then every
-    stream stalled. ``out_rows`` never changes while ``closing`` is high, the last tile
-    starts two cycles after it falls, and the output is the golden one."""
-    coords = [[0, 0], [3, 5], *([i, 8] for i in range(6)), *([1, j] for j in range(9, 16)),
-              [2, 16]]
-    matrix = Tensor(np.array(coords), np.arange(len(coords)) % 7 + 1, (6, 17))
-    job = plan("spmm", matrix, factors(matrix.shape, 3, 12), rows=2, cols=1, vlen=2,
-               spm_rows=8)
-    assert [tile.rows for tile in job.tiles] == [((0, 8),), ((8, 8),), ((16, 1),)]
+def test_the_next_output_tile_accumulates_while_one_is_written():
+    """SpMM of a 16-row matrix in output tiles of 4 rows on 2 x 1 PEs, rank 8 (4 chunks a
+    row: 16 words an output tile), the write port taking a word about every third cycle:
+    some drains of each output tile after the first are taken while the one before it
+    is still being written (printed with ``pytest -s``)."""
+    rng = np.random.default_rng(12)
+    coords = np.unique(rng.integers(0, [16, 8], (40, 2)), axis=0)
+    matrix = Tensor(coords, rng.integers(1, 9, len(coords)), (16, 8))
+    job = plan("spmm", matrix, factors(matrix.shape, 8, 13), rows=2, cols=1, vlen=2,
+               out_rows=4)
     component = Tensaurus(**params_for(job))
-    for seed, rates in ((seed_from_env(41), dict.fromkeys(STALLS, 1.0)),
-                        (seed_from_env(42), {**dict.fromkeys(STALLS, 1.0), "out": 0.2}),
-                        (seed_from_env(43), STALLS)):
-        bench = ClosingBench(component, job, seed, rates)
-        got = pysim(bench)
-        assert bench.changed == [], bench.changed
-        assert np.array_equal(got.output, job.golden), (got.output, job.golden)
-        last = bench.starts[-1]
-        assert last == max(c for c in bench.falls if c < last) + 2, (bench.falls, bench.starts)
+    rates = {**dict.fromkeys(STALLS, 1.0), "out": 0.3}
+    bench = WriteBackBench(component, job, seed_from_env(51), rates)
+    got = pysim(bench)
+    assert np.array_equal(got.output, job.golden)
+    words = 4 * component.olen * component.cols
+    assert len(bench.closes) == 4 and len(bench.writes) == 4 * words
+    for k in range(3):
+        written = max(c for c, addr in bench.writes if addr // words == k)
+        overlap = [c for c in bench.drains if bench.closes[k] < c < written]
+        assert overlap, (k, bench.closes, written)
+        print(f"output tile {k + 1}: {len(overlap)} of its drains taken while output tile "
+              f"{k} was written (cycles {bench.closes[k] + 1}-{written})")
+
+
+def test_a_build_takes_output_tiles_up_to_its_msu():
+    """A build whose MSU half holds 2 rows runs output tiles of 2 rows and refuses 3,
+    naming out_rows."""
+    job = plan("spmm", MATRIX, factors(MATRIX.shape, 2, 3), rows=2, cols=1, vlen=2,
+               out_rows=2)
+    component = Tensaurus(**{**params_for(job), "out_rows": 2})
+    assert np.array_equal(simulate(component, job, 1, engine="pysim").output, job.golden)
+    job = plan("spmm", MATRIX, factors(MATRIX.shape, 2, 3), rows=2, cols=1, vlen=2,
+               out_rows=3)
+    with pytest.raises(ParameterError, match="out_rows=3"):
+        TensaurusBench(component, job, 1)
+
+
+def test_back_to_back_runs():
+    """Two runs of SpMTTKRP in output tiles, one after the other in one simulation: the
+    second starts once the first's stats are taken, after its last write, and writes the
+    same output after the first's."""
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 3, 2), rows=2, cols=2, vlen=1,
+               spm_rows=1, out_rows=2)
+    component = Tensaurus(**params_for(job))
+    for seed, rates in ((seed_from_env(61), None), (seed_from_env(62), STALLS)):
+        got = simulate(component, job, seed, rates, engine="pysim", runs=2)
+        assert np.array_equal(got.output, job.golden)
 
 
 @pytest.mark.parametrize("rows, cols, vlen, r1, rank", [
@@ -349,16 +398,16 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, name, spm_rows", [
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None),
-    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None),
-    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None,    # each kernel once and
-                 marks=pytest.mark.soak),                             # tiles once by default
-    ("spmv", "matrices/pypi/nx_karate_club.mtx", None),
-    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256,
+@pytest.mark.parametrize("kernel, name, spm_rows, out_rows", [
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
+    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
+    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None,  # each kernel once,
+                 marks=pytest.mark.soak),                 # tiles and output tiles once
+    ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8),
+    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
                  marks=pytest.mark.soak),
-    ("spmm", "matrices/suitesparse/494_bus.mtx", 128)])
-def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
+    ("spmm", "matrices/suitesparse/494_bus.mtx", 128, 100)])
+def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows, out_rows):
     path = shared_data / name
     rng = np.random.default_rng(7)
     if path.suffix == ".tns":
@@ -372,15 +421,17 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows):
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
     if kernel == "spmv":
         mats = [mats[0][:, 0]]
-    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows)
-    assert (len(job.tiles) > 1) == (spm_rows is not None)
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows,
+               out_rows=out_rows)
+    assert (len(job.tiles) > 1) == (spm_rows is not None or out_rows is not None)
     got = run(job, seed_from_env(9), STALLS, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, r1, spm_rows", [("spmttkrp", 4, None), ("spttmc", 3, 512)])
-def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_rows):
+@pytest.mark.parametrize("kernel, r1, spm_rows, out_rows", [("spmttkrp", 4, None, None),
+                                                          ("spttmc", 3, 512, 200)])
+def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_rows, out_rows):
     rng = np.random.default_rng(3)
     tensor = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
     shape = read_tensor(tensor).shape
@@ -388,6 +439,7 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     np.save(b, rng.integers(-5, 6, (shape[1], r1)))
     np.save(c, rng.integers(-5, 6, (shape[2], 4)))
     tiling = [] if spm_rows is None else ["--spm-rows", str(spm_rows)]
+    tiling += [] if out_rows is None else ["--out-rows", str(out_rows)]
     main(["run", "tensaurus", "--kernel", kernel, str(tensor), "--factors", str(b), str(c),
           "--pes", "2x2", "--vlen", "2", *tiling, "--out", str(out), "--json"])
     printed = capsys.readouterr().out
@@ -398,8 +450,9 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
     assert result["paper_utilization_useful"] == pytest.approx(2 * result["utilization_useful"])
     assert (result["tiles"] > 1) == (spm_rows is not None)
     job = plan(kernel, read_tensor(tensor), [np.load(b), np.load(c)], 2, 2, 2,
-               spm_rows=spm_rows)
+               spm_rows=spm_rows, out_rows=out_rows)
     assert result["tiles"] == len(job.tiles)
+    assert result["out_tiles"] == (1 if out_rows is None else -(-shape[0] // out_rows))
     figures = measures(job, result["cycles"], result["compute_cycles"])
     assert {k: result[k] for k in figures} == figures
     assert np.load(out).shape == job.golden.shape
@@ -442,8 +495,8 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
     ("spttmc", "tensors/movielens-100k_user-item-day.tns", "2x2"),
     ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
     ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
-@pytest.mark.parametrize("spm_rows", [None, 128])
-def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows):
+@pytest.mark.parametrize("spm_rows, out_rows", [(None, None), (128, 256)])
+def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows, out_rows):
     rows, cols = map(int, pes.split("x"))
     rng = np.random.default_rng(len(name))
     if name.endswith(".tns"):
@@ -454,7 +507,15 @@ def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_row
     ranks = [3, 5] if kernel == "spttmc" else [5] * (len(operand.shape) - 1)
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(operand.shape[1:], ranks,
                                                            strict=True)]
-    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows)
+    job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows,
+               out_rows=out_rows)
     rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
     got = run(job, 31, rates, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
+
+
+@pytest.mark.parametrize("params", [{"spm_rows": 8, "out_rows": 8},
+                                    {"rows": 1, "cols": 2, "r1": 2, "out_rows": 5,
+                                     "msu_banks": 2, "order": 2}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("tensaurus", params) == ""

@@ -1,13 +1,17 @@
 """A Tensaurus job's work and traffic (:meth:`Job.macs`, :meth:`Job.useful_macs`,
 :meth:`Job.moved_bytes`) and the measures ``run tensaurus`` and ``bench tensaurus`` print
 (:func:`measures`), against figures worked by hand on jobs small enough to lay out: every
-term differs from the others, so a dropped or swapped one shows."""
+term differs from the others, so a dropped or swapped one shows. Then the output tiles the
+host plans (Section 5.2.5), and where it lays them in memory."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sparseforge.core.errors import ParameterError
+from sparseforge.sw.ciss import decode
 from sparseforge.sw.formats import Tensor
+from sparseforge.sw.tensaurus_host import out_chunks, output_tiles, params_for
 from sparseforge.sw.tensaurus_job import measures, plan
 
 # A 3x4 matrix, 5 nonzeros: row 0 holds j = 0 and 3, row 1 j = 1, row 2 j = 0 and 2.
@@ -96,3 +100,57 @@ def test_the_paper_peak_bounds_a_roof_ours_does_not():
     assert m["paper_attainable_ops_per_cycle"] == 8
     assert m["of_attainable"] == pytest.approx(5.12 / (2048 / 896 * 4))
     assert (m["utilization_useful"], m["paper_utilization_useful"]) == pytest.approx((0.4, 0.8))
+
+
+def test_output_tiles_by_hand():
+    """SpMM of MATRIX, output tiles of 2 rows, scratchpads of 3: output tile 0 (rows 0-1)
+    holds j = 0, 1 (B's block 0) and j = 3 (block 1): two input tiles; output tile 1 (row
+    2) j = 0 and 2: one. Slices are numbered from their output tile's first row; each
+    output tile's last input tile closes it; the output is laid from word 0, 2 chunks a
+    row (R = 4, vlen 2)."""
+    job = plan("spmm", MATRIX, [B], rows=2, cols=2, vlen=2, spm_rows=3, out_rows=2)
+    assert job.out_tile_rows == 2
+    assert [(t.out, t.closes, t.rows) for t in job.tiles] == [
+        ((0, 2), False, ((0, 3),)), ((0, 2), True, ((3, 1),)), ((2, 1), True, ((0, 3),))]
+    held = [decode(t.stream) for t in job.tiles]
+    assert [h.coords.tolist() for h in held] == [[[0, 0], [1, 1]], [[0, 0]], [[0, 0], [0, 2]]]
+    assert [h.values.tolist() for h in held] == [[2, 3], [-1], [4, 5]]
+    assert out_chunks(job) == 2 and params_for(job)["out_rows"] == 2
+    assert output_tiles(job, 2, 2) == [{"out_base": 0, "out_rows": 2, "closes": 0},
+                                       {"out_base": 0, "out_rows": 2, "closes": 1},
+                                       {"out_base": 4, "out_rows": 1, "closes": 1}]
+
+
+@pytest.mark.parametrize("kernel", ["spmm", "gemm", "spmv", "gemv"])
+def test_every_output_row_has_one_output_tile_even_an_empty_one(kernel):
+    """A 7-row matrix whose rows 2-4 are empty, output tiles of 2 rows: 4 output tiles, the
+    one of rows 2-3 an empty input tile (sparse) or zeros (dense) of its own, so the MSU
+    writes every row; dense and MV tiles hold their output tile's slices only."""
+    a = np.zeros((7, 5), dtype=np.int64)
+    a[[0, 1, 5, 6], [1, 4, 0, 2]] = [3, -2, 7, 1]
+    operand = a if kernel in ("gemm", "gemv") else sp.csr_matrix(a)
+    mats = [np.arange(5) - 2] if kernel.endswith("mv") else [np.arange(10).reshape(5, 2)]
+    job = plan(kernel, operand, mats, rows=2, cols=1, vlen=2, spm_rows=2, out_rows=2)
+    outs = [t.out for t in job.tiles if t.closes]
+    assert outs == [(0, 2), (2, 2), (4, 2), (6, 1)]
+    for tile in job.tiles:
+        if kernel in ("gemm", "gemv"):
+            assert tile.stream.slices == tile.out[1]
+        else:
+            assert decode(tile.stream).coords[:, 0].max(initial=0) < tile.out[1]
+    empty = [t for t in job.tiles if t.out == (2, 2)]
+    if not job.dense:
+        assert len(empty) == 1 and empty[0].stream.nnz == 0
+
+
+def test_output_tiles_past_the_msu_are_refused_at_the_edge():
+    """An MSU half of 3 rows takes output tiles of 3 rows and refuses 4, naming out_rows in
+    one line; an output tile of no rows is refused too."""
+    tensor = Tensor(np.array([[i, 0] for i in range(8)]), np.arange(1, 9), (8, 2))
+    mats = [np.ones((2, 2), dtype=np.int64)]
+    assert len(output_tiles(plan("spmm", tensor, mats, out_rows=3), 3, 1)) == 3
+    with pytest.raises(ParameterError, match="out_rows=4") as error:
+        output_tiles(plan("spmm", tensor, mats, out_rows=4), 3, 1)
+    assert "\n" not in str(error.value)
+    with pytest.raises(ParameterError, match="out_rows=0"):
+        plan("spmm", tensor, mats, out_rows=0)

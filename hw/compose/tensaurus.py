@@ -6,8 +6,11 @@ A run is a sequence of tiles (Section 5.1): each loads its rows of the operand m
 (the MLU into one half of every column's scratchpad), then streams its part of the tensor
 (the TLU hands lane ``p`` of each CISS entry to PE row ``p``; each PE passes it on to the
 next of its row, systolically) while the next tile loads into the other half. The MSU
-sums the tiles' drains and, after the last tile, sends the output. The MSU holds every
-output row: the output is not tiled.
+sums the tiles' drains by output tile (Section 5.2.5): a run's output rows are split
+into output tiles of at most ``out_rows`` rows, each the sum of its own input tiles, whose
+slices are numbered from the output tile's first row; once an output tile's last input
+tile has drained, the MSU writes it to memory from one half of its buffer while the next
+output tile sums into the other.
 PE ``(p, q)`` reads its column's scratchpad through port ``p`` and drains into the
 MSU's input ``p * cols + q``; chunk ``t`` of PE column ``q`` is the row's chunk ``t *
 cols + q``, in the scratchpads and in the output alike.
@@ -28,10 +31,10 @@ from ...core.params import Param, check_params
 from ...core.registry import block
 from ...sw.wire import TensaurusKernel
 from ..interfaces import (
+    MemoryWritePortSignature,
     TaggedMemoryPortSignature,
     ciss_entry_layout,
     mlu_start_layout,
-    msu_out_layout,
     spm_chunks,
 )
 from ..tensaurus_control import TensaurusControl
@@ -47,15 +50,17 @@ def tensaurus_job_layout(iw, addr_width):
     ``tensor_base``: CISS entries or, with ``dense``, dense words of ``jn x kn`` a slice
     group, as :func:`~sparseforge.hw.tensaurus_tlu.tlu_start_layout` says), its rows of
     the operand matrices as :func:`~.interfaces.mlu_start_layout` says (the accelerator
-    picks the half, the kernel says whether B is broadcast), the output's rows, and
-    ``last`` on the run's final tile (after it the output is sent; before it the sums
-    stay)."""
+    picks the half, the kernel says whether B is broadcast), its output tile (``out_rows``
+    rows, written from word ``out_base``; its slices are numbered from the output tile's
+    first row), ``closes`` on the output tile's last input tile (after it the output tile
+    is written), and ``last`` on the run's final tile."""
     return data.StructLayout({"tensor_base": addr_width, "entries": addr_width,
                               "dense": 1, "jn": iw + 1, "kn": iw + 1,
                               **{name: field.shape for name, field in
                                  mlu_start_layout(iw, addr_width)
                                  if name not in ("half", "broadcast")},
-                              "out_rows": iw + 1, "last": 1})
+                              "out_base": addr_width, "out_rows": iw + 1, "closes": 1,
+                              "last": 1})
 
 
 class TensaurusSignature(wiring.Signature):
@@ -71,16 +76,18 @@ class TensaurusSignature(wiring.Signature):
     - ``matrix_mem`` (out, :class:`~.interfaces.TaggedMemoryPortSignature`): the MLU's
       reads, a word of ``cols`` chunks each (:func:`~sparseforge.hw.tensaurus_mlu.
       mlu_word_layout`), answered in any order.
-    - ``out`` (stream out, :func:`~.interfaces.msu_out_layout`): the output, row by row,
-      each ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold it).
-    - ``stats`` (stream out): after each run's output, its cycles from its first tile to
-      its output's end split into those no tile computed, waiting for matrices to load
-      (``load_cycles``), and the rest (``compute_cycles``); the next run starts once it
-      is taken.
+    - ``out_mem`` (out, :class:`~.interfaces.MemoryWritePortSignature`, a word of
+      ``vlen`` accumulators a chunk, :func:`~sparseforge.sw.wire.tensaurus_out_word`):
+      the output, each output tile once its last input tile has drained, row by row, each
+      row ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold
+      it), row ``i``'s chunk ``g`` of an output tile at ``out_base + i * chunks + g``.
+    - ``stats`` (stream out): after each run's last write, its cycles from its first
+      tile to that write split into those no tile computed, waiting for matrices to
+      load (``load_cycles``), and the rest (``compute_cycles``); the next run starts once
+      it is taken.
     """
 
-    def __init__(self, rows, cols, vlen, tlen, dw, iw, acc_width, order, tags, addr_width,
-                 r1=1):
+    def __init__(self, rows, cols, vlen, dw, iw, acc_width, order, tags, addr_width):
         entry = ciss_entry_layout(rows, dw, iw, order)
         super().__init__({
             "kernel": In(TensaurusKernel),
@@ -89,8 +96,7 @@ class TensaurusSignature(wiring.Signature):
                                                         ceil_log2(tags))),
             "matrix_mem": Out(TaggedMemoryPortSignature(
                 addr_width, mlu_word_layout(cols, vlen, dw).size, ceil_log2(tags))),
-            "out": Out(stream.Signature(msu_out_layout(iw, r1 * tlen * cols, vlen,
-                                                       acc_width))),
+            "out_mem": Out(MemoryWritePortSignature(addr_width, vlen * acc_width)),
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
                                                              "compute_cycles": 32}))),
         })
@@ -102,10 +108,10 @@ class Tensaurus(wiring.Component):
     the MSU, run tile by tile by a :class:`~sparseforge.hw.tensaurus_control.TensaurusControl`.
 
     The control takes the run's tiles and starts the MLU and the TLU, picks the half the
-    scratchpads read and watches the PEs' drains pass to the MSU. The scratchpads' and
+    scratchpads read and hands each tile's output tile to the MSU. The scratchpads' and
     PEs' one-bit inputs (``read_half``, ``broadcast``, ``kernel``) and the MSU's
-    ``out_rows`` and ``closing`` are plain ports, not interfaces, so they are assigned
-    rather than connected.
+    ``writing`` are plain ports, not interfaces, so they are assigned rather than
+    connected.
 
     Parameters
     ----------
@@ -119,14 +125,15 @@ class Tensaurus(wiring.Component):
     tags : the TLU's reads in flight, and the MLU's.
     banks : banks of each scratchpad.
     spm_rows : matrix rows each scratchpad holds per operand.
-    out_rows : output rows the MSU holds.
+    out_rows : output rows each half of the MSU's double buffer holds: an output tile's
+        rows at most.
     msu_banks : banks of the MSU's buffer, at most ``cols``: up to that many drains a cycle
         (1, the default, takes one a cycle and fits any array).
     addr_width : bits of a memory address.
 
     Members
     -------
-    kernel, start, tensor_mem, matrix_mem, out, stats
+    kernel, start, tensor_mem, matrix_mem, out_mem, stats
         As :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature` says.
 
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
@@ -143,7 +150,7 @@ class Tensaurus(wiring.Component):
               Param("tags", 8, 2, 256, "TLU and MLU reads in flight (each)", pow2=True),
               Param("banks", 2, 1, 16, "banks of each scratchpad", pow2=True),
               Param("spm_rows", 64, 1, 1 << 16, "matrix rows a scratchpad holds per operand"),
-              Param("out_rows", 64, 1, 1 << 20, "output rows the MSU holds"),
+              Param("out_rows", 64, 1, 1 << 20, "output rows an MSU half holds"),
               Param("msu_banks", 1, 1, 16, "banks of the MSU's buffer, at most cols", pow2=True),
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"spm_rows": 64, "out_rows": 64},)
@@ -175,10 +182,9 @@ class Tensaurus(wiring.Component):
                      for _ in range(c)] for _ in range(r)]
         self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=self.vlen, iw=self.iw,
                                 acc_width=self.acc_width, depth=self.out_rows,
-                                banks=self.msu_banks)
-        signature = TensaurusSignature(r, c, self.vlen, self.tlen, self.dw, self.iw,
-                                       self.acc_width, self.order, self.tags, self.addr_width,
-                                       self.r1)
+                                banks=self.msu_banks, addr_width=self.addr_width)
+        signature = TensaurusSignature(r, c, self.vlen, self.dw, self.iw, self.acc_width,
+                                       self.order, self.tags, self.addr_width)
         self.control = TensaurusControl(signature, self.mlu.signature, self.tlu.signature,
                                         self.msu.signature)
         super().__init__(signature)
@@ -193,9 +199,9 @@ class Tensaurus(wiring.Component):
         wiring.connect(m, control.stats, wiring.flipped(self.stats))
         wiring.connect(m, control.load, mlu.start)
         wiring.connect(m, control.tensor, tlu.start)
-        wiring.connect(m, msu.out, control.msu_out)
-        wiring.connect(m, control.out, wiring.flipped(self.out))
-        m.d.comb += [msu.out_rows.eq(control.out_rows), control.closing.eq(msu.closing)]
+        wiring.connect(m, control.msu_tile, msu.tiles)
+        wiring.connect(m, msu.out_mem, wiring.flipped(self.out_mem))
+        m.d.comb += control.writing.eq(msu.writing)
         wiring.connect(m, wiring.flipped(self.tensor_mem), tlu.mem)
         wiring.connect(m, wiring.flipped(self.matrix_mem), mlu.mem)
         for q, spm in enumerate(self.spms):
@@ -210,9 +216,7 @@ class Tensaurus(wiring.Component):
                 m.submodules[f"pe{p}_{q}"] = pe
                 m.d.comb += pe.kernel.eq(self.kernel)
                 wiring.connect(m, pe.spm, self.spms[q].ports[p])
-                wiring.connect(m, pe.drain, control.drains[p * self.cols + q])
-                wiring.connect(m, control.msu_drains[p * self.cols + q],
-                               msu.drains[p * self.cols + q])
+                wiring.connect(m, pe.drain, msu.drains[p * self.cols + q])
                 if q + 1 < self.cols:
                     wiring.connect(m, pe.forward, row[q + 1].lane)
                 else:

@@ -1,53 +1,58 @@
-"""Behavioural model of the Tensaurus matrix store unit (Tensaurus Section 4.2, 5.2.5):
-the output buffer that sums the PEs' drains across input tiles and is read out (and
-cleared) row by row at the end of a run.
+"""Behavioural model of the Tensaurus matrix store unit (Tensaurus Sections 5.1, 5.2.5):
+the double buffer that sums the PEs' drains across the input tiles of an output tile in
+one half and, when the output tile's last input tile ends, writes that half to memory
+(clearing it) and turns to the other.
 
 Output row ``i`` has ``tlen * cols`` chunks of ``vlen`` accumulators; PE ``(r, q)`` (input
 ``r * cols + q``) drains its chunk ``t`` into the row's chunk ``t * cols + q``. Sums wrap
 to ``acc_width`` bits, as the hardware's accumulators. The hardware's ``banks`` decide only
 where a chunk is stored and which drains are taken on one cycle, not the sums nor the
-output's order, so the model has none.
+writes, so the model has none.
 """
 
 from .tensaurus import wrap
 
 
 class Msu:
-    """The buffer of ``depth`` output rows; :meth:`drain` adds, :meth:`flush` reads out.
+    """The two halves of ``depth`` output rows; :meth:`drain` adds into the accumulating
+    one, :meth:`close` ends an input tile.
 
-    A drain outside the buffer (``row >= depth`` or ``chunk >= tlen``) is dropped; rows
-    not read out keep their sums.
+    A drain outside a half (``row >= depth`` or ``chunk >= tlen``) is dropped; rows of a
+    half not written keep their sums, for the next output tile in that half.
     """
 
     def __init__(self, cols, tlen, vlen, acc_width, depth):
         self.cols, self.tlen, self.vlen = cols, tlen, vlen
         self.acc_width, self.depth = acc_width, depth
-        self.acc = {}                               # (row, chunk of the row) -> lanes
+        self.halves = ({}, {})                      # (row, chunk of the row) -> lanes
+        self.half = 0                               # the one drains add into
 
     def drain(self, pe, row, chunk, lanes):
         """Input ``pe``'s drain: ``lanes`` into ``row``'s chunk ``chunk * cols + pe % cols``."""
         if row >= self.depth or chunk >= self.tlen:
             return
+        acc = self.halves[self.half]
         key = (row, chunk * self.cols + pe % self.cols)
-        old = self.acc.get(key, [0] * self.vlen)
-        self.acc[key] = [wrap(a + b, self.acc_width) for a, b in zip(old, lanes, strict=True)]
+        old = acc.get(key, [0] * self.vlen)
+        acc[key] = [wrap(a + b, self.acc_width) for a, b in zip(old, lanes, strict=True)]
 
-    def flush(self, out_rows):
-        """Rows ``0 .. out_rows - 1`` as ``(row, chunk, lanes, last)``, chunk by chunk,
-        each cleared."""
-        chunks = self.tlen * self.cols
-        out = []
-        for row in range(out_rows):
-            for g in range(chunks):
-                lanes = tuple(self.acc.pop((row, g), [0] * self.vlen))
-                out.append((row, g, lanes, int(row == out_rows - 1 and g == chunks - 1)))
-        return out
+    def close(self, base, rows, closes):
+        """The end of an input tile: if it ``closes`` its output tile, that tile's writes
+        ``(addr, lanes)``, rows ``0 .. rows - 1`` chunk by chunk from ``base``, each word
+        cleared, and the other half takes the drains; else none."""
+        if not closes:
+            return []
+        acc, chunks = self.halves[self.half], self.tlen * self.cols
+        self.half ^= 1
+        return [(base + row * chunks + g, tuple(acc.pop((row, g), [0] * self.vlen)))
+                for row in range(rows) for g in range(chunks)]
 
 
-def run(msu, drains, out_rows):
-    """One run of ``msu``: ``drains[i]`` input ``i``'s ``(row, chunk, lanes)`` in order (the
-    order between inputs does not change the sums), then its output."""
+def run(msu, drains, tile):
+    """One input tile of ``msu``: ``drains[i]`` input ``i``'s ``(row, chunk, lanes)`` in
+    order (the order between inputs does not change the sums), then its close with
+    ``tile`` ``(base, rows, closes)``: the writes it makes."""
     for pe, items in enumerate(drains):
         for row, chunk, lanes in items:
             msu.drain(pe, row, chunk, lanes)
-    return msu.flush(out_rows)
+    return msu.close(*tile)

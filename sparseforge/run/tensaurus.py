@@ -1,9 +1,10 @@
 """``sparseforge run tensaurus``: a tensor kernel through the generated Tensaurus RTL.
 
 Plans the run (:func:`sparseforge.sw.tensaurus_job.plan`: the CISS stream, the padded
-factors, the golden output), builds the accelerator for it, simulates it natively on
-Verilator with the memories answering at random (the tensor's out of order), writes the
-output, and reports its cycles and its measures as ``bench tensaurus`` does
+factors, the golden output, the input and output tiles), builds the accelerator for it,
+simulates it natively on Verilator with the memories answering at random (the tensor's
+out of order) and the MSU's writes taken into the output's memory, writes the output,
+and reports its cycles and its measures as ``bench tensaurus`` does
 (:func:`~sparseforge.sw.tensaurus_job.measures`), the paper's definition (Sec. 7.1, Fig.
 7) beside ours, each labelled. The output must equal the golden kernel's exactly; a
 difference is a hardware fault, reported and exit 1.
@@ -53,7 +54,8 @@ def _human(r):
                f"entries")
     click.echo(f"  cycles       {r['cycles']:,} in {r['tiles']:,} tile(s) of {r['spm_rows']:,} "
                f"rows ({r['load_cycles']:,} waiting for matrices to load, "
-               f"{r['compute_cycles']:,} computing)")
+               f"{r['compute_cycles']:,} computing), {r['out_tiles']:,} output tile(s) of "
+               f"{r['out_rows']:,} rows")
     click.echo(f"  ops          {r['useful_ops']:,} useful, as the paper counts (a multiply "
                f"and an add a MAC, real values only); {r['executed_ops']:,} executed, padded "
                "lanes included")
@@ -94,6 +96,9 @@ def _human(r):
 @click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=None,
               help="Rows of each operand a scratchpad half holds: the run goes in tiles, "
                    "each loading while the one before computes (default: one tile).")
+@click.option("--out-rows", type=click.IntRange(1, 1 << 20), default=None,
+              help="Output rows the MSU holds a half: the output goes in output tiles of N "
+                   "rows, each written to memory while the next sums (default: one).")
 @click.option("--out", "out", required=True, type=OutputFile(".npy"),
               help="Where to write the output (.npy).")
 @click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
@@ -102,8 +107,8 @@ def _human(r):
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
 @waves_option
 @json_option
-def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memory_rate, seed,
-            as_json):
+def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows, out,
+            memory_rate, seed, as_json):
     """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
 
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
@@ -117,7 +122,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memo
     factors = [read_npy(p) for p in (factor, *more)]
     operand = read_input(tensor_path, lambda p: _operand(p, kernel))
     job = plan(kernel, operand, factors, rows, cols, vlen, dw=dw, acc_width=acc_width,
-               spm_rows=spm_rows, names=[tensor_path, factor, *more])
+               spm_rows=spm_rows, names=[tensor_path, factor, *more], out_rows=out_rows)
     params = params_for(job)
     status(f"run tensaurus: {job.nnz:,} nonzeros in {len(job.tiles):,} tile(s) on "
            f"{rows}x{cols} PEs, simulating...")
@@ -134,6 +139,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out, memo
     emit({"kernel": kernel, "input": tensor_path, "pes": f"{rows}x{cols}", "vlen": vlen,
           "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.nnz,
           "entries": job.entries, "tiles": len(job.tiles), "spm_rows": job.spm_rows,
+          "out_tiles": sum(tile.closes for tile in job.tiles), "out_rows": job.out_tile_rows,
           "cycles": result.cycles,
           "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
           "memory_rate": memory_rate, "out": out,
