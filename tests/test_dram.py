@@ -1,0 +1,166 @@
+# amaranth: UnusedElaboratable=no
+"""DRAM timing: the reference controller against reads worked out by hand, then the
+gateware memory against it cycle for cycle, natively on Verilator, on random reads with
+random back-pressure, tagged and in order."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from sparseforge.core.errors import ParameterError
+from sparseforge.hw.interfaces import MemoryPortSignature, TaggedMemoryPortSignature
+from sparseforge.sim.runners import pysim, seed_from_env
+from sparseforge.sw.dram import DDR4_2400, Dram, Geometry, timing
+from sparseforge.tb import native
+from sparseforge.tb.dram import DramPort
+from sparseforge.tb.streams import Bench, Columns
+
+# Every term a different number, so a term used in another's place shows.
+T = dataclasses.replace(timing(), cl=11, trcd=13, trp=17, tras=29, trtp=7, tccd_l=5,
+                        trrd_s=3, trrd_l=6, tfaw=19, trefi=1000, trfc=97, burst=4)
+BURST = Geometry(512)           # a word a burst: word a is burst a
+
+
+def completions(reads, geometry=BURST):
+    """Completion cycles of ``(word, cycle)`` reads on a fresh controller with :data:`T`."""
+    words, cycles = zip(*reads, strict=True)
+    return list(Dram(T, geometry).completions(words, cycles))
+
+
+def test_part_at_one_and_two_gigahertz():
+    slow, fast = timing(), timing(clock=2e9)
+    assert (slow.cl, slow.trcd, slow.trp, slow.tras, slow.burst) == (14, 14, 14, 32, 4)
+    assert (fast.cl, fast.trefi, fast.trfc, fast.burst) == (27, 15600, 700, 7)
+    assert slow.peak == 16e9 and DDR4_2400.peak == 19.2e9
+    assert round(DDR4_2400.trc, 2) == 45.32
+
+
+def test_words_and_bursts():
+    assert [(Geometry(b).stride, Geometry(b).bursts) for b in (48, 96, 384, 512, 600)] == \
+        [(8, 1), (16, 1), (64, 1), (64, 1), (128, 2)]
+    assert list(Geometry(64).first_burst([0, 7, 8])) == [0, 0, 1]
+    group, bank, row, column = Geometry(512).locate(np.array([1, 4, 512, 2048]))
+    assert list(group) == [1, 0, 0, 0] and list(column) == [0, 1, 0, 0]
+    assert list(bank) == [0, 0, 1, 0] and list(row) == [0, 0, 0, 1]
+
+
+def test_empty_bank_then_row_hit():
+    # ACT at 0, read tRCD later, data CL after it; the hit reads at once: CL + burst.
+    assert completions([(0, 0), (4, 100)]) == [13 + 11 + 4, 100 + 11 + 4]
+
+
+def test_row_miss_in_the_same_bank():
+    # Late: precharge at once, then tRP + tRCD + CL; early: the precharge waits for tRAS.
+    assert completions([(0, 0), (2048, 200)])[1] == 200 + 17 + 13 + 11 + 4
+    assert completions([(0, 0), (2048, 1)])[1] == 29 + 17 + 13 + 11 + 4
+
+
+def test_two_banks_overlap_and_a_hit_overtakes_a_miss():
+    # The second bank activates tRRD_S after the first and its burst follows on the bus.
+    assert completions([(0, 0), (1, 1)]) == [28, 32]
+    # Bank group 0 misses at 100 while group 1's open row answers a later read first.
+    done = completions([(0, 0), (1, 1), (2048, 100), (5, 101)])
+    assert done[2:] == [100 + 17 + 13 + 11 + 4, 101 + 11 + 4]
+
+
+def test_refresh_closes_the_rows():
+    # A read in the refresh window waits for its end, and the row it would hit is closed.
+    assert completions([(0, 0), (4, 1010)])[1] == 1000 + 97 + 13 + 11 + 4
+    assert completions([(0, 0), (4, 1100)])[1] == 1100 + 13 + 11 + 4
+
+
+def test_words_share_the_open_burst():
+    assert completions([(0, 0), (7, 1), (8, 2)], Geometry(64)) == [28, 28, 32]
+
+
+def test_bad_parameters():
+    with pytest.raises(ParameterError, match="clock"):
+        timing(clock=0)
+    with pytest.raises(ParameterError, match="bits"):
+        Geometry(0)
+
+
+class Reader(wiring.Component):
+    """Reads through a memory port: addresses in, answers out with the cycle they came."""
+
+    def __init__(self, port):
+        request, response = (port.members[n].signature.members["payload"].shape
+                             for n in ("request", "response"))
+        super().__init__({"reads": In(stream.Signature(request)), "mem": Out(port),
+                          "answers": Out(stream.Signature(data.StructLayout(
+                              {"answer": response, "cycle": 32})))})
+
+    def elaborate(self, platform):
+        m = Module()
+        now = Signal(32)
+        m.d.sync += now.eq(now + 1)
+        reads, request, response = self.reads, self.mem.request, self.mem.response
+        m.d.comb += [request.payload.eq(reads.payload), request.valid.eq(reads.valid),
+                     reads.ready.eq(request.ready), self.answers.valid.eq(response.valid),
+                     self.answers.payload.answer.eq(response.payload),
+                     self.answers.payload.cycle.eq(now), response.ready.eq(self.answers.ready)]
+        return m
+
+
+class ReaderBench(Bench):
+    """``addrs`` read (tagged with their index) through :class:`Reader` from a DRAM
+    memory whose word at ``a`` is ``a`` scrambled, offered at ``rates["reads"]``,
+    answers taken at ``rates["answers"]``. The watchdog allows each read its share of
+    the bus's booking window."""
+
+    def __init__(self, component, addrs, seed, rates, in_flight, timing_):
+        super().__init__(component, seed)
+        self.words = np.arange(int(max(addrs)) + 1, dtype=np.uint64) * np.uint64(0x9E3779B1)
+        tagged = "tag" in dict(self.codecs["mem__response"].layout or {})
+        reads = (Columns({"addr": addrs, "tag": np.arange(len(addrs))}) if tagged
+                 else np.asarray(addrs))
+        self.sources = [self.source_on("reads", reads, rates["reads"])]
+        self.memory = DramPort("mem", self.words, self.codecs, timing_, in_flight)
+        self.sinks = [self.sink_on("answers", rates["answers"], len(addrs))]
+        self.drivers = [*self.sources, self.memory, *self.sinks]
+        self.max_cycles = len(addrs) * timing_.window(in_flight) // in_flight + 10_000
+
+    def from_outputs(self, cycles, outputs):
+        return cycles, outputs["answers"]
+
+
+def random_reads(rng, n):
+    """Reads that hit, miss and conflict: runs through a few rows of a few banks."""
+    base = rng.choice([0, 1 << 12, 1 << 15, 5 << 15], size=n)
+    return base + rng.integers(0, 64, size=n) * rng.choice([1, 1, 4], size=n)
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("tagged, bits, in_flight, rates", [
+    (True, 64, 8, {"reads": 1.0, "answers": 1.0}),
+    (True, 512, 4, {"reads": 0.5, "answers": 0.4}),
+    (False, 96, 8, {"reads": 0.8, "answers": 0.6}),
+    (False, 600, 2, {"reads": 1.0, "answers": 0.7})])
+def test_gateware_follows_the_model(tagged, bits, in_flight, rates, tmp_path):
+    """The same reads answered by the gateware (natively) and by the model (driving
+    Amaranth's simulator): the same answers on the same cycles; each its word, no earlier
+    than the model's completion of it, and an in-order port's in order."""
+    port = (TaggedMemoryPortSignature(20, bits, 9) if tagged else MemoryPortSignature(20, bits))
+    seed = seed_from_env(7)
+    addrs = random_reads(np.random.default_rng(seed), 300)
+    quick = dataclasses.replace(T, trefi=2000, trfc=150)      # refreshes in a short run
+
+    def bench():
+        return ReaderBench(Reader(port), addrs, seed, rates, in_flight, quick)
+
+    model = bench()
+    _, want = pysim(model)
+    assert native.run(bench(), work_dir=tmp_path).outputs["answers"] == want
+    issued = [c for c, _ in model.sources[0].accepted]
+    done = Dram(quick, Geometry(bits), in_flight).completions(addrs, issued)
+    order = [a["answer"]["tag"] for a in want] if tagged else range(len(addrs))
+    assert sorted(order) == list(range(len(addrs)))
+    for n, a in zip(order, want, strict=True):
+        assert (a["answer"]["data"] if tagged else a["answer"]) == model.words[addrs[n]]
+        assert a["cycle"] >= done[n]
+    if tagged:
+        assert order != sorted(order), "no read overtook another"
