@@ -138,13 +138,12 @@ class Timing:
         """Bytes/s the model delivers at most: a burst each ``burst`` cycles."""
         return self.part.burst_bytes * self.clock / self.burst
 
-    def window(self, in_flight):
-        """Cycles ahead the data bus can be booked with ``in_flight`` reads outstanding
-        (a power of two): a refresh, then every read in a row miss behind the one before
-        it, its activation, tFAW, its read and its burst; the RTL keeps a bit a cycle."""
-        per_read = (self.trp + self.tras + self.trtp + self.tfaw + self.trcd + self.cl
-                    + self.tccd_l + self.burst)
-        return 1 << math.ceil(math.log2(self.trfc + in_flight * per_read + self.burst))
+    @property
+    def worst(self):
+        """Cycles a read can take alone at most: it meets a refresh, its bank's row opened
+        just before it (tRAS, then tRP), and it waits tFAW to activate."""
+        return (self.trfc + self.tras + self.trp + self.tfaw + self.trcd + self.cl
+                + self.burst)
 
 
 def timing(part=DDR4_2400, clock=CLOCK):
@@ -215,14 +214,10 @@ class _Bank:
 
 @dataclass
 class Dram:
-    """The reference controller: :meth:`completions` of reads arriving at given cycles.
-
-    ``in_flight`` sizes the RTL's booking window (:meth:`Timing.window`); a schedule
-    beyond it raises ``AssertionError``."""
+    """The reference controller: :meth:`completions` of reads arriving at given cycles."""
 
     timing: Timing
     geometry: Geometry
-    in_flight: int = 16
     banks: list = field(init=False)
 
     def __post_init__(self):
@@ -262,7 +257,6 @@ class Dram:
         slot = max(read + r.cl, self.group_burst[group])
         while any(c in self.bus for c in range(slot, slot + r.burst)):
             slot += 1
-        assert slot + r.burst - t <= r.window(self.in_flight), "booking past the window"
         self.bus.update(range(slot, slot + r.burst))
         b.read = slot - r.cl
         b.precharge = max(b.precharge, b.read + r.trtp)

@@ -27,7 +27,7 @@ The rules, cycle for cycle:
 from amaranth.hdl import Array, Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import exact_log2
 
 from ..core.errors import ParameterError
 from ..hw.interfaces import MemoryPortSignature, TaggedMemoryPortSignature
@@ -37,10 +37,18 @@ TIME = 48
 """Bits of a cycle count."""
 
 
-def _max(*values):
-    out = values[0]
+def _held(m, value, width=TIME):
+    """``value`` in a signal of its own, so an expression used twice is built once."""
+    signal = Signal(width)
+    m.d.comb += signal.eq(value)
+    return signal
+
+
+def _max(m, *values):
+    """The largest of ``values``."""
+    out = _held(m, values[0])
     for v in values[1:]:
-        out = Mux(v > out, v, out)
+        out = _held(m, Mux(v > out, v, out))
     return out
 
 
@@ -53,8 +61,11 @@ def _lowest(bits, width):
 
 class DramScheduler(wiring.Component):
     """The controller of :class:`~sparseforge.sw.dram.Dram` in gateware: books a burst a
-    cycle, with the banks' open rows and ready cycles, refresh, and the data bus's
-    booked cycles (a bit a cycle, ``window`` ahead).
+    cycle, with the banks' open rows and ready cycles, refresh, and the data bus.
+
+    The data bus is the last ``bookings`` bursts booked (enough to hold every one still
+    ahead: those of the reads in flight): a burst starts at the earliest cycle it may, or
+    where a booked one ends, whichever is first clear of them all.
 
     Members
     -------
@@ -67,15 +78,13 @@ class DramScheduler(wiring.Component):
         Cycles since reset.
     """
 
-    def __init__(self, timing_, in_flight):
-        self.timing = timing_
-        self.window = timing_.window(in_flight)
+    def __init__(self, timing_, bookings):
+        self.timing, self.bookings = timing_, bookings
         super().__init__({"burst": In(32), "go": In(1), "done": Out(TIME), "now": Out(TIME)})
 
     def elaborate(self, platform):
         m = Module()
-        r, p = self.timing, self.timing.part
-        W, now = self.window, self.now
+        r, p, now = self.timing, self.timing.part, self.now
         g_bits, c_bits = exact_log2(p.bank_groups), exact_log2(p.columns // p.burst_length)
         b_bits, rows = exact_log2(p.banks), exact_log2(p.rows)
         group = self.burst[:g_bits]
@@ -85,8 +94,9 @@ class DramScheduler(wiring.Component):
         def time(name, n):
             return Array(Signal(TIME, name=f"{name}{i}") for i in range(n))
 
-        def after_refresh(t):
-            phase = t % r.trefi
+        def after_refresh(value):
+            t = _held(m, value)
+            phase = _held(m, t % r.trefi)
             return Mux((t >= r.trefi) & (phase < r.trfc), t - phase + r.trfc, t)
 
         banks = p.bank_groups * p.banks
@@ -94,44 +104,55 @@ class DramScheduler(wiring.Component):
         epoch, read, precharge = time("epoch", banks), time("read", banks), time("pre", banks)
         group_act, group_burst = time("group_act", p.bank_groups), time("group_burst",
                                                                         p.bank_groups)
-        act_s, faw = Signal(TIME), time("faw", 4)
-        bus, last, last_done, last_valid = Signal(W), Signal(32), Signal(TIME), Signal()
+        act_s, faw, booked = Signal(TIME), time("faw", 4), time("booked", self.bookings)
+        last, last_done, last_valid = Signal(32), Signal(TIME), Signal()
 
         s = Signal(TIME)
-        m.d.comb += s.eq(after_refresh(_max(now, read[bank])))
+        m.d.comb += s.eq(after_refresh(_max(m, now, read[bank])))
         same_epoch = opened.bit_select(bank, 1) & (epoch[bank] == s // r.trefi)
         hit = same_epoch & (open_row[bank] == row)
-        first = _max(s, act_s, group_act[group], faw[0])
+        first = _max(m, s, act_s, group_act[group], faw[0])
         act = Signal(TIME)
         m.d.comb += act.eq(after_refresh(
-            Mux(same_epoch, _max(first, _max(s, precharge[bank]) + r.trp), first)))
+            Mux(same_epoch, _max(m, first, _max(m, s, precharge[bank]) + r.trp), first)))
         earliest = Signal(TIME)
-        m.d.comb += earliest.eq(_max(Mux(hit, s, act + r.trcd) + r.cl, group_burst[group]))
+        m.d.comb += earliest.eq(_max(m, Mux(hit, s, act + r.trcd) + r.cl, group_burst[group]))
+        slot = Signal(TIME)
+        m.d.comb += slot.eq(_clear(m, earliest, booked, r.burst))
 
-        free = ~bus
-        for j in range(1, r.burst):
-            free &= ~bus >> j
-        offset = (earliest - now)[:ceil_log2(W) + 1]
-        later = _lowest((free >> offset)[:W], W)
-        slot = earliest + later
         shared = last_valid & (self.burst == last)
         m.d.comb += self.done.eq(Mux(shared, last_done, slot + r.burst))
-        m.d.sync += [now.eq(now + 1), bus.eq(bus >> 1)]
+        m.d.sync += now.eq(now + 1)
         with m.If(self.go & ~shared):
             column = slot - r.cl
-            m.d.sync += [bus.eq((bus | ((1 << r.burst) - 1) << (offset + later)) >> 1),
-                         last.eq(self.burst), last_valid.eq(1), last_done.eq(slot + r.burst),
+            m.d.sync += [last.eq(self.burst), last_valid.eq(1), last_done.eq(slot + r.burst),
+                         booked[0].eq(slot), *(booked[i].eq(booked[i - 1])
+                                               for i in range(1, self.bookings)),
                          read[bank].eq(column), group_burst[group].eq(slot + r.tccd_l),
                          opened.bit_select(bank, 1).eq(1), open_row[bank].eq(row)]
             with m.If(hit):
-                m.d.sync += precharge[bank].eq(_max(precharge[bank], column + r.trtp))
+                m.d.sync += precharge[bank].eq(_max(m, precharge[bank], column + r.trtp))
             with m.Else():
                 m.d.sync += [epoch[bank].eq(act // r.trefi),
-                             precharge[bank].eq(_max(act + r.tras, column + r.trtp)),
+                             precharge[bank].eq(_max(m, act + r.tras, column + r.trtp)),
                              act_s.eq(act + r.trrd_s), group_act[group].eq(act + r.trrd_l),
                              *(faw[i].eq(faw[i + 1]) for i in range(3)),
                              faw[3].eq(act + r.tfaw)]
         return m
+
+
+def _clear(m, earliest, booked, burst):
+    """The first cycle from ``earliest`` starting ``burst`` cycles clear of every burst
+    ``booked``: ``earliest`` or one's end."""
+    ends = [_held(m, b + burst) for b in booked]
+    best, have = earliest, Const(0)
+    for c in (earliest, *ends):
+        fits = c >= earliest
+        for b, end in zip(booked, ends, strict=True):
+            fits &= (c >= end) | (c + burst <= b)
+        fits = _held(m, fits, 1)
+        best, have = _held(m, Mux(fits & (~have | (c < best)), c, best)), _held(m, have | fits, 1)
+    return best
 
 
 class DramMemory(wiring.Component):
@@ -163,8 +184,8 @@ class DramMemory(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.scheduler = scheduler = DramScheduler(self.timing, self.in_flight)
         n, bursts, geometry = self.in_flight, self.geometry.bursts, self.geometry
+        m.submodules.scheduler = scheduler = DramScheduler(self.timing, (n + 1) * bursts)
         request, response = self.port.request, self.port.response
         tagged = self.tag_width is not None
         addr = request.payload.addr if tagged else request.payload
@@ -179,7 +200,7 @@ class DramMemory(wiring.Component):
         per = geometry.part.burst_bytes
         first = (addr * (geometry.stride // per) if geometry.stride >= per else
                  addr >> exact_log2(per // geometry.stride))
-        finished = _max(so_far, scheduler.done)
+        finished = _max(m, so_far, scheduler.done)
         m.d.comb += [scheduler.burst.eq(first + part), scheduler.go.eq(request.valid & free),
                      request.ready.eq(free & (part == bursts - 1))]
         with m.If(scheduler.go):
@@ -244,7 +265,7 @@ class DramPort:
         self.addr_width = (dict(self.request.layout)["addr"].width if fields else
                            self.request.width)
         self.timing = timing_ or timing()
-        self.dram = Dram(self.timing, Geometry(self.data_width, self.timing.part), in_flight)
+        self.dram = Dram(self.timing, Geometry(self.data_width, self.timing.part))
         self.table = [None] * in_flight          # (completion, addr, tag) of each slot
         self.issued = self.answered = self.part = self.so_far = 0
         self.out = None                          # the response offered
