@@ -24,14 +24,18 @@ The rules, cycle for cycle:
   in-order one.
 """
 
+from dataclasses import dataclass
+
+import numpy as np
 from amaranth.hdl import Array, Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..core.errors import ParameterError
 from ..hw.interfaces import MemoryPortSignature, TaggedMemoryPortSignature
 from ..sw.dram import Dram, Geometry, timing
+from .streams import Bench, Columns
 
 TIME = 48
 """Bits of a cycle count."""
@@ -320,3 +324,57 @@ class DramPort:
             return
         self.table[self.issued % self.in_flight] = (self.so_far, addr, tag)
         self.issued, self.part, self.so_far, self.fired = self.issued + 1, 0, 0, payload
+
+
+class Reader(wiring.Component):
+    """Reads through memory port ``port``: addresses in (``reads``), answers out
+    (``answers``) with the cycle each came on, as fast as both sides go."""
+
+    def __init__(self, port):
+        request, response = (port.members[n].signature.members["payload"].shape
+                             for n in ("request", "response"))
+        super().__init__({"reads": In(stream.Signature(request)), "mem": Out(port),
+                          "answers": Out(stream.Signature(data.StructLayout(
+                              {"answer": response, "cycle": 32})))})
+
+    def elaborate(self, platform):
+        m = Module()
+        now = Signal(32)
+        m.d.sync += now.eq(now + 1)
+        reads, request, response = self.reads, self.mem.request, self.mem.response
+        m.d.comb += [request.payload.eq(reads.payload), request.valid.eq(reads.valid),
+                     reads.ready.eq(request.ready), self.answers.valid.eq(response.valid),
+                     self.answers.payload.answer.eq(response.payload),
+                     self.answers.payload.cycle.eq(now), response.ready.eq(self.answers.ready)]
+        return m
+
+
+@dataclass(frozen=True)
+class ReaderRun:
+    cycles: int
+    answers: list       # {answer, cycle} each, in the order taken
+
+
+class ReaderBench(Bench):
+    """Word addresses ``addrs`` read through a :class:`Reader` from a DRAM memory holding
+    ``words`` (default: word ``a`` is ``a`` scrambled), tagged (on a tagged port) with
+    their index; reads offered at ``rates["reads"]``, answers taken at
+    ``rates["answers"]``. The watchdog allows each read, one after another, its worst
+    alone (:attr:`~sparseforge.sw.dram.Timing.worst`) at the slower rate."""
+
+    def __init__(self, component, addrs, seed, rates, in_flight, timing_, words=None):
+        super().__init__(component, seed)
+        addrs = np.asarray(addrs)
+        self.words = (np.arange(int(addrs.max()) + 1, dtype=np.uint64)
+                      * np.uint64(0x9E3779B1) if words is None else words)
+        fields = dict(self.codecs["mem__request"].layout or {})
+        reads = (Columns({"addr": addrs, "tag": np.arange(len(addrs)) % (1 << fields[
+            "tag"].width)}) if "tag" in fields else addrs)
+        self.sources = [self.source_on("reads", reads, rates["reads"])]
+        self.memory = DramPort("mem", self.words, self.codecs, timing_, in_flight)
+        self.sinks = [self.sink_on("answers", rates["answers"], len(addrs))]
+        self.drivers = [*self.sources, self.memory, *self.sinks]
+        self.max_cycles = int(len(addrs) * timing_.worst / min(rates.values()))
+
+    def from_outputs(self, cycles, outputs):
+        return ReaderRun(cycles, outputs["answers"])

@@ -7,17 +7,13 @@ import dataclasses
 
 import numpy as np
 import pytest
-from amaranth.hdl import Module, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.interfaces import MemoryPortSignature, TaggedMemoryPortSignature
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.dram import DDR4_2400, Dram, Geometry, timing
 from sparseforge.tb import native
-from sparseforge.tb.dram import DramPort
-from sparseforge.tb.streams import Bench, Columns
+from sparseforge.tb.dram import Reader, ReaderBench
 
 # Every term a different number, so a term used in another's place shows.
 T = dataclasses.replace(timing(), cl=11, trcd=13, trp=17, tras=29, trtp=7, tccd_l=5,
@@ -82,50 +78,8 @@ def test_bad_parameters():
         timing(clock=0)
     with pytest.raises(ParameterError, match="bits"):
         Geometry(0)
-
-
-class Reader(wiring.Component):
-    """Reads through a memory port: addresses in, answers out with the cycle they came."""
-
-    def __init__(self, port):
-        request, response = (port.members[n].signature.members["payload"].shape
-                             for n in ("request", "response"))
-        super().__init__({"reads": In(stream.Signature(request)), "mem": Out(port),
-                          "answers": Out(stream.Signature(data.StructLayout(
-                              {"answer": response, "cycle": 32})))})
-
-    def elaborate(self, platform):
-        m = Module()
-        now = Signal(32)
-        m.d.sync += now.eq(now + 1)
-        reads, request, response = self.reads, self.mem.request, self.mem.response
-        m.d.comb += [request.payload.eq(reads.payload), request.valid.eq(reads.valid),
-                     reads.ready.eq(request.ready), self.answers.valid.eq(response.valid),
-                     self.answers.payload.answer.eq(response.payload),
-                     self.answers.payload.cycle.eq(now), response.ready.eq(self.answers.ready)]
-        return m
-
-
-class ReaderBench(Bench):
-    """``addrs`` read (tagged with their index) through :class:`Reader` from a DRAM
-    memory whose word at ``a`` is ``a`` scrambled, offered at ``rates["reads"]``,
-    answers taken at ``rates["answers"]``. The watchdog allows each read, one after
-    another, its worst alone, at the slower rate."""
-
-    def __init__(self, component, addrs, seed, rates, in_flight, timing_):
-        super().__init__(component, seed)
-        self.words = np.arange(int(max(addrs)) + 1, dtype=np.uint64) * np.uint64(0x9E3779B1)
-        tagged = "tag" in dict(self.codecs["mem__response"].layout or {})
-        reads = (Columns({"addr": addrs, "tag": np.arange(len(addrs))}) if tagged
-                 else np.asarray(addrs))
-        self.sources = [self.source_on("reads", reads, rates["reads"])]
-        self.memory = DramPort("mem", self.words, self.codecs, timing_, in_flight)
-        self.sinks = [self.sink_on("answers", rates["answers"], len(addrs))]
-        self.drivers = [*self.sources, self.memory, *self.sinks]
-        self.max_cycles = int(len(addrs) * timing_.worst / min(rates.values()))
-
-    def from_outputs(self, cycles, outputs):
-        return cycles, outputs["answers"]
+    with pytest.raises(ParameterError, match="in_flight=3"):
+        ReaderBench(Reader(MemoryPortSignature(8, 32)), [0], 0, {"reads": 1.0}, 3, T)
 
 
 def random_reads(rng, n):
@@ -153,7 +107,7 @@ def test_gateware_follows_the_model(tagged, bits, in_flight, rates, tmp_path):
         return ReaderBench(Reader(port), addrs, seed, rates, in_flight, quick)
 
     model = bench()
-    _, want = pysim(model)
+    want = pysim(model).answers
     assert native.run(bench(), work_dir=tmp_path).outputs["answers"] == want
     issued = [c for c, _ in model.sources[0].accepted]
     done = Dram(quick, Geometry(bits)).completions(addrs, issued)
