@@ -22,6 +22,12 @@ The rules, cycle for cycle:
   and it is offered from the next cycle until taken: the oldest due read for a tagged
   port (answers out of order across banks, with their tags), only the oldest read for an
   in-order one.
+
+The gateware is two components: :class:`DramScheduler`, the controller's state and its
+booking of one burst a cycle, and :class:`DramMemory`, the port's side (the table of
+reads in flight, the choice of the answer, the data). Every cycle's work stays in the
+simulated design; only the data of an answer comes through the DPI. To time an address
+stream by itself, :class:`ReaderBench` reads it through a :class:`Reader`.
 """
 
 from dataclasses import dataclass
