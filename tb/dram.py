@@ -363,8 +363,8 @@ class ReaderRun:
 
 class ReaderBench(Bench):
     """Word addresses ``addrs`` read through a :class:`Reader` from a DRAM memory holding
-    ``words`` (default: word ``a`` is ``a`` scrambled), tagged (on a tagged port) with
-    their index; reads offered at ``rates["reads"]``, answers taken at
+    ``words`` (default: word ``a`` is ``a`` scrambled, 32 bits), tagged (on a tagged
+    port) with their index; reads offered at ``rates["reads"]``, answers taken at
     ``rates["answers"]``. The watchdog allows each read, one after another, its worst
     alone (:attr:`~sparseforge.sw.dram.Timing.worst`) at the slower rate."""
 
@@ -372,7 +372,8 @@ class ReaderBench(Bench):
         super().__init__(component, seed)
         addrs = np.asarray(addrs)
         self.words = (np.arange(int(addrs.max()) + 1, dtype=np.uint64)
-                      * np.uint64(0x9E3779B1) if words is None else words)
+                      * np.uint64(0x9E3779B1) & np.uint64(0xFFFFFFFF) if words is None
+                      else words)
         fields = dict(self.codecs["mem__request"].layout or {})
         reads = (Columns({"addr": addrs, "tag": np.arange(len(addrs)) % (1 << fields[
             "tag"].width)}) if "tag" in fields else addrs)

@@ -11,7 +11,7 @@ import pytest
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.interfaces import MemoryPortSignature, TaggedMemoryPortSignature
 from sparseforge.sim.runners import pysim, seed_from_env
-from sparseforge.sw.dram import DDR4_2400, Dram, Geometry, timing
+from sparseforge.sw.dram import DDR4_2400, PAPER_CLOCK, Dram, Geometry, timing
 from sparseforge.tb import native
 from sparseforge.tb.dram import Reader, ReaderBench
 
@@ -28,7 +28,7 @@ def completions(reads, geometry=BURST):
 
 
 def test_part_at_one_and_two_gigahertz():
-    slow, fast = timing(), timing(clock=2e9)
+    slow, fast = timing(), timing(clock=PAPER_CLOCK)
     assert (slow.cl, slow.trcd, slow.trp, slow.tras, slow.burst) == (14, 14, 14, 32, 4)
     assert (fast.cl, fast.trefi, fast.trfc, fast.burst) == (27, 15600, 700, 7)
     assert slow.peak == 16e9 and DDR4_2400.peak == 19.2e9
@@ -98,19 +98,35 @@ def test_gateware_follows_the_model(tagged, bits, in_flight, rates, tmp_path):
     """The same reads answered by the gateware (natively) and by the model (driving
     Amaranth's simulator): the same answers on the same cycles; each its word, no earlier
     than the model's completion of it, and an in-order port's in order."""
-    port = (TaggedMemoryPortSignature(20, bits, 9) if tagged else MemoryPortSignature(20, bits))
-    seed = seed_from_env(7)
-    addrs = random_reads(np.random.default_rng(seed), 300)
     quick = dataclasses.replace(T, trefi=2000, trfc=150)      # refreshes in a short run
+    check_against_model(tagged, bits, in_flight, rates, quick, 300, tmp_path)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("clock", [1e9, PAPER_CLOCK])
+@pytest.mark.parametrize("tagged, bits", [(True, 600), (False, 48)])
+def test_soak_the_part_itself(clock, tagged, bits, tmp_path):
+    """DDR4-2400's own figures, long enough for several refreshes."""
+    check_against_model(tagged, bits, 16, {"reads": 0.9, "answers": 0.8},
+                        timing(clock=clock), 8000, tmp_path)
+
+
+def check_against_model(tagged, bits, in_flight, rates, timing_, reads, tmp_path):
+    """``reads`` random reads of words of ``bits`` through both memories."""
+    port = (TaggedMemoryPortSignature(20, bits, 14) if tagged else
+            MemoryPortSignature(20, bits))
+    seed = seed_from_env(7)
+    addrs = random_reads(np.random.default_rng(seed), reads)
 
     def bench():
-        return ReaderBench(Reader(port), addrs, seed, rates, in_flight, quick)
+        return ReaderBench(Reader(port), addrs, seed, rates, in_flight, timing_)
 
     model = bench()
     want = pysim(model).answers
     assert native.run(bench(), work_dir=tmp_path).outputs["answers"] == want
     issued = [c for c, _ in model.sources[0].accepted]
-    done = Dram(quick, Geometry(bits)).completions(addrs, issued)
+    done = Dram(timing_, Geometry(bits)).completions(addrs, issued)
     order = [a["answer"]["tag"] for a in want] if tagged else range(len(addrs))
     assert sorted(order) == list(range(len(addrs)))
     for n, a in zip(order, want, strict=True):
