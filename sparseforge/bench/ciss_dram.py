@@ -94,7 +94,7 @@ def report(result):
               help="Accelerator clock, Hz (2e9: the paper's).")
 @json_option
 def command(quick, clock, as_json):
-    """Fig. 3e measured: CISS through the RTL TLU vs per-PE CSR, from a DDR4 model."""
+    """CISS through the RTL TLU against per-PE CSR, read from a DDR4 model (Figure 3e)."""
     root = shared_data_dir()
     name = QUICK_TENSOR if quick else TENSOR
     if root is None or not (root / "tensors" / name).exists():
