@@ -4,18 +4,18 @@ reference model of when each read completes.
 The part (:data:`DDR4_2400`): Micron MT40A1G8 (8 Gb, x8), speed grade -083E, i.e. the
 JEDEC DDR4-2400R bin (CL-nRCD-nRP 16-16-16), from the Micron 8Gb DDR4 SDRAM data sheet
 (speed-bin table for DDR4-2400 and the AC timing table, 1 KB page) and JESD79-4:
-tCK 0.833 ns (2400 MT/s); CL 16 nCK; tRCD = tRP = 13.32 ns; tRAS 32 ns; tRC 45.32 ns; tCCD_S 4 nCK;
-tCCD_L max(5 nCK, 5 ns); tRRD_S max(4 nCK, 3.3 ns); tRRD_L max(4 nCK, 4.9 ns); tFAW
-max(20 nCK, 21 ns); tRTP max(4 nCK, 7.5 ns); tREFI 7.8 us; tRFC1 350 ns (8 Gb); burst
-length 8; 4 bank groups of 4 banks; 64K rows of 1K columns. Eight of them make a 64-bit
-channel: an 8 KB row, a 64-byte burst, 2400 MT/s x 8 B = 19.2 GB/s peak.
+tCK 0.833 ns (2400 MT/s); CL 16 nCK; tRCD = tRP = 13.32 ns; tRAS 32 ns; tRC 45.32 ns;
+tCCD_S 4 nCK; tCCD_L max(5 nCK, 5 ns); tRRD_S max(4 nCK, 3.3 ns); tRRD_L max(4 nCK,
+4.9 ns); tFAW max(20 nCK, 21 ns); tRTP max(4 nCK, 7.5 ns); tREFI 7.8 us; tRFC1 350 ns
+(8 Gb); burst length 8; 4 bank groups of 4 banks; 64K rows of 1K columns. Eight of them
+make a 64-bit channel: an 8 KB row, a 64-byte burst, 2400 MT/s x 8 B = 19.2 GB/s peak.
 
-Address mapping, bursts (64 B) from the low bits up: bank group (2 bits), column (7),
-bank (2), row (16): :meth:`Geometry.locate`. Consecutive bursts rotate over the bank
-groups, so a stream's column reads need only tCCD_S apart (one burst on the bus) and
-reach the peak, where one bank group would hold them to tCCD_L; the column comes next,
-so a stream stays in open rows (row hits) for 128 bursts of each group (32 KB); the
-bank above it spreads far-apart streams over banks.
+Address mapping (row : bank : column : bank group), bursts (64 B) from the low bits up:
+bank group (2 bits), column (7), bank (2), row (16): :meth:`Geometry.locate`.
+Consecutive bursts rotate over the bank groups, so a stream's column reads need only
+tCCD_S apart (one burst on the bus) and reach the peak, where one bank group would hold
+them to tCCD_L; the column comes next, so a stream stays in open rows (row hits) for
+128 bursts of each group (32 KB); the bank above it spreads far-apart streams over banks.
 
 Accelerator words (:class:`Geometry`): a word of ``bits`` is stored at a stride of its
 bytes rounded up to a power of two below a burst (several words share a burst and never
