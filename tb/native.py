@@ -12,7 +12,9 @@ component beside the block, with the same rules cycle for cycle:
 - :class:`ImageSink` takes a stream with ``ready`` from its coin, into a
   memory image;
 - the coins are the per-stream LFSRs of :class:`~sparseforge.tb.streams.Backpressure`,
-  with the same seeds, and pulse counters and mode pins as in Python.
+  with the same seeds, and pulse counters and mode pins as in Python;
+- a memory port given a :class:`~sparseforge.tb.dram.DramPort` is served by
+  :class:`~sparseforge.tb.dram.DramMemory`, its contents an image read by address.
 
 So a native run and the Python-driven one of the same bench take the same
 cycles; the native one checks its sinks against the bench's ``outputs``
@@ -32,6 +34,7 @@ from ..core.export import clean_verilog
 from ..hw.stream_units import any_of
 from ..sim import native
 from ..sim.runners import flat_ports, pysim, waves_file
+from .dram import DramMemory, DramPort
 from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
 
 
@@ -153,6 +156,7 @@ class NativeTop(wiring.Component):
         self.bench = bench
         self.sources = [d for d in bench.drivers if isinstance(d, StreamSource)]
         self.sinks = [d for d in bench.drivers if isinstance(d, StreamSink)]
+        self.memories = [d for d in bench.drivers if isinstance(d, DramPort)]
         for d in self.sources:
             if d.gate is not None:
                 raise ValueError(f"source {d.name} has a Python gate: it cannot run natively")
@@ -194,6 +198,18 @@ class NativeTop(wiring.Component):
         for (_, unit), d in zip(units, self.sources, strict=False):
             for k, name in enumerate(d.after):
                 m.d.comb += unit.after[k].eq(counts[name])
+        for i, d in enumerate(self.memories):
+            m.submodules[f"memory_{d.name}"] = unit = DramMemory(
+                len(self.sources) + i, d.addr_width, d.data_width, d.tag_width, d.timing,
+                d.in_flight)
+            request, response = unit.port.request, unit.port.response
+            m.d.comb += [request.valid.eq(ports[f"{d.name}__request__valid"]),
+                         request.payload.eq(ports[f"{d.name}__request__payload"]),
+                         ports[f"{d.name}__request__ready"].eq(request.ready),
+                         ports[f"{d.name}__response__valid"].eq(response.valid),
+                         ports[f"{d.name}__response__payload"].eq(response.payload),
+                         response.ready.eq(ports[f"{d.name}__response__ready"])]
+            fired.append(unit.moved)
         m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
                      self.moved.eq(any_of(fired))]
         return m
@@ -252,12 +268,19 @@ def source_image(driver):
                         stall.threshold, stall.seed | 1)
 
 
+def memory_image(port):
+    """The :class:`~sparseforge.sim.native.Image` of a :class:`~.dram.DramPort`'s contents."""
+    words = np.asarray(port.words)
+    return native.Image(_words(words if words.dtype == object else words.astype(np.uint64),
+                               -(-port.data_width // 32)), 1 << 16, 1)
+
+
 def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     """Run ``bench`` natively on Verilator; check every sink against ``bench.outputs``.
 
     Returns a :class:`NativeResult`. A run that deadlocks (no transfer for
-    ``bench.patience`` cycles), hits ``limit`` or takes an item other than
-    the one expected raises ``AssertionError`` naming the seed. ``waves``
+    ``bench.patience`` cycles), hits ``limit`` (the bench's ``max_cycles`` when set) or
+    takes an item other than the one expected raises ``AssertionError`` naming the seed. ``waves``
     names an FST file to write (by default :func:`~sparseforge.sim.runners.waves_file`'s,
     when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
     ``progress`` labels a progress bar on stderr for a long run.
@@ -271,11 +294,11 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     top = NativeTop(bench)
     il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
     binary, built = native.build(clean_verilog(il), name, waves=bool(waves))
-    sources = [source_image(d) for d in top.sources]
+    sources = [*map(source_image, top.sources), *map(memory_image, top.memories)]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]
-    result = native.execute(binary, sources, sinks, folder, limit, bench.patience, waves,
-                            progress)
+    result = native.execute(binary, sources, sinks, folder, bench.max_cycles or limit,
+                            bench.patience, waves, progress)
     result = native.NativeRun(**{**vars(result), "build_seconds": built})
     if result.end != "done":
         bench.fail(f"native run ended by {result.end} after {result.cycles} cycles")

@@ -2,19 +2,23 @@
 """Testbench of the Tensaurus TLU (``tensaurus_tlu``) and the memory it reads: CISS
 streams in a memory image that answers reads out of order.
 
-The memory's responses are the reads' answers in a random order that never runs more
-than a window ahead of the reads (each offered only once its read has been made, and
-then at random): :func:`out_of_order`. The composite's bench
-(:mod:`sparseforge.tb.tensaurus`) uses the same memory.
+By default (``memory="random"``) the memory's responses are the reads' answers in a
+random order that never runs more than a window ahead of the reads (each offered only
+once its read has been made, and then at random): :func:`out_of_order`. The composite's
+bench (:mod:`sparseforge.tb.tensaurus`) uses the same memory. With ``memory="dram"`` the
+streams sit in a DDR4 memory (:mod:`sparseforge.tb.dram`) that answers each read when
+its bank, refresh and data bus let it.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.errors import ParameterError
 from ..sw import wire
 from ..sw.tensaurus_job import DenseStream
 from . import native
+from .dram import DramPort
 from .streams import Bench
 from .tensaurus_pe import lane_items
 
@@ -66,19 +70,30 @@ def stream_lanes(stream, pe):
     return {name: items[:, n] for n, name in enumerate(names) if name}
 
 
+def image(streams):
+    """``(starts, words)``: ``streams`` (CISS or dense) laid one after the other in
+    memory, each start ``{base, count}`` and its dense-mode fields, and every entry (or
+    dense word) as an int by address."""
+    counts = [ciss.entries for ciss in streams]
+    bases = np.cumsum([0, *counts[:-1]])
+    starts = [{"base": int(b), "count": c, **dense_fields(ciss)}
+              for b, c, ciss in zip(bases, counts, streams, strict=True)]
+    return starts, [word for ciss in streams for word in entry_ints(ciss)]
+
+
 def memory(streams, tags, window, rng):
-    """``(starts, expected reads, responses, after)`` of ``streams`` (CISS or dense)
-    laid one after the other in memory, read by a TLU of ``tags`` tags, answered out of
+    """``(starts, expected reads, responses, after)`` of ``streams`` laid one after
+    the other in memory (:func:`image`), read by a TLU of ``tags`` tags, answered out of
     order within ``window`` reads (at most ``tags``)."""
-    starts, reads, responses, after, base, done = [], [], [], [], 0, 0
-    for ciss in streams:
-        entries = entry_ints(ciss)
-        starts.append({"base": base, "count": len(entries), **dense_fields(ciss)})
-        reads += [{"addr": base + n, "tag": n % tags} for n in range(len(entries))]
-        for n in out_of_order(len(entries), window, rng):
-            responses.append({"tag": int(n) % tags, "data": entries[n]})
-            after.append(done + int(n) + 1)
-        base, done = base + len(entries), done + len(entries)
+    starts, words = image(streams)
+    reads = [{"addr": start["base"] + n, "tag": n % tags} for start in starts
+             for n in range(start["count"])]
+    responses, after = [], []
+    for start in starts:
+        base = start["base"]
+        for n in out_of_order(start["count"], window, rng):
+            responses.append({"tag": int(n) % tags, "data": words[base + n]})
+            after.append(base + int(n) + 1)
     return starts, reads, responses, np.array(after, dtype=np.int64)
 
 
@@ -90,28 +105,49 @@ class TluRun:
 
 
 class TluBench(Bench):
-    """CISS ``streams`` through ``component``, one after the other; the memory answers
-    out of order within ``window`` reads (default: the TLU's tags)."""
+    """CISS ``streams`` through ``component``, one after the other. The ``memory``:
+    ``"random"`` answers out of order within ``window`` reads (default: the TLU's tags),
+    its reads taken at ``rates["request"]`` and checked; ``"dram"`` is a
+    :class:`~sparseforge.tb.dram.DramPort` of ``timing`` (default: DDR4-2400 at 1 GHz)
+    with as many reads in flight as the TLU has tags (the run's ``reads`` are then
+    ``None``: the lanes check them)."""
 
-    def __init__(self, component, streams, seed, rates=None, window=None):
+    def __init__(self, component, streams, seed, rates=None, window=None, memory="random",
+                 timing=None):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "request", "response", "lanes"), RATE),
                  **(rates or {})}
-        starts, self.reads, responses, after = memory(
-            streams, component.tags, window or component.tags, np.random.default_rng(seed))
         self.want = [[item for ciss in streams for item in _rows(stream_lanes(ciss, p))]
                      for p in range(component.pes)]
-        self.sources = [self.source_on("start", starts, rates["start"]),
-                        self.source_on("mem__response", responses, rates["response"],
-                                       after={"mem__request": after})]
-        self.sinks = [self.sink_on("mem__request", rates["request"], len(self.reads))]
-        self.sinks += [self.sink_on(f"lanes__{p}", rates["lanes"], len(self.want[p]))
-                       for p in range(component.pes)]
+        self.sinks = [self.sink_on(f"lanes__{p}", rates["lanes"], len(self.want[p]))
+                      for p in range(component.pes)]
+        if memory not in ("random", "dram"):
+            raise ParameterError(f"memory={memory!r}: expected 'random' or 'dram'")
+        self.sources = (self._dram(streams, rates, timing) if memory == "dram" else
+                        self._random(streams, rates, window))
         self.drivers = [*self.sources, *self.sinks]
+
+    def _dram(self, streams, rates, timing):
+        """The sources, and the memory as a DDR4 memory."""
+        starts, words = image(streams)
+        self.reads = None
+        self.memory = DramPort("mem", np.array(words, dtype=object), self.codecs, timing,
+                               self.component.tags)
+        return [self.source_on("start", starts, rates["start"]), self.memory]
+
+    def _random(self, streams, rates, window):
+        """The sources, the memory's answers one of them; its reads into a sink."""
+        tags = self.component.tags
+        starts, self.reads, responses, after = memory(
+            streams, tags, window or tags, np.random.default_rng(self.seed))
+        self.sinks.insert(0, self.sink_on("mem__request", rates["request"], len(self.reads)))
+        return [self.source_on("start", starts, rates["start"]),
+                self.source_on("mem__response", responses, rates["response"],
+                               after={"mem__request": after})]
 
     def from_outputs(self, cycles, outputs):
         """The :class:`TluRun` of what the sinks took."""
-        return TluRun(cycles, outputs["mem__request"],
+        return TluRun(cycles, outputs.get("mem__request"),
                       [outputs[f"lanes__{p}"] for p in range(self.component.pes)])
 
 
@@ -123,7 +159,8 @@ def _rows(columns):
 
 
 def simulate(component, streams, seed, rates=None, engine="native", work_dir=None,
-             window=None):
-    """``(run, bench)`` of CISS ``streams`` through the TLU ``component``."""
-    bench = TluBench(component, streams, seed, rates, window)
+             window=None, memory="random", timing=None):
+    """``(run, bench)`` of CISS ``streams`` through the TLU ``component``, from a
+    ``memory`` as :class:`TluBench` says."""
+    bench = TluBench(component, streams, seed, rates, window, memory, timing)
     return native.simulate(bench, engine, work_dir), bench

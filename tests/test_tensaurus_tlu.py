@@ -122,3 +122,31 @@ def test_bad_parameters(params, message):
                                     {"pes": 8, "tags": 16}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("tensaurus_tlu", params) == ""
+
+
+def test_dram_memory_same_cycles_on_both_simulators(tmp_path):
+    """The DDR4 memory's model on Amaranth's simulator and its gateware natively: the
+    same lanes on the same cycle count."""
+    tensor = Tensor(np.array([[i % 5, i, i % 3] for i in range(60)]), np.arange(1, 61),
+                    (5, 60, 3))
+    streams = [cissmod.encode(tensor, 2, dw=16, iw=16), cissmod.encode(FIG3, 2, dw=16, iw=16)]
+    component = TensaurusTlu(pes=2, tags=4)
+    seed = seed_from_env(5)
+    slow, bench = simulate(component, streams, seed, STALLS, engine="pysim", memory="dram")
+    fast, _ = simulate(component, streams, seed, STALLS, work_dir=tmp_path, memory="dram")
+    assert slow.lanes == bench.want and fast.lanes == bench.want
+    assert slow.cycles == fast.cycles and slow.reads is None
+
+
+@pytest.mark.verilator
+def test_real_tensor_from_dram_on_verilator(shared_data, tmp_path):
+    tensor = read_tensor(shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns")
+    stream = cissmod.encode(tensor, 4, dw=16, iw=16)
+    run, bench = simulate(TensaurusTlu(pes=4, tags=16), [stream], seed_from_env(4), STALLS,
+                          work_dir=tmp_path, memory="dram")
+    assert run.lanes == bench.want
+
+
+def test_unknown_memory():
+    with pytest.raises(ParameterError, match="memory='ddr'"):
+        simulate(TensaurusTlu(), [cissmod.encode(FIG3, 2, dw=16, iw=16)], 0, memory="ddr")
