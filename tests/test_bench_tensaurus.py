@@ -70,16 +70,14 @@ def test_bench_tensaurus_quick(shared_data, capsys, tmp_path):
 def test_the_papers_memories_in_rows():
     """Sec. 7's scratchpad half, 16 KB over two operands' rows of this column's chunks of
     4 values of 2 bytes: 16384 / (2 x 8) = 1024 rows at rank 32 on 8 columns (one chunk a
-    row), 512 at rank 64 (two); SpMV one chunk; TTMc's B of rank 8 two chunks. The MSU's
-    half, 128 KB over output rows of 8 columns x 4 lanes x 4 bytes = 128 bytes: 1024 rows,
-    or the output's own rows where it has more (the output is not tiled)."""
-    from sparseforge.bench.tensaurus import paper_params, paper_spm_rows
-    assert paper_spm_rows(32, 4, "spmttkrp", 4, 8, 16) == 1024
-    assert paper_spm_rows(64, 4, "spmm", 4, 8, 16) == 512
-    assert paper_spm_rows(32, 8, "spttmc", 4, 8, 16) == 512
-    assert paper_spm_rows(32, 4, "gemv", 4, 8, 16) == 1024
-    rng = np.random.default_rng(2)
-    job = plan("spmttkrp", TENSOR, _factors(rng, (2, 32), (3, 32)), rows=8, cols=8, vlen=4)
-    params = paper_params(job, {"out_rows": 4})
+    row), 512 at rank 64 (two); TTMc's B of rank 8 two chunks; SpMV one. The MSU's half,
+    128 KB over output rows of olen x 8 columns chunks of 4 lanes x 4 bytes: 1024 rows
+    at rank 32 (olen 1), 512 at rank 64 (olen 2), 256 for TTMc of r1 = 4 (olen 4)."""
+    from sparseforge.bench.tensaurus import paper_params, paper_rows
+    assert paper_rows(32, 4, "spmttkrp", 4, 8, 16) == (1024, 1024)
+    assert paper_rows(64, 4, "spmm", 4, 8, 16) == (512, 512)
+    assert paper_rows(32, 8, "spttmc", 4, 8, 16) == (512, 128)
+    assert paper_rows(32, 4, "dttmc", 4, 8, 16) == (1024, 256)
+    assert paper_rows(32, 4, "gemv", 4, 8, 16) == (1024, 1024)
+    params = paper_params({"out_rows": 4, "banks": 2}, 1024)
     assert (params["out_rows"], params["banks"], params["msu_banks"]) == (1024, 8, 8)
-    assert paper_params(job, {"out_rows": 2048})["out_rows"] == 2048

@@ -16,7 +16,9 @@ the PEs run because the rank is padded to ``tlen x cols x vlen`` not an op, the 
 array executed beside; the roof one memory system's, as the paper's one HBM. Beside
 them: Fig. 3e's share of memory words that carry data when the PE rows stream CISS or
 per-PE CSR slices (:mod:`sparseforge.sw.ciss_bandwidth`); the speed of Verilator against
-Amaranth's simulator on a 4x4 array, the same run in each; ``--plot`` draws the roofline.
+Amaranth's simulator on a 4x4 array, the same run in each; Fig. 3e measured, the RTL TLU
+streaming CISS against per-PE CSR reads from a DDR4 model (:mod:`~sparseforge.bench.
+ciss_dram`); ``--plot`` draws the roofline.
 """
 
 import time
@@ -25,6 +27,7 @@ import click
 import numpy as np
 from tqdm import tqdm
 
+from sparseforge.bench import ciss_dram
 from sparseforge.cli import OutputFile, echo_claims, emit, json_option, seed_option
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
@@ -91,22 +94,23 @@ def _operand(root, kernel, name, rng):
     return matrix, matrix.shape
 
 
-def paper_params(job, params):
-    """``params`` (a build for ``job``) with the paper's memories (:data:`PAPER_MEMORY`):
-    its scratchpads' rows (as :func:`paper_spm_rows`), banks, and its MSU's rows and banks;
-    the output's rows where the paper's MSU holds fewer (the output is not tiled)."""
-    chunk = job.vlen * job.wire.dw // 8
-    row = job.tlen * job.cols * job.r1 * chunk * job.acc_width // job.wire.dw
+def paper_params(params, out_rows):
+    """``params`` (a build) with the paper's memories (:data:`PAPER_MEMORY`): its
+    scratchpads' banks and its MSU's banks and ``out_rows`` (:func:`paper_rows`)."""
     return {**params, "banks": PAPER_MEMORY["banks"], "msu_banks": PAPER_MEMORY["msu_banks"],
-            "out_rows": max(params["out_rows"], PAPER_MEMORY["msu_bytes"] // row)}
+            "out_rows": out_rows}
 
 
-def paper_spm_rows(rank, r1, kernel, vlen, cols, dw):
-    """The rows of each operand a paper scratchpad half holds: 16 KB over the two operands'
-    rows of this column's chunks (``vlen x dw`` bits each)."""
+def paper_rows(rank, r1, kernel, vlen, cols, dw, acc_width=32):
+    """``(spm_rows, out_rows)`` the paper's memories hold: a scratchpad half's 16 KB over
+    the two operands' rows of this column's chunks (``vlen x dw`` bits each), and an MSU
+    half's 128 KB over output rows of ``olen x cols`` chunks of ``vlen`` accumulators."""
     tlen = 1 if kernel in ("spmv", "gemv") else -(-rank // (cols * vlen))
-    chunks = max(tlen, -(-r1 // vlen) if kernel in ("spttmc", "dttmc") else 1)
-    return PAPER_MEMORY["spm_bytes"] // (2 * chunks * vlen * dw // 8)
+    ttmc = kernel in ("spttmc", "dttmc")
+    chunks = max(tlen, -(-r1 // vlen) if ttmc else 1)
+    olen = tlen * (r1 if ttmc else 1)
+    return (PAPER_MEMORY["spm_bytes"] // (2 * chunks * vlen * dw // 8),
+            PAPER_MEMORY["msu_bytes"] // (olen * cols * vlen * acc_width // 8))
 
 
 def measure(quick, seed, array="ours"):
@@ -129,14 +133,15 @@ def measure(quick, seed, array="ours"):
         mats = [rng.integers(-9, 10, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
         if kernel in ("spmv", "gemv"):
             mats = [mats[0][:, 0]]
-        spm_rows = options.get("spm_rows")
+        spm_rows, out_rows = options.get("spm_rows"), None
         if array == "paper":
-            spm_rows = paper_spm_rows(rank, a["r1"], kernel, a["vlen"], a["cols"], 16)
-        job = plan(kernel, operand, mats, a["rows"], a["cols"], a["vlen"], spm_rows=spm_rows)
+            spm_rows, out_rows = paper_rows(rank, a["r1"], kernel, a["vlen"], a["cols"], 16)
+        job = plan(kernel, operand, mats, a["rows"], a["cols"], a["vlen"], spm_rows=spm_rows,
+                   out_rows=out_rows)
         params = {**params_for(job), "tags": TAGS, "msu_banks": min(a["cols"], 8),
                   **{k: v for k, v in options.items() if k == "banks"}}
         if array == "paper":
-            params = paper_params(job, params)
+            params = paper_params(params, out_rows)
         component = Tensaurus(**params)
         full = {"start": 1.0, "tensor": 1.0, "matrix": 1.0, "out": 1.0}
         result = simulate(component, job, seed, full, window=WINDOW)
@@ -153,10 +158,13 @@ def measure(quick, seed, array="ours"):
                      "compute_cycles": result.compute_cycles,
                      "equal_to_golden": bool(np.array_equal(result.output, job.golden)),
                      **figures})
+    whole = not quick and array == "ours"
     return {"array": f"{a['rows']}x{a['cols']} PEs x {a['vlen']} lanes", "config": array,
             "rows": a["rows"], "cols": a["cols"], "vlen": a["vlen"], "rank": a["rank"],
             "r1": a["r1"], "tags": TAGS, "window": WINDOW, "workloads": rows,
-            "simulators": None if quick or array == "paper" else simulators(seed)}
+            "simulators": simulators(seed) if whole else None,
+            "fig3e": ciss_dram.measure(read_tensor(root / "tensors" / ciss_dram.TENSOR))
+            if whole else None}
 
 
 def simulators(seed):
@@ -250,6 +258,9 @@ def _human(result):
             click.echo(f"  Fig. 3e at {result['rows']} PEs, {r['input']}: "
                        f"{r['ciss_fraction']:.0%} of the memory words carry data as CISS, "
                        f"{r['csr_fraction']:.0%} as per-PE CSR slices")
+    if result.get("fig3e"):
+        click.echo()
+        ciss_dram.report(result["fig3e"])
     sims = result.get("simulators")
     if sims:
         click.echo(f"  simulators, {sims['pes']} PEs, the same {sims['cycles']:,}-cycle run: "
