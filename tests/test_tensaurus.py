@@ -494,7 +494,8 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
     ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", "3x2"),
     ("spttmc", "tensors/movielens-100k_user-item-day.tns", "2x2"),
     ("spmttkrp", "tensors/lastfm-hetrec2011_user-artist-tag.tns", "2x3"),
-    ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2")])
+    ("spmm", "matrices/graphs/email-Eu-core.mtx", "4x2"),
+    ("spmv", "matrices/suitesparse/bcspwr06.mtx", "3x2")])
 @pytest.mark.parametrize("spm_rows, out_rows", [(None, None), (128, 256)])
 def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_rows, out_rows):
     rows, cols = map(int, pes.split("x"))
@@ -507,10 +508,37 @@ def test_soak_larger_real_data(shared_data, tmp_path, kernel, name, pes, spm_row
     ranks = [3, 5] if kernel == "spttmc" else [5] * (len(operand.shape) - 1)
     mats = [rng.integers(-20, 21, (n, f)) for n, f in zip(operand.shape[1:], ranks,
                                                            strict=True)]
+    if kernel == "spmv":
+        mats = [mats[0][:, 0]]
     job = plan(kernel, operand, mats, rows=rows, cols=cols, vlen=2, spm_rows=spm_rows,
                out_rows=out_rows)
     rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
     got = run(job, 31, rates, "native", tmp_path)
+    assert np.array_equal(got.output, job.golden)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("kernel, shape", [("dmttkrp", (37, 24, 20)), ("dttmc", (37, 24, 20)),
+                                           ("gemm", (150, 120)), ("gemv", (150, 120))])
+@pytest.mark.parametrize("pes, vlen, spm_rows, out_rows", [("3x2", 2, None, None),
+                                                           ("4x4", 4, 16, 64)])
+def test_soak_dense_kernels(tmp_path, kernel, shape, pes, vlen, spm_rows, out_rows):
+    """The dense mode on larger fully dense operands (zeros among the values), whole and
+    in input and output tiles, every stream stalled at random, the MSU a bank a column."""
+    rows, cols = map(int, pes.split("x"))
+    rng = np.random.default_rng(len(kernel) + rows)
+    dense = rng.integers(-9, 10, shape)
+    mats = [rng.integers(-9, 10, (n, 9)) for n in shape[1:]]
+    if kernel == "dttmc":
+        mats[0] = mats[0][:, :3]
+    if kernel == "gemv":
+        mats = [mats[0][:, 0]]
+    job = plan(kernel, dense, mats, rows=rows, cols=cols, vlen=vlen, spm_rows=spm_rows,
+               out_rows=out_rows)
+    assert (len(job.tiles) > 1) == (spm_rows is not None)
+    rates = {k: float(rng.choice([0.3, 0.6, 1.0])) for k in STALLS}
+    got = run(job, 37, rates, "native", tmp_path, msu_banks=cols)
     assert np.array_equal(got.output, job.golden)
 
 
