@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.errors import ParameterError
 from ..sw import wire
 from ..sw.tensaurus_host import matrix_loads, output_tiles
 from . import native
+from .dram import DramPort
 from .streams import Bench, Static
 from .tensaurus_mlu import answers
-from .tensaurus_tlu import dense_fields, memory
+from .tensaurus_tlu import dense_fields, image, memory
 
 RATE = 0.7
 
@@ -37,24 +39,32 @@ class TensaurusRun:
 
 class TensaurusBench(Bench):
     """``job`` through ``component``, ``runs`` times back to back (each run's tensor and
-    output in memory after the one before's); the tensor memory answers out of order
-    within ``window`` reads (default: the TLU's tags), the matrices' memory the MLU
-    likewise; ``rates``' ``out`` is the write port's."""
+    output in memory after the one before's); ``rates``' ``out`` is the write port's.
+    The ``memory``: ``"random"``, the tensor's answering out of order within ``window``
+    reads (default: the TLU's tags), the matrices' the MLU likewise, every read checked;
+    ``"dram"``, each a :class:`~sparseforge.tb.dram.DramPort` of ``timing`` (default:
+    DDR4-2400 at 1 GHz, a channel each) with the tags' reads in flight."""
 
-    def __init__(self, component, job, seed, rates=None, window=None, runs=1):
+    def __init__(self, component, job, seed, rates=None, window=None, runs=1,
+                 memory="random", timing=None):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("start", "tensor", "matrix", "out"), RATE), **(rates or {})}
-        tags = component.tags
-        rng = np.random.default_rng(seed)
-        streams, self.tensor_reads, responses, after = memory(
-            [tile.stream for tile in job.tiles] * runs, tags, window or tags, rng)
+        if memory not in ("random", "dram"):
+            raise ParameterError(f"memory={memory!r}: expected 'random' or 'dram'")
+        tensors = [tile.stream for tile in job.tiles] * runs
         loads, words, reads = matrix_loads(job, component.dw, component.mlu.b_chunks)
-        self.matrix_reads, matrix_responses, matrix_after = answers(
-            reads * runs, words, tags, window or tags, rng)
-        self.job, self.runs = job, runs
+        self.job, self.runs, self.memory = job, runs, memory
+        if memory == "dram":
+            streams, tensor_words = image(tensors)
+            self.sources = [DramPort(name, np.array(image_words, dtype=object), self.codecs,
+                                     timing, component.tags)
+                            for name, image_words in (("tensor_mem", tensor_words),
+                                                      ("matrix_mem", words))]
+            self.sinks = []
+        else:
+            streams = self._random(tensors, reads * runs, words, rates, window)
         self.chunks = component.olen * component.cols
         self.size = job.out_rows * self.chunks         # a run's output words
-        n = len(self.matrix_reads)
         outs = output_tiles(job, component.out_rows, self.chunks)
         tiles = [{"tensor_base": stream["base"], "entries": stream["count"], **start,
                   **dense_fields(tile.stream), **out,
@@ -62,28 +72,38 @@ class TensaurusBench(Bench):
                   "last": int(t % len(loads) == len(loads) - 1)}
                  for t, (stream, start, tile, out) in enumerate(zip(
                      streams, loads * runs, job.tiles * runs, outs * runs, strict=True))]
+        self.sources.insert(0, self.source_on("start", tiles, rates["start"]))
+        self.sinks += [self.sink_on("out_mem__request", rates["out"], runs * self.size),
+                       self.sink_on("stats", rates["out"], runs)]
+        kernel = wire.TensaurusKernel[job.mode.upper()]
+        self.drivers = [Static("kernel", kernel.value), *self.sources, *self.sinks]
+
+    def _random(self, tensors, reads, words, rates, window):
+        """The memories that answer out of order at random (their answers as sources,
+        their reads into sinks); the tensor's starts."""
+        tags = self.component.tags
+        rng = np.random.default_rng(self.seed)
+        streams, self.tensor_reads, responses, after = memory(tensors, tags, window or tags,
+                                                              rng)
+        self.matrix_reads, matrix_responses, matrix_after = answers(
+            reads, words, tags, window or tags, rng)
         self.sources = [
-            self.source_on("start", tiles, rates["start"]),
             self.source_on("tensor_mem__response", responses, rates["tensor"],
                            after={"tensor_mem__request": after}),
             self.source_on("matrix_mem__response", matrix_responses, rates["matrix"],
                            after={"matrix_mem__request": matrix_after})]
         self.sinks = [self.sink_on("tensor_mem__request", rates["tensor"],
                                    len(self.tensor_reads)),
-                      self.sink_on("matrix_mem__request", rates["matrix"], n),
-                      self.sink_on("out_mem__request", rates["out"], runs * self.size)]
-        self.sinks.append(self.sink_on("stats", rates["out"], runs))
-        kernel = wire.TensaurusKernel[job.mode.upper()]
-        self.drivers = [Static("kernel", kernel.value), *self.sources, *self.sinks]
+                      self.sink_on("matrix_mem__request", rates["matrix"],
+                                   len(self.matrix_reads))]
+        return streams
 
     def from_outputs(self, cycles, outputs):
         """The :class:`TensaurusRun` of the first run from what the sinks took, every read
-        checked, every output word written once, every run's output the first's."""
-        if list(outputs["matrix_mem__request"]) != self.matrix_reads:
-            raise AssertionError("matrix_mem: the MLU's reads are not the tiles' rows of the "
-                                 "matrices in order")
-        if list(outputs["tensor_mem__request"]) != self.tensor_reads:
-            raise AssertionError("tensor_mem: the TLU's reads are not the entries in order")
+        checked (from the random memories), every output word written once, every run's
+        output the first's."""
+        if self.memory == "random":
+            self._check_reads(outputs)
         job, component = self.job, self.component
         writes = outputs["out_mem__request"]
         size = self.runs * self.size
@@ -106,9 +126,18 @@ class TensaurusBench(Bench):
                             y[0] if job.mode == "ttmc" else y[0, :, 0])
 
 
+    def _check_reads(self, outputs):
+        if list(outputs["matrix_mem__request"]) != self.matrix_reads:
+            raise AssertionError("matrix_mem: the MLU's reads are not the tiles' rows of the "
+                                 "matrices in order")
+        if list(outputs["tensor_mem__request"]) != self.tensor_reads:
+            raise AssertionError("tensor_mem: the TLU's reads are not the entries in order")
+
+
 def simulate(component, job, seed, rates=None, engine="native", work_dir=None, window=None,
-             progress=None, runs=1):
-    """The :class:`TensaurusRun` of ``job`` through ``component``, ``runs`` times
-    (``progress``: the label of a progress bar for a long native run)."""
-    bench = TensaurusBench(component, job, seed, rates, window, runs)
+             progress=None, runs=1, memory="random", timing=None):
+    """The :class:`TensaurusRun` of ``job`` through ``component``, ``runs`` times, from
+    the ``memory`` :class:`TensaurusBench` says (``progress``: the label of a progress bar
+    for a long native run)."""
+    bench = TensaurusBench(component, job, seed, rates, window, runs, memory, timing)
     return native.simulate(bench, engine, work_dir, progress)

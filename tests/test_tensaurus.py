@@ -488,6 +488,34 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
     assert stop.value.code == 2 and message in err and err.count("\n") == 1
 
 
+@pytest.mark.verilator
+@pytest.mark.parametrize("kernel, spm_rows, out_rows", [("spmttkrp", None, None),
+                                                        ("dmttkrp", 8, 16), ("spmv", 64, 16)])
+def test_on_the_ddr4_model(shared_data, tmp_path, kernel, spm_rows, out_rows):
+    """The tensor's and the matrices' memories DDR4-timed (a channel each), in tiles and
+    output tiles: exact, and slower than memories that answer every cycle."""
+    rng = np.random.default_rng(41)
+    if kernel == "spmttkrp":
+        operand = read_tensor(shared_data / "tensors" /
+                              "movielens-latest-small_user-movie-tag.tns")
+    elif kernel == "spmv":
+        operand = read_matrix(shared_data / "matrices" / "pypi" / "nx_karate_club.mtx")
+    else:
+        operand = rng.integers(-9, 10, (30, 20, 12))
+    mats = [rng.integers(-9, 10, (n, 6)) for n in operand.shape[1:]]
+    if kernel == "spmv":
+        mats = [mats[0][:, 0]]
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows,
+               out_rows=out_rows)
+    component = Tensaurus(**params_for(job))
+    fast = dict.fromkeys(STALLS, 1.0)
+    got = simulate(component, job, 5, fast, "native", tmp_path, memory="dram")
+    assert np.array_equal(got.output, job.golden)
+    assert got.cycles > simulate(component, job, 5, fast, "native", tmp_path).cycles
+    with pytest.raises(ParameterError, match="memory='hbm'"):
+        simulate(component, job, 5, fast, "native", tmp_path, memory="hbm")
+
+
 @pytest.mark.soak
 @pytest.mark.verilator
 @pytest.mark.parametrize("kernel, name, pes", [
