@@ -468,6 +468,10 @@ def test_run_tensaurus_spmv_says_which_pes_compute(shared_data, tmp_path, capsys
           "--pes", "2x2", "--vlen", "2", "--out", str(out)])
     printed = capsys.readouterr().out
     assert "PEs          2 of 2x2 compute (SpMV and GEMV: the first column)" in printed
+    assert "memory       answering 100% of cycles" in printed
+    main(["run", "tensaurus", "--kernel", "spmv", str(matrix), "--factors", str(b),
+          "--pes", "2x2", "--vlen", "2", "--out", str(out), "--memory", "ddr4"])
+    assert "memory       DDR4-2400" in capsys.readouterr().out
     assert np.load(out).shape == (read_matrix(matrix).shape[0], 1)
 
 

@@ -56,6 +56,10 @@ def _human(r):
                f"rows ({r['load_cycles']:,} waiting for matrices to load, "
                f"{r['compute_cycles']:,} computing), {r['out_tiles']:,} output tile(s) of "
                f"{r['out_rows']:,} rows")
+    click.echo("  memory       " + ("DDR4-2400, a channel a port, the accelerator at 1 GHz"
+                                    if r["memory"] == "ddr4" else
+                                    f"answering {r['memory_rate']:.0%} of cycles, out of "
+                                    "order within the reads in flight"))
     click.echo(f"  ops          {r['useful_ops']:,} useful, as the paper counts (a multiply "
                f"and an add a MAC, real values only); {r['executed_ops']:,} executed, padded "
                "lanes included")
@@ -104,11 +108,16 @@ def _human(r):
 @click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
               show_default=True,
               help="The chance a memory answers on a cycle (the tensor's out of order).")
+@click.option("--memory", type=click.Choice(["random", "ddr4"]), default="random",
+              show_default=True,
+              help="The memories: answering at --memory-rate, out of order within the "
+                   "TLU's and MLU's reads; or DDR4-2400 timed, a channel each, the "
+                   "accelerator at 1 GHz.")
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
 @waves_option
 @json_option
 def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows, out,
-            memory_rate, seed, as_json):
+            memory_rate, memory, seed, as_json):
     """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
 
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
@@ -128,7 +137,8 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows,
            f"{rows}x{cols} PEs, simulating...")
     component = Tensaurus(**params)
     rates = {"start": 1.0, "tensor": memory_rate, "matrix": memory_rate, "out": 1.0}
-    result = simulate(component, job, seed, rates, progress="run tensaurus")
+    result = simulate(component, job, seed, rates, progress="run tensaurus",
+                      memory="dram" if memory == "ddr4" else "random")
     if not np.array_equal(result.output, job.golden):
         bad = np.argwhere(result.output != job.golden)[0]
         raise click.ClickException(f"hardware fault: output{tuple(bad)} is "
@@ -142,5 +152,5 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows,
           "out_tiles": sum(tile.closes for tile in job.tiles), "out_rows": job.out_tile_rows,
           "cycles": result.cycles,
           "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
-          "memory_rate": memory_rate, "out": out,
+          "memory_rate": memory_rate, "memory": memory, "out": out,
           "equal_to_golden": True, "params": params, **figures}, as_json, _human)
