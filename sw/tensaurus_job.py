@@ -166,8 +166,9 @@ class Job:
 
     def chunks(self, tile):
         """The matrix chunks (``vlen`` values each) ``tile`` loads: its rows of each
-        operand."""
-        return sum(count * m.shape[1] // self.vlen
+        operand, each row whole words of ``cols`` chunks as the MLU reads them (a
+        broadcast row of fewer chunks is padded to one)."""
+        return sum(count * -(-m.shape[1] // (self.vlen * self.cols)) * self.cols
                    for (_, count), m in zip(tile.rows, self.mats, strict=True))
 
     def macs(self):
@@ -192,11 +193,12 @@ class Job:
     @property
     def memory_word_bits(self):
         """Bits one memory system delivers a cycle: one word as wide as the accelerator's
-        widest memory port, the TLU's CISS entry or the MLU's chunk of ``vlen`` values.
+        widest memory port, the TLU's CISS entry (or dense word) or the MLU's word of
+        ``cols`` chunks of ``vlen`` values.
         The paper's tensor, matrices and output share one HBM (Sec. 6-7.1, Fig. 7); here
         each has its own port, and their widths summed would be a memory the paper does
         not have."""
-        return max(self.tensor_word_bits, self.vlen * self.wire.dw)
+        return max(self.tensor_word_bits, self.cols * self.vlen * self.wire.dw)
 
     def moved_bytes(self):
         """Bytes the run moves: the CISS stream, each tile's rows of the matrices and the

@@ -42,10 +42,11 @@ def test_useful_macs_exclude_padded_lanes():
 
 def test_memory_word_bits_is_the_widest_port():
     """One memory word a cycle: a 3-D CISS entry for 2 PEs is 2 x (16 + 16 + 16) = 96
-    bits, wider than a chunk of 2 values (32); a chunk of 8 values (128) is wider."""
+    bits, wider than the MLU's word of 2 columns' chunks of 2 values (64); of 8 values
+    (256) it is the wider."""
     mats = _factors(np.random.default_rng(1), (2, 4), (3, 4))
     assert plan("spmttkrp", TENSOR, mats).memory_word_bits == 96
-    assert plan("spmttkrp", TENSOR, mats, vlen=8).memory_word_bits == 128
+    assert plan("spmttkrp", TENSOR, mats, vlen=8).memory_word_bits == 256
 
 
 def test_bench_tensaurus_quick(shared_data, capsys, tmp_path):

@@ -85,20 +85,20 @@ def test_spmttkrp_counts_fiber_ends_by_hand():
 def test_the_paper_peak_bounds_a_roof_ours_does_not():
     """GEMM of a dense 16x16 A (256 elements, zeros among them: a dense kernel computes
     them all) by B of rank 4 = R, nothing padded. The TLU reads A in its dense mode: 8
-    groups of 2 slices, 16 words each of 2 x 16 bits = 128 x 4 = 512 bytes; B's 16 rows of
-    2 chunks of 4 bytes = 128; the output 16 x 4 x 4 bytes = 256: 896 bytes for 2 x 256 x
-    4 = 2048 ops. The widest word is 32 bits (a dense word, a chunk), so at 4 bytes a
-    cycle the roof is min(16, 2048 / 896 x 4 = 9.14): memory-bound at our peak, and the
-    paper's peak of 8 is its roof. In 400 cycles, 320 computing: 5.12 ops a cycle, 0.56
-    of our roof; 2048 / (320 x 16) = 0.4 of our peak computing, 0.8 of the paper's."""
+    groups of 2 slices, 16 words each of 2 x 16 bits = 128 x 4 = 512 bytes; B's 16 rows, a
+    word of 2 chunks of 4 bytes each = 128; the output 16 x 4 x 4 bytes = 256: 896 bytes
+    for 2 x 256 x 4 = 2048 ops. The widest word is the MLU's, 64 bits, so at 8 bytes a
+    cycle the memory allows 2048 / 896 x 8 = 18.3 ops a cycle: our roof is our peak, 16,
+    and the paper's its peak, 8. In 400 cycles, 320 computing: 5.12 ops a cycle, 0.32 of
+    our roof; 2048 / (320 x 16) = 0.4 of our peak computing, 0.8 of the paper's."""
     a = (np.arange(256) % 17 - 8).reshape(16, 16)
     job = plan("gemm", a, [np.arange(64).reshape(16, 4) - 30], rows=2, cols=2, vlen=2)
     m = measures(job, 400, 320)
     assert (m["useful_ops"], m["executed_ops"], m["bytes"]) == (2048, 2048, 896)
-    assert m["bandwidth_bytes_per_cycle"] == 4
-    assert m["attainable_ops_per_cycle"] == pytest.approx(2048 / 896 * 4)
+    assert m["bandwidth_bytes_per_cycle"] == 8
+    assert m["attainable_ops_per_cycle"] == 16
     assert m["paper_attainable_ops_per_cycle"] == 8
-    assert m["of_attainable"] == pytest.approx(5.12 / (2048 / 896 * 4))
+    assert m["of_attainable"] == pytest.approx(0.32)
     assert (m["utilization_useful"], m["paper_utilization_useful"]) == pytest.approx((0.4, 0.8))
 
 

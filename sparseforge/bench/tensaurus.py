@@ -284,7 +284,8 @@ def _human(result):
     echo_claims([(k, ours[k], *PAPER[k]) for k in PAPER],
                 ["'load' counts the cycles no tile computes, waiting for its matrices: in "
                  "one tile (scratchpads holding every row) the whole load, the MLU reading "
-                 "one chunk of VLEN values a cycle; in tiles only what a tile's compute "
+                 "a word of a chunk of VLEN values for each PE column a cycle; in tiles "
+                 "only what a tile's compute "
                  "does not cover, the next tile loading into the scratchpads' other half "
                  "while one computes",
                  "ops are the paper's (Sec. 7.1, Fig. 7): a multiply and an add a MAC, on "
@@ -305,8 +306,8 @@ def _human(result):
                  "reading its scratchpad, ours reads and computes in the same cycle, a "
                  "point where this design is ahead of the paper's",
                  "roof = min(our peak, ops/B x one memory's bytes a cycle): one word a "
-                 "cycle as wide as the widest memory word (a CISS entry, a dense word or a "
-                 "chunk), as the "
+                 "cycle as wide as the widest memory word (a CISS entry, a dense word or "
+                 "the MLU's word of a chunk a column), as the "
                  "paper's tensor, matrices and output share one HBM; the ports here are "
                  "separate, so a run loading tiles behind its compute may pass it",
                  "where util is short of the 90% target on compute-bound kernels: a sparse "
