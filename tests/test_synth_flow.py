@@ -133,3 +133,19 @@ def test_parts_rows_count_each_part_by_its_instances():
     assert rows["PE"]["paper_share"] == 27.2
     assert len(seen) == 5                                   # one synthesis a part
     assert parts_rows(results[1:], synth) == []             # no composite, no table
+
+
+@pytest.mark.synth
+def test_synth_of_a_composite_prints_its_parts_as_it_builds_them():
+    """``synth tensaurus`` in a configuration of one PE of VLEN 3: the breakdown counts
+    one PE, one scratchpad of one port, and each at the composite's VLEN."""
+    out = subprocess.run([sys.executable, "-m", "sparseforge", "synth", "tensaurus", "-p",
+                          "rows=1", "-p", "cols=1", "-p", "vlen=3", "-p", "tlen=1", "-p",
+                          "spm_rows=2", "-p", "out_rows=2", "-p", "banks=1", "--no-fmax",
+                          "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (table,) = json.loads(out.stdout)["parts"]
+    rows = {row["part"]: row for row in table["parts"]}
+    assert [rows[p]["instances"] for p in ("PE", "SPM", "MSU", "TLU", "MLU")] == [1] * 5
+    assert rows["PE"]["params"]["vlen"] == rows["SPM"]["params"]["vlen"] == 3
+    assert sum(row["share"] for row in rows.values()) == pytest.approx(1)

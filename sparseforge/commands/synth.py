@@ -45,6 +45,17 @@ def markdown(results):
     return "\n".join(lines)
 
 
+def _parts(table):
+    """A composite's area by part (:func:`~sparseforge.synth.flow.parts_rows`)."""
+    click.echo(f"\n{table['block']} {table['params']} by part, as the paper's area table "
+               "(each part synthesized as this composite builds it, Yosys logic cells: "
+               "LUT4s and two per carry cell, times its instances):")
+    for p in table["parts"]:
+        click.echo(f"  {p['part']:4} {p['instances']:>3} x {p['block']:14} "
+                   f"{p['logic_cells']:>7} logic cells {p['share']:>6.1%}, "
+                   f"{p['bram']:>3} BRAMs   paper: {p['paper_share']:.1f}% of area")
+
+
 def _human(result):
     if "report" in result:
         click.echo(markdown(result["report"]))
@@ -53,14 +64,7 @@ def _human(result):
                        f"{row['ratio']:.0%} of the {row['separate_logic']} of the separate "
                        f"{', '.join(row['separate'])}; paper: {row['paper']}")
         for table in result["parts"]:
-            click.echo(f"\n{table['block']} {table['params']} by part, as the paper's "
-                       "area table (each part synthesized as this composite builds it, "
-                       "Yosys logic cells: LUT4s and two per carry cell, times its "
-                       "instances):")
-            for p in table["parts"]:
-                click.echo(f"  {p['part']:4} {p['instances']:>3} x {p['block']:14} "
-                           f"{p['logic_cells']:>7} logic cells {p['share']:>6.1%}, "
-                           f"{p['bram']:>3} BRAMs   paper: {p['paper_share']:.1f}% of area")
+            _parts(table)
         return
     r = result
     click.echo(f"{r['block']} {r['params']} on {r['target']}: {r['cells_total']} Yosys cells")
@@ -78,6 +82,8 @@ def _human(result):
                    f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
                    "registered inputs and outputs")
         click.echo(f"  path    {_path_text(r['critical_path'])}")
+    for table in r.get("parts", ()):
+        _parts(table)
 
 
 def device_for(target, device, default):
@@ -114,6 +120,7 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
     if block:
         result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax,
                             device=device, seeds=tuple(range(1, seeds + 1)))
+        result["parts"] = parts_rows([result])
     else:
         jobs = [(name, cfg) for name, b in blocks().items()
                 for cfg in getattr(b.cls, "REPORT", ({},))]
