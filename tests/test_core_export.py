@@ -62,7 +62,8 @@ def test_header_gives_payload_fields_with_bit_ranges():
     assert "update (into the block)" in head and "child.read_data (out of the block)" in head
     head = header_of(verilog_text("tensaurus", {})[0])
     assert "(enum TensaurusKernel: MTTKRP=0" in head
-    assert re.search(r"lanes\[i\], i < 2: signed 32-bit elements at \[18 \+ 32\*i \+: 32\]",
+    head = header_of(verilog_text("tensaurus_msu", {})[0])
+    assert re.search(r"lanes\[i\], i < 4: signed 32-bit elements at \[17 \+ 32\*i \+: 32\]",
                      head)
 
 
