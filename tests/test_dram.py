@@ -92,9 +92,9 @@ def random_reads(rng, n):
 @pytest.mark.verilator
 @pytest.mark.parametrize("tagged, bits, in_flight, rates", [
     (True, 64, 8, {"reads": 1.0, "answers": 1.0}),
-    (True, 512, 4, {"reads": 0.5, "answers": 0.4}),
+    pytest.param(True, 512, 4, {"reads": 0.5, "answers": 0.4}, marks=pytest.mark.soak),
     (False, 96, 8, {"reads": 0.8, "answers": 0.6}),
-    (False, 600, 2, {"reads": 1.0, "answers": 0.7})])
+    pytest.param(False, 600, 2, {"reads": 1.0, "answers": 0.7}, marks=pytest.mark.soak)])
 def test_gateware_follows_the_model(tagged, bits, in_flight, rates, tmp_path):
     """The same reads answered by the gateware (natively) and by the model (driving
     Amaranth's simulator): the same answers on the same cycles; each its word, no earlier

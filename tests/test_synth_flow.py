@@ -135,6 +135,7 @@ def test_parts_rows_count_each_part_by_its_instances():
     assert parts_rows(results[1:], synth) == []             # no composite, no table
 
 
+@pytest.mark.soak
 @pytest.mark.synth
 def test_synth_of_a_composite_prints_its_parts_as_it_builds_them():
     """``synth tensaurus`` in a configuration of one PE of VLEN 3: the breakdown counts

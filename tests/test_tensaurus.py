@@ -136,8 +136,9 @@ MATRIX = Tensor(np.array([[0, 1], [0, 3], [0, 8], [2, 0], [3, 3], [3, 6], [5, 2]
                 np.array([4, -2, 5, 7, 1, -6, 3, 2]), (6, 9))
 
 
-@pytest.mark.parametrize("rows, cols, vlen, spm_rows", [(1, 1, 1, None), (2, 3, 2, None),
-                                                        (3, 2, 4, None), (2, 2, 3, 2)])
+@pytest.mark.parametrize("rows, cols, vlen, spm_rows", [
+    pytest.param(1, 1, 1, None, marks=pytest.mark.soak), (2, 3, 2, None),
+    pytest.param(3, 2, 4, None, marks=pytest.mark.soak), (2, 2, 3, 2)])
 def test_directed_spmv_on_the_first_column(rows, cols, vlen, spm_rows):
     """SpMV (and GEMV) on the first PE column: b packed into the scratchpads' rows, in
     tiles of ``spm_rows`` of them or whole; the output is the golden y."""
@@ -152,9 +153,9 @@ def test_directed_spmv_on_the_first_column(rows, cols, vlen, spm_rows):
     assert np.array_equal(run(job, seed_from_env(vlen + 1)).output, dense @ b[:, None])
 
 
-@pytest.mark.parametrize("kernel, shape", [("dmttkrp", (5, 4, 3)), ("dttmc", (5, 4, 3)),
-                                           ("gemm", (7, 9)), ("gemv", (7, 9))])
-@pytest.mark.parametrize("rows, cols, vlen, spm_rows", [(2, 2, 2, None), (3, 2, 4, 2)])
+@pytest.mark.parametrize("kernel, shape, rows, cols, vlen, spm_rows", [
+    ("dmttkrp", (5, 4, 3), 3, 2, 4, 2), ("dttmc", (5, 4, 3), 2, 2, 2, None),
+    ("gemm", (7, 9), 2, 2, 2, None), ("gemv", (7, 9), 3, 2, 4, 2)])
 def test_dense_kernels_in_the_dense_mode(kernel, shape, rows, cols, vlen, spm_rows):
     """Fully dense operands, zeros among the values: the TLU reads dense words and builds
     the CISS entries, the scratchpads broadcast the first PE row's reads; in tiles too.
@@ -469,6 +470,14 @@ def test_run_tensaurus_spmv_says_which_pes_compute(shared_data, tmp_path, capsys
     printed = capsys.readouterr().out
     assert "PEs          2 of 2x2 compute (SpMV and GEMV: the first column)" in printed
     assert "memory       answering 100% of cycles" in printed
+
+
+@pytest.mark.soak
+def test_run_tensaurus_on_the_ddr4_model(shared_data, tmp_path, capsys):
+    """``--memory ddr4``: the run's memories DDR4-timed, and the report says so."""
+    matrix = shared_data / "matrices" / "pypi" / "nx_karate_club.mtx"
+    b, out = tmp_path / "b.npy", tmp_path / "y.npy"
+    np.save(b, np.arange(read_matrix(matrix).shape[1]) % 7 - 3)
     main(["run", "tensaurus", "--kernel", "spmv", str(matrix), "--factors", str(b),
           "--pes", "2x2", "--vlen", "2", "--out", str(out), "--memory", "ddr4"])
     assert "memory       DDR4-2400" in capsys.readouterr().out
@@ -493,8 +502,10 @@ def test_run_tensaurus_bad_input_is_one_line(tmp_path, capsys, args, message):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, spm_rows, out_rows", [("spmttkrp", None, None),
-                                                        ("dmttkrp", 8, 16), ("spmv", 64, 16)])
+@pytest.mark.parametrize("kernel, spm_rows, out_rows", [
+    pytest.param("spmttkrp", None, None, marks=pytest.mark.soak),
+    pytest.param("dmttkrp", 8, 16, marks=pytest.mark.soak),
+    pytest.param("spmv", 64, 16, marks=pytest.mark.soak)])
 def test_on_the_ddr4_model(shared_data, tmp_path, kernel, spm_rows, out_rows):
     """The tensor's and the matrices' memories DDR4-timed (a channel each), in tiles and
     output tiles: exact, and slower than memories that answer every cycle."""

@@ -270,7 +270,8 @@ def test_a_pe_row_drains_into_every_bank_at_once(banks, cycles):
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("config", [
-    dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40, banks=1),
+    pytest.param(dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40, banks=1),
+                 marks=pytest.mark.soak),
     dict(rows=2, cols=3, tlen=3, vlen=2, iw=8, acc_width=20, depth=40, banks=2),
     dict(rows=4, cols=4, tlen=1, vlen=1, iw=6, acc_width=12, depth=33, banks=4)])
 def test_long_random_run_on_verilator(tmp_path, config):
