@@ -89,12 +89,13 @@ def random_reads(rng, n):
     return base + rng.integers(0, 64, size=n) * rng.choice([1, 1, 4], size=n)
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 @pytest.mark.parametrize("tagged, bits, in_flight, rates", [
     (True, 64, 8, {"reads": 1.0, "answers": 1.0}),
-    pytest.param(True, 512, 4, {"reads": 0.5, "answers": 0.4}, marks=pytest.mark.soak),
+    (True, 512, 4, {"reads": 0.5, "answers": 0.4}),
     (False, 96, 8, {"reads": 0.8, "answers": 0.6}),
-    pytest.param(False, 600, 2, {"reads": 1.0, "answers": 0.7}, marks=pytest.mark.soak)])
+    (False, 600, 2, {"reads": 1.0, "answers": 0.7})])
 def test_gateware_follows_the_model(tagged, bits, in_flight, rates, tmp_path):
     """The same reads answered by the gateware (natively) and by the model (driving
     Amaranth's simulator): the same answers on the same cycles; each its word, no earlier

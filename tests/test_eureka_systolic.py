@@ -74,6 +74,9 @@ def _verilator(tmp_path, params, work, seed, rates=None):
                      args={"plan": work, "rates": rates}, work_dir=tmp_path).result
 
 
+# The 8x8's Verilator run under random stalls is a soak test too; the default run keeps
+# its RTL runs on the real layer's schedule (test_runs_the_schedule_in_its_cycles_...).
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_8x8_on_verilator(tmp_path, shared_data):
     """Random stalls on every stream; the testbench checks every tile, here W X and the

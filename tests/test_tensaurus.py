@@ -237,8 +237,9 @@ def operand_of(kernel, rng):
     return Tensor(coords, dense[tuple(coords.T)], shape), mats
 
 
-@pytest.mark.parametrize("kernel", ["spmttkrp", "spttmc", "spmm", "spmv", "dmttkrp", "dttmc",
-                                    "gemm", "gemv"])
+@pytest.mark.parametrize("kernel", [
+    "spmttkrp", "spttmc", "spmm", "spmv", "dmttkrp",
+    *(pytest.param(k, marks=pytest.mark.soak) for k in ("dttmc", "gemm", "gemv"))])
 def test_every_kernel_in_output_tiles(kernel):
     """Each kernel with output tiles of 3 rows (3 of them for 7 rows, the last of one)
     and scratchpads of 2 rows (several input tiles each), every stream stalled at random,

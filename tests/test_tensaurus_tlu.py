@@ -138,6 +138,7 @@ def test_dram_memory_same_cycles_on_both_simulators(tmp_path):
     assert slow.cycles == fast.cycles and slow.reads is None
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_real_tensor_from_dram_on_verilator(shared_data, tmp_path):
     tensor = read_tensor(shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns")
