@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .csr_reads import access_slots
+
 PEAK = 16e9
 """Peak memory bandwidth, bytes/s: Fig. 3e's single-channel DDR4."""
 
@@ -66,14 +68,11 @@ def ciss_bandwidth(ciss, peak=PEAK, word_bits=WORD_BITS):
 
 def csr_bandwidth(ciss, peak=PEAK, word_bits=WORD_BITS):
     """P PEs streaming the same tensor, slices and schedule as extended CSR (Fig. 3c)."""
-    wire, pes, nnz = ciss.wire, ciss.wire.pes, ciss.nnz
+    wire, nnz = ciss.wire, ciss.nnz
     record = wire.lane_width
     pointer = max(wire.iw, nnz.bit_length())
-    first = np.cumsum(ciss.count) - ciss.count  # each slice's first record
-    # every access: its slot (cycle x pes + PE), first bit and bits
-    slot = np.concatenate([ciss.start * pes + ciss.pe,
-                           np.repeat((ciss.start + 1 - first) * pes + ciss.pe, ciss.count)
-                           + np.arange(nnz) * pes])
+    # every access: its slot (cycle x pes + PE, access_slots), first bit and bits
+    slot = access_slots(ciss)
     base = -(-nnz * record // word_bits) * word_bits
     address = np.concatenate([base + ciss.slices * pointer, np.arange(nnz) * record])
     size = np.concatenate([np.full(len(ciss.slices), 2 * pointer), np.full(nnz, record)])
