@@ -5,7 +5,7 @@ tensaurus_job.Job` from memory images to the output.
 The tensor (CISS entries, or a dense kernel's dense words) sits in a memory that answers
 the TLU out of order (:func:`sparseforge.tb.tensaurus_tlu.memory`), the matrices, laid
 out by :func:`sparseforge.sw.tensaurus_host.matrix_loads`, in one that answers the MLU
-out of order too (:func:`sparseforge.tb.tensaurus_mlu.answers`), each within ``window``
+out of order too (:func:`sparseforge.tb.tensaurus_tlu.answers`), each within ``window``
 reads; the MSU's writes are taken at random into a memory image of the output
 (:func:`sparseforge.sw.tensaurus_host.output_tiles`). Every read is checked against the
 addresses the run must make, every output word must be written exactly once, and the
@@ -23,8 +23,7 @@ from ..sw.tensaurus_host import matrix_loads, output_tiles
 from . import native
 from .dram import DramPort
 from .streams import Bench, Static
-from .tensaurus_mlu import answers
-from .tensaurus_tlu import dense_fields, image, memory
+from .tensaurus_tlu import answers, dense_fields, image, memory
 
 RATE = 0.7
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..sw import wire
 from . import native
 from .streams import Bench
-from .tensaurus_tlu import out_of_order
+from .tensaurus_tlu import answers
 
 RATE = 0.7
 
@@ -39,7 +39,8 @@ def expected_fills(mats, cols, vlen, broadcast=False, half=0):
 
 def memory(loads, cols, vlen, dw, tags, window, rng):
     """``(starts, reads, responses, after)`` of ``loads`` (each one or two matrices) laid
-    one after the other in memory: each load's start fields, then as :func:`answers`."""
+    one after the other in memory: each load's start fields, then as
+    :func:`~sparseforge.tb.tensaurus_tlu.answers`."""
     starts, words, addrs = [], [], []
     for mats in loads:
         images = [[int(w) for w in wire.mlu_words(m, cols, vlen, dw)] for m in mats]
@@ -49,21 +50,6 @@ def memory(loads, cols, vlen, dw, tags, window, rng):
         words += [w for image in images for w in image]
         addrs.append(range(base, len(words)))
     return starts, *answers(addrs, words, tags, window, rng)
-
-
-def answers(loads, words, tags, window, rng):
-    """``(reads, responses, after)`` of ``loads`` (each the word addresses it reads, in
-    order) from memory ``words``: the reads an MLU of ``tags`` tags makes (``{addr,
-    tag}``, tags from 0 each load), the memory's answers (``{tag, data}``) out of order
-    within ``window`` reads, and for each the reads it waits for."""
-    reads, responses, after = [], [], []
-    for addrs in loads:
-        done = len(reads)
-        reads += [{"addr": a, "tag": n % tags} for n, a in enumerate(addrs)]
-        for n in out_of_order(len(addrs), window, rng):
-            responses.append({"tag": int(n) % tags, "data": words[addrs[n]]})
-            after.append(done + int(n) + 1)
-    return reads, responses, np.array(after, dtype=np.int64)
 
 
 @dataclass(frozen=True)

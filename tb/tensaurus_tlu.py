@@ -86,15 +86,24 @@ def memory(streams, tags, window, rng):
     the other in memory (:func:`image`), read by a TLU of ``tags`` tags, answered out of
     order within ``window`` reads (at most ``tags``)."""
     starts, words = image(streams)
-    reads = [{"addr": start["base"] + n, "tag": n % tags} for start in starts
-             for n in range(start["count"])]
-    responses, after = [], []
-    for start in starts:
-        base = start["base"]
-        for n in out_of_order(start["count"], window, rng):
-            responses.append({"tag": int(n) % tags, "data": words[base + n]})
-            after.append(base + int(n) + 1)
-    return starts, reads, responses, np.array(after, dtype=np.int64)
+    loads = [range(start["base"], start["base"] + start["count"]) for start in starts]
+    return starts, *answers(loads, words, tags, window, rng)
+
+
+def answers(loads, words, tags, window, rng):
+    """``(reads, responses, after)`` of ``loads`` (each the word addresses it reads, in
+    order) from memory ``words``: the reads a reader of ``tags`` tags (the TLU's, the
+    MLU's) makes (``{addr, tag}``, tags from 0 each load), the memory's answers (``{tag,
+    data}``) out of order within ``window`` reads, and for each the reads it waits
+    for."""
+    reads, responses, after = [], [], []
+    for addrs in loads:
+        done = len(reads)
+        reads += [{"addr": a, "tag": n % tags} for n, a in enumerate(addrs)]
+        for n in out_of_order(len(addrs), window, rng):
+            responses.append({"tag": int(n) % tags, "data": words[addrs[n]]})
+            after.append(done + int(n) + 1)
+    return reads, responses, np.array(after, dtype=np.int64)
 
 
 @dataclass(frozen=True)
