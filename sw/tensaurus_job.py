@@ -290,7 +290,7 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if 0 in ranks or (mode == "mttkrp" and ranks[0] != ranks[1]):
         raise ParameterError(f"the factors' ranks differ or are 0: {ranks}")
     rank, r1 = ranks[-1], ranks[0] if mode == "ttmc" else 1
-    tlen = 1 if mode == "mv" else -(-rank // (cols * vlen))
+    tlen = tlen_of(mode, rank, cols, vlen)
     padded = [np.pad(m, ((0, 0), (0, tlen * cols * vlen - rank))) for m in mats]
     for m, label in zip([tensor.values, *mats], [what, *labels], strict=True):
         _check_bits(m, dw, label, "dw")
@@ -339,6 +339,12 @@ def _output_tiles(tensor, out_rows):
         local = coords[held] - np.array([i0] + [0] * (tensor.ndim - 1))
         yield i0, Tensor(local, values[held], (min(out_rows, tensor.shape[0] - i0),
                                                *tensor.shape[1:]))
+
+
+def tlen_of(mode, rank, cols, vlen):
+    """Chunks of a row each PE holds (TLEN): the rank over the columns' lanes, or one in
+    MV."""
+    return 1 if mode == "mv" else -(-rank // (cols * vlen))
 
 
 def _golden(mode, tensor, mats, acc_width):

@@ -33,7 +33,7 @@ from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw.ciss_bandwidth import ciss_bandwidth, csr_bandwidth
 from sparseforge.sw.formats import read_matrix, read_tensor
-from sparseforge.sw.tensaurus_job import DENSE, measures, plan
+from sparseforge.sw.tensaurus_job import DENSE, KERNELS, measures, plan, tlen_of
 
 ARRAYS = {
     "ours": {"rows": 2, "cols": 2, "vlen": 2, "rank": 8, "r1": 4},
@@ -105,9 +105,11 @@ def paper_rows(rank, r1, kernel, vlen, cols, dw, acc_width=32):
     """``(spm_rows, out_rows)`` the paper's memories hold: a scratchpad half's 16 KB over
     the two operands' rows of this column's chunks (``vlen x dw`` bits each), and an MSU
     half's 128 KB over output rows of ``olen x cols`` chunks of ``vlen`` accumulators."""
-    tlen = 1 if kernel in ("spmv", "gemv") else -(-rank // (cols * vlen))
-    ttmc = kernel in ("spttmc", "dttmc")
-    chunks = max(tlen, -(-r1 // vlen) if ttmc else 1)
+    from sparseforge.hw.interfaces import spm_chunks
+
+    tlen = tlen_of(KERNELS[kernel], rank, cols, vlen)
+    ttmc = KERNELS[kernel] == "ttmc"
+    chunks = spm_chunks(tlen, vlen, r1 if ttmc else 1)
     olen = tlen * (r1 if ttmc else 1)
     return (PAPER_MEMORY["spm_bytes"] // (2 * chunks * vlen * dw // 8),
             PAPER_MEMORY["msu_bytes"] // (olen * cols * vlen * acc_width // 8))
