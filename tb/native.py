@@ -14,7 +14,9 @@ component beside the block, with the same rules cycle for cycle:
 - the coins are the per-stream LFSRs of :class:`~sparseforge.tb.streams.Backpressure`,
   with the same seeds, and pulse counters and mode pins as in Python;
 - a memory port given a :class:`~sparseforge.tb.dram.DramPort` is served by
-  :class:`~sparseforge.tb.dram.DramMemory`, its contents an image read by address.
+  :class:`~sparseforge.tb.dram.DramMemory`, its contents an image read by address;
+- one given a :class:`~sparseforge.tb.streams.RamPort` by :class:`RamMemory`, a memory
+  that holds what the design writes.
 
 So a native run and the Python-driven one of the same bench take the same
 cycles; the native one checks its sinks against the bench's ``outputs``
@@ -28,14 +30,15 @@ import numpy as np
 from amaranth.back import rtlil
 from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, signed
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..core.export import clean_verilog
-from ..hw.stream_units import any_of
+from ..hw.stream_units import MemoryPortSignature, any_of
 from ..sim import native
 from ..sim.runners import flat_ports, pysim, waves_file
 from .dram import DramMemory, DramPort
-from .streams import LFSR_TAPS, PulseCounter, Static, StreamSink, StreamSource
+from .streams import LFSR_TAPS, PulseCounter, RamPort, Static, StreamSink, StreamSource
 
 
 def _coin(m, rate, seed):
@@ -142,6 +145,55 @@ class ImageSink(wiring.Component):
         return m
 
 
+class RamMemory(wiring.Component):
+    """Serves an in-order read port from a memory of ``depth`` words that also takes the
+    writes observed on ``write_*``, as a :class:`~.streams.RamPort` does.
+
+    Members
+    -------
+    port : In(MemoryPortSignature)
+    written : In(1)
+        A write is taken on this cycle, of ``write_data`` at ``write_addr``.
+    write_addr : In(addr_width)
+    write_data : In(data_width)
+    moved : Out(1)
+        A read or an answer transferred on this cycle.
+    """
+
+    def __init__(self, depth, addr_width, data_width, rate, seed):
+        self.depth, self.rate, self.seed = depth, rate, seed
+        super().__init__({"port": In(MemoryPortSignature(addr_width, data_width)),
+                          "written": In(1), "write_addr": In(addr_width),
+                          "write_data": In(data_width), "moved": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        request, response = self.port.request, self.port.response
+        m.submodules.words = words = Memory(shape=len(self.write_data), depth=self.depth,
+                                            init=[])
+        write, read = words.write_port(), words.read_port(domain="comb")
+        m.d.comb += [write.en.eq(self.written), write.addr.eq(self.write_addr),
+                     write.data.eq(self.write_data), read.addr.eq(request.payload)]
+        # The answer sees this cycle's write, as a read taken after it.
+        value = Mux(self.written & (self.write_addr == request.payload), self.write_data,
+                    read.data)
+        count = Signal(range(3))
+        head, tail = Signal.like(self.write_data), Signal.like(self.write_data)
+        free = (count < 2) & _coin(m, Const(self.rate, 32), Const(self.seed, 32))
+        taken = request.valid & free
+        popped = response.valid & response.ready
+        m.d.comb += [request.ready.eq(free), response.valid.eq(count != 0),
+                     response.payload.eq(head), self.moved.eq(taken | popped)]
+        with m.If(popped):
+            m.d.sync += head.eq(tail)
+        with m.If(taken & (count - popped == 0)):
+            m.d.sync += head.eq(value)
+        with m.Elif(taken):
+            m.d.sync += tail.eq(value)
+        m.d.sync += count.eq(count + taken - popped)
+        return m
+
+
 class NativeTop(wiring.Component):
     """A bench's component with its drivers built in: the top module of a native run.
 
@@ -157,6 +209,7 @@ class NativeTop(wiring.Component):
         self.sources = [d for d in bench.drivers if isinstance(d, StreamSource)]
         self.sinks = [d for d in bench.drivers if isinstance(d, StreamSink)]
         self.memories = [d for d in bench.drivers if isinstance(d, DramPort)]
+        self.rams = [d for d in bench.drivers if isinstance(d, RamPort)]
         for d in self.sources:
             if d.gate is not None:
                 raise ValueError(f"source {d.name} has a Python gate: it cannot run natively")
@@ -209,6 +262,21 @@ class NativeTop(wiring.Component):
                          ports[f"{d.name}__response__valid"].eq(response.valid),
                          ports[f"{d.name}__response__payload"].eq(response.payload),
                          response.ready.eq(ports[f"{d.name}__response__ready"])]
+            fired.append(unit.moved)
+        for d in self.rams:
+            write = data.View(d.codec.layout, ports[f"{d.writes}__payload"])
+            m.submodules[f"ram_{d.name}"] = unit = RamMemory(
+                d.depth, len(write.addr), len(write.data), d.stall.threshold, d.stall.seed | 1)
+            request, response = unit.port.request, unit.port.response
+            m.d.comb += [request.valid.eq(ports[f"{d.name}__request__valid"]),
+                         request.payload.eq(ports[f"{d.name}__request__payload"]),
+                         ports[f"{d.name}__request__ready"].eq(request.ready),
+                         ports[f"{d.name}__response__valid"].eq(response.valid),
+                         ports[f"{d.name}__response__payload"].eq(response.payload),
+                         response.ready.eq(ports[f"{d.name}__response__ready"]),
+                         unit.written.eq(ports[f"{d.writes}__valid"]
+                                         & ports[f"{d.writes}__ready"]),
+                         unit.write_addr.eq(write.addr), unit.write_data.eq(write.data)]
             fired.append(unit.moved)
         m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
                      self.moved.eq(any_of(fired))]

@@ -300,6 +300,56 @@ class PulseCounter:
         self.count += bool(io.get(self.port))
 
 
+class RamPort:
+    """Serves the in-order read port ``name`` (a
+    :class:`~sparseforge.hw.stream_units.MemoryPortSignature`) from a memory that also
+    takes the writes the design makes on ``writes`` (the request stream of a
+    :class:`~sparseforge.hw.interfaces.MemoryWritePortSignature`, taken by a sink): a read
+    answers what the writes taken up to its own cycle left at its address, 0 where none.
+
+    A read is taken on a cycle where the coin ``stall`` allows and fewer than two answers
+    wait; its answer is offered from the next cycle, in order, until taken. A native run
+    builds :class:`~sparseforge.tb.native.RamMemory` with the same rules, of ``depth``
+    words (an address past them fails here). ``codec`` unpacks a write's ``{addr, data}``.
+    """
+
+    def __init__(self, name, writes, depth, stall, codec):
+        self.name, self.writes, self.depth = name, writes, depth
+        self.stall, self.codec = stall, codec
+        self.words, self.answers = {}, []
+        self.free = False
+        self.fired = None
+
+    def idle(self, io):
+        io.set(f"{self.name}__request__ready", 0)
+        io.set(f"{self.name}__response__valid", 0)
+
+    def drive(self, io, cycle):
+        self.free = len(self.answers) < 2 and self.stall()
+        io.set(f"{self.name}__request__ready", int(self.free))
+        io.set(f"{self.name}__response__valid", int(bool(self.answers)))
+        if self.answers:
+            io.set(f"{self.name}__response__payload", self.answers[0])
+
+    def sample(self, io, cycle):
+        self.fired = None
+        if self.answers and io.get(f"{self.name}__response__ready"):
+            self.fired = self.answers.pop(0)
+        if io.get(f"{self.writes}__valid") and io.get(f"{self.writes}__ready"):
+            write = self.codec.unpack(io.get(f"{self.writes}__payload"))
+            self.words[self._within(write["addr"])] = write["data"]
+        if self.free and io.get(f"{self.name}__request__valid"):
+            addr = io.get(f"{self.name}__request__payload")
+            self.answers.append(self.words.get(self._within(addr), 0))
+            self.fired = addr
+
+    def _within(self, addr):
+        if addr >= self.depth:
+            raise AssertionError(f"{self.name}: address {addr} past the memory's "
+                                 f"{self.depth} words")
+        return addr
+
+
 class Static:
     """Holds an input port at a constant (a mode pin), from reset on."""
 
