@@ -35,9 +35,15 @@ comparator. :class:`Unload` reads the finished half's rows out through that half
 ports, each chunk from its bank, clearing each word as it goes, and writes them to memory
 as consecutive words from the output tile's base
 (:func:`~sparseforge.sw.wire.tensaurus_out_word`).
+
+For very sparse tensors the paper's MSU "can be configured to directly accumulate the
+results in the main memory": the output is then one tile, however many rows, so the
+tensor's tiles are larger and the matrices reused more. In that mode (``direct``, chosen
+per run) :class:`Direct` adds each drain to its word in memory, a read and a write, and
+the buffer is unused.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -47,7 +53,7 @@ from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from .interfaces import MemoryWritePortSignature, chunk_bits, pe_drain_layout
-from .stream_units import RoundRobin, any_of
+from .stream_units import MemoryPortSignature, RoundRobin, Skid, any_of
 
 
 def times(value, k):
@@ -58,6 +64,35 @@ def times(value, k):
     for term in terms[1:]:
         total = total + term
     return total
+
+
+def take_drains(m, drains, done, release, cols, enable=1):
+    """``(item, column, take)``: one drain a cycle from ``drains`` while ``enable``,
+    round-robin; ``take`` when one is taken, ``item`` it and ``column`` its input's column
+    (input ``k``'s is ``k % cols``).
+
+    The grant comes from a :class:`~sparseforge.hw.stream_units.RoundRobin` whose grant is
+    a register, so with ``enable`` a register's, each input's ``ready`` is too and not
+    behind the arbitration. An input whose ``last`` is taken is ``done`` (held, ready
+    low) until ``release``."""
+    m.submodules.arbiter = arbiter = RoundRobin(n=len(drains), registered=True)
+    grant = arbiter.grant
+    valid = Cat(d.valid for d in drains)
+    m.d.comb += arbiter.requests.eq(valid & ~done)
+    for i, d in enumerate(drains):
+        m.d.comb += d.ready.eq(grant[i] & ~done[i] & enable)    # all done while streaming
+        with m.If(d.valid & d.ready & d.payload.last):
+            m.d.sync += done[i].eq(1)
+    with m.If(release):
+        m.d.sync += done.eq(0)
+    item = Signal.like(drains[0].payload, name="item")
+    column = Signal(range(max(cols, 2)), name="column")
+    picked, which = 0, 0
+    for i, d in enumerate(drains):
+        picked = picked | Mux(grant[i], d.payload.as_value(), 0)
+        which = which | Mux(grant[i], i % cols, 0)
+    m.d.comb += [item.eq(picked), column.eq(which)]
+    return item, column, (valid & grant & ~done).any() & enable
 
 
 def add_layout(abits, width):
@@ -112,26 +147,8 @@ class Gather(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        drains, done, adds = self.drains, self.done, self.adds
-        m.submodules.arbiter = arbiter = RoundRobin(n=len(drains), registered=True)
-        grant = arbiter.grant
-        valid = Cat(d.valid for d in drains)
-        m.d.comb += arbiter.requests.eq(valid & ~done)
-        for i, d in enumerate(drains):
-            m.d.comb += d.ready.eq(grant[i] & ~done[i])     # all done while streaming
-            with m.If(d.valid & d.ready & d.payload.last):
-                m.d.sync += done[i].eq(1)
-        with m.If(self.release):
-            m.d.sync += done.eq(0)
-
-        item = Signal.like(drains[0].payload, name="item")
-        j = Signal(range(max(self.cols, 2)))
-        picked, which = 0, 0
-        for i, d in enumerate(drains):
-            picked = picked | Mux(grant[i], d.payload.as_value(), 0)
-            which = which | Mux(grant[i], i % self.cols, 0)
-        m.d.comb += [item.eq(picked), j.eq(which)]
-        take = (valid & grant & ~done).any()
+        adds = self.adds
+        item, j, take = take_drains(m, self.drains, self.done, self.release, self.cols)
         inside = (item.row < self.depth) & (item.chunk < self.tlen)
         column = times(item.chunk, self.line)
         # Named at its own width, so the exported Verilog does not widen it into a wire
@@ -290,6 +307,119 @@ class Bank(wiring.Component):
         return m
 
 
+class Direct(wiring.Component):
+    """The direct-to-memory mode (Section 5.2.5: "the MSU can be configured to directly
+    accumulate the results in the main memory"): each drain is a read-modify-write of its
+    output word in memory, at ``base + row * chunks + g`` as the write-back lays it (its
+    output tile's rows are all its run's, the buffer unused).
+
+    - P: once ``go`` (the tile's item offered: its ``base`` and ``rows``), a drain is
+      taken (:func:`take_drains`) and its word's address registered;
+    - I: through a :class:`~sparseforge.hw.stream_units.Skid`, it is read once a slot of
+      the ``reads`` in flight is free and no slot holds its word: a drain to a word waits
+      until the last one's sum is written, so its read sees it;
+    - W: the answers come in order; each, plus its slot's lanes, is written from a
+      register, and the slot is freed when the write is taken.
+
+    Parameters
+    ----------
+    rows, cols, tlen, vlen, iw, acc_width : as :class:`TensaurusMsu`'s.
+    reads : reads in flight.
+    addr_width : bits of a memory address.
+
+    Members
+    -------
+    drains, release, done : as :class:`Gather`'s.
+    go : In(1)
+        The tile's ``base`` and ``rows`` are offered: drains may be taken.
+    base : In(addr_width)
+    rows : In(iw + 1)
+        A drain to a row at or past ``rows`` (or a chunk past ``tlen``) is dropped.
+    read : Out(:class:`~sparseforge.hw.stream_units.MemoryPortSignature`)
+    write : Out(:class:`~.interfaces.MemoryWritePortSignature`)
+    busy : Out(1)
+        A drain is on its way to memory.
+    """
+
+    def __init__(self, rows, cols, tlen, vlen, iw, acc_width, reads, addr_width):
+        self.cols, self.tlen, self.vlen, self.acc_width = cols, tlen, vlen, acc_width
+        self.reads, self.addr_width = reads, addr_width
+        width = vlen * acc_width
+        drain = stream.Signature(pe_drain_layout(iw, tlen, vlen, acc_width))
+        super().__init__({
+            "drains": In(drain).array(rows * cols),
+            "release": In(1),
+            "done": Out(rows * cols),
+            "go": In(1),
+            "base": In(addr_width),
+            "rows": In(iw + 1),
+            "read": Out(MemoryPortSignature(addr_width, width)),
+            "write": Out(MemoryWritePortSignature(addr_width, width)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        V, A, n = self.vlen, self.acc_width, self.reads
+        word = write_layout(self.addr_width, V * A)
+        m.submodules.skid = skid = Skid(word)
+        p = skid.i
+        # P: the drain's word, registered into the skid.
+        p_moves = ~p.valid | p.ready
+        item, j, take = take_drains(m, self.drains, self.done, self.release, self.cols,
+                                    self.go & p_moves)
+        inside = (item.row < self.rows) & (item.chunk < self.tlen)
+        # Each term named at its own width, as Gather's (Verilator -Wall): the chunk's
+        # column, and the offset, below len(row) bits times a row's chunks.
+        column = times(item.chunk, self.cols)
+        chunk = Signal(len(column), name="chunk")
+        offset = Signal(len(item.row) + ceil_log2(self.tlen * self.cols), name="offset")
+        m.d.comb += [chunk.eq(column),
+                     offset.eq(times(item.row, self.tlen * self.cols) + chunk + j)]
+        with m.If(p_moves):
+            m.d.sync += [p.valid.eq(take & ~item.last & inside),
+                         p.payload.addr.eq(self.base + offset),
+                         p.payload.data.eq(item.lanes.as_value())]
+
+        # I: a slot each read in flight, freed once its sum is written.
+        held = Signal(n)
+        where = Array(Signal(self.addr_width, name=f"addr{s}") for s in range(n))
+        lanes = Array(Signal(V * A, name=f"lanes{s}") for s in range(n))
+        issued, answered, retired = (Signal(range(n), name=name)
+                                     for name in ("issued", "answered", "retired"))
+        o, request = skid.o, self.read.request
+        hazard = any_of(held[s] & (where[s] == o.payload.addr) for s in range(n))
+        free = ~any_of(held[s] & (issued == s) for s in range(n))
+        issue = o.valid & ~hazard & free & (~request.valid | request.ready)
+        m.d.comb += o.ready.eq(issue)
+        with m.If(issue):
+            m.d.sync += [request.valid.eq(1), request.payload.eq(o.payload.addr),
+                         where[issued].eq(o.payload.addr), lanes[issued].eq(o.payload.data),
+                         issued.eq(issued + 1)]
+        with m.Elif(request.ready):
+            m.d.sync += request.valid.eq(0)
+
+        # W: the answer plus the slot's lanes, written.
+        response, write = self.read.response, self.write.request
+        m.d.comb += response.ready.eq(~write.valid | write.ready)
+        old, add = response.payload, lanes[answered]
+        with m.If(response.valid & response.ready):
+            m.d.sync += [write.valid.eq(1), write.payload.addr.eq(where[answered]),
+                         write.payload.data.eq(Cat((old[v * A:(v + 1) * A]
+                                                    + add[v * A:(v + 1) * A])[:A]
+                                                   for v in range(V))),
+                         answered.eq(answered + 1)]
+        with m.Elif(write.ready):
+            m.d.sync += write.valid.eq(0)
+        retire = write.valid & write.ready
+        with m.If(retire):
+            m.d.sync += retired.eq(retired + 1)
+        m.d.sync += held.eq((held & ~Mux(retire, Const(1, n) << retired, 0))
+                            | Mux(issue, Const(1, n) << issued, 0))
+        m.d.comb += self.busy.eq(p.valid | o.valid | held.any())
+        return m
+
+
 class Unload(wiring.Component):
     """The write-back: once started, reads (and clears) the words of rows ``0 .. rows - 1``
     of the finished half in order, each from its bank, and writes each to memory, at
@@ -403,6 +533,14 @@ class MsuSignature(wiring.Signature):
       chunk in the output tile's input tiles (0 if none).
     - ``writing`` (out): an output tile is being written, from the cycle after its tile
       item is taken to its last write taken.
+    - ``direct`` (in): held while a run goes: the run accumulates directly in memory
+      (Section 5.2.5). Each drain of a row below its tile's ``rows`` is then added to its
+      word in memory (read through ``out_read``, ``{vlen x acc}`` words in order, and
+      written through ``out_mem``), the memory's output words starting at zero; the
+      buffer is unused, and a tile is closed once its drains' writes are taken. A direct
+      tile's item is offered before its drains are taken (they wait for it) and held.
+    - ``out_read`` (out, :class:`~sparseforge.hw.stream_units.MemoryPortSignature`): the
+      direct mode's reads of output words.
     """
 
     def __init__(self, rows, cols, iw, tlen, vlen, acc_width, addr_width):
@@ -412,6 +550,8 @@ class MsuSignature(wiring.Signature):
             "tiles": In(stream.Signature(msu_tile_layout(iw, addr_width))),
             "out_mem": Out(MemoryWritePortSignature(addr_width, vlen * acc_width)),
             "writing": Out(1),
+            "direct": In(1),
+            "out_read": Out(MemoryPortSignature(addr_width, vlen * acc_width)),
         })
 
 
@@ -432,6 +572,7 @@ class TensaurusMsu(wiring.Component):
     depth : output rows a half holds: an output tile's rows at most.
     banks : banks of each half, a power of two, at most ``cols``: PE column ``q``'s
         chunks are in bank ``q mod banks`` (the module's docstring says why).
+    reads : output words read in flight in the direct mode (:class:`Direct`).
     addr_width : bits of a memory address.
 
     Members
@@ -447,6 +588,10 @@ class TensaurusMsu(wiring.Component):
         as it is read, so the half starts the next output tile from zero. The buffer
         starts at zero from configuration: a reset does not clear it. ``rows`` at most
         ``depth`` (rows beyond the half read undefined words).
+    direct, out_read
+        The direct mode, as the signature says: :class:`Direct` takes the drains, one a
+        cycle, the banks none, and ``writing`` stays low; ``out_read`` stays silent in
+        the buffered mode.
 
     Latency and throughput: one drain a cycle in each bank, whichever of its inputs (the
     PEs of its columns) offer them, round-robin among those that wait (a lone input is
@@ -468,6 +613,8 @@ class TensaurusMsu(wiring.Component):
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("depth", 256, 1, 1 << 20, "output rows each half holds"),
               Param("banks", 2, 1, 16, "banks of each half, at most cols", pow2=True),
+              Param("reads", 4, 2, 64, "output words read in flight in the direct mode",
+                    pow2=True),
               Param("addr_width", 24, 1, 40, "bits of a memory address"))
     REPORT = ({"banks": 1}, {}, *({"rows": 4, "cols": 4, "tlen": 1, "vlen": 2, "depth": 512,
                                    "banks": banks} for banks in (1, 4)))
@@ -477,7 +624,7 @@ class TensaurusMsu(wiring.Component):
         v = check_params(self.PARAMS, params)
         self.rows, self.cols, self.tlen, self.vlen = v["rows"], v["cols"], v["tlen"], v["vlen"]
         self.iw, self.acc_width, self.depth = v["iw"], v["acc_width"], v["depth"]
-        self.banks, self.addr_width = v["banks"], v["addr_width"]
+        self.banks, self.reads, self.addr_width = v["banks"], v["reads"], v["addr_width"]
         if self.banks > self.cols:
             raise ParameterError(f"parameter banks={self.banks}: expected at most cols="
                                  f"{self.cols} (bank b holds PE columns b, b + banks, ...)")
@@ -499,8 +646,10 @@ class TensaurusMsu(wiring.Component):
         m.submodules.unload = unload = Unload(self.cols, self.tlen, self.vlen, self.iw,
                                               self.acc_width, self.banks, self.abits,
                                               self.addr_width)
-        wiring.connect(m, unload.mem, wiring.flipped(self.out_mem))
-        read, tiles, writing = unload.read, self.tiles, unload.writing
+        m.submodules.direct = direct = Direct(self.rows, self.cols, self.tlen, self.vlen,
+                                              self.iw, self.acc_width, self.reads,
+                                              self.addr_width)
+        read, tiles, writing, mode = unload.read, self.tiles, unload.writing, self.direct
         half = Signal()                             # the half the drains add into
         release = tiles.valid & tiles.ready         # the input tile is closed
         done, busy = [], []
@@ -510,7 +659,7 @@ class TensaurusMsu(wiring.Component):
                 self.rows, len(inputs) // self.rows, self.line, self.tlen, self.vlen,
                 self.iw, self.acc_width, self.depth)
             for n, port in zip(inputs, bank.drains, strict=True):
-                wiring.connect(m, wiring.flipped(self.drains[n]), port)
+                self._route(m, self.drains[n], port, direct.drains[n])
             m.d.comb += [
                 bank.release.eq(release), bank.half.eq(half),
                 bank.read.valid.eq(read.valid & (read.payload.bank == b)),
@@ -518,14 +667,33 @@ class TensaurusMsu(wiring.Component):
             ]
             done.append(bank.done)
             busy.append(bank.busy)
-        # An output tile's last input tile waits for the other half to be written.
-        drained = Cat(done).all() & ~Cat(busy).any()
+        wiring.connect(m, direct.read, wiring.flipped(self.out_read))
+        # The write port: the write-back's, or in the direct mode the sums'.
+        out, written = self.out_mem.request, direct.write.request
         m.d.comb += [
+            out.valid.eq(Mux(mode, written.valid, unload.mem.request.valid)),
+            out.payload.eq(Mux(mode, written.payload, unload.mem.request.payload)),
+            written.ready.eq(mode & out.ready),
+            unload.mem.request.ready.eq(~mode & out.ready),
+        ]
+        # An output tile's last input tile waits for the other half to be written.
+        drained = Mux(mode, direct.done.all() & ~direct.busy,
+                      Cat(done).all() & ~Cat(busy).any())
+        m.d.comb += [
+            direct.go.eq(mode & tiles.valid), direct.release.eq(release),
+            direct.base.eq(tiles.payload.base), direct.rows.eq(tiles.payload.rows),
             tiles.ready.eq(drained & ~(tiles.payload.closes & writing)),
-            unload.start.eq(release & tiles.payload.closes),
+            unload.start.eq(release & tiles.payload.closes & ~mode),
             unload.base.eq(tiles.payload.base), unload.rows.eq(tiles.payload.rows),
             self.writing.eq(writing),
         ]
         with m.If(unload.start):
             m.d.sync += half.eq(~half)
         return m
+
+    def _route(self, m, drain, bank, direct):
+        """Input ``drain`` to its ``bank``'s port, or in the direct mode to ``direct``."""
+        mode = self.direct
+        m.d.comb += [bank.valid.eq(drain.valid & ~mode), direct.valid.eq(drain.valid & mode),
+                     bank.payload.eq(drain.payload), direct.payload.eq(drain.payload),
+                     drain.ready.eq(Mux(mode, direct.ready, bank.ready))]

@@ -131,16 +131,19 @@ def test_output_tiles_sum_their_input_tiles_and_start_from_zero(banks):
 
 
 class HalvesBench(MsuBench):
-    """The MSU's bench, also noting the cycles ``writing`` is high."""
+    """The MSU's bench, also noting the cycles ``writing`` is high and those a read of
+    the direct mode is offered."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.writing = []
+        self.writing, self.reading = [], []
 
     def check(self, io, cycle):
         super().check(io, cycle)
         if io.get("writing"):
             self.writing.append(cycle)
+        if io.get("out_read__request__valid"):
+            self.reading.append(cycle)
 
 
 @pytest.mark.parametrize("banks", [1, 2])
@@ -266,6 +269,96 @@ def test_a_pe_row_drains_into_every_bank_at_once(banks, cycles):
         assert taken == [[0, *range(2, 10)]] * 4 + [[1]] * 4
 
 
+# -- the direct-to-memory mode ----------------------------------------------------------
+
+def direct_memory(component, runs, tiles):
+    """The model's memory after ``runs`` in the direct mode, and its writes."""
+    memory = {}
+    writes = sum(model.direct(component.cols, component.tlen, component.vlen,
+                              component.acc_width, run, tile, memory)
+                 for run, tile in zip(runs, tile_items(component, tiles), strict=True))
+    return memory, writes
+
+
+def left(run):
+    """``{addr: lanes}`` the run's writes leave (the last write of a word wins)."""
+    return {addr: list(lanes) for addr, lanes in run.writes}
+
+
+def test_model_direct_adds_into_memory_at_the_write_backs_addresses():
+    """Worked by hand: 1 x 2 PEs, tlen 2, a tile of 3 rows from word 10 (a row 4 words):
+    PE 1's chunk 1 of row 2 is word 10 + 2 * 4 + 1 * 2 + 1 = 21; row 3 is past the tile,
+    chunk 2 past tlen; a second tile adds onto the first's words."""
+    memory = {}
+    first = [[(0, 0, [1, 2]), (3, 0, [9, 9])], [(2, 1, [3, 4]), (0, 2, [9, 9])]]
+    assert model.direct(2, 2, 2, 8, first, (10, 3, 0), memory) == 2
+    assert memory == {10: [1, 2], 21: [3, 4]}
+    assert model.direct(2, 2, 2, 8, [[(0, 0, [127, 1])], []], (10, 3, 1), memory) == 1
+    assert memory == {10: [-128, 3], 21: [3, 4]}
+
+
+@pytest.mark.parametrize("reads", [2, 4])
+@pytest.mark.parametrize("name", ["same", "two", "three"])
+def test_direct_back_to_back_updates_of_one_word(name, reads):
+    """Every input hammering the same few words, nothing stalling: a drain to a word
+    still being read or written waits for that write, so no sum is lost."""
+    component = TensaurusMsu(rows=2, cols=2, tlen=2, vlen=2, iw=4, acc_width=12, depth=4,
+                             banks=2, reads=reads)
+    one = [[(r % 3, c, [i + 1 + 10 * k, -k]) for k, (r, c) in enumerate(pattern(name, i))]
+           for i in range(component.inputs)]
+    tiles = output_tiles([3, 3])
+    run, _ = simulate(component, [one, one], tiles, seed_from_env(3),
+                      {**fast(component), "out_read": FAST}, direct=True)
+    memory, writes = direct_memory(component, [one, one], tiles)
+    assert left(run) == memory and len(run.writes) == writes
+
+
+@pytest.mark.parametrize("seed", range(1, 4))
+def test_direct_random_drains_with_backpressure(seed):
+    """Random tiles in the direct mode, every stream (the memory's too) stalling at
+    random; rows past a tile's rows and chunks past tlen dropped; ``writing`` stays low."""
+    seed = seed_from_env(seed)
+    rng = random.Random(seed)
+    component = TensaurusMsu(**{**RANDOM[seed % len(RANDOM)], "reads": 4})
+    tiles = [(rng.randrange(1, component.depth + 1), rng.randrange(2)) for _ in range(4)]
+    runs = [workload(component, rng, rng.randrange(5, 25), rows) for rows, _ in tiles]
+    bench = HalvesBench(component, runs, tile_items(component, tiles), seed,
+                        {**random_rates(component, rng), "out_read": rng.uniform(0.3, 1)},
+                        True)
+    run = pysim(bench)
+    memory, writes = direct_memory(component, runs, tiles)
+    assert left(run) == memory and len(run.writes) == writes
+    assert bench.writing == []
+
+
+def test_the_buffered_mode_reads_no_memory():
+    """The direct mode's read port stays silent in the buffered mode."""
+    seed = seed_from_env(11)
+    rng = random.Random(seed)
+    component = TensaurusMsu(**RANDOM[1])
+    tiles = output_tiles([component.depth, 2], per=2)
+    runs = [workload(component, rng, 12, rows) for rows, _ in tiles]
+    bench = HalvesBench(component, runs, tile_items(component, tiles), seed)
+    assert pysim(bench).writes == want(component, runs, tiles)
+    assert bench.reading == []
+
+
+@pytest.mark.parametrize("reads, cycles", [(4, 1), (2, 2)])
+def test_direct_rate_follows_the_reads_in_flight(reads, cycles):
+    """One input, drains to distinct words, memory and write port never stalling: a read
+    holds its slot 4 cycles (issued, taken, answered, written), so 4 reads in flight take
+    a drain a cycle and 2 one every other cycle (the skid takes two, then waits)."""
+    component = TensaurusMsu(rows=1, cols=1, tlen=1, vlen=1, iw=6, acc_width=8, depth=2,
+                             banks=1, reads=reads)
+    n = 32
+    runs = [[[(t, 0, [t]) for t in range(n)]]]
+    run, bench = simulate(component, runs, [(n, 1)], seed_from_env(12),
+                          {**fast(component), "out_read": FAST}, direct=True)
+    taken = [cycle for cycle, _ in bench.sources[0].accepted[:n]]
+    assert taken[24] - taken[8] == 16 * cycles, taken       # past the pipeline's filling
+    assert left(run) == {t: [t] for t in range(n)}
+
+
 # -- natively on Verilator -------------------------------------------------------------
 
 @pytest.mark.verilator
@@ -283,6 +376,22 @@ def test_long_random_run_on_verilator(tmp_path, config):
     run, _ = simulate(component, runs, tiles, seed, random_rates(component, rng), "native",
                       tmp_path)
     assert run.writes == want(component, runs, tiles)
+
+
+@pytest.mark.verilator
+def test_direct_mode_on_verilator_takes_the_cycles_of_amaranths_simulator(tmp_path):
+    """The memory that keeps the writes, built natively, answers as the Python one does."""
+    seed = seed_from_env(13)
+    rng = random.Random(seed)
+    component = TensaurusMsu(rows=2, cols=2, tlen=2, vlen=2, iw=5, acc_width=12, depth=6,
+                             banks=2)
+    tiles = output_tiles([6, 5], per=2)
+    runs = [workload(component, rng, 40, rows) for rows, _ in tiles]
+    rates = {**random_rates(component, rng), "out_read": 0.6}
+    native_run, _ = simulate(component, runs, tiles, seed, rates, "native", tmp_path, True)
+    python_run, _ = simulate(component, runs, tiles, seed, rates, direct=True)
+    assert native_run == python_run
+    assert left(native_run) == direct_memory(component, runs, tiles)[0]
 
 
 # -- interface, parameters, Verilog ------------------------------------------------------

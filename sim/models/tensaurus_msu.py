@@ -8,6 +8,9 @@ Output row ``i`` has ``tlen * cols`` chunks of ``vlen`` accumulators; PE ``(r, q
 to ``acc_width`` bits, as the hardware's accumulators. The hardware's ``banks`` decide only
 where a chunk is stored and which drains are taken on one cycle, not the sums nor the
 writes, so the model has none.
+
+In the direct mode (Section 5.2.5) the buffer is unused: each drain is added to its word
+in memory (:func:`direct`), which holds the output.
 """
 
 from .tensaurus import wrap
@@ -56,3 +59,21 @@ def run(msu, drains, tile):
         for row, chunk, lanes in items:
             msu.drain(pe, row, chunk, lanes)
     return msu.close(*tile)
+
+
+def direct(cols, tlen, vlen, acc_width, drains, tile, memory):
+    """One input tile in the direct mode: each drain ``(row, chunk, lanes)`` of input
+    ``pe`` (``drains[pe]``), of a row below the tile's ``rows`` and a chunk below ``tlen``,
+    added into ``memory`` (``{addr: lanes}``, absent words 0) at ``base + row * tlen *
+    cols + chunk * cols + pe % cols``, as its writes. ``tile`` is ``(base, rows,
+    closes)``. Returns how many writes it made."""
+    base, rows, _ = tile
+    writes = 0
+    for pe, items in enumerate(drains):
+        for row, chunk, lanes in items:
+            if row < rows and chunk < tlen:
+                addr = base + (row * tlen + chunk) * cols + pe % cols
+                old = memory.get(addr, [0] * vlen)
+                memory[addr] = [wrap(a + b, acc_width) for a, b in zip(old, lanes, strict=True)]
+                writes += 1
+    return writes
