@@ -67,8 +67,9 @@ def matrix_loads(job, dw, b_chunks=1):
 def output_tiles(job, depth, chunks):
     """Each tile's output tile as the accelerator's tile record holds it: ``{out_base,
     out_rows, closes}``, on a build whose MSU half holds ``depth`` rows of ``chunks``
-    words. Refused where the job's output tiles are larger than that half."""
-    if job.out_tile_rows > depth:
+    words. Refused where the job's output tiles are larger than that half (in the direct
+    mode, where the half is unused, its rows are all the output's)."""
+    if job.out_tile_rows > depth and not job.direct:
         raise ParameterError(f"out_rows={job.out_tile_rows}: output tiles past the MSU's "
                              f"{depth} rows a half; plan them with out_rows <= {depth}")
     return [{"out_base": tile.out[0] * chunks, "out_rows": tile.out[1],

@@ -36,7 +36,9 @@ rows, the nonzeros grouped by output tile first, then as above by the operands' 
 (the input tiles of the output tile), each slice numbered from its output tile's first
 row ``i0``. Every output tile has an input tile, an empty one if it holds no nonzeros,
 so the MSU writes each output row once; each input tile records its output tile and
-whether it is the output tile's last (after it the MSU writes the output tile).
+whether it is the output tile's last (after it the MSU writes the output tile). In the
+direct mode (Section 5.2.5) the output is one tile, whatever the MSU holds, each drain
+added to its word in memory.
 """
 
 from dataclasses import dataclass
@@ -115,7 +117,8 @@ class Job:
     ``R`` columns; TTMc's B ``ceil(r1 / vlen) * vlen``), ``golden`` the exact output
     (``out_rows x rank``, in TTMc ``out_rows x r1 x rank``), the array,
     ``spm_rows``, the rows of each operand a tile loads at most, and ``out_tile_rows``,
-    the rows of an output tile at most."""
+    the rows of an output tile at most (in the ``direct`` mode, the MSU's rows it was
+    planned for: its one output tile is every row)."""
 
     kernel: str
     mode: str               # "mttkrp", "ttmc", "mm" or "mv"
@@ -131,6 +134,7 @@ class Job:
     acc_width: int
     spm_rows: int
     out_tile_rows: int
+    direct: bool = False    # accumulated directly in memory (Section 5.2.5)
 
     @property
     def active_pes(self):
@@ -200,13 +204,22 @@ class Job:
         not have."""
         return max(self.tensor_word_bits, self.cols * self.vlen * self.wire.dw)
 
+    def drains(self, r1=None):
+        """The PEs' drains to the output's rows, a word of ``vlen`` accumulators each: for
+        each slice of each tile, each column's ``r1 x tlen`` chunks (on a build of B's rank
+        ``r1``, default the job's); in MV the first column's one."""
+        per = 1 if self.mode == "mv" else (r1 or self.r1) * self.tlen * self.cols
+        return per * sum(tile.stream.slices if self.dense else len(tile.stream.slices)
+                         for tile in self.tiles)
+
     def moved_bytes(self):
         """Bytes the run moves: the CISS stream, each tile's rows of the matrices and the
-        output."""
+        output (in the direct mode, its words zeroed beforehand and each drain's read and
+        write)."""
         loaded = sum(self.chunks(tile) for tile in self.tiles)
+        out = self.out_rows * self.r1 * self.tlen * self.cols + 2 * self.direct * self.drains()
         return (self.entries * self.tensor_word_bits + loaded * self.vlen * self.wire.dw
-                + self.out_rows * self.r1 * self.tlen * self.cols * self.vlen
-                * self.acc_width) / 8
+                + out * self.vlen * self.acc_width) / 8
 
 
 def _integers(values, what):
@@ -259,15 +272,28 @@ def _as_tensor(operand, kernel, what):
 
 
 def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_width=32,
-         spm_rows=None, names=None, out_rows=None):
+         spm_rows=None, names=None, out_rows=None, direct=False):
     """The :class:`Job` of ``kernel`` on ``operand`` (a Tensor, scipy sparse matrix or,
     for a dense kernel, an array) with ``factors`` (MTTKRP and TTMc: ``[B, C]``; MM:
     ``[B]``; SpMV and GEMV: ``[b]``, a vector, 1-D or one column) on an ``rows x cols``
     array of ``vlen`` lanes, tiled to scratchpads of ``spm_rows`` rows an operand
     (default: one tile) and to an MSU of ``out_rows`` output rows (default: one output
-    tile). ``names`` label the operand and each factor in errors (their
-    files). Values past ``dw`` bits and outputs past ``acc_width`` bits are refused:
-    the run is exact or it does not start."""
+    tile). ``direct`` accumulates in memory (one output tile); ``"auto"`` does where the
+    output needs several output tiles and that moves fewer bytes
+    (:meth:`Job.moved_bytes`): the paper's reasoning, the larger tensor tile against the
+    reads and writes of every drain. ``names`` label the operand and each factor in
+    errors (their files). Values past ``dw`` bits and outputs past ``acc_width`` bits are
+    refused: the run is exact or it does not start."""
+    if direct == "auto":
+        given = dict(rows=rows, cols=cols, vlen=vlen, dw=dw, iw=iw, acc_width=acc_width,
+                     spm_rows=spm_rows, names=names, out_rows=out_rows)
+        buffered = plan(kernel, operand, factors, **given)
+        if sum(tile.closes for tile in buffered.tiles) == 1:
+            return buffered
+        alternative = plan(kernel, operand, factors, **given, direct=True)
+        return min((buffered, alternative), key=Job.moved_bytes)
+    if direct not in (False, True):
+        raise ParameterError(f"direct={direct!r}: expected True, False or 'auto'")
     if kernel not in KERNELS:
         raise ParameterError(f"--kernel {kernel}: the hardware runs {', '.join(KERNELS)}")
     what, *labels = names or ["the tensor", *(f"factor {n}" for n in range(len(factors)))]
@@ -312,7 +338,8 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     if out_rows is not None and (isinstance(out_rows, bool) or int(out_rows) < 1):
         raise ParameterError(f"out_rows={out_rows!r}: an output tile holds at least one row")
     slices = tensor.shape[0]
-    out_rows = max(1, slices if out_rows is None else min(int(out_rows), slices))
+    capacity = max(1, slices if out_rows is None else min(int(out_rows), slices))
+    out_rows = max(1, slices) if direct else capacity
     per = wire.mv_layout(vlen)[0] if mode == "mv" else None
     dense = _integers(operand, what) if kernel in DENSE else None
     tiles = []
@@ -324,7 +351,7 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
         tiles += [Tile(*tile, (i0, part.shape[0]), n == len(inner) - 1)
                   for n, tile in enumerate(inner)]
     return Job(kernel, mode, tuple(tiles), operands, golden, rank, r1, rows, cols, vlen, tlen,
-               acc_width, spm_rows, out_rows)
+               acc_width, spm_rows, capacity, direct)
 
 
 def _output_tiles(tensor, out_rows):

@@ -9,8 +9,11 @@ out of order too (:func:`sparseforge.tb.tensaurus_tlu.answers`), each within ``w
 reads; the MSU's writes are taken at random into a memory image of the output
 (:func:`sparseforge.sw.tensaurus_host.output_tiles`). Every read is checked against the
 addresses the run must make, every output word must be written exactly once, and the
-output is rebuilt from the image. Nothing is driven from Python per cycle but the
-streams' coins, so it runs natively on Verilator at its speed.
+output is rebuilt from the image. A job in the direct mode reads and writes the output
+in a :class:`~sparseforge.tb.streams.RamPort`, which keeps the writes: each drain one
+write, and the image what the last write of each word left (0 where none). Nothing is
+driven from Python per cycle but the streams' coins, so it runs natively on Verilator at
+its speed.
 """
 
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from ..sw import wire
 from ..sw.tensaurus_host import matrix_loads, output_tiles
 from . import native
 from .dram import DramPort
-from .streams import Bench, Static
+from .streams import Bench, RamPort, Static
 from .tensaurus_tlu import answers, dense_fields, image, memory
 
 RATE = 0.7
@@ -42,7 +45,9 @@ class TensaurusBench(Bench):
     The ``memory``: ``"random"``, the tensor's answering out of order within ``window``
     reads (default: the TLU's tags), the matrices' the MLU likewise, every read checked;
     ``"dram"``, each a :class:`~sparseforge.tb.dram.DramPort` of ``timing`` (default:
-    DDR4-2400 at 1 GHz, a channel each) with the tags' reads in flight."""
+    DDR4-2400 at 1 GHz, a channel each) with the tags' reads in flight. A job in the
+    direct mode reads the output from a :class:`~sparseforge.tb.streams.RamPort` at the
+    write port's rate."""
 
     def __init__(self, component, job, seed, rates=None, window=None, runs=1,
                  memory="random", timing=None):
@@ -72,10 +77,16 @@ class TensaurusBench(Bench):
                  for t, (stream, start, tile, out) in enumerate(zip(
                      streams, loads * runs, job.tiles * runs, outs * runs, strict=True))]
         self.sources.insert(0, self.source_on("start", tiles, rates["start"]))
-        self.sinks += [self.sink_on("out_mem__request", rates["out"], runs * self.size),
+        writes = runs * (job.drains(component.r1) if job.direct else self.size)
+        self.sinks += [self.sink_on("out_mem__request", rates["out"], writes),
                        self.sink_on("stats", rates["out"], runs)]
         kernel = wire.TensaurusKernel[job.mode.upper()]
-        self.drivers = [Static("kernel", kernel.value), *self.sources, *self.sinks]
+        self.drivers = [Static("kernel", kernel.value), Static("direct", int(job.direct)),
+                        *self.sources, *self.sinks]
+        if job.direct:
+            self.drivers.append(RamPort("out_read", "out_mem__request", runs * self.size,
+                                        self.stall("out_read", rates["out"]),
+                                        self.codecs["out_mem__request"]))
 
     def _random(self, tensors, reads, words, rates, window):
         """The memories that answer out of order at random (their answers as sources,
@@ -108,12 +119,13 @@ class TensaurusBench(Bench):
         size = self.runs * self.size
         addrs = np.array([w["addr"] for w in writes], dtype=np.int64)
         counts = np.bincount(addrs, minlength=size)
-        if len(counts) > size or (counts != 1).any():
+        if len(counts) > size or (not job.direct and (counts != 1).any()):
             bad = int(np.flatnonzero(counts != 1)[0])
             raise AssertionError(f"out_mem: word {bad} written {counts[bad]} times; each of "
                                  f"the output's {size} words once")
-        image = np.empty(size, dtype=object)
-        image[addrs] = [w["data"] for w in writes]
+        words, last = np.unique(addrs[::-1], return_index=True)    # each word's last write
+        image = np.zeros(size, dtype=object)
+        image[words] = [writes[len(writes) - 1 - n]["data"] for n in last]
         y = wire.tensaurus_out_values(image, component.vlen, component.acc_width)
         # Row i is Y[i, u] for each u in turn (TTMc; one u otherwise), each tlen * cols
         # chunks.

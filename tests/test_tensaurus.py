@@ -323,6 +323,64 @@ def test_back_to_back_runs():
         assert np.array_equal(got.output, job.golden)
 
 
+@pytest.mark.parametrize("kernel", [
+    "spmttkrp", "spttmc", "spmm", "spmv", "dmttkrp",
+    *(pytest.param(k, marks=pytest.mark.soak) for k in ("dttmc", "gemm", "gemv"))])
+def test_every_kernel_in_the_direct_mode(kernel):
+    """Each kernel accumulating directly in memory (Section 5.2.5), in several input
+    tiles, every stream stalled at random, the memory too: one write a drain, the output
+    the golden one."""
+    operand, mats = operand_of(kernel, np.random.default_rng(len(kernel)))
+    job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=2, out_rows=3,
+               direct=True)
+    assert job.direct and len(job.tiles) > 1
+    assert {tile.out for tile in job.tiles} == {(0, 7)}
+    got = run(job, seed_from_env(len(kernel) + 40), STALLS)
+    assert np.array_equal(got.output, job.golden), (got.output, job.golden)
+
+
+def test_back_to_back_runs_in_the_direct_mode():
+    """Two direct runs, the second's output after the first's in memory."""
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 3, 2), rows=2, cols=2, vlen=1,
+               spm_rows=1, direct=True)
+    component = Tensaurus(**params_for(job))
+    got = simulate(component, job, seed_from_env(63), STALLS, engine="pysim", runs=2)
+    assert np.array_equal(got.output, job.golden)
+
+
+def test_drains_worked_by_hand():
+    """Fig. 3a's 4 slices on 2 x 2 PEs of VLEN 1, rank 2 (tlen 1): each slice drains a
+    chunk from each of its PE row's 2 PEs, 8 in all, 16 on a TTMc build of r1 2; in tiles
+    of one row of C and B, each tile drains its own slices; SpMV, one a slice."""
+    job = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1)
+    assert job.drains() == 8 and job.drains(2) == 16
+    tiled = plan("spmttkrp", FIG3, factors(FIG3.shape, 2, 0), rows=2, cols=2, vlen=1,
+                 spm_rows=1)
+    assert tiled.drains() == 2 * sum(len(tile.stream.slices) for tile in tiled.tiles) > 8
+    spmv = plan("spmv", MATRIX, [np.arange(MATRIX.shape[1])], rows=2, cols=2, vlen=2)
+    assert spmv.drains() == len(np.unique(MATRIX.coords[:, 0])) == 4
+
+
+@pytest.mark.parametrize("columns, chosen, saved_bits", [(16, True, 640 - 512),
+                                                          (4, False, 256 - 320)])
+def test_auto_accumulates_in_memory_where_it_moves_fewer_bytes(columns, chosen, saved_bits):
+    """SpMM, 1 PE of VLEN 1, rank 1, of a 4 x ``columns`` matrix with nonzeros in rows 0
+    and 3, an MSU of 2 rows. Buffered: 2 output tiles, each loading all of B (``columns``
+    rows of 16 bits) and writing 2 rows of 32 bits; direct: B loaded once, the 4 rows
+    zeroed, and each of the 2 drains read and written. With 16 columns: 2 x 16 x 16 + 4 x
+    32 = 640 bits against 16 x 16 + (4 + 2 x 2) x 32 = 512, so direct; with 4: 2 x 4 x 16
+    + 128 = 256 against 64 + 256 = 320, so the buffer. The CISS is the same both ways."""
+    matrix = Tensor(np.array([[0, 0], [3, columns - 1]]), np.array([2, 3]), (4, columns))
+    given = dict(rows=1, cols=1, vlen=1, dw=16, acc_width=32, out_rows=2)
+    mats = [np.arange(columns).reshape(-1, 1)]
+    buffered, direct = (plan("spmm", matrix, mats, **given, direct=d) for d in (False, True))
+    assert buffered.entries == direct.entries
+    assert buffered.moved_bytes() - direct.moved_bytes() == saved_bits / 8
+    auto = plan("spmm", matrix, mats, **given, direct="auto")
+    assert auto.direct == chosen and auto.out_tile_rows == 2
+    assert np.array_equal(run(auto, seed_from_env(64), STALLS).output, auto.golden)
+
+
 @pytest.mark.parametrize("rows, cols, vlen, r1, rank", [
     (1, 1, 1, 1, 1), (2, 2, 2, 1, 3), (2, 3, 2, 3, 5), (3, 2, 4, 6, 8), (1, 2, 3, 4, 2)])
 def test_directed_arrays_spttmc(rows, cols, vlen, r1, rank):
@@ -400,16 +458,20 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("kernel, name, spm_rows, out_rows", [
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
-    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None),
-    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None,  # each kernel once,
-                 marks=pytest.mark.soak),                 # tiles and output tiles once
-    ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8),
+@pytest.mark.parametrize("kernel, name, spm_rows, out_rows, direct", [
+    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None, False),
+    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None, False),
+    pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None, False,
+                 marks=pytest.mark.soak),   # each kernel once, tiles and output tiles once,
+    ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8, False),      # the direct mode
     pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
-                 marks=pytest.mark.soak),
-    ("spmm", "matrices/suitesparse/494_bus.mtx", 128, 100)])
-def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows, out_rows):
+                 False, marks=pytest.mark.soak),
+    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
+                 True, marks=pytest.mark.soak),
+    ("spmm", "matrices/suitesparse/494_bus.mtx", 128, 100, False),
+    ("spmm", "matrices/suitesparse/494_bus.mtx", 128, 100, True)])  # the same build
+def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows, out_rows,
+                                direct):
     path = shared_data / name
     rng = np.random.default_rng(7)
     if path.suffix == ".tns":
@@ -424,7 +486,7 @@ def test_real_data_on_verilator(shared_data, tmp_path, kernel, name, spm_rows, o
     if kernel == "spmv":
         mats = [mats[0][:, 0]]
     job = plan(kernel, operand, mats, rows=2, cols=2, vlen=2, spm_rows=spm_rows,
-               out_rows=out_rows)
+               out_rows=out_rows, direct=direct)
     assert (len(job.tiles) > 1) == (spm_rows is not None or out_rows is not None)
     got = run(job, seed_from_env(9), STALLS, "native", tmp_path)
     assert np.array_equal(got.output, job.golden)
@@ -462,13 +524,16 @@ def test_run_tensaurus_command(shared_data, tmp_path, capsys, kernel, r1, spm_ro
 
 
 def test_run_tensaurus_spmv_says_which_pes_compute(shared_data, tmp_path, capsys):
-    """SpMV in the human report: two of the 2x2 array's PEs compute, and it says so."""
+    """SpMV in the human report, accumulated in memory on a build of 8 output rows: two
+    of the 2x2 array's PEs compute, and it says so; one drain a row of the 34."""
     matrix = shared_data / "matrices" / "pypi" / "nx_karate_club.mtx"
     b, out = tmp_path / "b.npy", tmp_path / "y.npy"
     np.save(b, np.arange(read_matrix(matrix).shape[1]) % 7 - 3)
     main(["run", "tensaurus", "--kernel", "spmv", str(matrix), "--factors", str(b),
-          "--pes", "2x2", "--vlen", "2", "--out", str(out)])
+          "--pes", "2x2", "--vlen", "2", "--out", str(out), "--out-rows", "8",
+          "--accumulate", "memory"])
     printed = capsys.readouterr().out
+    assert "accumulated in memory: 34 drains, each a read and a write" in printed
     assert "PEs          2 of 2x2 compute (SpMV and GEMV: the first column)" in printed
     assert "memory       answering 100% of cycles" in printed
 

@@ -42,6 +42,7 @@ from ..tensaurus_mlu import TensaurusMlu, mlu_word_layout
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
 from ..tensaurus_spm import TensaurusSpm
+from ..stream_units import MemoryPortSignature
 from ..tensaurus_tlu import TensaurusTlu
 
 
@@ -81,6 +82,12 @@ class TensaurusSignature(wiring.Signature):
       the output, each output tile once its last input tile has drained, row by row, each
       row ``r1 * tlen * cols`` chunks (in MTTKRP and MM the first ``tlen * cols`` hold
       it), row ``i``'s chunk ``g`` of an output tile at ``out_base + i * chunks + g``.
+    - ``direct`` (in): held while a run goes: the run accumulates its output directly in
+      memory (Section 5.2.5), as one output tile of all its rows, each drain added to its
+      word there (read through ``out_read``, written through ``out_mem``; the output's
+      words start at zero) instead of summed in the MSU's buffer.
+    - ``out_read`` (out, :class:`~sparseforge.hw.stream_units.MemoryPortSignature`): the
+      direct mode's reads of output words, in order.
     - ``stats`` (stream out): after each run's last write, its cycles from its first
       tile to that write split into those no tile computed, waiting for matrices to
       load (``load_cycles``), and the rest (``compute_cycles``); the next run starts once
@@ -97,6 +104,8 @@ class TensaurusSignature(wiring.Signature):
             "matrix_mem": Out(TaggedMemoryPortSignature(
                 addr_width, mlu_word_layout(cols, vlen, dw).size, ceil_log2(tags))),
             "out_mem": Out(MemoryWritePortSignature(addr_width, vlen * acc_width)),
+            "direct": In(1),
+            "out_read": Out(MemoryPortSignature(addr_width, vlen * acc_width)),
             "stats": Out(stream.Signature(data.StructLayout({"load_cycles": 32,
                                                              "compute_cycles": 32}))),
         })
@@ -110,7 +119,7 @@ class Tensaurus(wiring.Component):
     The control takes the run's tiles and starts the MLU and the TLU, picks the half the
     scratchpads read and hands each tile's output tile to the MSU. The scratchpads' and
     PEs' one-bit inputs (``read_half``, ``broadcast``, ``kernel``) and the MSU's
-    ``writing`` are plain ports, not interfaces, so they are assigned rather than
+    ``writing`` and ``direct`` are plain ports, not interfaces, so they are assigned rather than
     connected.
 
     Parameters
@@ -122,7 +131,8 @@ class Tensaurus(wiring.Component):
     dw, iw, acc_width : bits of a value, an index and an accumulator.
     order : 3 for tensors (SpMTTKRP, SpTTMc and SpMM kernels), 2 for matrices (SpMM,
         SpMV).
-    tags : the TLU's reads in flight, and the MLU's.
+    tags : the TLU's reads in flight, the MLU's, and the MSU's in the direct mode (at
+        most 64).
     banks : banks of each scratchpad.
     spm_rows : matrix rows each scratchpad holds per operand.
     out_rows : output rows each half of the MSU's double buffer holds: an output tile's
@@ -133,7 +143,7 @@ class Tensaurus(wiring.Component):
 
     Members
     -------
-    kernel, start, tensor_mem, matrix_mem, out_mem, stats
+    kernel, start, tensor_mem, matrix_mem, out_mem, direct, out_read, stats
         As :class:`~sparseforge.hw.compose.tensaurus.TensaurusSignature` says.
 
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
@@ -147,7 +157,7 @@ class Tensaurus(wiring.Component):
               Param("dw", 16, 2, 32, "bits of a value"), Param("iw", 16, 1, 32, "bits of an index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("order", 3, 2, 3, "tensor modes: 3, or 2 for matrices"),
-              Param("tags", 8, 2, 256, "TLU and MLU reads in flight (each)", pow2=True),
+              Param("tags", 8, 2, 256, "TLU, MLU and MSU reads in flight (each)", pow2=True),
               Param("banks", 2, 1, 16, "banks of each scratchpad", pow2=True),
               Param("spm_rows", 64, 1, 1 << 16, "matrix rows a scratchpad holds per operand"),
               Param("out_rows", 64, 1, 1 << 20, "output rows an MSU half holds"),
@@ -182,7 +192,8 @@ class Tensaurus(wiring.Component):
                      for _ in range(c)] for _ in range(r)]
         self.msu = TensaurusMsu(rows=r, cols=c, tlen=self.olen, vlen=self.vlen, iw=self.iw,
                                 acc_width=self.acc_width, depth=self.out_rows,
-                                banks=self.msu_banks, addr_width=self.addr_width)
+                                banks=self.msu_banks, reads=min(self.tags, 64),
+                                addr_width=self.addr_width)
         signature = TensaurusSignature(r, c, self.vlen, self.dw, self.iw, self.acc_width,
                                        self.order, self.tags, self.addr_width)
         self.control = TensaurusControl(signature, self.mlu.signature, self.tlu.signature,
@@ -201,7 +212,8 @@ class Tensaurus(wiring.Component):
         wiring.connect(m, control.tensor, tlu.start)
         wiring.connect(m, control.msu_tile, msu.tiles)
         wiring.connect(m, msu.out_mem, wiring.flipped(self.out_mem))
-        m.d.comb += control.writing.eq(msu.writing)
+        wiring.connect(m, msu.out_read, wiring.flipped(self.out_read))
+        m.d.comb += [control.writing.eq(msu.writing), msu.direct.eq(self.direct)]
         wiring.connect(m, wiring.flipped(self.tensor_mem), tlu.mem)
         wiring.connect(m, wiring.flipped(self.matrix_mem), mlu.mem)
         for q, spm in enumerate(self.spms):

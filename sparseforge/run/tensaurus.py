@@ -3,7 +3,8 @@
 Plans the run (:func:`sparseforge.sw.tensaurus_job.plan`: the CISS stream, the padded
 factors, the golden output, the input and output tiles), builds the accelerator for it,
 simulates it natively on Verilator with the memories answering at random (the tensor's
-out of order) and the MSU's writes taken into the output's memory, writes the output,
+out of order) and the MSU's writes taken into the output's memory (in the direct mode,
+a memory the MSU also reads), writes the output,
 and reports its cycles and its measures as ``bench tensaurus`` does
 (:func:`~sparseforge.sw.tensaurus_job.measures`), the paper's definition (Sec. 7.1, Fig.
 7) beside ours, each labelled. The output must equal the golden kernel's exactly; a
@@ -54,8 +55,10 @@ def _human(r):
                f"entries")
     click.echo(f"  cycles       {r['cycles']:,} in {r['tiles']:,} tile(s) of {r['spm_rows']:,} "
                f"rows ({r['load_cycles']:,} waiting for matrices to load, "
-               f"{r['compute_cycles']:,} computing), {r['out_tiles']:,} output tile(s) of "
-               f"{r['out_rows']:,} rows")
+               f"{r['compute_cycles']:,} computing), " + (
+                   f"accumulated in memory: {r['drains']:,} drains, each a read and a write"
+                   if r["direct"] else
+                   f"{r['out_tiles']:,} output tile(s) of {r['out_rows']:,} rows"))
     click.echo("  memory       " + ("DDR4-2400, a channel a port, the accelerator at 1 GHz"
                                     if r["memory"] == "ddr4" else
                                     f"answering {r['memory_rate']:.0%} of cycles, out of "
@@ -103,6 +106,12 @@ def _human(r):
 @click.option("--out-rows", type=click.IntRange(1, 1 << 20), default=None,
               help="Output rows the MSU holds a half: the output goes in output tiles of N "
                    "rows, each written to memory while the next sums (default: one).")
+@click.option("--accumulate", type=click.Choice(["buffer", "memory", "auto"]),
+              default="buffer", show_default=True,
+              help="Where the MSU sums the output: in its buffer, in output tiles of "
+                   "--out-rows; in memory (Section 5.2.5's direct mode: one output tile, "
+                   "each drain read and written); or auto: in memory where the output needs "
+                   "several output tiles and that moves fewer bytes.")
 @click.option("--out", "out", required=True, type=OutputFile(".npy"),
               help="Where to write the output (.npy).")
 @click.option("--memory-rate", type=click.FloatRange(0.05, 1.0), default=1.0,
@@ -116,8 +125,8 @@ def _human(r):
 @seed_option(1, "Seed of the memories' random latency and the streams' stalls.")
 @waves_option
 @json_option
-def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows, out,
-            memory_rate, memory, seed, as_json):
+def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows, accumulate,
+            out, memory_rate, memory, seed, as_json):
     """TENSOR through the Tensaurus RTL: ``--kernel K TENSOR --factors B.npy [C.npy]``.
 
     The output is written as the golden kernel gives it: ``I x R`` (MTTKRP, MM; SpMV
@@ -131,7 +140,8 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows,
     factors = [read_npy(p) for p in (factor, *more)]
     operand = read_input(tensor_path, lambda p: _operand(p, kernel))
     job = plan(kernel, operand, factors, rows, cols, vlen, dw=dw, acc_width=acc_width,
-               spm_rows=spm_rows, names=[tensor_path, factor, *more], out_rows=out_rows)
+               spm_rows=spm_rows, names=[tensor_path, factor, *more], out_rows=out_rows,
+               direct={"buffer": False, "memory": True, "auto": "auto"}[accumulate])
     params = params_for(job)
     status(f"run tensaurus: {job.nnz:,} nonzeros in {len(job.tiles):,} tile(s) on "
            f"{rows}x{cols} PEs, simulating...")
@@ -150,6 +160,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows,
           "rank": job.rank, "r1": job.r1, "tlen": job.tlen, "nnz": job.nnz,
           "entries": job.entries, "tiles": len(job.tiles), "spm_rows": job.spm_rows,
           "out_tiles": sum(tile.closes for tile in job.tiles), "out_rows": job.out_tile_rows,
+          "direct": job.direct, "drains": job.drains(component.r1),
           "cycles": result.cycles,
           "load_cycles": result.load_cycles, "compute_cycles": result.compute_cycles,
           "memory_rate": memory_rate, "memory": memory, "out": out,
