@@ -255,32 +255,31 @@ class NativeTop(wiring.Component):
             m.submodules[f"memory_{d.name}"] = unit = DramMemory(
                 len(self.sources) + i, d.addr_width, d.data_width, d.tag_width, d.timing,
                 d.in_flight)
-            request, response = unit.port.request, unit.port.response
-            m.d.comb += [request.valid.eq(ports[f"{d.name}__request__valid"]),
-                         request.payload.eq(ports[f"{d.name}__request__payload"]),
-                         ports[f"{d.name}__request__ready"].eq(request.ready),
-                         ports[f"{d.name}__response__valid"].eq(response.valid),
-                         ports[f"{d.name}__response__payload"].eq(response.payload),
-                         response.ready.eq(ports[f"{d.name}__response__ready"])]
+            _serve(m, ports, d.name, unit.port)
             fired.append(unit.moved)
         for d in self.rams:
             write = data.View(d.codec.layout, ports[f"{d.writes}__payload"])
             m.submodules[f"ram_{d.name}"] = unit = RamMemory(
                 d.depth, len(write.addr), len(write.data), d.stall.threshold, d.stall.seed | 1)
-            request, response = unit.port.request, unit.port.response
-            m.d.comb += [request.valid.eq(ports[f"{d.name}__request__valid"]),
-                         request.payload.eq(ports[f"{d.name}__request__payload"]),
-                         ports[f"{d.name}__request__ready"].eq(request.ready),
-                         ports[f"{d.name}__response__valid"].eq(response.valid),
-                         ports[f"{d.name}__response__payload"].eq(response.payload),
-                         response.ready.eq(ports[f"{d.name}__response__ready"]),
-                         unit.written.eq(ports[f"{d.writes}__valid"]
+            _serve(m, ports, d.name, unit.port)
+            m.d.comb += [unit.written.eq(ports[f"{d.writes}__valid"]
                                          & ports[f"{d.writes}__ready"]),
                          unit.write_addr.eq(write.addr), unit.write_data.eq(write.data)]
             fired.append(unit.moved)
         m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
                      self.moved.eq(any_of(fired))]
         return m
+
+
+def _serve(m, ports, name, port):
+    """Memory port ``name`` of the design served by ``port`` (its memory's side)."""
+    request, response = port.request, port.response
+    m.d.comb += [request.valid.eq(ports[f"{name}__request__valid"]),
+                 request.payload.eq(ports[f"{name}__request__payload"]),
+                 ports[f"{name}__request__ready"].eq(request.ready),
+                 ports[f"{name}__response__valid"].eq(response.valid),
+                 ports[f"{name}__response__payload"].eq(response.payload),
+                 response.ready.eq(ports[f"{name}__response__ready"])]
 
 
 def _all(values):
