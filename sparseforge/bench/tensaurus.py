@@ -66,11 +66,16 @@ WORKLOADS = (("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns"),
              ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", {"spm_rows": 512}),
              ("spmm", "matrices/graphs/email-Eu-core.mtx", {"spm_rows": 256}),
              ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", {"banks": 2}),
-             ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", {"banks": 4}))
+             ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", {"banks": 4}),
+             ("spmttkrp", "tensors/movielens-100k_user-item-day.tns", {"out_rows": 64}),
+             ("spmttkrp", "tensors/movielens-100k_user-item-day.tns",
+              {"out_rows": 64, "direct": True}))
 """(kernel, input[, options]): ``spm_rows`` runs in tiles of that many rows, each loading
 behind the last; ``banks`` the scratchpads' banks (default the paper's 8), whose conflicts
-stall the sparse kernels' PEs (the dense ones read once a column, broadcast). A dense
-input is fully dense: every element, zeros too, is read and computed."""
+stall the sparse kernels' PEs (the dense ones read once a column, broadcast);
+``out_rows`` an MSU of that many rows a half, the output in output tiles, or with
+``direct`` summed in memory (Section 5.2.5). A dense input is fully dense: every element,
+zeros too, is read and computed."""
 QUICK = (WORKLOADS[0], WORKLOADS[2], WORKLOADS[3])
 
 PAPER = {
@@ -137,11 +142,11 @@ def measure(quick, seed, array="ours"):
         mats = [rng.integers(-9, 10, (n, f)) for n, f in zip(shape[1:], ranks, strict=True)]
         if kernel in ("spmv", "gemv"):
             mats = [mats[0][:, 0]]
-        spm_rows, out_rows = options.get("spm_rows"), None
+        spm_rows, out_rows = options.get("spm_rows"), options.get("out_rows")
         if array == "paper":
             spm_rows, out_rows = paper_rows(rank, a["r1"], kernel, a["vlen"], a["cols"], 16)
         job = plan(kernel, operand, mats, a["rows"], a["cols"], a["vlen"], spm_rows=spm_rows,
-                   out_rows=out_rows)
+                   out_rows=out_rows, direct=options.get("direct", False))
         params = {**params_for(job), "tags": TAGS, "msu_banks": min(a["cols"], 8),
                   **{k: v for k, v in options.items() if k == "banks"}}
         if array == "paper":
@@ -158,6 +163,8 @@ def measure(quick, seed, array="ours"):
                      **useful,
                      "spm_rows": job.spm_rows, "banks": component.banks,
                      "msu_banks": component.msu_banks, "out_rows": component.out_rows,
+                     "out_tiles": sum(tile.closes for tile in job.tiles),
+                     "direct": job.direct, "drains": job.drains(component.r1),
                      "cycles": result.cycles, "load_cycles": result.load_cycles,
                      "compute_cycles": result.compute_cycles,
                      "equal_to_golden": bool(np.array_equal(result.output, job.golden)),
@@ -242,12 +249,14 @@ def _human(result):
                f"{result['rank']} (TTMc: B's {result['r1']}, C's {result['rank']}), on "
                f"Verilator; the tensor's memory answers out of order within "
                f"{result['window']} of the TLU's {result['tags']} reads")
-    click.echo(f"{'kernel input':40} {'nnz':>7} {'tiles':>5} {'banks':>5} {'load':>7} "
+    click.echo(f"{'kernel input':40} {'nnz':>7} {'tiles':>5} {'banks':>5} {'output':>7} "
+               f"{'load':>7} "
                f"{'compute':>8} {'ops':>9} {'executed':>9} {'util':>6} {'exec':>6} "
                f"{'ops/B':>6} {'ops/c':>6} {'roof':>6} {'of roof':>7}  golden")
     for r in result["workloads"]:
+        output = "memory" if r["direct"] else f"{r['out_tiles']}x{r['out_rows']}"
         click.echo(f"{r['kernel'] + ' ' + r['input']:40.40} {r['nnz']:>7} {r['tiles']:>5} "
-                   f"{r['banks']:>5} {r['load_cycles']:>7} "
+                   f"{r['banks']:>5} {output:>7} {r['load_cycles']:>7} "
                    f"{r['compute_cycles']:>8} {r['useful_ops']:>9} {r['executed_ops']:>9} "
                    f"{r['utilization_useful']:>6.1%} {r['utilization_executed']:>6.1%} "
                    f"{r['intensity_useful_ops_per_byte']:>6.2f} "
@@ -262,6 +271,14 @@ def _human(result):
             click.echo(f"  Fig. 3e at {result['rows']} PEs, {r['input']}: "
                        f"{r['ciss_fraction']:.0%} of the memory words carry data as CISS, "
                        f"{r['csr_fraction']:.0%} as per-PE CSR slices")
+    for r in result["workloads"]:
+        tiled = [t for t in result["workloads"] if t["input"] == r["input"] and
+                 t["kernel"] == r["kernel"] and t["out_tiles"] > 1 and r["direct"]]
+        for t in tiled:
+            click.echo(f"  Section 5.2.5, {r['kernel']} {r['input']}: summed in memory "
+                       f"rather than in {t['out_tiles']} output tiles of {t['out_rows']} rows, "
+                       f"{r['bytes'] / t['bytes']:.2f}x the bytes and "
+                       f"{r['cycles'] / t['cycles']:.3f}x the cycles")
     if result.get("fig3e"):
         click.echo()
         ciss_dram.report(result["fig3e"])
@@ -302,6 +319,10 @@ def _human(result):
                  f"a read, one OSR register): {result['rows']} of the "
                  f"{result['rows'] * result['cols']} PEs compute, and its util is of the "
                  "whole array's peak",
+                 "output: output tiles x the rows of an MSU half, or 'memory', summed "
+                 "directly in memory (Section 5.2.5), each drain read and written; the "
+                 "paper's case for it, an output of many MSU halves, is the last two rows: "
+                 "in output tiles each loads its own rows of both matrices",
                  "dense kernels run in the TLU's dense mode on fully dense operands: every "
                  "element is read (dw bits, zeros too) and computed, and each column's "
                  "scratchpad broadcasts its first PE's reads, so no bank conflicts",
