@@ -17,7 +17,13 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
+from amaranth.hdl import Array, Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
 from ..hw.axi import BURST_INCR, OKAY, SLVERR
+from ..hw.axi_master import AxiMaster
+from ..hw.stream_units import lowest
 from ..sw import wire
 
 PAGE = 4096
@@ -388,3 +394,63 @@ def simulate(dut, memory, drivers, settled, limit=100_000):
     sim.add_testbench(bench)
     sim.run()
     return cycles[0]
+
+
+# -- a harness for cocotbext-axi ----------------------------------------------------------
+
+class AxiCopy(wiring.Component):
+    """Copies ``count`` words from word address ``src`` to ``dst`` through an
+    :class:`~sparseforge.hw.axi_master.AxiMaster` (one tagged read port, one write port),
+    the harness that puts the master's bus in front of cocotbext-axi's ``AxiRam``.
+
+    A pulse on ``start`` begins a copy: word ``i`` is read on the lowest free of the
+    ``2**tag`` tags, so reads overlap and come back in any order, and each answer is
+    written to ``dst`` plus its index at once. ``done`` rises once every read is answered
+    and every write has landed (the master ``idle``), and stays high until the next
+    ``start``. ``error`` is the master's.
+    """
+
+    def __init__(self, **params):
+        self.master = AxiMaster(reads=1, ordered=0, writes=1, **params)
+        v = self.master.params
+        self.tags = 1 << v["tag"]
+        super().__init__({
+            "src": In(v["addr_width"]), "dst": In(v["addr_width"]),
+            "count": In(v["addr_width"] + 1), "start": In(1),
+            "done": Out(1), "error": Out(1),
+            "m_axi": Out(self.master.m_axi.signature),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.master = master = self.master
+        wiring.connect(m, master.m_axi, wiring.flipped(self.m_axi))
+        read, write = master.tagged[0], master.write[0]
+        issued, running = Signal.like(self.count), Signal()
+        free = Signal(self.tags, init=(1 << self.tags) - 1)
+        index = Array(Signal.like(self.count, name=f"index{t}") for t in range(self.tags))
+        first, _ = lowest(m, free)
+        tag = Signal(range(self.tags))
+        for t in reversed(range(self.tags)):
+            with m.If(first[t]):
+                m.d.comb += tag.eq(t)
+        m.d.comb += [read.request.valid.eq(running & (issued != self.count) & free.any()),
+                     read.request.payload.addr.eq(self.src + issued),
+                     read.request.payload.tag.eq(tag)]
+        taken = read.response.payload.tag
+        m.d.comb += [write.request.valid.eq(read.response.valid),
+                     write.request.payload.addr.eq(self.dst + index[taken]),
+                     write.request.payload.data.eq(read.response.payload.data),
+                     read.response.ready.eq(write.request.ready)]
+        sent = read.request.valid & read.request.ready
+        back = read.response.valid & read.response.ready
+        with m.If(sent):
+            m.d.sync += [issued.eq(issued + 1), index[tag].eq(issued)]
+        freed = Cat(back & (taken == t) for t in range(self.tags))
+        m.d.sync += free.eq(free & ~(first & sent.replicate(self.tags)) | freed)
+        with m.If(running & (issued == self.count) & free.all() & master.idle):
+            m.d.sync += [running.eq(0), self.done.eq(1)]
+        with m.If(self.start):
+            m.d.sync += [running.eq(1), issued.eq(0), self.done.eq(0)]
+        m.d.comb += self.error.eq(master.error)
+        return m
