@@ -150,9 +150,9 @@ class WriteBridge(wiring.Component):
     A write ``{addr, data}`` is one AW (AWID ``0``, a burst of ``ceil(word / data)``
     beats at the word's byte address, as :class:`ReadBridge`'s) and its beats on W, every
     strobe set (a narrow word: the strobes of its bytes, the word on every lane). The
-    write is taken once the AW register slice and the word queue both have room; then
-    AW leaves as the slave takes it and W as the slave takes its beats, neither waiting
-    for the other. One ID, so the writes land in the order they were taken, as the port
+    write is taken once the address queue and the word queue (``words`` each) both have
+    room; then AW leaves as the slave takes it and W as the slave takes its beats, so
+    either runs up to ``words`` writes ahead of the other. One ID, so the writes land in the order they were taken, as the port
     promises.
 
     Parameters
@@ -188,7 +188,7 @@ class WriteBridge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         word, request, axi = self.word, self.port.request, self.axi
-        m.submodules.aw = aw = Skid(len(request.payload.addr))
+        m.submodules.aw = aw = Queue(len(request.payload.addr), depth=self.words, latency=1)
         item = data.StructLayout({"data": word.width, "lane": word.lane_bits})
         m.submodules.queue = queue = Queue(item, depth=self.words, latency=1)
         word.address(m, axi.aw, aw.o.payload, 0)

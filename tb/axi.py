@@ -99,7 +99,7 @@ class AxiMemory:
         self.answers = []                               # B answers, in order per ID
         self.now, self.r, self.b = 0, None, None        # R beat, B answer offered
         self.held = {}                                  # channel -> payload left waiting
-        self.r_beats = self.w_beats = self.interleaved = 0
+        self.r_beats = self.w_beats = self.interleaved = self.r_stalls = 0
 
     # -- the host's view ---------------------------------------------------------------
 
@@ -156,6 +156,8 @@ class AxiMemory:
         if self.r is not None and self._get(ctx, "r", "ready"):
             self.r_beats += 1
             self.r = None
+        elif self.r is not None:
+            self.r_stalls += 1
         if self.b is not None and self._get(ctx, "b", "ready"):
             self.b = None
         self.now += 1
@@ -368,10 +370,11 @@ class Writes(_Driver):
         return not self.writes and self.offered is None
 
 
-def simulate(dut, memory, drivers, settled, limit=100_000):
+def simulate(dut, memory, drivers, settled, limit=100_000, check=None):
     """Run ``dut`` on Amaranth's simulator with ``memory`` and the port ``drivers`` until
     every driver is done, the memory is quiet and ``settled(ctx)`` holds; return the
-    cycles. A run past ``limit`` cycles raises ``AssertionError`` (a hang)."""
+    cycles. ``check(ctx)``, if given, runs every cycle after the transfers are taken. A
+    run past ``limit`` cycles raises ``AssertionError`` (a hang)."""
     from amaranth.sim import Simulator
 
     sim = Simulator(dut)
@@ -385,6 +388,8 @@ def simulate(dut, memory, drivers, settled, limit=100_000):
                 part.drive(ctx)
             for part in parts:
                 part.sample(ctx)
+            if check:
+                check(ctx)
             if all(d.done() for d in drivers) and memory.quiet() and settled(ctx):
                 cycles.append(cycle)
                 return
