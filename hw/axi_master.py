@@ -152,8 +152,8 @@ class WriteBridge(wiring.Component):
     strobe set (a narrow word: the strobes of its bytes, the word on every lane). The
     write is taken once the address queue and the word queue (``words`` each) both have
     room; then AW leaves as the slave takes it and W as the slave takes its beats, so
-    either runs up to ``words`` writes ahead of the other. One ID, so the writes land in the order they were taken, as the port
-    promises.
+    either runs up to ``words`` writes ahead of the other. One ID, so the writes land in
+    the order they were taken, as the port promises.
 
     Parameters
     ----------
@@ -188,7 +188,8 @@ class WriteBridge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         word, request, axi = self.word, self.port.request, self.axi
-        m.submodules.aw = aw = Queue(len(request.payload.addr), depth=self.words, latency=1)
+        m.submodules.aw = aw = Queue(len(request.payload.addr), depth=self.words,
+                                     latency=1)
         item = data.StructLayout({"data": word.width, "lane": word.lane_bits})
         m.submodules.queue = queue = Queue(item, depth=self.words, latency=1)
         word.address(m, axi.aw, aw.o.payload, 0)

@@ -191,8 +191,8 @@ def test_pins_of_a_slave_flow_the_other_way():
 @pytest.mark.parametrize("params, name", [
     ({"tag": 9}, "tag"), ({"reads": 17}, "reads"), ({"writes": 0}, "writes"),
     ({"data": 48}, "data"), ({"reads": 0, "ordered": 0}, "reads"),
-    ({"word": 2049, "data": 8, "addr_width": 8}, "word"),                # 257 beats: past AXI4's 256
-    ({"addr_width": 30, "word": 64, "axi_addr": 32}, "addr_width")])   # 33 address bits
+    ({"word": 2049, "data": 8, "addr_width": 8}, "word"),      # 257 beats: AXI4 has 256
+    ({"addr_width": 30, "word": 64, "axi_addr": 32}, "addr_width")])  # 33 address bits
 def test_parameters_are_refused_at_the_first_illegal_value(params, name):
     with pytest.raises(ParameterError, match=f"{name}="):
         AxiMaster(**params)

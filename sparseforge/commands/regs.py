@@ -32,7 +32,7 @@ def command(as_c, as_md, values, as_json):
 
 
 def _pair(text):
-    name, sep, value = text.partition("=")
+    name, _, value = text.partition("=")
     try:
         return name, int(value, 0)
     except ValueError:
