@@ -118,8 +118,8 @@ class RegisterFile(wiring.Component):
         with m.If(write):
             m.d.sync += [aw_held.eq(0), w_held.eq(0), bus.b.valid.eq(1),
                          bus.b.payload.resp.eq(found)]
-            below = Array(Const((1 << k) - 1, 4) for k in range(4))[aw_addr[:2]]
-            with m.If(busy | (w_strb & below).any()):
+            below = Array(Const((1 << k) - 1, 3) for k in range(4))[aw_addr[:2]]
+            with m.If(busy | (w_strb[:3] & below).any()):
                 m.d.sync += bus.b.payload.resp.eq(SLVERR)
                 with m.If(busy):
                     m.d.sync += refused.eq(1)

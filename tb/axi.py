@@ -17,12 +17,15 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
+from amaranth.back import rtlil
 from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..core.export import clean_verilog
 from ..hw.axi import BURST_INCR, OKAY, SLVERR
 from ..hw.axi_master import AxiMaster
+from ..hw.regfile import RegisterFile
 from ..hw.stream_units import lowest
 from ..sw import wire
 
@@ -459,3 +462,32 @@ class AxiCopy(wiring.Component):
             m.d.sync += [running.eq(1), issued.eq(0), self.done.eq(0)]
         m.d.comb += self.error.eq(master.error)
         return m
+
+
+class AxiPorts(wiring.Component):
+    """Both AXI attachments side by side in one top for cocotbext-axi, so one Verilator
+    build serves both tests: an :class:`AxiCopy` (its members as they are) and a
+    :class:`~sparseforge.hw.regfile.RegisterFile` (``s_axil``, ``regs``)."""
+
+    def __init__(self, **params):
+        self.copy, self.regfile = AxiCopy(**params), RegisterFile()
+        super().__init__({**self.copy.signature.members, **self.regfile.signature.members})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.copy, m.submodules.regfile = self.copy, self.regfile
+        for part in (self.copy, self.regfile):
+            for name, member in part.signature.members.items():
+                outer, inner = getattr(self, name), getattr(part, name)
+                if member.is_signature:
+                    wiring.connect(m, wiring.flipped(outer), inner)
+                else:
+                    m.d.comb += inner.eq(outer) if member.flow == In else outer.eq(inner)
+        return m
+
+
+def ports_verilog():
+    """The Verilog (top module ``axi_ports``) of the :class:`AxiPorts` both cocotbext-axi
+    tests run on: 48-bit words over a 32-bit bus (two beats), 8 tags, 16-bit addresses."""
+    harness = AxiPorts(addr_width=12, word=48, tag=3, data=32, axi_addr=16)
+    return clean_verilog(rtlil.convert(harness, name="axi_ports", emit_src=False))
