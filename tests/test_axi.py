@@ -139,32 +139,54 @@ def test_error_responses_set_error():
 
 # -- the master ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"reads": 3, "ordered": 2, "writes": 3, "word": 48, "data": 32, "tag": 2}])
-def test_master_serves_every_port_through_one_bus(params):
-    rng = random.Random(seed_from_env(8))
+def serve(params, seed, n=40, per_port=50):
+    """Every port of an :class:`AxiMaster` of ``params`` busy at once against the checking
+    memory: tagged and in-order reads of ``n`` random words, ``per_port`` writes each to
+    a range of its own; every answer and every landed word checked."""
+    rng = random.Random(seed)
     dut = AxiMaster(**params)
-    v, n = dut.params, 40
+    v = dut.params
     memory = AxiMemory(Pins(dut.m_axi), v["data"], 1 << 16, rng, STALLS)
     values = words(rng, memory, v["word"], n)
-    tagged = [TaggedReads(dut.tagged[k], [rng.randrange(n) for _ in range(50)], rng, .6, .6)
-              for k in range(v["reads"])]
-    ordered = [OrderedReads(dut.ordered[k], [rng.randrange(n) for _ in range(50)], rng, .6,
-                            .6) for k in range(v["ordered"])]
+    tagged = [TaggedReads(dut.tagged[k], [rng.randrange(n) for _ in range(per_port)], rng,
+                          .6, .6) for k in range(v["reads"])]
+    ordered = [OrderedReads(dut.ordered[k], [rng.randrange(n) for _ in range(per_port)], rng,
+                            .6, .6) for k in range(v["ordered"])]
     wanted = [list(o.addrs) for o in ordered]
-    writes = [[(n + 64 * k + rng.randrange(60), rng.getrandbits(v["word"])) for _ in range(50)]
-              for k in range(v["writes"])]
+    writes = [[(n + 64 * k + rng.randrange(60), rng.getrandbits(v["word"]))
+               for _ in range(per_port)] for k in range(v["writes"])]
+    assert n + 64 * v["writes"] <= 1 << v["addr_width"], "a write address would wrap"
     posts = [Writes(dut.write[k], writes[k], rng, .6) for k in range(v["writes"])]
-    simulate(dut, memory, [*tagged, *ordered, *posts], lambda ctx: ctx.get(dut.idle))
+    simulate(dut, memory, [*tagged, *ordered, *posts], lambda ctx: ctx.get(dut.idle),
+             limit=400 * per_port)
     for port in tagged:
-        assert len(port.got) == 50 and all(values[a] == d for a, d in port.got)
+        assert len(port.got) == per_port and all(values[a] == d for a, d in port.got)
     for port, addrs in zip(ordered, wanted, strict=True):
         assert port.got == [values[a] for a in addrs]
     for mine in writes:
         for addr, value in dict(mine).items():
             assert memory.load(addr, v["word"]) == value
+    return dut
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"reads": 3, "ordered": 2, "writes": 3, "word": 48, "data": 32, "tag": 2}])
+def test_master_serves_every_port_through_one_bus(params):
+    dut = serve(params, seed_from_env(8))
+    v = dut.params
     assert dut.read_id == v["tag"] + (v["reads"] + v["ordered"] - 1).bit_length()
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(100, 112))
+def test_soak_master_over_seeds_and_shapes(seed):
+    rng = random.Random(seed)
+    params = {"reads": rng.randint(0, 3), "ordered": rng.randint(1, 2),
+              "writes": rng.randint(1, 3), "word": rng.choice([8, 16, 32, 33, 48, 100, 256]),
+              "data": rng.choice([8, 32, 64]), "tag": rng.randint(1, 4), "addr_width": 10,
+              "axi_addr": 16}
+    serve(params, seed, n=100, per_port=300)
 
 
 def test_master_pins_have_the_standard_names():
@@ -219,4 +241,14 @@ def test_copy_through_cocotbext_axi_ram(tmp_path):
     cocotb_verilog("axi_ports", ports_verilog(), "sparseforge.tb.axi_cocotb", tmp_path,
                    {"seed": seed_from_env(1), "word": 48, "count": 60, "src": 5, "dst": 700,
                     "bytes": 1 << 16, "pause": 0.3, "watchdog": 4000},
+                   testcase="copy_through_axi_ram")
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("seed", range(200, 205))
+def test_soak_copy_through_cocotbext_axi_ram(tmp_path, seed):
+    cocotb_verilog("axi_ports", ports_verilog(), "sparseforge.tb.axi_cocotb", tmp_path,
+                   {"seed": seed, "word": 48, "count": 1500, "src": seed, "dst": 2000,
+                    "bytes": 1 << 16, "pause": 0.5, "watchdog": 60_000},
                    testcase="copy_through_axi_ram")

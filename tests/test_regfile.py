@@ -261,3 +261,11 @@ def test_register_file_through_cocotbext_axi_lite_master(tmp_path):
     cocotb_verilog("axi_ports", ports_verilog(), "sparseforge.tb.axi_cocotb", tmp_path,
                    {"seed": seed_from_env(2), "pause": 0.3},
                    testcase="registers_through_axi_lite_master")
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("seed", range(300, 305))
+def test_soak_register_file_through_cocotbext_axi_lite_master(tmp_path, seed):
+    cocotb_verilog("axi_ports", ports_verilog(), "sparseforge.tb.axi_cocotb", tmp_path,
+                   {"seed": seed, "pause": 0.6}, testcase="registers_through_axi_lite_master")
