@@ -6,10 +6,11 @@ import random
 
 import pytest
 from amaranth.lib import wiring
+from amaranth.sim import Simulator
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.axi import AxiLiteSignature, AxiSignature, pins
-from sparseforge.hw.axi_master import AxiMaster, ReadBridge, WriteBridge
+from sparseforge.hw.axi_master import AxiMaster, ReadBridge, TaggedMux, WriteBridge
 from sparseforge.sim.runners import cocotb_verilog, seed_from_env
 from sparseforge.sw import wire
 from sparseforge.tb.axi import (
@@ -135,6 +136,31 @@ def test_error_responses_set_error():
     memory = AxiMemory(Pins(dut.m_axi), 32, 1 << 12, rng, bad=frozenset({4 * 9}))
     simulate(dut, memory, [Writes(dut.write[0], [(3, 1), (9, 2)], rng)],
              lambda ctx: ctx.get(dut.idle) and ctx.get(dut.error))
+
+
+def test_a_response_whose_tag_names_no_port_is_dropped_and_flagged():
+    """Three ports take two tag bits above theirs; tag {3, x} names none of them."""
+    dut = TaggedMux(3, 8, 16, 2)
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    seen = []
+
+    async def bench(ctx):
+        response = dut.mem.response
+        for port in dut.ports:
+            ctx.set(port.response.ready, 1)
+        for tag in (0b0110, 0b1101, 0b0001):        # port 1, no port, port 0
+            ctx.set(response.payload, {"tag": tag, "data": tag})
+            ctx.set(response.valid, 1)
+            seen.append((ctx.get(response.ready),
+                         [ctx.get(p.response.valid) for p in dut.ports], ctx.get(dut.error)))
+            await ctx.tick()
+        ctx.set(response.valid, 0)
+        seen.append(ctx.get(dut.error))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [(1, [0, 1, 0], 0), (1, [0, 0, 0], 0), (1, [1, 0, 0], 1), 1]
 
 
 # -- the master ----------------------------------------------------------------------------
