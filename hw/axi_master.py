@@ -93,8 +93,8 @@ class ReadBridge(wiring.Component):
     error : Out(1)
         Set (and kept) by a beat whose RRESP is not OKAY; its data is answered anyway.
 
-    Latency: AR and the response are the request and the last beat, combinationally;
-    one beat a cycle.
+    Latency: a cycle from a request to its AR and from a last beat to its response (the
+    register slices on the request and on R); one request and one beat a cycle.
     """
 
     def __init__(self, addr_width, word, tag_width, axi_addr_width, data_width):

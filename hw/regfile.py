@@ -36,7 +36,7 @@ class RegisterSignature(wiring.Signature):
 
 @block("regfile")
 class RegisterFile(wiring.Component):
-    """The accelerator's AXI4-Lite register file (:mod:`sparseforge.sw.regmap`).
+    """The accelerator's AXI4-Lite register file, generated from the map in ``sw/regmap.py``.
 
     Parameters
     ----------
