@@ -37,12 +37,12 @@ from ..interfaces import (
     mlu_start_layout,
     spm_chunks,
 )
+from ..stream_units import MemoryPortSignature
 from ..tensaurus_control import TensaurusControl
 from ..tensaurus_mlu import TensaurusMlu, mlu_word_layout
 from ..tensaurus_msu import TensaurusMsu
 from ..tensaurus_pe import TensaurusPe
 from ..tensaurus_spm import TensaurusSpm
-from ..stream_units import MemoryPortSignature
 from ..tensaurus_tlu import TensaurusTlu
 
 
