@@ -1,0 +1,78 @@
+"""Passes of a matrix through a converter's fixed buffers (MINT Section V), planned on the host.
+
+A converter is built once, its buffers sized by its parameters; a matrix larger than them
+goes through in passes, as a real converter's must, and the host joins the passes' outputs.
+CSR to CSC (Fig. 8c) counts each column in a counter memory of ``max_cols`` columns and
+places the nonzeros in a scratchpad of ``max_nnz``: a pass is a run of whole columns
+(:func:`column_passes`), its CSR the matrix's entries in those columns, renumbered from the
+run's first (:func:`column_slices`); every row's pointer goes through every pass, so the
+block gives each entry its row. A column lands whole in one pass, so the passes' CSC
+outputs, one after the other, are the matrix's CSC with each pass's pointers moved up by
+the nonzeros before it (:func:`join_columns`): the block did the sort, the host adds.
+
+numpy only. Host memory follows the nonzeros and the columns (the CSC pointers need them),
+never the matrix's area.
+"""
+
+import numpy as np
+
+from ..core.errors import ParameterError
+
+
+def column_passes(indices, cols, max_cols, max_nnz):
+    """The columns of each pass: bounds ``[0, c1, ..., cols]`` (int64), each pass
+    ``[bounds[p], bounds[p + 1])`` at most ``max_cols`` columns and ``max_nnz`` nonzeros,
+    each as long as both allow (greedy from column 0: the fewest passes). A matrix of no
+    columns is one pass of none.
+
+    ``indices`` are the column ids of the matrix's nonzeros, in any order. Raises
+    ParameterError naming a column of more than ``max_nnz`` nonzeros (no pass holds it).
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    counts = np.bincount(indices, minlength=cols)
+    if len(counts) and counts.max() > max_nnz:
+        heavy = int(np.argmax(counts))
+        raise ParameterError(f"column {heavy} holds {counts[heavy]} nonzeros, more than the "
+                             f"{max_nnz} a pass of the converter holds")
+    before = np.concatenate([[0], np.cumsum(counts)])      # nonzeros before each column
+    bounds = [0]
+    while bounds[-1] < cols:
+        lo = bounds[-1]
+        fits = int(np.searchsorted(before, before[lo] + max_nnz, side="right")) - 1
+        bounds.append(min(lo + max_cols, fits, cols))
+    return np.array(bounds if cols else [0, 0], dtype=np.int64)
+
+
+def column_slices(indptr, indices, bounds):
+    """Each pass's CSR, as ``(indptr, indices, order)`` per pass: its row pointers over
+    every row, its column ids less the pass's first column, and ``order``, where its
+    entries are in the matrix's (so ``data[order]`` are its values).
+
+    ``indptr``, ``indices``: the matrix's CSR; ``bounds``: :func:`column_passes`'.
+    Entries keep their CSR order within a pass.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    rows = len(indptr) - 1
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
+    pass_of = np.searchsorted(bounds, indices, side="right") - 1
+    order = np.argsort(pass_of, kind="stable")          # pass by pass, CSR order in each
+    ends = np.searchsorted(pass_of[order], np.arange(len(bounds)), side="left")
+    out = []
+    for p in range(len(bounds) - 1):
+        mine = order[ends[p]:ends[p + 1]]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[mine], minlength=rows))])
+        out.append((ptr, indices[mine] - bounds[p], mine))
+    return out
+
+
+def join_columns(pointers, bounds):
+    """The matrix's CSC column pointers from each pass's (``pointers[p]``, over the pass's
+    columns and one past): each pass's moved up by the nonzeros of the passes before it.
+    The entries themselves join by following one another."""
+    parts, base = [], 0
+    for ptr, lo, hi in zip(pointers, bounds[:-1], bounds[1:], strict=True):
+        ptr = np.asarray(ptr[:hi - lo + 1], dtype=np.int64)
+        parts.append(ptr[:-1] + base)
+        base += int(ptr[-1])
+    return np.concatenate([*parts, [base]]).astype(np.int64)
