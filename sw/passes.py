@@ -10,6 +10,11 @@ block gives each entry its row. A column lands whole in one pass, so the passes'
 outputs, one after the other, are the matrix's CSC with each pass's pointers moved up by
 the nonzeros before it (:func:`join_columns`): the block did the sort, the host adds.
 
+CSR to BSR (Fig. 8e) holds each row of a block row but the last in a scratchpad bank of
+``depth`` nonzeros until the last row comes: a pass is a run of whole block columns in
+which no such row has more (:func:`bank_passes`), sliced as for CSC. A block row's blocks
+are then its blocks of each pass, one pass after the other (:func:`join_block_rows`).
+
 numpy only. Host memory follows the nonzeros and the columns (the CSC pointers need them),
 never the matrix's area.
 """
@@ -76,3 +81,49 @@ def join_columns(pointers, bounds):
         parts.append(ptr[:-1] + base)
         base += int(ptr[-1])
     return np.concatenate([*parts, [base]]).astype(np.int64)
+
+
+def bank_passes(indptr, indices, cols, block, depth):
+    """The columns of each pass through CSR to BSR's banks: bounds ``[0, ..., cols]``,
+    multiples of ``block = (R, C)``'s C but the last, each pass as long as no row but the
+    last of its block row has more than ``depth`` nonzeros in it (greedy: the fewest passes).
+
+    ``indptr``, ``indices``: the matrix's CSR, columns sorted within each row. Raises
+    ParameterError where a row has more than ``depth`` nonzeros in one block column.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    (R, C), rows = block, len(indptr) - 1
+    held = np.arange(rows) % R != R - 1                  # rows that wait in a bank
+    starts, ends = indptr[:-1][held], indptr[1:][held]
+    bounds = [0]
+    while bounds[-1] < cols:
+        lo = bounds[-1]
+        before = np.concatenate([[0], np.cumsum(indices < lo)])
+        over = starts + before[ends] - before[starts] + depth   # a row's first past depth
+        limit = int(indices[over[over < ends]].min(initial=cols))
+        hi = min(cols, limit // C * C)
+        if hi <= lo:
+            raise ParameterError(f"a row has more than {depth} nonzeros in the block column "
+                                 f"of columns {lo} to {lo + C - 1}: no pass of the converter's "
+                                 f"banks holds them")
+        bounds.append(hi)
+    return np.array(bounds if cols else [0, 0], dtype=np.int64)
+
+
+def join_block_rows(pointers):
+    """The BSR block-row pointers of the passes' outputs joined, and where each of the
+    passes' blocks (one pass after the other) goes: ``(ptr, places)``. A block row's blocks
+    are its blocks of the first pass, then of the second, and so on.
+
+    ``pointers``: each pass's block-row pointers (the same block rows in every pass).
+    """
+    ptrs = np.asarray(pointers, dtype=np.int64).reshape(len(pointers), -1)
+    counts = np.diff(ptrs, axis=1)                       # passes x block rows
+    ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
+    ahead = np.cumsum(counts, axis=0) - counts           # blocks of the passes before
+    places = []
+    for p, (mine, before) in enumerate(zip(ptrs, ahead, strict=True)):
+        row = np.repeat(np.arange(counts.shape[1]), counts[p])
+        places.append(ptr[row] + before[row] + np.arange(mine[-1]) - mine[row])
+    return ptr, np.concatenate([np.zeros(0, np.int64), *places])

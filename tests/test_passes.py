@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.sw import conversion as cv
-from sparseforge.sw.passes import column_passes, column_slices, join_columns
+from sparseforge.sw.passes import (
+    bank_passes,
+    column_passes,
+    column_slices,
+    join_block_rows,
+    join_columns,
+)
 
 # 4 rows x 7 columns; column counts 2, 1, 3, 1, 1, 1, 2 (11 nonzeros), CSR positions 0..10
 ROWS = [[0, 2, 5], [1, 2], [2, 6], [0, 3, 4, 6]]
@@ -84,3 +90,27 @@ def test_passes_joined_are_the_csc(rows, cols, density, max_cols, max_nnz, seed)
     assert np.array_equal(join_columns([m.indptr for m in parts], bounds), want.indptr)
     assert np.array_equal(np.concatenate([m.indices for m in parts]), want.indices)
     assert np.array_equal(np.concatenate([m.data for m in parts]), want.data)
+
+
+def test_bank_passes_worked_by_hand_on_the_4_by_7_matrix():
+    # 2 x 2 blocks (the 7 columns pad to 8), banks of 2: rows 0 and 2 wait in a bank.
+    # Row 0 has columns 0, 2, 5; row 2 has 2, 6. From column 0, row 0's third nonzero
+    # (column 5) ends the pass at block column 2 (column 4); from 4 nothing overflows.
+    assert bank_passes(INDPTR, INDICES, 8, (2, 2), 2).tolist() == [0, 4, 8]
+    assert bank_passes(INDPTR, INDICES, 8, (2, 2), 3).tolist() == [0, 8]     # exactly fits
+    assert bank_passes(INDPTR, INDICES, 8, (1, 2), 1).tolist() == [0, 8]     # no bank waits
+    # 4-row blocks, banks of 1: rows 0-2 wait. Row 0's second nonzero from column 0 is at
+    # 2 (row 1's too): [0, 2); from 2, row 0's second is at 5: [2, 4); then none: [4, 8)
+    assert bank_passes(INDPTR, INDICES, 8, (4, 2), 1).tolist() == [0, 2, 4, 8]
+    with pytest.raises(ParameterError, match="more than 1 nonzeros in the block column of "
+                                             "columns 0 to 3"):
+        bank_passes(INDPTR, INDICES, 8, (4, 4), 1)
+
+
+def test_block_rows_join_pass_after_pass():
+    # two block rows; pass 0 gives 2 and 1 blocks, pass 1 gives 1 and 2
+    ptr, places = join_block_rows([[0, 2, 3], [0, 1, 3]])
+    assert ptr.tolist() == [0, 3, 6]
+    # pass 0's blocks a, b (row 0), c (row 1); pass 1's d (row 0), e, f (row 1):
+    # joined a b d | c e f
+    assert places.tolist() == [0, 1, 3, 2, 4, 5]
