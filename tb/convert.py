@@ -8,6 +8,12 @@ Verilator, under random back-pressure on every stream, and returns
 (never from the golden converter), in the formats of
 :mod:`sparseforge.sw.conversion`. Modules are found by name, so a new
 converter touches no other file.
+
+A converter is hardware with fixed buffers: each ``run`` builds its block from
+fixed parameters (the module's ``RTL`` or its named constants), never sized by
+the input, so one build serves every matrix; a matrix larger than the buffers
+goes through in passes the host plans and joins (:mod:`sparseforge.sw.passes`),
+and one beyond an index width is refused.
 """
 
 import importlib
