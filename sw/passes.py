@@ -15,8 +15,8 @@ CSR to BSR (Fig. 8e) holds each row of a block row but the last in a scratchpad 
 which no such row has more (:func:`bank_passes`), sliced as for CSC. A block row's blocks
 are then its blocks of each pass, one pass after the other (:func:`join_block_rows`).
 
-numpy only. Host memory follows the nonzeros and the columns (the CSC pointers need them),
-never the matrix's area.
+numpy only. Host memory follows the nonzeros, the columns (the CSC pointers need them) and
+each pass's row pointers (the block takes them), never the matrix's area.
 """
 
 import numpy as np
@@ -71,13 +71,13 @@ def column_slices(indptr, indices, bounds):
     return out
 
 
-def join_columns(pointers, bounds):
+def join_columns(pointers):
     """The matrix's CSC column pointers from each pass's (``pointers[p]``, over the pass's
     columns and one past): each pass's moved up by the nonzeros of the passes before it.
     The entries themselves join by following one another."""
     parts, base = [], 0
-    for ptr, lo, hi in zip(pointers, bounds[:-1], bounds[1:], strict=True):
-        ptr = np.asarray(ptr[:hi - lo + 1], dtype=np.int64)
+    for ptr in pointers:
+        ptr = np.asarray(ptr, dtype=np.int64)
         parts.append(ptr[:-1] + base)
         base += int(ptr[-1])
     return np.concatenate([*parts, [base]]).astype(np.int64)
@@ -123,7 +123,7 @@ def join_block_rows(pointers):
     ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
     ahead = np.cumsum(counts, axis=0) - counts           # blocks of the passes before
     places = []
-    for p, (mine, before) in enumerate(zip(ptrs, ahead, strict=True)):
-        row = np.repeat(np.arange(counts.shape[1]), counts[p])
+    for mine, before, count in zip(ptrs, ahead, counts, strict=True):
+        row = np.repeat(np.arange(counts.shape[1]), count)
         places.append(ptr[row] + before[row] + np.arange(mine[-1]) - mine[row])
     return ptr, np.concatenate([np.zeros(0, np.int64), *places])

@@ -19,8 +19,10 @@ and one beyond an index width is refused.
 import importlib
 import pkgutil
 
+import scipy.sparse as sp
+
 from ..core.errors import ParameterError
-from ..sw import conversion
+from ..sw import conversion, passes
 
 
 def conversions():
@@ -47,3 +49,17 @@ def rtl_convert(source, to, block=None, run_bits=None, seed=1):
         raise ParameterError(f"--engine rtl: no converter block does {key[0].upper()} -> "
                              f"{to.upper()} (the blocks do: {have or 'none yet'})")
     return run(source, block, run_bits, seed)
+
+
+def column_parts(matrix, bounds):
+    """The CSR matrix of each pass of ``bounds`` (:mod:`sparseforge.sw.passes`): the
+    canonical CSR ``matrix``'s entries in the pass's columns, renumbered from its first,
+    over every row (canonical too)."""
+    parts = []
+    for (ptr, indices, order), lo, hi in zip(passes.column_slices(matrix.indptr,
+                                                                  matrix.indices, bounds),
+                                             bounds[:-1], bounds[1:], strict=True):
+        part = sp.csr_array((matrix.data[order], indices, ptr), shape=(matrix.shape[0], hi - lo))
+        part.has_canonical_format = True
+        parts.append(part)
+    return parts

@@ -20,6 +20,7 @@ from ..core.errors import ParameterError
 from ..hw.convert_bsr import CsrToBsr
 from ..sw import passes, wire
 from . import native
+from .convert import column_parts
 from .streams import Bench, Columns
 
 ROW_PTR, ENTRIES, BLOCK_PTR, BLOCKS = "row_ptr", "entries", "block_ptr", "blocks"
@@ -186,11 +187,7 @@ def run(source, block, run_bits=None, seed=1):
     component = CsrToBsr(block_rows=block[0], block_cols=block[1], width=WIDTH,
                          value_width=value_width, depth=DEPTH)
     bounds = passes.bank_passes(matrix.indptr, matrix.indices, matrix.shape[1], block, DEPTH)
-    parts = [sp.csr_array((matrix.data[order], indices, ptr), shape=(matrix.shape[0], hi - lo))
-             for (ptr, indices, order), lo, hi in zip(
-                 passes.column_slices(matrix.indptr, matrix.indices, bounds),
-                 bounds[:-1], bounds[1:], strict=True)]
-    bench = BsrBench(component, parts, seed)
+    bench = BsrBench(component, column_parts(matrix, bounds), seed)
     out = native.run(bench)
     R, C = block
     block_ptr = pointer_columns(out.outputs[BLOCK_PTR])

@@ -25,6 +25,7 @@ from ..hw.convert_csc import CsrToCsc
 from ..sw import passes, wire
 from ..sw.formats import index_dtype
 from . import native
+from .convert import column_parts
 from .streams import Bench, Columns
 
 SOURCES = ("shape", "col_ids", "row_ptr", "csr")
@@ -141,14 +142,10 @@ def run_passes(component, matrix, seed, rates=None):
     block emitted for each pass."""
     bounds = passes.column_passes(matrix.indices, matrix.shape[1], component.max_cols,
                                   component.max_nnz)
-    parts = [canonical_csr(sp.csr_array((matrix.data[order], indices, ptr),
-                                        shape=(matrix.shape[0], hi - lo)))
-             for (ptr, indices, order), lo, hi in zip(
-                 passes.column_slices(matrix.indptr, matrix.indices, bounds),
-                 bounds[:-1], bounds[1:], strict=True)]
+    parts = column_parts(matrix, bounds)
     result = run_native(component, parts, seed, rates)
     index = index_dtype(*matrix.shape, matrix.nnz)
-    joined_ptr = passes.join_columns([m.indptr for m in result.csc], bounds)
+    joined_ptr = passes.join_columns([m.indptr for m in result.csc])
     csc = sp.csc_array((joined((m.data for m in result.csc), matrix.dtype),
                         joined((m.indices for m in result.csc), index),
                         joined_ptr.astype(index)), shape=matrix.shape)

@@ -38,7 +38,7 @@ def test_passes_worked_by_hand_on_a_4_by_7_matrix():
         ([0, 1, 1, 2, 4], [1, 2, 0, 2], [2, 6, 9, 10]),
     ]
     # each pass's CSC pointers over its columns, joined: the matrix's column pointers
-    joined = join_columns([[0, 2, 3], [0, 3, 4], [0, 1, 2, 4]], bounds)
+    joined = join_columns([[0, 2, 3], [0, 3, 4], [0, 1, 2, 4]])
     assert joined.tolist() == [0, 2, 3, 6, 7, 8, 9, 11]
     # columns alone bound them: two a pass
     assert column_passes(INDICES, 7, max_cols=2, max_nnz=100).tolist() == [0, 2, 4, 6, 7]
@@ -63,7 +63,7 @@ def test_a_column_of_the_scratchpad_fits_and_one_more_nonzero_is_refused():
 def test_no_columns_is_one_empty_pass_and_empty_columns_pass_by_max_cols():
     assert column_passes(np.zeros(0, int), 0, 4, 8).tolist() == [0, 0]
     assert column_passes(np.zeros(0, int), 10, 4, 8).tolist() == [0, 4, 8, 10]
-    assert join_columns([[0, 0, 0, 0, 0], [0] * 5, [0] * 3], [0, 4, 8, 10]).tolist() == [0] * 11
+    assert join_columns([[0] * 5, [0] * 5, [0] * 3]).tolist() == [0] * 11
 
 
 @settings(max_examples=60, deadline=None)
@@ -87,7 +87,7 @@ def test_passes_joined_are_the_csc(rows, cols, density, max_cols, max_nnz, seed)
              for (p, i, o), lo, hi in zip(column_slices(matrix.indptr, matrix.indices, bounds),
                                           bounds[:-1], bounds[1:], strict=True)]
     want = cv.convert(matrix, "csc")
-    assert np.array_equal(join_columns([m.indptr for m in parts], bounds), want.indptr)
+    assert np.array_equal(join_columns([m.indptr for m in parts]), want.indptr)
     assert np.array_equal(np.concatenate([m.indices for m in parts]), want.indices)
     assert np.array_equal(np.concatenate([m.data for m in parts]), want.data)
 
