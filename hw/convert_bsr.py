@@ -29,6 +29,11 @@ block), between two :class:`~sparseforge.hw.stream_units.Skid` register slices;
 :class:`Banks`; :class:`Merge`, its descriptors through another
 :class:`~sparseforge.hw.stream_units.Queue`; :class:`Assembler`; and a
 :class:`~sparseforge.hw.prefix_sum.PrefixSum` (the block-row pointers).
+
+Longer rows: a bank holds ``depth`` nonzeros, a parameter, never a matrix's row. A matrix
+whose rows (but the last of each block row) are longer goes through in passes of whole
+block columns, each a matrix of its own to the block, planned and joined by the host
+(:mod:`sparseforge.sw.passes`).
 """
 
 import functools

@@ -21,6 +21,12 @@ Presenting the input twice: the block does not buffer its input. The CSR ``col_i
 read once for the count and the CSR entries once for the scatter, as the paper's MINT reads
 them (steps 1 and 6); buffering them would take a second ``max_nnz``-deep memory and save
 nothing, since no entry can be placed before the last one is counted.
+
+Larger matrices: the block's buffers are its parameters' (``max_cols`` columns' counters,
+a ``max_nnz``-entry scratchpad), never a matrix's. A matrix with more columns or nonzeros
+goes through in passes of whole columns, each a matrix of its own to the block, planned and
+joined by the host (:mod:`sparseforge.sw.passes`): a column's entries all land in one pass,
+so the passes' CSC outputs follow one another and only their pointers move.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal

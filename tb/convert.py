@@ -8,13 +8,21 @@ Verilator, under random back-pressure on every stream, and returns
 (never from the golden converter), in the formats of
 :mod:`sparseforge.sw.conversion`. Modules are found by name, so a new
 converter touches no other file.
+
+A converter is hardware with fixed buffers: each ``run`` builds its block from
+fixed parameters (the module's ``RTL`` or its named constants), never sized by
+the input, so one build serves every matrix; a matrix larger than the buffers
+goes through in passes the host plans and joins (:mod:`sparseforge.sw.passes`),
+and one beyond an index width is refused.
 """
 
 import importlib
 import pkgutil
 
+import scipy.sparse as sp
+
 from ..core.errors import ParameterError
-from ..sw import conversion
+from ..sw import conversion, passes
 
 
 def conversions():
@@ -41,3 +49,17 @@ def rtl_convert(source, to, block=None, run_bits=None, seed=1):
         raise ParameterError(f"--engine rtl: no converter block does {key[0].upper()} -> "
                              f"{to.upper()} (the blocks do: {have or 'none yet'})")
     return run(source, block, run_bits, seed)
+
+
+def column_parts(matrix, bounds):
+    """The CSR matrix of each pass of ``bounds`` (:mod:`sparseforge.sw.passes`): the
+    canonical CSR ``matrix``'s entries in the pass's columns, renumbered from its first,
+    over every row (canonical too)."""
+    parts = []
+    for (ptr, indices, order), lo, hi in zip(passes.column_slices(matrix.indptr,
+                                                                  matrix.indices, bounds),
+                                             bounds[:-1], bounds[1:], strict=True):
+        part = sp.csr_array((matrix.data[order], indices, ptr), shape=(matrix.shape[0], hi - lo))
+        part.has_canonical_format = True
+        parts.append(part)
+    return parts

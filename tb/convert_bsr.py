@@ -5,7 +5,9 @@ pointers and its nonzeros ``{col, value}`` (value bits from
 :func:`~sparseforge.sw.wire.value_bits`), and takes the block-row pointers and the
 blocks, with random back-pressure on all four streams. Its result is what the hardware
 emitted; :func:`blocks_to_bsr` rebuilds the BSR matrix from it, and :func:`run` does
-both natively on Verilator.
+both natively on Verilator. ``convert --engine rtl`` builds one block per block shape and
+value type (:data:`DEPTH`, :data:`WIDTH`), whatever the matrix's size: rows longer than
+its banks go through in passes of block columns (:mod:`sparseforge.sw.passes`).
 """
 
 import itertools
@@ -16,14 +18,18 @@ import scipy.sparse as sp
 
 from ..core.errors import ParameterError
 from ..hw.convert_bsr import CsrToBsr
-from ..sw import wire
+from ..sw import passes, wire
 from . import native
+from .convert import column_parts
 from .streams import Bench, Columns
 
 ROW_PTR, ENTRIES, BLOCK_PTR, BLOCKS = "row_ptr", "entries", "block_ptr", "blocks"
 
-DEPTH = 1024
-"""Bank depth of the block ``--engine rtl`` builds, unless a matrix needs more."""
+DEPTH, WIDTH = 1024, 32
+"""The ``csr_to_bsr`` block ``--engine rtl`` builds, whatever the matrix: banks of 1,024
+nonzeros and 32-bit columns, pointers and counts (beyond the shared data's largest); its
+block shape is the conversion's, its values the matrix's value type. A matrix with longer
+rows goes through in passes of block columns (:func:`~sparseforge.sw.passes.bank_passes`)."""
 
 NATIVE_BITS = 128 * 32
 """The widest stream item a native run carries (128 words: ``sim/native_main.cpp``)."""
@@ -37,12 +43,6 @@ class BsrResult:
     cycles: int
     block_ptr: dict
     blocks: dict
-
-
-def index_width(shape, nnz):
-    """The ``width`` ``--engine rtl`` builds: columns, pointers and counts of a matrix,
-    rounded up to whole bytes (so few distinct blocks get built)."""
-    return max(8, -(-max(shape[1], nnz, 1).bit_length() // 8) * 8)
 
 
 def bank_need(matrix, rows):
@@ -170,29 +170,36 @@ def _blocks(matrix, block):
 
 def run(source, block, run_bits=None, seed=1):
     """``(bsr, cycles)``: the CSR matrix ``source`` in ``block`` blocks by the
-    ``csr_to_bsr`` block, natively on Verilator under random back-pressure, rebuilt from
-    what it emitted."""
+    ``csr_to_bsr`` block (:data:`DEPTH`, :data:`WIDTH`), natively on Verilator under random
+    back-pressure, rebuilt from what it emitted; a matrix whose rows overflow the banks
+    in passes of block columns, one after the other in one run, joined on the host."""
     matrix = source
     if not matrix.has_canonical_format or np.count_nonzero(matrix.data) < matrix.nnz:
         matrix = matrix.copy()
         matrix.sum_duplicates()
         matrix.eliminate_zeros()
-    depth = max(DEPTH, 1 << max(bank_need(matrix, block[0]) - 1, 0).bit_length())
-    width, value_width = index_width(matrix.shape, matrix.nnz), wire.value_bits(matrix.data)[1]
-    bits = wire.width(wire.bsr_block(width, value_width, block))
+    value_width = wire.value_bits(matrix.data)[1]
+    bits = wire.width(wire.bsr_block(WIDTH, value_width, block))
     if bits > NATIVE_BITS:
         raise ParameterError(f"--engine rtl: a {block[0]} x {block[1]} block of "
                              f"{value_width}-bit values is a {bits}-bit transfer, wider than "
                              f"the {NATIVE_BITS} bits a native run carries")
-    component = CsrToBsr(block_rows=block[0], block_cols=block[1], width=width,
-                         value_width=value_width, depth=depth)
-    bench = BsrBench(component, [matrix], seed)
+    component = CsrToBsr(block_rows=block[0], block_cols=block[1], width=WIDTH,
+                         value_width=value_width, depth=DEPTH)
+    bounds = passes.bank_passes(matrix.indptr, matrix.indices, matrix.shape[1], block, DEPTH)
+    bench = BsrBench(component, column_parts(matrix, bounds), seed)
     out = native.run(bench)
     R, C = block
     block_ptr = pointer_columns(out.outputs[BLOCK_PTR])
     blocks = block_columns(out.outputs[BLOCKS], R * C)
     bench.check_output(block_ptr, blocks)
-    return blocks_to_bsr(block_ptr, blocks, matrix.shape, block, matrix.dtype), out.cycles
+    ptr, places = passes.join_block_rows(np.split(block_ptr["ptr"],
+                                                  np.cumsum(bench.pointers)[:-1]))
+    joined = {"block_col": np.empty_like(blocks["block_col"]),
+              "values": np.empty_like(blocks["values"])}
+    joined["block_col"][places] = blocks["block_col"] + np.repeat(bounds[:-1] // C, bench.counts)
+    joined["values"][places] = blocks["values"]
+    return blocks_to_bsr({"ptr": ptr}, joined, matrix.shape, block, matrix.dtype), out.cycles
 
 
 CONVERSIONS = {("csr", "bsr"): run}

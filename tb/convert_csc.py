@@ -8,6 +8,11 @@ takes ``col_ptr`` and ``csc``. Its result is each CSC matrix rebuilt from what t
 emitted, the pointers and the ``{row, value}`` entries, never from a golden converter;
 tests compare it with :func:`sparseforge.sw.conversion.convert`. Values travel as their
 bits (a float64 as 64 bits), so the result is bit for bit.
+
+``convert --engine rtl`` builds one block (:data:`RTL`) for every matrix, so a matrix of
+any size reuses the build; a matrix larger than the block's counters or scratchpad goes
+through in column passes the host plans and joins (:mod:`sparseforge.sw.passes`), all in
+one run.
 """
 
 from dataclasses import dataclass
@@ -16,15 +21,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..core.params import check_params
 from ..hw.convert_csc import CsrToCsc
-from ..sw import wire
+from ..sw import passes, wire
 from ..sw.formats import index_dtype
 from . import native
+from .convert import column_parts
 from .streams import Bench, Columns
 
 SOURCES = ("shape", "col_ids", "row_ptr", "csr")
 SINKS = ("col_ptr", "csc")
+
+RTL = {"lanes": 8, "max_rows": 1 << 16, "max_cols": 1024, "max_nnz": 4096, "value_width": 64}
+"""The ``csr_to_csc`` block ``convert --engine rtl`` builds, whatever the matrix: the
+block's default buffers (1,024 columns' counters, a 4,096-entry scratchpad), rows up to
+65,536 (the largest of the shared data; a row id costs bits, not memory) and 64-bit values
+(any value type's bits). A matrix beyond the buffers goes through in column passes; one of
+more rows, or a column of more than 4,096 nonzeros, is refused."""
 
 
 def canonical_csr(matrix):
@@ -100,7 +112,7 @@ class CscBench(Bench):
 
 
 def joined(arrays, dtype):
-    """The arrays one after the other, as ``dtype`` (an integer type: values' bits)."""
+    """The arrays one after the other, as ``dtype``."""
     return np.concatenate([np.zeros(0, dtype), *(np.asarray(a).astype(dtype) for a in arrays)])
 
 
@@ -116,22 +128,6 @@ def check_fits(component, matrix):
                                  f"block (at most {most})")
 
 
-def block_for(matrix, lanes=8):
-    """A ``csr_to_csc`` block just large enough for ``matrix`` (powers of two)."""
-    def fit(size, least):
-        return 1 << max(int(size) - 1, least - 1, 0).bit_length()
-
-    values = {"lanes": lanes, "max_rows": fit(matrix.shape[0], 2),
-              "max_cols": fit(matrix.shape[1], 32), "max_nnz": fit(matrix.nnz, 2),
-              "value_width": wire.value_width(matrix.dtype)}
-    try:
-        return CsrToCsc(**check_params(CsrToCsc.PARAMS, values))
-    except ParameterError as exc:
-        raise ParameterError(f"the csr_to_csc block cannot hold this {matrix.shape[0]} x "
-                             f"{matrix.shape[1]} matrix with {matrix.nnz} nonzeros: {exc}") \
-            from None
-
-
 def run_native(component, matrices, seed, rates=None):
     """``matrices`` through ``component`` natively on Verilator: a :class:`CscResult`."""
     bench = CscBench(component, matrices, seed, rates)
@@ -139,11 +135,29 @@ def run_native(component, matrices, seed, rates=None):
     return CscResult(run.cycles, bench.rebuild(*(run.outputs[s.name] for s in bench.sinks)))
 
 
+def run_passes(component, matrix, seed, rates=None):
+    """``matrix`` (canonical CSR) through ``component`` in the passes of
+    :func:`~sparseforge.sw.passes.column_passes`, natively on Verilator, one after the
+    other in one run: ``(csc, cycles, passes)``, the CSC joined on the host from what the
+    block emitted for each pass."""
+    bounds = passes.column_passes(matrix.indices, matrix.shape[1], component.max_cols,
+                                  component.max_nnz)
+    parts = column_parts(matrix, bounds)
+    result = run_native(component, parts, seed, rates)
+    index = index_dtype(*matrix.shape, matrix.nnz)
+    joined_ptr = passes.join_columns([m.indptr for m in result.csc])
+    csc = sp.csc_array((joined((m.data for m in result.csc), matrix.dtype),
+                        joined((m.indices for m in result.csc), index),
+                        joined_ptr.astype(index)), shape=matrix.shape)
+    csc.has_canonical_format = True
+    return csc, result.cycles, len(parts)
+
+
 def convert(source, block=None, run_bits=None, seed=1):
-    """``convert --engine rtl`` from CSR to CSC: ``(csc, cycles)`` from the block."""
-    matrix = canonical_csr(source)
-    result = run_native(block_for(matrix), [matrix], seed)
-    return result.csc[0], result.cycles
+    """``convert --engine rtl`` from CSR to CSC: ``(csc, cycles)`` from the block built
+    once as :data:`RTL` says, the matrix in passes through it."""
+    csc, cycles, _ = run_passes(CsrToCsc(**RTL), canonical_csr(source), seed)
+    return csc, cycles
 
 
 CONVERSIONS = {("csr", "csc"): convert}

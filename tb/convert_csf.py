@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ParameterError
-from ..core.params import check_params
 from ..hw.convert_csf import MODES, DenseToCsf
 from ..sw import wire
 from ..sw.conversion import CSF
@@ -23,6 +22,11 @@ from . import native
 from .streams import Bench, Columns
 
 LEVELS = tuple(f"level{n}" for n in range(MODES))
+
+RTL = {"lanes": 8, "index_width": 16, "count_width": 32, "value_width": 64}
+"""The ``dense_to_csf`` block ``convert --engine rtl`` builds, whatever the tensor: modes
+of up to 65,536, up to 2**32 - 1 nonzeros, 64-bit values (any value type's bits). A
+larger tensor is refused."""
 
 
 def record_counts(dense, lanes):
@@ -120,23 +124,6 @@ def check_fits(component, dense):
                              f"{component.value_width}-bit values")
 
 
-def block_for(dense, lanes=8):
-    """A ``dense_to_csf`` block for ``dense``: lanes a power of two up to ``lanes`` and the
-    last mode's size, coordinates and counts rounded up to whole nibbles and bytes."""
-    def rounded(bits, step):
-        return max(step, -(-bits // step) * step)
-
-    values = {"lanes": min(lanes, 1 << (max(dense.shape[-1], 1).bit_length() - 1)),
-              "index_width": rounded((max(dense.shape, default=1) - 1).bit_length(), 4),
-              "count_width": rounded(int(np.count_nonzero(dense)).bit_length(), 8),
-              "value_width": wire.value_width(dense.dtype)}
-    try:
-        return DenseToCsf(**check_params(DenseToCsf.PARAMS, values))
-    except ParameterError as exc:
-        raise ParameterError(f"the dense_to_csf block cannot hold this "
-                             f"{' x '.join(map(str, dense.shape))} tensor: {exc}") from None
-
-
 def run_native(component, tensors, seed, rates=None):
     """``tensors`` through ``component`` natively on Verilator: a :class:`CsfResult`."""
     bench = CsfBench(component, tensors, seed, rates)
@@ -145,11 +132,17 @@ def run_native(component, tensors, seed, rates=None):
 
 
 def convert(source, block=None, run_bits=None, seed=1):
-    """``convert --engine rtl`` from Dense to CSF: ``(csf, cycles)`` from the block."""
-    component = block_for(source)
-    check_fits(component, source)
-    result = run_native(component, [source], seed)
-    return result.csf[0], result.cycles
+    """``convert --engine rtl`` from Dense to CSF: ``(csf, cycles)`` from the block built
+    once as :data:`RTL` says. A last mode shorter than the block's lanes is padded with
+    zeros to them (its nonzeros, and so its CSF, are the same) and the shape given back."""
+    dense = np.asarray(source)
+    component = DenseToCsf(**RTL)
+    if dense.ndim == MODES and 0 < dense.shape[-1] < component.lanes:
+        dense = np.pad(dense, [(0, 0)] * (MODES - 1)
+                       + [(0, component.lanes - dense.shape[-1])])
+    result = run_native(component, [dense], seed)
+    csf = result.csf[0]
+    return CSF(csf.fids, csf.fptr, csf.values, np.shape(source)), result.cycles
 
 
 CONVERSIONS = {("dense", "csf"): convert}

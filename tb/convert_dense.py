@@ -28,8 +28,10 @@ from .streams import Bench, Columns
 RATE = 0.7
 """Each stream's chance to act on a cycle, by default."""
 
-LANES = 8
-"""Lanes of the converters ``convert --engine rtl`` builds."""
+LANES, INDEX_WIDTH = 8, 32
+"""Lanes and bits of a row or column id of the converters ``convert --engine rtl`` builds,
+whatever the matrix (32-bit ids hold any dense matrix a host holds); their values are the
+matrix's value type."""
 
 
 @dataclass(frozen=True)
@@ -233,11 +235,12 @@ def simulate(component, source, seed, rates=None, engine="native", work_dir=None
 
 def params_for(block, source):
     """The parameters ``convert --engine rtl`` builds ``block`` with for ``source``:
-    :data:`LANES` lanes, the values' bits, and 16-bit or 32-bit ids."""
+    :data:`LANES` lanes, :data:`INDEX_WIDTH`-bit ids and the bits of ``source``'s value
+    type: one build per value type, whatever the matrix's size."""
     values = source.values if isinstance(source, conversion.ZVC) else source
     params = {"lanes": LANES, "width": wire.value_width(values.dtype)}
     if block in (DenseToCoo, DenseToCsr):
-        params["index_width"] = 16 if max(source.shape) <= 1 << 16 else 32
+        params["index_width"] = INDEX_WIDTH
     return params
 
 

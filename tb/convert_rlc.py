@@ -23,8 +23,11 @@ from .streams import Bench, Static
 
 PAIRS, RECORDS = "pairs", "records"
 
-LANES = 8
-"""Pairs per vector of the block ``--engine rtl`` builds."""
+LANES, WIDTH = 8, 32
+"""Pairs per vector and bits of a position of the block ``--engine rtl`` builds, whatever
+the matrix: 32-bit positions hold every matrix of up to 2**32 elements (the shared data's
+largest, 65,536 square, included); a larger one is refused. Its runs are the input's
+``run_bits``, its values the input's value type."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,6 @@ class UnitBench(Bench):
     def result(self):
         return UnitResult(self.cycle, {name: [v for _, v in s.received]
                                        for name, s in self.sinks.items()})
-
-
-def position_width(shape):
-    """The ``width`` ``--engine rtl`` builds for a ``rows x cols`` matrix: its positions and
-    column count, rounded up to whole bytes (so few distinct blocks get built)."""
-    rows, cols = shape
-    return max(8, -(-max(rows * cols - 1, cols, 1).bit_length() // 8) * 8)
 
 
 def record_columns(records):
@@ -146,7 +142,7 @@ class RlcBench(Bench):
 def run(source, block=None, run_bits=None, seed=1):
     """``(coo, cycles)``: the RLC matrix ``source`` converted by the ``rlc_to_coo`` block,
     natively on Verilator under random back-pressure, rebuilt from its records."""
-    component = RlcToCoo(lanes=LANES, run_bits=source.run_bits, width=position_width(source.shape),
+    component = RlcToCoo(lanes=LANES, run_bits=source.run_bits, width=WIDTH,
                          value_width=wire.value_bits(source.values)[1])
     bench = RlcBench(component, [source], seed)
     out = native.run(bench)

@@ -24,15 +24,17 @@ from sparseforge.hw.convert_bsr import (
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.passes import bank_passes
 from sparseforge.tb import native
 from sparseforge.tb.convert_bsr import (
     BLOCK_PTR,
     BLOCKS,
+    DEPTH,
+    WIDTH,
     BsrBench,
     bank_need,
     block_columns,
     blocks_to_bsr,
-    index_width,
     pointer_columns,
     run,
 )
@@ -228,7 +230,6 @@ def test_the_bench_refuses_what_the_block_cannot_hold():
     with pytest.raises(ParameterError, match="4-bit indices"):
         BsrBench(CsrToBsr(block_rows=2, block_cols=2, width=4, value_width=16),
                  [csr(np.eye(16, dtype=np.int16))], 0)
-    assert index_width((600, 600), 23402) == 16
 
 
 # -- parameters, interface, Verilog, synthesis report ---------------------------------
@@ -299,8 +300,7 @@ def test_real_matrices_under_back_pressure_match_the_golden_converter(shared_dat
 @pytest.mark.verilator
 def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
     m = cv.convert(read_matrix(shared_data / "matrices/pypi/pyamg_bar.mtx"), "csr")
-    unit = CsrToBsr(block_rows=2, block_cols=2, width=index_width(m.shape, m.nnz),
-                    value_width=64, depth=1024)
+    unit = CsrToBsr(block_rows=2, block_cols=2, width=WIDTH, value_width=64, depth=DEPTH)
     out = native.run(BsrBench(unit, [m], 1, FULL))
     assert out.cycles <= 1.01 * m.nnz + 60
     bsr = blocks_to_bsr(pointer_columns(out.outputs[BLOCK_PTR]),
@@ -321,6 +321,25 @@ def test_convert_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
     assert sorted(sw.files) == sorted(rtl.files)
     for name in sw.files:
         assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
+
+
+@pytest.mark.verilator
+def test_rows_longer_than_the_banks_go_through_in_passes_of_block_columns():
+    """A row of exactly the banks' depth in one pass; one more nonzero makes two; rows of
+    2,500 nonzeros through banks of 1,024 take three. The passes' BSR (natively, where
+    there are passes) equal to the golden."""
+    rng = np.random.default_rng(seed_from_env(41))
+    for first, want in ((DEPTH, 1), (DEPTH + 1, 2), (2500, 3)):
+        dense = np.zeros((6, 3000))
+        dense[0, rng.choice(3000, first, replace=False)] = rng.standard_normal(first)
+        dense[2, ::7], dense[5, ::2] = 1.5, -2.0          # the last row of its block row
+        dense[3, :1024] = 3.0                             # a full bank of its own
+        m = csr(dense)
+        bounds = bank_passes(m.indptr, m.indices, 3000, (2, 2), DEPTH)
+        assert len(bounds) - 1 == want
+        if want > 1:
+            bsr, _ = run(m, (2, 2), seed=seed_from_env(42))
+            assert_same(bsr, cv.convert(m, "bsr", block=(2, 2)))
 
 
 @pytest.mark.soak

@@ -31,21 +31,31 @@ from sparseforge.hw.interfaces import struct
 from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
 from sparseforge.hw.stream_units import Lockstep
+from sparseforge.sim import native as native_build
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.passes import column_passes
 from sparseforge.tb import native
 from sparseforge.tb.convert import rtl_convert
-from sparseforge.tb.convert_csc import SINKS, SOURCES, CscBench, canonical_csr, run_native
+from sparseforge.tb.convert_csc import (
+    RTL,
+    SINKS,
+    SOURCES,
+    CscBench,
+    canonical_csr,
+    run_native,
+    run_passes,
+)
 from sparseforge.tb.mint import PipelineBench
 from sparseforge.tb.streams import Bench, Columns, Static
 from tests.test_conversion import FIG8
 
 FULL = dict.fromkeys(SOURCES + SINKS, 1.0)
 SMALL = {"lanes": 4, "max_rows": 64, "max_cols": 64, "max_nnz": 1024, "value_width": 64}
-REAL = {"lanes": 8, "max_rows": 1024, "max_cols": 1024, "max_nnz": 4096, "value_width": 64}
+REAL = RTL                           # the block convert --engine rtl builds: one build for all
 MATRICES = ["suitesparse/494_bus.mtx", "suitesparse/lp_e226.mtx", "suitesparse/bcspwr05.mtx",
             "suitesparse/impcol_a.mtx", "pypi/nx_les_miserables.mtx",
             "suitesparse/ash219.mtx"]
@@ -420,6 +430,59 @@ def test_convert_rtl_writes_exactly_what_sw_writes(shared_data, tmp_path, capsys
     assert out["rtl"]["from"] == "csr" and out["rtl"]["cycles"] > 2 * out["rtl"]["nnz"]
 
 
+@pytest.mark.verilator
+def test_a_matrix_larger_than_the_buffers_goes_through_in_column_passes(shared_data):
+    """bcspwr10: 5,300 columns and 21,842 nonzeros through 1,024 columns' counters and a
+    4,096-entry scratchpad, every stream stalling at random."""
+    matrix = real(shared_data, "suitesparse/bcspwr10.mtx")
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.6), "csc": 0.4}
+    csc, cycles, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(24), rates)
+    assert passes == len(column_passes(matrix.indices, 5300, 1024, 4096)) - 1 > 5
+    assert cv.same(csc, cv.convert(matrix, "csc"))
+    assert cycles > passes * matrix.shape[0]          # every pass takes every row's pointer
+
+
+@pytest.mark.verilator
+def test_a_full_scratchpad_is_one_pass_and_one_more_nonzero_makes_two():
+    rng = np.random.default_rng(seed_from_env(25))
+    coords = rng.choice(600 * 1024, 4097, replace=False)
+    rows, cols = coords // 1024, coords % 1024
+    for nnz, want in ((4096, 1), (4097, 2)):
+        matrix = canonical_csr(sp.csr_array((rng.standard_normal(nnz), (rows[:nnz], cols[:nnz])),
+                                            shape=(600, 1024)))
+        csc, _, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(26))
+        assert passes == want and cv.same(csc, cv.convert(matrix, "csc"))
+
+
+@pytest.mark.verilator
+def test_a_matrix_of_another_size_reuses_the_build(monkeypatch):
+    built = []
+
+    def build(verilog, name, waves=False):
+        built.append(verilog)
+        return real_build(verilog, name, waves)
+
+    real_build = native_build.build
+    monkeypatch.setattr(native_build, "build", build)
+    for shape in ((5, 3000), (70, 40)):
+        matrix = sp.random_array(shape, density=0.05, format="csr",
+                                 rng=np.random.default_rng(shape[0]))
+        got, _ = rtl_convert(matrix, "csc")
+        assert cv.same(got, cv.convert(matrix, "csc"))
+    assert len(built) == 2 and built[0] == built[1]
+
+
+@pytest.mark.verilator
+def test_the_most_rows_go_through_and_one_more_is_refused():
+    tall = sp.csr_array((np.ones(3), ([0, 40000, 65535], [0, 2, 1])), shape=(65536, 3))
+    assert cv.same(rtl_convert(tall, "csc")[0], cv.convert(tall, "csc"))
+    with pytest.raises(ParameterError, match="a matrix of 65537 rows does not fit the "
+                                             r"csr_to_csc block \(at most 65536\)"):
+        rtl_convert(sp.csr_array((65537, 3)), "csc")
+    with pytest.raises(ParameterError, match="column 1 holds 4097 nonzeros"):
+        rtl_convert(sp.csr_array(np.ones((4097, 2)) * [0, 1]), "csc")
+
+
 def test_the_rtl_engine_refuses_complex_values_by_name():
     with pytest.raises(ParameterError, match="values of type complex128 do not stream"):
         rtl_convert(sp.csr_array(np.eye(3) * 1j), "csc")
@@ -437,6 +500,17 @@ def test_soak_larger_real_matrices(shared_data, seed):
     params = {"lanes": 8, "max_rows": 8192, "max_cols": 8192, "max_nnz": 32768,
               "value_width": 64}
     assert_converted(run_native(CsrToCsc(**params), matrices, seed, rates), matrices)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", ["graphs/nr-bio-dmela.mtx", "graphs/delaunay_n16.mtx",
+                                  "suitesparse/pushpull.mtx", "graphs/p2p-Gnutella24.mtx"])
+def test_soak_large_real_matrices_in_passes_through_the_rtl_block(shared_data, name):
+    matrix = real(shared_data, name)
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.5}
+    csc, _, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(310), rates)
+    assert passes > 1 and cv.same(csc, cv.convert(matrix, "csc"))
 
 
 # -- parameters, interface, Verilog, report -------------------------------------------------

@@ -25,11 +25,11 @@ from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_tensor
 from sparseforge.tb import native
 from sparseforge.tb.convert import rtl_convert
-from sparseforge.tb.convert_csf import LEVELS, CsfBench, run_native
+from sparseforge.tb.convert_csf import LEVELS, RTL, CsfBench, check_fits, run_native
 from sparseforge.tb.mint import PipelineBench
 
 FULL = dict.fromkeys(("shape", "dense", *LEVELS), 1.0)
-REAL = {"lanes": 8, "index_width": 12, "count_width": 20, "value_width": 64}
+REAL = RTL                           # the block convert --engine rtl builds: one build for all
 MOVIELENS = "tensors/movielens-100k_user-item-day.tns"
 LASTFM = "tensors/lastfm-hetrec2011_user-artist-tag.tns"
 TAGS = "tensors/movielens-latest-small_user-movie-tag.tns"
@@ -206,7 +206,7 @@ def test_one_vector_a_cycle():
 @pytest.mark.parametrize(("dense", "message"), [
     (np.zeros((2, 3, 4)), "the last at least lanes = 8"),
     (np.zeros((2, 3)), "converts 3-D tensors; this one is 2-D"),
-    (np.zeros((5000, 1, 8)), "modes of 1 to 4096"),
+    (np.zeros((65537, 1, 8)), "modes of 1 to 65536"),
     (np.zeros((2, 2, 8), dtype=complex), "values of type complex128 do not stream"),
 ])
 def test_tensors_the_block_does_not_take_are_refused(dense, message):
@@ -251,6 +251,20 @@ def test_convert_rtl_writes_exactly_what_sw_writes(shared_data, tmp_path, capsys
     assert out["rtl"]["from"] == "dense" and out["rtl"]["cycles"] >= 8 * 32 * 64 // 8
 
 
+@pytest.mark.verilator
+def test_the_rtl_block_takes_a_last_mode_shorter_than_its_lanes_padded():
+    tensor = np.zeros((3, 2, 5), dtype=np.float32)
+    tensor[0, 1, 4], tensor[2, 0, 0], tensor[2, 1, 2] = 1.5, -2.0, 3.0
+    got, _ = rtl_convert(tensor, "csf")
+    assert cv.same(got, cv.convert(tensor, "csf"))
+
+
+def test_the_rtl_block_takes_modes_of_65536_and_refuses_one_more():
+    check_fits(DenseToCsf(**RTL), np.zeros((1, 65536, 8), dtype=np.uint8))
+    with pytest.raises(ParameterError, match="modes of 1 to 65536"):
+        rtl_convert(np.zeros((1, 65537, 8), dtype=np.uint8), "csf")
+
+
 def test_the_rtl_engine_refuses_a_matrix():
     with pytest.raises(ParameterError, match="converts 3-D tensors; this one is 2-D"):
         rtl_convert(np.eye(3), "csf")
@@ -281,7 +295,7 @@ def test_bad_parameters_are_named_with_their_range(kwargs, message):
 
 def test_declares_its_named_signature():
     assert dict(DenseToCsf(**REAL).signature.members) == \
-        dict(DenseToCsfSignature(8, 12, 20, 64).members)
+        dict(DenseToCsfSignature(8, 16, 32, 64).members)
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 1, "index_width": 1, "count_width": 1,

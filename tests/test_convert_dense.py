@@ -395,6 +395,14 @@ def test_engine_rtl_refusals():
         bench(small("coo"), np.ones((2, 2), np.int16), 0)
 
 
+def test_engine_rtl_builds_one_block_per_value_type_whatever_the_size():
+    for block in (DenseToCoo, DenseToCsr, DenseToZvc):
+        sizes = [params_for(block, np.ones(shape, np.float32)) for shape in
+                 ((2, 3), (70000, 1), (1, 1 << 17))]
+        assert sizes[0] == sizes[1] == sizes[2] != params_for(block, np.ones((2, 3)))
+    assert params_for(DenseToCoo, np.ones((1, 1 << 17)))["index_width"] == 32
+
+
 @pytest.mark.soak
 @pytest.mark.verilator
 @pytest.mark.parametrize("seed", [11, 12])

@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,10 +19,11 @@ from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import read_matrix
 from sparseforge.tb import native
 from sparseforge.tb.convert_rlc import (
+    LANES,
     RECORDS,
+    WIDTH,
     RlcBench,
     UnitBench,
-    position_width,
     record_columns,
     records_to_coo,
     run,
@@ -160,7 +162,19 @@ def test_the_bench_refuses_what_the_block_cannot_hold():
         RlcBench(RlcToCoo(lanes=2, run_bits=3, width=4, value_width=16), [a], 0)
     with pytest.raises(ParameterError, match="8-bit values"):
         RlcBench(RlcToCoo(lanes=2, run_bits=3, width=8, value_width=8), [a], 0)
-    assert position_width((600, 600)) == 24 and position_width((1, 256)) == 16
+
+
+
+def test_the_rtl_block_holds_2_to_the_32_elements_and_refuses_one_row_more():
+    unit = RlcToCoo(lanes=LANES, run_bits=5, width=WIDTH, value_width=64)
+    for shape, fits in (((65536, 65536), True), ((65537, 65536), False)):
+        matrix = SimpleNamespace(shape=shape, run_bits=5, values=np.ones(1))
+        if fits:
+            assert RlcBench._check(unit, [matrix]) == shape
+        else:
+            with pytest.raises(ParameterError, match="a 65537 x 65536 matrix does not fit the "
+                                                     "block's 32-bit positions"):
+                RlcBench._check(unit, [matrix])
 
 
 # -- parameters, interface, Verilog, synthesis report ---------------------------------
@@ -225,7 +239,7 @@ def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
     """pyamg_bar (6.5% dense): 32k pairs, 23k nonzeros; the vectors come faster than the
     records leave, so the output is the bound."""
     rlc = cv.convert(read_matrix(shared_data / "matrices/pypi/pyamg_bar.mtx"), "rlc")
-    unit = RlcToCoo(lanes=8, run_bits=5, width=position_width(rlc.shape), value_width=64)
+    unit = RlcToCoo(lanes=8, run_bits=5, width=WIDTH, value_width=64)
     out = native.run(RlcBench(unit, [rlc], 1, FULL))
     nnz = int(np.count_nonzero(rlc.values))
     assert out.cycles <= 1.01 * nnz + unit.latency

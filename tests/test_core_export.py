@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseforge.core.export import rtlil_text, verilog_text, version
+from sparseforge.core.export import rtlil_text, verilog_text, version, zero_loops
 from sparseforge.core.tools import verilator_lint, verilator_on_path
 from sparseforge.sim.runners import flat_ports
 
@@ -145,3 +145,25 @@ def test_fusesoc_lint_fails_on_a_broken_core(tmp_path, break_it, words):
     assert run.returncode != 0
     for word in words:
         assert word in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+def test_a_zeroed_memory_is_one_loop_whatever_its_depth():
+    """Yosys writes a memory's initial contents a line a word; a zero start becomes one
+    loop, so a deep memory's Verilog (and Verilator's C++ of it) does not grow with it."""
+    small, large = (verilog_text("buffet", {"depth": depth, "width": 12})[0]
+                    for depth in (16, 1 << 14))
+    assert abs(len(large.splitlines()) - len(small.splitlines())) < 5
+    assert re.search(r"for \(i = 0; i < 16384; i = i \+ 1\)\n\s+\S+ ?\[i\] = 12'h0;", large)
+
+
+@pytest.mark.parametrize("words", [
+    ["    mem[0] = 8'h00;", "    mem[1] = 8'h01;"],        # a value other than zero
+    ["    mem[1] = 8'h00;", "    mem[0] = 8'h00;"],        # words out of order
+    ["    mem[0] = 8'h00;", "    other[1] = 8'h00;"],      # two memories
+])
+def test_other_initial_contents_stay_as_they_are(words):
+    text = "\n".join(["  initial begin", *words, "  end", ""])
+    assert zero_loops(text) == text
+    zeroed = text.replace("8'h01", "8'h00").replace("other[1]", "mem[1]")
+    if words[0].startswith("    mem[0]"):                # in order once zeroed and named alike
+        assert "for (i = 0; i < 2; i = i + 1)\n      mem[i] = 8'h0;" in zero_loops(zeroed)

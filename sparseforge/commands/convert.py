@@ -3,7 +3,8 @@
 The golden converters of :mod:`sparseforge.sw.conversion` (MINT §V) do the
 work with ``--engine sw``; ``--engine rtl`` runs the same conversion through
 MINT's converter blocks natively on Verilator (:mod:`sparseforge.tb.convert`)
-and reports their cycles.
+and reports their cycles. Each block is built once at fixed sizes, whatever the
+matrix; a matrix larger than its buffers goes through in passes the host plans.
 """
 
 import time
@@ -48,7 +49,8 @@ def _human(result):
 @click.option("-o", "--output", "output", required=True, type=OutputFile(),
               help="File to write: .npz (sparse formats), .npy (dense), .tns (tensor COO).")
 @click.option("--engine", type=click.Choice(["sw", "rtl"]), default="sw", show_default=True,
-              help="Golden software converters, or MINT's converter blocks.")
+              help="Golden software converters, or MINT's converter blocks (built once at "
+                   "fixed sizes; a larger matrix goes through them in passes).")
 @waves_option
 @json_option
 def command(source_path, to, block, run_bits, output, engine, as_json):

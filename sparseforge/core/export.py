@@ -6,7 +6,8 @@ values, narrows arithmetic to the bits used, turns parallel multiplexers (an
 FSM's state switch) into plain ones, narrows again the wires that a
 flattened submodule's cells left wider than their use, spells out operand
 extension with ``widen.v``) and writes Verilog that ``verilator --lint-only
--Wall`` accepts without a waiver. :func:`header` opens the file with what a
+-Wall`` accepts without a waiver. A memory that starts zeroed is zeroed by one
+loop (:func:`zero_loops`), not a line a word. :func:`header` opens the file with what a
 flow needs to know of it; :func:`core_text` is its FuseSoC core.
 """
 
@@ -225,7 +226,36 @@ def clean_verilog(il):
     out = run_yowasp("yosys", ["-q", "-s", "clean.ys"],
                      inputs={"design.il": il, "widen.v": widen, "clean.ys": _CLEAN},
                      outputs=["design.v"])
-    return out["design.v"]
+    return zero_loops(out["design.v"])
+
+
+_INIT = re.compile(r"^  initial begin\n((?:    \S+ ?\[\d+\] = \d+'h0+;\n)+)  end\n", re.M)
+_WORD = re.compile(r"    (\S+ ?)\[(\d+)\] = (\d+)'h0+;")
+
+
+def zero_loops(verilog):
+    """``verilog`` with each memory's all-zero ``initial`` block, which Yosys writes a
+    line a word, written as one loop.
+
+    Verilator makes each of those lines a statement of one cold function, which the C++
+    compiler optimizes in time that grows faster than its length: a deep scratchpad's
+    lines took far longer to compile than the rest of its design, and the Verilog and
+    C++ grew with its depth; the loop is a few lines at any depth. Blocks that set other
+    values, or words out of order, stay as they are.
+    """
+    count = itertools.count()
+
+    def loop(match):
+        words = [_WORD.fullmatch(line).groups() for line in match[1].splitlines()]
+        name, _, bits = words[0]
+        if any(w != (name, str(i), bits) for i, w in enumerate(words)):
+            return match[0]
+        k = next(count)
+        return (f"  initial begin : zero{k}\n    integer i;\n"
+                f"    for (i = 0; i < {len(words)}; i = i + 1)\n"
+                f"      {name}[i] = {bits}'h0;\n  end\n")
+
+    return _INIT.sub(loop, verilog)
 
 
 def design_key(name, params):

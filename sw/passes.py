@@ -1,0 +1,129 @@
+"""Passes of a matrix through a converter's fixed buffers (MINT Section V), planned on the host.
+
+A converter is built once, its buffers sized by its parameters; a matrix larger than them
+goes through in passes, as a real converter's must, and the host joins the passes' outputs.
+CSR to CSC (Fig. 8c) counts each column in a counter memory of ``max_cols`` columns and
+places the nonzeros in a scratchpad of ``max_nnz``: a pass is a run of whole columns
+(:func:`column_passes`), its CSR the matrix's entries in those columns, renumbered from the
+run's first (:func:`column_slices`); every row's pointer goes through every pass, so the
+block gives each entry its row. A column lands whole in one pass, so the passes' CSC
+outputs, one after the other, are the matrix's CSC with each pass's pointers moved up by
+the nonzeros before it (:func:`join_columns`): the block did the sort, the host adds.
+
+CSR to BSR (Fig. 8e) holds each row of a block row but the last in a scratchpad bank of
+``depth`` nonzeros until the last row comes: a pass is a run of whole block columns in
+which no such row has more (:func:`bank_passes`), sliced as for CSC. A block row's blocks
+are then its blocks of each pass, one pass after the other (:func:`join_block_rows`).
+
+numpy only. Host memory follows the nonzeros, the columns (the CSC pointers need them) and
+each pass's row pointers (the block takes them), never the matrix's area.
+"""
+
+import numpy as np
+
+from ..core.errors import ParameterError
+
+
+def column_passes(indices, cols, max_cols, max_nnz):
+    """The columns of each pass: bounds ``[0, c1, ..., cols]`` (int64), each pass
+    ``[bounds[p], bounds[p + 1])`` at most ``max_cols`` columns and ``max_nnz`` nonzeros,
+    each as long as both allow (greedy from column 0: the fewest passes). A matrix of no
+    columns is one pass of none.
+
+    ``indices`` are the column ids of the matrix's nonzeros, in any order. Raises
+    ParameterError naming a column of more than ``max_nnz`` nonzeros (no pass holds it).
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    counts = np.bincount(indices, minlength=cols)
+    if len(counts) and counts.max() > max_nnz:
+        heavy = int(np.argmax(counts))
+        raise ParameterError(f"column {heavy} holds {counts[heavy]} nonzeros, more than the "
+                             f"{max_nnz} a pass of the converter holds")
+    before = np.concatenate([[0], np.cumsum(counts)])      # nonzeros before each column
+    bounds = [0]
+    while bounds[-1] < cols:
+        lo = bounds[-1]
+        fits = int(np.searchsorted(before, before[lo] + max_nnz, side="right")) - 1
+        bounds.append(min(lo + max_cols, fits, cols))
+    return np.array(bounds if cols else [0, 0], dtype=np.int64)
+
+
+def column_slices(indptr, indices, bounds):
+    """Each pass's CSR, as ``(indptr, indices, order)`` per pass: its row pointers over
+    every row, its column ids less the pass's first column, and ``order``, where its
+    entries are in the matrix's (so ``data[order]`` are its values).
+
+    ``indptr``, ``indices``: the matrix's CSR; ``bounds``: :func:`column_passes`'.
+    Entries keep their CSR order within a pass.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    rows = len(indptr) - 1
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
+    pass_of = np.searchsorted(bounds, indices, side="right") - 1
+    order = np.argsort(pass_of, kind="stable")          # pass by pass, CSR order in each
+    ends = np.searchsorted(pass_of[order], np.arange(len(bounds)), side="left")
+    out = []
+    for p in range(len(bounds) - 1):
+        mine = order[ends[p]:ends[p + 1]]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[mine], minlength=rows))])
+        out.append((ptr, indices[mine] - bounds[p], mine))
+    return out
+
+
+def join_columns(pointers):
+    """The matrix's CSC column pointers from each pass's (``pointers[p]``, over the pass's
+    columns and one past): each pass's moved up by the nonzeros of the passes before it.
+    The entries themselves join by following one another."""
+    parts, base = [], 0
+    for ptr in pointers:
+        ptr = np.asarray(ptr, dtype=np.int64)
+        parts.append(ptr[:-1] + base)
+        base += int(ptr[-1])
+    return np.concatenate([*parts, [base]]).astype(np.int64)
+
+
+def bank_passes(indptr, indices, cols, block, depth):
+    """The columns of each pass through CSR to BSR's banks: bounds ``[0, ..., cols]``,
+    multiples of ``block = (R, C)``'s C but the last, each pass as long as no row but the
+    last of its block row has more than ``depth`` nonzeros in it (greedy: the fewest passes).
+
+    ``indptr``, ``indices``: the matrix's CSR, columns sorted within each row. Raises
+    ParameterError where a row has more than ``depth`` nonzeros in one block column.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    (R, C), rows = block, len(indptr) - 1
+    held = np.arange(rows) % R != R - 1                  # rows that wait in a bank
+    starts, ends = indptr[:-1][held], indptr[1:][held]
+    bounds = [0]
+    while bounds[-1] < cols:
+        lo = bounds[-1]
+        before = np.concatenate([[0], np.cumsum(indices < lo)])
+        over = starts + before[ends] - before[starts] + depth   # a row's first past depth
+        limit = int(indices[over[over < ends]].min(initial=cols))
+        hi = min(cols, limit // C * C)
+        if hi <= lo:
+            raise ParameterError(f"a row has more than {depth} nonzeros in the block column "
+                                 f"of columns {lo} to {lo + C - 1}: no pass of the converter's "
+                                 f"banks holds them")
+        bounds.append(hi)
+    return np.array(bounds if cols else [0, 0], dtype=np.int64)
+
+
+def join_block_rows(pointers):
+    """The BSR block-row pointers of the passes' outputs joined, and where each of the
+    passes' blocks (one pass after the other) goes: ``(ptr, places)``. A block row's blocks
+    are its blocks of the first pass, then of the second, and so on.
+
+    ``pointers``: each pass's block-row pointers (the same block rows in every pass).
+    """
+    ptrs = np.asarray(pointers, dtype=np.int64).reshape(len(pointers), -1)
+    counts = np.diff(ptrs, axis=1)                       # passes x block rows
+    ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
+    ahead = np.cumsum(counts, axis=0) - counts           # blocks of the passes before
+    places = []
+    for mine, before, count in zip(ptrs, ahead, counts, strict=True):
+        row = np.repeat(np.arange(counts.shape[1]), count)
+        places.append(ptr[row] + before[row] + np.arange(mine[-1]) - mine[row])
+    return ptr, np.concatenate([np.zeros(0, np.int64), *places])
