@@ -1,0 +1,412 @@
+"""MINT's converter to Tensaurus's compute format: CSR to CISS in line (MINT Section V,
+Tensaurus Section 4, Fig. 3d).
+
+The block reads a matrix as its user stores it, in CSR, and emits the CISS entries
+:func:`sparseforge.sw.ciss.encode` makes of it for ``P`` PEs, entry for entry: each
+nonempty row (a mode-0 slice) goes, in index order, to the lane that frees first (the
+least-loaded, ties to the lower lane); the lane carries the row's header and then its
+``(j, value)`` elements, one an entry; a lane with no row left is idle.
+
+How the CSR arrives, and why. Entry ``n`` needs the ``n``-th item of every lane at once:
+``P`` rows read side by side. Streaming the CSR in row order cannot give them with
+buffers of fixed size, since a row longer than the others would have to wait whole while
+the rows after it go by. So the block takes the row pointers alone as a stream (they say
+every row's place and length, which is all the schedule needs), and each lane reads its
+rows' elements itself, through its own in-order memory port
+(:class:`~sparseforge.hw.stream_units.MemoryPortSignature`, an element's address its
+index in the CSR, the parent adding the matrix's base; a
+:class:`~sparseforge.hw.stream_units.Reorder` in front makes one of a memory that
+answers out of order). The units:
+
+1. :class:`SliceLengths`: ``row_ptr[1 .. rows]`` to the nonempty rows, each its index,
+   first element and length (a subtraction of pointers: CSR already holds the prefix sums
+   and the lengths that the cluster counter and the prefix-sum unit make of COO).
+2. :class:`LeastLoaded`: each row to the lane whose stream ends first, by a tree of
+   comparators over the lanes' ends (the sum of their rows' lengths plus headers, the
+   entry each frees at), one row a cycle; the lane's end grows by the row's length and
+   its header.
+3. :class:`LaneFetch`, one a lane: its rows from a short queue; the header, then one read
+   a cycle for each element, up to ``inflight`` items ahead of the output (a queue beside
+   the memory keeps headers and reads in order).
+4. :class:`Interleave`: an entry once every lane that owes an item at it has one; a lane
+   whose end the entry has reached is idle once every row is scheduled (until then a row
+   may still come to it). After the last entry, the entry count on ``count``.
+
+Buffers are fixed by the parameters: per lane a queue of two rows and one of
+``inflight`` items; a matrix of any size whose indices fit passes through the same build.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..core.params import Param, check_params
+from ..core.registry import block
+from ..sw import wire
+from .interfaces import ciss_entry_layout, struct
+from .stream_units import MemoryPortSignature, Queue, any_of
+
+
+def slice_layout(iw, addr_width):
+    """A nonempty row as the schedule takes it: its index ``row``, first element ``base``
+    (its row pointer) and ``count`` of elements."""
+    return data.StructLayout({"row": iw, "base": addr_width, "count": addr_width})
+
+
+def least(m, keys):
+    """``(key, one-hot)``: the smallest of ``keys`` and where it is, ties to the lower
+    index, by a balanced tree of comparators."""
+    level = [(key, Const(1 << p, len(keys))) for p, key in enumerate(keys)]
+    while len(level) > 1:
+        pairs = []
+        for i in range(0, len(level) - 1, 2):
+            (a, at), (b, bt) = level[i], level[i + 1]
+            key, where = Signal(len(a), name="least"), Signal(len(keys), name="least_at")
+            left = a <= b
+            m.d.comb += [key.eq(Mux(left, a, b)), where.eq(Mux(left, at, bt))]
+            pairs.append((key, where))
+        level = pairs + level[len(level) & ~1:]
+    key, where = level[0]
+    return key, where
+
+
+class SliceLengths(wiring.Component):
+    """The nonempty rows of a CSR matrix from its row pointers (Tensaurus Section 4: the
+    slices handed out).
+
+    Parameters
+    ----------
+    iw, addr_width : bits of a row index and of a pointer.
+
+    Members
+    -------
+    rows : In(iw)
+        The matrix's rows; hold it while the matrix passes.
+    restart : In(1)
+        Starts a matrix: no pointer taken, the previous one 0.
+    row_ptr : In(stream(addr_width))
+        ``row_ptr[1 .. rows]``.
+    slices : Out(stream(:func:`slice_layout`))
+        The nonempty rows in order, from a register.
+    done : Out(1)
+        Every pointer is taken and every slice has gone.
+
+    Latency and throughput: 1 cycle; one pointer a cycle (an empty row too).
+    """
+
+    def __init__(self, iw, addr_width):
+        super().__init__({"rows": In(iw), "restart": In(1),
+                          "row_ptr": In(stream.Signature(addr_width)),
+                          "slices": Out(stream.Signature(slice_layout(iw, addr_width))),
+                          "done": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        taken = Signal.like(self.rows)                    # pointers taken
+        prev = Signal.like(self.row_ptr.payload)          # the last one: the next row's base
+        ptr, out = self.row_ptr, self.slices
+        load, more = Signal(), Signal()
+        m.d.comb += [more.eq(taken != self.rows), load.eq(~out.valid | out.ready),
+                     ptr.ready.eq(more & load), self.done.eq(~more & ~out.valid)]
+        with m.If(load):
+            m.d.sync += [out.valid.eq(ptr.valid & ptr.ready & (ptr.payload != prev)),
+                         out.payload.row.eq(taken), out.payload.base.eq(prev),
+                         out.payload.count.eq(ptr.payload - prev)]
+        with m.If(ptr.valid & ptr.ready):
+            m.d.sync += [prev.eq(ptr.payload), taken.eq(taken + 1)]
+        with m.If(self.restart):
+            m.d.sync += [taken.eq(0), prev.eq(0), out.valid.eq(0)]
+        return m
+
+
+class LeastLoaded(wiring.Component):
+    """Each slice to the lane that frees first (Tensaurus Section 4's least-loaded PE).
+
+    Lane ``p``'s ``end`` is the entry its stream ends at: the lengths of its slices, each
+    with its header. A slice goes to the lane of the smallest end (ties to the lower lane,
+    as :func:`sparseforge.sw.ciss.schedule`), which starts it there; that end grows by the
+    slice's length and header.
+
+    Parameters
+    ----------
+    pes : P, lanes.
+    iw, addr_width : bits of a row index and of a pointer; an end is ``addr_width + 1``.
+
+    Members
+    -------
+    slices : In(stream(:func:`slice_layout`))
+    assign : Out(stream(:func:`slice_layout`)) x P
+        Each slice on its lane's stream; the slice is taken when that lane takes it.
+    end : Out(P x (addr_width + 1))
+        Every lane's end, from registers.
+    restart : In(1)
+        Every end back to 0.
+
+    Latency and throughput: none (the slice goes to its lane on the cycle it is taken);
+    one slice a cycle. The loop, between the ends' registers: the comparator tree over P
+    ends (``log2 P`` comparators and multiplexers deep), then the chosen end's adder.
+    """
+
+    def __init__(self, pes, iw, addr_width):
+        self.pes = pes
+        layout = slice_layout(iw, addr_width)
+        super().__init__({"slices": In(stream.Signature(layout)),
+                          "assign": Out(stream.Signature(layout)).array(pes),
+                          "end": Out(data.ArrayLayout(addr_width + 1, pes)),
+                          "restart": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ends = [self.end[p] for p in range(self.pes)]
+        _, chosen = least(m, ends)
+        given = self.slices
+        m.d.comb += given.ready.eq(any_of(chosen[p] & self.assign[p].ready
+                                          for p in range(self.pes)))
+        for p, out in enumerate(self.assign):
+            m.d.comb += [out.valid.eq(given.valid & chosen[p]), out.payload.eq(given.payload)]
+            with m.If(self.restart):
+                m.d.sync += ends[p].eq(0)
+            with m.Elif(out.valid & out.ready):
+                m.d.sync += ends[p].eq(ends[p] + given.payload.count + 1)
+        return m
+
+
+class LaneFetch(wiring.Component):
+    """One lane of the CISS stream: its slices' headers and elements, read in order.
+
+    A slice is taken once the last element of the one before has been read; its header
+    goes into the order queue, then each element's read, one a cycle, while the queue has
+    room. The queue's head leaves with its item: a header by itself, an element with its
+    read's answer.
+
+    Parameters
+    ----------
+    iw, dw, addr_width : bits of an index, a value and an address.
+    inflight : items the order queue holds: reads in flight, ahead of the output.
+
+    Members
+    -------
+    slices : In(stream(:func:`slice_layout`))
+    mem : Out(MemoryPortSignature(addr_width, csr entry))
+        Reads of ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`) by element index.
+    items : Out(stream(lane))
+        The lane's items (a CISS entry's lane): a header ``{nnz 0, ij row}`` or an element
+        ``{nnz value, ij col}``.
+
+    Latency and throughput: one item a cycle while the memory answers within
+    ``inflight - 1`` cycles; an item is out on the cycle its answer is (a header the cycle
+    after its slice is taken).
+    """
+
+    def __init__(self, iw, dw, addr_width, inflight):
+        self.iw, self.inflight = iw, inflight
+        lane = ciss_entry_layout(1, dw, iw, order=2).elem_shape
+        super().__init__({"slices": In(stream.Signature(slice_layout(iw, addr_width))),
+                          "mem": Out(MemoryPortSignature(addr_width, iw + dw)),
+                          "items": Out(stream.Signature(lane))})
+
+    def elaborate(self, platform):
+        m = Module()
+        order = data.StructLayout({"header": 1, "row": self.iw})
+        m.submodules.order = queue = Queue(order, depth=self.inflight, latency=1)
+        left, addr = Signal.like(self.slices.payload.count), Signal.like(self.slices.payload.base)
+        request, response = self.mem.request, self.mem.response
+        given, fetched = self.slices, Signal()
+        m.d.comb += [given.ready.eq((left == 0) & queue.i.ready),
+                     request.valid.eq((left != 0) & queue.i.ready), request.payload.eq(addr),
+                     fetched.eq(request.valid & request.ready),
+                     queue.i.valid.eq(given.valid & given.ready | fetched),
+                     queue.i.payload.header.eq(left == 0),
+                     queue.i.payload.row.eq(given.payload.row)]
+        with m.If(given.valid & given.ready):
+            m.d.sync += [left.eq(given.payload.count), addr.eq(given.payload.base)]
+        with m.If(fetched):
+            m.d.sync += [left.eq(left - 1), addr.eq(addr + 1)]
+        head, out = queue.o.payload, self.items
+        element = data.View(struct(wire.csr_entry(self.iw, len(out.payload.nnz))),
+                            response.payload)
+        m.d.comb += [out.valid.eq(queue.o.valid & (head.header | response.valid)),
+                     out.payload.nnz.eq(Mux(head.header, 0, element.value)),
+                     out.payload.ij.eq(Mux(head.header, head.row, element.col)),
+                     response.ready.eq(queue.o.valid & ~head.header & out.ready),
+                     queue.o.ready.eq(out.valid & out.ready)]
+        return m
+
+
+class Interleave(wiring.Component):
+    """The lanes' items joined into CISS entries, idle lanes filled in, and the count.
+
+    Entry ``n`` holds an item of every lane whose end lies past ``n`` (it owes one); a
+    lane whose end is ``n`` is idle in it once every slice is scheduled, and until then
+    the entry waits (a slice may still start on that lane at ``n``). The matrix ends
+    when every slice is scheduled and every lane's end is reached.
+
+    Parameters
+    ----------
+    pes, dw, iw, addr_width : the entry (P lanes of ``dw``-bit values, ``iw``-bit
+        indices); entries are counted in ``addr_width + 1`` bits.
+
+    Members
+    -------
+    lanes : In(stream(lane)) x P
+    end : In(P x (addr_width + 1))
+        The lanes' ends (:class:`LeastLoaded`'s).
+    scheduled : In(1)
+        No slice is left to schedule.
+    active, restart : In(1)
+        A matrix is on; start counting from 0.
+    ciss : Out(stream(:func:`~.interfaces.ciss_entry_layout`))
+        The entries, from a register.
+    count : Out(stream(addr_width + 1))
+        The matrix's entries, after its last one is taken.
+
+    Latency and throughput: 1 cycle; one entry a cycle while every owing lane has its
+    item. Between registers: the P comparisons of the entry count with the ends, their
+    AND with the lanes' ``valid``, and every lane's ``ready``.
+    """
+
+    def __init__(self, pes, dw, iw, addr_width):
+        self.pes, self.idle = pes, wire.CissWire(pes, dw, iw, 2).idle
+        entry = ciss_entry_layout(pes, dw, iw, order=2)
+        super().__init__({"lanes": In(stream.Signature(entry.elem_shape)).array(pes),
+                          "end": In(data.ArrayLayout(addr_width + 1, pes)),
+                          "scheduled": In(1), "active": In(1), "restart": In(1),
+                          "ciss": Out(stream.Signature(entry)),
+                          "count": Out(stream.Signature(addr_width + 1))})
+
+    def elaborate(self, platform):
+        m = Module()
+        n = Signal.like(self.count.payload)               # entries sent
+        owes = Signal(self.pes)
+        m.d.comb += owes.eq(Cat(n < self.end[p] for p in range(self.pes)))
+        have = Cat(Mux(owes[p], lane.valid, self.scheduled) for p, lane in enumerate(self.lanes))
+        out, load, go = self.ciss, Signal(), Signal()
+        m.d.comb += [load.eq(~out.valid | out.ready),
+                     go.eq(self.active & owes.any() & have.all() & load),
+                     self.count.valid.eq(self.active & self.scheduled & ~owes.any()
+                                         & ~out.valid),
+                     self.count.payload.eq(n)]
+        for p, lane in enumerate(self.lanes):
+            m.d.comb += lane.ready.eq(go & owes[p])
+            with m.If(load):
+                m.d.sync += [out.payload[p].nnz.eq(Mux(owes[p], lane.payload.nnz, 0)),
+                             out.payload[p].ij.eq(Mux(owes[p], lane.payload.ij, self.idle))]
+        with m.If(load):
+            m.d.sync += out.valid.eq(go)
+        with m.If(go):
+            m.d.sync += n.eq(n + 1)
+        with m.If(self.restart):
+            m.d.sync += n.eq(0)
+        return m
+
+
+class CsrToCissSignature(wiring.Signature):
+    """A CSR-to-CISS converter, seen from it: ``pes`` lanes, ``dw``-bit values,
+    ``iw``-bit indices, ``addr_width``-bit element indices.
+
+    Per matrix:
+
+    - ``rows`` (stream in, ``iw`` bits): the matrix's rows; taken while the converter is
+      idle (between matrices).
+    - ``row_ptr`` (stream in, ``addr_width`` bits): ``row_ptr[1 .. rows]`` (``row_ptr[0]``
+      is 0).
+    - ``mem`` (``pes`` memory ports out, :class:`~.stream_units.MemoryPortSignature`):
+      lane ``p`` reads the elements ``{col, value}``
+      (:func:`~sparseforge.sw.wire.csr_entry`) of its rows by their index in the CSR, in
+      order, and takes the answers in order.
+    - ``ciss`` (stream out, :func:`~.interfaces.ciss_entry_layout` of order 2): the CISS
+      entries, as :func:`sparseforge.sw.ciss.encode` lays them out.
+    - ``count`` (stream out, ``addr_width + 1`` bits): the number of entries, after the
+      last one (0 for a matrix without nonzeros).
+    """
+
+    def __init__(self, pes, dw, iw, addr_width):
+        super().__init__({
+            "rows": In(stream.Signature(iw)),
+            "row_ptr": In(stream.Signature(addr_width)),
+            "mem": Out(MemoryPortSignature(addr_width, iw + dw)).array(pes),
+            "ciss": Out(stream.Signature(ciss_entry_layout(pes, dw, iw, order=2))),
+            "count": Out(stream.Signature(addr_width + 1)),
+        })
+
+
+@block("csr_to_ciss")
+class CsrToCiss(wiring.Component):
+    """CSR to CISS for ``pes`` PEs, one entry a cycle, its rows read in line.
+
+    MINT Section V's conversion to an accelerator's compute format, the format Tensaurus's
+    TLU takes (Section 4, Fig. 3d). The module docstring says how the CSR arrives (row
+    pointers streamed; each lane reads its rows' elements through its own memory port)
+    and why, and gives the units. Storage is fixed by the parameters: per lane a queue of
+    two slices and one of ``inflight`` items; nothing grows with the matrix.
+
+    Parameters
+    ----------
+    pes : P, lanes of an entry (PE rows).
+    dw, iw : bits of a value and of an index (the entry's layout).
+    addr_width : bits of an element's index in the CSR (a row pointer); a matrix has
+        fewer than ``2**addr_width`` nonzeros.
+    inflight : each lane's reads in flight (its order queue's items).
+
+    Members
+    -------
+    rows, row_ptr : In(stream)
+    mem : Out(MemoryPortSignature) x P
+    ciss, count : Out(stream)
+        As :class:`~sparseforge.hw.convert_ciss.CsrToCissSignature` says.
+
+    Latency and throughput: a matrix's first entry is out 4 cycles after its first
+    pointer (the slice's register, the schedule and the lane's order queue, the entry's
+    register) when the memory answers on the cycle after a read. Then one entry a cycle
+    while the rows keep the schedule fed, one row a cycle: rows of at least ``P - 1``
+    nonzeros on average. Shorter rows are scheduled faster than one a cycle is worth to
+    the lanes (a row of one nonzero holds its lane two entries), so the entry rate falls
+    to ``(1 + nnz / rows) / P`` entries a cycle; an empty row costs a cycle of the
+    schedule. Between a matrix's count and the next one's first entry, 4 cycles.
+    Between registers: the schedule's loop (the comparator tree over the P lanes' ends,
+    then the chosen end's adder), and the entry's join (P comparisons of the entry count
+    with the ends, ANDed with the lanes' ``valid``, to every lane's ``ready`` and its
+    order queue); the synthesis report names the slower and its figure.
+    """
+
+    PARAMS = (Param("pes", 4, 1, 64, "PE rows (lanes of an entry)"),
+              Param("dw", 32, 2, 64, "bits of a value"),
+              Param("iw", 16, 1, 32, "bits of an index"),
+              Param("addr_width", 20, 2, 32, "bits of an element index (a row pointer)"),
+              Param("inflight", 4, 2, 64, "reads in flight per lane"))
+    REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "addr_width": 24})
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.pes, self.dw, self.iw = v["pes"], v["dw"], v["iw"]
+        self.addr_width, self.inflight = v["addr_width"], v["inflight"]
+        super().__init__(CsrToCissSignature(self.pes, self.dw, self.iw, self.addr_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        P, A = self.pes, self.addr_width
+        m.submodules.lengths = lengths = SliceLengths(self.iw, A)
+        m.submodules.schedule = schedule = LeastLoaded(P, self.iw, A)
+        m.submodules.interleave = join = Interleave(P, self.dw, self.iw, A)
+        wiring.connect(m, wiring.flipped(self.row_ptr), lengths.row_ptr)
+        wiring.connect(m, lengths.slices, schedule.slices)
+        for p in range(P):
+            m.submodules[f"slices{p}"] = queue = Queue(schedule.assign[p].payload.shape(),
+                                                       depth=2, latency=1)
+            m.submodules[f"lane{p}"] = lane = LaneFetch(self.iw, self.dw, A, self.inflight)
+            wiring.connect(m, schedule.assign[p], queue.i)
+            wiring.connect(m, queue.o, lane.slices)
+            wiring.connect(m, lane.mem, wiring.flipped(self.mem[p]))
+            wiring.connect(m, lane.items, join.lanes[p])
+        wiring.connect(m, join.ciss, wiring.flipped(self.ciss))
+        wiring.connect(m, join.count, wiring.flipped(self.count))
+        rows, active, start = Signal.like(self.rows.payload), Signal(), Signal()
+        m.d.comb += [self.rows.ready.eq(~active), start.eq(self.rows.valid & ~active),
+                     lengths.rows.eq(rows), join.end.eq(schedule.end),
+                     join.scheduled.eq(lengths.done), join.active.eq(active)]
+        m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
+        with m.If(start):
+            m.d.sync += [rows.eq(self.rows.payload), active.eq(1)]
+        with m.If(self.count.valid & self.count.ready):
+            m.d.sync += active.eq(0)
+        return m
