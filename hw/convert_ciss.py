@@ -21,22 +21,26 @@ answers out of order). The units:
 1. :class:`SliceLengths`: ``row_ptr[1 .. rows]`` to the nonempty rows, each its index,
    first element and length (a subtraction of pointers: CSR already holds the prefix sums
    and the lengths that the cluster counter and the prefix-sum unit make of COO).
-2. :class:`LeastLoaded`: each row to the lane whose stream ends first, by a tree of
-   comparators over the lanes' ends (the sum of their rows' lengths plus headers, the
-   entry each frees at), one row a cycle; the lane's end grows by the row's length and
-   its header.
+2. :class:`LeastLoaded`: each row to the lane whose stream ends first (the sum of its
+   rows' lengths plus headers, the entry it frees at), one row a cycle, by comparators
+   between every pair of lanes, kept as running differences of their ends so that the
+   choice is a few gates.
 3. :class:`LaneFetch`, one a lane: its rows from a short queue; the header, then one read
    a cycle for each element, up to ``inflight`` items ahead of the output (a queue beside
    the memory keeps headers and reads in order).
-4. :class:`Interleave`: an entry once every lane that owes an item at it has one; a lane
-   whose end the entry has reached is idle once every row is scheduled (until then a row
-   may still come to it). After the last entry, the entry count on ``count``.
+4. :class:`Interleave`: an entry once every lane that owes an item has it; a lane that
+   owes none is idle once every row is scheduled (until then a row may still come to
+   it). After the last entry, the entry count on ``count``.
+
+The host's side (:mod:`sparseforge.sw.ciss_csr`) refuses a CSR the block would convert
+differently from the encoder (columns out of order or repeated, stored zeros, indices
+past the widths), in one line.
 
 Buffers are fixed by the parameters: per lane a queue of two rows and one of
 ``inflight`` items; a matrix of any size whose indices fit passes through the same build.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -44,30 +48,13 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .interfaces import ciss_entry_layout, struct
-from .stream_units import MemoryPortSignature, Queue, any_of
+from .stream_units import MemoryPortSignature, Queue, Skid
 
 
 def slice_layout(iw, addr_width):
     """A nonempty row as the schedule takes it: its index ``row``, first element ``base``
     (its row pointer) and ``count`` of elements."""
     return data.StructLayout({"row": iw, "base": addr_width, "count": addr_width})
-
-
-def least(m, keys):
-    """``(key, one-hot)``: the smallest of ``keys`` and where it is, ties to the lower
-    index, by a balanced tree of comparators."""
-    level = [(key, Const(1 << p, len(keys))) for p, key in enumerate(keys)]
-    while len(level) > 1:
-        pairs = []
-        for i in range(0, len(level) - 1, 2):
-            (a, at), (b, bt) = level[i], level[i + 1]
-            key, where = Signal(len(a), name="least"), Signal(len(keys), name="least_at")
-            left = a <= b
-            m.d.comb += [key.eq(Mux(left, a, b)), where.eq(Mux(left, at, bt))]
-            pairs.append((key, where))
-        level = pairs + level[len(level) & ~1:]
-    key, where = level[0]
-    return key, where
 
 
 class SliceLengths(wiring.Component):
@@ -81,7 +68,7 @@ class SliceLengths(wiring.Component):
     Members
     -------
     rows : In(iw)
-        The matrix's rows; hold it while the matrix passes.
+        The matrix's rows, taken with ``restart``.
     restart : In(1)
         Starts a matrix: no pointer taken, the previous one 0.
     row_ptr : In(stream(addr_width))
@@ -91,7 +78,8 @@ class SliceLengths(wiring.Component):
     done : Out(1)
         Every pointer is taken and every slice has gone.
 
-    Latency and throughput: 1 cycle; one pointer a cycle (an empty row too).
+    Latency and throughput: 1 cycle; one pointer a cycle (an empty row too). Whether a
+    pointer is still to come is a register, so ``done`` is two registers' NOR.
     """
 
     def __init__(self, iw, addr_width):
@@ -102,82 +90,98 @@ class SliceLengths(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        taken = Signal.like(self.rows)                    # pointers taken
+        taken, final = Signal.like(self.rows), Signal.like(self.rows)   # pointers taken, rows - 1
         prev = Signal.like(self.row_ptr.payload)          # the last one: the next row's base
         ptr, out = self.row_ptr, self.slices
-        load, more = Signal(), Signal()
-        m.d.comb += [more.eq(taken != self.rows), load.eq(~out.valid | out.ready),
-                     ptr.ready.eq(more & load), self.done.eq(~more & ~out.valid)]
+        load, more = Signal(), Signal()                   # more: a pointer is to come
+        m.d.comb += [load.eq(~out.valid | out.ready), ptr.ready.eq(more & load),
+                     self.done.eq(~more & ~out.valid)]
         with m.If(load):
             m.d.sync += [out.valid.eq(ptr.valid & ptr.ready & (ptr.payload != prev)),
                          out.payload.row.eq(taken), out.payload.base.eq(prev),
                          out.payload.count.eq(ptr.payload - prev)]
         with m.If(ptr.valid & ptr.ready):
-            m.d.sync += [prev.eq(ptr.payload), taken.eq(taken + 1)]
+            m.d.sync += [prev.eq(ptr.payload), taken.eq(taken + 1), more.eq(taken != final)]
         with m.If(self.restart):
-            m.d.sync += [taken.eq(0), prev.eq(0), out.valid.eq(0)]
+            m.d.sync += [taken.eq(0), prev.eq(0), out.valid.eq(0), final.eq(self.rows - 1),
+                         more.eq(self.rows != 0)]
         return m
 
 
 class LeastLoaded(wiring.Component):
     """Each slice to the lane that frees first (Tensaurus Section 4's least-loaded PE).
 
-    Lane ``p``'s ``end`` is the entry its stream ends at: the lengths of its slices, each
-    with its header. A slice goes to the lane of the smallest end (ties to the lower lane,
-    as :func:`sparseforge.sw.ciss.schedule`), which starts it there; that end grows by the
+    A lane's end is the entry its stream ends at: the lengths of its slices, each with its
+    header. A slice goes to the lane of the smallest end (ties to the lower lane, as
+    :func:`sparseforge.sw.ciss.schedule`), which starts it there; that end grows by the
     slice's length and header.
+
+    The ends are kept as their comparisons: for each pair of lanes ``p < q`` a register
+    holds ``end[p] - end[q] - 1``, whose sign says that ``p`` comes before ``q``.
+    The chosen lane is the one that comes before every other, an AND of sign bits; taking
+    a slice adds its length and header to the differences of its lane (and subtracts it
+    from those against it). So the loop from one choice to the next is a few gates and
+    one adder, where a comparator tree over the ends and the chosen end's adder (the
+    direct way) chain ``log2 P + 1`` carry chains and kept the block under half the clock.
+    ``P (P - 1) / 2`` differences of ``addr_width + 2`` bits: two ends differ by at most
+    the longest row and its header.
 
     Parameters
     ----------
     pes : P, lanes.
-    iw, addr_width : bits of a row index and of a pointer; an end is ``addr_width + 1``.
+    iw, addr_width : bits of a row index and of a pointer.
 
     Members
     -------
     slices : In(stream(:func:`slice_layout`))
     assign : Out(stream(:func:`slice_layout`)) x P
         Each slice on its lane's stream; the slice is taken when that lane takes it.
-    end : Out(P x (addr_width + 1))
-        Every lane's end, from registers.
     restart : In(1)
         Every end back to 0.
 
     Latency and throughput: none (the slice goes to its lane on the cycle it is taken);
-    one slice a cycle. The loop, between the ends' registers: the comparator tree over P
-    ends (``log2 P`` comparators and multiplexers deep), then the chosen end's adder.
+    one slice a cycle.
     """
 
     def __init__(self, pes, iw, addr_width):
-        self.pes = pes
+        self.pes, self.addr_width = pes, addr_width
         layout = slice_layout(iw, addr_width)
         super().__init__({"slices": In(stream.Signature(layout)),
                           "assign": Out(stream.Signature(layout)).array(pes),
-                          "end": Out(data.ArrayLayout(addr_width + 1, pes)),
                           "restart": In(1)})
 
     def elaborate(self, platform):
         m = Module()
-        ends = [self.end[p] for p in range(self.pes)]
-        _, chosen = least(m, ends)
-        given = self.slices
-        m.d.comb += given.ready.eq(any_of(chosen[p] & self.assign[p].ready
-                                          for p in range(self.pes)))
+        P, given = self.pes, self.slices
+        pairs = [(p, q) for p in range(P) for q in range(p + 1, P)]
+        ahead = {(p, q): Signal(signed(self.addr_width + 2), init=-1, name=f"ahead_{p}_{q}")
+                 for p, q in pairs}                      # end[p] - end[q] - 1: p before q
+        chosen, taken, step = Signal(P), Signal(), Signal(self.addr_width + 1)
+        m.d.comb += [chosen.eq(Cat(Cat(*(ahead[p, q][-1] for q in range(p + 1, P)),
+                                       *(~ahead[q, p][-1] for q in range(p))).all()
+                                   for p in range(P))),
+                     given.ready.eq((chosen & Cat(a.ready for a in self.assign)).any()),
+                     taken.eq(given.valid & given.ready),
+                     step.eq(given.payload.count + 1)]
         for p, out in enumerate(self.assign):
             m.d.comb += [out.valid.eq(given.valid & chosen[p]), out.payload.eq(given.payload)]
-            with m.If(self.restart):
-                m.d.sync += ends[p].eq(0)
-            with m.Elif(out.valid & out.ready):
-                m.d.sync += ends[p].eq(ends[p] + given.payload.count + 1)
+        with m.If(self.restart):
+            m.d.sync += [ahead[pair].eq(-1) for pair in pairs]
+        with m.Elif(taken):
+            m.d.sync += [ahead[p, q].eq(ahead[p, q] + Mux(chosen[p], step,
+                                                          Mux(chosen[q], -step, 0)))
+                         for p, q in pairs]
         return m
 
 
 class LaneFetch(wiring.Component):
     """One lane of the CISS stream: its slices' headers and elements, read in order.
 
-    A slice is taken once the last element of the one before has been read; its header
-    goes into the order queue, then each element's read, one a cycle, while the queue has
-    room. The queue's head leaves with its item: a header by itself, an element with its
-    read's answer.
+    Its slices wait in a queue of two. A slice is taken once the last element of the one
+    before has been read; its header goes into the order queue, then each element's read,
+        one a cycle, while the queue has room. The queue's head leaves with its item, a header
+    by itself, an element with its read's answer, through a skid register (so the entry's
+    join reaches no further back than it).
 
     Parameters
     ----------
@@ -192,10 +196,14 @@ class LaneFetch(wiring.Component):
     items : Out(stream(lane))
         The lane's items (a CISS entry's lane): a header ``{nnz 0, ij row}`` or an element
         ``{nnz value, ij col}``.
+    busy : Out(1)
+        An item is owed: a slice waits, an element is still to read or an item to leave.
+        From registers. A lane's items follow one another without a gap, so a busy lane
+        owes the next entry an item, and a lane not busy is at its end.
 
     Latency and throughput: one item a cycle while the memory answers within
-    ``inflight - 1`` cycles; an item is out on the cycle its answer is (a header the cycle
-    after its slice is taken).
+    ``inflight - 1`` cycles; an item is out on the cycle after its answer (a header two
+    cycles after its slice is taken).
     """
 
     def __init__(self, iw, dw, addr_width, inflight):
@@ -203,26 +211,35 @@ class LaneFetch(wiring.Component):
         lane = ciss_entry_layout(1, dw, iw, order=2).elem_shape
         super().__init__({"slices": In(stream.Signature(slice_layout(iw, addr_width))),
                           "mem": Out(MemoryPortSignature(addr_width, iw + dw)),
-                          "items": Out(stream.Signature(lane))})
+                          "items": Out(stream.Signature(lane)), "busy": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
         order = data.StructLayout({"header": 1, "row": self.iw})
+        m.submodules.slices = slices = Queue(self.slices.payload.shape(), depth=2, latency=1)
         m.submodules.order = queue = Queue(order, depth=self.inflight, latency=1)
-        left, addr = Signal.like(self.slices.payload.count), Signal.like(self.slices.payload.base)
+        m.submodules.out = skid = Skid(self.items.payload.shape())
+        wiring.connect(m, wiring.flipped(self.slices), slices.i)
+        wiring.connect(m, skid.o, wiring.flipped(self.items))
+        given = slices.o
+        left = Signal.like(given.payload.count, name="left")     # elements still to read
+        addr = Signal.like(given.payload.base, name="addr")
+        reading = Signal()                                          # left != 0, registered
         request, response = self.mem.request, self.mem.response
-        given, fetched = self.slices, Signal()
-        m.d.comb += [given.ready.eq((left == 0) & queue.i.ready),
-                     request.valid.eq((left != 0) & queue.i.ready), request.payload.eq(addr),
+        fetched = Signal()
+        m.d.comb += self.busy.eq(given.valid | reading | queue.o.valid | skid.o.valid)
+        m.d.comb += [given.ready.eq(~reading & queue.i.ready),
+                     request.valid.eq(reading & queue.i.ready), request.payload.eq(addr),
                      fetched.eq(request.valid & request.ready),
                      queue.i.valid.eq(given.valid & given.ready | fetched),
-                     queue.i.payload.header.eq(left == 0),
+                     queue.i.payload.header.eq(~reading),
                      queue.i.payload.row.eq(given.payload.row)]
-        with m.If(given.valid & given.ready):
-            m.d.sync += [left.eq(given.payload.count), addr.eq(given.payload.base)]
+        with m.If(given.valid & given.ready):         # a slice holds at least one element
+            m.d.sync += [left.eq(given.payload.count), addr.eq(given.payload.base),
+                         reading.eq(1)]
         with m.If(fetched):
-            m.d.sync += [left.eq(left - 1), addr.eq(addr + 1)]
-        head, out = queue.o.payload, self.items
+            m.d.sync += [left.eq(left - 1), addr.eq(addr + 1), reading.eq(left != 1)]
+        head, out = queue.o.payload, skid.i
         element = data.View(struct(wire.csr_entry(self.iw, len(out.payload.nnz))),
                             response.payload)
         m.d.comb += [out.valid.eq(queue.o.valid & (head.header | response.valid)),
@@ -236,10 +253,10 @@ class LaneFetch(wiring.Component):
 class Interleave(wiring.Component):
     """The lanes' items joined into CISS entries, idle lanes filled in, and the count.
 
-    Entry ``n`` holds an item of every lane whose end lies past ``n`` (it owes one); a
-    lane whose end is ``n`` is idle in it once every slice is scheduled, and until then
-    the entry waits (a slice may still start on that lane at ``n``). The matrix ends
-    when every slice is scheduled and every lane's end is reached.
+    Each entry holds an item of every busy lane (:class:`LaneFetch`'s ``busy``: it owes
+    one); a lane not busy is idle in it once every slice is scheduled, and until then the
+    entry waits (a slice may still start on that lane there). The matrix ends when every
+    slice is scheduled and no lane is busy.
 
     Parameters
     ----------
@@ -249,10 +266,10 @@ class Interleave(wiring.Component):
     Members
     -------
     lanes : In(stream(lane)) x P
-    end : In(P x (addr_width + 1))
-        The lanes' ends (:class:`LeastLoaded`'s).
+    busy : In(P)
+        The lanes that owe an item.
     scheduled : In(1)
-        No slice is left to schedule.
+        No slice is left to schedule (none is on its way to a lane).
     active, restart : In(1)
         A matrix is on; start counting from 0.
     ciss : Out(stream(:func:`~.interfaces.ciss_entry_layout`))
@@ -260,25 +277,22 @@ class Interleave(wiring.Component):
     count : Out(stream(addr_width + 1))
         The matrix's entries, after its last one is taken.
 
-    Latency and throughput: 1 cycle; one entry a cycle while every owing lane has its
-    item. Between registers: the P comparisons of the entry count with the ends, their
-    AND with the lanes' ``valid``, and every lane's ``ready``.
+    Latency and throughput: 1 cycle; one entry a cycle while every busy lane has its
+    item. Between registers: the AND of the lanes' ``valid`` (or idle), to every lane's
+    ``ready`` and its order queue.
     """
 
     def __init__(self, pes, dw, iw, addr_width):
         self.pes, self.idle = pes, wire.CissWire(pes, dw, iw, 2).idle
         entry = ciss_entry_layout(pes, dw, iw, order=2)
         super().__init__({"lanes": In(stream.Signature(entry.elem_shape)).array(pes),
-                          "end": In(data.ArrayLayout(addr_width + 1, pes)),
-                          "scheduled": In(1), "active": In(1), "restart": In(1),
-                          "ciss": Out(stream.Signature(entry)),
+                          "busy": In(pes), "scheduled": In(1), "active": In(1),
+                          "restart": In(1), "ciss": Out(stream.Signature(entry)),
                           "count": Out(stream.Signature(addr_width + 1))})
 
     def elaborate(self, platform):
         m = Module()
-        n = Signal.like(self.count.payload)               # entries sent
-        owes = Signal(self.pes)
-        m.d.comb += owes.eq(Cat(n < self.end[p] for p in range(self.pes)))
+        n, owes = Signal.like(self.count.payload), self.busy       # entries sent
         have = Cat(Mux(owes[p], lane.valid, self.scheduled) for p, lane in enumerate(self.lanes))
         out, load, go = self.ciss, Signal(), Signal()
         m.d.comb += [load.eq(~out.valid | out.ready),
@@ -355,18 +369,18 @@ class CsrToCiss(wiring.Component):
     ciss, count : Out(stream)
         As :class:`~sparseforge.hw.convert_ciss.CsrToCissSignature` says.
 
-    Latency and throughput: a matrix's first entry is out 4 cycles after its first
-    pointer (the slice's register, the schedule and the lane's order queue, the entry's
-    register) when the memory answers on the cycle after a read. Then one entry a cycle
-    while the rows keep the schedule fed, one row a cycle: rows of at least ``P - 1``
-    nonzeros on average. Shorter rows are scheduled faster than one a cycle is worth to
-    the lanes (a row of one nonzero holds its lane two entries), so the entry rate falls
-    to ``(1 + nnz / rows) / P`` entries a cycle; an empty row costs a cycle of the
-    schedule. Between a matrix's count and the next one's first entry, 4 cycles.
-    Between registers: the schedule's loop (the comparator tree over the P lanes' ends,
-    then the chosen end's adder), and the entry's join (P comparisons of the entry count
-    with the ends, ANDed with the lanes' ``valid``, to every lane's ``ready`` and its
-    order queue); the synthesis report names the slower and its figure.
+    Latency and throughput (the memory answering on the cycle after a read): the first
+    entry needs every lane's first row, scheduled one a cycle, and is out ``P + 5``
+    cycles after the matrix's first pointer. Then one entry a cycle while the rows keep
+    the schedule fed, one row a cycle: rows of at least ``P - 1`` nonzeros on average.
+    Shorter rows ask for more than a row a cycle (a row of one nonzero holds its lane two
+    entries), so the entry rate falls to ``(1 + nnz / rows) / P`` entries a cycle; an
+    empty row costs a cycle of the schedule. The next matrix's first entry follows the
+    last one by ``P + 7`` cycles (the count, the next ``rows``, the first rows).
+    Between registers: the schedule's loop (the AND of the pairs' sign bits, the chosen
+    lane's step into every difference's adder) and the entry's join (the AND of the
+    lanes' ``valid``, to every lane's ``ready`` and its order queue); the synthesis
+    report names the slower and its figure.
     """
 
     PARAMS = (Param("pes", 4, 1, 64, "PE rows (lanes of an entry)"),
@@ -391,22 +405,20 @@ class CsrToCiss(wiring.Component):
         wiring.connect(m, wiring.flipped(self.row_ptr), lengths.row_ptr)
         wiring.connect(m, lengths.slices, schedule.slices)
         for p in range(P):
-            m.submodules[f"slices{p}"] = queue = Queue(schedule.assign[p].payload.shape(),
-                                                       depth=2, latency=1)
             m.submodules[f"lane{p}"] = lane = LaneFetch(self.iw, self.dw, A, self.inflight)
-            wiring.connect(m, schedule.assign[p], queue.i)
-            wiring.connect(m, queue.o, lane.slices)
+            wiring.connect(m, schedule.assign[p], lane.slices)
             wiring.connect(m, lane.mem, wiring.flipped(self.mem[p]))
             wiring.connect(m, lane.items, join.lanes[p])
+            m.d.comb += join.busy[p].eq(lane.busy)
         wiring.connect(m, join.ciss, wiring.flipped(self.ciss))
         wiring.connect(m, join.count, wiring.flipped(self.count))
-        rows, active, start = Signal.like(self.rows.payload), Signal(), Signal()
+        active, start = Signal(), Signal()
         m.d.comb += [self.rows.ready.eq(~active), start.eq(self.rows.valid & ~active),
-                     lengths.rows.eq(rows), join.end.eq(schedule.end),
-                     join.scheduled.eq(lengths.done), join.active.eq(active)]
+                     lengths.rows.eq(self.rows.payload), join.scheduled.eq(lengths.done),
+                     join.active.eq(active)]
         m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
         with m.If(start):
-            m.d.sync += [rows.eq(self.rows.payload), active.eq(1)]
+            m.d.sync += active.eq(1)
         with m.If(self.count.valid & self.count.ready):
             m.d.sync += active.eq(0)
         return m
