@@ -22,7 +22,7 @@ from ..sw import ciss as golden
 from ..sw import wire
 from ..sw.ciss_csr import csr_image
 from . import native
-from .streams import Bench
+from .streams import Bench, Codec
 from .tensaurus_tlu import entry_ints
 
 CONVERSIONS = {}
@@ -47,6 +47,18 @@ def lane_reads(image, ciss, pe):
     return np.repeat(base - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
+class EntryWords(Codec):
+    """The ``ciss`` stream's codec: an entry is its word as an int (the wire's packing,
+    :class:`~sparseforge.sw.wire.CissWire`, lane 0 lowest, as memory holds it), both
+    ways; unpacking each entry into its lanes' fields would cost more than the run."""
+
+    def unpack(self, bits):
+        return int(bits) & ((1 << self.width) - 1)
+
+    def unpack_all(self, words):
+        return [self.unpack(w) for w in words]
+
+
 class CissBench(Bench):
     """The CSR ``matrices`` through ``component`` (a :class:`~.hw.convert_ciss.CsrToCiss`),
     one after the other; ``rates`` gives each stream's probability of acting on a cycle
@@ -62,8 +74,8 @@ class CissBench(Bench):
         self.golden = [golden.encode(m, c.pes, c.dw, c.iw) for m in matrices]
         self.sizes = [g.entries for g in self.golden]
         entries = [e for g in self.golden for e in entry_ints(g)]
-        self.outputs = {"ciss": [self.codecs["ciss"].unpack(e) for e in entries],
-                        "count": self.sizes}
+        self.codecs["ciss"] = EntryWords(self.codecs["ciss"].shape)
+        self.outputs = {"ciss": entries, "count": self.sizes}
         self.sources = [self.source_on("rows", [i.rows for i in images], rates["rows"]),
                         self.source_on("row_ptr", np.concatenate(
                             [np.zeros(0, np.int64), *(i.row_ptr[1:] for i in images)]),
@@ -88,8 +100,7 @@ class CissBench(Bench):
         self.drivers = [*self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
-        codec = self.codecs["ciss"]
-        words = iter(codec.pack(e) for e in outputs["ciss"])
+        words = iter(outputs["ciss"])
         entries = [[next(words) for _ in range(n)] for n in self.sizes]
         reads = [list(outputs[f"mem__{p}__request"]) for p in range(self.component.pes)]
         return CissRun(cycles, entries, list(outputs["count"]), reads)

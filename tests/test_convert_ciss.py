@@ -196,11 +196,13 @@ def test_a_matrix_starts_p_plus_7_cycles_after_the_last_entry_of_the_one_before(
 def test_real_matrices_natively_against_encode(shared_data):
     matrices = [real(shared_data, name) for name in MATRICES]
     block = CsrToCiss(**REAL)
-    for seed, rates in [(21, None), (22, {"ciss": 0.3, "count": 0.5, "response": 0.4})]:
-        run, bench = run_native(block, matrices, seed_from_env(seed), rates)
-        assert_encoded(run, bench)
-    full, bench = run_native(block, matrices[:1], 23, FULL)
-    assert full.cycles < 1.1 * bench.golden[0].entries + 20
+    run, bench = run_native(block, matrices, seed_from_env(21))
+    assert_encoded(run, bench)
+    # without stalls, an entry a cycle (lp_e226) or a row a cycle where rows are short
+    # (494_bus: 3.4 nonzeros a row for 8 lanes), each matrix's first entry P + 5 cycles in
+    full, bench = run_native(block, matrices[:2], 23, FULL)
+    assert_encoded(full, bench)
+    assert full.cycles <= 1.05 * (matrices[0].shape[0] + bench.golden[1].entries) + 4 * 8
 
 
 # -- the host's preparation ---------------------------------------------------------------
