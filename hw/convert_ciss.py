@@ -90,8 +90,9 @@ class SliceLengths(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        taken, final = Signal.like(self.rows), Signal.like(self.rows)   # pointers taken, rows - 1
-        prev = Signal.like(self.row_ptr.payload)          # the last one: the next row's base
+        taken = Signal.like(self.rows, name="taken")      # pointers taken
+        final = Signal.like(self.rows, name="final")      # rows - 1
+        prev = Signal.like(self.row_ptr.payload, name="prev")   # the last: the next row's base
         ptr, out = self.row_ptr, self.slices
         load, more = Signal(), Signal()                   # more: a pointer is to come
         m.d.comb += [load.eq(~out.valid | out.ready), ptr.ready.eq(more & load),

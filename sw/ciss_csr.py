@@ -5,10 +5,10 @@ The block converts the CSR as it is stored: it reads ``row_ptr[1 ..]`` and each 
 elements ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`) in their order, and
 cannot sort, merge or drop anything. So a matrix it would convert into something other
 than :func:`sparseforge.sw.ciss.encode`'s stream is refused here, in one line naming the
-first place it breaks: columns out of order or repeated within a row, a stored zero (it
-would read as a header), an index or a count past the block's widths, a value past
-``dw`` bits. Values go as :func:`~sparseforge.sw.ciss.value_bits` makes them, as the
-encoder does.
+first place it breaks: row pointers that fall, columns out of order or repeated within
+a row, a stored zero (it would read as a header), an index or a count past the block's
+widths, a value past ``dw`` bits. Values go as :func:`~sparseforge.sw.ciss.value_bits`
+makes them, as the encoder does.
 """
 
 from dataclasses import dataclass
@@ -49,6 +49,11 @@ def csr_image(matrix, dw, iw, addr_width):
         raise ParameterError(f"{nnz} nonzeros: row pointers of addr_width={addr_width} bits "
                              f"hold at most {(1 << addr_width) - 1}")
     row_ptr = csr.indptr.astype(np.int64)
+    back = np.flatnonzero(np.diff(row_ptr) < 0)
+    if len(back):
+        i = int(back[0])
+        raise ParameterError(f"row pointers fall at row {i}: {row_ptr[i]} then "
+                             f"{row_ptr[i + 1]}")
     col = csr.indices.astype(np.int64)
     row = np.repeat(np.arange(rows), np.diff(row_ptr))
     if nnz:

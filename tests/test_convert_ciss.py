@@ -208,6 +208,8 @@ def test_real_matrices_natively_against_encode(shared_data):
 # -- the host's preparation ---------------------------------------------------------------
 
 @pytest.mark.parametrize(("matrix", "message"), [
+    (sp.csr_array((np.array([1, 2, 3]), np.array([0, 1, 2]), np.array([0, 2, 1, 3])),
+                  shape=(3, 4)), r"row pointers fall at row 1: 2 then 1"),
     (sp.csr_array((np.array([1, 2]), np.array([3, 1]), np.array([0, 2])), shape=(1, 5)),
      r"row 0: column 1 after column 3"),
     (sp.csr_array((np.array([1, 2]), np.array([3, 3]), np.array([0, 0, 2])), shape=(2, 5)),
