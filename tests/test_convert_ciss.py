@@ -276,8 +276,10 @@ def test_in_the_synthesis_report():
 def test_soak_larger_real_matrices(shared_data, seed, pes):
     names = ["suitesparse/bcsstk13.mtx", "suitesparse/G51.mtx", "suitesparse/Pd.mtx",
              "suitesparse/cryg2500.mtx", "suitesparse/dwt_992.mtx", "graphs/cora_adj.mtx",
-             "suitesparse/hangGlider_2.mtx", "suitesparse/rajat19.mtx"]
+             "suitesparse/hangGlider_2.mtx", "suitesparse/rajat19.mtx", "graphs/astro-ph.mtx",
+             "graphs/delaunay_n16.mtx", "suitesparse/Groebner_id2003_aug.mtx"]
     matrices = [real(shared_data, name) for name in names]
     rates = {**{s: 0.5 + 0.1 * (seed % 3) for s in STREAMS}, "ciss": 0.4}
-    run, bench = run_native(CsrToCiss(**{**REAL, "pes": pes}), matrices, seed, rates)
+    params = {**REAL, "pes": pes, "iw": 20, "addr_width": 22}     # 65,536 rows, 0.4 M nnz
+    run, bench = run_native(CsrToCiss(**params), matrices, seed, rates)
     assert_encoded(run, bench)
