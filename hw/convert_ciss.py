@@ -36,8 +36,9 @@ The host's side (:mod:`sparseforge.sw.ciss_csr`) refuses a CSR the block would c
 differently from the encoder (columns out of order or repeated, stored zeros, indices
 past the widths), in one line.
 
-Buffers are fixed by the parameters: per lane a queue of two rows and one of
-``inflight`` items; a matrix of any size whose indices fit passes through the same build.
+Buffers are fixed by the parameters: per lane a queue of two rows, one of ``inflight``
+items and a skid register; a matrix of any size whose indices fit passes through the same
+build.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
@@ -254,10 +255,11 @@ class LaneFetch(wiring.Component):
 class Interleave(wiring.Component):
     """The lanes' items joined into CISS entries, idle lanes filled in, and the count.
 
-    Each entry holds an item of every busy lane (:class:`LaneFetch`'s ``busy``: it owes
-    one); a lane not busy is idle in it once every slice is scheduled, and until then the
-    entry waits (a slice may still start on that lane there). The matrix ends when every
-    slice is scheduled and no lane is busy.
+    Each entry holds an item of every lane but those done: a lane is done once, every
+    slice scheduled, it is not busy (:class:`LaneFetch`'s ``busy``: it owes no item), a
+    state it then keeps to the matrix's end, so ``done`` is registered (a cycle after the
+    lane's last item). Until then the entry waits for the lane (a slice may still start
+    on it). The matrix ends when every lane is done.
 
     Parameters
     ----------
@@ -278,9 +280,9 @@ class Interleave(wiring.Component):
     count : Out(stream(addr_width + 1))
         The matrix's entries, after its last one is taken.
 
-    Latency and throughput: 1 cycle; one entry a cycle while every busy lane has its
-    item. Between registers: the AND of the lanes' ``valid`` (or idle), to every lane's
-    ``ready`` and its order queue.
+    Latency and throughput: 1 cycle; one entry a cycle while every lane not done has its
+    item. Between registers: the AND of the lanes' ``valid`` (or done), to every lane's
+    ``ready``.
     """
 
     def __init__(self, pes, dw, iw, addr_width):
@@ -293,19 +295,21 @@ class Interleave(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, owes = Signal.like(self.count.payload), self.busy       # entries sent
-        have = Cat(Mux(owes[p], lane.valid, self.scheduled) for p, lane in enumerate(self.lanes))
+        n = Signal.like(self.count.payload, name="n")              # entries sent
+        done = Signal(self.pes)             # lanes idle to the end: not busy, all scheduled
+        valid = Cat(lane.valid for lane in self.lanes)
         out, load, go = self.ciss, Signal(), Signal()
         m.d.comb += [load.eq(~out.valid | out.ready),
-                     go.eq(self.active & owes.any() & have.all() & load),
-                     self.count.valid.eq(self.active & self.scheduled & ~owes.any()
-                                         & ~out.valid),
+                     go.eq(self.active & valid.any() & (valid | done).all() & load),
+                     self.count.valid.eq(self.active & done.all() & ~out.valid),
                      self.count.payload.eq(n)]
         for p, lane in enumerate(self.lanes):
-            m.d.comb += lane.ready.eq(go & owes[p])
+            m.d.comb += lane.ready.eq(go)
             with m.If(load):
-                m.d.sync += [out.payload[p].nnz.eq(Mux(owes[p], lane.payload.nnz, 0)),
-                             out.payload[p].ij.eq(Mux(owes[p], lane.payload.ij, self.idle))]
+                m.d.sync += [out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
+                             out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
+        m.d.sync += done.eq(Mux(self.restart | ~self.active | ~self.scheduled, 0,
+                                ~self.busy))
         with m.If(load):
             m.d.sync += out.valid.eq(go)
         with m.If(go):
@@ -353,7 +357,7 @@ class CsrToCiss(wiring.Component):
     TLU takes (Section 4, Fig. 3d). The module docstring says how the CSR arrives (row
     pointers streamed; each lane reads its rows' elements through its own memory port)
     and why, and gives the units. Storage is fixed by the parameters: per lane a queue of
-    two slices and one of ``inflight`` items; nothing grows with the matrix.
+    two slices, one of ``inflight`` items and a skid; nothing grows with the matrix.
 
     Parameters
     ----------
@@ -379,9 +383,10 @@ class CsrToCiss(wiring.Component):
     empty row costs a cycle of the schedule. The next matrix's first entry follows the
     last one by ``P + 7`` cycles (the count, the next ``rows``, the first rows).
     Between registers: the schedule's loop (the AND of the pairs' sign bits, the chosen
-    lane's step into every difference's adder) and the entry's join (the AND of the
-    lanes' ``valid``, to every lane's ``ready`` and its order queue); the synthesis
-    report names the slower and its figure.
+    lane's step into every difference's adder) and the entry's join (each lane's
+    ``valid`` or done, from registers, ANDed over the lanes, to every lane's skid, whose
+    held item's enable fans out over its bits). The join is the critical path at the
+    default configuration; the synthesis report gives its figure.
     """
 
     PARAMS = (Param("pes", 4, 1, 64, "PE rows (lanes of an entry)"),

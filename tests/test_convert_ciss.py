@@ -154,7 +154,7 @@ def test_values_go_as_encode_makes_them():
             seed_from_env(3))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 5), st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12),
                                              st.floats(0, 1)), min_size=1, max_size=3),
        st.integers(0, 2**16))
