@@ -385,8 +385,10 @@ class CsrToCiss(wiring.Component):
     Between registers: the schedule's loop (the AND of the pairs' sign bits, the chosen
     lane's step into every difference's adder) and the entry's join (each lane's
     ``valid`` or done, from registers, ANDed over the lanes, to every lane's skid, whose
-    held item's enable fans out over its bits). The join is the critical path at the
-    default configuration; the synthesis report gives its figure.
+    held item's enable fans out over its bits). The schedule's loop is the critical path:
+    at the default configuration the slice's length plus one into the differences' carry
+    chains, at 8 lanes the choice (the sign bits' AND, the slice taken) before them; the
+    synthesis report gives the figures.
     """
 
     PARAMS = (Param("pes", 4, 1, 64, "PE rows (lanes of an entry)"),
