@@ -436,9 +436,6 @@ class Stage:
     target: str
     cycles: float
 
-    def to_dict(self):
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Conversion:
