@@ -10,6 +10,7 @@ from scipy import sparse
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
+from sparseforge.sw import conversion
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.sage import (
     ACFS,
@@ -407,6 +408,12 @@ def test_cli_fixed_mcf_given(capsys, tmp_path):
     result = _json(capsys, tmp_path / "a.npz", "--mcf")
     assert result["mcf_a"] == "CSR"
     assert {o["acf_a"] for o in result["acf_a_options"]} >= {"CSR", "CSC"}
+    # an RLC file: its only block is RLC -> COO
+    rlc = conversion.convert(sparse.random(50, 70, 0.05, format="csr", random_state=2), "rlc")
+    conversion.save(tmp_path / "r.npz", rlc)
+    result = _json(capsys, tmp_path / "r.npz", "--mcf")
+    assert result["mcf_a"] == "RLC"
+    assert [(o["acf_a"], o["path_a"]) for o in result["acf_a_options"]] == [("COO", "RLC->COO")]
     main(["sage", "--shape", "2000,1000,1000", "--density-a", "0.01", "--mcf", "CSR"])
     assert "A stored as CSR" in capsys.readouterr().out
 
