@@ -486,7 +486,9 @@ def _human_headline(rows, cpu):
 
 
 @click.command("mint")
-@click.option("--quick", is_flag=True, help="One matrix each, no place and route (for tests).")
+@click.option("--quick", is_flag=True,
+              help="One matrix each, no place and route (for tests): Fmax from the synthesis "
+                   "cache or the rate table, which is not rewritten.")
 @seed_option(1, "Seed of the random back-pressure.")
 @json_option
 def command(quick, seed, as_json):
