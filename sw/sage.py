@@ -52,21 +52,23 @@ Compute (Section IV, Fig. 6; reconstructed)
     the tiles moves all of B's ACF bits over the bus before the streams. The
     output O and its write to DRAM are the same for every choice and left out.
 
-Conversion (MINT, Section V)
-    Cycles per nonzero and per element of MINT's building blocks (Fig. 8):
-    Dense and ZVC sources are scanned by the 32-input prefix sum,
-    ``mint_scan_per_cycle`` elements a cycle, RLC's runs likewise per entry,
-    CSR and CSC pointers likewise per pointer read or written; a row-major
-    position becomes coordinates in the eight divide/mod units, and
-    coordinates become an address in its eight multipliers,
-    ``mint_nnz_per_cycle`` nonzeros a cycle; a layout in another order is
-    regrouped by scattering each nonzero through a pointer array,
-    ``mint_transpose_per_cycle`` a cycle (Fig. 8c steps 6-7). Every MCF but
-    CSC is row-major, as are A's ACFs but CSC; B's sparse tiles hold a column
-    each, so any MCF but CSC is regrouped for them, even COO into COO. A
-    dense result is written, zeros and all, at the bus width. MINT converts
-    while the MCF streams in (end of Section V-B), so an operand's load
-    takes ``max(DRAM cycles, conversion cycles)``.
+Conversion (MINT, Section V; priced by the hardware)
+    Only conversions a converter block performs are offered. The blocks'
+    measured rates are a table, :data:`RATES_PATH`, that ``sparseforge bench
+    mint`` writes from its Verilator runs on real matrices: per block pair
+    (``"csr->csc"``) the cycles as a sum of coefficients times the terms of
+    :func:`rate_terms` (nonzeros, elements, pointers, one), fitted by least
+    squares, with the block's lanes and measured Fmax. A pair the table lacks
+    is a chain of pairs it has (ZVC->Dense->CSR), priced as the sum of its
+    stages, each at the operand's rows, columns and nonzeros; the cheapest
+    chain wins, and a pair no chain reaches is not offered. Every MCF but CSC
+    is row-major, as are A's ACFs but CSC; B's sparse tiles hold a column
+    each, and the only block that regroups into column order is CSR->CSC, so
+    a column-major ACF is reached only as CSC (B's COO and CSR tiles are not
+    offered). A converter cycle is taken as an accelerator cycle: MINT sits
+    beside the accelerator at its clock. MINT converts while the MCF streams
+    in (end of Section V-B), so an operand's load takes ``max(DRAM cycles,
+    conversion cycles)``.
 
 Cost (Section VI)
     Delay = both operands' load cycles + fill + stream cycles; energy =
@@ -78,11 +80,20 @@ Cost (Section VI)
     [13] (640 pJ per 32-bit DRAM access, 5 pJ per 32-bit 8 KB SRAM access,
     3.7 + 0.9 pJ per fp32 multiply-add: DRAM costs the paper's 6400 adds).
     EDP in J·s at ``clock_hz``. Ties go to the combination that converts
-    fewer operands.
+    fewer operands. On chip, each stage of a conversion reads its input and
+    writes its output.
+
+Fixed memory format
+    ``mcf_a`` given (the user's matrix is stored in one format): SAGE picks
+    only among the combinations with that MCF for A.
 """
 
+import functools
+import itertools
+import json
 import math
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 from scipy import sparse
@@ -114,11 +125,10 @@ class Accelerator:
 
     Paper: ``macs``, ``buffer_bytes`` and ``bus_bits`` (Section VII-A),
     ``lanes`` (Section IV-A, Fig. 7), ``clock_hz`` (MINT at 1 GHz, Section
-    VII-B), ``mint_nnz_per_cycle`` (eight divide/mod units) and
-    ``mint_scan_per_cycle`` (the 32-input prefix sum). Ours: ``rlc_run_bits``
-    (Eyeriss's RLC [17]), ``dram_bits_per_cycle`` (the TPU's 34 GB/s [4] at
-    1 GHz), ``mint_transpose_per_cycle`` (one scatter per cycle), and the
-    energies in pJ from Horowitz [13].
+    VII-B). Ours: ``rlc_run_bits`` (Eyeriss's RLC [17]),
+    ``dram_bits_per_cycle`` (the TPU's 34 GB/s [4] at 1 GHz), and the
+    energies in pJ from Horowitz [13]. MINT's rates are the blocks' own
+    (:class:`MintRates`).
     """
 
     macs: int = 16384
@@ -128,9 +138,6 @@ class Accelerator:
     clock_hz: float = 1e9
     dram_bits_per_cycle: int = 272
     rlc_run_bits: int = 5
-    mint_nnz_per_cycle: int = 8
-    mint_scan_per_cycle: int = 32
-    mint_transpose_per_cycle: int = 1
     e_dram_bit: float = 20.0
     e_sram_bit: float = 5.0 / 32
     e_mac: float = 4.6
@@ -384,37 +391,167 @@ def compute_cost(workload, acf_a, acf_b, acc=None):
                        rounds * round_cycles, products, onchip, energy)
 
 
-_LINEAR = ("Dense", "RLC", "ZVC")
-"""MCFs that locate a nonzero by its row-major position, not by its coordinates."""
+RATES_PATH = Path(__file__).with_name("mint_rates.json")
+"""The converter blocks' measured rates, written by ``sparseforge bench mint``."""
+
+RATE_TERMS = ("nnz", "elements", "pointers", "one")
+"""What a conversion's cycles may grow with (:func:`rate_terms`)."""
 
 
-def conversion_cycles(mcf, acf, compactness, acc=None, column_major=False):
-    """MINT's cycles to bring one operand from ``mcf`` into ``acf`` (module docstring).
+def rate_terms(rows, cols, nnz):
+    """The terms a conversion's cycles are fitted over, for a ``rows x cols`` operand with
+    ``nnz`` nonzeros: the nonzeros, the elements (a dense side's work), the pointers of a
+    CSR and a CSC of it (``rows + cols + 2``: CSR->CSC reads one array and writes the
+    other), and one (a fixed start-up)."""
+    return {"nnz": nnz, "elements": rows * cols, "pointers": rows + cols + 2, "one": 1}
 
-    ``column_major``: the ACF is laid out column by column (A in CSC, every
-    sparse tile of B, which holds part of one column). Even with MCF = ACF an
-    operand whose MCF is not in that order is regrouped (B's COO and CSR).
+
+@dataclass(frozen=True)
+class Rate:
+    """One converter block's measured rate: cycles ``sum(coefficients[t] * terms[t])``.
+
+    ``block`` is the registered block, ``lanes`` and ``fmax_mhz`` its report
+    configuration's (``fmax_mhz`` None where it was not placed), ``fit`` how
+    the coefficients were fitted (the matrices and the relative errors).
     """
-    acc = acc or Accelerator()
-    _check_format("mcf", mcf, MCFS)
-    _check_format("acf", acf, ACFS)
-    transpose = acf != "Dense" and (mcf == "CSC") != column_major
-    if mcf == acf and not transpose:
-        return 0.0
-    c = compactness
-    elements, scan, lanes = c.rows * c.cols, acc.mint_scan_per_cycle, acc.mint_nnz_per_cycle
-    pointers = {"CSR": c.rows + 1, "CSC": c.cols + 1}
-    # locate the nonzeros: a prefix sum over the mask, the runs or the pointers
-    runs = c.bits["RLC"] / (c.value_bits + c.run_bits)
-    locate = {"Dense": elements, "ZVC": elements, "RLC": runs}
-    cycles = (locate.get(mcf, 0) + pointers.get(mcf, 0) + pointers.get(acf, 0)) / scan
-    if (mcf in _LINEAR) != (acf == "Dense"):        # position <-> coordinates: div/mod, multiply
-        cycles += c.nnz / lanes
-    if transpose:                                   # regroup: one scatter per nonzero
-        cycles += c.nnz / acc.mint_transpose_per_cycle
-    if acf == "Dense":                              # the dense result, zeros and all
-        cycles += elements * c.value_bits / acc.bus_bits
-    return cycles
+
+    source: str
+    target: str
+    block: str
+    coefficients: dict
+    lanes: int | None = None
+    fmax_mhz: float | None = None
+    fit: dict = field(default_factory=dict, compare=False)
+
+    def cycles(self, rows, cols, nnz):
+        terms = rate_terms(rows, cols, nnz)
+        return float(sum(c * terms[t] for t, c in self.coefficients.items()))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One block of a conversion at one operand's size."""
+
+    source: str
+    target: str
+    cycles: float
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """How MINT brings an operand from its MCF into its ACF: the blocks in order (none
+    where the operand is already in the ACF) and their cycles, summed."""
+
+    stages: tuple
+
+    @property
+    def cycles(self):
+        return sum(stage.cycles for stage in self.stages)
+
+    @property
+    def path(self):
+        """``"ZVC->Dense->CSR"``; empty where nothing is converted."""
+        if not self.stages:
+            return ""
+        return "->".join([self.stages[0].source, *(stage.target for stage in self.stages)])
+
+
+class MintRates:
+    """The converter blocks' rates and the chains they form, over SAGE's formats.
+
+    ``rates`` maps ``(source, target)`` in :mod:`sparseforge.sw.conversion`'s
+    lower-case names to a :class:`Rate`; pairs of formats SAGE does not model
+    (BSR, CSF) are kept but form no chain.
+    """
+
+    def __init__(self, rates):
+        self.rates = dict(rates)
+        names = {f.lower(): f for f in (*MCFS, *ACFS)}
+        self._edges = {}
+        for source, target in self.rates:
+            if source in names and target in names:
+                self._edges.setdefault(names[source], []).append(names[target])
+
+    @classmethod
+    def from_table(cls, table, where="the MINT rate table"):
+        """From the table's JSON object; a malformed table raises ParameterError naming
+        ``where`` and the entry."""
+        if not isinstance(table, dict) or not isinstance(table.get("conversions"), dict):
+            raise ParameterError(f"{where}: malformed (expected an object with "
+                                 "'conversions', each 'source->target')")
+        rates = {}
+        for key, entry in table["conversions"].items():
+            try:
+                source, target = key.split("->")
+                coefficients = {t: float(c) for t, c in entry["coefficients"].items()}
+                unknown = set(coefficients) - set(RATE_TERMS)
+                if unknown or not coefficients:
+                    raise ValueError(f"terms {sorted(unknown) or 'none'}: expected some "
+                                     f"of {', '.join(RATE_TERMS)}")
+                rates[source, target] = Rate(source, target, entry["block"], coefficients,
+                                             entry.get("lanes"), entry.get("fmax_mhz"),
+                                             entry.get("fit", {}))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ParameterError(f"{where}: conversion {key!r} is malformed "
+                                     f"({type(exc).__name__}: {exc})") from None
+        return cls(rates)
+
+    @classmethod
+    def load(cls, path=RATES_PATH):
+        try:
+            with open(path) as f:
+                table = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"{path}: cannot read the MINT rate table ({exc}); "
+                                 "`sparseforge bench mint` writes it") from None
+        return cls.from_table(table, str(path))
+
+    def chains(self, source, target):
+        """Every chain of block pairs from ``source`` to ``target`` (SAGE's names), each a
+        list of formats, no format visited twice."""
+        found, paths = [], [[source]]
+        while paths:
+            path = paths.pop()
+            for step in self._edges.get(path[-1], ()):
+                if step == target:
+                    found.append([*path, step])
+                elif step not in path:
+                    paths.append([*path, step])
+        return found
+
+    def conversion(self, mcf, acf, compactness, column_major=False):
+        """The cheapest :class:`Conversion` from ``mcf`` into ``acf`` for an operand of
+        ``compactness``'s size, or None where no block or chain of blocks does it.
+        ``column_major``: the ACF is laid out column by column (A in CSC, B's sparse tiles),
+        which only CSC is."""
+        _check_format("mcf", mcf, MCFS)
+        _check_format("acf", acf, ACFS)
+        if column_major and acf != "CSC":
+            return None
+        if mcf == acf:
+            return Conversion(())
+        c = compactness
+        best = None
+        for chain in self.chains(mcf, acf):
+            stages = tuple(Stage(a, b, self.rates[a.lower(), b.lower()].cycles(
+                c.rows, c.cols, c.nnz)) for a, b in itertools.pairwise(chain))
+            candidate = Conversion(stages)
+            if best is None or (candidate.cycles, len(stages)) < (best.cycles,
+                                                                    len(best.stages)):
+                best = candidate
+        return best
+
+
+def column_major(operand, acf):
+    """Whether operand ``"A"`` or ``"B"`` in ``acf`` is laid out column by column: A in CSC,
+    and every sparse ACF of B, whose tiles hold part of one column."""
+    return acf == "CSC" if operand == "A" else acf != "Dense"
+
+
+@functools.cache
+def mint_rates():
+    """The rates in :data:`RATES_PATH`, read once."""
+    return MintRates.load()
 
 
 @dataclass(frozen=True)
@@ -422,7 +559,9 @@ class Choice:
     """One MCF/ACF combination: its cycles, energy and EDP.
 
     An operand's load takes the most of its DRAM and conversion cycles (MINT
-    converts while the MCF streams in); ``compute_cycles`` is the ACF pair's
+    converts while the MCF streams in); ``path_a`` and ``path_b`` name the
+    blocks each operand goes through (``"ZVC->Dense->CSR"``, empty where it
+    is not converted); ``compute_cycles`` is the ACF pair's
     :class:`ComputeCost`. ``energy_j`` covers DRAM, MINT and compute;
     ``edp`` is ``energy_j`` times the delay in seconds.
     """
@@ -438,6 +577,8 @@ class Choice:
     compute_cycles: float
     energy_j: float
     edp: float
+    path_a: str = ""
+    path_b: str = ""
 
     @property
     def cycles(self):
@@ -447,8 +588,7 @@ class Choice:
     @property
     def converts(self):
         """Operands MINT converts (or regroups)."""
-        return [op for op, cycles in (("A", self.conversion_cycles_a),
-                                      ("B", self.conversion_cycles_b)) if cycles]
+        return [op for op, path in (("A", self.path_a), ("B", self.path_b)) if path]
 
     def to_dict(self):
         return {**asdict(self), "cycles": self.cycles, "converts": self.converts}
@@ -458,10 +598,11 @@ class Choice:
 class Recommendation:
     """SAGE's answer: the lowest-EDP MCF/ACF combination and the best one without MINT.
 
-    ``direct`` computes in the memory formats (nothing converted);
-    converting pays off when ``best`` has the lower EDP. ``compute`` maps
-    each ACF pair to its :class:`ComputeCost`, ``choices`` each
-    ``(mcf_a, mcf_b, acf_a, acf_b)`` to its :class:`Choice`.
+    ``direct`` computes in the memory formats (nothing converted; None where
+    A's fixed MCF is no ACF); converting pays off when ``best`` has the lower
+    EDP. ``compute`` maps each ACF pair to its :class:`ComputeCost`,
+    ``choices`` each ``(mcf_a, mcf_b, acf_a, acf_b)`` the hardware can
+    convert to its :class:`Choice`; ``mcf_a`` is A's fixed MCF, if given.
     """
 
     workload: Workload
@@ -470,46 +611,70 @@ class Recommendation:
     compactness_b: Compactness
     compute: dict
     best: Choice
-    direct: Choice
+    direct: Choice | None
     choices: dict = field(repr=False)
+    mcf_a: str | None = None
 
     @property
     def conversion_pays(self):
-        return self.best.edp < self.direct.edp
+        return self.direct is None or self.best.edp < self.direct.edp
 
     def choice(self, mcf_a, mcf_b, acf_a, acf_b):
-        """Any one combination, e.g. to compare another recommender's with ``best``."""
-        return self.choices[mcf_a, mcf_b, acf_a, acf_b]
+        """Any one combination, e.g. to compare another recommender's with ``best``; None
+        where no converter block (or chain of them) performs its conversions."""
+        return self.choices.get((mcf_a, mcf_b, acf_a, acf_b))
+
+    def by_acf_a(self):
+        """The best choice for each ACF of A the hardware reaches, lowest EDP first (with A's
+        MCF fixed: SAGE's options for the stored matrix)."""
+        best = {}
+        for c in self.choices.values():
+            if c.acf_a not in best or (c.edp, len(c.converts)) < (best[c.acf_a].edp,
+                                                                   len(best[c.acf_a].converts)):
+                best[c.acf_a] = c
+        return sorted(best.values(), key=lambda c: c.edp)
 
     def to_dict(self):
         return {"workload": self.workload.to_dict(), "accelerator": self.accelerator.to_dict(),
+                "mcf_a": self.mcf_a,
+                "acf_a_options": [c.to_dict() for c in self.by_acf_a()],
                 "compactness": {"A": self.compactness_a.to_dict(),
                                 "B": self.compactness_b.to_dict()},
                 "compute": [c.to_dict() for c in self.compute.values()],
-                "best": self.best.to_dict(), "direct": self.direct.to_dict(),
+                "best": self.best.to_dict(),
+                "direct": self.direct.to_dict() if self.direct else None,
                 "conversion_pays": self.conversion_pays}
 
 
-def _loads(compactness, acc, column_major):
-    """``{(mcf, acf): (DRAM cycles, conversion cycles, energy pJ)}`` of one operand."""
+def _loads(operand, compactness, acc, rates):
+    """``{(mcf, acf): (DRAM cycles, Conversion, energy pJ)}`` of ``operand`` (``"A"`` or
+    ``"B"``), for the pairs the hardware converts."""
     loads = {}
     for mcf in MCFS:
         bits = compactness.bits[mcf]
         for acf in ACFS:
-            convert = conversion_cycles(mcf, acf, compactness, acc, column_major(acf))
-            moved = bits + compactness.bits[acf] if convert else 0
+            convert = rates.conversion(mcf, acf, compactness, column_major(operand, acf))
+            if convert is None:
+                continue
+            moved = sum(compactness.bits[s.source] + compactness.bits[s.target]
+                        for s in convert.stages)
             loads[mcf, acf] = (bits / acc.dram_bits_per_cycle, convert,
                                bits * acc.e_dram_bit + moved * acc.e_sram_bit)
     return loads
 
 
-def recommend(workload, acc=None, compactness_a=None):
-    """SAGE (Section VI) for ``workload``: every MCF/ACF combination, the lowest EDP wins.
+def recommend(workload, acc=None, compactness_a=None, rates=None, mcf_a=None):
+    """SAGE (Section VI) for ``workload``: every MCF/ACF combination the converter blocks
+    (``rates``, by default :func:`mint_rates`) can reach, the lowest EDP wins; ``mcf_a``
+    fixes A's memory format.
 
     ``compactness_a`` gives A's exact sizes (:func:`matrix_compactness`);
     without it both operands take the expected sizes at their densities.
     """
     acc = acc or Accelerator()
+    rates = rates or mint_rates()
+    if mcf_a is not None:
+        _check_format("mcf_a", mcf_a, MCFS)
     w = workload
     size_a = compactness_a or expected_compactness(w.m, w.k, w.density_a, w.value_bits,
                                                    w.index_bits, acc.rlc_run_bits)
@@ -519,32 +684,37 @@ def recommend(workload, acc=None, compactness_a=None):
     size_b = expected_compactness(w.k, w.n, w.density_b, w.value_bits, w.index_bits,
                                   acc.rlc_run_bits)
     compute = {(a, b): compute_cost(w, a, b, acc) for a in ACFS for b in ACFS}
-    load_a = _loads(size_a, acc, lambda acf: acf == "CSC")
-    load_b = _loads(size_b, acc, lambda acf: acf != "Dense")
+    load_a = _loads("A", size_a, acc, rates)
+    load_b = _loads("B", size_b, acc, rates)
     choices = []
-    for (acf_a, acf_b), cost in compute.items():
-        for mcf_a in MCFS:
-            dram_a, convert_a, energy_a = load_a[mcf_a, acf_a]
-            for mcf_b in MCFS:
-                dram_b, convert_b, energy_b = load_b[mcf_b, acf_b]
-                energy = (energy_a + energy_b + cost.energy_pj) * 1e-12
-                delay = (max(dram_a, convert_a) + max(dram_b, convert_b)
-                         + cost.cycles) / acc.clock_hz
-                choices.append(Choice(mcf_a, mcf_b, acf_a, acf_b, dram_a, convert_a, dram_b,
-                                      convert_b, cost.cycles, energy, energy * delay))
+    for (mcf, acf_a), (dram_a, convert_a, energy_a) in load_a.items():
+        if mcf_a not in (None, mcf):
+            continue
+        for (mcf_b, acf_b), (dram_b, convert_b, energy_b) in load_b.items():
+            cost = compute[acf_a, acf_b]
+            energy = (energy_a + energy_b + cost.energy_pj) * 1e-12
+            delay = (max(dram_a, convert_a.cycles) + max(dram_b, convert_b.cycles)
+                     + cost.cycles) / acc.clock_hz
+            choices.append(Choice(mcf, mcf_b, acf_a, acf_b, dram_a, convert_a.cycles, dram_b,
+                                  convert_b.cycles, cost.cycles, energy, energy * delay,
+                                  convert_a.path, convert_b.path))
+    if not choices:
+        raise ParameterError(f"MCF {mcf_a} of A: no converter block (or chain of them) brings "
+                             "it into any ACF")
 
     def rank(choice):
         return choice.edp, len(choice.converts)
 
     best = min(choices, key=rank)
-    direct = min((c for c in choices if not c.converts), key=rank)
+    direct = min((c for c in choices if not c.converts), key=rank, default=None)
     return Recommendation(w, acc, size_a, size_b, compute, best, direct,
-                          {(c.mcf_a, c.mcf_b, c.acf_a, c.acf_b): c for c in choices})
+                          {(c.mcf_a, c.mcf_b, c.acf_a, c.acf_b): c for c in choices}, mcf_a)
 
 
 def recommend_matrix(matrix, kernel="spgemm", n=None, density_b=None, value_bits=32,
-                     index_bits=None, acc=None):
-    """SAGE with ``matrix`` as A: its exact sizes, its density for the compute model.
+                     index_bits=None, acc=None, rates=None, mcf_a=None):
+    """SAGE with ``matrix`` as A: its exact sizes, its density for the compute model;
+    ``mcf_a`` fixes its memory format (the format it is stored in).
 
     B is ``K x n``, n defaulting to ``ceil(M / 2)`` as the paper's factor
     matrices (Section VII-A); SpGEMM's B has ``density_b``, by default A's.
@@ -558,4 +728,4 @@ def recommend_matrix(matrix, kernel="spgemm", n=None, density_b=None, value_bits
     workload = Workload(kernel, size_a.rows, size_a.cols,
                         math.ceil(size_a.rows / 2) if n is None else n,
                         size_a.density, density_b, value_bits, index_bits)
-    return recommend(workload, acc, size_a)
+    return recommend(workload, acc, size_a, rates, mcf_a)

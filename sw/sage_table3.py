@@ -14,6 +14,17 @@ row segment, so CSR(A) wins below about 50% density, where the paper keeps
 Dense(A) down to 1.1% (SpGEMM) and 4.1% (SpMM); its lost compute equations
 must charge sparse streams more than Fig. 6's walkthrough does.
 
+SAGE offers only conversions the converter blocks perform (alone or
+chained, :class:`~.sage.MintRates`): a row whose paper choice needs another
+(RLC->Dense, COO->CSR, B's COO regrouped into columns) cannot agree, and its
+reason names the conversion no block performs (:attr:`Table3.not_offered`):
+13 of the 20 rows (RLC->Dense in ten, CSR->Dense in one, COO->CSR in two).
+The measured ZVC->Dense (about 4.5 elements a cycle under back-pressure,
+where the paper's 32-input prefix sum scans 32) is slower than reading
+Dense from DRAM, so journal's rows keep Dense(A) where the paper converts
+ZVC(A). With constant rates (eight nonzeros and 32 elements a cycle, any
+pair) 7 rows and 63 choices agreed; priced by the blocks, 5 and 52.
+
 BrainQ, Crime and Uber (3-D tensors under SpTTM and MTTKRP) are not
 modelled: :data:`NOT_MODELLED`.
 """
@@ -21,7 +32,7 @@ modelled: :data:`NOT_MODELLED`.
 import math
 from dataclasses import dataclass
 
-from .sage import Accelerator, Workload, recommend
+from .sage import Accelerator, Workload, column_major, mint_rates, recommend
 
 FIELDS = ("mcf_a", "mcf_b", "acf_a", "acf_b")
 
@@ -79,8 +90,15 @@ class Table3Row:
     paper: tuple
     ours: tuple
     edp_ours: float
-    edp_paper: float
+    edp_paper: float | None
     reason: str
+    missing: tuple = ()
+
+    @property
+    def offered(self):
+        """Whether the converter blocks perform the paper's conversions (``missing`` lists
+        the ones they do not, ``"RLC->Dense (A)"``)."""
+        return not self.missing
 
     @property
     def agree(self):
@@ -95,7 +113,8 @@ class Table3Row:
                 "density": self.density, "paper": dict(zip(FIELDS, self.paper, strict=True)),
                 "ours": dict(zip(FIELDS, self.ours, strict=True)), "agree": self.agree,
                 "fields_agree": self.fields_agree, "edp_ours": self.edp_ours,
-                "edp_paper": self.edp_paper, "reason": self.reason}
+                "edp_paper": self.edp_paper, "reason": self.reason,
+                "missing": list(self.missing)}
 
 
 @dataclass(frozen=True)
@@ -112,9 +131,15 @@ class Table3:
     def fields_agree(self):
         return sum(row.fields_agree for row in self.rows)
 
+    @property
+    def not_offered(self):
+        """``"workload kernel"`` of each row whose paper choice no block performs."""
+        return [f"{row.workload} {row.kernel}" for row in self.rows if not row.offered]
+
     def to_dict(self):
         return {"agree": self.agree, "rows_total": len(self.rows),
                 "fields_agree": self.fields_agree, "fields_total": len(FIELDS) * len(self.rows),
+                "not_offered": self.not_offered,
                 "rows": [row.to_dict() for row in self.rows],
                 "not_modelled": [{"workload": name, "reason": why} for name, why in NOT_MODELLED]}
 
@@ -124,8 +149,20 @@ def _per_element(rec, operand, mcf):
     return size.bits[mcf] / (size.rows * size.cols)
 
 
-def _reason(rec, ours, paper):
-    """Why ``paper`` differs from ``ours``: each differing choice's cost here, and the total."""
+def _missing(rec, rates, paper):
+    """The paper's conversions no block (or chain of them) performs, ``"RLC->Dense (A)"``."""
+    mcf_a, mcf_b, acf_a, acf_b = paper
+    return tuple(f"{mcf}->{acf} ({operand})" for operand, mcf, acf, size in (
+        ("A", mcf_a, acf_a, rec.compactness_a), ("B", mcf_b, acf_b, rec.compactness_b))
+        if rates.conversion(mcf, acf, size, column_major(operand, acf)) is None)
+
+
+def _reason(rec, ours, paper, missing):
+    """Why ``paper`` differs from ``ours``: a conversion no block performs, or each differing
+    choice's cost here, and the total."""
+    if missing:
+        return (f"the paper's choice needs {', '.join(missing)}, which no converter block "
+                "or chain of them performs")
     parts = []
     for name, mine, theirs in zip(FIELDS, ours, paper, strict=True):
         if mine == theirs:
@@ -135,11 +172,11 @@ def _reason(rec, ours, paper):
             other = dict(zip(FIELDS, ours, strict=True)) | {name: theirs}
             load = rec.choice(*(other[f] for f in FIELDS))
             mine_load = rec.choice(*ours)
+            their_load = f"{_load(load, operand):.3g}" if load else "not offered with ours"
             parts.append(
                 f"MCF {operand.upper()}: {mine} {_per_element(rec, operand, mine):.3g} "
                 f"bits/element, {_load(mine_load, operand):.3g} load cycles; paper's "
-                f"{theirs} {_per_element(rec, operand, theirs):.3g}, "
-                f"{_load(load, operand):.3g}")
+                f"{theirs} {_per_element(rec, operand, theirs):.3g}, {their_load}")
         else:
             pair = (theirs, ours[3]) if operand == "a" else (ours[2], theirs)
             mine_cost, their_cost = rec.compute[ours[2:]], rec.compute[pair]
@@ -157,18 +194,24 @@ def _load(choice, operand):
     return max(choice.dram_cycles_b, choice.conversion_cycles_b)
 
 
-def reproduce(acc=None):
-    """Run SAGE on every Table III matrix for SpGEMM and SpMM (:class:`Table3`)."""
+def reproduce(acc=None, rates=None):
+    """Run SAGE on every Table III matrix for SpGEMM and SpMM (:class:`Table3`), pricing
+    conversions from ``rates`` (by default the blocks' measured table)."""
     acc = acc or Accelerator()
+    rates = rates or mint_rates()
     rows = []
     for paper in TABLE3:
         n, density = math.ceil(paper.m / 2), paper.density_percent / 100
         for kernel, choices, density_b in (("spgemm", paper.spgemm, density),
                                            ("spmm", paper.spmm, 1.0)):
-            rec = recommend(Workload(kernel, paper.m, paper.k, n, density, density_b), acc)
+            rec = recommend(Workload(kernel, paper.m, paper.k, n, density, density_b), acc,
+                            rates=rates)
             best = rec.best
             ours = (best.mcf_a, best.mcf_b, best.acf_a, best.acf_b)
-            reason = "" if ours == choices else _reason(rec, ours, choices)
+            missing = _missing(rec, rates, choices)
+            reason = "" if ours == choices else _reason(rec, ours, choices, missing)
+            theirs = rec.choice(*choices)
             rows.append(Table3Row(paper.workload, kernel, paper.m, paper.k, n, density, choices,
-                                  ours, best.edp, rec.choice(*choices).edp, reason))
+                                  ours, best.edp, theirs.edp if theirs else None, reason,
+                                  missing))
     return Table3(tuple(rows))

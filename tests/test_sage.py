@@ -1,5 +1,6 @@
 """SAGE (MINT/SAGE Section VI): compactness against real encodings, cost models, Table III, CLI."""
 
+import itertools
 import json
 import math
 
@@ -9,16 +10,19 @@ from scipy import sparse
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
+from sparseforge.sw import conversion
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.sage import (
     ACFS,
     MCFS,
     Accelerator,
+    MintRates,
     Workload,
     compute_cost,
-    conversion_cycles,
     expected_compactness,
     matrix_compactness,
+    mint_rates,
+    rate_terms,
     recommend,
     recommend_matrix,
 )
@@ -29,8 +33,9 @@ REAL = ("matrices/suitesparse/494_bus.mtx", "matrices/suitesparse/lp_afiro.mtx",
         "dnn_weights/dlmc/rn50/magnitude_pruning/0.9/bottleneck_1_block_group1_1_1.smtx.gz")
 SMALL = REAL[:2] + REAL[3:4]                    # dense views small enough for a reference encoder
 
-TABLE3_ROWS_AGREE = 7                           # measured: 7 of 20 rows, 63 of 80 choices
-TABLE3_FIELDS_AGREE = 63
+# measured with the blocks' rates: 5 of 20 rows, 52 of 80 choices (sw/sage_table3.py says why)
+TABLE3_ROWS_AGREE = 5
+TABLE3_FIELDS_AGREE = 52
 
 
 def bits_for(values):
@@ -152,15 +157,110 @@ def test_compressed_formats_win_at_very_low_density(kernel):
         assert rec.best.mcf_b in ("COO", "CSR", "CSC") and rec.best.acf_b != "Dense"
 
 
-def test_conversion_cycles_by_hand():
-    size = expected_compactness(100, 64, 0.5)
-    # locate by prefix sum (6400 / 32), CSR pointers (101 / 32), div/mod (3200 / 8)
-    assert conversion_cycles("Dense", "CSR", size) == 6400 / 32 + 101 / 32 + 3200 / 8
-    # B's tiles hold columns: CSR is regrouped, one nonzero a cycle, pointers both sides
-    assert conversion_cycles("CSR", "CSC", size, column_major=True) == (101 + 65) / 32 + 3200
-    assert conversion_cycles("COO", "COO", size, column_major=True) == 3200
-    assert conversion_cycles("CSR", "CSR", size) == 0 == conversion_cycles("CSC", "CSC", size,
-                                                                           column_major=True)
+# A rate table as the bench writes it, with coefficients worked by hand below.
+HAND_TABLE = {"conversions": {
+    "zvc->dense": {"block": "zvc_to_dense", "coefficients": {"elements": 0.25, "nnz": 1.0}},
+    "dense->csr": {"block": "dense_to_csr", "coefficients": {"elements": 0.125, "nnz": 2.0}},
+    "csr->csc": {"block": "csr_to_csc",
+                 "coefficients": {"nnz": 3.0, "pointers": 0.5, "one": 7.0}},
+    "rlc->coo": {"block": "rlc_to_coo", "coefficients": {"nnz": 1.5, "elements": 0.0625}},
+    "csr->bsr": {"block": "csr_to_bsr", "coefficients": {"nnz": 1.0}},
+}}
+HAND = MintRates.from_table(HAND_TABLE)
+# 3 x 5 with 4 nonzeros: rows, columns, nonzeros, elements (15) and pointers (10) all
+# differ, so a term taken for another shows
+SMALL_MATRIX = sparse.coo_array(([1.0, 2.0, 3.0, 4.0], ([0, 0, 2, 2], [1, 4, 0, 3])),
+                                shape=(3, 5))
+
+
+def test_rate_terms_by_hand():
+    assert rate_terms(3, 5, 4) == {"nnz": 4, "elements": 15, "pointers": 3 + 5 + 2, "one": 1}
+
+
+def test_conversion_cost_from_the_table_by_hand():
+    size = matrix_compactness(SMALL_MATRIX)
+    assert (size.rows, size.cols, size.nnz) == (3, 5, 4)
+    # Dense -> CSR: 0.125 * 15 elements + 2 * 4 nonzeros = 1.875 + 8
+    dense_csr = HAND.conversion("Dense", "CSR", size)
+    assert dense_csr.path == "Dense->CSR" and dense_csr.cycles == 9.875
+    # CSR -> CSC into column order (A's CSC): 3 * 4 + 0.5 * 10 pointers + 7 = 24
+    csr_csc = HAND.conversion("CSR", "CSC", size, column_major=True)
+    assert csr_csc.path == "CSR->CSC" and csr_csc.cycles == 24
+    # RLC -> COO: 1.5 * 4 + 0.0625 * 15 = 6.9375
+    assert HAND.conversion("RLC", "COO", size).cycles == 6.9375
+    # nothing to convert
+    assert HAND.conversion("CSR", "CSR", size).stages == ()
+    assert HAND.conversion("CSC", "CSC", size, column_major=True).cycles == 0
+
+
+def test_a_chain_is_priced_as_the_sum_of_its_stages():
+    size = matrix_compactness(SMALL_MATRIX)
+    # ZVC -> Dense (0.25 * 15 + 4 = 7.75), Dense -> CSR (9.875), CSR -> CSC (24)
+    chain = HAND.conversion("ZVC", "CSC", size, column_major=True)
+    assert chain.path == "ZVC->Dense->CSR->CSC"
+    assert [s.cycles for s in chain.stages] == [7.75, 9.875, 24]
+    assert chain.cycles == 7.75 + 9.875 + 24
+    # a direct block, dearer than the chain, loses to it; cheaper, wins
+    for direct, path in ((50.0, "ZVC->Dense->CSR"), (10.0, "ZVC->CSR")):
+        table = {"conversions": {**HAND_TABLE["conversions"], "zvc->csr": {
+            "block": "zvc_to_csr", "coefficients": {"one": direct}}}}
+        assert MintRates.from_table(table).conversion("ZVC", "CSR", size).path == path
+    # a recommendation that converts ZVC into CSR names the chain and its cycles
+    rec = recommend_matrix(SMALL_MATRIX, "spmm", rates=HAND, mcf_a="ZVC")
+    choice = rec.choice("ZVC", "Dense", "CSR", "Dense")
+    assert choice.path_a == "ZVC->Dense->CSR" and choice.conversion_cycles_a == 7.75 + 9.875
+    assert choice.path_b == "" and choice.converts == ["A"]
+
+
+def test_pairs_without_a_block_are_never_offered():
+    """RLC -> Dense, COO -> CSR, CSC -> anything: no block or chain; B's COO and CSR tiles
+    hold columns, which only CSR -> CSC regroups into."""
+    size = matrix_compactness(SMALL_MATRIX)
+    assert HAND.conversion("RLC", "Dense", size) is None
+    assert HAND.conversion("COO", "CSR", size) is None
+    assert HAND.conversion("CSC", "Dense", size) is None
+    assert HAND.conversion("COO", "COO", size, column_major=True) is None
+    for workload in (Workload("spgemm", 3000, 2000, 1500, 0.02, 0.05),
+                     Workload("spmm", 124, 124, 62, 0.785), Workload("spgemm", 11000, 11000,
+                                                                     5500, 5.4e-5)):
+        for rates in (HAND, mint_rates()):
+            rec = recommend(workload, rates=rates)
+            assert ("RLC", "Dense", "Dense", "Dense") not in rec.choices
+            for c in rec.choices.values():
+                for path in (c.path_a, c.path_b):
+                    formats = path.lower().split("->") if path else []
+                    assert all(pair in rates.rates for pair in itertools.pairwise(formats))
+                assert c.acf_b in ("Dense", "CSC")
+            assert rec.best in rec.choices.values()
+
+
+def test_the_packaged_rate_table():
+    """The table the bench wrote: every converter pair SAGE chains, fitted within 25%."""
+    rates = mint_rates()
+    assert {("dense", "coo"), ("dense", "csr"), ("zvc", "dense"), ("csr", "csc"),
+            ("rlc", "coo")} <= set(rates.rates)
+    for rate in rates.rates.values():
+        assert rate.block == f"{rate.source}_to_{rate.target}"
+        assert all(c >= 0 for c in rate.coefficients.values())
+        assert rate.cycles(494, 494, 1666) > 0
+        assert rate.fit["max_relative_error"] < 0.25 and len(rate.fit["matrices"]) >= 3
+
+
+@pytest.mark.parametrize("table, words", [
+    ({}, "conversions"),
+    ({"conversions": {"csr-csc": {"block": "b", "coefficients": {"nnz": 1}}}}, "csr-csc"),
+    ({"conversions": {"csr->csc": {"block": "b", "coefficients": {"rows": 1}}}}, "rows"),
+    ({"conversions": {"csr->csc": {"block": "b", "coefficients": {}}}}, "none"),
+    ({"conversions": {"csr->csc": {"coefficients": {"nnz": 1}}}}, "block"),
+])
+def test_malformed_rate_tables_are_refused(table, words):
+    with pytest.raises(ParameterError, match=words):
+        MintRates.from_table(table, "t.json")
+
+
+def test_a_missing_rate_table_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match="bench mint"):
+        MintRates.load(tmp_path / "none.json")
 
 
 def test_dense_dense_compute_by_hand():
@@ -194,9 +294,12 @@ def test_compute_energy_by_hand():
 
 
 def test_recommendation_is_the_lowest_edp():
-    rec = recommend(Workload("spgemm", 3000, 2000, 1500, 0.02, 0.05))
+    rec = recommend(Workload("spgemm", 3000, 2000, 1500, 0.02, 0.05), rates=HAND)
     edps = [c.edp for c in rec.choices.values()]
-    assert len(edps) == len(MCFS) ** 2 * len(ACFS) ** 2
+    # A: Dense from Dense, ZVC; COO from COO, RLC (the hand table has no Dense -> COO);
+    # CSR from CSR, Dense, ZVC; CSC from CSC, CSR, Dense, ZVC (11). B: Dense from Dense,
+    # ZVC; CSC from CSC, CSR, Dense, ZVC (6)
+    assert len(edps) == 11 * 6
     assert rec.best.edp == min(edps) <= rec.direct.edp
     assert not rec.direct.converts
     assert rec.conversion_pays == (rec.best.edp < rec.direct.edp)
@@ -235,13 +338,20 @@ def test_table3_agreement():
     assert table.fields_agree >= TABLE3_FIELDS_AGREE
     for row in table.rows:
         assert (row.reason == "") == row.agree
-        assert row.edp_ours <= row.edp_paper
+        if row.offered:
+            assert row.edp_ours <= row.edp_paper
+        else:                                   # the paper's choice is not ours to make
+            assert row.edp_paper is None and not row.agree
+            assert all(m in row.reason for m in row.missing)
+    # RLC -> Dense has no block: the paper's RLC(A)-Dense(A) rows cannot agree
+    assert {"bibd spgemm", "nd3k spmm", "m3plates spmm"} <= set(table.not_offered)
+    assert "RLC->Dense (A)" in table.rows[2].missing
 
 
 # --- command line ---------------------------------------------------------------------------
 
 KEYS = {"matrix", "workload", "accelerator", "compactness", "compute", "best", "direct",
-        "conversion_pays"}
+        "conversion_pays", "mcf_a", "acf_a_options"}
 
 
 def _json(capsys, *args):
@@ -267,7 +377,45 @@ def test_cli_matrix_json(capsys, shared_data):
     assert result["compactness"]["A"]["exact"] is True
     assert result["workload"]["kernel"] == "spmm"
     assert len(result["compute"]) == len(ACFS) ** 2
-    assert set(result["best"]) >= {"mcf_a", "mcf_b", "acf_a", "acf_b", "edp", "converts"}
+    assert set(result["best"]) >= {"mcf_a", "mcf_b", "acf_a", "acf_b", "edp", "converts",
+                                   "path_a", "path_b"}
+    assert result["mcf_a"] is None
+
+
+def test_cli_fixed_mcf_from_the_file(capsys, shared_data):
+    """--mcf alone: a .mtx is stored as COO; SAGE picks the ACF and the blocks to it."""
+    result = _json(capsys, shared_data / REAL[0], "--kernel", "spmm", "--mcf")
+    assert result["mcf_a"] == "COO" == result["best"]["mcf_a"]
+    options = result["acf_a_options"]
+    assert options[0] == result["best"]
+    assert {o["mcf_a"] for o in options} == {"COO"}
+    # COO is computed as stored; the blocks bring it into nothing else
+    assert {o["acf_a"]: o["path_a"] for o in options} == {"COO": ""}
+    main(["sage", str(shared_data / REAL[0]), "--mcf"])
+    out = capsys.readouterr().out
+    assert "A stored as COO" in out and "ACF COO" in out
+
+
+def test_cli_fixed_mcf_given(capsys, tmp_path):
+    """--mcf FORMAT in any case, with --shape or MATRIX; a .npz keeps its format."""
+    result = _json(capsys, "--shape", "2000,1000,1000", "--density-a", "0.01", "--mcf", "zvc")
+    assert result["mcf_a"] == "ZVC" == result["best"]["mcf_a"]
+    paths = {o["acf_a"]: o["path_a"] for o in result["acf_a_options"]}
+    assert paths["Dense"] == "ZVC->Dense"
+    assert paths["CSR"].startswith("ZVC->Dense") and paths["CSR"].endswith("CSR")
+    assert result["best"]["path_a"] == paths[result["best"]["acf_a"]]
+    sparse.save_npz(tmp_path / "a.npz", sparse.random(60, 40, 0.1, format="csr", random_state=1))
+    result = _json(capsys, tmp_path / "a.npz", "--mcf")
+    assert result["mcf_a"] == "CSR"
+    assert {o["acf_a"] for o in result["acf_a_options"]} >= {"CSR", "CSC"}
+    # an RLC file: its only block is RLC -> COO
+    rlc = conversion.convert(sparse.random(50, 70, 0.05, format="csr", random_state=2), "rlc")
+    conversion.save(tmp_path / "r.npz", rlc)
+    result = _json(capsys, tmp_path / "r.npz", "--mcf")
+    assert result["mcf_a"] == "RLC"
+    assert [(o["acf_a"], o["path_a"]) for o in result["acf_a_options"]] == [("COO", "RLC->COO")]
+    main(["sage", "--shape", "2000,1000,1000", "--density-a", "0.01", "--mcf", "CSR"])
+    assert "A stored as CSR" in capsys.readouterr().out
 
 
 def test_cli_bare_dimensions(capsys):
@@ -315,9 +463,16 @@ def test_cli_table3(capsys):
     (["{tmp}/missing.mtx"], ["missing.mtx"]),
     (["{tmp}/empty.mtx"], ["empty.mtx", "no nonzeros"]),
     (["--table3", "--shape", "10,10,10"], ["--table3", "--shape"]),
+    (["--table3", "--mcf", "CSR"], ["--table3", "--mcf"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--mcf", "BSR"], ["--mcf", "BSR"]),
+    (["--shape", "10,10,10", "--density-a", "0.5", "--mcf"], ["--mcf", "MATRIX"]),
+    (["{tmp}/b.npz", "--mcf"], ["b.npz", "BSR"]),
+    (["{tmp}/t.tns", "--mcf"], ["t.tns", "tensor"]),
 ])
 def test_cli_refuses(capsys, tmp_path, shared_data, args, words):
     (tmp_path / "empty.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 0\n")
+    (tmp_path / "t.tns").write_text("1 1 1 1.0\n2 2 2 2.0\n")
+    sparse.save_npz(tmp_path / "b.npz", sparse.random(8, 8, 0.3, format="bsr", random_state=1))
     args = [a.format(real=shared_data / REAL[1], tmp=tmp_path) for a in args]
     err = _fails(capsys, *args)
     for word in words:

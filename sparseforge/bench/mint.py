@@ -12,6 +12,15 @@ Measured in one run:
   (:func:`sparseforge.tb.convert.conversions`) run natively on Verilator
   with random back-pressure on real matrices (tensors for CSF), its result
   checked equal to the golden converter's; cycles per nonzero.
+- *Rates*: per conversion, the cycles fitted by least squares over the real
+  matrices as coefficients of :func:`sparseforge.sw.sage.rate_terms`, with
+  the fit's relative errors, the block's lanes and its Fmax; a full run
+  writes them to :data:`sparseforge.sw.sage.RATES_PATH`, the table SAGE
+  prices conversions from (``--quick`` has one matrix, too few to fit, and
+  leaves the table as it is).
+- *The headline*: nonzeros per second of each RTL conversion at its block's
+  measured ECP5 Fmax beside our golden converter's and scipy's on this
+  machine, and the ratio beside the paper's ~4x.
 - *Area*: ECP5 logic of each separate converter (MINT_b) and of the merged
   converter (MINT_m, the block ``mint_merged``), and its ratio to the
   separate converters it replaces beside the paper's 43%.
@@ -19,6 +28,8 @@ Measured in one run:
   choices that agree.
 """
 
+import json
+import platform
 import statistics
 import time
 
@@ -32,6 +43,7 @@ from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.sw import conversion
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
+from sparseforge.sw.sage import RATES_PATH, MintRates, rate_terms
 from sparseforge.sw.sage_table3 import reproduce
 
 LARGEST = 4          # real matrices timed against scipy
@@ -47,6 +59,8 @@ PAPER = {
     "csc": ("CSR->CSC within 2x of scipy (the issue's target)", "issue: MINT and SAGE"),
     "rtl": ("one nonzero per cycle in steady state (Dense: one element per lane)",
             "MINT Sec. V"),
+    "headline": ("~4x over converting in software (a 1 GHz ASIC against MKL on a 3.3 GHz "
+                 "10-core i9 and cuSPARSE)", "MINT abstract, Sec. VII-B Fig. 10"),
     "area": ("MINT_m = 43% of MINT_b's area (-57%), all Fig. 8 conversions", "MINT Sec. VII"),
     "sage": ("Table III: the recommended MCF/ACF of each workload", "SAGE Sec. VI, Table III"),
 }
@@ -58,6 +72,18 @@ SOFTWARE = (
     ("CSR->BSR", lambda m: conversion.convert(m, "bsr", block=_block(m.shape)),
      lambda m: m.tobsr(blocksize=_block(m.shape))),
 )
+
+
+# scipy's own conversion of a source in our format, where scipy has one
+SCIPY = {
+    ("dense", "coo"): lambda source, block: sp.coo_array(source),
+    ("dense", "csr"): lambda source, block: sp.csr_array(source),
+    ("csr", "csc"): lambda source, block: source.tocsc(),
+    ("csr", "bsr"): lambda source, block: source.tobsr(blocksize=block),
+}
+
+_LINEAR = ("dense", "zvc", "rlc")
+"""Formats whose converters scan every element (RLC: every run, which grow with them)."""
 
 
 def _block(shape):
@@ -139,31 +165,183 @@ def rtl(root, names, seed):
             want = conversion.convert(source, to, block=block)
             nnz = conversion.nonzeros(want)
             row = {"conversion": f"{source_format}->{to}", "matrix": name, "nnz": nnz,
+                   "shape": [int(n) for n in source.shape],
                    "cycles": cycles, "cycles_per_nnz": cycles / max(nnz, 1),
-                   "matches_golden": conversion.same(result, want)}
+                   "matches_golden": conversion.same(result, want),
+                   **_software_seconds(source, source_format, to, block)}
             if "dense" in (source_format, to):  # its work is every element, not the nonzeros
                 row["elements_per_cycle"] = int(np.prod(source.shape)) / cycles
             rows.append(row)
     return rows
 
 
+def _median(run):
+    """Median seconds of ``run()`` over :data:`REPEATS` runs."""
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _software_seconds(source, source_format, to, block):
+    """Seconds of our golden converter and (where it has one) scipy's for this conversion."""
+    theirs = SCIPY.get((source_format, to))
+    return {"golden_s": _median(lambda: conversion.convert(source, to, block=block)),
+            "scipy_s": _median(lambda: theirs(source, block)) if theirs else None}
+
+
+def fit_terms(source, target):
+    """The terms a conversion's cycles are fitted over: the nonzeros, and the elements
+    where a side scans them all (Dense, ZVC, RLC), else the pointers. Two terms: the
+    bench's four matrices leave two degrees of freedom to measure the fit by."""
+    return ("nnz", "elements" if {source, target} & set(_LINEAR) else "pointers")
+
+
+def fit(rows):
+    """Per conversion of matrices, the least-squares fit (non-negative, on relative errors)
+    of its cycles over :func:`fit_terms`: ``{"dense->coo": {"block", "coefficients",
+    "fit"}}``; a conversion with fewer good matrices than terms is not fitted."""
+    from scipy.optimize import nnls
+
+    by_pair = {}
+    for r in rows:
+        if r.get("matches_golden") and len(r["shape"]) == 2:
+            by_pair.setdefault(r["conversion"], []).append(r)
+    fitted = {}
+    for pair, runs in sorted(by_pair.items()):
+        terms = fit_terms(*pair.split("->"))
+        if len(runs) < len(terms):
+            continue
+        x = np.array([[rate_terms(*r["shape"], r["nnz"])[t] for t in terms] for r in runs],
+                     float)
+        cycles = np.array([r["cycles"] for r in runs], float)
+        coefficients, _ = nnls(x / cycles[:, None], np.ones(len(runs)))
+        error = (x @ coefficients - cycles) / cycles
+        fitted[pair] = {"block": pair.replace("->", "_to_"),
+                        "coefficients": dict(zip(terms, coefficients.tolist(), strict=True)),
+                        "fit": {"matrices": [r["matrix"] for r in runs],
+                                "max_relative_error": float(np.abs(error).max()),
+                                "rms_relative_error": float(np.sqrt(np.mean(error**2)))}}
+    return fitted
+
+
+def rates_table(rows, area_result):
+    """The rate table SAGE reads: the fits of :func:`fit` with each block's lanes and
+    Fmax from its synthesis in its report configuration."""
+    separate = area_result["separate"]
+    conversions = {}
+    for pair, entry in fit(rows).items():
+        synthesized = separate.get(entry["block"], {})
+        conversions[pair] = {**entry, "lanes": synthesized.get("params", {}).get("lanes"),
+                             "fmax_mhz": synthesized.get("fmax_mhz")}
+    return {"what": "cycles of each converter block: sum of coefficients times "
+                    "sparseforge.sw.sage.rate_terms(rows, cols, nnz), fitted on Verilator "
+                    "runs under random back-pressure; lanes and ECP5 Fmax of the block's "
+                    "report configuration",
+            "written_by": "sparseforge bench mint", "conversions": conversions}
+
+
+def _cpu():
+    """This machine's processor and its clock, as the kernel names them."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        info = {}
+    info = {key.strip(): value.strip() for key, value in info.items()}
+    name = info.get("model name", platform.machine())
+    return f"{name} at {float(info['cpu MHz']) / 1e3:.2f} GHz" if "cpu MHz" in info else name
+
+
+def headline(rows, fmax):
+    """MINT's headline measured: per RTL run, nonzeros per second at its block's Fmax
+    (``fmax``: block -> (MHz, where it came from, lanes)) beside the golden converter's and
+    scipy's on this machine, and the ratios."""
+    out = []
+    for r in rows:
+        if "cycles" not in r:
+            continue
+        block = r["conversion"].replace("->", "_to_")
+        mhz, origin, lanes = fmax.get(block, (None, None, None))
+        row = {"conversion": r["conversion"], "matrix": r["matrix"], "nnz": r["nnz"],
+               "fmax_mhz": mhz, "fmax_from": origin, "lanes": lanes,
+               "golden_nnz_per_s": r["nnz"] / r["golden_s"],
+               "scipy_nnz_per_s": r["nnz"] / r["scipy_s"] if r["scipy_s"] else None}
+        if mhz:
+            row["rtl_nnz_per_s"] = r["nnz"] / (r["cycles"] / (mhz * 1e6))
+            row["vs_golden"] = row["rtl_nnz_per_s"] / row["golden_nnz_per_s"]
+            row["vs_scipy"] = (row["rtl_nnz_per_s"] / row["scipy_nnz_per_s"]
+                               if row["scipy_nnz_per_s"] else None)
+        out.append(row)
+    return out
+
+
+def _fmax(area_result):
+    """Each converter block's Fmax: from this run's place and route (or its cached result,
+    which ``--quick`` takes where there is one: it places nothing), else from the rate
+    table the last full run wrote."""
+    fmax = {}
+    try:
+        for rate in MintRates.load().rates.values():
+            if rate.fmax_mhz:
+                fmax[rate.block] = (rate.fmax_mhz, f"the rate table, {RATES_PATH.name}",
+                                    rate.lanes)
+    except SparseforgeError:
+        pass
+    for block, r in area_result["separate"].items():
+        if r.get("fmax_mhz"):
+            fmax[block] = (r["fmax_mhz"], "the synthesis cache" if r["from_cache"] else "this run",
+                           r["params"].get("lanes"))
+    return fmax
+
+
 def _logic(r):
     return {"lut": r["lut"], "carry": r["carry"], "ff": r["ff"], "bram": r["bram"],
-            "fmax_mhz": r.get("fmax_mhz")}
+            "fmax_mhz": r.get("fmax_mhz"), "params": r["params"],
+            "from_cache": r.get("cached", False)}
+
+
+def _synthesized(name, params, with_fmax):
+    """``synthesize(name, params, "ecp5", with_fmax)``, kept in the cache under a hash of
+    the block's RTLIL and the flow's sources, so a run repeats no place and route of an
+    unchanged block; without ``with_fmax`` a kept result with Fmax serves too."""
+    import hashlib
+    from pathlib import Path
+
+    from sparseforge import synth
+    from sparseforge.core.export import rtlil_text
+    from sparseforge.core.tools import cache_dir
+    from sparseforge.synth.flow import SEEDS, synthesize
+
+    digest = hashlib.sha256(rtlil_text(name, params)[0].encode())
+    for source in sorted(Path(synth.__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    digest.update(json.dumps([params, SEEDS], sort_keys=True, default=str).encode())
+    folder = cache_dir("bench-mint-synth")
+    kept = [folder / f"{name}-{digest.hexdigest()[:20]}-{fmax}.json"
+            for fmax in ("fmax", "area")]
+    for path in kept[:1] if with_fmax else kept:
+        if path.exists():
+            return {**json.loads(path.read_text()), "cached": True}
+    result = synthesize(name, params, "ecp5", with_fmax=with_fmax)
+    kept[0 if with_fmax else 1].write_text(json.dumps(result, default=str))
+    return result
 
 
 def area(quick, only=None):
     """ECP5 logic of each converter block (``hw/convert_*.py``, MINT_b; ``only`` those
     named, at least the ones MINT_m merges) and of the merged one (MINT_m), beside the
-    separate converters it replaces."""
+    separate converters it replaces; results kept in the cache (:func:`_synthesized`)."""
     from sparseforge.core.registry import blocks
-    from sparseforge.synth.flow import merged_rows, synthesize
+    from sparseforge.synth.flow import merged_rows
 
     known = blocks()
     names = [name for name, b in known.items()
              if b.cls.__module__.startswith("sparseforge.hw.convert_")
              and (only is None or name in only)] + ["mint_merged"]
-    results = [synthesize(name, known[name].cls.REPORT[0], "ecp5", with_fmax=not quick)
+    results = [_synthesized(name, known[name].cls.REPORT[0], with_fmax=not quick)
                for name in tqdm(names, desc="bench mint: synthesis", leave=False)]
     merged = merged_rows(results)[0]
     return {"separate": {r["block"]: _logic(r) for r in results[:-1]},
@@ -176,12 +354,29 @@ def measure(quick, seed):
     root = shared_data_dir()
     if root is None:
         raise SparseforgeError("bench mint needs the shared data (set SPARSEFORGE_DATA)")
+    rtl_rows = rtl(root, QUICK_RTL_MATRICES if quick else RTL_MATRICES, seed)
+    area_result = area(quick)
+    rates = {"path": str(RATES_PATH), "written": False}
+    if quick:
+        rates["why_not"] = "--quick runs one matrix, too few to fit"
+    else:
+        table = rates_table(rtl_rows, area_result)
+        missing = sorted({r["conversion"] for r in rtl_rows if len(r.get("shape", ())) == 2}
+                         - set(table["conversions"]))
+        if missing:
+            rates["why_not"] = f"not fitted: {', '.join(missing)}"
+        else:
+            RATES_PATH.write_text(json.dumps(table, indent=1) + "\n")
+            rates["written"] = True
+        rates["conversions"] = table["conversions"]
     table3 = reproduce()
     return {"software": software(root, QUICK_LARGEST if quick else LARGEST),
-            "rtl": rtl(root, QUICK_RTL_MATRICES if quick else RTL_MATRICES, seed),
-            "area": area(quick),
+            "rtl": rtl_rows, "rates": rates,
+            "headline": headline(rtl_rows, _fmax(area_result)), "cpu": _cpu(),
+            "area": area_result,
             "sage": {"agree": table3.agree, "rows": len(table3.rows),
-                     "fields_agree": table3.fields_agree, "fields": 4 * len(table3.rows)}}
+                     "fields_agree": table3.fields_agree, "fields": 4 * len(table3.rows),
+                     "not_offered": table3.not_offered}}
 
 
 def _human(result):
@@ -199,6 +394,8 @@ def _human(result):
         per = f"{r['elements_per_cycle']:>5.2f}" if "elements_per_cycle" in r else f"{'':5}"
         click.echo(f"{label:32.32} {r['nnz']:>9} {r['cycles']:>10} {r['cycles_per_nnz']:>6.2f} "
                    f"{per}  {'equal' if r['matches_golden'] else 'DIFFERS'}")
+    _human_rates(result["rates"])
+    _human_headline(result["headline"], result["cpu"])
     click.echo()
     csc = [r["ratio"] for r in result["software"] if r["conversion"] == "CSR->CSC"]
     steady = [r["cycles_per_nnz"] for r in result["rtl"]
@@ -210,30 +407,88 @@ def _human(result):
                  f"({', '.join(a['merges'])}); the other "
                  f"{len(a['separate']) - len(a['merges'])} are not merged")
     s = result["sage"]
+    versus = [r.get("vs_scipy") or r.get("vs_golden") for r in result["headline"]]
+    versus = [v for v in versus if v]
     ours = {
+        "headline": (f"RTL at ECP5 Fmax / software on this machine: {min(versus):.2g}x.."
+                     f"{max(versus):.2g}x (scipy where it converts, else golden)"
+                     if versus else "no RTL run with a known Fmax"),
         "csc": f"{min(csc):.2f}x..{max(csc):.2f}x of scipy" if csc else "not run",
         "rtl": (f"sparse to sparse {min(steady):.2f}..{max(steady):.2f} cycles per nonzero; "
                 f"dense sides {min(lanes):.2f}..{max(lanes):.2f} elements per cycle (8 lanes)"
                 if steady and lanes else "no converter block yet"),
         "area": area_text,
-        "sage": f"{s['agree']} of {s['rows']} rows, {s['fields_agree']} of {s['fields']} choices",
+        "sage": (f"{s['agree']} of {s['rows']} rows, {s['fields_agree']} of {s['fields']} "
+                 f"choices; {len(s['not_offered'])} rows' choices need a conversion no block "
+                 "performs"),
     }
     notes = ["ratios are medians of interleaved repeats in this run; RTL results are rebuilt "
              "from what the hardware emitted and compared with the golden converter",
              "RTL cycles are under random back-pressure (the engine's own), so below the "
              "converters' stall-free rate",
              "area: LUT4 plus two LUT4 per carry cell, the logic as the device sees it",
+             "headline: the RTL's cycles under back-pressure at the Fmax of the block in its "
+             "report configuration (the run's block is sized for the matrix), one block on "
+             "an ECP5 at ~100-200 MHz against one core of this machine at GHz; the paper's "
+             "MINT is a 1 GHz ASIC that overlaps conversion with the memory stream, so an "
+             "FPGA may lose where it wins",
+             "SAGE prices conversions from the rate table and offers only those a block or "
+             "a chain of blocks performs; Table III rows whose paper choice needs another "
+             "(e.g. RLC->Dense) cannot agree",
              "MINT_m here merges the Dense and ZVC converters: one zero detection, prefix sum "
              "and compactor serve three modes, but ZVC to Dense's expander has no counterpart "
              "among them; the paper's saving comes mostly from sharing its eight dividers (74% "
              "of its MINT_m), which our converters hardly use (one lane in CSR to BSR), so "
              "those four are not merged"]
-    echo_claims([(k, ours[k], *PAPER[k]) for k in PAPER], notes, (5, 60),
+    echo_claims([(k, ours[k], *PAPER[k]) for k in PAPER], notes, (8, 60),
                 ("what", "ours (this run)", "paper"))
 
 
+def _human_rates(rates):
+    click.echo(f"\n{'rate table (cycles =)':16} {'fit':46} {'matrices':>8} {'max err':>8} "
+               f"{'rms err':>8} {'lanes':>5} {'MHz':>6}")
+    for pair, entry in rates.get("conversions", {}).items():
+        terms = " + ".join(f"{c:.4g} {t}" for t, c in entry["coefficients"].items())
+        fit_ = entry["fit"]
+        mhz = f"{entry['fmax_mhz']:.0f}" if entry["fmax_mhz"] else "-"
+        click.echo(f"{pair:16} {terms:46.46} {len(fit_['matrices']):>8} "
+                   f"{fit_['max_relative_error']:>8.1%} {fit_['rms_relative_error']:>8.1%} "
+                   f"{entry['lanes'] or '-':>5} {mhz:>6}")
+    if rates["written"]:
+        click.echo(f"wrote {rates['path']} (SAGE prices conversions from it)")
+    else:
+        click.echo(f"rate table not rewritten ({rates['why_not']}); SAGE reads {rates['path']}")
+
+
+def _human_headline(rows, cpu):
+    click.echo(f"\n{'headline: nonzeros/s':32} {'MHz':>5} {'RTL':>9} {'golden':>9} {'scipy':>9} "
+               f"{'/golden':>8} {'/scipy':>7}")
+
+    def rate(x):
+        return f"{x:>9.3g}" if x else f"{'-':>9}"
+
+    def times(x):
+        return f"{x:>7.2f}x" if x else f"{'-':>8}"
+
+    for r in rows:
+        mhz = f"{r['fmax_mhz']:>5.0f}" if r["fmax_mhz"] else f"{'-':>5}"
+        click.echo(f"{r['conversion'] + ' ' + r['matrix']:32.32} {mhz} "
+                   f"{rate(r.get('rtl_nnz_per_s'))} {rate(r['golden_nnz_per_s'])} "
+                   f"{rate(r['scipy_nnz_per_s'])} {times(r.get('vs_golden'))}"
+                   f"{times(r.get('vs_scipy'))}")
+    if not rows:
+        click.echo("(no RTL runs)")
+    origins = ", ".join(sorted({r["fmax_from"] for r in rows if r["fmax_from"]}))
+    lanes = ", ".join(sorted({f"{r['conversion']} {r['lanes']}" for r in rows if r["lanes"]}))
+    click.echo(f"RTL: one converter block at its measured ECP5-25k Fmax (from "
+               f"{origins or 'nowhere: none known'}), lanes of the report configuration: "
+               f"{lanes or 'unknown'}; software: one thread of {cpu}, numpy/scipy")
+
+
 @click.command("mint")
-@click.option("--quick", is_flag=True, help="One matrix each, no place and route (for tests).")
+@click.option("--quick", is_flag=True,
+              help="One matrix each, no place and route (for tests): Fmax from the synthesis "
+                   "cache or the rate table, which is not rewritten.")
 @seed_option(1, "Seed of the random back-pressure.")
 @json_option
 def command(quick, seed, as_json):
