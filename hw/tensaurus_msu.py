@@ -315,9 +315,11 @@ class Direct(wiring.Component):
 
     - P: once ``go`` (the tile's item offered: its ``base`` and ``rows``), a drain is
       taken (:func:`take_drains`) and its word's address registered;
-    - I: through a :class:`~sparseforge.hw.stream_units.Skid`, it is read once a slot of
-      the ``reads`` in flight is free and no slot holds its word: a drain to a word waits
-      until the last one's sum is written, so its read sees it;
+    - I: through a :class:`~sparseforge.hw.stream_units.Skid` to the head register, it is
+      read once a slot of the ``reads`` in flight is free and no slot holds its word: a
+      drain to a word waits until the last one's sum is written, so its read sees it. The
+      slots holding its word are found as it enters the head and cleared as they retire,
+      so the issue waits on registers, not on comparators;
     - W: the answers come in order; each, plus its slot's lanes, is written from a
       register, and the slot is freed when the write is taken.
 
@@ -381,26 +383,40 @@ class Direct(wiring.Component):
                          p.payload.addr.eq(self.base + offset),
                          p.payload.data.eq(item.lanes.as_value())]
 
-        # I: a slot each read in flight, freed once its sum is written.
+        # I: the drain at the head (``head``), with the slots that hold its word (``match``),
+        # found as it enters and cleared as they retire, so no comparator is behind its
+        # issue; a slot each read in flight, freed once its sum is written.
         held = Signal(n)
         where = Array(Signal(self.addr_width, name=f"addr{s}") for s in range(n))
         lanes = Array(Signal(V * A, name=f"lanes{s}") for s in range(n))
         issued, answered, retired = (Signal(range(n), name=name)
                                      for name in ("issued", "answered", "retired"))
-        o, request = skid.o, self.read.request
-        hazard = any_of(held[s] & (where[s] == o.payload.addr) for s in range(n))
+        head, match = Signal(word, name="head"), Signal(n, name="match")
+        waiting = Signal()
+        o, request, write = skid.o, self.read.request, self.write.request
         free = ~any_of(held[s] & (issued == s) for s in range(n))
-        issue = o.valid & ~hazard & free & (~request.valid | request.ready)
-        m.d.comb += o.ready.eq(issue)
+        issue = waiting & ~match.any() & free & (~request.valid | request.ready)
+        retire = write.valid & write.ready
+        gone = Signal(n, name="gone")                        # the slot retiring, one-hot
+        m.d.comb += gone.eq(Mux(retire, Const(1, n) << retired, 0))
+        load = ~waiting | issue
+        m.d.comb += o.ready.eq(load)
+        with m.If(load):
+            m.d.sync += [waiting.eq(o.valid), head.eq(o.payload),
+                         match.eq(Cat((held[s] & ~gone[s] & (where[s] == o.payload.addr))
+                                      | (issue & (issued == s) & (head.addr == o.payload.addr))
+                                      for s in range(n)))]
+        with m.Else():
+            m.d.sync += match.eq(match & ~gone)
         with m.If(issue):
-            m.d.sync += [request.valid.eq(1), request.payload.eq(o.payload.addr),
-                         where[issued].eq(o.payload.addr), lanes[issued].eq(o.payload.data),
+            m.d.sync += [request.valid.eq(1), request.payload.eq(head.addr),
+                         where[issued].eq(head.addr), lanes[issued].eq(head.data),
                          issued.eq(issued + 1)]
         with m.Elif(request.ready):
             m.d.sync += request.valid.eq(0)
 
         # W: the answer plus the slot's lanes, written.
-        response, write = self.read.response, self.write.request
+        response = self.read.response
         m.d.comb += response.ready.eq(~write.valid | write.ready)
         old, add = response.payload, lanes[answered]
         with m.If(response.valid & response.ready):
@@ -411,12 +427,10 @@ class Direct(wiring.Component):
                          answered.eq(answered + 1)]
         with m.Elif(write.ready):
             m.d.sync += write.valid.eq(0)
-        retire = write.valid & write.ready
         with m.If(retire):
             m.d.sync += retired.eq(retired + 1)
-        m.d.sync += held.eq((held & ~Mux(retire, Const(1, n) << retired, 0))
-                            | Mux(issue, Const(1, n) << issued, 0))
-        m.d.comb += self.busy.eq(p.valid | o.valid | held.any())
+        m.d.sync += held.eq((held & ~gone) | Mux(issue, Const(1, n) << issued, 0))
+        m.d.comb += self.busy.eq(p.valid | o.valid | waiting | held.any())
         return m
 
 
