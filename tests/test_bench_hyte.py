@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from sparseforge.cli import main
 
 
+@pytest.mark.soak
 def test_bench_hyte_quick(shared_data, capsys):
     main(["bench", "hyte", "--quick", "--json"])
     out, err = capsys.readouterr()

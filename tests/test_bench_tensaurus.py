@@ -6,6 +6,7 @@ word its measures rest on, worked by hand on tiny jobs (the measures themselves:
 import json
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from sparseforge.cli import main
@@ -49,6 +50,7 @@ def test_memory_word_bits_is_the_widest_port():
     assert plan("spmttkrp", TENSOR, mats, vlen=8).memory_word_bits == 256
 
 
+@pytest.mark.soak
 def test_bench_tensaurus_quick(shared_data, capsys, tmp_path):
     main(["bench", "tensaurus", "--quick", "--json", "--plot", str(tmp_path / "roof.png")])
     out, err = capsys.readouterr()

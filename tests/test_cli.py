@@ -88,6 +88,7 @@ def test_demo_passes_on_bundled_real_data():
     assert tailor["transfers"] == tailor["transfers_expected"] < tailor["buffet_transfers"]
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_demo_runs_a_real_matrix_past_amaranths_reach(shared_data):
     out = sf("demo", "--matrix", str(shared_data / "matrices/suitesparse/dwt_992.mtx"), "--json")

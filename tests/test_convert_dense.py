@@ -336,9 +336,8 @@ def real(shared_data, name):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("name", [    # one in the default run (under back-pressure), the rest soak
-    name if name == "suitesparse/494_bus" else pytest.param(name, marks=pytest.mark.soak)
-    for name in REAL])
+@pytest.mark.soak              # the default run has a real matrix at full rate, below
+@pytest.mark.parametrize("name", REAL)
 def test_real_matrices_on_verilator(shared_data, tmp_path, name):
     dense = real(shared_data, name)
     zvc = cv.convert(dense, "zvc")

@@ -104,8 +104,8 @@ def test_cycles_are_the_separate_converters_cycles():
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("name", [pytest.param("pypi/nx_karate_club", marks=pytest.mark.soak),
-                                  "suitesparse/494_bus"])
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["pypi/nx_karate_club", "suitesparse/494_bus"])
 def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)

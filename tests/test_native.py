@@ -122,6 +122,7 @@ def test_a_workload_that_does_not_fit_the_block_is_refused():
                   [{"length": 9, "passes": 1, "reads": [[8]]}], 0)
 
 
+@pytest.mark.soak
 def test_a_long_run_shows_a_progress_bar_on_request(tmp_path, capfd):
     """Past 2^22 cycles a run reports its progress: a bar on stderr when asked, silence
     otherwise; the result is the same."""

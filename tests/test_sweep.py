@@ -92,6 +92,7 @@ def test_a_failed_point_keeps_its_error_and_a_repeat_comes_from_the_cache(client
                                                          for r in good[::-1]]
 
 
+@pytest.mark.soak
 @pytest.mark.synth
 @pytest.mark.verilator
 def test_the_command_line_runs_on_a_cluster_started_by_hand(hand_cluster, tmp_path):

@@ -287,6 +287,7 @@ def _bench(*args):
                           capture_output=True, text=True)
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_bench_counts_transfers_from_the_rtl():
     result = _bench("--quick", "--json")

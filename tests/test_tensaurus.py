@@ -460,7 +460,8 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 @pytest.mark.verilator
 @pytest.mark.parametrize("kernel, name, spm_rows, out_rows, direct", [
     ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None, False),
-    ("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None, False),
+    pytest.param("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None,
+                 False, marks=pytest.mark.soak),
     pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None, False,
                  marks=pytest.mark.soak),   # each kernel once, tiles and output tiles once,
     ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8, False),      # the direct mode
