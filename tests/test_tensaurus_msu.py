@@ -271,15 +271,6 @@ def test_a_pe_row_drains_into_every_bank_at_once(banks, cycles):
 
 # -- the direct-to-memory mode ----------------------------------------------------------
 
-def direct_memory(component, runs, tiles):
-    """The model's memory after ``runs`` in the direct mode, and its writes."""
-    memory = {}
-    writes = sum(model.direct(component.cols, component.tlen, component.vlen,
-                              component.acc_width, run, tile, memory)
-                 for run, tile in zip(runs, tile_items(component, tiles), strict=True))
-    return memory, writes
-
-
 def left(run):
     """``{addr: lanes}`` the run's writes leave (the last write of a word wins)."""
     return {addr: list(lanes) for addr, lanes in run.writes}
@@ -307,10 +298,9 @@ def test_direct_back_to_back_updates_of_one_word(name, reads):
     one = [[(r % 3, c, [i + 1 + 10 * k, -k]) for k, (r, c) in enumerate(pattern(name, i))]
            for i in range(component.inputs)]
     tiles = output_tiles([3, 3])
-    run, _ = simulate(component, [one, one], tiles, seed_from_env(3),
-                      {**fast(component), "out_read": FAST}, direct=True)
-    memory, writes = direct_memory(component, [one, one], tiles)
-    assert left(run) == memory and len(run.writes) == writes
+    run, bench = simulate(component, [one, one], tiles, seed_from_env(3),
+                          {**fast(component), "out_read": FAST}, direct=True)
+    assert left(run) == bench.memory and len(run.writes) == bench.sink.expected
 
 
 @pytest.mark.parametrize("seed", range(1, 4))
@@ -326,8 +316,7 @@ def test_direct_random_drains_with_backpressure(seed):
                         {**random_rates(component, rng), "out_read": rng.uniform(0.3, 1)},
                         True)
     run = pysim(bench)
-    memory, writes = direct_memory(component, runs, tiles)
-    assert left(run) == memory and len(run.writes) == writes
+    assert left(run) == bench.memory and len(run.writes) == bench.sink.expected
     assert bench.writing == []
 
 
@@ -388,10 +377,10 @@ def test_direct_mode_on_verilator_takes_the_cycles_of_amaranths_simulator(tmp_pa
     tiles = output_tiles([6, 5], per=2)
     runs = [workload(component, rng, 40, rows) for rows, _ in tiles]
     rates = {**random_rates(component, rng), "out_read": 0.6}
-    native_run, _ = simulate(component, runs, tiles, seed, rates, "native", tmp_path, True)
+    native_run, bench = simulate(component, runs, tiles, seed, rates, "native", tmp_path, True)
     python_run, _ = simulate(component, runs, tiles, seed, rates, direct=True)
     assert native_run == python_run
-    assert left(native_run) == direct_memory(component, runs, tiles)[0]
+    assert left(native_run) == bench.memory
 
 
 # -- interface, parameters, Verilog ------------------------------------------------------
