@@ -398,6 +398,22 @@ RATE_TERMS = ("nnz", "elements", "pointers", "one")
 """What a conversion's cycles may grow with (:func:`rate_terms`)."""
 
 
+def chains(edges, source, target, through=None):
+    """Every chain of conversions from ``source`` to ``target`` over ``edges`` (a format
+    to the formats a block takes it to), each a list of formats, no format visited twice
+    but ``target`` reached again where it is ``source``; ``through``, where given, the
+    formats a chain may pass through on the way."""
+    found, paths = [], [[source]]
+    while paths:
+        path = paths.pop()
+        for step in edges.get(path[-1], ()):
+            if step == target:
+                found.append([*path, step])
+            elif step not in path and (through is None or step in through):
+                paths.append([*path, step])
+    return found
+
+
 def rate_terms(rows, cols, nnz):
     """The terms a conversion's cycles are fitted over, for a ``rows x cols`` operand with
     ``nnz`` nonzeros: the nonzeros, the elements (a dense side's work), the pointers of a
@@ -507,17 +523,8 @@ class MintRates:
         return cls.from_table(table, str(path))
 
     def chains(self, source, target):
-        """Every chain of block pairs from ``source`` to ``target`` (SAGE's names), each a
-        list of formats, no format visited twice."""
-        found, paths = [], [[source]]
-        while paths:
-            path = paths.pop()
-            for step in self._edges.get(path[-1], ()):
-                if step == target:
-                    found.append([*path, step])
-                elif step not in path:
-                    paths.append([*path, step])
-        return found
+        """Every chain of block pairs from ``source`` to ``target`` (SAGE's names)."""
+        return chains(self._edges, source, target)
 
     def conversion(self, mcf, acf, compactness, column_major=False):
         """The cheapest :class:`Conversion` from ``mcf`` into ``acf`` for an operand of

@@ -7,7 +7,13 @@ Verilator, under random back-pressure on every stream, and returns
 ``(result, cycles)``: the result rebuilt from what the hardware emitted
 (never from the golden converter), in the formats of
 :mod:`sparseforge.sw.conversion`. Modules are found by name, so a new
-converter touches no other file.
+converter touches no other file. A run names its block in ``run.block`` where
+that is not ``from_to_to``, and the tensor orders it takes in ``run.orders``
+where it takes more than matrices.
+
+Every pair: a pair no block does is a chain of blocks (RLC -> COO -> CSR),
+the cheapest by the rate table SAGE prices conversions with, so the engine
+converts as SAGE recommends; each block's cycles are reported on its own.
 
 A converter is hardware with fixed buffers: each ``run`` builds its block from
 fixed parameters (the module's ``RTL`` or its named constants), never sized by
@@ -17,12 +23,27 @@ and one beyond an index width is refused.
 """
 
 import importlib
+import itertools
 import pkgutil
+from typing import NamedTuple
 
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..sw import conversion, passes
+from ..sw import conversion, passes, sage
+
+MAX_STAGES = 4
+"""Blocks a chain may pass through: every pair of formats is reached in fewer."""
+
+
+class Stage(NamedTuple):
+    """One block of an RTL conversion: the formats it took and gave, its registered
+    ``block`` name and its ``cycles``."""
+
+    source: str
+    target: str
+    block: str
+    cycles: int
 
 
 def conversions():
@@ -36,19 +57,84 @@ def conversions():
     return table
 
 
-def rtl_convert(source, to, block=None, run_bits=None, seed=1):
-    """``(result, cycles)``: ``source`` converted to ``to`` by a converter block.
+def block_of(key, run):
+    """The registered block that performs conversion ``key`` = (from, to): ``run.block``
+    where the run names one, else ``from_to_to``."""
+    return getattr(run, "block", "{}_to_{}".format(*key))
 
-    Takes a request `conversion.check_request` has checked. Raises
-    ParameterError naming the conversion where no converter block does it.
-    """
-    key = (conversion.format_of(source), to)
-    run = conversions().get(key)
-    if run is None:
-        have = ", ".join(f"{a.upper()} -> {b.upper()}" for a, b in sorted(conversions()))
-        raise ParameterError(f"--engine rtl: no converter block does {key[0].upper()} -> "
-                             f"{to.upper()} (the blocks do: {have or 'none yet'})")
-    return run(source, block, run_bits, seed)
+
+def orders(run):
+    """The tensor orders a conversion's block takes: ``run.orders``, else matrices."""
+    return getattr(run, "orders", (2,))
+
+
+def route(source, to, block=None, run_bits=None):
+    """The formats an RTL conversion of ``source`` to ``to`` passes through, from
+    ``source``'s own: the cheapest chain by the rate table SAGE prices with
+    (:func:`sparseforge.sw.sage.mint_rates`; a chain with a block the table lacks comes
+    after every chain it prices), then the one of fewest blocks. ``[from]`` where
+    nothing is converted: the same format, with the same BSR block or RLC run field.
+    BSR is never passed through (its block size is the user's to give). Raises
+    ParameterError naming the pair where no chain of blocks does it."""
+    start, order = conversion.format_of(source), len(source.shape)
+    same = {"bsr": block in (None, getattr(source, "blocksize", None)),
+            "rlc": run_bits in (None, getattr(source, "run_bits", None))}
+    if start == to and same.get(to, True):
+        return [start]
+    table = conversions()
+    edges = {}
+    for key, run in sorted(table.items()):
+        if order in orders(run):
+            edges.setdefault(key[0], []).append(key[1])
+    through = set(conversion.FORMATS) - {"bsr"}
+    found = [c for c in sage.chains(edges, start, to, through) if len(c) <= MAX_STAGES + 1]
+    if not found:
+        have = ", ".join(f"{a.upper()} -> {b.upper()}" for a, b in sorted(table))
+        raise ParameterError(f"--engine rtl: no converter block, nor chain of them, does "
+                             f"{start.upper()} -> {to.upper()} for a {order}-D operand "
+                             f"(the blocks do: {have})")
+    rates = _rates()
+    size = _size(source)
+
+    def cost(chain):
+        priced = [rates.get(pair) for pair in itertools.pairwise(chain)]
+        if None in priced or size is None:
+            return (1, 0.0, len(chain))
+        return (0, sum(rate.cycles(*size) for rate in priced), len(chain))
+    return min(found, key=cost)
+
+
+def _rates():
+    """The rate table's rates by (from, to), or none where there is no table."""
+    try:
+        return sage.mint_rates().rates
+    except ParameterError:
+        return {}
+
+
+def _size(source):
+    """(rows, cols, nonzeros) of a matrix for the rate table's terms; None for a tensor."""
+    if len(source.shape) != 2:
+        return None
+    return (*(int(n) for n in source.shape), conversion.nonzeros(source))
+
+
+def rtl_convert(source, to, block=None, run_bits=None, seed=1):
+    """``(result, stages)``: ``source`` converted to ``to`` by converter blocks, the chain
+    of :func:`route`, each block's :class:`Stage` in order (none where nothing is
+    converted). A chain's blocks run one after the other, each taking the result the
+    previous one emitted, as a converter that writes its output to memory for the next
+    one to read; the user's ``block`` and ``run_bits`` go to the block making the
+    final format. Takes a request `conversion.check_request` has checked."""
+    chain = route(source, to, block, run_bits)
+    table, stages, result = conversions(), [], source
+    for step, key in enumerate(itertools.pairwise(chain)):
+        final = step == len(chain) - 2
+        run = table[key]
+        result, cycles = run(result, block if final else None, run_bits if final else None,
+                             seed)
+        stages.append(Stage(*key, block_of(key, run), int(cycles)))
+    return result, tuple(stages)
 
 
 def column_parts(matrix, bounds):

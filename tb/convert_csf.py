@@ -145,4 +145,6 @@ def convert(source, block=None, run_bits=None, seed=1):
     return CSF(csf.fids, csf.fptr, csf.values, np.shape(source)), result.cycles
 
 
+convert.orders = (MODES,)
+
 CONVERSIONS = {("dense", "csf"): convert}

@@ -50,7 +50,8 @@ def test_bench_mint_quick_without_its_rtl_runs(shared_data, capsys, monkeypatch)
 
 def _run(conversion, matrix, shape, nnz, cycles, golden_s=1.0, scipy_s=None):
     return {"conversion": conversion, "matrix": matrix, "shape": list(shape), "nnz": nnz,
-            "cycles": cycles, "matches_golden": True, "golden_s": golden_s, "scipy_s": scipy_s}
+            "block": conversion.replace("->", "_to_"), "cycles": cycles, "matches_golden": True,
+            "golden_s": golden_s, "scipy_s": scipy_s}
 
 
 def test_fit_recovers_the_cycles_of_a_known_rate():

@@ -46,7 +46,7 @@ def test_a_real_matrix_in_every_format(shared_data, tmp_path, capsys, fmt):
                       "engine": "sw", "shape": [67, 67], "nnz": matrix.nnz,
                       "block": [1, 67] if fmt == "bsr" else None,
                       "run_bits": 6 if fmt == "rlc" else None,
-                      "seconds": result["seconds"], "cycles": None}
+                      "seconds": result["seconds"], "cycles": None, "stages": None}
 
 
 def test_chained_conversions_end_where_they_started(shared_data, tmp_path, capsys):
@@ -94,7 +94,7 @@ def malformed(tmp_path, fmt, **arrays):
     (["--to", "csr", "--run-bits", "4"], ["RLC only"]),
     (["--to", "rlc", "--run-bits", "0"], ["--run-bits", "0"]),
     (["--to", "rlc", "--run-bits", "33"], ["--run-bits", "33"]),
-    (["--to", "csr", "--engine", "rtl"], ["no converter block does COO -> CSR"]),
+    (["--to", "csf", "--engine", "rtl"], ["nor chain of them, does COO -> CSF for a 2-D"]),
     (["--to", "csr", "--engine", "fpga"], ["--engine", "fpga"]),
 ])
 def test_bad_requests_on_a_matrix(shared_data, tmp_path, capsys, args, words):

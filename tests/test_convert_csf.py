@@ -266,7 +266,7 @@ def test_the_rtl_block_takes_modes_of_65536_and_refuses_one_more():
 
 
 def test_the_rtl_engine_refuses_a_matrix():
-    with pytest.raises(ParameterError, match="converts 3-D tensors; this one is 2-D"):
+    with pytest.raises(ParameterError, match="nor chain of them, does DENSE -> CSF for a 2-D"):
         rtl_convert(np.eye(3), "csf")
 
 

@@ -145,7 +145,7 @@ def _source(root, name, source_format):
 
 def rtl(root, names, seed):
     """Cycles per nonzero of every converter block on real data, checked against golden."""
-    from sparseforge.tb.convert import conversions
+    from sparseforge.tb.convert import block_of, conversions
 
     rows = []
     for (source_format, to), run in sorted(conversions().items()):
@@ -165,6 +165,7 @@ def rtl(root, names, seed):
             want = conversion.convert(source, to, block=block)
             nnz = conversion.nonzeros(want)
             row = {"conversion": f"{source_format}->{to}", "matrix": name, "nnz": nnz,
+                   "block": block_of((source_format, to), run),
                    "shape": [int(n) for n in source.shape],
                    "cycles": cycles, "cycles_per_nnz": cycles / max(nnz, 1),
                    "matches_golden": conversion.same(result, want),
@@ -219,7 +220,7 @@ def fit(rows):
         cycles = np.array([r["cycles"] for r in runs], float)
         coefficients, _ = nnls(x / cycles[:, None], np.ones(len(runs)))
         error = (x @ coefficients - cycles) / cycles
-        fitted[pair] = {"block": pair.replace("->", "_to_"),
+        fitted[pair] = {"block": runs[0]["block"],
                         "coefficients": dict(zip(terms, coefficients.tolist(), strict=True)),
                         "fit": {"matrices": [r["matrix"] for r in runs],
                                 "max_relative_error": float(np.abs(error).max()),
@@ -263,8 +264,7 @@ def headline(rows, fmax):
     for r in rows:
         if "cycles" not in r:
             continue
-        block = r["conversion"].replace("->", "_to_")
-        mhz, origin, lanes = fmax.get(block, (None, None, None))
+        mhz, origin, lanes = fmax.get(r["block"], (None, None, None))
         row = {"conversion": r["conversion"], "matrix": r["matrix"], "nnz": r["nnz"],
                "fmax_mhz": mhz, "fmax_from": origin, "lanes": lanes,
                "golden_nnz_per_s": r["nnz"] / r["golden_s"],

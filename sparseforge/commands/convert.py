@@ -35,6 +35,9 @@ def _human(result):
     shape = " x ".join(str(n) for n in result["shape"])
     click.echo(f"{result['input']} ({result['from']}, {shape}, {result['nnz']} nonzeros) -> "
                f"{result['output']} ({result['to']}) in {result['seconds'] * 1e3:.1f} ms")
+    for stage in result["stages"] or ():
+        click.echo(f"  {stage['source'].upper()} -> {stage['target'].upper()} on "
+                   f"{stage['block']}: {stage['cycles']} cycles")
 
 
 @click.command("convert")
@@ -74,10 +77,11 @@ def command(source_path, to, block, run_bits, output, engine, as_json):
         status(f"converting {source_format.upper()} -> {to.upper()}...")
     start = time.perf_counter()
     if engine == "rtl":
-        result, cycles = rtl_convert(source, to, block=block, run_bits=run_bits)
+        result, stages = rtl_convert(source, to, block=block, run_bits=run_bits)
+        cycles = sum(stage.cycles for stage in stages)
     else:
         result = conversion.convert(source, to, block=block, run_bits=run_bits)
-        cycles = None
+        stages, cycles = (), None
     seconds = time.perf_counter() - start
     if big:
         status(f"writing {output}...")
@@ -86,4 +90,6 @@ def command(source_path, to, block, run_bits, output, engine, as_json):
           "engine": engine, "shape": list(result.shape), "nnz": conversion.nonzeros(result),
           "block": list(result.blocksize) if to == "bsr" else None,
           "run_bits": result.run_bits if to == "rlc" else None,
-          "seconds": seconds, "cycles": cycles}, as_json, _human)
+          "seconds": seconds, "cycles": cycles,
+          "stages": [stage._asdict() for stage in stages] if engine == "rtl" else None},
+         as_json, _human)
