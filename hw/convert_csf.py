@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
+from .convert_rlc import Serializer
 from .interfaces import struct
 from .mint_units import ZeroDetect
 from .pipeline import Pipeline
@@ -208,6 +209,15 @@ def csf_level_layout(lanes, id_width, data_width, count_width):
         **{f.name: f.width for f in wire.csf_level_end(lanes, count_width)}})
 
 
+def level_streams(flow, lanes, index_width, count_width, value_width):
+    """The members ``level0`` .. ``level2`` of a CSF converter, streams of
+    :func:`csf_level_layout` records flowing ``flow`` (``Out`` from Dense-to-CSF and
+    COO-to-CSF, ``In`` to CSF-to-COO): pointers at levels 0 and 1, values at level 2."""
+    return {f"level{n}": flow(stream.Signature(csf_level_layout(
+        lanes, index_width, value_width if n == MODES - 1 else count_width, count_width)))
+        for n in range(MODES)}
+
+
 class DenseToCsfSignature(wiring.Signature):
     """A Dense-to-CSF converter of 3-D tensors, seen from it: ``lanes`` elements a vector,
     coordinates of ``index_width`` bits, node counts and pointers of ``count_width`` bits,
@@ -232,14 +242,10 @@ class DenseToCsfSignature(wiring.Signature):
     """
 
     def __init__(self, lanes, index_width, count_width, value_width):
-        node = csf_level_layout(lanes, index_width, count_width, count_width)
-        leaf = csf_level_layout(lanes, index_width, value_width, count_width)
         super().__init__({
             "shape": In(stream.Signature(struct(wire.tensor_shape(index_width + 1)))),
             "dense": In(stream.Signature(data.ArrayLayout(value_width, lanes))),
-            "level0": Out(stream.Signature(node)),
-            "level1": Out(stream.Signature(node)),
-            "level2": Out(stream.Signature(leaf)),
+            **level_streams(Out, lanes, index_width, count_width, value_width),
         })
 
 
@@ -374,4 +380,394 @@ class DenseToCsf(wiring.Component):
             m.d.sync += sent.eq(0)
         with m.Else():
             m.d.sync += sent.eq(sent | Cat(*loads))
+        return m
+
+
+# -- COO to CSF: the tree built from sorted records, one a cycle ------------------------------
+
+def marked_layout(index_width, value_width):
+    """:class:`FiberStarts`' output: the ``record`` as given and whether it is a ``leaf``
+    (a nonzero), begins a ``fiber`` and begins a ``slice``."""
+    return data.StructLayout({"record": struct(wire.tensor_record(index_width, value_width)),
+                              "leaf": 1, "fiber": 1, "slice": 1})
+
+
+class FiberStarts(wiring.Component):
+    """Which COO records begin a fiber or a slice: MINT's comparators on sorted records.
+
+    In lexicographic order, a nonzero begins a slice (a level-0 node) where its ``i``
+    differs from the previous nonzero's, or it is its tensor's first, and a fiber (a
+    level-1 node) where it begins a slice or its ``j`` differs; every nonzero is a leaf.
+    A record of value 0 is none of these and leaves the previous nonzero's coordinates in
+    place; ``last`` makes the next record a tensor's first.
+
+    Parameters
+    ----------
+    index_width, value_width : bits of a coordinate and of a value.
+
+    Members
+    -------
+    records : In(stream(:func:`~sparseforge.sw.wire.tensor_record`))
+    marked : Out(stream(:func:`marked_layout`))
+        One per record, in order.
+
+    Latency and throughput: 1 cycle; one record a cycle while ``marked`` is taken. Between
+    registers: two equality comparators of ``index_width`` bits and the value's zero test.
+    """
+
+    latency = 1
+
+    def __init__(self, index_width, value_width):
+        self.index_width = index_width
+        layout = marked_layout(index_width, value_width)
+        super().__init__({"records": In(stream.Signature(layout["record"].shape)),
+                          "marked": Out(stream.Signature(layout))})
+
+    def elaborate(self, platform):
+        m = Module()
+        pipe = Pipeline(m, self.records, self.marked)
+        given = self.records.payload
+        prev_i, prev_j = Signal(self.index_width), Signal(self.index_width)
+        fresh = Signal(init=1)                          # no nonzero yet in this tensor
+        leaf = Signal()
+        starts = Signal(2)                              # a slice, a fiber
+        m.d.comb += [leaf.eq(given.value != 0),
+                     starts[0].eq(leaf & (fresh | (given.i != prev_i))),
+                     starts[1].eq(leaf & (starts[0] | (given.j != prev_j)))]
+        with m.If(self.records.valid & self.records.ready):
+            with m.If(leaf):
+                m.d.sync += [prev_i.eq(given.i), prev_j.eq(given.j), fresh.eq(0)]
+            with m.If(given.last):
+                m.d.sync += fresh.eq(1)
+        out = pipe.stage({"record": given, "leaf": leaf, "fiber": starts[1],
+                          "slice": starts[0]})
+        pipe.finish()
+        m.d.comb += [self.marked.payload[name].eq(value) for name, value in out.items()]
+        return m
+
+
+def node_item_layout(id_width, data_width):
+    """An item into :class:`LevelPacker`: whether it ``held`` a ``node``
+    (:func:`~sparseforge.sw.wire.csf_node`), and ``last``, the tensor's end."""
+    return data.StructLayout({"node": struct(wire.csf_node(id_width, data_width)), "held": 1,
+                              "last": 1})
+
+
+class LevelPacker(wiring.Component):
+    """A CSF level's nodes, up to one a cycle, packed ``L`` to a level record.
+
+    Nodes fill a record's lanes from lane 0, in order; the record goes out once ``L``
+    lanes are full or the tensor ends (``last``: the record then holds the rest, none
+    perhaps), so a level of n nodes of which m come before the tensor's final item takes
+    ``m // L + 1`` records. ``total`` is the level's nodes through the record.
+
+    Parameters
+    ----------
+    lanes : L, nodes a record.
+    id_width, data_width, count_width : bits of a node's id and data, and of counts.
+
+    Members
+    -------
+    nodes : In(stream(:func:`node_item_layout`))
+    level : Out(stream(:func:`csf_level_layout`))
+    count : Out(count_width)
+        The level's nodes in this tensor before the item on ``nodes`` (a register): the
+        index the item's node takes, the fptr entry of its parent.
+
+    Latency and throughput: the record is out the cycle after its final item is taken; one
+    item a cycle, the record being built doubling as the output register, so an item waits
+    only while a full record is held. Between registers: an adder, a lane decoder.
+    """
+
+    def __init__(self, lanes, id_width, data_width, count_width):
+        self.lanes = lanes
+        super().__init__({
+            "nodes": In(stream.Signature(node_item_layout(id_width, data_width))),
+            "level": Out(stream.Signature(csf_level_layout(lanes, id_width, data_width,
+                                                           count_width))),
+            "count": Out(count_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, given, out = self.lanes, self.nodes.payload, self.level
+        fill = Signal(range(L + 1))                     # lanes of the record filled so far
+        free = ~out.valid | out.ready
+        base = Signal(range(L + 1))                     # the lane the item's node takes
+        m.d.comb += [self.nodes.ready.eq(free), base.eq(Mux(out.valid, 0, fill))]
+        with m.If(out.valid & out.ready):
+            m.d.sync += [out.valid.eq(0), fill.eq(0), out.payload.mask.eq(0)]
+        with m.If(self.nodes.valid & free):
+            held, mask = given.held, Mux(out.valid, 0, out.payload.mask)
+            m.d.sync += [fill.eq(base + held), out.payload.mask.eq(mask | (held << base)),
+                         out.payload.last.eq(given.last),
+                         out.payload.total.eq(self.count + held),
+                         out.valid.eq((base + held == L) | given.last),
+                         self.count.eq(Mux(given.last, 0, self.count + held))]
+            for lane in range(L):
+                with m.If(held & (base == lane)):
+                    m.d.sync += out.payload.lanes[lane].eq(given.node)
+        return m
+
+
+class CooToCsfSignature(wiring.Signature):
+    """A COO-to-CSF converter of 3-D tensors, seen from it: :class:`DenseToCsfSignature`'s
+    levels out from sorted records in. Protocol, per tensor:
+
+    - ``records`` (stream in, :func:`~sparseforge.sw.wire.tensor_record`): the tensor's
+      nonzeros in lexicographic order of ``(i, j, k)``, one per coordinate, ``last`` on the
+      final record; a record of value 0 makes no node (a tensor with no nonzeros is one
+      such record, with ``last``).
+    - ``level0``, ``level1``, ``level2`` (streams out, :func:`csf_level_layout`): as
+      :class:`DenseToCsfSignature` says, each record's nodes in lanes from lane 0, ``L``
+      a record but the tensor's final record on each level, which holds the rest.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width):
+        super().__init__({
+            "records": In(stream.Signature(struct(wire.tensor_record(index_width,
+                                                                     value_width)))),
+            **level_streams(Out, lanes, index_width, count_width, value_width),
+        })
+
+
+@block("coo_to_csf")
+class CooToCsf(wiring.Component):
+    """COO to CSF for 3-D tensors: one sorted record a cycle in, the tree's levels out.
+
+    MINT's Dense-to-CSF (Fig. 8f) after its COO step: the records come sorted, so a
+    comparison of each record's coordinates with the previous nonzero's
+    (:class:`FiberStarts`) finds the slices and fibers that begin, and a counter per level
+    gives each node its index. A slice node's fptr entry is the index of the fiber the same
+    record begins (level 1's count), a fiber node's the index of its leaf (level 2's
+    count). Each level's :class:`LevelPacker` packs its nodes ``L`` to a record, in
+    :class:`DenseToCsf`'s output layouts, so one decoding (append the masked lanes, close
+    fptr with the ``last`` records' totals) serves both.
+
+    Parameters
+    ----------
+    lanes : L, nodes a level record (a power of two).
+    index_width : bits of a coordinate: modes of up to ``2**index_width``.
+    count_width : bits of node counts and pointers: fewer than ``2**count_width`` nonzeros.
+    value_width : bits of a value (carried, compared with 0: a float's -0.0 would be a
+        nonzero; hosts send it as 0).
+
+    Members
+    -------
+    records : In(stream(:func:`~sparseforge.sw.wire.tensor_record`))
+    level0, level1, level2 : Out(stream(:func:`csf_level_layout`))
+        As :class:`CooToCsfSignature` says.
+
+    Latency and throughput: a record's nodes are in their records' registers 2 cycles after
+    it is taken (the comparators' register, the packers'); one record a cycle while the
+    levels' full records are taken. The packers take a record together: a full record
+    held on one level holds the input. Between registers: the comparators; the packers'
+    count adders and lane decoders; the stall path from the levels' ``ready`` through the
+    packers to ``records.ready``.
+    """
+
+    PARAMS = DenseToCsf.PARAMS
+    REPORT = ({},)
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.lanes, self.index_width = v["lanes"], v["index_width"]
+        self.count_width, self.value_width = v["count_width"], v["value_width"]
+        super().__init__(CooToCsfSignature(self.lanes, self.index_width, self.count_width,
+                                           self.value_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.starts = starts = FiberStarts(self.index_width, self.value_width)
+        wiring.connect(m, wiring.flipped(self.records), starts.records)
+        packers = []
+        for n in range(MODES):
+            width = self.value_width if n == MODES - 1 else self.count_width
+            packer = LevelPacker(self.lanes, self.index_width, width, self.count_width)
+            m.submodules[f"pack{n}"] = packer
+            wiring.connect(m, packer.level, wiring.flipped(getattr(self, f"level{n}")))
+            packers.append(packer)
+        marked = starts.marked
+        record, ready = marked.payload.record, Signal()
+        m.d.comb += [ready.eq(Cat(p.nodes.ready for p in packers).all()),
+                     marked.ready.eq(ready)]
+        held = [marked.payload.slice, marked.payload.fiber, marked.payload.leaf]
+        ids = [record.i, record.j, record.k]
+        # a slice's first child is the fiber its record begins, a fiber's the leaf
+        children = [packers[1].count, packers[2].count, record.value]
+        for n, packer in enumerate(packers):
+            item = packer.nodes.payload
+            m.d.comb += [packer.nodes.valid.eq(marked.valid & ready), item.held.eq(held[n]),
+                         item.last.eq(record.last), item.node.id.eq(ids[n]),
+                         item.node.data.eq(children[n])]
+        return m
+
+
+# -- CSF to COO: the tree walked, one leaf a cycle ---------------------------------------------
+
+def level_item_layout(id_width, data_width):
+    """A level's nodes one at a time into :class:`TreeWalk`: a node's ``id`` and ``data``
+    (its fptr entry, or its value), or, with ``end``, the level's end (``data`` its total)."""
+    return data.StructLayout({"id": id_width, "data": data_width, "end": 1})
+
+
+def walk_input(id_width, data_width):
+    """A stream into :class:`TreeWalk`: a :class:`~sparseforge.hw.convert_rlc.Serializer`'s
+    items of :func:`level_item_layout`."""
+    return stream.Signature(data.StructLayout({"item": level_item_layout(id_width,
+                                                                         data_width),
+                                               "last": 1}))
+
+
+class TreeWalk(wiring.Component):
+    """Each leaf given its slice's and fiber's ids: the CSF tree walked in order.
+
+    The leaves come in order, and so do the fibers and the slices; a fiber's fptr entry is
+    the index of its first leaf, a slice's that of its first fiber. So the fiber at the head
+    of its stream begins at leaf ``n`` exactly when its entry equals ``n`` (a comparator),
+    and is then taken as the current fiber; the slice at its head begins with it when its
+    entry equals the fibers taken so far. Each record is held a cycle, until the next item
+    on ``leaves`` says whether it was the tensor's final one (``last``); a tensor with no
+    leaf gives one record of value 0, with ``last``.
+
+    Parameters
+    ----------
+    index_width, count_width, value_width : bits of an id, of a pointer, of a value.
+
+    Members
+    -------
+    slices, fibers : In(:func:`walk_input` (index_width, count_width))
+    leaves : In(:func:`walk_input` (index_width, value_width))
+        Each level's nodes in order, then its ``end``.
+    records : Out(stream(:func:`~sparseforge.sw.wire.tensor_record`))
+        One per leaf, in lexicographic order.
+
+    Latency and throughput: a leaf's record is out 2 cycles after the leaf is taken (the
+    held record, the output register), 1 after the next item; one leaf a cycle, and a cycle
+    for each tensor's end. A leaf waits for the fiber at its head, and, where that fiber
+    begins at it, for the slice at its own. Between registers: two equality comparators of
+    ``count_width`` bits into the three ``ready`` s.
+    """
+
+    def __init__(self, index_width, count_width, value_width):
+        self.index_width, self.count_width = index_width, count_width
+        super().__init__({
+            "slices": In(walk_input(index_width, count_width)),
+            "fibers": In(walk_input(index_width, count_width)),
+            "leaves": In(walk_input(index_width, value_width)),
+            "records": Out(stream.Signature(struct(wire.tensor_record(index_width,
+                                                                      value_width))))})
+
+    def elaborate(self, platform):
+        m = Module()
+        slices, fibers, leaves, out = self.slices, self.fibers, self.leaves, self.records
+        s, f, leaf = slices.payload.item, fibers.payload.item, leaves.payload.item
+        leaf_n, fiber_n = Signal(self.count_width), Signal(self.count_width)  # taken so far
+        at = [Signal(self.index_width, name=f"current{n}") for n in range(2)]  # slice, fiber
+        pending = Signal(out.payload.shape())           # the record held a cycle
+        held = Signal()
+        new_fiber, new_slice, go = Signal(), Signal(), Signal()
+        ready = Mux(leaf.end | new_fiber, slices.valid, 1)
+        m.d.comb += [new_fiber.eq(~f.end & (f.data == leaf_n)),
+                     new_slice.eq(new_fiber & ~s.end & (s.data == fiber_n)),
+                     go.eq(leaves.valid & fibers.valid & ready & (~out.valid | out.ready)),
+                     leaves.ready.eq(go), fibers.ready.eq(go & (leaf.end | new_fiber)),
+                     slices.ready.eq(go & (leaf.end | new_slice))]
+        coords = [Mux(new_slice, s.id, at[0]), Mux(new_fiber, f.id, at[1])]
+        with m.If(out.ready):
+            m.d.sync += out.valid.eq(0)
+        with m.If(go & leaf.end):
+            m.d.sync += [out.valid.eq(1), out.payload.eq(Mux(held, pending, 0)),
+                         out.payload.last.eq(1), held.eq(0), leaf_n.eq(0), fiber_n.eq(0)]
+        with m.Elif(go):
+            m.d.sync += [out.valid.eq(held), out.payload.eq(pending), held.eq(1),
+                         leaf_n.eq(leaf_n + 1), fiber_n.eq(fiber_n + new_fiber),
+                         pending.i.eq(coords[0]), pending.j.eq(coords[1]),
+                         pending.k.eq(leaf.id), pending.value.eq(leaf.data)]
+            m.d.sync += [a.eq(c) for a, c in zip(at, coords, strict=True)]
+        return m
+
+
+class CsfToCooSignature(wiring.Signature):
+    """A CSF-to-COO converter of 3-D tensors, seen from it: :class:`DenseToCsfSignature`'s
+    levels in, sorted records out. Protocol, per tensor:
+
+    - ``level0``, ``level1``, ``level2`` (streams in, :func:`csf_level_layout`): each level's
+      nodes in order, in the lanes its records' ``mask`` bits mark (any number a record,
+      none included), ``last`` on the level's final record, whose ``total`` is ignored
+      (each ``fptr``'s final entry is implied by the nodes). A well-formed CSF tree: every
+      node has a child.
+    - ``records`` (stream out, :func:`~sparseforge.sw.wire.tensor_record`): a record per
+      leaf in lexicographic order, ``last`` on the final one; a tensor with no leaf gives
+      one record of value 0, with ``last``.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width):
+        super().__init__({
+            **level_streams(In, lanes, index_width, count_width, value_width),
+            "records": Out(stream.Signature(struct(wire.tensor_record(index_width,
+                                                                      value_width)))),
+        })
+
+
+@block("csf_to_coo")
+class CsfToCoo(wiring.Component):
+    """CSF to COO for 3-D tensors: the levels in, one leaf's record a cycle out.
+
+    The inverse of Fig. 8f: each level's records go through a
+    :class:`~sparseforge.hw.convert_rlc.Serializer` (its nodes one a cycle, the level's end
+    after them as an extra lane marked on the ``last`` record), and :class:`TreeWalk` gives
+    each leaf the ids of the slice and fiber it hangs from by comparing the fptr entries at
+    the heads of the slice and fiber streams with the counts of leaves and fibers walked.
+
+    Parameters
+    ----------
+    lanes : L, nodes a level record (a power of two).
+    index_width, count_width, value_width : as :class:`DenseToCsf`'s; a tensor's nonzeros
+        are below ``2**count_width``.
+
+    Members
+    -------
+    level0, level1, level2 : In(stream(:func:`csf_level_layout`))
+    records : Out(stream(:func:`~sparseforge.sw.wire.tensor_record`))
+        As :class:`CsfToCooSignature` says.
+
+    Latency and throughput: a leaf's record is out 4 cycles after its level record is
+    taken (the serializer's 2, the walk's 2) when its fiber and slice are at their heads;
+    one leaf a cycle, and a cycle for each tensor's end, while ``records`` is taken. The
+    levels above run ahead of the leaves in their serializers. Between registers: the
+    serializers' lowest-set-bit selection over ``L + 1`` lanes; the walk's comparators.
+    """
+
+    PARAMS = DenseToCsf.PARAMS
+    REPORT = ({},)
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.lanes, self.index_width = v["lanes"], v["index_width"]
+        self.count_width, self.value_width = v["count_width"], v["value_width"]
+        super().__init__(CsfToCooSignature(self.lanes, self.index_width, self.count_width,
+                                           self.value_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        L = self.lanes
+        m.submodules.walk = walk = TreeWalk(self.index_width, self.count_width,
+                                            self.value_width)
+        wiring.connect(m, walk.records, wiring.flipped(self.records))
+        for n, into in enumerate((walk.slices, walk.fibers, walk.leaves)):
+            level = getattr(self, f"level{n}")
+            width = self.value_width if n == MODES - 1 else self.count_width
+            serial = Serializer(level_item_layout(self.index_width, width), L + 1)
+            m.submodules[f"serial{n}"] = serial
+            wiring.connect(m, serial.items, into)
+            given, vector = level.payload, serial.vectors
+            m.d.comb += [vector.valid.eq(level.valid), level.ready.eq(vector.ready),
+                         vector.payload.mask.eq(Cat(given.mask, given.last)),
+                         vector.payload.last.eq(given.last),
+                         vector.payload.items[L].end.eq(1),
+                         vector.payload.items[L].data.eq(given.total)]
+            m.d.comb += [vector.payload.items[lane].id.eq(given.lanes[lane].id)
+                         for lane in range(L)]
+            m.d.comb += [vector.payload.items[lane].data.eq(given.lanes[lane].data)
+                         for lane in range(L)]
         return m

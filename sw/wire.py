@@ -277,6 +277,16 @@ def csf_level_end(lanes, count_width):
     return (Field("mask", lanes), Field("last", 1), Field("total", count_width))
 
 
+def tensor_record(index_width, value_width):
+    """A nonzero of a 3-D tensor in COO as a converter takes or emits it: its coordinates
+    ``i``, ``j``, ``k`` (modes 0 to 2), its value's bits, and ``last`` on a tensor's final
+    record. A tensor's records come in lexicographic order of ``(i, j, k)``, one per
+    coordinate. A record whose value is 0 holds no nonzero and makes no node: a tensor with
+    no nonzeros is one such record, with ``last``."""
+    return (Field("i", index_width), Field("j", index_width), Field("k", index_width),
+            Field("value", value_width), Field("last", 1))
+
+
 # -- MINT converters: RLC to COO (Fig. 8d) and CSR to BSR (Fig. 8e) -----------------------
 
 def rlc_pair(run_bits, value_width):
