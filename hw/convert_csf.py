@@ -496,15 +496,17 @@ class LevelPacker(wiring.Component):
         m.d.comb += [self.nodes.ready.eq(free), base.eq(Mux(out.valid, 0, fill))]
         with m.If(out.valid & out.ready):
             m.d.sync += [out.valid.eq(0), fill.eq(0), out.payload.mask.eq(0)]
+        into = Signal(L)                                # the lane the node goes to, if any
+        m.d.comb += into.eq(Cat(given.held & (base == lane) for lane in range(L)))
         with m.If(self.nodes.valid & free):
             held, mask = given.held, Mux(out.valid, 0, out.payload.mask)
-            m.d.sync += [fill.eq(base + held), out.payload.mask.eq(mask | (held << base)),
+            m.d.sync += [fill.eq(base + held), out.payload.mask.eq(mask | into),
                          out.payload.last.eq(given.last),
                          out.payload.total.eq(self.count + held),
                          out.valid.eq((base + held == L) | given.last),
                          self.count.eq(Mux(given.last, 0, self.count + held))]
             for lane in range(L):
-                with m.If(held & (base == lane)):
+                with m.If(into[lane]):
                     m.d.sync += out.payload.lanes[lane].eq(given.node)
         return m
 

@@ -1,20 +1,27 @@
 # amaranth: UnusedElaboratable=no
-"""The Dense-to-CSF converter (MINT Fig. 8f): its units alone, the block on Amaranth's
-simulator (the paper's example, tensors with empty slices and fibers, its throughput), natively
-on Verilator on slices of real tensors against :func:`sparseforge.sw.conversion.convert` under
-random back-pressure on every stream, ``convert --engine rtl``, lint and the synthesis report."""
+"""The Dense-to-CSF converter (MINT Fig. 8f) and the COO-to-CSF and CSF-to-COO converters:
+their units alone, the blocks on Amaranth's simulator (the paper's example, tensors with empty
+slices and fibers, their throughput), natively on Verilator on real tensors against
+:func:`sparseforge.sw.conversion.convert` under random back-pressure on every stream,
+``convert --engine rtl``, lint and the synthesis report."""
 
 import json
 
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
 from sparseforge.hw.convert_csf import (
     MODES,
+    CooToCsf,
+    CooToCsfSignature,
+    CsfToCoo,
+    CsfToCooSignature,
     DenseToCsf,
     DenseToCsfSignature,
     LaneCoordinates,
@@ -22,10 +29,18 @@ from sparseforge.hw.convert_csf import (
 )
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
-from sparseforge.sw.formats import read_tensor
+from sparseforge.sw.formats import Tensor, read_tensor
 from sparseforge.tb import native
 from sparseforge.tb.convert import rtl_convert
-from sparseforge.tb.convert_csf import LEVELS, RTL, CsfBench, check_fits, run_native
+from sparseforge.tb.convert_csf import (
+    LEVELS,
+    RTL,
+    CooToCsfBench,
+    CsfBench,
+    CsfToCooBench,
+    check_fits,
+    run_native,
+)
 from sparseforge.tb.mint import PipelineBench
 
 FULL = dict.fromkeys(("shape", "dense", *LEVELS), 1.0)
@@ -281,6 +296,222 @@ def test_soak_larger_real_tensor_slices(shared_data, seed):
     assert_converted(run_native(DenseToCsf(**REAL), tensors, seed, rates), tensors)
 
 
+# -- COO to CSF and CSF to COO --------------------------------------------------------------
+
+COO_FULL = dict.fromkeys(("records", *LEVELS), 1.0)
+SMALL = {"lanes": 4, "index_width": 4, "count_width": 8, "value_width": 64}
+
+
+def coo(dense):
+    """A dense 3-D tensor's COO Tensor, as the golden converter gives it."""
+    return cv.convert(dense, "coo")
+
+
+def csf_of_coo(tensors, seed, rates=None, params=SMALL, run=pysim):
+    """``tensors`` (COO) through ``coo_to_csf``, checked against the golden converter."""
+    bench = CooToCsfBench(CooToCsf(**params), tensors, seed, rates)
+    result = run(bench)
+    assert len(result.csf) == len(tensors)
+    for got, tensor in zip(result.csf, tensors, strict=True):
+        assert cv.same(got, cv.convert(tensor, "csf")), tensor.shape
+    return result, bench
+
+
+def coo_of_csf(tensors, seed, rates=None, params=SMALL, run=pysim, scatter=True):
+    """``tensors`` (CSF) through ``csf_to_coo``, checked against the golden converter."""
+    bench = CsfToCooBench(CsfToCoo(**params), tensors, seed, rates, scatter)
+    result = run(bench)
+    assert len(result.coo) == len(tensors)
+    for got, csf in zip(result.coo, tensors, strict=True):
+        assert cv.same(got, cv.convert(csf, "coo")), csf.shape
+    return result, bench
+
+
+def native_simulate(bench):
+    return native.simulate(bench)
+
+
+def test_fig3b_coo_to_csf_the_paper_example():
+    result, _ = csf_of_coo([coo(fig8f())], seed_from_env(40), COO_FULL)
+    csf = result.csf[0]
+    assert [ids.tolist() for ids in csf.fids] == [[0, 2, 3], [1, 3, 0, 2, 3],
+                                                  [0, 3, 2, 1, 2, 0]]
+    assert [ptr.tolist() for ptr in csf.fptr] == [[0, 2, 3, 5], [0, 2, 3, 4, 5, 6]]
+    assert csf.values.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_fig3b_csf_to_coo_the_paper_example():
+    result, _ = coo_of_csf([cv.convert(fig8f(), "csf")], seed_from_env(41), COO_FULL)
+    tensor = result.coo[0]
+    assert tensor.coords.tolist() == [[0, 1, 0], [0, 1, 3], [0, 3, 2], [2, 0, 1], [3, 2, 2],
+                                      [3, 3, 0]]
+    assert tensor.values.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(("lanes", "rates"), [
+    (1, COO_FULL), (2, {}), (4, {"level2": 0.3, "level0": 0.5, "records": 0.9}), (8, COO_FULL),
+    (8, {"level1": 0.3, "records": 0.5})])
+def test_directed_tensors_back_to_back_both_ways(lanes, rates):
+    """Empty slices and fibers, an empty tensor, every element nonzero, one nonzero; each
+    level's node count at and past a multiple of the lanes."""
+    tensors = [*directed(lanes), np.ones((2, 2, 2)), np.ones((1, 1, 2 * lanes))]
+    params = {**SMALL, "lanes": lanes}
+    csf_of_coo([coo(t) for t in tensors], seed_from_env(lanes), rates, params)
+    coo_of_csf([cv.convert(t, "csf") for t in tensors], seed_from_env(lanes), rates, params)
+
+
+def test_csf_to_coo_takes_records_packed_or_scattered_and_an_empty_final_record():
+    """Nodes from lane 0, L a record (a level of a multiple of L nodes then ends in an empty
+    record), or a random number a record in random lanes, empty records between."""
+    tensors = [cv.convert(t, "csf") for t in directed(4)]
+    for scatter in (False, True):
+        coo_of_csf(tensors, seed_from_env(42), {}, scatter=scatter)
+
+
+def test_coo_records_of_value_zero_make_no_node():
+    """A zero between nonzeros of one fiber, a zero where a slice would begin, a zero as the
+    tensor's final record, and a tensor of zeros only."""
+    values = np.array([5.0, 0.0, 6.0, 0.0, 7.0, 0.0])
+    coords = np.array([[0, 0, 1], [0, 0, 2], [0, 0, 3], [1, 0, 0], [1, 2, 1], [2, 1, 1]])
+    zeros = Tensor(coords[:2], np.zeros(2), (3, 3, 4))
+    tensors = [Tensor(coords, values, (3, 3, 4)), zeros, Tensor(coords[:1], values[:1],
+                                                               (3, 3, 4))]
+    csf_of_coo(tensors, seed_from_env(43))
+
+
+def test_values_as_their_bits_integers_and_negative_zeros():
+    rng = np.random.default_rng(seed_from_env(44))
+    ints = (rng.integers(-9, 9, (3, 4, 6)) * (rng.random((3, 4, 6)) < 0.4)).astype(np.int16)
+    signed = Tensor(np.array([[0, 0, 0], [0, 1, 1]]), np.array([-0.0, -1.0]), (1, 2, 2))
+    params = {**SMALL, "value_width": 16}
+    csf_of_coo([coo(ints)], 44, params=params)
+    coo_of_csf([cv.convert(ints, "csf")], 44, params=params)
+    csf_of_coo([signed], 45)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([1, 2, 4]),
+       st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 6),
+                          st.floats(0, 1)), min_size=1, max_size=3),
+       st.integers(0, 2**16))
+def test_hypothesis_small_tensors_both_ways(lanes, shapes, seed):
+    rng = np.random.default_rng(seed)
+    tensors = [rng.integers(1, 100, (a, b, c)) * (rng.random((a, b, c)) < d)
+               for a, b, c, d in shapes]
+    rates = {name: 0.3 + 0.7 * rng.random() for name in ("records", *LEVELS)}
+    params = {**SMALL, "lanes": lanes}
+    csf_of_coo([coo(t) for t in tensors], seed, rates, params)
+    coo_of_csf([cv.convert(t, "csf") for t in tensors], seed, rates, params)
+
+
+def test_one_record_a_cycle_both_ways():
+    """Without stalls, COO-to-CSF takes a record every cycle and CSF-to-COO gives a leaf's
+    record every cycle, and one more cycle a tensor for its end."""
+    dense = densest_free()
+    _, bench = csf_of_coo([coo(dense)] * 2, 0, COO_FULL, RTL)
+    taken = [cycle for cycle, _ in bench.source.accepted]
+    assert np.all(np.diff(taken) == 1) and len(taken) == 2 * np.count_nonzero(dense)
+    _, bench = coo_of_csf([cv.convert(dense, "csf")] * 2, 0, COO_FULL, RTL, scatter=False)
+    given = [cycle for cycle, _ in bench.sink.received]
+    nnz = np.count_nonzero(dense)
+    assert np.all(np.diff(given[:nnz]) == 1) and np.all(np.diff(given[nnz:]) == 1)
+    assert given[nnz] - given[nnz - 1] == 2
+
+
+def densest_free():
+    """A tensor whose fibers and slices start often: every third element nonzero."""
+    dense = np.zeros(3 * 5 * 7)
+    dense[::3] = np.arange(1, 1 + len(dense[::3]))
+    return dense.reshape(3, 5, 7)
+
+
+def test_the_largest_coordinates_and_values_pass_the_rtl_blocks():
+    """Modes of 65,536 (16-bit coordinates, the largest) and 64-bit values of all ones."""
+    top = (1 << 16) - 1
+    coords = np.array([[0, 0, 0], [0, 0, top], [top, 0, 0], [top, top, top]])
+    values = np.array([1, -1, 2**62, np.iinfo(np.int64).min], dtype=np.int64)
+    tensor = Tensor(coords, values, (top + 1,) * 3)
+    csf_of_coo([tensor], seed_from_env(46), params=RTL)
+    coo_of_csf([cv.convert(tensor, "csf")], seed_from_env(46), params=RTL)
+
+
+@pytest.mark.parametrize(("source", "to", "message"), [
+    (Tensor(np.zeros((1, 4), np.int64), np.ones(1), (2, 2, 2, 2)), "csf",
+     "the coo_to_csf block converts 3-D tensors and matrices; this one is 4-D"),
+    (cv.convert(np.ones((2, 2, 2, 2)), "csf"), "coo",
+     "the csf_to_coo block converts 3-D tensors and matrices; this one is 4-D"),
+    (cv.convert(np.ones(3), "csf"), "coo",
+     "the csf_to_coo block converts 3-D tensors and matrices; this one is 1-D"),
+    (Tensor(np.array([[0, 1, 0], [0, 0, 1]]), np.ones(2), (2, 2, 2)), "csf",
+     r"lexicographic order, one per coordinate: entry 1 \(0, 0, 1\) follows \(0, 1, 0\)"),
+    (Tensor(np.array([[1, 1, 0], [1, 1, 0]]), np.ones(2), (2, 2, 2)), "csf",
+     r"entry 1 \(1, 1, 0\) follows \(1, 1, 0\)"),
+    (Tensor(np.array([[0, 0, 0]]), np.ones(1), (1, 65537, 2)), "csf",
+     "does not fit the 16-bit coordinates: modes of 1 to 65536"),
+    (cv.convert(Tensor(np.array([[0, 0, 0]]), np.ones(1), (1, 2, 65537)), "csf"), "coo",
+     "does not fit the 16-bit coordinates: modes of 1 to 65536"),
+    (Tensor(np.array([[0, 0, 0]]), np.ones(1, dtype=complex), (1, 1, 1)), "csf",
+     "values of type complex128 do not stream"),
+])
+def test_the_rtl_engine_refuses_what_the_blocks_do_not_take(source, to, message):
+    with pytest.raises(ParameterError, match=message):
+        rtl_convert(source, to)
+
+
+@pytest.mark.verilator
+def test_matrices_are_one_slice_tensors_both_ways():
+    rng = np.random.default_rng(seed_from_env(47))
+    dense = rng.integers(1, 9, (9, 13)) * (rng.random((9, 13)) < 0.3)
+    dense[4] = 0
+    matrix = cv.convert(dense.astype(np.float32), "coo")
+    got, cycles = rtl_convert(matrix, "csf")
+    assert cv.same(got, cv.convert(matrix, "csf")) and cycles >= matrix.nnz
+    back, _ = rtl_convert(got, "coo")
+    assert cv.same(back, matrix)
+    empty = cv.convert(np.zeros((3, 4)), "coo")
+    assert cv.same(rtl_convert(empty, "csf")[0], cv.convert(empty, "csf"))
+    assert cv.same(rtl_convert(cv.convert(empty, "csf"), "coo")[0], empty)
+
+
+@pytest.mark.verilator
+def test_real_tensors_natively_under_back_pressure_both_ways(shared_data):
+    """The smallest real tensor whole and a corner of MovieLens-100k, back to back, with
+    random back-pressure on every stream."""
+    tags = read_tensor(shared_data / TAGS)
+    corner = coo(box(shared_data, MOVIELENS, (64, 256, 215)))
+    rates = {"records": 0.6, "level0": 0.4, "level1": 0.5, "level2": 0.7}
+    csf_of_coo([tags, corner], seed_from_env(48), rates, RTL, native_simulate)
+    coo_of_csf([cv.convert(t, "csf") for t in (tags, corner)], seed_from_env(49), rates, RTL,
+               native_simulate)
+
+
+@pytest.mark.verilator
+def test_convert_rtl_writes_exactly_what_sw_writes_both_ways(shared_data, tmp_path, capsys):
+    source = shared_data / TAGS
+    out = {}
+    for engine in ("sw", "rtl"):
+        main(["convert", str(source), "--to", "csf", "--engine", engine, "-o",
+              str(tmp_path / f"{engine}.npz"), "--json"])
+        out[engine] = json.loads(capsys.readouterr().out)
+        main(["convert", str(tmp_path / "sw.npz"), "--to", "coo", "--engine", engine, "-o",
+              str(tmp_path / f"{engine}.tns"), "--json"])
+        out[f"{engine} back"] = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "rtl.npz").read_bytes() == (tmp_path / "sw.npz").read_bytes()
+    assert (tmp_path / "rtl.tns").read_bytes() == (tmp_path / "sw.tns").read_bytes()
+    assert out["rtl"]["from"] == "coo" and out["rtl"]["cycles"] >= 3683
+    assert out["rtl back"]["from"] == "csf" and out["rtl back"]["cycles"] >= 3683
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("seed", range(410, 412))
+def test_soak_whole_real_tensors_both_ways(shared_data, seed):
+    tensors = [read_tensor(shared_data / MOVIELENS), read_tensor(shared_data / LASTFM)]
+    rates = dict.fromkeys(("records", *LEVELS), 0.5 + 0.2 * (seed % 2))
+    csf_of_coo(tensors, seed, rates, RTL, native_simulate)
+    coo_of_csf([cv.convert(t, "csf") for t in tensors], seed, rates, RTL, native_simulate)
+
+
 # -- parameters, interface, Verilog, report -------------------------------------------------
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -296,17 +527,26 @@ def test_bad_parameters_are_named_with_their_range(kwargs, message):
 def test_declares_its_named_signature():
     assert dict(DenseToCsf(**REAL).signature.members) == \
         dict(DenseToCsfSignature(8, 16, 32, 64).members)
+    assert dict(CooToCsf(**REAL).signature.members) == \
+        dict(CooToCsfSignature(8, 16, 32, 64).members)
+    assert dict(CsfToCoo(**REAL).signature.members) == \
+        dict(CsfToCooSignature(8, 16, 32, 64).members)
+    levels = {name: DenseToCsf(**REAL).signature.members[name] for name in LEVELS}
+    assert {name: CooToCsf(**REAL).signature.members[name] for name in LEVELS} == levels
+    assert {name: CsfToCoo(**REAL).signature.members[name].flip() for name in LEVELS} == levels
 
 
+@pytest.mark.parametrize("name", ["dense_to_csf", "coo_to_csf", "csf_to_coo"])
 @pytest.mark.parametrize("params", [{}, {"lanes": 1, "index_width": 1, "count_width": 1,
                                          "value_width": 1},
                                     {"lanes": 16, "index_width": 32, "count_width": 48,
                                      "value_width": 64}])
-def test_verilog_lints_clean_with_wall(lint, params):
-    assert lint("dense_to_csf", params) == ""
+def test_verilog_lints_clean_with_wall(lint, name, params):
+    assert lint(name, params) == ""
 
 
-def test_in_the_synthesis_report():
-    blk = get("dense_to_csf")
+@pytest.mark.parametrize("name", ["dense_to_csf", "coo_to_csf", "csf_to_coo"])
+def test_in_the_synthesis_report(name):
+    blk = get(name)
     for config in blk.cls.REPORT:
         blk.cls(**blk.resolve(config))
