@@ -1,4 +1,5 @@
-"""MINT's Dense-to-CSF converter for 3-D tensors (MINT Section V-B4, Figure 8f).
+"""MINT's Dense-to-CSF converter for 3-D tensors (MINT Section V-B4, Figure 8f), and the
+COO-to-CSF and CSF-to-COO converters that share its level records.
 
 A dense tensor streams in, ``L`` elements a vector in row-major order; the CSF tree comes
 out level by level, one vector a cycle, through a pipeline of the MINT building blocks:
@@ -19,6 +20,12 @@ out level by level, one vector a cycle, through a pipeline of the MINT building 
 5. the levels (step 7): one record per level per vector that holds a node of that level,
    ``L`` lanes ``{id, data}`` and a mask, out on ``level0`` .. ``level2``; the memory
    controller appends the masked lanes to fids/fptr (values at the leaves).
+
+COO to CSF (:class:`CooToCsf`) is Fig. 8f after its COO step: sorted records, one a cycle,
+whose coordinates compared with the previous nonzero's say where a slice and a fiber begin
+(:class:`FiberStarts`), each level's nodes packed into the same level records
+(:class:`LevelPacker`). CSF to COO (:class:`CsfToCoo`) takes those records back, each level
+one node a cycle, and walks the tree (:class:`TreeWalk`): one record a leaf.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -737,7 +744,10 @@ class CsfToCoo(wiring.Component):
     taken (the serializer's 2, the walk's 2) when its fiber and slice are at their heads;
     one leaf a cycle, and a cycle for each tensor's end, while ``records`` is taken. The
     levels above run ahead of the leaves in their serializers. Between registers: the
-    serializers' lowest-set-bit selection over ``L + 1`` lanes; the walk's comparators.
+    serializers' lowest-set-bit selection over ``L + 1`` lanes; the walk's comparators of
+    the leaf and fiber counts with the fptr entries at the heads, into the three streams'
+    ``ready`` and the serializers' registers behind them: the critical path (the synthesis
+    report).
     """
 
     PARAMS = DenseToCsf.PARAMS
