@@ -25,6 +25,7 @@ from sparseforge.hw.convert_csf import (
     DenseToCsf,
     DenseToCsfSignature,
     LaneCoordinates,
+    LevelPacker,
     TreeMarks,
 )
 from sparseforge.sim.runners import pysim, seed_from_env
@@ -41,6 +42,7 @@ from sparseforge.tb.convert_csf import (
     check_fits,
     run_native,
 )
+from sparseforge.tb.convert_rlc import UnitBench
 from sparseforge.tb.mint import PipelineBench
 
 FULL = dict.fromkeys(("shape", "dense", *LEVELS), 1.0)
@@ -329,6 +331,34 @@ def coo_of_csf(tensors, seed, rates=None, params=SMALL, run=pysim, scatter=True)
 
 def native_simulate(bench):
     return native.simulate(bench)
+
+
+def packed(items, lanes):
+    """LevelPacker by its definition: ``(nodes, mask, last, total)`` of each record."""
+    out, nodes, total = [], [], 0
+    for item in items:
+        if item["held"]:
+            nodes.append(item["node"])
+            total += 1
+        if len(nodes) == lanes or item["last"]:
+            out.append((nodes, (1 << len(nodes)) - 1, item["last"], total))
+            nodes, total = [], 0 if item["last"] else total
+    return out
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_level_packer_fills_records_from_lane_zero_and_closes_them_on_last(lanes):
+    rng = np.random.default_rng(seed_from_env(50 + lanes))
+    items = [{"node": {"id": int(rng.integers(16)), "data": int(rng.integers(256))},
+              "held": int(rng.random() < 0.6), "last": int(rng.random() < 0.08)}
+             for _ in range(300)]
+    items[-1]["last"] = 1
+    expected = packed(items, lanes)
+    result = pysim(UnitBench(LevelPacker(lanes, 4, 8, 8), {"nodes": items},
+                             {"level": len(expected)}, seed_from_env(lanes), 0.6))
+    got = [([r["lanes"][n] for n in range(lanes) if r["mask"] >> n & 1], r["mask"], r["last"],
+            r["total"]) for r in result.outputs["level"]]
+    assert got == expected
 
 
 def test_fig3b_coo_to_csf_the_paper_example():
