@@ -347,22 +347,26 @@ def as_order3(csf):
                (1, *csf.shape))
 
 
-def coo_to_csf(source, block=None, run_bits=None, seed=1):
+def coo_to_csf(source, block=None, run_bits=None, seed=1, engine="native"):
     """``convert --engine rtl`` from COO to CSF: ``(csf, cycles)`` from the ``coo_to_csf``
-    block built once as :data:`RTL` says, natively on Verilator; a matrix's CSF is the
-    two lower levels of its ``1 x M x N`` tensor's."""
-    result = native.simulate(CooToCsfBench(CooToCsf(**RTL), [as_tensor(source)], seed))
+    block built once as :data:`RTL` says, natively on Verilator (``engine``: or on
+    Amaranth's simulator); a matrix's CSF is the two lower levels of its ``1 x M x N``
+    tensor's."""
+    result = native.simulate(CooToCsfBench(CooToCsf(**RTL), [as_tensor(source)], seed),
+                             engine)
     csf = result.csf[0]
     if len(source.shape) != MODES:
         csf = CSF(csf.fids[1:], csf.fptr[1:], csf.values, tuple(source.shape))
     return csf, result.cycles
 
 
-def csf_to_coo(source, block=None, run_bits=None, seed=1):
+def csf_to_coo(source, block=None, run_bits=None, seed=1, engine="native"):
     """``convert --engine rtl`` from CSF to COO: ``(coo, cycles)`` from the ``csf_to_coo``
-    block built once as :data:`RTL` says, natively on Verilator: a Tensor, or for a matrix
-    a ``scipy.sparse.coo_array`` (the records of its ``1 x M x N`` tensor without ``i``)."""
-    result = native.simulate(CsfToCooBench(CsfToCoo(**RTL), [as_order3(source)], seed))
+    block built once as :data:`RTL` says, natively on Verilator (``engine``: or on
+    Amaranth's simulator): a Tensor, or for a matrix a ``scipy.sparse.coo_array`` (the
+    records of its ``1 x M x N`` tensor without ``i``)."""
+    result = native.simulate(CsfToCooBench(CsfToCoo(**RTL), [as_order3(source)], seed),
+                             engine)
     tensor = result.coo[0]
     if len(source.shape) == MODES:
         return tensor, result.cycles
