@@ -94,7 +94,7 @@ def malformed(tmp_path, fmt, **arrays):
     (["--to", "csr", "--run-bits", "4"], ["RLC only"]),
     (["--to", "rlc", "--run-bits", "0"], ["--run-bits", "0"]),
     (["--to", "rlc", "--run-bits", "33"], ["--run-bits", "33"]),
-    (["--to", "csf", "--engine", "rtl"], ["nor chain of them, does COO -> CSF for a 2-D"]),
+    (["--to", "csr", "--engine", "rtl"], ["nor chain of them, does COO -> CSR for a 2-D"]),
     (["--to", "csr", "--engine", "fpga"], ["--engine", "fpga"]),
 ])
 def test_bad_requests_on_a_matrix(shared_data, tmp_path, capsys, args, words):

@@ -32,7 +32,7 @@ from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import Tensor, read_tensor
 from sparseforge.tb import native
-from sparseforge.tb.convert import conversions, rtl_convert
+from sparseforge.tb.convert import conversions, route, rtl_convert
 from sparseforge.tb.convert_csf import (
     LEVELS,
     RTL,
@@ -282,9 +282,10 @@ def test_the_rtl_block_takes_modes_of_65536_and_refuses_one_more():
         rtl_convert(np.zeros((1, 65537, 8), dtype=np.uint8), "csf")
 
 
-def test_the_rtl_engine_refuses_a_matrix():
-    with pytest.raises(ParameterError, match="nor chain of them, does DENSE -> CSF for a 2-D"):
-        rtl_convert(np.eye(3), "csf")
+def test_the_rtl_engine_takes_a_dense_matrix_to_csf_through_coo():
+    """Dense-to-CSF takes 3-D tensors; a matrix goes to COO, then COO-to-CSF takes it."""
+    assert route(np.eye(3), "csf") == ["dense", "coo", "csf"]
+    assert route(np.eye(3)[None], "csf") == ["dense", "csf"]
 
 
 @pytest.mark.soak
@@ -483,8 +484,17 @@ def test_the_largest_coordinates_and_values_pass_the_rtl_blocks():
     (Tensor(np.array([[0, 0, 0]]), np.ones(1, dtype=complex), (1, 1, 1)), "csf",
      "values of type complex128 do not stream"),
 ])
-def test_the_rtl_engine_refuses_what_the_blocks_do_not_take(source, to, message):
+def test_the_blocks_refuse_what_they_do_not_take(source, to, message):
     with pytest.raises(ParameterError, match=message):
+        conversions()[(cv.format_of(source), to)](source)
+
+
+@pytest.mark.parametrize(("source", "to"), [
+    (Tensor(np.zeros((1, 4), np.int64), np.ones(1), (2, 2, 2, 2)), "csf"),
+    (cv.convert(np.ones((2, 2, 2, 2)), "csf"), "coo")])
+def test_the_rtl_engine_finds_no_chain_for_other_orders(source, to):
+    with pytest.raises(ParameterError, match=f"nor chain of them, does .* -> {to.upper()} "
+                                             "for a 4-D operand"):
         rtl_convert(source, to)
 
 
@@ -494,10 +504,11 @@ def test_matrices_are_one_slice_tensors_both_ways():
     dense = rng.integers(1, 9, (9, 13)) * (rng.random((9, 13)) < 0.3)
     dense[4] = 0
     matrix = cv.convert(dense.astype(np.float32), "coo")
-    got, cycles = rtl_convert(matrix, "csf")
-    assert cv.same(got, cv.convert(matrix, "csf")) and cycles >= matrix.nnz
-    back, _ = rtl_convert(got, "coo")
-    assert cv.same(back, matrix)
+    got, stages = rtl_convert(matrix, "csf")
+    assert cv.same(got, cv.convert(matrix, "csf"))
+    assert [(s.block, s.cycles >= matrix.nnz) for s in stages] == [("coo_to_csf", True)]
+    back, stages = rtl_convert(got, "coo")
+    assert cv.same(back, matrix) and [s.block for s in stages] == ["csf_to_coo"]
 
 
 def test_an_empty_matrix_both_ways():
@@ -534,8 +545,9 @@ def test_convert_rtl_writes_exactly_what_sw_writes_both_ways(shared_data, tmp_pa
         out[f"{engine} back"] = json.loads(capsys.readouterr().out)
     assert (tmp_path / "rtl.npz").read_bytes() == (tmp_path / "sw.npz").read_bytes()
     assert (tmp_path / "rtl.tns").read_bytes() == (tmp_path / "sw.tns").read_bytes()
-    assert out["rtl"]["from"] == "coo" and out["rtl"]["cycles"] >= 3683
-    assert out["rtl back"]["from"] == "csf" and out["rtl back"]["cycles"] >= 3683
+    assert [s["block"] for s in out["rtl"]["stages"]] == ["coo_to_csf"]
+    assert [s["block"] for s in out["rtl back"]["stages"]] == ["csf_to_coo"]
+    assert out["rtl"]["cycles"] >= 3683 and out["rtl back"]["cycles"] >= 3683
 
 
 @pytest.mark.soak
