@@ -130,13 +130,14 @@ def software(root, count):
 
 
 def _source(root, name, source_format):
-    """A real matrix (or, for CSF, tensor) in the converter's input format, or None."""
-    if source_format == "dense" and name == RTL_TENSOR:
+    """A real matrix (or, for CSF, tensor: the corner :data:`TENSOR_BOX` of it) in the
+    converter's input format, or None."""
+    if name == RTL_TENSOR:
         t = read_tensor(root / "tensors" / f"{name}.tns")
         box = np.minimum(t.shape, TENSOR_BOX)
         inside = np.all(t.coords < box, axis=1)
         return conversion.convert(Tensor(t.coords[inside], t.values[inside], tuple(box)),
-                                  "dense")
+                                  source_format)
     m = read_matrix(root / "matrices" / f"{name}.mtx")
     if source_format == "dense" and np.prod(m.shape) > DENSE_AREA:
         return None
@@ -149,7 +150,7 @@ def rtl(root, names, seed):
 
     rows = []
     for (source_format, to), run in sorted(conversions().items()):
-        sources = (RTL_TENSOR,) if to == "csf" else names
+        sources = (RTL_TENSOR,) if "csf" in (source_format, to) else names
         for name in tqdm(sources, desc=f"bench mint: {source_format}->{to} on Verilator",
                          leave=False):
             source = _source(root, name, source_format)
@@ -331,15 +332,19 @@ def _synthesized(name, params, with_fmax):
 
 
 def area(quick, only=None):
-    """ECP5 logic of each converter block (``hw/convert_*.py``, MINT_b; ``only`` those
-    named, at least the ones MINT_m merges) and of the merged one (MINT_m), beside the
-    separate converters it replaces; results kept in the cache (:func:`_synthesized`)."""
+    """ECP5 logic of each converter block (every block a conversion of ``convert --engine
+    rtl`` runs on, composites of them included, and the converters to compute formats in
+    ``hw/convert_*.py``: MINT_b; ``only`` those named, at least the ones MINT_m merges) and
+    of the merged one (MINT_m), beside the separate converters it replaces; results kept in
+    the cache (:func:`_synthesized`)."""
     from sparseforge.core.registry import blocks
     from sparseforge.synth.flow import merged_rows
+    from sparseforge.tb.convert import block_of, conversions
 
     known = blocks()
+    converters = {block_of(key, run) for key, run in conversions().items()}
     names = [name for name, b in known.items()
-             if b.cls.__module__.startswith("sparseforge.hw.convert_")
+             if (name in converters or b.cls.__module__.startswith("sparseforge.hw.convert_"))
              and (only is None or name in only)] + ["mint_merged"]
     results = [_synthesized(name, known[name].cls.REPORT[0], with_fmax=not quick)
                for name in tqdm(names, desc="bench mint: synthesis", leave=False)]
