@@ -202,17 +202,17 @@ def record_parts(matrix, bounds):
                                     bounds[1:], strict=True)]
 
 
-def sort_by_column(component, matrix, seed, rates=None):
+def sort_by_column(component, matrix, seed, rates=None, simulate=run_native):
     """``matrix`` (canonical CSR, or COO records as :class:`CscBench` takes them) through
-    ``component`` in the passes of :func:`~sparseforge.sw.passes.column_passes`, natively
-    on Verilator, one after the other in one run: ``((indptr, indices, data), cycles,
-    passes)``, the CSC arrays joined on the host from what the block emitted for each
-    pass, a column's entries in the order they came."""
+    ``component`` in the passes of :func:`~sparseforge.sw.passes.column_passes`, one after
+    the other in one run of ``simulate`` (:func:`run_native`'s arguments and result):
+    ``((indptr, indices, data), cycles, passes)``, the CSC arrays joined on the host from
+    what the block emitted for each pass, a column's entries in the order they came."""
     coo = matrix.format == "coo"
     bounds = passes.column_passes(matrix.col if coo else matrix.indices, matrix.shape[1],
                                   component.max_cols, component.max_nnz)
     parts = (record_parts if coo else column_parts)(matrix, bounds)
-    result = run_native(component, parts, seed, rates)
+    result = simulate(component, parts, seed, rates)
     index = index_dtype(*matrix.shape, matrix.nnz)
     indptr = passes.join_columns([m.indptr for m in result.csc]).astype(index)
     arrays = (indptr, joined((m.indices for m in result.csc), index),
@@ -229,21 +229,22 @@ def run_passes(component, matrix, seed, rates=None):
     return csc, cycles, parts
 
 
-def sort_records(component, records, by, seed, rates=None):
+def sort_records(component, records, by, seed, rates=None, simulate=run_native):
     """COO ``records`` (any order, one a coordinate, no stored zero) in order by ``by``
     (``"column"``: CSC's, ``"row"``: CSR's) through ``component``'s COO mode, in the one
     or two counting sorts of :func:`~sparseforge.sw.passes.sort_passes`, each keyed on one
     coordinate (on the row: the records presented transposed): ``(indptr, other, data,
     cycles)``, the pointers over ``by``, each entry's other coordinate and its value in
     the sorted order, and a :class:`Cycles`. A first sort's output is rebuilt into records
-    and played in again."""
+    and played in again; ``simulate`` runs each sort (:func:`sort_by_column`)."""
     other = {"column": "row", "row": "column"}
     keys = [other[by], by][2 - passes.sort_passes(records.row, records.col, by):]
     row, col, data, shape, done = records.row, records.col, records.data, records.shape, []
     for n, key in enumerate(keys):
         view = (sp.coo_array((data, (row, col)), shape=shape) if key == "column" else
                 sp.coo_array((data, (col, row)), shape=shape[::-1]))
-        (indptr, others, data), cycles, parts = sort_by_column(component, view, seed + n, rates)
+        (indptr, others, data), cycles, parts = sort_by_column(component, view, seed + n, rates,
+                                                               simulate)
         done.append(SortPass(key, cycles, parts))
         keyed = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         row, col = (others, keyed) if key == "column" else (keyed, others)
@@ -267,16 +268,22 @@ def csc_to_csr(source, block=None, run_bits=None, seed=1):
     return csr, Cycles([SortPass("row", cycles, parts)])
 
 
+def held_records(source):
+    """The COO ``source``'s records in their order, its stored zeros dropped (as a
+    comparator would where they are read)."""
+    held = source.data != 0
+    return sp.coo_array((source.data[held], (source.row[held], source.col[held])),
+                        shape=source.shape)
+
+
 def coo_to(to):
     """``convert --engine rtl`` from COO, records in their order, to ``to`` (CSC or CSR):
-    the stored zeros dropped, the rest sorted by :func:`sort_records`."""
+    :func:`held_records` sorted by :func:`sort_records`."""
     by, kind = {"csc": ("column", sp.csc_array), "csr": ("row", sp.csr_array)}[to]
 
     def run(source, block=None, run_bits=None, seed=1):
-        held = source.data != 0
-        records = sp.coo_array((source.data[held], (source.row[held], source.col[held])),
-                               shape=source.shape)
-        indptr, others, data, cycles = sort_records(CsrToCsc(**RTL), records, by, seed)
+        indptr, others, data, cycles = sort_records(CsrToCsc(**RTL), held_records(source), by,
+                                                    seed)
         index = index_dtype(*source.shape, len(data))
         result = kind((data, others.astype(index), indptr.astype(index)), shape=source.shape)
         result.has_canonical_format = True
