@@ -581,7 +581,7 @@ class CsrToCscSignature(wiring.Signature):
       final one; a matrix of no nonzeros sends none. Taken when ``csr`` would be. Stored
       zeros and repeated coordinates are entries like any other (the host drops and
       refuses them); a record whose row or column has bits beyond the block's is taken
-      and not placed.
+      and not placed (its slot keeps what it held).
     - ``col_ptr`` (stream out, :func:`csc_pointer_layout`): ``col_ptr[0 .. cols]`` and
       beyond, ``lanes`` a vector, ``cols // lanes + 1`` vectors, ``last`` on the final
       one; lanes past ``cols`` hold ``nnz``.
@@ -642,11 +642,11 @@ class CsrToCsc(wiring.Component):
     cycles after the last chunk (the counting path's 6 cycles, the read and the prefix
     sum); *scan* gives one counter word (N pointers) a cycle; *scatter* takes one entry a
     cycle, and a cycle per empty row (from COO: one record a cycle, no row's cost); the
-    first CSC entry is out 11 cycles after the last
-    CSR entry; *drain* gives one entry a cycle (and takes at least ``cols // N + 1``
-    cycles, the clearing). So one nonzero a cycle through scatter and drain, and a matrix
-    takes about ``2 nnz + groups + cols / N + 30`` cycles: 2.46 to 2.63 cycles a nonzero
-    on the SuiteSparse matrices of the tests (the count at 1.7 to 2.4 ids a cycle).
+    first CSC entry is out 11 cycles after the last CSR entry; *drain* gives one entry a
+    cycle (and takes at least ``cols // N + 1`` cycles, the clearing). So one nonzero a
+    cycle through scatter and drain, and a matrix takes about ``2 nnz + groups + cols / N
+    + 30`` cycles: 2.46 to 2.63 cycles a nonzero on the SuiteSparse matrices of the tests
+    (the count at 1.7 to 2.4 ids a cycle).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
     The default configuration's slowest path is the counter memory's read; a scratchpad
