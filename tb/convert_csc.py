@@ -34,7 +34,8 @@ lines). Adding repeats needs an adder of the values' type, the block carries bit
 interprets, and the pointers would shrink after the scan.
 
 Each edge returns ``(result, cycles)``, ``cycles`` a :class:`Cycles`: the total, as an
-int, with each counting sort's :class:`SortPass` in ``cycles.passes``.
+int, with each counting sort's :class:`SortPass` in ``cycles.passes``; each names its
+block, ``csr_to_csc``, in ``run.block``.
 """
 
 from dataclasses import dataclass
@@ -268,6 +269,9 @@ def csc_to_csr(source, block=None, run_bits=None, seed=1):
     return csr, Cycles([SortPass("row", cycles, parts)])
 
 
+csc_to_csr.block = "csr_to_csc"
+
+
 def held_records(source):
     """The COO ``source``'s records in their order, its stored zeros dropped (as a
     comparator would where they are read)."""
@@ -289,6 +293,7 @@ def coo_to(to):
         result.has_canonical_format = True
         return result, cycles
 
+    run.block = "csr_to_csc"
     return run
 
 

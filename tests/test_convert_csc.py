@@ -43,7 +43,7 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix, read_mtx_in_order
 from sparseforge.sw.passes import column_passes, record_slices, sort_passes
 from sparseforge.tb import native
-from sparseforge.tb.convert import rtl_convert
+from sparseforge.tb.convert import block_of, route, rtl_convert
 from sparseforge.tb.convert_csc import (
     CONVERSIONS,
     RTL,
@@ -688,6 +688,8 @@ def test_coo_stored_zeros_are_dropped_and_repeats_refused_before_any_run():
 
 def test_the_block_edges():
     assert {("csr", "csc"), ("csc", "csr"), ("coo", "csc"), ("coo", "csr")} == set(CONVERSIONS)
+    assert {block_of(key, run) for key, run in CONVERSIONS.items()} == {"csr_to_csc"}
+    assert route(SHUFFLED, "csc") == ["coo", "csc"] and route(SHUFFLED, "csr") == ["coo", "csr"]
 
 
 @pytest.mark.verilator
@@ -707,7 +709,7 @@ def test_csc_to_csr_is_one_sort_on_the_transposed_view():
     """1,100 rows: A^T's 1,100 columns go through 1,024 columns' counters in two passes."""
     matrix = sp.random_array((1100, 60), density=0.02, format="csc",
                              rng=np.random.default_rng(seed_from_env(34)))
-    got, cycles = rtl_convert(matrix, "csr")
+    got, cycles = CONVERSIONS["csc", "csr"](matrix)
     assert cv.same(got, cv.convert(matrix, "csr"))
     assert cycles.passes == (SortPass("row", int(cycles), 2),)
 
