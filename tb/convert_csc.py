@@ -241,6 +241,8 @@ def sort_records(component, records, by, seed, rates=None, simulate=run_native):
     other = {"column": "row", "row": "column"}
     keys = [other[by], by][2 - passes.sort_passes(records.row, records.col, by):]
     row, col, data, shape, done = records.row, records.col, records.data, records.shape, []
+    for key in keys:
+        check_carried(component, shape[key == "row"], other[key], key)
     for n, key in enumerate(keys):
         view = (sp.coo_array((data, (row, col)), shape=shape) if key == "column" else
                 sp.coo_array((data, (col, row)), shape=shape[::-1]))
@@ -250,6 +252,14 @@ def sort_records(component, records, by, seed, rates=None, simulate=run_native):
         keyed = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         row, col = (others, keyed) if key == "column" else (keyed, others)
     return indptr, others, data, Cycles(done)
+
+
+def check_carried(component, size, what, key):
+    """Refuse (ParameterError) a sort keyed on ``key`` whose entries carry ``size``
+    ``what``s (the block's row ids) where ``component`` has fewer."""
+    if size > component.max_rows:
+        raise ParameterError(f"a sort by {key} carries each entry's {what}: {size} {what}s do "
+                             f"not fit the csr_to_csc block (at most {component.max_rows})")
 
 
 def convert(source, block=None, run_bits=None, seed=1):
@@ -262,8 +272,9 @@ def convert(source, block=None, run_bits=None, seed=1):
 def csc_to_csr(source, block=None, run_bits=None, seed=1):
     """``convert --engine rtl`` from CSC to CSR: CSR to CSC on the transposed view (A's
     CSC is A^T's CSR, and A^T's CSC is A's CSR), one sort keyed on A's row."""
-    csc, cycles, parts = run_passes(CsrToCsc(**RTL), canonical_csr(sp.csc_array(source).T),
-                                    seed)
+    block = CsrToCsc(**RTL)
+    check_carried(block, source.shape[1], "column", "row")
+    csc, cycles, parts = run_passes(block, canonical_csr(sp.csc_array(source).T), seed)
     csr = sp.csr_array((csc.data, csc.indices, csc.indptr), shape=source.shape)
     csr.has_canonical_format = True
     return csr, Cycles([SortPass("row", cycles, parts)])

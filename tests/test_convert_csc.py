@@ -52,6 +52,7 @@ from sparseforge.tb.convert_csc import (
     CscBench,
     SortPass,
     canonical_csr,
+    check_carried,
     held_records,
     run_native,
     run_passes,
@@ -684,6 +685,18 @@ def test_coo_stored_zeros_are_dropped_and_repeats_refused_before_any_run():
     for to in ("csc", "csr"):
         with pytest.raises(ParameterError, match=r"records 0 and 2 are both at \(1, 2\)"):
             rtl_convert(repeats, to)
+
+
+def test_a_sort_carrying_more_columns_than_the_block_has_rows_is_refused():
+    """Row ids are 16 bits in the RTL build: a sort by row carries each entry's column."""
+    wide = sp.coo_array((np.ones(3), ([0, 1, 2], [65536, 0, 5])))
+    with pytest.raises(ParameterError, match="a sort by row carries each entry's column: "
+                                             r"65537 columns do not fit the csr_to_csc block "
+                                             r"\(at most 65536\)"):
+        CONVERSIONS["coo", "csr"](sp.coo_array((np.ones(2), ([0, 1], [65536, 0]))))
+    with pytest.raises(ParameterError, match="65537 columns do not fit"):
+        CONVERSIONS["csc", "csr"](wide.tocsc())
+    assert check_carried(CsrToCsc(**RTL), 65536, "column", "row") is None    # the most fit
 
 
 def test_the_block_edges():
