@@ -14,8 +14,18 @@ The converter is the paper's counting sort, in four phases per matrix:
    read-modify-write as a one-id group, which reads its column's slot and increments it
    (steps 6-7), and its ``{row, value}`` is written to the scratchpad at that slot (steps
    9-10). Entries are placed in CSR order, so rows come out ascending within a column.
+   From COO (the ``from_coo`` mode) the entries arrive as records carrying their own row
+   (:func:`~sparseforge.sw.wire.coo_record`) and the row counter is bypassed; the phases
+   are the same, so one build serves both.
 4. *drain*: the scratchpad streams out in order on ``csc``, while the counter memory is
    cleared for the next matrix.
+
+The sort is stable: a column's entries come out in the order they arrived. So records in
+any order are sorted as radix sorts are, least significant key first: a pass keyed on the
+row, then one keyed on the column (the host plans them; a pass keyed on the row is the
+block's on the transposed view, the two coordinates swapped as the records are presented).
+Records whose rows already ascend within each column (row-major order, say) take the one
+pass keyed on the column.
 
 Presenting the input twice: the block does not buffer its input. The CSR ``col_ids`` are
 read once for the count and the CSR entries once for the scatter, as the paper's MINT reads
@@ -550,8 +560,8 @@ class CsrToCscSignature(wiring.Signature):
     vector, at most ``max_rows`` rows, ``max_cols`` columns and ``max_nnz`` nonzeros of
     ``value_width``-bit values. Pointers are ``ceil_log2(max_nnz + 1)`` bits.
 
-    A matrix is one ``shape``, then its CSR twice: once as column ids to count, once as
-    entries to place. Protocol, per matrix:
+    A matrix is one ``shape``, then its CSR (or COO) twice: once as column ids to count,
+    once as entries to place. Protocol, per matrix:
 
     - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
       and ``nnz``; taken while the converter is idle (between matrices).
@@ -562,6 +572,16 @@ class CsrToCscSignature(wiring.Signature):
     - ``csr`` (stream in, :func:`~sparseforge.sw.wire.csr_entry`): the ``nnz`` entries
       ``{col, value}`` in CSR order. ``row_ptr`` and ``csr`` are taken only after every
       pointer is out on ``col_ptr``.
+    - ``from_coo`` (in): the mode, sampled as ``shape`` is taken. When set, a matrix is
+      COO: ``col_ids`` are its records' columns in the order the records come, and in
+      place of ``row_ptr`` and ``csr`` come its records on ``coo``.
+    - ``coo`` (stream in, :func:`~sparseforge.sw.wire.coo_record` of
+      ``max(ceil_log2(max_rows), ceil_log2(max_cols))``-bit indices): the ``nnz`` records
+      ``{row, col, value, last}`` in any order (the order of ``col_ids``), ``last`` on the
+      final one; a matrix of no nonzeros sends none. Taken when ``csr`` would be. Stored
+      zeros and repeated coordinates are entries like any other (the host drops and
+      refuses them); a record whose row or column has bits beyond the block's is taken
+      and not placed (its slot keeps what it held).
     - ``col_ptr`` (stream out, :func:`csc_pointer_layout`): ``col_ptr[0 .. cols]`` and
       beyond, ``lanes`` a vector, ``cols // lanes + 1`` vectors, ``last`` on the final
       one; lanes past ``cols`` hold ``nnz``.
@@ -577,6 +597,9 @@ class CsrToCscSignature(wiring.Signature):
             "col_ids": In(stream.Signature(data.ArrayLayout(col, lanes))),
             "row_ptr": In(stream.Signature(ptr)),
             "csr": In(stream.Signature(struct(wire.csr_entry(col, value_width)))),
+            "from_coo": In(1),
+            "coo": In(stream.Signature(struct(wire.coo_record(
+                max(ceil_log2(max_rows), col), value_width)))),
             "col_ptr": Out(stream.Signature(csc_pointer_layout(lanes, ptr))),
             "csc": Out(stream.Signature(struct(wire.csc_entry(ceil_log2(max_rows),
                                                               value_width)))),
@@ -605,22 +628,25 @@ class CsrToCsc(wiring.Component):
 
     Members
     -------
-    shape, col_ids, row_ptr, csr : In(stream)
+    shape, col_ids, row_ptr, csr, coo : In(stream)
+    from_coo : In(1)
     col_ptr, csc : Out(stream)
         As :class:`~sparseforge.hw.convert_csc.CsrToCscSignature` says: per matrix a
         ``shape``, ``ceil(nnz / N)`` chunks of ``col_ids``, then ``cols // N + 1``
         vectors out on ``col_ptr``, then ``rows`` pointers on ``row_ptr`` with ``nnz``
-        entries on ``csr``, then ``nnz`` entries out on ``csc``.
+        entries on ``csr`` (or, from COO, ``nnz`` records on ``coo``), then ``nnz``
+        entries out on ``csc``.
 
     Latency and throughput (no stalls): *count* takes one group a cycle (one to N ids: a
     chunk of one counter word's columns in a cycle); the first pointers are out about 15
     cycles after the last chunk (the counting path's 6 cycles, the read and the prefix
     sum); *scan* gives one counter word (N pointers) a cycle; *scatter* takes one entry a
-    cycle, and a cycle per empty row; the first CSC entry is out 11 cycles after the last
-    CSR entry; *drain* gives one entry a cycle (and takes at least ``cols // N + 1``
-    cycles, the clearing). So one nonzero a cycle through scatter and drain, and a matrix
-    takes about ``2 nnz + groups + cols / N + 30`` cycles: 2.46 to 2.63 cycles a nonzero
-    on the SuiteSparse matrices of the tests (the count at 1.7 to 2.4 ids a cycle).
+    cycle, and a cycle per empty row (from COO: one record a cycle, no row's cost); the
+    first CSC entry is out 11 cycles after the last CSR entry; *drain* gives one entry a
+    cycle (and takes at least ``cols // N + 1`` cycles, the clearing). So one nonzero a
+    cycle through scatter and drain, and a matrix takes about ``2 nnz + groups + cols / N
+    + 30`` cycles: 2.46 to 2.63 cycles a nonzero on the SuiteSparse matrices of the tests
+    (the count at 1.7 to 2.4 ids a cycle).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
     The default configuration's slowest path is the counter memory's read; a scratchpad
@@ -674,7 +700,6 @@ class CsrToCsc(wiring.Component):
         wiring.connect(m, increment.place, scratch.write_port())
         wiring.connect(m, drain.read, scratch.read_port())
         wiring.connect(m, groups.groups, enter.groups)
-        wiring.connect(m, rows.entries, enter.entries)
         wiring.connect(m, enter.given, count.given)
         wiring.connect(m, count.taken, increment.items)
         wiring.connect(m, scan.read, share.scan_read)
@@ -686,6 +711,8 @@ class CsrToCsc(wiring.Component):
         wiring.connect(m, drain.csc, wiring.flipped(self.csc))
         shape = Signal.like(self.shape.payload)
         ids_left = Signal.like(shape.nnz)                   # column ids still to count
+        from_coo = Signal()                                 # the matrix's mode
+        records_done = Signal()                             # its last record is taken
         m.d.comb += [rows.rows.eq(shape.rows), scan.cols.eq(shape.cols),
                      drain.cols.eq(shape.cols), drain.nnz.eq(shape.nnz),
                      enter.settled.eq(increment.settled)]
@@ -694,7 +721,9 @@ class CsrToCsc(wiring.Component):
             with m.State("idle"):
                 m.d.comb += [self.shape.ready.eq(1), rows.restart.eq(self.shape.valid)]
                 with m.If(self.shape.valid):
-                    m.d.sync += [shape.eq(self.shape.payload), ids_left.eq(self.shape.payload.nnz)]
+                    m.d.sync += [shape.eq(self.shape.payload), ids_left.eq(self.shape.payload.nnz),
+                                 from_coo.eq(self.from_coo),
+                                 records_done.eq(self.shape.payload.nnz == 0)]
                     m.next = "count"
             with m.State("count"):
                 chunk, more = groups.chunk, ids_left != 0
@@ -711,10 +740,24 @@ class CsrToCsc(wiring.Component):
             with m.State("scan"), m.If(scan.done):
                 m.next = "scatter"
             with m.State("scatter"):
-                wiring.connect(m, wiring.flipped(self.row_ptr), rows.row_ptr)
-                wiring.connect(m, wiring.flipped(self.csr), rows.csr)
                 m.d.comb += enter.scatter.eq(1)
-                with m.If(rows.done & enter.empty):
+                with m.If(from_coo):                        # records carry their rows
+                    record, entries = self.coo.payload, enter.entries.payload
+                    # a record beyond the block's indices is taken and not placed: cut to
+                    # its low bits it would take another column's slot
+                    fits = ((record.row[len(entries.row):] == 0)
+                            & (record.col[len(entries.entry.col):] == 0))
+                    m.d.comb += [enter.entries.valid.eq(self.coo.valid & ~records_done & fits),
+                                 self.coo.ready.eq((enter.entries.ready | ~fits) & ~records_done),
+                                 entries.row.eq(record.row), entries.entry.col.eq(record.col),
+                                 entries.entry.value.eq(record.value)]
+                    with m.If(self.coo.valid & self.coo.ready & record.last):
+                        m.d.sync += records_done.eq(1)
+                with m.Else():
+                    wiring.connect(m, wiring.flipped(self.row_ptr), rows.row_ptr)
+                    wiring.connect(m, wiring.flipped(self.csr), rows.csr)
+                    wiring.connect(m, rows.entries, enter.entries)
+                with m.If(Mux(from_coo, records_done, rows.done) & enter.empty):
                     m.d.comb += drain.start.eq(1)
                     m.next = "drain"
             with m.State("drain"), m.If(drain.done):

@@ -58,7 +58,7 @@ from scipy.sparse import bsr_array, coo_array, csc_array, csr_array, dia_array
 
 from sparseforge.core.errors import FormatError, ParameterError
 
-__all__ = ["Tensor", "read_matrix", "read_tensor"]
+__all__ = ["Tensor", "read_matrix", "read_mtx_in_order", "read_tensor"]
 
 _MATRIX_SUFFIXES = (".smtx", ".smtx.gz", ".mtx", ".mtx.gz", ".npy", ".npz")  # .smtx before .mtx
 _TENSOR_SUFFIXES = (".tns", ".tns.gz")
@@ -720,8 +720,34 @@ def _mm_header(path, file):
     return replace(head, room=(_room(file) + 1) // (2 * min(head.widths)))
 
 
+def read_mtx_in_order(path):
+    """A Matrix Market file (``.mtx``, ``.mtx.gz``) as a COO matrix in the order the file
+    gives its entries, not canonical: for a converter that sees the entries as they are
+    stored (MINT's counting sort takes them in any order).
+
+    The file's entries come in its order; a symmetric, skew-symmetric or hermitian file's
+    mirrored entries follow them, in the same order; an array file's nonzeros come column
+    by column. Explicit zeros are kept. A coordinate given twice (in a symmetric file,
+    ``(i, j)`` and ``(j, i)`` too) raises the FormatError of ``duplicates="error"``,
+    naming the file, the coordinate and both lines: a converter's entries are each
+    coordinate's one value. Pattern files give 1.0 values, integer files int64, real
+    float64, complex complex128; indices are int32 where the shape allows.
+    """
+    _suffix(path, (".mtx", ".mtx.gz"))
+    row, col, values, shape = _mtx_entries(path, "error")
+    index = index_dtype(*shape)
+    return coo_array((values, (row.astype(index, copy=False), col.astype(index, copy=False))),
+                     shape=shape)
+
+
 def _read_mtx(path, duplicates):
     """Read a Matrix Market file (see read_matrix)."""
+    return _canonical(*_mtx_entries(path, duplicates))
+
+
+def _mtx_entries(path, duplicates):
+    """A Matrix Market file's entries in file order (mirrored ones after them), checked:
+    ``(row, col, values, shape)``, 0-based."""
     with _reading(path) as file:
         head = _mm_header(path, file)
         start = file.tell()
@@ -752,7 +778,7 @@ def _read_mtx(path, duplicates):
         row, col = np.concatenate((row, col[off])), np.concatenate((col, row[off]))
         values = np.concatenate((values, mirrored))
         del off, mirrored
-    return _canonical(row, col, values, (head.rows, head.cols))
+    return row, col, values, (head.rows, head.cols)
 
 
 class _Irregular(Exception):

@@ -6,9 +6,11 @@ CSR to CSC (Fig. 8c) counts each column in a counter memory of ``max_cols`` colu
 places the nonzeros in a scratchpad of ``max_nnz``: a pass is a run of whole columns
 (:func:`column_passes`), its CSR the matrix's entries in those columns, renumbered from the
 run's first (:func:`column_slices`); every row's pointer goes through every pass, so the
-block gives each entry its row. A column lands whole in one pass, so the passes' CSC
-outputs, one after the other, are the matrix's CSC with each pass's pointers moved up by
-the nonzeros before it (:func:`join_columns`): the block did the sort, the host adds.
+block gives each entry its row. COO records in any order pass the same way, each pass its
+records in those columns in their order (:func:`record_slices`), carrying their rows. A
+column lands whole in one pass, so the passes' CSC outputs, one after the other, are the
+matrix's CSC with each pass's pointers moved up by the nonzeros before it
+(:func:`join_columns`): the block did the sort, the host adds.
 
 CSR to BSR (Fig. 8e) holds each row of a block row but the last in a scratchpad bank of
 ``depth`` nonzeros until the last row comes: a pass is a run of whole block columns in
@@ -60,15 +62,51 @@ def column_slices(indptr, indices, bounds):
     indices = np.asarray(indices, dtype=np.int64)
     rows = len(indptr) - 1
     row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
-    pass_of = np.searchsorted(bounds, indices, side="right") - 1
-    order = np.argsort(pass_of, kind="stable")          # pass by pass, CSR order in each
-    ends = np.searchsorted(pass_of[order], np.arange(len(bounds)), side="left")
     out = []
-    for p in range(len(bounds) - 1):
-        mine = order[ends[p]:ends[p + 1]]
+    for p, mine in enumerate(record_slices(indices, bounds)):   # CSR order in each
         ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[mine], minlength=rows))])
         out.append((ptr, indices[mine] - bounds[p], mine))
     return out
+
+
+def record_slices(cols, bounds):
+    """Each pass's records, for records in any order (COO): per pass, where its records
+    are among them (int64), in their order. ``cols`` are the records' columns, ``bounds``
+    :func:`column_passes`'. A record needs no row pointer, so a pass of COO records is its
+    records alone."""
+    cols = np.asarray(cols, dtype=np.int64)
+    pass_of = np.searchsorted(bounds, cols, side="right") - 1
+    order = np.argsort(pass_of, kind="stable")
+    ends = np.searchsorted(pass_of[order], np.arange(len(bounds)), side="left")
+    return [order[ends[p]:ends[p + 1]] for p in range(len(bounds) - 1)]
+
+
+def sort_passes(rows, cols, by):
+    """How many stable counting sorts by one coordinate put COO records (``rows``,
+    ``cols``, in their order) in order by ``by`` (``"column"``: CSC's order, rows
+    ascending within a column; ``"row"``: CSR's): 1 where the records' other coordinate
+    already ascends among each key's records (the sort keeps them so: row-major records
+    for CSC), else 2, as an LSD radix sort, the other coordinate first.
+
+    Raises ParameterError naming a coordinate two records share: a converter places each
+    record, so its records must be one a coordinate.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    key, other = (cols, rows) if by == "column" else (rows, cols)
+    order = np.argsort(key, kind="stable")
+    k, o = key[order], other[order]
+    if ((k[1:] != k[:-1]) | (o[1:] > o[:-1])).all():
+        return 1
+    order = np.lexsort((other, key))           # stable: a repeat follows its first
+    k, o = key[order], other[order]
+    same = np.flatnonzero((k[1:] == k[:-1]) & (o[1:] == o[:-1]))
+    if len(same):
+        first, later = sorted(order[same[0]:same[0] + 2])
+        raise ParameterError(f"records {first} and {later} are both at ({rows[first]}, "
+                             f"{cols[first]}) (0-based): a converter takes one record a "
+                             "coordinate (add repeats first)")
+    return 2
 
 
 def join_columns(pointers):

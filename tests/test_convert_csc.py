@@ -2,7 +2,9 @@
 """The CSR-to-CSC converter (MINT Fig. 8c): its units alone, the block on Amaranth's
 simulator (the paper's example, directed shapes, random matrices, its throughput), natively
 on Verilator on real matrices against :func:`sparseforge.sw.conversion.convert` under random
-back-pressure on every stream, ``convert --engine rtl``, lint and the synthesis report."""
+back-pressure on every stream, ``convert --engine rtl``, lint and the synthesis report; its
+COO mode and the edges it gives (COO in any order to CSC and CSR, CSC to CSR), one or two
+counting sorts, from a ``.mtx`` in its file's order."""
 
 import json
 
@@ -13,9 +15,11 @@ from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.sim import Simulator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sparseforge.cli import main
-from sparseforge.core.errors import ParameterError
+from sparseforge.core.errors import FormatError, ParameterError
 from sparseforge.core.registry import get
 from sparseforge.hw.convert_csc import (
     ChunkGroups,
@@ -36,18 +40,23 @@ from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire
-from sparseforge.sw.formats import read_matrix
-from sparseforge.sw.passes import column_passes
+from sparseforge.sw.formats import read_matrix, read_mtx_in_order
+from sparseforge.sw.passes import column_passes, record_slices, sort_passes
 from sparseforge.tb import native
-from sparseforge.tb.convert import rtl_convert
+from sparseforge.tb.convert import block_of, route, rtl_convert
 from sparseforge.tb.convert_csc import (
+    CONVERSIONS,
     RTL,
     SINKS,
     SOURCES,
     CscBench,
+    SortPass,
     canonical_csr,
+    check_carried,
+    held_records,
     run_native,
     run_passes,
+    sort_records,
 )
 from sparseforge.tb.mint import PipelineBench
 from sparseforge.tb.streams import Bench, Columns, Static
@@ -382,7 +391,7 @@ def test_scatter_and_drain_take_one_nonzero_a_cycle_and_count_a_word_a_cycle():
     matrix = csr(np.arange(1.0, 8 * 64 + 1).reshape(8, 64))
     bench = CscBench(CsrToCsc(**{**SMALL, "lanes": 8}), [matrix], 0, FULL)
     assert_converted(pysim(bench), [matrix])
-    chunks, _, entries = (s.accepted for s in bench.sources[1:])
+    chunks, _, entries = (s.accepted for s in bench.sources[1:4])
     for taken in ([c for c, _ in chunks], [c for c, _ in entries],
                   [c for c, _ in bench.sinks[1].received]):
         assert np.all(np.diff(taken) == 1)
@@ -511,6 +520,241 @@ def test_soak_large_real_matrices_in_passes_through_the_rtl_block(shared_data, n
     rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.5}
     csc, _, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(310), rates)
     assert passes > 1 and cv.same(csc, cv.convert(matrix, "csc"))
+
+
+# -- COO in any order: the block's COO mode, one or two sorts, a .mtx in file order --------
+
+def shuffled(matrix, seed):
+    """The nonzeros of ``matrix`` as COO records in a random order."""
+    coo = sp.coo_array(matrix)
+    order = np.random.default_rng(seed).permutation(coo.nnz)
+    return sp.coo_array((coo.data[order], (coo.row[order], coo.col[order])), shape=coo.shape)
+
+
+def stable_by_column(records):
+    """The CSC of COO ``records`` as a stable counting sort by column leaves it: a column's
+    entries in the order they came."""
+    order = np.argsort(records.col, kind="stable")
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(records.col, minlength=records.shape[1]))])
+    return ptr.tolist(), records.row[order].tolist(), records.data[order].tolist()
+
+
+# 5 x 8, values 1..14 all different, rows and columns of different counts
+SHUFFLED = shuffled(np.arange(1.0, 41.0).reshape(5, 8) * (np.arange(40).reshape(5, 8) % 3 == 0),
+                    5)
+
+
+def test_coo_mode_places_records_in_any_order_stably_by_column():
+    """The records' own rows, no row pointer; a column's entries come out in the order they
+    came (the counting sort is stable), back to back with an empty matrix and Fig. 8's."""
+    matrices = [SHUFFLED, sp.coo_array((3, 30)), shuffled(FIG8, 6), shuffled(np.ones((1, 1)), 7)]
+    bench = CscBench(CsrToCsc(**{**SMALL, "max_cols": 32}), matrices, seed_from_env(30))
+    result = pysim(bench)
+    for got, records in zip(result.csc, matrices, strict=True):
+        assert (got.indptr.tolist(), got.indices.tolist(), got.data.tolist()) == \
+            stable_by_column(records)
+    assert [len(s.accepted) for s in bench.sources[2:]] == [0, 0, 14 + 7 + 1]
+    assert SHUFFLED.shape == (5, 8) and SHUFFLED.nnz == 14
+    assert sorted(SHUFFLED.data.tolist()) == [1.0 + 3 * k for k in range(14)]
+
+
+def test_coo_mode_takes_one_record_a_cycle():
+    records = shuffled(np.arange(1.0, 8 * 16 + 1).reshape(8, 16), 8)
+    bench = CscBench(CsrToCsc(**SMALL), [records], 0, FULL)
+    pysim(bench)
+    assert np.all(np.diff([c for c, _ in bench.sources[4].accepted]) == 1)
+
+
+def test_a_bench_of_csr_and_coo_matrices_is_refused():
+    with pytest.raises(ValueError, match="all CSR or all COO"):
+        CscBench(CsrToCsc(**SMALL), [csr(FIG8), SHUFFLED], 0)
+
+
+@pytest.mark.parametrize(("rows", "cols", "by", "passes"), [
+    ([0, 0, 1, 2, 2], [3, 1, 0, 2, 0], "column", 1),      # row-major, columns in any order
+    ([0, 2, 0, 1], [0, 0, 1, 1], "column", 1),            # rows ascend within each column
+    ([1, 0, 2], [0, 0, 1], "column", 2),                  # row 1 before row 0 in column 0
+    ([1, 0, 2], [0, 0, 1], "row", 1),
+    ([0, 0, 1], [2, 1, 0], "row", 2),
+    ([], [], "row", 1),
+])
+def test_sort_passes_one_where_the_other_coordinate_already_ascends(rows, cols, by, passes):
+    assert sort_passes(rows, cols, by) == passes
+
+
+def test_sort_passes_refuses_a_repeated_coordinate_by_its_records():
+    with pytest.raises(ParameterError, match=r"records 1 and 3 are both at \(2, 0\)"):
+        sort_passes([0, 2, 1, 2], [0, 0, 1, 0], "column")
+
+
+def test_record_slices_keep_each_pass_in_arrival_order():
+    assert [s.tolist() for s in record_slices([5, 0, 3, 1, 4, 0], [0, 2, 4, 6])] == \
+        [[1, 3, 5], [2], [0, 4]]
+
+
+def write_mtx(path, lines, banner="coordinate real general", size="3 4 5"):
+    path.write_text(f"%%MatrixMarket matrix {banner}\n{size}\n" + "".join(
+        f"{line}\n" for line in lines))
+    return path
+
+
+def test_read_mtx_in_order_keeps_the_file_order_and_stored_zeros(tmp_path):
+    path = write_mtx(tmp_path / "a.mtx", ["3 1 1.5", "1 4 0", "2 2 -2", "1 1 4", "3 4 5"])
+    got = read_mtx_in_order(path)
+    assert (got.row.tolist(), got.col.tolist(), got.data.tolist()) == \
+        ([2, 0, 1, 0, 2], [0, 3, 1, 0, 3], [1.5, 0.0, -2.0, 4.0, 5.0])
+    assert cv.same(cv.convert(got, "csr"), cv.convert(read_matrix(path), "csr"))
+    sym = read_mtx_in_order(write_mtx(tmp_path / "s.mtx", ["2 1 7", "3 3 1", "3 2 8"],
+                                      "coordinate integer symmetric", "3 3 3"))
+    assert (sym.row.tolist(), sym.col.tolist(), sym.data.tolist()) == \
+        ([1, 2, 2, 0, 1], [0, 2, 1, 1, 2], [7, 1, 8, 7, 8])
+
+
+def test_read_mtx_in_order_refuses_a_repeated_coordinate_naming_the_file_and_lines(tmp_path):
+    path = write_mtx(tmp_path / "rep.mtx", ["1 1 1", "2 3 2", "1 1 3"], size="3 4 3")
+    with pytest.raises(FormatError, match=r"rep\.mtx:5: duplicate entry \(1, 1\) \(1-based\), "
+                                          r"first given on line 3"):
+        read_mtx_in_order(path)
+    with pytest.raises(FormatError, match="unknown extension"):
+        read_mtx_in_order(tmp_path / "a.npz")
+
+
+def python(component, matrices, seed, rates=None):
+    """``matrices`` through ``component`` on Amaranth's simulator (``run_native``'s use)."""
+    return pysim(CscBench(component, matrices, seed, rates))
+
+
+def sorted_as(records, by, component=None, seed=0, rates=None, simulate=python):
+    """``records`` sorted by ``by`` through ``component`` (SMALL's by default), checked
+    against the golden CSC or CSR; the :class:`Cycles`."""
+    indptr, others, data, cycles = sort_records(component or CsrToCsc(**SMALL), records, by,
+                                                seed, rates, simulate)
+    want = cv.convert(records, {"column": "csc", "row": "csr"}[by])
+    assert indptr.tolist() == want.indptr.tolist()
+    assert others.tolist() == want.indices.tolist() and np.array_equal(data, want.data)
+    assert cycles == sum(p.cycles for p in cycles.passes)
+    assert all(p.cycles > 0 for p in cycles.passes)
+    return cycles
+
+
+def test_coo_directed_in_one_or_two_sorts():
+    """The 5 x 8 records in a random order take two sorts either way, the other coordinate
+    first; the same records row-major take one to CSC, column-major one to CSR."""
+    assert [p.key for p in sorted_as(SHUFFLED, "column").passes] == ["row", "column"]
+    assert [p.key for p in sorted_as(SHUFFLED, "row").passes] == ["column", "row"]
+    row_major = cv.convert(SHUFFLED, "coo")
+    assert [p.key for p in sorted_as(row_major, "column").passes] == ["column"]
+    csc = cv.convert(SHUFFLED, "csc")
+    column_major = sp.coo_array((csc.data, (csc.indices, np.repeat(np.arange(8),
+                                                                   np.diff(csc.indptr)))),
+                                shape=(5, 8))
+    assert [(p.key, p.parts) for p in sorted_as(column_major, "row").passes] == [("row", 1)]
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 16), st.integers(1, 16), st.floats(0, 1), st.integers(0, 2**16))
+def test_hypothesis_shuffled_coo_to_csc_and_csr(rows, cols, density, seed):
+    rng = np.random.default_rng(seed)
+    records = shuffled(rng.integers(-50, 50, (rows, cols)) * (rng.random((rows, cols)) < density),
+                       seed)
+    rates = dict.fromkeys(SOURCES + SINKS, 0.4 + 0.6 * rng.random())
+    for by in ("column", "row"):
+        sorted_as(records, by, seed=seed, rates=rates)
+
+
+def test_coo_beyond_the_buffers_goes_through_in_column_passes_in_each_sort():
+    """150 records over 140 columns and 100 rows, in a random order, through 64 columns'
+    counters: each sort takes column passes of its key."""
+    rng = np.random.default_rng(seed_from_env(32))
+    coords = rng.choice(100 * 140, 150, replace=False)
+    records = sp.coo_array((rng.standard_normal(150), (coords // 140, coords % 140)),
+                           shape=(100, 140))
+    block = CsrToCsc(**{**SMALL, "max_rows": 256})
+    cycles = sorted_as(records, "column", block, seed_from_env(33))
+    assert [(p.key, p.parts) for p in cycles.passes] == [("row", 2), ("column", 3)]
+
+
+def test_coo_stored_zeros_are_dropped_and_repeats_refused_before_any_run():
+    zeros = sp.coo_array((np.array([0.0, 2.0, -0.0, 3.0]), ([1, 0, 2, 2], [0, 1, 1, 3])),
+                         shape=(3, 4))
+    held = held_records(zeros)
+    assert (held.row.tolist(), held.col.tolist(), held.data.tolist()) == ([0, 2], [1, 3],
+                                                                          [2.0, 3.0])
+    assert [p.key for p in sorted_as(held, "row").passes] == ["row"]
+    repeats = sp.coo_array((np.ones(3), ([1, 0, 1], [2, 0, 2])), shape=(3, 4))
+    for to in ("csc", "csr"):
+        with pytest.raises(ParameterError, match=r"records 0 and 2 are both at \(1, 2\)"):
+            rtl_convert(repeats, to)
+
+
+def test_a_sort_carrying_more_columns_than_the_block_has_rows_is_refused():
+    """Row ids are 16 bits in the RTL build: a sort by row carries each entry's column."""
+    wide = sp.coo_array((np.ones(3), ([0, 1, 2], [65536, 0, 5])))
+    with pytest.raises(ParameterError, match="a sort by row carries each entry's column: "
+                                             r"65537 columns do not fit the csr_to_csc block "
+                                             r"\(at most 65536\)"):
+        CONVERSIONS["coo", "csr"](sp.coo_array((np.ones(2), ([0, 1], [65536, 0]))))
+    with pytest.raises(ParameterError, match="65537 columns do not fit"):
+        CONVERSIONS["csc", "csr"](wide.tocsc())
+    assert check_carried(CsrToCsc(**RTL), 65536, "column", "row") is None    # the most fit
+
+
+def test_the_block_edges():
+    assert {("csr", "csc"), ("csc", "csr"), ("coo", "csc"), ("coo", "csr")} == set(CONVERSIONS)
+    assert {block_of(key, run) for key, run in CONVERSIONS.items()} == {"csr_to_csc"}
+    assert route(SHUFFLED, "csc") == ["coo", "csc"] and route(SHUFFLED, "csr") == ["coo", "csr"]
+
+
+@pytest.mark.verilator
+def test_a_real_mtx_in_file_order_natively_under_back_pressure(shared_data):
+    """494_bus is symmetric: its lower triangle column by column, then the mirrored entries,
+    so its rows do not ascend within a column: two sorts to CSC (in one to CSR, the
+    Amaranth-simulated tests' case)."""
+    records = read_mtx_in_order(shared_data / "matrices" / "suitesparse" / "494_bus.mtx")
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.6), "coo": 0.5, "csc": 0.4}
+    cycles = sorted_as(records, "column", CsrToCsc(**RTL), seed_from_env(31), rates, run_native)
+    assert [p.key for p in cycles.passes] == ["row", "column"]
+    assert sort_passes(records.row, records.col, "row") == 1
+
+
+@pytest.mark.verilator
+def test_csc_to_csr_is_one_sort_on_the_transposed_view():
+    """1,100 rows: A^T's 1,100 columns go through 1,024 columns' counters in two passes."""
+    matrix = sp.random_array((1100, 60), density=0.02, format="csc",
+                             rng=np.random.default_rng(seed_from_env(34)))
+    got, cycles = CONVERSIONS["csc", "csr"](matrix)
+    assert cv.same(got, cv.convert(matrix, "csr"))
+    assert cycles.passes == (SortPass("row", int(cycles), 2),)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_convert_rtl_from_a_mtx_writes_exactly_what_sw_writes(shared_data, tmp_path, capsys):
+    source = shared_data / "matrices" / "suitesparse" / "lp_e226.mtx"
+    for to in ("csr", "csc"):
+        out = {}
+        for engine in ("sw", "rtl"):
+            main(["convert", str(source), "--to", to, "--engine", engine, "-o",
+                  str(tmp_path / f"{engine}_{to}.npz"), "--json"])
+            out[engine] = json.loads(capsys.readouterr().out)
+        assert (tmp_path / f"rtl_{to}.npz").read_bytes() == \
+            (tmp_path / f"sw_{to}.npz").read_bytes()
+        assert out["rtl"]["from"] == "coo" and out["rtl"]["cycles"] > out["rtl"]["nnz"]
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", ["suitesparse/bcspwr10.mtx", "suitesparse/dwt_992.mtx",
+                                  "graphs/cora_adj.mtx", "suitesparse/Pd.mtx",
+                                  "graphs/delaunay_n16.mtx", "suitesparse/lp_e226.mtx"])
+def test_soak_real_mtx_in_file_order_to_csc_and_csr(shared_data, name):
+    records = held_records(read_mtx_in_order(shared_data / "matrices" / name))
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.7), "csc": 0.5}
+    for by in ("column", "row"):
+        cycles = sorted_as(records, by, CsrToCsc(**RTL), seed_from_env(320), rates, run_native)
+        assert len(cycles.passes) == sort_passes(records.row, records.col, by)
+    csc = cv.convert(records, "csc")
+    assert cv.same(rtl_convert(csc, "csr")[0], cv.convert(records, "csr"))
 
 
 # -- parameters, interface, Verilog, report -------------------------------------------------
