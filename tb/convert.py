@@ -8,8 +8,10 @@ Verilator, under random back-pressure on every stream, and returns
 (never from the golden converter), in the formats of
 :mod:`sparseforge.sw.conversion`. Modules are found by name, so a new
 converter touches no other file. A run names its block in ``run.block`` where
-that is not ``from_to_to``, and the tensor orders it takes in ``run.orders``
-where it takes more than matrices.
+that is not ``from_to_to``, the tensor orders it takes in ``run.orders``
+where it takes more than matrices, and sets ``run.any_order`` where it takes
+COO records in any order (a ``.mtx`` as its file lists them); the other COO
+blocks take them row-major.
 
 Every pair: a pair no block does is a chain of blocks (RLC -> COO -> CSR),
 the cheapest by the rate table SAGE prices conversions with, so the engine
@@ -22,11 +24,13 @@ goes through in passes the host plans and joins (:mod:`sparseforge.sw.passes`),
 and one beyond an index width is refused.
 """
 
+import dataclasses
 import importlib
 import itertools
 import pkgutil
 from typing import NamedTuple
 
+import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
@@ -38,12 +42,14 @@ MAX_STAGES = 4
 
 class Stage(NamedTuple):
     """One block of an RTL conversion: the formats it took and gave, its registered
-    ``block`` name and its ``cycles``."""
+    ``block`` name, its ``cycles`` and, where it went through the block more than once
+    (a counting sort of COO in any order), each pass's figures."""
 
     source: str
     target: str
     block: str
     cycles: int
+    passes: tuple = ()
 
 
 def conversions():
@@ -74,20 +80,27 @@ def route(source, to, block=None, run_bits=None):
     (:func:`sparseforge.sw.sage.mint_rates`; a chain with a block the table lacks comes
     after every chain it prices), then the one of fewest blocks. ``[from]`` where
     nothing is converted: the same format, with the same BSR block or RLC run field.
-    BSR is never passed through (its block size is the user's to give). Raises
+    BSR is never passed through (its block size is the user's to give). COO not in
+    row-major order (a ``.mtx`` as its file lists them) first goes through a block that
+    takes its records in any order. Raises
     ParameterError naming the pair where no chain of blocks does it."""
     start, order = conversion.format_of(source), len(source.shape)
+    scattered = start == "coo" and order == 2 and not _row_major(source)
     same = {"bsr": block in (None, getattr(source, "blocksize", None)),
             "rlc": run_bits in (None, getattr(source, "run_bits", None))}
-    if start == to and same.get(to, True):
+    if start == to and same.get(to, True) and not scattered:
         return [start]
     table = conversions()
     edges = {}
     for key, run in sorted(table.items()):
         if order in orders(run):
             edges.setdefault(key[0], []).append(key[1])
+            if key[0] == "coo" and getattr(run, "any_order", False):
+                edges.setdefault(_SCATTERED, []).append(key[1])
     through = set(conversion.FORMATS) - {"bsr"}
-    found = [c for c in sage.chains(edges, start, to, through) if len(c) <= MAX_STAGES + 1]
+    found = [[start, *c[1:]] for c in sage.chains(edges, _SCATTERED if scattered else start,
+                                                   to, through)
+             if len(c) <= MAX_STAGES + 1]
     if not found:
         have = ", ".join(f"{a.upper()} -> {b.upper()}" for a, b in sorted(table))
         raise ParameterError(f"--engine rtl: no converter block, nor chain of them, does "
@@ -102,6 +115,15 @@ def route(source, to, block=None, run_bits=None):
             return (1, 0.0, len(chain))
         return (0, sum(rate.cycles(*size) for rate in priced), len(chain))
     return min(found, key=cost)
+
+
+_SCATTERED = "coo in any order"
+
+
+def _row_major(coo):
+    """Whether a COO matrix's records come row by row, columns ascending."""
+    key = coo.row.astype(np.int64) * coo.shape[1] + coo.col
+    return bool((key[1:] > key[:-1]).all())
 
 
 def _rates():
@@ -133,7 +155,8 @@ def rtl_convert(source, to, block=None, run_bits=None, seed=1):
         run = table[key]
         result, cycles = run(result, block if final else None, run_bits if final else None,
                              seed)
-        stages.append(Stage(*key, block_of(key, run), int(cycles)))
+        passes = tuple(dataclasses.asdict(p) for p in getattr(cycles, "passes", ()))
+        stages.append(Stage(*key, block_of(key, run), int(cycles), passes))
     return result, tuple(stages)
 
 

@@ -304,7 +304,7 @@ def coo_to(to):
         result.has_canonical_format = True
         return result, cycles
 
-    run.block = "csr_to_csc"
+    run.block, run.any_order = "csr_to_csc", True
     return run
 
 

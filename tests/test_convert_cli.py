@@ -94,7 +94,6 @@ def malformed(tmp_path, fmt, **arrays):
     (["--to", "csr", "--run-bits", "4"], ["RLC only"]),
     (["--to", "rlc", "--run-bits", "0"], ["--run-bits", "0"]),
     (["--to", "rlc", "--run-bits", "33"], ["--run-bits", "33"]),
-    (["--to", "csr", "--engine", "rtl"], ["nor chain of them, does COO -> CSR for a 2-D"]),
     (["--to", "csr", "--engine", "fpga"], ["--engine", "fpga"]),
 ])
 def test_bad_requests_on_a_matrix(shared_data, tmp_path, capsys, args, words):
@@ -138,3 +137,15 @@ def test_bad_files_and_outputs(shared_data, tmp_path, capsys):
         ([shared_data / MATRIX, "--to", "csr"], "'-o'"),
     ]:
         assert words in refused(capsys, *args)
+
+
+def test_the_rtl_engine_refuses_a_coordinate_given_twice(tmp_path, capsys):
+    """The converter blocks take each coordinate's one value (the software engine adds
+    repeats): a .mtx repeating one is refused in one line naming the file and its lines."""
+    path = tmp_path / "twice.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 3\n"
+                    "1 1 1.0\n2 3 2.0\n1 1 4.0\n")
+    err = refused(capsys, path, "--to", "csr", "--engine", "rtl", "-o", tmp_path / "o.npz")
+    assert str(path) in err and "(1, 1)" in err, err
+    assert not (tmp_path / "o.npz").exists()
+    run(capsys, path, "--to", "csr", "-o", tmp_path / "sw.npz")        # sw adds them

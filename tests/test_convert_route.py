@@ -130,3 +130,33 @@ def test_a_chain_of_real_blocks_from_the_command(shared_data, tmp_path, capsys):
     assert all(a["target"] == b["source"] for a, b in itertools.pairwise(stages))
     assert result["cycles"] == sum(s["cycles"] for s in result["stages"]) > 0
     assert all(s["cycles"] > 0 for s in result["stages"])
+
+
+def test_coo_in_file_order_is_sorted_first(monkeypatch):
+    """COO records not row-major (a .mtx as its file lists them) go first through a block
+    that takes them in any order; row-major ones need not."""
+    sorts, plain = fake([], 1), fake([], 2)
+    sorts.any_order = True
+    table = {("coo", "csr"): sorts, ("coo", "dense"): plain, ("csr", "dense"): plain}
+    monkeypatch.setattr(convert, "conversions", lambda: table)
+    monkeypatch.setattr(convert, "_rates", lambda: {})
+    ordered = sp.coo_array(([1, 2, 3], ([0, 1, 1], [2, 0, 3])), shape=(3, 4))
+    scattered = sp.coo_array(([3, 1, 2], ([1, 0, 1], [3, 2, 0])), shape=(3, 4))
+    assert route(ordered, "dense") == ["coo", "dense"]
+    assert route(scattered, "dense") == ["coo", "csr", "dense"]
+    assert route(ordered, "coo") == ["coo"]
+    with pytest.raises(ParameterError, match="COO -> COO"):      # nothing sorts it back
+        route(scattered, "coo")
+
+
+def test_a_stage_keeps_its_passes(monkeypatch):
+    from sparseforge.tb.convert_csc import Cycles, SortPass
+
+    table = {("coo", "csr"): lambda s, b, r, seed: (s, Cycles([SortPass("column", 5, 1),
+                                                               SortPass("row", 7, 2)]))}
+    monkeypatch.setattr(convert, "conversions", lambda: table)
+    monkeypatch.setattr(convert, "_rates", lambda: {})
+    _, (stage,) = rtl_convert(sp.coo_array(([1], ([0], [0])), shape=(1, 1)), "csr")
+    assert stage.cycles == 12
+    assert stage.passes == ({"key": "column", "cycles": 5, "parts": 1},
+                            {"key": "row", "cycles": 7, "parts": 2})

@@ -15,6 +15,7 @@ from sparseforge.cli import OutputFile, emit, json_option, read_input, waves_opt
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.sw import conversion
+from sparseforge.sw.formats import read_mtx_in_order
 from sparseforge.tb.convert import rtl_convert
 
 _BIG = 10**7  # nonzeros from which converting and writing are announced on stderr
@@ -31,13 +32,23 @@ def _block(ctx, param, value):
     return rows, cols
 
 
+def _reader(engine, path):
+    """What reads IN: for the RTL engine a ``.mtx`` in its file's order, as a converter
+    reading it from memory would see it (it sorts it first: MINT's counting sort); the
+    format's loader otherwise, which gives COO sorted."""
+    if engine == "rtl" and str(path).lower().endswith((".mtx", ".mtx.gz")):
+        return read_mtx_in_order
+    return conversion.load
+
+
 def _human(result):
     shape = " x ".join(str(n) for n in result["shape"])
     click.echo(f"{result['input']} ({result['from']}, {shape}, {result['nnz']} nonzeros) -> "
                f"{result['output']} ({result['to']}) in {result['seconds'] * 1e3:.1f} ms")
     for stage in result["stages"] or ():
+        passes = f" in {len(stage['passes'])} passes" if len(stage["passes"]) > 1 else ""
         click.echo(f"  {stage['source'].upper()} -> {stage['target'].upper()} on "
-                   f"{stage['block']}: {stage['cycles']} cycles")
+                   f"{stage['block']}: {stage['cycles']} cycles{passes}")
 
 
 @click.command("convert")
@@ -61,9 +72,10 @@ def command(source_path, to, block, run_bits, output, engine, as_json):
 
     IN is a matrix (.mtx, .mtx.gz, .smtx, .npy, or .npz: scipy.sparse or our
     RLC, ZVC and CSF layouts) or a FROSTT .tns tensor. CSR, CSC, BSR, RLC and
-    ZVC hold matrices; dense, COO and CSF hold tensors too.
+    ZVC hold matrices; dense, COO and CSF hold tensors too. With --engine rtl a
+    .mtx is read in its file's order and must give each coordinate once.
     """
-    source = read_input(source_path, conversion.load)
+    source = read_input(source_path, _reader(engine, source_path))
     source_format = conversion.format_of(source)
     wanted = conversion.suffix(to, len(source.shape))
     if not output.endswith(wanted):
