@@ -451,9 +451,10 @@ class Fillers(wiring.Component):
     events : In(stream(:func:`event_layout`))
     vectors : Out(stream({values[L], last, tag}))
         Per event, ``ceil(fillers / L)`` vectors of fillers (the last one's first
-        ``fillers % L`` lanes), then one of its pairs with its ``last``; each pair a
-        value of ``run_bits + value_width`` bits, 0 in a lane of none (the compaction's
-        input, :class:`~.convert_dense.NonzeroPositions`).
+        ``fillers % L`` lanes), then one of its pairs with its ``last``: ``tag`` the
+        pairs, (0, 0) in a lane of none, and ``values`` a bit a lane, set where a pair
+        is (:class:`~.convert_dense.NonzeroPositions`' input, whose zero detection then
+        finds them whatever the pairs' width).
 
     Latency and throughput: 1 cycle (registered); an event of ``f`` fillers holds the
     input for ``ceil(f / L) + 1`` cycles.
@@ -466,8 +467,8 @@ class Fillers(wiring.Component):
             "events": In(stream.Signature(event_layout(lanes, run_bits, width,
                                                        value_width))),
             "vectors": Out(stream.Signature(data.StructLayout({
-                "values": data.ArrayLayout(pair, lanes), "last": 1,
-                "tag": data.StructLayout({})}))),
+                "values": data.ArrayLayout(1, lanes), "last": 1,
+                "tag": data.ArrayLayout(pair, lanes)}))),
         })
 
     def elaborate(self, platform):
@@ -484,10 +485,13 @@ class Fillers(wiring.Component):
         with m.If(self.events.valid & free & filling):
             m.d.sync += [out.valid.eq(1), out.payload.last.eq(0), started.eq(1),
                          rest.eq(Mux(left > L, left - L, 0))]
-            m.d.sync += [out.payload.values[i].eq(Mux(left > i, filler, 0)) for i in range(L)]
+            m.d.sync += [out.payload.tag[i].eq(Mux(left > i, filler, 0)) for i in range(L)]
+            m.d.sync += [out.payload.values[i].eq(left > i) for i in range(L)]
         with m.Elif(self.events.valid & free):
-            m.d.sync += [out.valid.eq(1), out.payload.values.eq(given.pairs),
+            m.d.sync += [out.valid.eq(1), out.payload.tag.eq(given.pairs),
                          out.payload.last.eq(given.last), started.eq(0)]
+            m.d.sync += [out.payload.values[i].eq(given.pairs[i].as_value().any())
+                         for i in range(L)]
         with m.Elif(out.ready):
             m.d.sync += out.valid.eq(0)
         return m
@@ -566,7 +570,7 @@ class DenseToRlc(wiring.Component):
         self.runs = RunLengths(L, B, self.width, V, self.levels)
         self.queue = Queue(event_layout(L, B, self.width, V), depth=QUEUE, latency=2)
         self.fillers = Fillers(L, B, self.width, V)
-        self.nonzeros = NonzeroPositions(L, B + V, data.StructLayout({}), self.levels)
+        self.nonzeros = NonzeroPositions(L, 1, data.ArrayLayout(B + V, L), self.levels)
         self.compactor = Compactor(L, B + V, self.levels)
         self.marker = EndMarker(data.ArrayLayout(B + V, L))
         super().__init__(DenseToRlcSignature(L, B, V))
@@ -585,7 +589,7 @@ class DenseToRlc(wiring.Component):
         wiring.connect(m, fillers.vectors, nonzeros.vectors)
         found, vectors = nonzeros.positions, compactor.vectors
         m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
-                     vectors.payload.records.eq(found.payload.values),
+                     vectors.payload.records.eq(found.payload.tag),
                      vectors.payload.mask.eq(found.payload.mask),
                      vectors.payload.sums.eq(found.payload.sums),
                      vectors.payload.total.eq(found.payload.total),

@@ -264,9 +264,9 @@ class BsrCooBench(Bench):
         last = np.concatenate([np.arange(len(m.indptr)) == len(m.indptr) - 1
                                for m in matrices])
         fields = wire.bsr_block(W, V, (R, C))
-        words = np.concatenate([np.zeros(0, dtype=object), *(wire.pack(fields, {
-            "block_col": m.indices[:n],
-            **{f"value{k}": wire.value_bits(m.data[:n].reshape(n, R * C)[:, k])[0]
+        words = np.concatenate([np.zeros(0, dtype=object), *(wire.pack_lanes(fields, 1, (), {
+            "block_col": m.indices[:n, None].astype(np.uint64),
+            **{f"value{k}": wire.value_bits(m.data[:n].reshape(n, R * C)[:, k:k + 1])[0]
                for k in range(R * C)}}) for m, n in zip(matrices, blocks, strict=True))])
         addrs = np.concatenate([np.zeros(0, np.int64), *(
             base + slice_reads(m) for m, base in zip(matrices, bases[:-1], strict=True))])
