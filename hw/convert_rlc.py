@@ -377,17 +377,20 @@ class RunLengths(wiring.Component):
         mask = found.detect.mask
 
         def level(pairs):
+            # After stride s a count is at most 2s: its bits, or B where fewer.
+            bits = min(B, (2 * (pairs[0][0] - pairs[0][1])).bit_length())
+
             def combine(state):
                 lanes = list(state["lanes"])
                 for dst, src in pairs:
                     restart, count = state["lanes"][dst]
                     before, counted = state["lanes"][src]
                     lanes[dst] = (restart | before,
-                                  pipe.wire(Mux(restart, count, (count + counted)[:B]), "d"))
+                                  pipe.wire(Mux(restart, count, (count + counted)[:bits]), "d"))
                 return {**state, "lanes": lanes}
             return combine
 
-        first = {"lanes": [(mask[i - 1] if i else Const(0), Const(1, B)) for i in range(L)],
+        first = {"lanes": [(mask[i - 1] if i else Const(0), Const(1, 1)) for i in range(L)],
                  "values": list(found.detect.values), "mask": mask, "last": found.tag}
         local = pipe.network(first, [level(p) for p in kogge_stone(L)], self.levels) \
             if L > 1 else first
@@ -485,8 +488,8 @@ class Fillers(wiring.Component):
         with m.If(self.events.valid & free & filling):
             m.d.sync += [out.valid.eq(1), out.payload.last.eq(0), started.eq(1),
                          rest.eq(Mux(left > L, left - L, 0))]
-            m.d.sync += [out.payload.tag[i].eq(Mux(left > i, filler, 0)) for i in range(L)]
-            m.d.sync += [out.payload.values[i].eq(left > i) for i in range(L)]
+            m.d.sync += [out.payload.tag[i].eq(Mux(left >= i + 1, filler, 0)) for i in range(L)]
+            m.d.sync += [out.payload.values[i].eq(left >= i + 1) for i in range(L)]
         with m.Elif(self.events.valid & free):
             m.d.sync += [out.valid.eq(1), out.payload.tag.eq(given.pairs),
                          out.payload.last.eq(given.last), started.eq(0)]
@@ -599,7 +602,8 @@ class DenseToRlc(wiring.Component):
         count = words.payload.count
         m.d.comb += [given.valid.eq(words.valid), words.ready.eq(given.ready),
                      given.payload.keep.eq(count != 0), given.payload.end.eq(words.payload.last)]
-        m.d.comb += [given.payload.item[i].eq(Mux(count > i, words.payload.lanes[i], 0))
+        m.d.comb += [given.payload.item[i].eq(Mux(count >= i + 1,
+                                                  words.payload.lanes[i], 0))
                      for i in range(self.lanes)]
         taken, out = marker.taken, self.pairs
         m.d.comb += [out.valid.eq(taken.valid), taken.ready.eq(out.ready),

@@ -201,7 +201,7 @@ class DenseRlcBench(Bench):
         if need > component.value_width:
             raise ParameterError(f"{matrix.dtype} values do not fit the block's "
                                  f"{component.value_width}-bit values")
-        if matrix.size >> component.width:
+        if matrix.size > 1 << component.width:
             raise ParameterError(f"a {matrix.shape[0]} x {matrix.shape[1]} matrix does not "
                                  f"fit the block's {component.width}-bit filler count")
         return bits.reshape(matrix.shape)
