@@ -688,6 +688,10 @@ class Slicer(wiring.Component):
         m.d.comb += [self.tags.ready.eq(moves), self.response.ready.eq(moves & ~tag.end)]
         values = [Array(word[f"value{i * C + j}"] for i in range(R))[tag.part]
                   for j in range(C)]
+        # A column below 2**W has a block column below 2**W / C, its top log2(C) bits 0: one
+        # past that (a malformed word) saturates to the last column rather than wrapping.
+        bits = W - (C.bit_length() - 1)
+        block_col, past = word.block_col[:bits], word.block_col[bits:].any()
         mask = Cat(v != 0 for v in values)
         with m.If(moves):
             m.d.sync += [out.valid.eq(1), out.payload.end.eq(tag.end),
@@ -695,7 +699,8 @@ class Slicer(wiring.Component):
                          out.payload.item.mask.eq(mask)]
             for j, (value, item) in enumerate(zip(values, out.payload.item.items, strict=True)):
                 m.d.sync += [item.row.eq(tag.row), item.value.eq(value),
-                             item.col.eq((word.block_col * C + j)[:W])]
+                             item.col.eq(Mux(past, (1 << W) - 1,
+                                                 (block_col * C + j)[:W]))]
         with m.Elif(out.ready):
             m.d.sync += out.valid.eq(0)
         return m
