@@ -34,6 +34,12 @@ Longer rows: a bank holds ``depth`` nonzeros, a parameter, never a matrix's row.
 whose rows (but the last of each block row) are longer goes through in passes of whole
 block columns, each a matrix of its own to the block, planned and joined by the host
 (:mod:`sparseforge.sw.passes`).
+
+BSR to COO (:class:`BsrToCoo`) is the way back: a block row's rows interleave across its
+blocks in row-major order, so it reads the block row's blocks from memory R times, a block
+a cycle, and takes row ``i`` of each on pass ``i`` (:class:`SliceWalker`, :class:`Slicer`);
+the coordinates come from counters, and the fill is dropped as RLC to COO drops its
+fillers (:class:`~sparseforge.hw.convert_rlc.Serializer`).
 """
 
 import functools

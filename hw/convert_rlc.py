@@ -13,6 +13,15 @@ A filler (value 0) only moves the position: :class:`Serializer` drops it and
 sends the nonzeros on one a cycle, so one divide/modulo lane
 (:mod:`~sparseforge.hw.divider`) serves them where the paper has eight, and it
 divides nonzeros only.
+
+Dense to RLC (:class:`DenseToRlc`) is the other way, from a flat dense stream (what ZVC to
+Dense emits) into the vectors RLC to COO takes: zero detection and a segmented prefix sum
+over the lanes give each element its distance from the nonzero before it, so each nonzero
+its run and each filler its lane (:class:`RunLengths`); fillers after a vector's last
+nonzero wait as a count for the next pair (:class:`Fillers`), since the zeros after a
+matrix's last nonzero take none; the Dense converters' prefix sum and compactor
+(:mod:`~sparseforge.hw.convert_dense`) pack the pairs ``lanes`` a vector, and
+:class:`EndMarker` holds each back until it knows whether it is the matrix's final one.
 """
 
 
@@ -94,8 +103,9 @@ class Serializer(wiring.Component):
 
 
 def rlc_vector_layout(lanes, run_bits, value_width):
-    """A vector into RLC-to-COO: ``lanes`` x :func:`~sparseforge.sw.wire.rlc_pair`, then
-    :func:`~sparseforge.sw.wire.rlc_end`'s ``last``."""
+    """A vector into RLC-to-COO (and out of Dense-to-RLC): ``lanes`` x
+    :func:`~sparseforge.sw.wire.rlc_pair`, then :func:`~sparseforge.sw.wire.rlc_end`'s
+    ``last``."""
     return data.StructLayout({
         "pairs": data.ArrayLayout(struct(wire.rlc_pair(run_bits, value_width)), lanes),
         **{f.name: f.width for f in wire.rlc_end()}})
@@ -392,8 +402,7 @@ class RunLengths(wiring.Component):
 
         first = {"lanes": [(mask[i - 1] if i else Const(0), Const(1, 1)) for i in range(L)],
                  "values": list(found.detect.values), "mask": mask, "last": found.tag}
-        local = pipe.network(first, [level(p) for p in kogge_stone(L)], self.levels) \
-            if L > 1 else first
+        local = pipe.network(first, [level(p) for p in kogge_stone(L)], self.levels)
 
         # The offset row: the carry joins the lanes with no nonzero before them.
         carry = Signal(B)
