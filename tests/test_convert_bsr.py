@@ -490,6 +490,8 @@ def test_the_coo_bench_refuses_what_the_block_cannot_hold():
         BsrCooBench._check(unit, bsr(np.eye(4, dtype=np.int8), (1, 2)))
     with pytest.raises(ParameterError, match="int16 values do not fit"):
         BsrCooBench._check(unit, bsr(np.eye(4, dtype=np.int16), (2, 2)))
+    with pytest.raises(ParameterError, match="complex"):
+        run_coo(bsr(np.eye(4) * 1j, (2, 2)))
 
 
 @pytest.mark.parametrize(("params", "message"), [

@@ -418,6 +418,8 @@ def test_the_dense_bench_refuses_what_the_block_cannot_hold():
         DenseRlcBench._check(unit, np.ones((2, 2), np.int16))
     with pytest.raises(ParameterError, match="not a 3-D"):
         run_dense(np.zeros((2, 2, 2)))
+    with pytest.raises(ParameterError, match="complex"):
+        run_dense(np.array([[1j, 0], [0, 2]]))
 
 
 @pytest.mark.parametrize(("params", "message"), [
