@@ -38,7 +38,7 @@ from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, struct
 from .mint_units import ZeroDetect, popcount
 from .pipeline import Pipeline, stages
 from .prefix_sum import PrefixSum, kogge_stone
-from .stream_units import Beside, Lockstep, Queue, any_of, lowest
+from .stream_units import Beside, Lockstep, Queue, Skid, any_of, lowest
 
 QUEUE = 8
 """Events the queue between :class:`RunLengths` and :class:`Fillers` holds."""
@@ -381,8 +381,8 @@ class RunLengths(wiring.Component):
                      detect.given.payload.tag.eq(self.dense.payload.last)]
         found = detect.taken.payload
         scanned = stream.Signature(data.StructLayout({
-            "pairs": data.ArrayLayout(self.pair, L), "trail": range(L + 1), "last": 1})
-        ).create()
+            "pairs": data.ArrayLayout(self.pair, L), "trail": range(L + 1), "holds": 1,
+            "last": 1})).create()
         pipe = Pipeline(m, detect.taken, scanned)
         mask = found.detect.mask
 
@@ -420,16 +420,18 @@ class RunLengths(wiring.Component):
             pairs.append(Mux(nonzero[i], pair, Mux(end & later, filler, 0)))
             ends.append(end & ~later)
         out = pipe.stage({"pairs": pairs, "trail": popcount(Cat(ends), pipe.wire),
-                          "last": local["last"]})
+                          "holds": nonzero.any(), "last": local["last"]})
         pipe.finish()
         m.d.comb += [scanned.payload.pairs[i].eq(p) for i, p in enumerate(out["pairs"])]
         m.d.comb += [scanned.payload.trail.eq(out["trail"]),
+                     scanned.payload.holds.eq(out["holds"]),
                      scanned.payload.last.eq(out["last"])]
 
-        # The count of fillers waiting for a pair; vectors of none pass no event.
+        # The count of fillers waiting for a pair; vectors of none pass no event. (A vector
+        # holds a pair where it holds a nonzero: a filler goes in a lane only before one.)
         waiting = Signal(self.width)
         given, events = scanned.payload, self.events
-        holds = given.pairs.as_value().any()
+        holds = given.holds
         free = ~events.valid | events.ready
         m.d.comb += scanned.ready.eq(free)
         with m.If(scanned.valid & free):
@@ -437,6 +439,7 @@ class RunLengths(wiring.Component):
                          events.valid.eq(holds | given.last),
                          events.payload.pairs.eq(given.pairs),
                          events.payload.fillers.eq(Mux(holds, waiting, 0)),
+                         events.payload.fill.eq(holds & (waiting != 0)),
                          events.payload.last.eq(given.last)]
         with m.Elif(events.ready):
             m.d.sync += events.valid.eq(0)
@@ -445,10 +448,11 @@ class RunLengths(wiring.Component):
 
 def event_layout(lanes, run_bits, width, value_width):
     """A vector of RLC pairs in their lanes ((0, 0) in a lane of none), the ``fillers``
-    that come before them, and ``last``: :class:`RunLengths`' events."""
+    that come before them (``fill`` where there are any), and ``last``:
+    :class:`RunLengths`' events."""
     return data.StructLayout({
         "pairs": data.ArrayLayout(struct(wire.rlc_pair(run_bits, value_width)), lanes),
-        "fillers": width, "last": 1})
+        "fillers": width, "fill": 1, "last": 1})
 
 
 class Fillers(wiring.Component):
@@ -487,16 +491,18 @@ class Fillers(wiring.Component):
         m = Module()
         L = self.lanes
         given, out = self.events.payload, self.vectors
-        started, rest = Signal(), Signal(self.width)      # fillers left of the head event
+        # The fillers left of the head event, and whether there are any (a register: the
+        # input's ready does not wait on a comparison of the count).
+        started, rest, more = Signal(), Signal(self.width), Signal()
         left = Signal(self.width)
         m.d.comb += left.eq(Mux(started, rest, given.fillers))
-        filling = left != 0
+        filling = Mux(started, more, given.fill)
         free = ~out.valid | out.ready
         m.d.comb += self.events.ready.eq(free & ~filling)
         filler = Const((1 << self.run_bits) - 1, self.run_bits)
         with m.If(self.events.valid & free & filling):
             m.d.sync += [out.valid.eq(1), out.payload.last.eq(0), started.eq(1),
-                         rest.eq(Mux(left > L, left - L, 0))]
+                         rest.eq(left - L), more.eq(left > L)]
             m.d.sync += [out.payload.tag[i].eq(Mux(left >= i + 1, filler, 0)) for i in range(L)]
             m.d.sync += [out.payload.values[i].eq(left >= i + 1) for i in range(L)]
         with m.Elif(self.events.valid & free):
@@ -585,6 +591,10 @@ class DenseToRlc(wiring.Component):
         self.nonzeros = NonzeroPositions(L, 1, data.ArrayLayout(B + V, L), self.levels)
         self.compactor = Compactor(L, B + V, self.levels)
         self.marker = EndMarker(data.ArrayLayout(B + V, L))
+        # Register slices where the stall would otherwise run from the output through the
+        # compactor's and the prefix sum's stages to the queue in one cycle.
+        self.cut = Skid(self.fillers.vectors.payload.shape())
+        self.out = Skid(rlc_vector_layout(L, B, V))
         super().__init__(DenseToRlcSignature(L, B, V))
 
     def elaborate(self, platform):
@@ -595,10 +605,13 @@ class DenseToRlc(wiring.Component):
         m.submodules.nonzeros = nonzeros = self.nonzeros
         m.submodules.compactor = compactor = self.compactor
         m.submodules.marker = marker = self.marker
+        m.submodules.cut = cut = self.cut
+        m.submodules.out = skid = self.out
         wiring.connect(m, wiring.flipped(self.dense), runs.dense)
         wiring.connect(m, runs.events, queue.i)
         wiring.connect(m, queue.o, fillers.events)
-        wiring.connect(m, fillers.vectors, nonzeros.vectors)
+        wiring.connect(m, fillers.vectors, cut.i)
+        wiring.connect(m, cut.o, nonzeros.vectors)
         found, vectors = nonzeros.positions, compactor.vectors
         m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
                      vectors.payload.records.eq(found.payload.tag),
@@ -614,8 +627,9 @@ class DenseToRlc(wiring.Component):
         m.d.comb += [given.payload.item[i].eq(Mux(count >= i + 1,
                                                   words.payload.lanes[i], 0))
                      for i in range(self.lanes)]
-        taken, out = marker.taken, self.pairs
+        taken, out = marker.taken, skid.i
         m.d.comb += [out.valid.eq(taken.valid), taken.ready.eq(out.ready),
                      out.payload.pairs.eq(taken.payload.item),
                      out.payload.last.eq(taken.payload.last)]
+        wiring.connect(m, skid.o, wiring.flipped(self.pairs))
         return m
