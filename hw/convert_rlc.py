@@ -545,7 +545,10 @@ class DenseToRlc(wiring.Component):
     counted and sent before the next pair (:class:`Fillers`); the prefix sum of the
     pairs (:class:`~.convert_dense.NonzeroPositions`) and the
     :class:`~.convert_dense.Compactor` pack them into full vectors, and an
-    :class:`EndMarker` puts ``last`` on the final one.
+    :class:`EndMarker` puts ``last`` on the final one. A
+    :class:`~.stream_units.Queue` of :data:`QUEUE` events joins the first two, and
+    :class:`~.stream_units.Skid` register slices cut the stall after :class:`Fillers`
+    and at the output.
 
     Parameters
     ----------
