@@ -260,6 +260,9 @@ class BsrCooBench(Bench):
             self._check(component, m)
         blocks = [int(m.indptr[-1]) for m in matrices]
         bases = np.cumsum([0, *blocks])
+        if bases[-1] > 1 << W:
+            raise ParameterError(f"{bases[-1]} blocks back to back do not fit the block's "
+                                 f"{W}-bit addresses")
         ptr = np.concatenate([m.indptr for m in matrices]).astype(np.int64)
         last = np.concatenate([np.arange(len(m.indptr)) == len(m.indptr) - 1
                                for m in matrices])
