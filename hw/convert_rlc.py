@@ -547,7 +547,7 @@ class DenseToRlc(wiring.Component):
     :class:`~.convert_dense.Compactor` pack them into full vectors, and an
     :class:`EndMarker` puts ``last`` on the final one. A
     :class:`~.stream_units.Queue` of :data:`QUEUE` events joins the first two, and
-    :class:`~.stream_units.Skid` register slices cut the stall after :class:`Fillers`
+    :class:`~.stream_units.Skid` register slices cut the stall before the compactor
     and at the output.
 
     Parameters
@@ -571,6 +571,12 @@ class DenseToRlc(wiring.Component):
     lets the vectors of zeros that made the fillers pay for them. The output is one
     vector a cycle at most: a matrix of ``p`` pairs in ``v`` vectors takes about
     ``max(v, p / L)`` cycles.
+
+    Clock: below 100 MHz on the ECP5-25k at 8 lanes of 5-bit runs and 32-bit values (the
+    synthesis report). The critical path is the compactor's word completion (the adder
+    of its offset and count) deciding its stall, which enables the register slice before
+    it, eight 37-bit pairs with their prefix sums: few logic levels, four fifths routing
+    to those enables. The Dense converters' compactor carries narrower records.
     """
 
     PARAMS = (
@@ -595,8 +601,8 @@ class DenseToRlc(wiring.Component):
         self.compactor = Compactor(L, B + V, self.levels)
         self.marker = EndMarker(data.ArrayLayout(B + V, L))
         # Register slices where the stall would otherwise run from the output through the
-        # compactor's and the prefix sum's stages to the queue in one cycle.
-        self.cut = Skid(self.fillers.vectors.payload.shape())
+        # compactor to the prefix sum's stages (and their wide tags) in one cycle.
+        self.cut = Skid(self.nonzeros.positions.payload.shape())
         self.out = Skid(rlc_vector_layout(L, B, V))
         super().__init__(DenseToRlcSignature(L, B, V))
 
@@ -613,9 +619,9 @@ class DenseToRlc(wiring.Component):
         wiring.connect(m, wiring.flipped(self.dense), runs.dense)
         wiring.connect(m, runs.events, queue.i)
         wiring.connect(m, queue.o, fillers.events)
-        wiring.connect(m, fillers.vectors, cut.i)
-        wiring.connect(m, cut.o, nonzeros.vectors)
-        found, vectors = nonzeros.positions, compactor.vectors
+        wiring.connect(m, fillers.vectors, nonzeros.vectors)
+        wiring.connect(m, nonzeros.positions, cut.i)
+        found, vectors = cut.o, compactor.vectors
         m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
                      vectors.payload.records.eq(found.payload.tag),
                      vectors.payload.mask.eq(found.payload.mask),
