@@ -34,25 +34,35 @@ Longer rows: a bank holds ``depth`` nonzeros, a parameter, never a matrix's row.
 whose rows (but the last of each block row) are longer goes through in passes of whole
 block columns, each a matrix of its own to the block, planned and joined by the host
 (:mod:`sparseforge.sw.passes`).
+
+BSR to COO (:class:`BsrToCoo`) is the way back: a block row's rows interleave across its
+blocks in row-major order, so it reads the block row's blocks from memory R times, a block
+a cycle, and takes row ``i`` of each on pass ``i`` (:class:`SliceWalker`, :class:`Slicer`);
+the coordinates come from counters, and the fill is dropped as RLC to COO drops its
+fillers (:class:`~sparseforge.hw.convert_rlc.Serializer`).
 """
 
 import functools
 import operator
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
+from .convert_rlc import EndMarker, Serializer
 from .divider import DivMod
 from .interfaces import divmod_layout, prefix_sum_layouts, struct
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, Queue, Skid, any_of, lowest
+from .stream_units import Beside, MemoryPortSignature, Queue, Skid, any_of, lowest
 
 QUEUE = 18
 """Block-row descriptors a queue holds beyond the divider's latency."""
+
+TAGS = 8
+"""Reads BSR to COO has in flight: its tags' queue, beyond the memory's latency."""
 
 
 def descriptor_layout(rows, width):
@@ -553,4 +563,257 @@ class CsrToBsr(wiring.Component):
         m.d.comb += [out.valid.eq(sums.valid), sums.ready.eq(out.ready),
                      out.payload.ptr.eq(sums.payload.sums[0]),
                      out.payload.last.eq(sums.payload.last)]
+        return m
+
+
+# -- BSR to COO ----------------------------------------------------------------------
+
+def slice_tag_layout(rows, width):
+    """A read's tag: the ``row`` of the slice it brings and the ``part`` (the block's row
+    within it), or ``end``, a matrix's end marker, which brings none."""
+    return data.StructLayout({"row": width, "part": range(rows), "end": 1})
+
+
+class SliceWalker(wiring.Component):
+    """Reads each block row's blocks R times, one a cycle: pass ``i`` for row ``i`` of
+    every block, since a block row's rows interleave across its blocks in row-major order.
+
+    Parameters
+    ----------
+    rows : R, rows of a block.
+    width : bits of a pointer, an address and a row.
+
+    Members
+    -------
+    block_ptr : In(stream({ptr, last}))
+        Each matrix's ``rows / R + 1`` block-row pointers, the first 0.
+    request : Out(stream(width))
+        Block addresses: a matrix's blocks follow the matrix before it in memory, so its
+        block ``b`` is at ``b`` plus the blocks of the matrices before it.
+    tags : Out(stream(:func:`slice_tag_layout`))
+        One per read, in order, and a matrix's end marker after its last read.
+
+    Throughput: one read a cycle; a pointer a cycle for an empty block row, and for a
+    matrix's first pointer; a cycle per matrix for its end marker. The rows and
+    addresses come from counters (a block row's first row advances by R), never a
+    divider.
+    """
+
+    def __init__(self, rows, width):
+        self.rows, self.width = rows, width
+        super().__init__({
+            "block_ptr": In(stream.Signature(struct(wire.pointer(width)))),
+            "request": Out(stream.Signature(width)),
+            "tags": Out(stream.Signature(slice_tag_layout(rows, width))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R, W = self.rows, self.width
+        given, request, tags = self.block_ptr.payload, self.request, self.tags
+        opened, started, ending = Signal(), Signal(), Signal()
+        prev, cur, base, row = (Signal(W, name=n) for n in ("prev", "cur", "base", "row"))
+        part = Signal(range(R))
+        at = Signal(W)
+        m.d.comb += at.eq(Mux(started, cur, prev))
+        following = (at + 1)[:W]
+
+        def row_done():
+            """The pointer is through: the next block row, or the matrix's end."""
+            m.d.comb += self.block_ptr.ready.eq(1)
+            m.d.sync += [prev.eq(given.ptr), started.eq(0), part.eq(0),
+                         row.eq(Mux(given.last, 0, row + R))]
+            with m.If(given.last):
+                m.d.sync += [ending.eq(1), opened.eq(0), base.eq(base + given.ptr)]
+
+        with m.If(ending):
+            m.d.comb += [tags.valid.eq(1), tags.payload.end.eq(1)]
+            with m.If(tags.ready):
+                m.d.sync += ending.eq(0)
+        with m.Elif(self.block_ptr.valid & ~opened):        # a matrix's first pointer
+            m.d.comb += self.block_ptr.ready.eq(1)
+            m.d.sync += [prev.eq(given.ptr), opened.eq(~given.last), ending.eq(given.last)]
+        with m.Elif(self.block_ptr.valid & (prev == given.ptr)):       # an empty block row
+            row_done()
+        with m.Elif(self.block_ptr.valid):
+            m.d.comb += [request.valid.eq(tags.ready), tags.valid.eq(request.ready),
+                         request.payload.eq(base + at),
+                         tags.payload.row.eq(row + part), tags.payload.part.eq(part)]
+            with m.If(request.ready & tags.ready):
+                with m.If((following == given.ptr) & (part == R - 1)):
+                    row_done()
+                with m.Elif(following == given.ptr):        # the next pass
+                    m.d.sync += [part.eq(part + 1), started.eq(0)]
+                with m.Else():
+                    m.d.sync += [cur.eq(following), started.eq(1)]
+        return m
+
+
+class Slicer(wiring.Component):
+    """Takes row ``part`` of each block read: its C values, their rows and columns
+    (``block_col * C + j``, a constant multiple), and which are nonzero.
+
+    Parameters
+    ----------
+    block : (R, C).
+    width, value_width : bits of an index and of a value.
+
+    Members
+    -------
+    tags : In(stream(:func:`slice_tag_layout`))
+    response : In(stream(:func:`~sparseforge.sw.wire.bsr_block`))
+        One block word per tag but an end marker, in order.
+    slices : Out(stream({item {items[C] {row, col, value}, mask}, keep, end}))
+        One per tag: a slice with ``keep`` where a value is nonzero (the
+        :class:`~sparseforge.hw.convert_rlc.EndMarker`'s input), the end marker with
+        ``end``.
+
+    Latency 1 cycle (registered); one slice a cycle.
+    """
+
+    def __init__(self, block, width, value_width):
+        self.block, self.width, self.value_width = block, width, value_width
+        self.word = struct(wire.bsr_block(width, value_width, block))
+        self.item = data.StructLayout({
+            "items": data.ArrayLayout(struct(wire.coo_entry(width, value_width)), block[1]),
+            "mask": block[1]})
+        super().__init__({
+            "tags": In(stream.Signature(slice_tag_layout(block[0], width))),
+            "response": In(stream.Signature(self.word.size)),
+            "slices": Out(stream.Signature(data.StructLayout({"item": self.item, "keep": 1,
+                                                              "end": 1}))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        (R, C), W = self.block, self.width
+        tag, out = self.tags.payload, self.slices
+        word = data.View(self.word, self.response.payload)
+        free = ~out.valid | out.ready
+        moves = self.tags.valid & free & (tag.end | self.response.valid)
+        m.d.comb += [self.tags.ready.eq(moves), self.response.ready.eq(moves & ~tag.end)]
+        values = [Array(word[f"value{i * C + j}"] for i in range(R))[tag.part]
+                  for j in range(C)]
+        # A column below 2**W has a block column below 2**W / C, its top log2(C) bits 0: one
+        # past that (a malformed word) saturates to the last column rather than wrapping.
+        bits = W - (C.bit_length() - 1)
+        block_col, past = word.block_col[:bits], word.block_col[bits:].any()
+        mask = Cat(v != 0 for v in values)
+        with m.If(moves):
+            m.d.sync += [out.valid.eq(1), out.payload.end.eq(tag.end),
+                         out.payload.keep.eq(~tag.end & mask.any()),
+                         out.payload.item.mask.eq(mask)]
+            for j, (value, item) in enumerate(zip(values, out.payload.item.items, strict=True)):
+                m.d.sync += [item.row.eq(tag.row), item.value.eq(value),
+                             item.col.eq(Mux(past, (1 << W) - 1,
+                                                 (block_col * C + j)[:W]))]
+        with m.Elif(out.ready):
+            m.d.sync += out.valid.eq(0)
+        return m
+
+
+class BsrToCooSignature(wiring.Signature):
+    """A BSR-to-COO converter of ``block`` = (R, C) blocks, seen from it: pointers,
+    addresses, rows and columns of ``width`` bits, ``value_width``-bit values. Per matrix:
+
+    - ``block_ptr`` (stream in, :func:`~sparseforge.sw.wire.pointer`): the ``rows / R +
+      1`` block-row pointers, the first 0, ``last`` on the final one.
+    - ``mem`` (memory port out, :class:`~.stream_units.MemoryPortSignature`): block reads
+      by address, each answered with the block's word
+      (:func:`~sparseforge.sw.wire.bsr_block`, as CSR to BSR emits it); a matrix's
+      blocks in memory in BSR order, after the matrix before it's.
+    - ``records`` (stream out, :func:`~sparseforge.sw.wire.coo_record`): one ``{row, col,
+      value, last}`` per nonzero in row-major order, ``last`` on the matrix's final one;
+      the fill's zeros emit nothing, and a matrix of none sends no record.
+    """
+
+    def __init__(self, block, width, value_width):
+        word = wire.width(wire.bsr_block(width, value_width, block))
+        super().__init__({
+            "block_ptr": In(stream.Signature(struct(wire.pointer(width)))),
+            "mem": Out(MemoryPortSignature(width, word)),
+            "records": Out(stream.Signature(struct(wire.coo_record(width, value_width)))),
+        })
+
+
+@block("bsr_to_coo")
+class BsrToCoo(wiring.Component):
+    """BSR to COO: block-row pointers in, blocks read from memory, one nonzero a cycle out,
+    row-major.
+
+    The inverse of MINT's CSR to BSR (Section V-B3, Figure 8e). Row-major order puts row
+    ``i`` of every block of a block row before row ``i + 1`` of any, so
+    :class:`SliceWalker` reads each block row's blocks R times, a block a cycle, pass
+    ``i`` for their row ``i``; a :class:`~.stream_units.Queue` of tags waits for the
+    memory's answers; :class:`Slicer` takes each block's row slice, the coordinates from
+    counters (block row ``* R + i``, ``block_col * C + j``); an
+    :class:`~.convert_rlc.EndMarker` holds the latest slice with a nonzero until the next
+    one, or the matrix's end, says whether it ends the matrix; a
+    :class:`~.convert_rlc.Serializer` sends its nonzeros one a cycle and drops the fill.
+
+    Parameters
+    ----------
+    block_rows, block_cols : R and C, the block's size (each block one memory word).
+    width : bits of a pointer, a block address, a row and a column.
+    value_width : bits of a value (a value is zero, fill, when all its bits are).
+
+    Members
+    -------
+    block_ptr : In(stream({ptr, last}))
+    mem : Out(MemoryPortSignature)
+    records : Out(stream({row, col, value, last}))
+        As :class:`~sparseforge.hw.convert_bsr.BsrToCooSignature` says.
+
+    Throughput: one block row-slice (a read) a cycle and one nonzero a cycle, while the
+    memory answers a read a cycle: a matrix of ``b`` blocks, ``e`` empty block rows and
+    ``n`` nonzeros takes between ``max(R b, n)`` and ``R b + n`` cycles, plus ``e`` and
+    two a matrix. The memory reads are R per block: each pass reads the whole block word
+    for one row of it.
+    """
+
+    PARAMS = (
+        Param("block_rows", 2, 1, 8, "rows of a block (R)"),
+        Param("block_cols", 2, 1, 8, "columns of a block (C)"),
+        Param("width", 32, 4, 64, "bits of a pointer, an address, a row and a column"),
+        Param("value_width", 32, 1, 64, "bits of a value"),
+    )
+    REPORT = ({"block_rows": 2, "block_cols": 2, "width": 16, "value_width": 32},
+              {"block_rows": 4, "block_cols": 4, "width": 16, "value_width": 16})
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.block = (v["block_rows"], v["block_cols"])
+        self.width, self.value_width = v["width"], v["value_width"]
+        (R, C), W, V = self.block, self.width, self.value_width
+        self.walker = SliceWalker(R, W)
+        self.queue = Queue(slice_tag_layout(R, W), depth=TAGS, latency=1)
+        self.slicer = Slicer(self.block, W, V)
+        self.marker = EndMarker(self.slicer.item)
+        self.serializer = Serializer(struct(wire.coo_entry(W, V)), C)
+        super().__init__(BsrToCooSignature(self.block, W, V))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.walker = walker = self.walker
+        m.submodules.queue = queue = self.queue
+        m.submodules.slicer = slicer = self.slicer
+        m.submodules.marker = marker = self.marker
+        m.submodules.serializer = serializer = self.serializer
+        wiring.connect(m, wiring.flipped(self.block_ptr), walker.block_ptr)
+        wiring.connect(m, walker.request, wiring.flipped(self.mem.request))
+        wiring.connect(m, walker.tags, queue.i)
+        wiring.connect(m, queue.o, slicer.tags)
+        wiring.connect(m, wiring.flipped(self.mem.response), slicer.response)
+        wiring.connect(m, slicer.slices, marker.given)
+        taken, vectors = marker.taken, serializer.vectors
+        m.d.comb += [vectors.valid.eq(taken.valid), taken.ready.eq(vectors.ready),
+                     vectors.payload.items.eq(taken.payload.item.items),
+                     vectors.payload.mask.eq(taken.payload.item.mask),
+                     vectors.payload.last.eq(taken.payload.last)]
+        nonzeros, out = serializer.items, self.records
+        m.d.comb += [out.valid.eq(nonzeros.valid), nonzeros.ready.eq(out.ready),
+                     out.payload.row.eq(nonzeros.payload.item.row),
+                     out.payload.col.eq(nonzeros.payload.item.col),
+                     out.payload.value.eq(nonzeros.payload.item.value),
+                     out.payload.last.eq(nonzeros.payload.last)]
         return m

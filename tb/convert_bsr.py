@@ -8,6 +8,14 @@ emitted; :func:`blocks_to_bsr` rebuilds the BSR matrix from it, and :func:`run` 
 both natively on Verilator. ``convert --engine rtl`` builds one block per block shape and
 value type (:data:`DEPTH`, :data:`WIDTH`), whatever the matrix's size: rows longer than
 its banks go through in passes of block columns (:mod:`sparseforge.sw.passes`).
+
+:class:`BsrCooBench` streams BSR matrices, back to back, into ``bsr_to_coo``: each one's
+block-row pointers, and on its memory port the block words
+(:func:`~sparseforge.sw.wire.bsr_block`) its reads ask for, each answer offered once its
+read is made (in order, at random after that), as memory holding the matrices' blocks one
+after the other answers them: the reads are known up front (each block row's blocks R
+times), so the bench checks every address and runs natively. Its records are checked
+against the golden converter's COO; :func:`run_coo` runs one natively.
 """
 
 import itertools
@@ -17,13 +25,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..hw.convert_bsr import CsrToBsr
-from ..sw import passes, wire
+from ..hw.convert_bsr import BsrToCoo, CsrToBsr
+from ..sw import conversion, passes, wire
 from . import native
 from .convert import column_parts
+from .convert_rlc import record_columns, records_to_coo
 from .streams import Bench, Columns
 
 ROW_PTR, ENTRIES, BLOCK_PTR, BLOCKS = "row_ptr", "entries", "block_ptr", "blocks"
+REQUEST, RESPONSE, RECORDS = "mem__request", "mem__response", "records"
 
 DEPTH, WIDTH = 1024, 32
 """The ``csr_to_bsr`` block ``--engine rtl`` builds, whatever the matrix: banks of 1,024
@@ -43,6 +53,16 @@ class BsrResult:
     cycles: int
     block_ptr: dict
     blocks: dict
+
+
+@dataclass(frozen=True)
+class BsrCooResult:
+    """What one run of ``bsr_to_coo`` emitted: its cycles, the records' fields (arrays,
+    in emission order) and the block addresses it read."""
+
+    cycles: int
+    records: dict
+    reads: np.ndarray
 
 
 def bank_need(matrix, rows):
@@ -202,4 +222,117 @@ def run(source, block, run_bits=None, seed=1):
     return blocks_to_bsr({"ptr": ptr}, joined, matrix.shape, block, matrix.dtype), out.cycles
 
 
-CONVERSIONS = {("csr", "bsr"): run}
+def canonical_bsr(matrix):
+    """``matrix`` with its blocks sorted by block column in each block row and repeats
+    added, as the golden converter reads it (a copy where that changes it)."""
+    if not matrix.has_canonical_format:
+        matrix = matrix.copy()
+        matrix.sum_duplicates()
+    return matrix
+
+
+def slice_reads(matrix):
+    """The block indices ``bsr_to_coo`` reads for ``matrix``: each block row's blocks R
+    times over, in order."""
+    R = matrix.blocksize[0]
+    ptr = matrix.indptr.astype(np.int64)
+    sizes = np.repeat(np.diff(ptr), R)
+    starts = np.repeat(ptr[:-1], R)
+    return np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+
+
+class BsrCooBench(Bench):
+    """Streams ``matrices`` (canonical ``bsr_array`` s of the block's R x C blocks)
+    through a :class:`~sparseforge.hw.convert_bsr.BsrToCoo`, back to back.
+
+    ``rates`` gives each stream's probability of acting on a cycle (default 0.7:
+    ``block_ptr``, ``records``, and the memory's ``mem__request`` and
+    ``mem__response``). Every read's address and every record are checked (natively)
+    against the golden converter's.
+    """
+
+    def __init__(self, component, matrices, seed, rates=None):
+        super().__init__(component, seed)
+        rates = {**dict.fromkeys((BLOCK_PTR, RECORDS, REQUEST, RESPONSE), 0.7),
+                 **(rates or {})}
+        W, V, (R, C) = component.width, component.value_width, component.block
+        for m in matrices:
+            self._check(component, m)
+        blocks = [int(m.indptr[-1]) for m in matrices]
+        bases = np.cumsum([0, *blocks])
+        if bases[-1] > 1 << W:
+            raise ParameterError(f"{bases[-1]} blocks back to back do not fit the block's "
+                                 f"{W}-bit addresses")
+        ptr = np.concatenate([m.indptr for m in matrices]).astype(np.int64)
+        last = np.concatenate([np.arange(len(m.indptr)) == len(m.indptr) - 1
+                               for m in matrices])
+        fields = wire.bsr_block(W, V, (R, C))
+        words = np.concatenate([np.zeros(0, dtype=object), *(wire.pack_lanes(fields, 1, (), {
+            "block_col": m.indices[:n, None].astype(np.uint64),
+            **{f"value{k}": wire.value_bits(m.data[:n].reshape(n, R * C)[:, k:k + 1])[0]
+               for k in range(R * C)}}) for m, n in zip(matrices, blocks, strict=True))])
+        addrs = np.concatenate([np.zeros(0, np.int64), *(
+            base + slice_reads(m) for m, base in zip(matrices, bases[:-1], strict=True))])
+        self.golden = [conversion.convert(m, "coo") for m in matrices]
+        rows, cols = (np.concatenate([np.zeros(0, np.int64), *(getattr(g, k) for g in
+                                                               self.golden)])
+                      for k in ("row", "col"))
+        bits = np.concatenate([np.zeros(0, np.uint64), *(wire.value_bits(g.data)[0]
+                                                         for g in self.golden)])
+        ends = np.zeros(len(bits), dtype=np.int64)
+        ends[np.cumsum(np.array([g.nnz for g in self.golden], dtype=np.int64))[
+            [g.nnz > 0 for g in self.golden]] - 1] = 1
+        self.outputs = {REQUEST: addrs,
+                        RECORDS: [{"row": int(r), "col": int(c), "value": int(v),
+                                   "last": int(e)} for r, c, v, e in zip(rows, cols, bits, ends,
+                                                                         strict=True)]}
+        self.sources = [
+            self.source_on(BLOCK_PTR, Columns({"ptr": ptr, "last": last}), rates[BLOCK_PTR]),
+            self.source_on(RESPONSE, list(words[addrs]), rates[RESPONSE],
+                           after={REQUEST: np.arange(1, len(addrs) + 1)})]
+        self.sinks = [self.sink_on(REQUEST, rates[REQUEST], len(addrs)),
+                      self.sink_on(RECORDS, rates[RECORDS], len(bits))]
+        self.drivers = [*self.sources, *self.sinks]
+
+    @staticmethod
+    def _check(component, matrix):
+        R, C = component.block
+        if matrix.blocksize != (R, C):
+            raise ParameterError(f"a BSR matrix of {matrix.blocksize[0]} x "
+                                 f"{matrix.blocksize[1]} blocks: the block takes {R} x {C}")
+        if wire.value_bits(matrix.data)[1] > component.value_width:
+            raise ParameterError(f"{matrix.dtype} values do not fit the block's "
+                                 f"{component.value_width}-bit values")
+        if max(*matrix.shape, int(matrix.indptr[-1]) + 1) > 1 << component.width:
+            raise ParameterError(f"a {matrix.shape[0]} x {matrix.shape[1]} matrix of "
+                                 f"{int(matrix.indptr[-1])} blocks does not fit the block's "
+                                 f"{component.width}-bit indices")
+
+    def finished(self):
+        return all(s.done for s in self.sources) and all(
+            len(s.received) == s.expected for s in self.sinks)
+
+    def from_outputs(self, cycles, outputs):
+        records = record_columns(outputs[RECORDS])
+        return BsrCooResult(cycles, records, np.asarray(outputs[REQUEST], dtype=np.int64))
+
+
+def run_coo(source, block=None, run_bits=None, seed=1):
+    """``(coo, cycles)``: the BSR matrix ``source`` converted by the ``bsr_to_coo`` block
+    (its block shape, :data:`WIDTH`-bit indices, the matrix's value type), natively on
+    Verilator under random back-pressure, rebuilt from its records."""
+    matrix = canonical_bsr(source)
+    R, C = matrix.blocksize
+    value_width = wire.value_bits(matrix.data)[1]
+    bits = wire.width(wire.bsr_block(WIDTH, value_width, (R, C)))
+    if bits > NATIVE_BITS:
+        raise ParameterError(f"--engine rtl: a {R} x {C} block of {value_width}-bit values "
+                             f"is a {bits}-bit word, wider than the {NATIVE_BITS} bits a "
+                             "native run carries")
+    component = BsrToCoo(block_rows=R, block_cols=C, width=WIDTH, value_width=value_width)
+    out = native.run(BsrCooBench(component, [matrix], seed))
+    records = record_columns(out.outputs[RECORDS])
+    return records_to_coo(records, matrix.shape, matrix.dtype), out.cycles
+
+
+CONVERSIONS = {("csr", "bsr"): run, ("bsr", "coo"): run_coo}

@@ -1,4 +1,5 @@
-"""RLC to COO on the ``rlc_to_coo`` block (MINT Fig. 8d): its bench, and ``convert --engine rtl``.
+"""RLC to COO on the ``rlc_to_coo`` block (MINT Fig. 8d) and Dense to RLC on
+``dense_to_rlc``: their benches, and ``convert --engine rtl``.
 
 :class:`RlcBench` streams RLC matrices of one shape, back to back, into the block:
 ``lanes`` pairs a vector as the host encoder packs them
@@ -8,6 +9,13 @@ Its result is the records as the hardware emitted them; :func:`records_to_coo` r
 the COO matrix from them, and :func:`run` does both natively on Verilator.
 :class:`UnitBench` drives the converters' sub-units (hw/convert_rlc.py's stream units,
 hw/convert_bsr.py's stages) in their own tests.
+
+:class:`DenseRlcBench` streams dense matrices of any shapes, back to back, into
+``dense_to_rlc`` as flat dense vectors (:func:`~sparseforge.sw.wire.dense_vectors`) and
+takes its RLC vectors, each compared (natively) with the host encoder's
+(:func:`~sparseforge.sw.wire.rlc_vectors` of the golden RLC); :func:`vectors_to_rlc`
+rebuilds the RLC matrix from what the hardware emitted, and :func:`run_dense` does both
+natively on Verilator.
 """
 
 from dataclasses import dataclass
@@ -16,12 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..hw.convert_rlc import RlcToCoo
-from ..sw import wire
+from ..hw.convert_rlc import DenseToRlc, RlcToCoo
+from ..sw import conversion, wire
 from . import native
+from .convert_ciss import EntryWords
 from .streams import Bench, Static
 
-PAIRS, RECORDS = "pairs", "records"
+DENSE, PAIRS, RECORDS = "dense", "pairs", "records"
 
 LANES, WIDTH = 8, 32
 """Pairs per vector and bits of a position of the block ``--engine rtl`` builds, whatever
@@ -151,4 +160,97 @@ def run(source, block=None, run_bits=None, seed=1):
     return records_to_coo(records, source.shape, source.dtype), out.cycles
 
 
-CONVERSIONS = {("rlc", "coo"): run}
+class DenseRlcBench(Bench):
+    """Streams ``matrices`` (2-D arrays, of any shapes) through a
+    :class:`~sparseforge.hw.convert_rlc.DenseToRlc`, flat, back to back.
+
+    ``rates`` gives each stream's probability of acting on a cycle (default 0.7). The
+    ``pairs`` sink takes each vector as its word (an int, the wire's packing) and a
+    native run checks every one against the golden converter's
+    (:func:`~sparseforge.sw.conversion.convert` to ``rlc`` with the block's
+    ``run_bits``), whose vector counts tell the sink how many to take.
+    """
+
+    def __init__(self, component, matrices, seed, rates=None):
+        super().__init__(component, seed)
+        rates = {DENSE: 0.7, PAIRS: 0.7, **(rates or {})}
+        L, B, V = component.lanes, component.run_bits, component.value_width
+        bits = [self._check(component, m) for m in matrices]
+        self.golden = [conversion.convert(m, "rlc", run_bits=B) for m in matrices]
+        vectors = [wire.dense_vectors(b, L, rows=False) for b in bits]
+        words = np.concatenate([wire.pack_lanes(
+            (wire.Field("value", V),), L, wire.dense_flags(False), {"value": v, **flags})
+            for v, flags in vectors])
+        pairs = [wire.pack_lanes(wire.rlc_pair(B, V), L, wire.rlc_end(),
+                                 wire.rlc_vectors(g.runs, wire.value_bits(g.values)[0], L))
+                 for g in self.golden]
+        self.counts = [len(p) for p in pairs]
+        self.codecs[PAIRS] = EntryWords(self.codecs[PAIRS].shape)
+        self.outputs[PAIRS] = [int(w) for p in pairs for w in p]
+        self.source = self.source_on(DENSE, words, rates[DENSE])
+        self.sink = self.sink_on(PAIRS, rates[PAIRS], expected=sum(self.counts))
+        self.drivers = [self.source, self.sink]
+
+    @staticmethod
+    def _check(component, matrix):
+        """The bits of ``matrix``'s elements, refused where the block cannot take them."""
+        matrix = np.asarray(matrix)
+        if matrix.ndim != 2:
+            raise ParameterError(f"dense_to_rlc takes matrices, not a {matrix.ndim}-D array")
+        bits, need = wire.value_bits(matrix)
+        if need > component.value_width:
+            raise ParameterError(f"{matrix.dtype} values do not fit the block's "
+                                 f"{component.value_width}-bit values")
+        if matrix.size > 1 << component.width:
+            raise ParameterError(f"a {matrix.shape[0]} x {matrix.shape[1]} matrix does not "
+                                 f"fit the block's {component.width}-bit filler count")
+        return bits.reshape(matrix.shape)
+
+    def finished(self):
+        return self.source.done and len(self.sink.received) == self.sink.expected
+
+    def from_outputs(self, cycles, outputs):
+        return UnitResult(cycles, {PAIRS: outputs[PAIRS]})
+
+
+def vectors_to_rlc(words, component, shape, dtype):
+    """The RLC matrix of one matrix's RLC vectors (ints, the wire's packing) as
+    ``dense_to_rlc`` emitted them; fails unless ``last`` marks the final one only and the
+    final one's lanes after its last pair are (0, 0)."""
+    L, B, V = component.lanes, component.run_bits, component.value_width
+    lane = B + V
+    lanes = [(w >> (lane * i)) & ((1 << lane) - 1) for w in words for i in range(L)]
+    last = [w >> (lane * L) & 1 for w in words]
+    if last != [0] * (len(words) - 1) + [1] * bool(words):
+        raise AssertionError(f"{len(words)} RLC vectors with last {last[:8]}...: last must "
+                             "mark the final one only")
+    while lanes and not lanes[-1]:
+        lanes.pop()
+    if len(lanes) <= L * (len(words) - 1):
+        raise AssertionError("an RLC vector holds no pair")
+    runs = np.array([p & ((1 << B) - 1) for p in lanes], dtype=np.uint64)
+    values = wire.bits_values(np.array([p >> B for p in lanes], dtype=np.uint64), dtype)
+    return conversion.RLC(runs, values, shape, B)
+
+
+def dense_component(dtype, run_bits):
+    """The ``dense_to_rlc`` block ``--engine rtl`` builds: :data:`LANES` lanes, a
+    :data:`WIDTH`-bit filler count, the conversion's ``run_bits`` and the matrix's value
+    type."""
+    return DenseToRlc(lanes=LANES, run_bits=run_bits, width=WIDTH,
+                      value_width=wire.value_width(dtype))
+
+
+def run_dense(source, block=None, run_bits=None, seed=1):
+    """``(rlc, cycles)``: the dense matrix ``source`` converted by the ``dense_to_rlc``
+    block, natively on Verilator under random back-pressure, rebuilt from its vectors."""
+    source = np.asarray(source)
+    if source.ndim != 2:
+        raise ParameterError(f"dense_to_rlc takes matrices, not a {source.ndim}-D tensor")
+    component = dense_component(source.dtype, conversion.RUN_BITS if run_bits is None
+                                else run_bits)
+    out = native.run(DenseRlcBench(component, [source], seed))
+    return vectors_to_rlc(out.outputs[PAIRS], component, source.shape, source.dtype), out.cycles
+
+
+CONVERSIONS = {("rlc", "coo"): run, ("dense", "rlc"): run_dense}

@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""CSR to BSR (MINT Fig. 8e): the sub-units, directed runs on Amaranth's simulator, real
-matrices natively on Verilator against the golden converter, and ``convert --engine rtl``."""
+"""CSR to BSR (MINT Fig. 8e) and BSR to COO: the sub-units, directed runs on Amaranth's
+simulator, real matrices natively on Verilator against the golden converter, and
+``convert --engine rtl``."""
 
 import json
 import subprocess
@@ -9,12 +10,16 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
 from sparseforge.hw.convert_bsr import (
     Assembler,
     Banks,
+    BsrToCoo,
+    BsrToCooSignature,
     CsrToBsr,
     CsrToBsrSignature,
     Merge,
@@ -30,15 +35,21 @@ from sparseforge.tb.convert_bsr import (
     BLOCK_PTR,
     BLOCKS,
     DEPTH,
+    RECORDS,
+    REQUEST,
+    RESPONSE,
     WIDTH,
     BsrBench,
+    BsrCooBench,
     bank_need,
     block_columns,
     blocks_to_bsr,
     pointer_columns,
     run,
+    run_coo,
+    slice_reads,
 )
-from sparseforge.tb.convert_rlc import UnitBench
+from sparseforge.tb.convert_rlc import UnitBench, records_to_coo
 
 FULL = dict.fromkeys(("row_ptr", "entries", BLOCK_PTR, BLOCKS), 1.0)
 
@@ -353,3 +364,205 @@ def test_soak_larger_real_matrices(shared_data, name, block, seed):
     m = cv.convert(read_matrix(shared_data / "matrices" / name), "csr")
     bsr, _ = run(m, block, seed=seed_from_env(200 + seed))
     assert_same(bsr, cv.convert(m, "bsr", block=block))
+
+
+# -- BSR to COO -----------------------------------------------------------------------
+
+COO_FULL = dict.fromkeys((BLOCK_PTR, RECORDS, REQUEST, RESPONSE), 1.0)
+
+
+def bsr(dense, block):
+    return cv.convert(np.asarray(dense), "bsr", block=block)
+
+
+def decode_all(component, matrices, seed, rates=None):
+    """Each matrix's COO from one run of ``matrices`` back to back on Amaranth's simulator
+    (every read address checked against the bench's), and the run's result."""
+    bench = BsrCooBench(component, matrices, seed_from_env(seed), rates)
+    result = pysim(bench)
+    assert result.reads.tolist() == bench.outputs[REQUEST].tolist()
+    out, start = [], 0
+    for m, g in zip(matrices, bench.golden, strict=True):
+        part = {k: v[start:start + g.nnz] for k, v in result.records.items()}
+        assert part["last"].tolist() == [0] * (g.nnz - 1) + [1] * bool(g.nnz)
+        out.append(records_to_coo(part, m.shape, m.dtype))
+        start += g.nnz
+    assert start == len(result.records["row"])
+    return out, result
+
+
+def assert_same_coo(coo, golden):
+    assert coo.shape == golden.shape
+    for name in ("row", "col", "data"):
+        got, want = getattr(coo, name), getattr(golden, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+def test_slice_reads_visit_each_block_row_r_times():
+    m = bsr([[1, 0, 2, 0, 0, 3], [0, 4, 0, 0, 5, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0],
+             [0, 0, 0, 0, 0, 6], [7, 0, 0, 0, 0, 0]], (2, 2))
+    assert m.indptr.tolist() == [0, 3, 3, 5]
+    assert slice_reads(m).tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 3, 4]
+
+
+@pytest.mark.parametrize("rates", [None, COO_FULL])
+def test_a_fig_8e_sized_matrix_row_major_across_blocks(rates):
+    # 2 x 3 blocks on 6 x 9: a block row of three blocks whose rows interleave, an
+    # empty block row, one whose first row has nothing (a pass of fill only), values
+    # that differ everywhere; then an all-zero matrix and the first again, back to back.
+    dense = np.zeros((6, 9), dtype=np.int16)
+    dense[0, [0, 4, 8]], dense[1, [1, 3, 6, 7]] = [1, 2, 3], [4, 5, 6, 7]
+    dense[5, [2, 5]] = [8, -9]
+    matrices = [bsr(dense, (2, 3)), bsr(np.zeros((6, 9), np.int16), (2, 3)), bsr(dense, (2, 3))]
+    unit = BsrToCoo(block_rows=2, block_cols=3, width=6, value_width=16)
+    got, result = decode_all(unit, matrices, 3, rates)
+    for g, m in zip(got, matrices, strict=True):
+        assert_same_coo(g, cv.convert(m, "coo"))
+    assert [g.nnz for g in got] == [9, 0, 9]
+    assert len(result.reads) == 2 * (3 * 2 + 2 * 2)        # R passes over each block row
+
+
+@pytest.mark.parametrize("block", [(1, 1), (1, 4), (3, 1), (4, 4)])
+def test_block_shapes_and_a_matrix_whose_last_blocks_hold_only_fill(block):
+    rng = np.random.default_rng(sum(block))
+    R, C = block
+    dense = ((rng.random((3 * R, 4 * C)) < 0.3) * rng.integers(1, 99, (3 * R, 4 * C)))
+    dense[-1] = 0                                   # the final nonzero is not in a last row
+    dense[0, 0] = 5
+    m = bsr(dense.astype(np.int32), block)
+    unit = BsrToCoo(block_rows=R, block_cols=C, width=8, value_width=32)
+    got, _ = decode_all(unit, [m, m], R * C)
+    assert_same_coo(got[1], cv.convert(m, "coo"))
+
+
+def test_explicit_zeros_and_negative_zero_are_fill():
+    m = bsr(np.array([[1.5, 0], [0, -2.0], [0, 0], [3.0, 0]]), (2, 2))
+    m.data[0, 0, 1] = -0.0
+    unit = BsrToCoo(block_rows=2, block_cols=2, width=4, value_width=64)
+    got, _ = decode_all(unit, [m], 1)
+    assert_same_coo(got[0], cv.convert(m, "coo"))
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(1, 4),
+       st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2**16))
+def test_hypothesis_matrices_back_to_back(R, C, grid_rows, grid_cols, density, seed):
+    rng = np.random.default_rng(seed)
+    shape = (R * grid_rows, C * grid_cols)
+    matrices = [bsr(((rng.random(shape) < density) * rng.integers(-99, 99, shape))
+                    .astype(np.int8), (R, C)) for _ in range(2)]
+    unit = BsrToCoo(block_rows=R, block_cols=C, width=6, value_width=8)
+    got, _ = decode_all(unit, matrices, seed)
+    for g, m in zip(got, matrices, strict=True):
+        assert_same_coo(g, cv.convert(m, "coo"))
+
+
+def test_one_row_slice_a_cycle():
+    """Full blocks: a block row-slice of C nonzeros a cycle in would be C records a cycle
+    out; one nonzero a cycle is the bound. Sparse blocks: a slice a cycle."""
+    dense = np.arange(1, 8 * 8 + 1, dtype=np.int16).reshape(8, 8)
+    unit = BsrToCoo(block_rows=2, block_cols=2, width=8, value_width=16)
+    _, full = decode_all(unit, [bsr(dense, (2, 2))], 0, COO_FULL)
+    assert 64 < full.cycles <= 64 + 12
+    diagonal = np.diag(np.arange(1, 65, dtype=np.int16))
+    m = bsr(diagonal, (2, 2))                           # 32 blocks: 64 slices, 64 records
+    _, sparse = decode_all(unit, [m], 0, COO_FULL)
+    assert sparse.cycles <= 2 * 32 + 12
+
+
+def test_the_coo_bench_refuses_what_the_block_cannot_hold():
+    """4-bit indices: 16 rows and 15 blocks (their pointer 15) fit; 18 rows, or a 16th
+    block, do not."""
+    unit = BsrToCoo(block_rows=2, block_cols=2, width=4, value_width=8)
+
+    def blocks(count, rows=16):
+        dense = np.zeros((rows, 16), np.int8)
+        dense[2 * (np.arange(count) // 8), 2 * (np.arange(count) % 8)] = 1
+        return bsr(dense, (2, 2))
+
+    BsrCooBench._check(unit, blocks(15))
+    with pytest.raises(ParameterError, match="a 16 x 16 matrix of 16 blocks does not fit "
+                                             "the block's 4-bit indices"):
+        BsrCooBench._check(unit, blocks(16))
+    with pytest.raises(ParameterError, match="a 18 x 16 matrix of 1 blocks"):
+        BsrCooBench._check(unit, blocks(1, rows=18))
+    with pytest.raises(ParameterError, match="a BSR matrix of 1 x 2 blocks"):
+        BsrCooBench._check(unit, bsr(np.eye(4, dtype=np.int8), (1, 2)))
+    with pytest.raises(ParameterError, match="int16 values do not fit"):
+        BsrCooBench._check(unit, bsr(np.eye(4, dtype=np.int16), (2, 2)))
+    with pytest.raises(ParameterError, match="complex"):
+        run_coo(bsr(np.eye(4) * 1j, (2, 2)))
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"block_rows": 0}, "block_rows=0"), ({"block_cols": 9}, "block_cols=9"),
+    ({"width": 3}, "width=3"), ({"value_width": 65}, "value_width=65")])
+def test_bsr_to_coo_bad_parameters_are_named_with_their_range(params, message):
+    with pytest.raises(ParameterError, match=message):
+        BsrToCoo(**params)
+
+
+def test_bsr_to_coo_declares_its_signature_and_its_report_builds():
+    unit = BsrToCoo(block_rows=3, block_cols=2, width=12, value_width=10)
+    want = BsrToCooSignature((3, 2), 12, 10).members
+    got = unit.signature.members
+    assert [(k, m.flow) for k, m in got.items()] == [(k, m.flow) for k, m in want.items()]
+    assert all(got[k] == want[k] for k in ("block_ptr", "records"))
+    assert dict(got["mem"].signature.members) == dict(want["mem"].signature.members)
+    block = get("bsr_to_coo")
+    for config in block.cls.REPORT:
+        block.cls(**block.resolve(config))
+
+
+@pytest.mark.parametrize("params", [{}, {"block_rows": 1, "block_cols": 1, "width": 4,
+                                         "value_width": 1}])
+def test_bsr_to_coo_verilog_lints_clean_with_wall(lint, params):
+    assert lint("bsr_to_coo", params) == ""
+
+
+@pytest.mark.verilator
+def test_bsr_to_coo_on_a_real_matrix_under_back_pressure(shared_data):
+    m = bsr(read_matrix(shared_data / "matrices/suitesparse/494_bus.mtx").toarray(), (2, 2))
+    coo, cycles = run_coo(m, seed=seed_from_env(7))
+    assert_same_coo(coo, cv.convert(m, "coo"))
+    assert cycles >= 2 * int(m.indptr[-1])
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_convert_bsr_to_coo_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
+    source = shared_data / "matrices/suitesparse/494_bus.mtx"
+    sparseforge("convert", source, "--to", "bsr", "--block", "2,2", "-o", tmp_path / "a.npz")
+    for engine in ("sw", "rtl"):
+        result = json.loads(sparseforge("convert", tmp_path / "a.npz", "--to", "coo",
+                                        "--engine", engine, "-o", tmp_path / f"{engine}.npz",
+                                        "--json"))
+        assert result["engine"] == engine and (engine == "sw" or result["cycles"] > 0)
+    sw, rtl = np.load(tmp_path / "sw.npz"), np.load(tmp_path / "rtl.npz")
+    assert sorted(sw.files) == sorted(rtl.files)
+    for name in sw.files:
+        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize(("name", "block"), [
+    ("pypi/pyamg_bar.mtx", (2, 2)), ("suitesparse/west0479.mtx", (1, 1)),
+    ("graphs/3elt.mtx", (4, 4)), ("graphs/email-Eu-core.mtx", (1, 5))])
+def test_soak_bsr_to_coo_larger_real_matrices(shared_data, name, block):
+    source = read_matrix(shared_data / "matrices" / name)
+    shape = tuple(s - s % b for s, b in zip(source.shape, block, strict=True))
+    dense = source.toarray()[:shape[0], :shape[1]]
+    m = bsr(dense, block)
+    coo, _ = run_coo(m, seed=seed_from_env(sum(block)))
+    assert_same_coo(coo, cv.convert(m, "coo"))
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_soak_bsr_to_coo_back_to_back_natively(shared_data):
+    dense = read_matrix(shared_data / "matrices/suitesparse/494_bus.mtx").toarray()
+    matrices = [bsr(dense, (2, 2)), bsr(np.zeros((8, 8)), (2, 2)), bsr(dense[:100, :60], (2, 2))]
+    unit = BsrToCoo(block_rows=2, block_cols=2, width=WIDTH, value_width=64)
+    bench = BsrCooBench(unit, matrices, seed_from_env(9))
+    native.run(bench)                           # every address and record checked inside
