@@ -22,7 +22,7 @@ before it stand still, and the records that complete it could not be read, a dea
 unless a buffer as deep as the longest gap sat between.
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
@@ -32,6 +32,7 @@ from ..core.registry import block
 from ..sw import wire
 from .convert_csc import RowCounter
 from .interfaces import dense_layout, struct
+from .stream_units import any_of
 
 WIDTH = Param("width", 32, 4, 64, "bits of a row, a column, a pointer and a position")
 VALUE_WIDTH = Param("value_width", 32, 1, 64, "bits of a value (passed through as it is)")
@@ -122,16 +123,22 @@ class CsrToCoo(wiring.Component):
         wiring.connect(m, wiring.flipped(self.entries), rows.csr)
 
         # The pointers: row_ptr[0] dropped, row_ptr[1 .. rows] to the counter.
+        # The counter's ``rows`` is the pointers it has taken, and one more until the pointer
+        # with last is in: a register, counting the pointers but that one.
         given = self.row_ptr
         first = Signal(init=1)                  # the next pointer is a matrix's row_ptr[0]
         ended = Signal()                        # the pointer with last is in
-        counted = Signal(W + 1)                 # pointers handed to the counter
-        m.d.comb += [rows.rows.eq(counted + ~ended),
+        told = Signal(W + 1, init=1)            # the counter's rows
+        m.d.comb += [rows.rows.eq(told),
                      rows.row_ptr.valid.eq(given.valid & ~first & ~ended),
                      rows.row_ptr.payload.eq(given.payload.ptr),
                      given.ready.eq(first | (~ended & rows.row_ptr.ready))]
         with m.If(given.valid & given.ready):
-            m.d.sync += [first.eq(0), ended.eq(given.payload.last), counted.eq(counted + ~first)]
+            m.d.sync += [first.eq(0), ended.eq(given.payload.last)]
+            with m.If(first & given.payload.last):
+                m.d.sync += told.eq(0)
+            with m.Elif(~first & ~given.payload.last):
+                m.d.sync += told.eq(told + 1)
 
         # The hold: a record leaves when the next comes, or with last when the counter is done.
         got, out = rows.entries, self.records
@@ -149,7 +156,7 @@ class CsrToCoo(wiring.Component):
                 m.d.sync += [*send, out.payload.last.eq(0)]
         with m.Elif(rows.done & (~held | free)):
             m.d.comb += rows.restart.eq(1)
-            m.d.sync += [held.eq(0), first.eq(1), ended.eq(0), counted.eq(0)]
+            m.d.sync += [held.eq(0), first.eq(1), ended.eq(0), told.eq(1)]
             with m.If(held):
                 m.d.sync += [*send, out.payload.last.eq(1)]
         return m
@@ -159,8 +166,9 @@ class Linearize(wiring.Component):
     """Each record's row-major position, ``row * cols + col``, from sorted records
     (the inverse of Fig. 8d step 4).
 
-    ``base`` is the position where row ``row`` starts. A record of the current row leaves
-    at ``base + col`` on the cycle it is taken. One of a later row waits while the rows
+    ``base`` is the position where row ``row`` starts, and a register holds the next row's
+    start, ``base + cols``. A record of the current row or the next leaves at its row's
+    start plus ``col`` on the cycle it is taken. One of a later row waits while the rows
     between are passed, each cycle ``2**j`` of them (``lanes`` where ``lanes`` or more
     remain, else the highest power of two among those left): ``base`` grows by ``cols <<
     j``, so ``log2 lanes + 1`` shifts of ``cols`` and an adder do the multiply. After a
@@ -183,9 +191,10 @@ class Linearize(wiring.Component):
     positions : Out(stream(:func:`position_layout`))
         One per record, then the matrix's end, from a register.
 
-    Throughput: a record a cycle within a row; a record ``g`` rows after the one before
-    takes ``g // lanes`` cycles and one per bit set in ``g % lanes``, then one; a matrix
-    one cycle for its shape and its end's walk from its last record's row.
+    Throughput: a record a cycle within a row and into the next; a record ``g > 1`` rows
+    after the one before takes ``g // lanes`` cycles and one per bit set in ``g %
+    lanes``, and two; a matrix one cycle for its shape and its end's walk from its last
+    record's row.
     """
 
     def __init__(self, lanes, width, value_width):
@@ -202,47 +211,70 @@ class Linearize(wiring.Component):
         loaded, more = Signal(), Signal()       # a shape is held; records still to come
         rows, cols = Signal(P), Signal(P)
         row, base = Signal(P), Signal(P)        # the row reached and its start
-        waiting, gap = Signal(), Signal(P)      # an item waits while gap rows are passed
+        row_next, base_next = Signal(P), Signal(P)      # the row after it and its start
+        waiting = Signal()                      # an item waits while rows are passed:
+        jumps, rest = Signal(P - k), Signal(k)  # the rows to pass, lanes at a time and then
+        sized, no_jumps = Signal(), Signal()    # ``jumps == 0`` is known, and true
         col, value, end = Signal(P), Signal.like(self.records.payload.value), Signal()
         out, given = self.positions, self.records
         free = ~out.valid | out.ready
         with m.If(out.ready):
             m.d.sync += out.valid.eq(0)
 
-        def send(at, what, ends):
-            return [out.valid.eq(1), out.payload.position.eq(base + at),
+        def send(start, at, what, ends):
+            return [out.valid.eq(1), out.payload.position.eq(start + at),
                     out.payload.value.eq(what), out.payload.end.eq(ends)]
 
+        # The item placed next: a record, or once they are through the end, row ``rows``'s
+        # start less one.
+        item = data.StructLayout({"row": P, "col": P, "value": len(value), "end": 1})
+        head = Signal(item)
         m.d.comb += [self.shape.ready.eq(~loaded),
-                     given.ready.eq(loaded & more & ~waiting & free)]
+                     given.ready.eq(loaded & more & ~waiting & free),
+                     head.eq(Mux(more, Cat(given.payload.row, given.payload.col,
+                                           given.payload.value, 0),
+                                 Cat(rows, Const(-1, P), Const(0, len(value)), 1)))]
+        take = loaded & ~waiting & free & (given.valid | ~more)
+        gap = Signal(P)                         # rows from the one reached to the item's
+        m.d.comb += gap.eq(head.row - row)
+        m.d.sync += base_next.eq(base + cols)
         with m.If(self.shape.valid & self.shape.ready):
             m.d.sync += [loaded.eq(1), more.eq(self.shape.payload.nnz != 0),
                          rows.eq(self.shape.payload.rows), cols.eq(self.shape.payload.cols),
-                         row.eq(0), base.eq(0)]
+                         row.eq(0), base.eq(0), row_next.eq(1),
+                         base_next.eq(self.shape.payload.cols)]
         with m.If(given.valid & given.ready):
             m.d.sync += more.eq(~given.payload.last)
-            with m.If(given.payload.row == row):
-                m.d.sync += send(given.payload.col, given.payload.value, 0)
+        with m.If(take):
+            with m.If(head.row == row):
+                m.d.sync += send(base, head.col, head.value, head.end)
+            with m.Elif(head.row == row_next):
+                m.d.sync += [*send(base_next, head.col, head.value, head.end),
+                             row.eq(row_next), row_next.eq(row_next + 1), base.eq(base_next),
+                             base_next.eq(base_next + cols)]
             with m.Else():
-                m.d.sync += [waiting.eq(1), gap.eq(given.payload.row - row),
-                             row.eq(given.payload.row), col.eq(given.payload.col),
-                             value.eq(given.payload.value), end.eq(0)]
-        with m.If(loaded & ~more & ~waiting):       # the end: a walk to row ``rows``
-            m.d.sync += [waiting.eq(1), gap.eq(rows - row), row.eq(rows),
-                         col.eq(Const(-1, P)), value.eq(0), end.eq(1)]
-        with m.If(waiting & (gap == 0) & free):
-            m.d.sync += [*send(col, value, end), waiting.eq(0)]
+                m.d.sync += [waiting.eq(1), jumps.eq(gap[k:]), rest.eq(gap[:k]), sized.eq(0),
+                             row.eq(head.row), row_next.eq(head.row + 1),
+                             col.eq(head.col), value.eq(head.value), end.eq(head.end)]
+            with m.If(head.end & ((head.row == row) | (head.row == row_next))):
+                m.d.sync += loaded.eq(0)
+        # The walk: first jumps of lanes rows, each a shift of cols; then the rest, a row
+        # count below lanes, its highest bit a cycle. The first cycle learns whether any
+        # jump is due, so no cycle's loop tests all of jumps.
+        above = [rest[j + 1:].any() for j in range(k)]          # a higher bit set in rest
+        with m.If(waiting & ~sized):
+            m.d.sync += [sized.eq(1), no_jumps.eq(jumps == 0)]
+        with m.Elif(waiting & ~no_jumps):
+            m.d.sync += [jumps.eq(jumps - 1), no_jumps.eq(jumps == 1),
+                         base.eq(base + (cols << k))]
+        with m.Elif(waiting & (rest != 0)):
+            m.d.sync += [rest.eq(Cat(rest[j] & above[j] for j in range(k))),
+                         base.eq(base + any_of(Mux(rest[j] & ~above[j], cols << j, 0)
+                                               for j in range(k)))]
+        with m.Elif(waiting & free):
+            m.d.sync += [*send(base, col, value, end), waiting.eq(0)]
             with m.If(end):
                 m.d.sync += loaded.eq(0)
-        with m.Elif(waiting & (gap != 0)):
-            # The jump: lanes rows where as many remain, else the highest power of two.
-            shift = Signal(range(k + 1))
-            m.d.comb += shift.eq(k)
-            with m.If(~gap[k:].any()):
-                for j in range(k):
-                    with m.If(gap[j]):
-                        m.d.comb += shift.eq(j)
-            m.d.sync += [gap.eq(gap - (Const(1, k + 1) << shift)), base.eq(base + (cols << shift))]
         return m
 
 

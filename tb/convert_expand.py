@@ -47,14 +47,20 @@ def check_csr(matrix, width):
 
 
 def check_shape(shape, width):
-    """Refuse a dense result with no elements, beyond ``width``-bit rows, columns and
-    positions, or larger than the host holds (:data:`~sparseforge.sw.conversion.MAX_AREA`)."""
+    """Refuse a dense result with no elements or beyond ``width``-bit rows, columns and
+    positions."""
     rows, cols = shape
     if not rows or not cols:
         raise ParameterError(f"a {rows} x {cols} matrix has no elements to stream")
     if max(rows, cols) >> width or rows * cols > 1 << width:
         raise ParameterError(f"a {rows} x {cols} matrix does not fit the block's {width}-bit "
                              "rows, columns and positions")
+
+
+def check_area(shape):
+    """Refuse a dense result larger than the host holds
+    (:data:`~sparseforge.sw.conversion.MAX_AREA`), as the golden converter does."""
+    rows, cols = shape
     if rows * cols > conversion.MAX_AREA:
         raise ParameterError(f"a dense {rows} x {cols} array would take {rows * cols:,} "
                              f"elements; conversions refuse more than MAX_AREA = "
@@ -220,6 +226,9 @@ def rebuild(component, matrices, outputs):
 def simulate(component, matrices, seed, rates=None, engine="native"):
     """``(results, cycles)`` of ``matrices`` back to back through ``component`` on
     Verilator (``native``) or Amaranth's simulator (``pysim``)."""
+    if not isinstance(component, CsrToCoo):
+        for m in matrices:
+            check_area(m.shape)
     done = native.simulate(bench(component, matrices, seed, rates), engine)
     return rebuild(component, matrices, done.outputs), done.cycles
 

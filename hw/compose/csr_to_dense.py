@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """CSR to Dense as one design: CSR to COO streaming into COO to Dense."""
 
 from amaranth.hdl import Module

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """RLC to Dense as one design: RLC to COO streaming into COO to Dense."""
 
 from amaranth.hdl import Module
