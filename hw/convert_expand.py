@@ -32,7 +32,7 @@ from ..core.registry import block
 from ..sw import wire
 from .convert_csc import RowCounter
 from .interfaces import dense_layout, struct
-from .stream_units import any_of
+from .stream_units import Skid, any_of
 
 WIDTH = Param("width", 32, 4, 64, "bits of a row, a column, a pointer and a position")
 VALUE_WIDTH = Param("value_width", 32, 1, 64, "bits of a value (passed through as it is)")
@@ -193,8 +193,8 @@ class Linearize(wiring.Component):
 
     Throughput: a record a cycle within a row and into the next; a record ``g > 1`` rows
     after the one before takes ``g // lanes`` cycles and one per bit set in ``g %
-    lanes``, and two; a matrix one cycle for its shape and its end's walk from its last
-    record's row.
+    lanes``, and three (its take, the test of its jump count, its send); the end as a
+    record of row ``rows``; a matrix a cycle more for its shape.
     """
 
     def __init__(self, lanes, width, value_width):
@@ -367,7 +367,9 @@ class CooToDense(wiring.Component):
 
     The inverse of MINT's RLC to COO step 4 (Section V-B2, Fig. 8d), as the module
     docstring says: :class:`Linearize` gives each record its row-major position,
-    :class:`Fill` writes it into its dense vector.
+    :class:`Fill` writes it into its dense vector; a
+    :class:`~sparseforge.hw.stream_units.Skid` between them keeps the dense stream's
+    ``ready`` out of :class:`Linearize`'s adder.
 
     Parameters
     ----------
@@ -386,10 +388,13 @@ class CooToDense(wiring.Component):
     and a record a cycle within a vector (the first written as the vector before leaves),
     so a matrix of ``v`` vectors and ``z`` records takes about ``max(v, z)`` to ``v + z``
     cycles, plus what :class:`Linearize` spends passing rows: ``g // L`` cycles and up
-    to ``log2 L`` more for a gap of ``g`` rows, which keeps ahead of the vectors once a
-    row holds L elements or more. Between registers: an adder (the position, or the row
-    start moving on) in :class:`Linearize`; equality comparators and a lane's write
-    enable in :class:`Fill`.
+    to ``log2 L + 3`` more for a gap of ``g > 1`` rows: ahead of the vectors where rows
+    hold L elements or more and gaps are long, behind them by a few cycles a record where
+    short gaps fall between lone records. Latency: a record's position is out of
+    :class:`Linearize` on the cycle after it is taken, through the register slice on the
+    next, and its vector leaves when the next vector's first item arrives. Between
+    registers: an adder (the position, or the row start moving on) in :class:`Linearize`;
+    equality comparators and a lane's write enable in :class:`Fill`.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)
@@ -406,6 +411,9 @@ class CooToDense(wiring.Component):
         m.submodules.fill = fill = Fill(self.lanes, self.width, self.value_width)
         wiring.connect(m, wiring.flipped(self.shape), linearize.shape)
         wiring.connect(m, wiring.flipped(self.records), linearize.records)
-        wiring.connect(m, linearize.positions, fill.positions)
+        # A register slice between them: the dense stream's ready stops at Fill.
+        m.submodules.slice = between = Skid(position_layout(self.width, self.value_width))
+        wiring.connect(m, linearize.positions, between.i)
+        wiring.connect(m, between.o, fill.positions)
         wiring.connect(m, fill.dense, wiring.flipped(self.dense))
         return m

@@ -90,8 +90,9 @@ def test_fig8_to_dense_with_vectors_inside_rows_and_across_them(kind, lanes):
 @pytest.mark.parametrize("rates", [None, FULL])
 def test_zero_rows_a_zero_matrix_and_gaps_across_every_jump_back_to_back(kind, rates):
     """Empty rows first, between and last; an all-zero matrix between others; gaps of rows
-    of every jump size up to past 2 L (L = 4); a single column and a row wider than L."""
-    tall = matrix((40, 1), [0, 1, 4, 5, 9, 17, 26, 39])       # gaps of 0, 2, 3, 4, 8, 9, 13
+    taking every mix of jumps of L = 4 rows and of 2 and 1; a single column, and rows
+    wider than L with records in one row."""
+    tall = matrix((40, 1), [0, 1, 4, 5, 7, 13, 20, 29, 39])    # gaps 1, 3, 1, 2, 6, 7, 9, 10
     wide = matrix((3, 11), [13, 14, 20])                       # rows 0 and 2 empty
     zero = np.zeros((5, 3), dtype=np.int16)
     shapes = [tall, zero, wide, zero, zero, tall] if kind is not RlcToDense else [tall, tall]
@@ -265,11 +266,21 @@ def test_convert_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path, 
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("name", ["suitesparse/bcspwr10.mtx", "graphs/email-Eu-core.mtx",
                                   "pypi/pyamg_bar.mtx", "suitesparse/west0479.mtx"])
-def test_soak_larger_real_matrices_through_every_block(shared_data, name, seed):
+def test_soak_csr_to_coo_larger_real_matrices_back_to_back(shared_data, name, seed):
     a = real(shared_data, name)
-    for kind, params in ((CsrToCoo, {}), (CooToDense, {"lanes": tb.LANES}),
-                         (CsrToDense, {"lanes": tb.LANES}),
-                         (RlcToDense, {"lanes": tb.LANES, "run_bits": 5})):
-        s = seed_from_env(100 + seed)
-        check(kind, [a, a], s, random_rates(s, STREAMS), "native", width=tb.WIDTH,
-              value_width=64, **params)
+    s = seed_from_env(100 + seed)
+    check(CsrToCoo, [a, a], s, random_rates(s, STREAMS), "native", width=tb.WIDTH,
+          value_width=64)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize("kind", [CooToDense, CsrToDense, RlcToDense])
+@pytest.mark.parametrize("name", ["graphs/email-Eu-core.mtx", "pypi/pyamg_bar.mtx",
+                                  "suitesparse/west0479.mtx"])
+def test_soak_to_dense_larger_real_matrices(shared_data, name, kind):
+    """Up to 1,005 square (126k dense vectors): the time goes into unpacking them."""
+    params = {"run_bits": 5} if kind is RlcToDense else {}
+    s = seed_from_env(200)
+    check(kind, [real(shared_data, name)], s, random_rates(s, STREAMS), "native",
+          lanes=tb.LANES, width=tb.WIDTH, value_width=64, **params)
