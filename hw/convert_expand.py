@@ -367,9 +367,11 @@ class CooToDense(wiring.Component):
 
     The inverse of MINT's RLC to COO step 4 (Section V-B2, Fig. 8d), as the module
     docstring says: :class:`Linearize` gives each record its row-major position,
-    :class:`Fill` writes it into its dense vector; a
-    :class:`~sparseforge.hw.stream_units.Skid` between them keeps the dense stream's
-    ``ready`` out of :class:`Linearize`'s adder.
+    :class:`Fill` writes it into its dense vector. A
+    :class:`~sparseforge.hw.stream_units.Skid` on ``records`` gives their ``ready`` from a
+    register (a producer's pipeline stalls on it: RLC to COO's would otherwise join
+    Linearize's take), and one between the units keeps the dense stream's ``ready`` out
+    of Linearize's adder.
 
     Parameters
     ----------
@@ -390,11 +392,12 @@ class CooToDense(wiring.Component):
     cycles, plus what :class:`Linearize` spends passing rows: ``g // L`` cycles and up
     to ``log2 L + 3`` more for a gap of ``g > 1`` rows: ahead of the vectors where rows
     hold L elements or more and gaps are long, behind them by a few cycles a record where
-    short gaps fall between lone records. Latency: a record's position is out of
-    :class:`Linearize` on the cycle after it is taken, through the register slice on the
-    next, and its vector leaves when the next vector's first item arrives. Between
-    registers: an adder (the position, or the row start moving on) in :class:`Linearize`;
-    equality comparators and a lane's write enable in :class:`Fill`.
+    short gaps fall between lone records. Latency: a record is taken by
+    :class:`Linearize` a cycle after it arrives, its position is out on the next cycle
+    and through the second slice on the one after; its vector leaves when the next
+    vector's first item arrives. Between registers: an adder (the position, or the row
+    start moving on) in :class:`Linearize`; equality comparators and a lane's write
+    enable in :class:`Fill`.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)
@@ -410,8 +413,12 @@ class CooToDense(wiring.Component):
         m.submodules.linearize = linearize = Linearize(self.lanes, self.width, self.value_width)
         m.submodules.fill = fill = Fill(self.lanes, self.width, self.value_width)
         wiring.connect(m, wiring.flipped(self.shape), linearize.shape)
-        wiring.connect(m, wiring.flipped(self.records), linearize.records)
-        # A register slice between them: the dense stream's ready stops at Fill.
+        # Register slices on the records (their ready leaves from a register, not from
+        # Linearize's take: a producer's pipeline stalls on it) and between the units (the
+        # dense stream's ready stops at Fill).
+        m.submodules.taken = taken = Skid(self.records.payload.shape())
+        wiring.connect(m, wiring.flipped(self.records), taken.i)
+        wiring.connect(m, taken.o, linearize.records)
         m.submodules.slice = between = Skid(position_layout(self.width, self.value_width))
         wiring.connect(m, linearize.positions, between.i)
         wiring.connect(m, between.o, fill.positions)

@@ -113,7 +113,7 @@ def test_one_vector_a_cycle_through_zeros_and_a_record_a_cycle_within_a_vector()
         assert np.array_equal(tb.rebuild(unit, [dense], got.outputs)[0], dense)
         taken = [cycle for cycle, _ in bench.sinks[0].received]
         assert len(taken) == dense.size // 8 and set(np.diff(taken)) == {gap}
-        assert taken[0] <= 8 + 8, taken[0]
+        assert taken[0] <= 64 // 8 + 9, taken[0]      # the walk to row 64, the latency
 
 
 def test_csr_to_coo_gives_a_record_a_cycle():
