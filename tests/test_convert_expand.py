@@ -161,6 +161,32 @@ def test_csr_to_coo_takes_2_to_the_32_rows_and_fewer_nonzeros_and_no_more():
             tb.check_csr(SimpleNamespace(shape=shape, nnz=nnz), 32)
 
 
+@pytest.mark.parametrize("kind", [CooToDense, CsrToDense, RlcToDense])
+def test_the_widest_legal_shapes_run_through_a_narrow_build(kind):
+    """6-bit positions: 8 x 8 fills all 64 (the final position wraps to 63), 63 columns
+    is the most; 9 x 8 and 64 columns are refused."""
+    rng = np.random.default_rng(5)
+    for shape in ((8, 8), (1, 63)):
+        dense = (rng.integers(1, 9, shape) * (rng.random(shape) < 0.5)).astype(np.int16)
+        dense[-1, -1] = 3
+        check(kind, [dense], width=6)
+    for shape in ((9, 8), (1, 64)):
+        with pytest.raises(ParameterError, match=f"a {shape[0]} x {shape[1]} matrix .*does "
+                                                 "not fit the block's 6-bit"):
+            check(kind, [np.ones(shape, dtype=np.int16)], width=6)
+
+
+def test_csr_to_coo_a_narrow_build_at_its_widths():
+    """4-bit rows, columns and pointers: 16 x 16 with 15 nonzeros, the last at (15, 15);
+    16 nonzeros are refused."""
+    dense = np.zeros((16, 16), dtype=np.int16)
+    dense.reshape(-1)[np.linspace(0, 255, 15).astype(int)] = np.arange(1, 16)
+    check(CsrToCoo, [dense], width=4)
+    dense[0, 1] = 16
+    with pytest.raises(ParameterError, match="16 nonzeros does not fit the block's 4-bit"):
+        check(CsrToCoo, [dense], width=4)
+
+
 def test_a_dense_result_past_the_hosts_limit_is_refused():
     with pytest.raises(ParameterError, match="MAX_AREA"):
         tb.check_area((1 << 15, (cv.MAX_AREA >> 15) + 1))
