@@ -398,6 +398,14 @@ class CooToDense(wiring.Component):
     vector's first item arrives. Between registers: an adder (the position, or the row
     start moving on) in :class:`Linearize`; equality comparators and a lane's write
     enable in :class:`Fill`.
+
+    Clock: just under 100 MHz on the ECP5 at the report configuration (the synthesis
+    report gives the figure, seed by seed either side of the line). The critical path is
+    :class:`Fill`'s handshake: a position's vector index compared with the vector being
+    gathered (``P - log2 L`` bits), then its ``ready`` and the write enables of every
+    lane's register, four fifths of it routing. Sending :class:`Fill` the vectors to skip
+    rather than an index, counted down and tested from registers as :class:`Linearize`
+    tests its jumps, would take the comparator out of it.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

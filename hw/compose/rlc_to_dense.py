@@ -41,6 +41,10 @@ class RlcToDense(wiring.Component):
     record a cycle and COO to Dense a vector a cycle (a record a cycle within one), so a
     matrix of ``v`` dense vectors and ``z`` nonzeros takes about ``max(v, z)`` to
     ``v + z`` cycles.
+
+    Clock: just under 100 MHz on the ECP5 (the synthesis report): the critical path is
+    RLC to COO's own, at the line as its docstring says, in a design twice its size;
+    COO to Dense takes the records through a register slice, so no path joins the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
