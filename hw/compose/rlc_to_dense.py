@@ -43,7 +43,7 @@ class RlcToDense(wiring.Component):
     ``v + z`` cycles.
 
     Clock: just under 100 MHz on the ECP5 (the synthesis report): the critical path is
-    RLC to COO's own, at the line as its docstring says, in a design twice its size;
+    RLC to COO's own, at the line as its docstring says;
     COO to Dense takes the records through a register slice, so no path joins the two.
     """
 
