@@ -43,8 +43,8 @@ class RlcToDense(wiring.Component):
     ``v + z`` cycles.
 
     Clock: just under 100 MHz on the ECP5 (the synthesis report): the critical path is
-    RLC to COO's own, at the line as its docstring says;
-    COO to Dense takes the records through a register slice, so no path joins the two.
+    RLC to COO's own, at the line as its docstring says; COO to Dense takes the records
+    through a register slice, so no path joins the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
