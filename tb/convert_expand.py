@@ -250,11 +250,22 @@ def _csr_to_coo(source, _block, _run_bits, seed):
 
 
 def _coo_to_dense(source, _block, _run_bits, seed):
+    """A 3-D tensor goes through as the ``(I * J) x K`` matrix its dense array is laid out
+    as, row-major: record ``(i, j, k)`` is ``(i * J + j, k)``, as the address generator
+    reading it gives it, and the block's dense rows are the tensor's fibers."""
+    if len(source.shape) == 3:
+        (i, j, k), (_, J, K) = source.coords.T, source.shape
+        flat = sp.coo_array((source.values, (i * J + j, k)), shape=(source.shape[0] * J, K))
+        dense, cycles = _coo_to_dense(flat, _block, _run_bits, seed)
+        return dense.reshape(source.shape), cycles
     _matrix(source, "COO to Dense")
     matrix = sorted_coo(source)
     component = CooToDense(lanes=LANES, width=WIDTH, value_width=value_width(matrix.data))
     (dense,), cycles = simulate(component, [matrix], seed)
     return dense, cycles
+
+
+_coo_to_dense.orders = (2, 3)
 
 
 def _csr_to_dense(source, _block, _run_bits, seed):

@@ -12,7 +12,8 @@ component beside the block, with the same rules cycle for cycle:
 - :class:`ImageSink` takes a stream with ``ready`` from its coin, into a
   memory image;
 - the coins are the per-stream LFSRs of :class:`~sparseforge.tb.streams.Backpressure`,
-  with the same seeds, and pulse counters and mode pins as in Python;
+  with the same seeds, and pulse counters and mode pins as in Python (a pin's value an
+  image read at run time, so a new value needs no new build);
 - a memory port given a :class:`~sparseforge.tb.dram.DramPort` is served by
   :class:`~sparseforge.tb.dram.DramMemory`, its contents an image read by address;
 - one given a :class:`~sparseforge.tb.streams.RamPort` by :class:`RamMemory`, a memory
@@ -210,6 +211,8 @@ class NativeTop(wiring.Component):
         self.sinks = [d for d in bench.drivers if isinstance(d, StreamSink)]
         self.memories = [d for d in bench.drivers if isinstance(d, DramPort)]
         self.rams = [d for d in bench.drivers if isinstance(d, RamPort)]
+        ports = flat_ports(bench.component)
+        self.statics = [(d, len(ports[d.name])) for d in bench.drivers if isinstance(d, Static)]
         for d in self.sources:
             if d.gate is not None:
                 raise ValueError(f"source {d.name} has a Python gate: it cannot run natively")
@@ -246,8 +249,6 @@ class NativeTop(wiring.Component):
             if isinstance(d, PulseCounter):
                 counts[d.port] = count = Signal(32, name=f"pulses_{d.port}")
                 m.d.sync += count.eq(count + ports[d.port].any())
-            elif isinstance(d, Static):
-                m.d.comb += ports[d.name].eq(d.value)
         for (_, unit), d in zip(units, self.sources, strict=False):
             for k, name in enumerate(d.after):
                 m.d.comb += unit.after[k].eq(counts[name])
@@ -257,6 +258,14 @@ class NativeTop(wiring.Component):
                 d.in_flight)
             _serve(m, ports, d.name, unit.port)
             fired.append(unit.moved)
+        for i, (d, width) in enumerate(self.statics):
+            value = Signal(32 * -(-width // 32), name=f"static_{d.name}")
+            m.submodules[f"static_{d.name}"] = Instance(
+                "sf_source_port", p_ID=len(self.sources) + len(self.memories) + i,
+                p_WIDTH=len(value), i_clk=ClockSignal(), i_rst=ResetSignal(), i_load=0,
+                i_index=0, o_item=value, o_items=Signal(64), o_rate=Signal(32),
+                o_seed=Signal(32))
+            m.d.comb += ports[d.name].eq(value[:width])
         for d in self.rams:
             write = data.View(d.codec.layout, ports[f"{d.writes}__payload"])
             m.submodules[f"ram_{d.name}"] = unit = RamMemory(
@@ -342,6 +351,13 @@ def memory_image(port):
                                -(-port.data_width // 32)), 1 << 16, 1)
 
 
+def static_image(driver, width):
+    """The one-item :class:`~sparseforge.sim.native.Image` of a mode pin's value: read at
+    run time, so a pin's new value needs no new build."""
+    value = Const.cast(driver.value).value & ((1 << width) - 1)
+    return native.Image(_words(np.array([value], dtype=object), -(-width // 32)), 0, 1)
+
+
 def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     """Run ``bench`` natively on Verilator; check every sink against ``bench.outputs``.
 
@@ -361,7 +377,8 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     top = NativeTop(bench)
     il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
     binary, built = native.build(clean_verilog(il), name, waves=bool(waves))
-    sources = [*map(source_image, top.sources), *map(memory_image, top.memories)]
+    sources = [*map(source_image, top.sources), *map(memory_image, top.memories),
+               *(static_image(d, width) for d, width in top.statics)]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]
     result = native.execute(binary, sources, sinks, folder, bench.max_cycles or limit,

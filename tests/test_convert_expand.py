@@ -193,10 +193,10 @@ def test_a_dense_result_past_the_hosts_limit_is_refused():
     tb.check_area((1 << 15, cv.MAX_AREA >> 15))
 
 
-def test_a_tensor_in_coo_and_values_past_the_width_are_refused_in_one_line():
-    tensor = Tensor(np.array([[0, 0, 0], [1, 2, 3]]), np.array([1.0, 2.0]), (2, 3, 4))
-    with pytest.raises(ParameterError, match="take matrices, not a 3-D tensor"):
-        rtl_convert(tensor, "dense")
+def test_a_vector_in_coo_and_values_past_the_width_are_refused_in_one_line():
+    with pytest.raises(ParameterError, match="take matrices, not a 1-D tensor"):
+        tb.CONVERSIONS["coo", "dense"](Tensor(np.array([[1]]), np.array([1.0]), (2,)),
+                                       None, None, 1)
     coo = tb.sorted_coo(sp.coo_array(np.ones((2, 2), dtype=np.int32)))
     with pytest.raises(ParameterError, match="int32 values do not fit the block's 16-bit"):
         tb.bench(small(CooToDense), [coo], 0)
@@ -310,3 +310,13 @@ def test_soak_to_dense_larger_real_matrices(shared_data, name, kind):
     s = seed_from_env(200)
     check(kind, [real(shared_data, name)], s, random_rates(s, STREAMS), "native",
           lanes=tb.LANES, width=tb.WIDTH, value_width=64, **params)
+
+
+def test_a_tensor_in_coo_goes_through_as_the_matrix_of_its_fibers():
+    """(i, j, k) is row i * J + j of the (I * J) x K matrix a dense tensor is laid out as;
+    coordinates and values all differ, so a swapped mode or a wrong stride shows."""
+    tensor = Tensor(np.array([[0, 0, 3], [0, 2, 1], [1, 0, 0], [1, 2, 3]]),
+                    np.array([1.0, 2.0, 3.0, 4.0]), (2, 3, 4))
+    got, stages = rtl_convert(tensor, "dense")
+    np.testing.assert_array_equal(got, cv.convert(tensor, "dense"))
+    assert [s.block for s in stages] == ["coo_to_dense"]
