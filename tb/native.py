@@ -24,6 +24,7 @@ cycles; the native one checks its sinks against the bench's ``outputs``
 (what each sink must take, known up front) after the run.
 """
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -370,7 +371,10 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     """
     from ..core.tools import cache_dir
 
-    folder = Path(work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}"))
+    # One folder a process: parallel test workers running the same bench must not share
+    # its images.
+    folder = Path(work_dir or cache_dir("native-runs", f"{type(bench).__name__}-{bench.seed}"
+                                                       f"-{os.getpid()}"))
     name = type(bench.component).__name__.lower()
     if waves is None:
         waves = waves_file(name, bench.seed)
