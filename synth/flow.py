@@ -278,10 +278,16 @@ def logic(result):
     return result["lut"] + 2 * result["carry"]
 
 
-def merged_rows(results):
+def merged_rows(results, synth=None):
     """For each block in ``results`` that declares ``MERGES`` (the separate blocks it
     replaces) and ``MERGES_PAPER`` (the paper's figure), its logic beside theirs in the
-    same results: their first report configuration each."""
+    same results: their first report configuration each (``ratio``). A block that also
+    declares ``DIVIDES`` (those of them that compute positions) and ``DIVIDER`` (its
+    divider as ``(block, params)``) is set beside them built the paper's way too, each of
+    ``DIVIDES`` with a divider of its own (``paper_style_ratio``): the divider's logic
+    measured once, from ``results`` where they hold it at those parameters, else by
+    ``synth(block, params)`` (default: Yosys alone), and added per converter."""
+    synth = synth or (lambda block, params: synthesize(block, params, with_fmax=False))
     first = _first_configurations(results)
     rows = []
     for name, r in first.items():
@@ -290,7 +296,19 @@ def merged_rows(results):
         if merges is None or not all(b in first for b in merges):
             continue
         separate = sum(logic(first[b]) for b in merges)
-        rows.append({"block": name, "logic": logic(r), "separate": list(merges),
-                     "separate_logic": separate, "ratio": logic(r) / separate,
-                     "paper": cls.MERGES_PAPER})
+        row = {"block": name, "logic": logic(r), "separate": list(merges),
+               "separate_logic": separate, "ratio": logic(r) / separate,
+               "paper": cls.MERGES_PAPER}
+        divides = getattr(cls, "DIVIDES", None)
+        if divides:
+            divider, params = cls.DIVIDER
+            held = [x for x in results if x["block"] == divider
+                    and all(x["params"].get(k) == v for k, v in params.items())]
+            each = logic(held[0] if held else synth(divider, params))
+            paper_style = separate + len(divides) * each
+            row.update({"divider": divider, "divider_params": dict(params),
+                        "divider_logic": each, "divides": list(divides),
+                        "paper_style_logic": paper_style,
+                        "paper_style_ratio": logic(r) / paper_style})
+        rows.append(row)
     return rows
