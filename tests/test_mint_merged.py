@@ -67,19 +67,34 @@ def separate_rlc(component, rlc, seed, rates=None):
     return convert_rlc.records_to_coo(records, rlc.shape, rlc.dtype)
 
 
-@pytest.mark.parametrize("matrix", [
-    EXAMPLE, np.zeros((3, 5), np.uint8), np.arange(1, 17, dtype=np.uint8).reshape(4, 4),
-    np.array([[1, 2, 3, 4, 5], [6, 7, 0, 0, 0], [0, 0, 0, 0, 11]], np.uint8),
-])
-@pytest.mark.parametrize("mode", list(MintMode))
-def test_directed_every_mode_equals_the_golden_converter(mode, matrix):
-    component = MintMerged(**SMALL)
-    for seed, rates in ((1, None), (2, STALLS)):
-        got, want, _ = run(component, mode, matrix, seed_from_env(seed), rates, "pysim")
-        assert cv.same(got, want), (mode, seed)
+DIRECTED = [EXAMPLE, np.zeros((3, 5), np.uint8), np.arange(1, 17, dtype=np.uint8).reshape(4, 4),
+            np.array([[1, 2, 3, 4, 5], [6, 7, 0, 0, 0], [0, 0, 0, 0, 11]], np.uint8)]
 
 
-def test_rlc_mode_equals_the_separate_block_on_fig_8d_and_its_edges():
+def mixed(component, jobs, seed, rates=None):
+    """Each of ``jobs`` (``[(mode, matrix)]``) back to back through ``component`` on
+    Amaranth's simulator: ``[(result, golden)]``."""
+    bench = MixedBench(component, [(mode, source_of(mode, m, component.run_bits))
+                                   for mode, m in jobs], seed, rates)
+    results = bench.results(pysim(bench).outputs)
+    return [(got, golden(mode, m)) for got, (mode, m) in zip(results, jobs, strict=True)]
+
+
+@pytest.mark.parametrize("seed, rates", [(1, None), (2, STALLS)])
+def test_directed_every_mode_back_to_back_equals_the_golden_converter(seed, rates):
+    """Every mode on every directed matrix (one with an empty row, an all-zero one, a full
+    one, rows ending part-way into a vector), one after another in one run, the mode and
+    the column count changing between each matrix and the next; the bench fails an item
+    on an output past its jobs' count, so no output moves in a mode that is not its own."""
+    modes = list(MintMode)
+    jobs = [(modes[(i + j) % len(modes)], matrix) for i in range(len(modes))
+            for j, matrix in enumerate(DIRECTED)]
+    for (mode, _), (got, want) in zip(jobs, mixed(MintMerged(**SMALL), jobs,
+                                                  seed_from_env(seed), rates), strict=True):
+        assert cv.same(got, want), mode
+
+
+def test_rlc_mode_equals_the_separate_block_at_its_edges():
     """A small matrix as Fig. 8d converts, a gap of fillers filling whole vectors,
     a nonzero at the matrix's first and at its last position (the largest the positions
     hold), a column count that is not a power of two: the records RLC to COO's separate
@@ -131,34 +146,16 @@ def test_each_mode_leaves_the_other_modes_outputs_silent():
         assert cv.same(rebuild(component, mode, source, out), golden(mode, EXAMPLE)), mode
 
 
-def test_back_to_back_with_the_mode_changing_between_matrices():
-    """Matrices of different shapes, every mode and each mode twice in a row, streamed
-    one after another: each comes out as its golden conversion, and no output moves in a
-    mode that is not its own (the bench fails an item past a job's count)."""
-    component = MintMerged(**SMALL)
-    tall = np.zeros((9, 3), np.uint8)
-    tall[[0, 4, 8], [2, 0, 1]] = [7, 8, 9]
-    matrices = [EXAMPLE, tall, np.arange(1, 21, dtype=np.uint8).reshape(4, 5)]
-    order = [MintMode.RLC_TO_COO, MintMode.DENSE_TO_CSR, MintMode.DENSE_TO_CSR,
-             MintMode.ZVC_TO_DENSE, MintMode.DENSE_TO_COO, MintMode.RLC_TO_COO,
-             MintMode.DENSE_TO_ZVC, MintMode.RLC_TO_COO, MintMode.DENSE_TO_COO]
-    jobs = [(mode, matrices[k % 3]) for k, mode in enumerate(order)]
-    mixed = MixedBench(component, [(mode, source_of(mode, m)) for mode, m in jobs],
-                       seed_from_env(5), STALLS)
-    results = mixed.results(pysim(mixed).outputs)
-    for (mode, matrix), got in zip(jobs, results, strict=True):
-        assert cv.same(got, golden(mode, matrix)), mode
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mode=st.sampled_from(list(MintMode)), rows=st.integers(1, 5), cols=st.integers(1, 9),
-       density=st.floats(0, 1), seed=st.integers(0, 2**16))
-def test_hypothesis_small_matrices_every_mode(mode, rows, cols, density, seed):
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(list(MintMode)), st.integers(1, 5),
+                          st.integers(1, 9), st.floats(0, 1)), min_size=1, max_size=6),
+       st.integers(0, 2**16))
+def test_hypothesis_small_matrices_back_to_back(jobs, seed):
     rng = np.random.default_rng(seed)
-    matrix = (rng.integers(1, 256, (rows, cols)) * (rng.random((rows, cols)) < density))
-    matrix = matrix.astype(np.uint8)
-    got, want, _ = run(MintMerged(**SMALL), mode, matrix, seed, STALLS, "pysim")
-    assert cv.same(got, want)
+    made = [(mode, (rng.integers(1, 256, (rows, cols)) * (rng.random((rows, cols)) < density))
+             .astype(np.uint8)) for mode, rows, cols, density in jobs]
+    for got, want in mixed(MintMerged(**SMALL), made, seed, STALLS):
+        assert cv.same(got, want)
 
 
 def test_csr_mode_marks_a_final_vector_that_does_not_end_a_row():
