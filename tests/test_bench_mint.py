@@ -18,7 +18,7 @@ def bench(capsys):
     return json.loads(out)
 
 
-MERGES = ["dense_to_coo", "dense_to_csr", "dense_to_zvc", "zvc_to_dense"]
+MERGES = ["dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense"]
 
 
 def check_software_area_and_sage(result):

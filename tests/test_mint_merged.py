@@ -238,6 +238,10 @@ def test_declares_the_named_signature():
     assert dict(merged.signature.members) == dict(
         MintMergedSignature(4, 8, 5, 9, 3, 10).members)
     assert merged.divider.lanes == 4 and merged.divider.width == 10
+    divider = MintMerged(**MintMerged.REPORT[0]).divider
+    name, params = MintMerged.DIVIDER
+    assert name == "divmod" and params == {"lanes": divider.lanes, "width": divider.width,
+                                           "levels": divider.levels}
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 2, "width": 1, "index_width": 1,
@@ -275,3 +279,5 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
     (row,) = merged_rows([*results, held], synth)
     assert row["divider_logic"] == 200 and len(asked) == 1
     assert merged_rows([r for r in results if r["block"] != "rlc_to_coo"], synth) == []
+    (row,) = merged_rows(results)                   # no divider to hand: one ratio only
+    assert row["ratio"] == 160 / separate and "paper_style_ratio" not in row

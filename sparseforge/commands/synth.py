@@ -133,7 +133,8 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
         result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax,
                                         device=device, seeds=tuple(range(1, seeds + 1)))
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
-        result["merged"] = merged_rows(result["report"])
+        result["merged"] = merged_rows(result["report"], lambda name, params: synthesize(
+            name, params, target, with_fmax=False, device=device))
         result["parts"] = parts_rows(result["report"])
         if md:
             with open(md, "w") as f:
