@@ -45,6 +45,7 @@ from .convert_dense import (
 from .convert_rlc import rlc_vector_layout
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
+from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
 from .stream_units import Beside
 
@@ -195,7 +196,8 @@ class MintMerged(wiring.Component):
                              self.scan.latency + self.divider.latency)
         self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
         self.expander = Expander(L, self.width)
-        self.latency = self.nonzeros.latency + self.beside.latency + self.compactor.latency
+        self.latency = (self.nonzeros.latency + self.beside.latency + 1
+                        + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
                                              self.run_bits, P))
 
@@ -280,17 +282,24 @@ class MintMerged(wiring.Component):
         # flipped where its low bits wrapped below the first's.
         k = exact_log2(self.lanes)
         base = side.base
-        m.d.comb += vectors.payload.sums[0].eq(base)
-        m.d.comb += [vectors.payload.sums[i].eq(Cat(low, base[k] ^ (low < base[:k])))
-                     for i, low in enumerate(side.low, 1)]
-        m.d.comb += [vectors.valid.eq(leave.valid), leave.ready.eq(vectors.ready),
-                     vectors.payload.mask.eq(side.mask),
-                     vectors.payload.total.eq(side.total), vectors.payload.last.eq(side.last),
-                     vectors.payload.mark.eq(side.mark), vectors.payload.tag.eq(side.mask)]
+        sums = [base, *(Cat(low, base[k] ^ (low < base[:k])) for low in side.low)]
+        records = []
         for i in range(self.lanes):
-            record, at = data.View(self.record, vectors.payload.records[i]), leave.payload.data[i]
+            record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
             m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
                          record.value.eq(side.values[i])]
+            records.append(record)
+        # A register between the FIFO's block RAM and the compaction network.
+        pipe = Pipeline(m, leave, vectors)
+        held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
+                           "total": side.total, "last": side.last, "mark": side.mark})
+        pipe.finish()
+        given = vectors.payload
+        m.d.comb += [given.records[i].eq(r) for i, r in enumerate(held["records"])]
+        m.d.comb += [given.sums[i].eq(v) for i, v in enumerate(held["sums"])]
+        m.d.comb += [given.mask.eq(held["mask"]), given.total.eq(held["total"]),
+                     given.last.eq(held["last"]), given.mark.eq(held["mark"]),
+                     given.tag.eq(held["mask"])]
 
         words, marks = self.compactor.words, self.compactor.marks
         m.d.comb += [
