@@ -143,17 +143,22 @@ class MintMerged(wiring.Component):
     outputs are taken: for RLC to COO, L pairs a cycle, where
     :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
 
-    Area: the divider is most of it, as the paper's dividers are 74% of its MINT_m
-    (Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
+    Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
+    Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
     the separate converters as built (counters where the paper divides in Dense to COO
     and CSR, one divider lane in RLC to COO) and as the paper builds them, each
     position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
     once and added to each; RLC to COO's one lane is counted as well, a few percent).
 
-    Clock: the divider's stages are one P-bit subtract and a multiplexer; the compactor's
-    registered offset fanning out to every lane's spill choice and both word buffers,
-    and the stall signal that reaches every stage of a design this size, are the long
-    paths (the synthesis report names the one that sets the clock).
+    Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
+    are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
+    block RAM read out of the compaction network's cycle; the path that sets the clock
+    is the stall: the compactor's registered offset decides whether it takes a vector,
+    and that readiness runs back, unregistered, through that register, the FIFO and the
+    divider to the enables of every stage of the divider and the position scan
+    (thousands of flip-flops spread over the die, so the path is mostly routing). A
+    registered ready (a skid) before the compactor, or a divider that never stalls with
+    its results in a FIFO sized by credits, would cut it.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
