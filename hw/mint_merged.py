@@ -1,24 +1,33 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR and ZVC and ZVC to Dense, its conversion
-chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII).
+"""MINT_m: one converter for Dense to COO, CSR and ZVC, ZVC to Dense and RLC to COO, its
+conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
 
-The separate converters (MINT_b: :mod:`.convert_dense`) each carry their own zero
-detection, prefix sum and compaction network. Here one of each serves all four:
+The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`) each carry
+their own zero detection, prefix sums and compaction or serialization. Here one of each
+serves every mode, and the conversions that compute coordinates share the paper's
+eight-lane divide and modulo unit:
 
-- zero detection and the prefix sum (:class:`~.convert_dense.NonzeroPositions`) take a
-  dense vector, or for ZVC to Dense a mask word spread one bit a lane (a lane is
-  nonzero exactly where its mask bit is set, so the sums are the mask's);
-- one :class:`~.convert_dense.Compactor` packs the records of every Dense-to-X mode:
-  each lane's record is the widest (``{row, col, value}``) and a mode reads the fields
-  it needs; its marks carry CSR's row pointers and ZVC's mask words alike;
+- zero detection and the prefix sum of the nonzeros (:class:`~.convert_dense.NonzeroPositions`)
+  take a dense vector, an RLC vector's values (a filler is a zero) or, for ZVC to Dense,
+  a mask word spread one bit a lane (a lane is nonzero exactly where its mask bit is set,
+  so the sums are the mask's): each kept element's place in the output;
+- one position prefix sum and one :class:`~.divider.DivMod` of ``lanes`` lanes give every
+  element its row-major position and from it its row (the quotient by the column count
+  K) and column (the remainder): RLC's distances (``run + 1``, the matrix's first pair
+  ``run``) as Fig. 8d sums them, and a dense element's one (a padding lane's none) as
+  Fig. 8f does, so Dense to COO and CSR divide as the paper draws it instead of counting;
+- one :class:`~.convert_dense.Compactor` packs the records of every mode but ZVC to Dense:
+  each lane's record is the widest (``{row, col, value}``) and a mode reads the fields it
+  needs; its marks carry CSR's row pointers and ZVC's mask words alike;
 - the :class:`~.convert_dense.Expander` takes the positions in ZVC-to-Dense mode.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
 
-from amaranth.hdl import Module, Mux
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from ..core.params import Param, check_params
 from ..core.registry import block
@@ -31,10 +40,14 @@ from .convert_dense import (
     Compactor,
     Expander,
     NonzeroPositions,
-    column,
-    coordinates,
+    position_bits,
 )
-from .interfaces import dense_layout, record_word_layout, struct
+from .convert_rlc import rlc_vector_layout
+from .divider import DivMod
+from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
+from .pipeline import Pipeline
+from .prefix_sum import PrefixSum
+from .stream_units import Beside
 
 
 def mint_mark(lanes, ptr_width):
@@ -44,31 +57,39 @@ def mint_mark(lanes, ptr_width):
 
 
 class MintMergedSignature(wiring.Signature):
-    """The merged converter (MINT_m), seen from it: the Dense and ZVC conversions of the
-    separate converters through one set of streams, ``mode`` choosing the conversion.
+    """The merged converter (MINT_m), seen from it: the Dense, ZVC and RLC conversions of
+    the separate converters through one set of streams, ``mode`` choosing the conversion.
 
     - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
       streams; change it only once the previous matrix's outputs have all left.
+    - ``columns`` (in, ``position_width`` bits): the matrix's column count (the paper's
+      K, the divisor of Fig. 8d and 8f), held as ``mode`` is; Dense to COO and CSR and
+      RLC to COO need it.
     - ``dense`` (stream in, :func:`~.interfaces.dense_layout`): a matrix, row-padded for
       Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC.
     - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
-      :class:`ZvcToDenseSignature` takes them.
+      :class:`~.convert_dense.ZvcToDenseSignature` takes them.
+    - ``pairs`` (stream in, :func:`~.convert_rlc.rlc_vector_layout`): a matrix in RLC, for
+      RLC to COO, as :class:`~.convert_rlc.RlcToCooSignature` takes it, except that a
+      matrix with no nonzeros sends one vector (of (0, 0) pairs, ``last`` set).
     - ``words`` (stream out, :func:`~sparseforge.hw.interfaces.record_word_layout` of
       :func:`~sparseforge.sw.wire.coo_entry`): the nonzeros, ``lanes`` a word, framed as
-      :func:`~sparseforge.sw.wire.word_end` says; COO uses every field, CSR ``col`` and
-      ``value``, ZVC ``value``.
+      :func:`~sparseforge.sw.wire.word_end` says; COO (from Dense or RLC) uses every
+      field, CSR ``col`` and ``value``, ZVC ``value``.
     - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
       or ZVC's mask words in ``mask``, ``last`` on the final one.
     - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
     """
 
-    def __init__(self, lanes, width, index_width, ptr_width):
+    def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width):
         entry = wire.coo_entry(index_width, width)
         super().__init__({
             "mode": In(MintMode),
+            "columns": In(position_width),
             "dense": In(stream.Signature(dense_layout(lanes, width))),
             "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
             "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
+            "pairs": In(stream.Signature(rlc_vector_layout(lanes, run_bits, width))),
             "words": Out(stream.Signature(record_word_layout(entry, lanes))),
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
@@ -77,43 +98,84 @@ class MintMergedSignature(wiring.Signature):
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR or ZVC, or ZVC to Dense, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR or ZVC, ZVC to Dense, or RLC to COO, as ``mode`` says.
 
     Parameters
     ----------
-    lanes : L, values per vector and records per word (a power of two).
-    width : bits of a value.
+    lanes : L, values (or RLC pairs) per vector, records per word and divider lanes (a
+        power of two; the paper's MINT divides eight a cycle).
+    width : bits of a value (its bits: zero when all of them are; an RLC filler is 0).
     index_width : bits of a row and a column id.
     ptr_width : bits of a CSR row pointer.
-    levels : adder and multiplexer levels between pipeline registers.
+    run_bits : bits of an RLC run.
+    position_width : P, bits of a row-major position and of ``columns``: a matrix of up
+        to ``2**P`` elements and fewer than ``2**P`` columns (and rows and columns up to
+        ``2**index_width``). Positions are summed modulo ``2**P``.
+    levels : adder and multiplexer levels between pipeline registers (zero detection's
+        prefix sum and the compaction network).
+    divide_levels : quotient bits between the divider's pipeline registers.
 
     Members
     -------
     mode : In(MintMode)
-    dense, mask, values : In(stream(...))
+    columns : In(P)
+    dense, mask, values, pairs : In(stream(...))
     words, marks, expanded : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
-        on the streams its separate converter has, by these names.
+        on the streams its separate converter has, by these names, RLC to COO on
+        ``words`` as Dense to COO does.
 
-    Structure: the row and column counters, :class:`~.convert_dense.NonzeroPositions`,
-    a :class:`~.convert_dense.Compactor` and an :class:`~.convert_dense.Expander`.
+    Structure: :class:`~.convert_dense.NonzeroPositions`; then either the
+    :class:`~.convert_dense.Expander` (ZVC to Dense), or the position
+    :class:`~.prefix_sum.PrefixSum` (Kogge-Stone, inclusive, P bits, one adder level a
+    cycle) and the :class:`~.divider.DivMod` of L lanes as one pipeline, everything else
+    about a vector (values, mask, the nonzeros' sums, flags) waiting :class:`~.stream_units.Beside`
+    it in a FIFO (a lane's sum kept modulo L, its top bit rebuilt from the vector's
+    first on the way out, so the FIFO holds only bits the compactor reads), then the
+    :class:`~.convert_dense.Compactor`. A dense stream's padding
+    lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
-    Latency and throughput: a Dense-to-X mode's are :class:`~.convert_dense.DenseToCoo`'s;
-    ZVC to Dense takes zero detection's 2 cycles more than
-    :class:`~.convert_dense.ZvcToDense`. One vector a cycle while the outputs are taken.
+    Latency and throughput: ``latency`` cycles from a vector that completes a word to
+    that word: a Dense-to-X mode's :class:`~.convert_dense.DenseToCoo` latency plus the
+    position scan's and the divider's (``scan + ceil(P / divide_levels)``, ``scan =
+    log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
+    :class:`~.convert_dense.ZvcToDense`. One vector a cycle in every mode while the
+    outputs are taken: for RLC to COO, L pairs a cycle, where
+    :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
 
-    Clock: just under 100 MHz on the ECP5-25k (the synthesis report). The critical path
-    is the compactor's registered offset fanning out to every lane's spill choice and
-    both word buffers: four logic levels, mostly routing across a design half again the
-    size of the separate Dense to COO, which makes 100 MHz with the same compactor.
+    Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
+    Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
+    the separate converters as built (counters where the paper divides in Dense to COO
+    and CSR, one divider lane in RLC to COO) and as the paper builds them, each
+    position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
+    once and added to each; RLC to COO's one lane is counted as well, a few percent).
+
+    Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
+    are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
+    block RAM read out of the compaction network's cycle; the path that sets the clock
+    is the stall: the compactor's registered offset decides whether it takes a vector,
+    and that readiness runs back, unregistered, through that register, the FIFO and the
+    divider to the enables of every stage of the divider and the position scan
+    (thousands of flip-flops spread over the die, so the path is mostly routing). A
+    registered ready (a skid) before the compactor, or a divider that never stalls with
+    its results in a FIFO sized by credits, would cut it.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
-              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer"), LEVELS)
+              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer"),
+              Param("run_bits", 5, 1, 32, "bits of an RLC run"),
+              Param("position_width", 32, 2, 64, "bits of a position and of the column count"),
+              LEVELS,
+              Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
-    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "zvc_to_dense")
+    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense")
     """The separate converters (MINT_b) it replaces, each at its first report
-    configuration, which this one's matches; ``synth --report`` prints the ratio."""
+    configuration; ``synth --report`` prints the ratio."""
+    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo")
+    """Those of :attr:`MERGES` that compute positions: built the paper's way, each has
+    its own :attr:`DIVIDER`."""
+    DIVIDER = ("divmod", {"lanes": 8, "width": 32, "levels": 1})
+    """The divider of the report configuration, as a block and its parameters."""
     MERGES_PAPER = ("MINT_m 0.41 mm2 = 43% of MINT_b's 0.95 (-57%, Sec. VII, 28 nm, all of "
                     "Fig. 8's conversions; its dividers are 74% of MINT_m)")
 
@@ -121,62 +183,130 @@ class MintMerged(wiring.Component):
         v = check_params(self.PARAMS, params)
         self.lanes, self.width, self.index_width = v["lanes"], v["width"], v["index_width"]
         self.ptr_width, self.levels = v["ptr_width"], v["levels"]
+        self.run_bits, self.position_width = v["run_bits"], v["position_width"]
+        self.divide_levels = v["divide_levels"]
+        L, P = self.lanes, self.position_width
         self.record = struct(wire.coo_entry(self.index_width, self.width))
-        tag = data.StructLayout({"row": self.index_width, "col": self.index_width,
+        tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
                                  "row_end": 1})
-        self.nonzeros = NonzeroPositions(self.lanes, self.width, tag, self.levels)
-        self.compactor = Compactor(self.lanes, self.record.size, self.levels, self.lanes,
-                                   self.ptr_width)
-        self.expander = Expander(self.lanes, self.width)
-        self.latency = self.nonzeros.latency + self.compactor.latency
-        super().__init__(MintMergedSignature(self.lanes, self.width, self.index_width,
-                                             self.ptr_width))
+        self.nonzeros = NonzeroPositions(L, self.width, tag, self.levels)
+        self.scan = PrefixSum(lanes=L, width=P, variant="kogge_stone", inclusive=1)
+        self.divider = DivMod(lanes=L, width=P, levels=self.divide_levels)
+        position = position_bits(L)
+        side = data.StructLayout({
+            "values": data.ArrayLayout(self.width, L), "mask": L, "base": position,
+            "low": data.ArrayLayout(position - 1, L - 1), "total": position, "last": 1,
+            "mark": 1})
+        self.beside = Beside(prefix_sum_layouts(L, P)[0], divmod_layout(L, P), side,
+                             self.scan.latency + self.divider.latency)
+        self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
+        self.expander = Expander(L, self.width)
+        self.latency = (self.nonzeros.latency + self.beside.latency + 1
+                        + self.compactor.latency)
+        super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
+                                             self.run_bits, P))
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.nonzeros = nonzeros = self.nonzeros
-        m.submodules.compactor = compactor = self.compactor
-        m.submodules.expander = expander = self.expander
-        L, mode = self.lanes, self.mode
-        expand = mode == MintMode.ZVC_TO_DENSE
+        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander"):
+            m.submodules[name] = getattr(self, name)
+        self._vectors(m)
+        self._positions(m)
+        self._outputs(m)
+        return m
 
-        # In: a dense vector, or a mask word one bit a lane.
-        given, dense, mask = nonzeros.vectors, self.dense, self.mask
-        at = coordinates(m, dense, L, self.index_width)
+    def _vectors(self, m):
+        """In: a dense vector, an RLC vector or a mask word one bit a lane, each lane's
+        distance from the element before it beside."""
+        L, mode, given = self.lanes, self.mode, self.nonzeros.vectors
+        expand, rlc = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.RLC_TO_COO
+        dense, mask, pairs = self.dense, self.mask, self.pairs
         m.d.comb += [
-            given.valid.eq(Mux(expand, mask.valid, dense.valid)),
-            dense.ready.eq(given.ready & ~expand), mask.ready.eq(given.ready & expand),
-            given.payload.last.eq(Mux(expand, mask.payload.last, dense.payload.last)),
-            given.payload.tag.row.eq(at["row"]), given.payload.tag.col.eq(at["col"]),
+            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid, dense.valid))),
+            dense.ready.eq(given.ready & ~expand & ~rlc), mask.ready.eq(given.ready & expand),
+            pairs.ready.eq(given.ready & rlc),
+            given.payload.last.eq(Mux(expand, mask.payload.last,
+                                      Mux(rlc, pairs.payload.last, dense.payload.last))),
             given.payload.tag.row_end.eq(dense.payload.row_end),
         ]
-        m.d.comb += [given.payload.values[i].eq(Mux(expand, mask.payload.mask[i],
-                                                     dense.payload.lanes[i]))
-                     for i in range(L)]
-
-        # The positions go to the compactor, or to the expander.
-        found, vectors = nonzeros.positions, compactor.vectors
-        m.d.comb += [
-            vectors.valid.eq(found.valid & ~expand),
-            expander.vectors.valid.eq(found.valid & expand),
-            found.ready.eq(Mux(expand, expander.vectors.ready, vectors.ready)),
-        ]
-        for target in (vectors.payload, expander.vectors.payload):
-            m.d.comb += [target.mask.eq(found.payload.mask), target.sums.eq(found.payload.sums),
-                         target.total.eq(found.payload.total),
-                         target.last.eq(found.payload.last)]
-        tag = found.payload.tag
+        first = Signal(init=1)                      # the next vector starts a matrix
+        with m.If(given.valid & given.ready):
+            m.d.sync += first.eq(given.payload.last)
+        # A row's last vector holds ``columns % L`` elements (L where that is 0).
+        spare = self.columns[:exact_log2(L)]
+        padded = dense.payload.row_end & spare.any()
         for i in range(L):
-            record = data.View(self.record, vectors.payload.records[i])
-            m.d.comb += [record.row.eq(tag.row),
-                         record.col.eq(column(tag.col, i, L, self.index_width)),
-                         record.value.eq(found.payload.values[i])]
-        csr_mark = (mode == MintMode.DENSE_TO_CSR) & (tag.row_end | found.payload.last)
-        m.d.comb += [vectors.payload.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
-                     vectors.payload.tag.eq(found.payload.mask)]
+            pair = pairs.payload.pairs[i]
+            # Lane 0 follows the element before it, but for a matrix's first.
+            real = ~padded | (i < spare) if i < L - 1 else ~padded
+            step = Mux(rlc, 1, real) if i else ~first
+            distance = Signal(self.run_bits + 1, name=f"distance{i}")
+            m.d.comb += [distance.eq(Mux(rlc, pair.run + step, step)),
+                         given.payload.tag.counts[i].eq(distance),
+                         given.payload.values[i].eq(
+                             Mux(expand, mask.payload.mask[i],
+                                 Mux(rlc, pair.value, dense.payload.lanes[i])))]
 
-        # Out: the compactor's words and marks, the expander's vectors.
-        words, marks = compactor.words, compactor.marks
+    def _positions(self, m):
+        """Each element's position, divided by ``columns``, the vector waiting beside; the
+        positions of ZVC to Dense go to the expander instead."""
+        L, mode = self.lanes, self.mode
+        expand = mode == MintMode.ZVC_TO_DENSE
+        found, enter, expander = self.nonzeros.positions, self.beside.enter, self.expander
+        m.d.comb += [
+            enter.valid.eq(found.valid & ~expand),
+            expander.vectors.valid.eq(found.valid & expand),
+            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready)),
+        ]
+        given, side = found.payload, enter.payload.side
+        for target in (side, expander.vectors.payload):
+            m.d.comb += [target.mask.eq(given.mask), target.total.eq(given.total),
+                         target.last.eq(given.last)]
+        m.d.comb += [expander.vectors.payload.sums.eq(given.sums), side.base.eq(given.sums[0])]
+        m.d.comb += [side.low[i - 1].eq(given.sums[i]) for i in range(1, L)]
+        csr_mark = (mode == MintMode.DENSE_TO_CSR) & (given.tag.row_end | given.last)
+        m.d.comb += [enter.payload.side.values.eq(given.values),
+                     enter.payload.side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
+                     enter.payload.data.last.eq(given.last)]
+        m.d.comb += [enter.payload.data.counts[i].eq(given.tag.counts[i]) for i in range(L)]
+
+        # The position scan and the divider, one pipeline between the FIFO's ends.
+        scan, divider, beside = self.scan, self.divider, self.beside
+        sums, dividends = scan.sums, divider.dividends
+        wiring.connect(m, beside.to_pipe, scan.counts)
+        m.d.comb += [dividends.valid.eq(sums.valid), sums.ready.eq(dividends.ready),
+                     divider.divisor.eq(self.columns)]
+        m.d.comb += [dividends.payload[i].eq(sums.payload.sums[i]) for i in range(L)]
+        wiring.connect(m, divider.results, beside.from_pipe)
+
+    def _outputs(self, m):
+        """Out: the records to the compactor, its words and marks; the expander's vectors."""
+        leave, vectors = self.beside.leave, self.compactor.vectors
+        side = leave.payload.side
+        # A lane's sum is less than L past the vector's first: its top bit is the first's,
+        # flipped where its low bits wrapped below the first's.
+        k = exact_log2(self.lanes)
+        base = side.base
+        sums = [base, *(Cat(low, base[k] ^ (low < base[:k])) for low in side.low)]
+        records = []
+        for i in range(self.lanes):
+            record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
+            m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
+                         record.value.eq(side.values[i])]
+            records.append(record)
+        # A register between the FIFO's block RAM and the compaction network.
+        pipe = Pipeline(m, leave, vectors)
+        held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
+                           "total": side.total, "last": side.last, "mark": side.mark})
+        pipe.finish()
+        given = vectors.payload
+        m.d.comb += [given.records[i].eq(r) for i, r in enumerate(held["records"])]
+        m.d.comb += [given.sums[i].eq(v) for i, v in enumerate(held["sums"])]
+        m.d.comb += [given.mask.eq(held["mask"]), given.total.eq(held["total"]),
+                     given.last.eq(held["last"]), given.mark.eq(held["mark"]),
+                     given.tag.eq(held["mask"])]
+
+        words, marks = self.compactor.words, self.compactor.marks
         m.d.comb += [
             self.words.valid.eq(words.valid), words.ready.eq(self.words.ready),
             self.words.payload.eq(words.payload),
@@ -185,6 +315,5 @@ class MintMerged(wiring.Component):
             self.marks.payload.mask.eq(marks.payload.tag),
             self.marks.payload.last.eq(marks.payload.last),
         ]
-        wiring.connect(m, wiring.flipped(self.values), expander.values)
-        wiring.connect(m, expander.dense, wiring.flipped(self.expanded))
-        return m
+        wiring.connect(m, wiring.flipped(self.values), self.expander.values)
+        wiring.connect(m, self.expander.dense, wiring.flipped(self.expanded))

@@ -490,6 +490,7 @@ class MintMode(enum.IntEnum):
     DENSE_TO_CSR = 1
     DENSE_TO_ZVC = 2
     ZVC_TO_DENSE = 3
+    RLC_TO_COO = 4
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

@@ -278,10 +278,15 @@ def logic(result):
     return result["lut"] + 2 * result["carry"]
 
 
-def merged_rows(results):
+def merged_rows(results, synth=None):
     """For each block in ``results`` that declares ``MERGES`` (the separate blocks it
     replaces) and ``MERGES_PAPER`` (the paper's figure), its logic beside theirs in the
-    same results: their first report configuration each."""
+    same results: their first report configuration each (``ratio``). A block that also
+    declares ``DIVIDES`` (those of them that compute positions) and ``DIVIDER`` (its
+    divider as ``(block, params)``) is set beside them built the paper's way too, each of
+    ``DIVIDES`` with a divider of its own (``paper_style_ratio``): the divider's logic
+    measured once, from ``results`` where they hold it at those parameters, else by
+    ``synth(block, params)`` where that is given, and added per converter."""
     first = _first_configurations(results)
     rows = []
     for name, r in first.items():
@@ -290,7 +295,29 @@ def merged_rows(results):
         if merges is None or not all(b in first for b in merges):
             continue
         separate = sum(logic(first[b]) for b in merges)
-        rows.append({"block": name, "logic": logic(r), "separate": list(merges),
-                     "separate_logic": separate, "ratio": logic(r) / separate,
-                     "paper": cls.MERGES_PAPER})
+        row = {"block": name, "logic": logic(r), "separate": list(merges),
+               "separate_logic": separate, "ratio": logic(r) / separate,
+               "paper": cls.MERGES_PAPER}
+        row.update(_paper_style(cls, results, synth, logic(r), separate))
+        rows.append(row)
     return rows
+
+
+def _paper_style(cls, results, synth, merged, separate):
+    """The fields of :func:`merged_rows` that set the merged block's logic ``merged``
+    beside its separate blocks' ``separate`` and a ``cls.DIVIDER`` for each of
+    ``cls.DIVIDES``; none where it declares none, or its divider is neither held in
+    ``results`` nor ``synth`` given."""
+    divides = getattr(cls, "DIVIDES", None)
+    if not divides:
+        return {}
+    divider, params = cls.DIVIDER
+    held = [x for x in results if x["block"] == divider
+            and all(x["params"].get(k) == v for k, v in params.items())]
+    if not held and synth is None:
+        return {}
+    each = logic(held[0] if held else synth(divider, params))
+    paper_style = separate + len(divides) * each
+    return {"divider": divider, "divider_params": dict(params), "divider_logic": each,
+            "divides": list(divides), "paper_style_logic": paper_style,
+            "paper_style_ratio": merged / paper_style}

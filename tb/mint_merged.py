@@ -1,28 +1,40 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the merged converter (``mint_merged``, MINT_m): each of its modes runs a
-matrix exactly as the separate converter of that conversion does (:mod:`.convert_dense`),
-its streams renamed to the merged ones, and the result is rebuilt by that converter's
-own rebuilding, so MINT_m and MINT_b are held to one check.
+matrix exactly as the separate converter of that conversion does (:mod:`.convert_dense`,
+:mod:`.convert_rlc`), its streams renamed to the merged ones, and the result is rebuilt
+by that converter's own rebuilding, so MINT_m and MINT_b are held to one check.
+:class:`MixedBench` runs matrices back to back, the mode and the column count changing
+between them once the matrix before has left.
 """
 
 import numpy as np
 
+from ..core.errors import ParameterError
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
+from ..hw.convert_rlc import RlcToCoo
 from ..sw import wire
 from ..sw.wire import MintMode
 from . import native
-from .convert_dense import SPECS, ConverterBench, _bits
-from .streams import Static
+from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
+from .streams import Bench, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
-            MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense}
+            MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
+            MintMode.RLC_TO_COO: RlcToCoo}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSR: {"entries": "words", "row_ptr": "marks"},
            MintMode.DENSE_TO_ZVC: {"mask": "marks", "values": "words"},
-           MintMode.ZVC_TO_DENSE: {"dense": "expanded"}}
-"""Each mode's outputs: the separate converter's stream name -> the merged one's."""
+           MintMode.ZVC_TO_DENSE: {"dense": "expanded"},
+           MintMode.RLC_TO_COO: {"coo": "words"}}
+"""Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
+COO's records come out in the words Dense to COO's do)."""
+
+OUTPUTS = ("words", "marks", "expanded")
+
+DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO)
+"""The modes that compute positions and divide them by the column count."""
 
 
 def _flat_dense(component, dense):
@@ -34,28 +46,55 @@ def _flat_dense(component, dense):
                            {"value": vectors, **flags})
 
 
-def bench(component, mode, source, seed, rates=None):
-    """The :class:`~.convert_dense.ConverterBench` of ``source`` through the merged
-    ``component`` in ``mode``."""
+def _pairs(component, rlc):
+    """An RLC matrix's vectors on ``pairs``; an empty matrix's one vector of (0, 0) pairs."""
+    L = component.lanes
+    columns = wire.rlc_vectors(rlc.runs, _bits(rlc.values, component.width), L)
+    if not len(columns["last"]):
+        columns = {"run": np.zeros((1, L), np.uint64), "value": np.zeros((1, L), np.uint64),
+                   "last": np.ones(1, np.uint64)}
+    return wire.pack_lanes(wire.rlc_pair(component.run_bits, component.width), L,
+                           wire.rlc_end(), columns)
+
+
+def streams(component, mode, source):
+    """``(sources, sinks)`` of ``source`` in ``mode``: ``{input: packed payloads}`` and
+    ``{output: how many}``, by the merged converter's stream names. A matrix whose
+    positions or column count need more than the converter's ``position_width`` bits is
+    refused in a mode that divides."""
+    rows, cols = source.shape
+    if mode in DIVIDES and max(rows * cols - 1, cols) >> component.position_width:
+        raise ParameterError(f"a {rows} x {cols} matrix does not fit the converter's "
+                             f"{component.position_width}-bit positions")
+    if mode == MintMode.RLC_TO_COO:
+        nonzeros = int(np.count_nonzero(source.values))
+        return {"pairs": _pairs(component, source)}, {"words": nonzeros // component.lanes + 1}
     spec, names = SPECS[SEPARATE[mode]], STREAMS[mode]
     sources = spec.sources(component, source)
     if mode == MintMode.DENSE_TO_ZVC:
         sources = {"dense": _flat_dense(component, source)}
     sinks = {names[name]: count for name, count in spec.sinks(component, source).items()}
-    rates = {names.get(name, name): rate for name, rate in (rates or {}).items()}
+    return sources, sinks
+
+
+def bench(component, mode, source, seed, rates=None):
+    """The :class:`~.convert_dense.ConverterBench` of ``source`` through the merged
+    ``component`` in ``mode``, ``columns`` held at its column count."""
+    sources, sinks = streams(component, mode, source)
     run = ConverterBench(component, sources, sinks, seed, rates)
-    run.drivers.insert(0, Static("mode", mode.value))
+    run.drivers[:0] = [Static("mode", mode.value), Static("columns", source.shape[1])]
     return run
 
 
 def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
-    converter's would be."""
+    converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
     if mode == MintMode.DENSE_TO_ZVC:
         given["values"] = [{**w, "lanes": [r["value"] for r in w["lanes"]]}
                            for w in given["values"]]
-    return SPECS[SEPARATE[mode]].rebuild(component, source, given)
+    block = DenseToCoo if mode == MintMode.RLC_TO_COO else SEPARATE[mode]
+    return SPECS[block].rebuild(component, source, given)
 
 
 def simulate(component, mode, source, seed, rates=None, engine="native", work_dir=None):
@@ -63,3 +102,77 @@ def simulate(component, mode, source, seed, rates=None, engine="native", work_di
     (``native``) or Amaranth's simulator (``pysim``)."""
     done = native.simulate(bench(component, mode, source, seed, rates), engine, work_dir)
     return rebuild(component, mode, source, done.outputs), done.cycles
+
+
+class _Schedule:
+    """Drives ``mode`` and ``columns`` with the matrix of the bench's current job."""
+
+    def __init__(self, bench):
+        self.bench, self.fired = bench, None
+
+    def idle(self, io):
+        self.drive(io, 0)
+
+    def drive(self, io, cycle):
+        mode, source = self.bench.jobs[self.bench.current()]
+        io.set("mode", mode.value)
+        io.set("columns", source.shape[1])
+
+    def sample(self, io, cycle):
+        pass
+
+
+class MixedBench(Bench):
+    """``jobs`` (``[(mode, source)]``) through the merged converter back to back: every
+    stream stalls at random, a job's inputs are offered only once the outputs of the jobs
+    before it have all been taken, and ``mode`` and ``columns`` change then (as the
+    converter's protocol asks). Python drivers gate the inputs, so it runs on Amaranth's
+    simulator."""
+
+    def __init__(self, component, jobs, seed, rates=None):
+        super().__init__(component, seed)
+        self.jobs = list(jobs)
+        owners, items = {}, {}
+        self.ends = []                  # per job: each output's count through it
+        through = dict.fromkeys(OUTPUTS, 0)
+        for j, (mode, source) in enumerate(self.jobs):
+            sources, sinks = streams(component, mode, source)
+            for name, words in sources.items():
+                items.setdefault(name, []).extend(
+                    words.tolist() if hasattr(words, "tolist") else list(words))
+                owners.setdefault(name, []).extend([j] * len(words))
+            for name, count in sinks.items():
+                through[name] += count
+            self.ends.append(dict(through))
+        rates = {**dict.fromkeys([*items, *OUTPUTS], 0.7), **(rates or {})}
+        sources = [self.source_on(name, items[name], rates[name],
+                                  gate=lambda n, o=owners[name]: o[n] == self.current())
+                   for name in items]
+        self.sinks = {name: self.sink_on(name, rates[name], through[name])
+                      for name in OUTPUTS}
+        self.drivers = [_Schedule(self), *sources, *self.sinks.values()]
+
+    def current(self):
+        """The first job whose outputs have not all been taken (the last once all have)."""
+        for j, ends in enumerate(self.ends):
+            if any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS):
+                return j
+        return len(self.jobs) - 1
+
+    def check(self, io, cycle):
+        ends = self.ends[self.current()]
+        for name, sink in self.sinks.items():
+            if len(sink.received) > ends[name]:
+                self.fail(f"{name}: an item past the {ends[name]} its jobs so far emit")
+
+    def from_outputs(self, cycles, outputs):
+        return ConverterResult(cycles, outputs)
+
+    def results(self, outputs):
+        """Each job's result, rebuilt from its share of ``outputs``."""
+        done, start = [], dict.fromkeys(OUTPUTS, 0)
+        for (mode, source), ends in zip(self.jobs, self.ends, strict=True):
+            share = {name: outputs[name][start[name]:ends[name]] for name in OUTPUTS}
+            done.append(rebuild(self.component, mode, source, share))
+            start = ends
+        return done

@@ -62,7 +62,13 @@ def _human(result):
         for row in result["merged"]:
             click.echo(f"\n{row['block']}: {row['logic']} logic cells (LUT4 + 2 per carry), "
                        f"{row['ratio']:.0%} of the {row['separate_logic']} of the separate "
-                       f"{', '.join(row['separate'])}; paper: {row['paper']}")
+                       f"{', '.join(row['separate'])} as built; paper: {row['paper']}")
+            if "paper_style_ratio" in row:
+                click.echo(f"  {row['paper_style_ratio']:.0%} of the "
+                           f"{row['paper_style_logic']} of the separate converters built the "
+                           f"paper's way: {', '.join(row['divides'])} each with its own "
+                           f"{row['divider']} {row['divider_params']} "
+                           f"({row['divider_logic']} logic cells)")
         for table in result["parts"]:
             _parts(table)
         return
@@ -127,7 +133,8 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
         result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax,
                                         device=device, seeds=tuple(range(1, seeds + 1)))
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
-        result["merged"] = merged_rows(result["report"])
+        result["merged"] = merged_rows(result["report"], lambda name, params: synthesize(
+            name, params, target, with_fmax=False, device=device))
         result["parts"] = parts_rows(result["report"])
         if md:
             with open(md, "w") as f:
