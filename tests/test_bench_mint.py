@@ -29,6 +29,8 @@ def check_software_area_and_sage(result):
     area = result["area"]
     assert area["merges"] == MERGES
     assert area["merged_vs_separate"] == area["merged_logic"] / area["merges_logic"]
+    assert area["merged_vs_paper_style"] == (area["merged_logic"]
+                                             / area["paper_style_logic"]) <= 0.5
 
 
 def test_bench_mint_quick_without_its_rtl_runs(shared_data, capsys, monkeypatch):
