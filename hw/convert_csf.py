@@ -256,8 +256,20 @@ class DenseToCsfSignature(wiring.Signature):
         })
 
 
+class _CsfConverter(wiring.Component):
+    """A converter to or from CSF: its widths from ``PARAMS`` (Dense-to-CSF's) and its
+    ``SIGNATURE`` built from them."""
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.lanes, self.index_width = v["lanes"], v["index_width"]
+        self.count_width, self.value_width = v["count_width"], v["value_width"]
+        super().__init__(self.SIGNATURE(self.lanes, self.index_width, self.count_width,
+                                        self.value_width))
+
+
 @block("dense_to_csf")
-class DenseToCsf(wiring.Component):
+class DenseToCsf(_CsfConverter):
     """Dense to CSF for 3-D tensors, L elements a cycle: a prefix sum per level (Fig. 8f).
 
     MINT Section V-B4: zero detection, coordinates, tree marks and a prefix sum per level.
@@ -303,13 +315,7 @@ class DenseToCsf(wiring.Component):
         Param("value_width", 32, 1, 64, "bits of a value"),
     )
     REPORT = ({}, {"lanes": 16})
-
-    def __init__(self, **params):
-        v = check_params(self.PARAMS, params)
-        self.lanes, self.index_width = v["lanes"], v["index_width"]
-        self.count_width, self.value_width = v["count_width"], v["value_width"]
-        super().__init__(DenseToCsfSignature(self.lanes, self.index_width, self.count_width,
-                                             self.value_width))
+    SIGNATURE = DenseToCsfSignature
 
     def elaborate(self, platform):
         m = Module()
@@ -540,7 +546,7 @@ class CooToCsfSignature(wiring.Signature):
 
 
 @block("coo_to_csf")
-class CooToCsf(wiring.Component):
+class CooToCsf(_CsfConverter):
     """COO to CSF for 3-D tensors: one sorted record a cycle in, the tree's levels out.
 
     MINT's Dense-to-CSF (Fig. 8f) after its COO step: the records come sorted, so a
@@ -576,13 +582,7 @@ class CooToCsf(wiring.Component):
 
     PARAMS = DenseToCsf.PARAMS
     REPORT = ({},)
-
-    def __init__(self, **params):
-        v = check_params(self.PARAMS, params)
-        self.lanes, self.index_width = v["lanes"], v["index_width"]
-        self.count_width, self.value_width = v["count_width"], v["value_width"]
-        super().__init__(CooToCsfSignature(self.lanes, self.index_width, self.count_width,
-                                           self.value_width))
+    SIGNATURE = CooToCsfSignature
 
     def elaborate(self, platform):
         m = Module()
@@ -719,7 +719,7 @@ class CsfToCooSignature(wiring.Signature):
 
 
 @block("csf_to_coo")
-class CsfToCoo(wiring.Component):
+class CsfToCoo(_CsfConverter):
     """CSF to COO for 3-D tensors: the levels in, one leaf's record a cycle out.
 
     The inverse of Fig. 8f: each level's records go through a
@@ -752,13 +752,7 @@ class CsfToCoo(wiring.Component):
 
     PARAMS = DenseToCsf.PARAMS
     REPORT = ({},)
-
-    def __init__(self, **params):
-        v = check_params(self.PARAMS, params)
-        self.lanes, self.index_width = v["lanes"], v["index_width"]
-        self.count_width, self.value_width = v["count_width"], v["value_width"]
-        super().__init__(CsfToCooSignature(self.lanes, self.index_width, self.count_width,
-                                           self.value_width))
+    SIGNATURE = CsfToCooSignature
 
     def elaborate(self, platform):
         m = Module()

@@ -3,9 +3,6 @@
 simulator, real matrices natively on Verilator against the golden converter, and
 ``convert --engine rtl``."""
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -52,14 +49,6 @@ from sparseforge.tb.convert_bsr import (
 from sparseforge.tb.convert_rlc import UnitBench, records_to_coo
 
 FULL = dict.fromkeys(("row_ptr", "entries", BLOCK_PTR, BLOCKS), 1.0)
-
-
-def sparseforge(*args):
-    """The standard output of a successful ``sparseforge`` command."""
-    done = subprocess.run([sys.executable, "-m", "sparseforge", *map(str, args)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def assert_same(bsr, golden):
@@ -320,21 +309,6 @@ def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
 
 
 @pytest.mark.verilator
-def test_convert_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
-    source = shared_data / "matrices/suitesparse/494_bus.mtx"
-    sparseforge("convert", source, "--to", "csr", "-o", tmp_path / "a.npz")
-    for engine in ("sw", "rtl"):
-        result = json.loads(sparseforge("convert", tmp_path / "a.npz", "--to", "bsr", "--block",
-                                        "2,2", "--engine", engine, "-o",
-                                        tmp_path / f"{engine}.npz", "--json"))
-        assert result["engine"] == engine and (engine == "sw" or result["cycles"] > 0)
-    sw, rtl = np.load(tmp_path / "sw.npz"), np.load(tmp_path / "rtl.npz")
-    assert sorted(sw.files) == sorted(rtl.files)
-    for name in sw.files:
-        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
-
-
-@pytest.mark.verilator
 def test_rows_longer_than_the_banks_go_through_in_passes_of_block_columns():
     """A row of exactly the banks' depth in one pass; one more nonzero makes two; rows of
     2,500 nonzeros through banks of 1,024 take three. The passes' BSR (natively, where
@@ -526,22 +500,6 @@ def test_bsr_to_coo_on_a_real_matrix_under_back_pressure(shared_data):
     coo, cycles = run_coo(m, seed=seed_from_env(7))
     assert_same_coo(coo, cv.convert(m, "coo"))
     assert cycles >= 2 * int(m.indptr[-1])
-
-
-@pytest.mark.soak
-@pytest.mark.verilator
-def test_convert_bsr_to_coo_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
-    source = shared_data / "matrices/suitesparse/494_bus.mtx"
-    sparseforge("convert", source, "--to", "bsr", "--block", "2,2", "-o", tmp_path / "a.npz")
-    for engine in ("sw", "rtl"):
-        result = json.loads(sparseforge("convert", tmp_path / "a.npz", "--to", "coo",
-                                        "--engine", engine, "-o", tmp_path / f"{engine}.npz",
-                                        "--json"))
-        assert result["engine"] == engine and (engine == "sw" or result["cycles"] > 0)
-    sw, rtl = np.load(tmp_path / "sw.npz"), np.load(tmp_path / "rtl.npz")
-    assert sorted(sw.files) == sorted(rtl.files)
-    for name in sw.files:
-        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
 
 
 @pytest.mark.soak

@@ -2,6 +2,7 @@
 reached by a block or a chain of them, and the result what ``--engine sw`` gives."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sparseforge.cli import main
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.tb.convert import route, rtl_convert
@@ -17,6 +19,7 @@ MATRIX = ("dense", "coo", *cv.MATRIX_FORMATS)
 TENSOR = ("dense", "coo", "csf")
 PAIRS = [(a, b) for a, b in itertools.product(MATRIX, repeat=2) if a != b]
 FIELDS = {"bsr": {"block": (2, 3)}, "rlc": {"run_bits": 3}}
+FIELDS_494 = {"bsr": {"block": (2, 2)}, "rlc": {"run_bits": 5}}
 
 
 def source(matrix, fmt):
@@ -65,10 +68,9 @@ def test_soak_every_pair_on_hypothesis_matrices(pair, matrix):
 def test_soak_every_pair_on_a_real_matrix(shared_data, pair):
     a, b = pair
     matrix = read_matrix(shared_data / "matrices/suitesparse/494_bus.mtx").tocsr()
-    fields = {"bsr": {"block": (2, 2)}, "rlc": {"run_bits": 5}}
-    have = cv.convert(matrix, a, **fields.get(a, {}))
-    got, _ = rtl_convert(have, b, **fields.get(b, {}))
-    assert cv.same(got, cv.convert(matrix, b, **fields.get(b, {})))
+    have = cv.convert(matrix, a, **FIELDS_494.get(a, {}))
+    got, _ = rtl_convert(have, b, **FIELDS_494.get(b, {}))
+    assert cv.same(got, cv.convert(matrix, b, **FIELDS_494.get(b, {})))
 
 
 @pytest.mark.soak
@@ -82,3 +84,31 @@ def test_soak_every_pair_on_a_real_tensor(shared_data, pair):
     corner = cv.convert(Tensor(tensor.coords[inside], tensor.values[inside], box), "dense")
     got, _ = rtl_convert(cv.convert(corner, a), b)
     assert cv.same(got, cv.convert(corner, b))
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize(("first", "to", "extra"), [
+    ("csr", "bsr", ["--block", "2,2"]), ("bsr", "coo", []), ("rlc", "coo", []),
+    ("dense", "rlc", []), ("csr", "coo", []), ("coo", "dense", []), ("csr", "dense", []),
+    ("rlc", "dense", [])], ids=lambda x: x if isinstance(x, str) else "")
+def test_the_command_writes_what_the_software_engine_writes(shared_data, tmp_path, capsys,
+                                                            first, to, extra):
+    """A real matrix, stored in ``first``, through one block: the files of both engines
+    hold the same arrays, of the same types."""
+    matrix = read_matrix(shared_data / "matrices/suitesparse/494_bus.mtx")
+    source = tmp_path / f"a{cv.suffix(first, 2)}"
+    cv.save(source, cv.convert(matrix, first, **FIELDS_494.get(first, {})))
+    out = {}
+    for engine in ("sw", "rtl"):
+        main(["convert", str(source), "--to", to, *extra, "--engine", engine, "-o",
+              str(tmp_path / f"{engine}{cv.suffix(to, 2)}"), "--json"])
+        out[engine] = json.loads(capsys.readouterr().out)
+    assert [s["block"] for s in out["rtl"]["stages"]] != [] and out["rtl"]["cycles"] > 0
+    sw, rtl = (tmp_path / f"{engine}{cv.suffix(to, 2)}" for engine in ("sw", "rtl"))
+    if to == "dense":
+        sw, rtl = {"dense": np.load(sw)}, {"dense": np.load(rtl)}
+    else:
+        sw, rtl = np.load(sw), np.load(rtl)
+    assert sorted(sw) == sorted(rtl)
+    for name in sw:
+        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name

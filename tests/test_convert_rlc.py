@@ -3,10 +3,7 @@
 simulator, real matrices natively on Verilator against the golden converter, and
 ``convert --engine rtl``."""
 
-import json
 import random
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -45,14 +42,6 @@ from sparseforge.tb.convert_rlc import (
 )
 
 FULL = {"pairs": 1.0, "records": 1.0}
-
-
-def sparseforge(*args):
-    """The standard output of a successful ``sparseforge`` command."""
-    done = subprocess.run([sys.executable, "-m", "sparseforge", *map(str, args)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def rlc_at(shape, positions, run_bits, dtype=np.int16):
@@ -262,20 +251,6 @@ def test_one_nonzero_a_cycle_on_a_real_matrix(shared_data):
                 cv.convert(rlc, "coo"))
 
 
-@pytest.mark.verilator
-def test_convert_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
-    source = shared_data / "matrices/suitesparse/494_bus.mtx"
-    sparseforge("convert", source, "--to", "rlc", "-o", tmp_path / "a.npz")
-    for engine in ("sw", "rtl"):
-        result = json.loads(sparseforge("convert", tmp_path / "a.npz", "--to", "coo", "--engine",
-                                        engine, "-o", tmp_path / f"{engine}.npz", "--json"))
-        assert result["engine"] == engine and (engine == "sw" or result["cycles"] > 0)
-    sw, rtl = np.load(tmp_path / "sw.npz"), np.load(tmp_path / "rtl.npz")
-    assert sorted(sw.files) == sorted(rtl.files)
-    for name in sw.files:
-        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
-
-
 def test_complex_values_are_refused_by_the_rtl_engine():
     rlc = cv.convert(np.array([[1j, 0], [0, 2]]), "rlc")
     with pytest.raises(ParameterError, match="complex"):
@@ -467,22 +442,6 @@ def test_dense_to_rlc_on_a_real_matrix_under_back_pressure(shared_data):
     rlc, cycles = run_dense(dense, seed=seed_from_env(11))
     assert_same_rlc(rlc, cv.convert(dense, "rlc"))
     assert cycles >= dense.size // LANES
-
-
-@pytest.mark.soak
-@pytest.mark.verilator
-def test_convert_dense_to_rlc_engine_rtl_writes_what_engine_sw_writes(shared_data, tmp_path):
-    source = shared_data / "matrices/suitesparse/494_bus.mtx"
-    sparseforge("convert", source, "--to", "dense", "-o", tmp_path / "a.npy")
-    for engine in ("sw", "rtl"):
-        result = json.loads(sparseforge("convert", tmp_path / "a.npy", "--to", "rlc",
-                                        "--engine", engine, "-o", tmp_path / f"{engine}.npz",
-                                        "--json"))
-        assert result["engine"] == engine and (engine == "sw" or result["cycles"] > 0)
-    sw, rtl = np.load(tmp_path / "sw.npz"), np.load(tmp_path / "rtl.npz")
-    assert sorted(sw.files) == sorted(rtl.files)
-    for name in sw.files:
-        assert sw[name].dtype == rtl[name].dtype and np.array_equal(sw[name], rtl[name]), name
 
 
 @pytest.mark.soak
