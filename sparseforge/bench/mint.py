@@ -53,7 +53,7 @@ RTL_MATRICES = ("suitesparse/494_bus", "pypi/pyamg_bar", "graphs/email-Eu-core",
 QUICK_RTL_MATRICES = ("suitesparse/494_bus",)
 RTL_TENSOR = "movielens-100k_user-item-day"
 TENSOR_BOX = (64, 128, 32)  # the corner of the tensor densified for Dense to CSF
-DENSE_AREA = 1 << 20  # elements up to which a matrix is densified for Dense conversions
+DENSE_AREA = 1 << 20  # elements up to which a matrix is densified (or made) by Dense conversions
 
 PAPER = {
     "csc": ("CSR->CSC within 2x of scipy (the issue's target)", "issue: MINT and SAGE"),
@@ -141,7 +141,8 @@ def _source(root, name, source_format):
     m = read_matrix(root / "matrices" / f"{name}.mtx")
     if source_format == "dense" and np.prod(m.shape) > DENSE_AREA:
         return None
-    return conversion.convert(m, source_format)
+    return conversion.convert(m, source_format,
+                              block=_block(m.shape) if source_format == "bsr" else None)
 
 
 def rtl(root, names, seed):
@@ -154,7 +155,7 @@ def rtl(root, names, seed):
         for name in tqdm(sources, desc=f"bench mint: {source_format}->{to} on Verilator",
                          leave=False):
             source = _source(root, name, source_format)
-            if source is None:
+            if source is None or (to == "dense" and np.prod(source.shape) > DENSE_AREA):
                 continue
             block = _block(source.shape) if to == "bsr" else None
             try:
