@@ -33,6 +33,7 @@ def check_software_area_and_sage(result):
                                              / area["paper_style_logic"]) <= 0.5
 
 
+@pytest.mark.soak                   # synthesizes MINT_m, its divider and the converters it merges
 def test_bench_mint_quick_without_its_rtl_runs(shared_data, capsys, monkeypatch):
     """The default run's bench: the software timings, the area of MINT_m and of the
     converters it merges, and SAGE's table. Its Verilator runs (every conversion on 494_bus)

@@ -88,9 +88,11 @@ def test_soak_every_pair_on_a_real_tensor(shared_data, pair):
 
 @pytest.mark.verilator
 @pytest.mark.parametrize(("first", "to", "extra"), [
-    ("csr", "bsr", ["--block", "2,2"]), ("bsr", "coo", []), ("rlc", "coo", []),
-    ("dense", "rlc", []), ("csr", "coo", []), ("coo", "dense", []), ("csr", "dense", []),
-    ("rlc", "dense", [])], ids=lambda x: x if isinstance(x, str) else "")
+    ("csr", "bsr", ["--block", "2,2"]), ("rlc", "dense", []),
+    *(pytest.param(*p, marks=pytest.mark.soak) for p in [
+        ("bsr", "coo", []), ("rlc", "coo", []), ("dense", "rlc", []), ("csr", "coo", []),
+        ("coo", "dense", []), ("csr", "dense", [])])],
+    ids=lambda x: x if isinstance(x, str) else "")
 def test_the_command_writes_what_the_software_engine_writes(shared_data, tmp_path, capsys,
                                                             first, to, extra):
     """A real matrix, stored in ``first``, through one block: the files of both engines
