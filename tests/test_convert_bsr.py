@@ -494,6 +494,7 @@ def test_bsr_to_coo_verilog_lints_clean_with_wall(lint, params):
     assert lint("bsr_to_coo", params) == ""
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_bsr_to_coo_on_a_real_matrix_under_back_pressure(shared_data):
     m = bsr(read_matrix(shared_data / "matrices/suitesparse/494_bus.mtx").toarray(), (2, 2))

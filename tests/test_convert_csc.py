@@ -705,6 +705,7 @@ def test_the_block_edges():
     assert route(SHUFFLED, "csc") == ["coo", "csc"] and route(SHUFFLED, "csr") == ["coo", "csr"]
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_a_real_mtx_in_file_order_natively_under_back_pressure(shared_data):
     """494_bus is symmetric: its lower triangle column by column, then the mirrored entries,
@@ -717,6 +718,7 @@ def test_a_real_mtx_in_file_order_natively_under_back_pressure(shared_data):
     assert sort_passes(records.row, records.col, "row") == 1
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_csc_to_csr_is_one_sort_on_the_transposed_view():
     """1,100 rows: A^T's 1,100 columns go through 1,024 columns' counters in two passes."""

@@ -498,6 +498,7 @@ def test_the_rtl_engine_finds_no_chain_for_other_orders(source, to):
         rtl_convert(source, to)
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_matrices_are_one_slice_tensors_both_ways():
     rng = np.random.default_rng(seed_from_env(47))
@@ -520,6 +521,7 @@ def test_an_empty_matrix_both_ways():
     assert cv.same(back, empty)
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_real_tensors_natively_under_back_pressure_both_ways(shared_data):
     """The smallest real tensor whole and a corner of MovieLens-100k, back to back, with
@@ -532,6 +534,7 @@ def test_real_tensors_natively_under_back_pressure_both_ways(shared_data):
                native_simulate)
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_convert_rtl_writes_exactly_what_sw_writes_both_ways(shared_data, tmp_path, capsys):
     source = shared_data / TAGS

@@ -434,6 +434,7 @@ def test_dense_to_rlc_then_rlc_to_coo_compose():
     assert_same(got[0], cv.convert(dense, "coo"))
 
 
+@pytest.mark.soak
 @pytest.mark.verilator
 def test_dense_to_rlc_on_a_real_matrix_under_back_pressure(shared_data):
     """Les Misérables' co-occurrences (77 x 77, 4% dense, float64) natively: every vector
