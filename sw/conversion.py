@@ -74,7 +74,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import FormatError, ParameterError
-from .formats import Tensor, index_dtype, npz_header, open_npz, read_matrix, read_npy, read_tensor
+from .formats import (
+    Tensor,
+    index_dtype,
+    npz_header,
+    open_npz,
+    read_matrix,
+    read_npy,
+    read_tensor,
+    row_major,
+)
 from .occupancy import INT64_MAX, first_of_runs
 
 __all__ = ["CSF", "FORMATS", "MATRIX_FORMATS", "MAX_AREA", "MAX_RUN_BITS", "RLC", "RUN_BITS",
@@ -525,17 +534,17 @@ def _canonical(coords, values, shape):
             where = ", ".join(str(c[bad[0]]) for c in coords)
             raise ParameterError(f"coordinate ({where}) of entry {bad[0]} is outside the "
                                  f"{_size_text(shape)} shape (mode {mode})")
-    if len(values) > 1:
-        key = np.ravel_multi_index(coords, shape) if math.prod(shape) <= INT64_MAX else None
-        if key is None or not (key[1:] > key[:-1]).all():
-            order = np.argsort(key) if key is not None else np.lexsort(coords[::-1])
-            coords = tuple(c[order] for c in coords)
-            values = values[order]
-            new = np.logical_or.reduce([first_of_runs(c) for c in coords])
-            if not new.all():
-                starts = np.flatnonzero(new)
-                coords = tuple(c[starts] for c in coords)
-                values = np.add.reduceat(values, starts)
+    if not row_major(*coords):
+        fits = math.prod(shape) <= INT64_MAX
+        order = (np.argsort(np.ravel_multi_index(coords, shape)) if fits
+                 else np.lexsort(coords[::-1]))
+        coords = tuple(c[order] for c in coords)
+        values = values[order]
+        new = np.logical_or.reduce([first_of_runs(c) for c in coords])
+        if not new.all():
+            starts = np.flatnonzero(new)
+            coords = tuple(c[starts] for c in coords)
+            values = np.add.reduceat(values, starts)
     held = values != 0
     if not held.all():
         coords, values = tuple(c[held] for c in coords), values[held]

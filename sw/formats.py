@@ -594,7 +594,7 @@ def _canonical(row, col, values, shape):
     matrix = coo_array((values, (row.astype(index, copy=False), col.astype(index, copy=False))),
                        shape=shape)
     del row, col, values
-    if matrix.nnz < 2 or _increasing(matrix.row, matrix.col):
+    if matrix.nnz < 2 or row_major(matrix.row, matrix.col):
         matrix.has_canonical_format = True
         return matrix
     if shape[0] > 2 * matrix.nnz + 1024:
@@ -624,13 +624,18 @@ def _expand_rows(indptr, rows):
     np.add.accumulate(rows, out=rows)
 
 
-def _increasing(row, col):
-    """Whether (row, col) pairs strictly increase in row-major order (a block at a time)."""
+def row_major(*coords):
+    """Whether the coordinates ``coords`` (one array a mode) strictly increase in
+    row-major order: sorted, no repeats. A block of entries at a time, so the check's
+    memory stays small beside the arrays'."""
     step = 1 << 20
-    for start in range(0, len(row), step):
-        end = start + step + 1  # blocks overlap by one pair
-        up = np.diff(row[start:end])
-        if not ((up > 0) | ((up == 0) & (np.diff(col[start:end]) > 0))).all():
+    for start in range(0, len(coords[0]), step):
+        end = start + step + 1  # blocks overlap by one entry
+        rising, tied = False, True
+        for coord in coords:
+            up = np.diff(coord[start:end])
+            rising, tied = rising | (tied & (up > 0)), tied & (up == 0)
+        if not np.all(rising):
             return False
     return True
 

@@ -25,16 +25,16 @@ and one beyond an index width is refused.
 """
 
 import dataclasses
+import functools
 import importlib
 import itertools
 import pkgutil
 from typing import NamedTuple
 
-import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from ..sw import conversion, passes, sage
+from ..sw import conversion, formats, passes, sage
 
 MAX_STAGES = 4
 """Blocks a chain may pass through: every pair of formats is reached in fewer."""
@@ -52,8 +52,9 @@ class Stage(NamedTuple):
     passes: tuple = ()
 
 
+@functools.cache
 def conversions():
-    """``{(from, to): run}`` over every ``tb/convert_*.py`` module."""
+    """``{(from, to): run}`` over every ``tb/convert_*.py`` module (found once)."""
     from .. import tb
 
     table = {}
@@ -85,7 +86,7 @@ def route(source, to, block=None, run_bits=None):
     takes its records in any order. Raises
     ParameterError naming the pair where no chain of blocks does it."""
     start, order = conversion.format_of(source), len(source.shape)
-    scattered = start == "coo" and order == 2 and not _row_major(source)
+    scattered = start == "coo" and order == 2 and not formats.row_major(source.row, source.col)
     same = {"bsr": block in (None, getattr(source, "blocksize", None)),
             "rlc": run_bits in (None, getattr(source, "run_bits", None))}
     if start == to and same.get(to, True) and not scattered:
@@ -118,12 +119,6 @@ def route(source, to, block=None, run_bits=None):
 
 
 _SCATTERED = "coo in any order"
-
-
-def _row_major(coo):
-    """Whether a COO matrix's records come row by row, columns ascending."""
-    key = coo.row.astype(np.int64) * coo.shape[1] + coo.col
-    return bool((key[1:] > key[:-1]).all())
 
 
 def _rates():

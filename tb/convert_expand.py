@@ -18,7 +18,7 @@ from ..core.errors import ParameterError
 from ..hw.compose.csr_to_dense import CsrToDense
 from ..hw.compose.rlc_to_dense import RlcToDense
 from ..hw.convert_expand import CooToDense, CsrToCoo
-from ..sw import conversion, wire
+from ..sw import conversion, formats, wire
 from . import native
 from .convert_dense import ConverterBench
 from .convert_rlc import record_columns, records_to_coo
@@ -84,8 +84,8 @@ def sorted_coo(matrix):
         matrix = matrix.copy()
         matrix.sum_duplicates()
         matrix.eliminate_zeros()
-    order = np.lexsort((matrix.col, matrix.row))
-    if (np.diff(order) < 0).any():
+    if not formats.row_major(matrix.row, matrix.col):
+        order = np.lexsort((matrix.col, matrix.row))
         matrix = sp.coo_array((matrix.data[order], (matrix.row[order], matrix.col[order])),
                               shape=matrix.shape)
     return matrix

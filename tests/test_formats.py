@@ -449,3 +449,24 @@ def test_malformed_npy(tmp_path, array, words):
     np.save(path, array)
     with pytest.raises(FormatError, match=words):
         read_matrix(path)
+
+
+@pytest.mark.parametrize(("coords", "expected"), [
+    (([0, 0, 1], [1, 1, 0], [0, 2, 0]), True),     # the last mode breaks the tie
+    (([0, 0, 1], [1, 1, 0], [2, 2, 0]), False),    # a coordinate repeated
+    (([0, 0, 1], [1, 1, 0], [2, 1, 0]), False),    # the last mode falls within a tie
+    (([0, 1], [5, 0]), True),                      # a later row with a smaller column
+    (([1, 0], [0, 5]), False),                     # rows falling
+])
+def test_row_major_compares_modes_in_order(coords, expected):
+    assert formats.row_major(*(np.array(c) for c in coords)) is expected
+
+
+def test_row_major_sees_a_fall_across_its_blocks():
+    """The check goes a block of 2**20 entries at a time: a fall between the last entry
+    of one block and the first of the next is still seen."""
+    n = (1 << 20) + 1
+    row = np.arange(n)
+    assert formats.row_major(row, np.zeros(n, dtype=np.int64))
+    row[1 << 20] = row[(1 << 20) - 1]
+    assert not formats.row_major(row, np.zeros(n, dtype=np.int64))
