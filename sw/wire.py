@@ -725,3 +725,14 @@ def word_beats(width, data_width):
     if container * 8 <= data_width:
         return 1, container.bit_length() - 1
     return -(-width // data_width), (data_width // 8).bit_length() - 1
+
+
+# -- The accelerator's tile list ---------------------------------------------------------
+
+ACCEL_TILE = (Field("i0", 32), Field("k0", 32), Field("entries", 32), Field("rows", 15),
+              Field("kn", 16), Field("closes", 1))
+"""An input tile of an ``accel`` run as its tile list in memory holds it, one 128-bit
+word each (:mod:`sparseforge.sw.accel_plan`): its band's first row ``i0`` and ``rows``,
+its window's first column ``k0`` and ``kn`` columns, its CISS ``entries`` (the TLU's
+length, against which the converter's count is checked) and ``closes`` on the band's
+last input tile."""

@@ -1,0 +1,239 @@
+"""An ``accel`` run planned by the host: the tiles, the passes, the golden output.
+
+The accelerator computes ``Y = A B`` (SpMM; SpMV is B of one column) from A stored as
+CSR. Its sequencer walks a loop nest the host lays out here:
+
+- **output tiles**: bands of ``rows`` consecutive rows of A (Tailors §4: the tile the
+  buffer holds is ``A[I, :]``, every column of its rows); the band height is chosen by
+  the tiling policy against the Tailor's capacity and capped by the MSU's ``out_rows``;
+- **passes** over B's columns, ``R = tlen * cols * vlen`` a pass (the PE array's row):
+  each pass streams the whole band to the array again, which is what the Tailor holds
+  it for: the first pass converts it from CSR in line and fills the Tailor, later passes
+  read the Tailor, and a band longer than the Tailor overbooks it and has its bumped part
+  converted again every pass;
+- **input tiles**: within a band, the nonempty blocks of ``spm_rows`` columns of A (the
+  rows of B a scratchpad holds), each one Tensaurus tile (Section 5.1) whose CISS
+  stream the converter makes of the window ``A[I, k0:k1]``, rows numbered from the
+  band's first, columns from ``k0``.
+
+The tiles are :func:`sparseforge.sw.tensaurus_job.plan`'s for an MSU of the band's
+height, so the hardware's CISS streams and the host's are the same by construction; the
+host keeps only their lengths (the tile list carries each input tile's CISS entries, the
+length the TLU reads and the converter's count is checked against). Host memory follows
+the nonzeros: the band's CISS streams are encoded one band at a time and dropped.
+
+Tiling policies (Tailors §4, :mod:`sparseforge.sw.swiftiles`), sizing the band for a
+Tailor of ``depth`` CISS entries, each of which carries up to ``rows`` nonzeros (one a
+PE lane), so a capacity of ``depth * pes`` nonzeros as the policies count:
+
+- ``uniform``: the tile assumed dense, its size the capacity: ``capacity // K`` rows
+  (at least one). Never overbooks, rarely fills.
+- ``prescient``: the tallest band whose fullest instance fits, every candidate measured.
+- ``swiftiles``: the height Swiftiles estimates from sampled bands, to overbook a fraction
+  ``k`` of them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.errors import ParameterError
+from . import swiftiles, tensaurus_job, wire
+from .occupancy import Pattern
+
+POLICIES = {"uniform": swiftiles.uniform_tiling, "prescient": swiftiles.prescient_tiling,
+            "swiftiles": swiftiles.swiftiles}
+"""The tiling policies by name: each ``(pattern, capacity) -> Tiling``."""
+
+
+@dataclass(frozen=True)
+class AccelConfig:
+    """The accelerator's build: the PE array (``pes`` rows of ``cols`` PEs of ``vlen``
+    lanes, ``tlen`` chunks each), the scratchpads' ``spm_rows`` rows of B, the MSU's
+    ``out_rows`` output rows, the Tailor's ``depth`` CISS entries (``fifo`` of them its
+    FIFO region when overbooked) and the widths."""
+
+    pes: int = 4
+    cols: int = 2
+    vlen: int = 2
+    tlen: int = 2
+    spm_rows: int = 64
+    out_rows: int = 64
+    depth: int = 1024
+    fifo: int = 64
+    dw: int = 16
+    iw: int = 16
+    acc_width: int = 32
+
+    @property
+    def width(self):
+        """R: B's columns a pass computes."""
+        return self.tlen * self.cols * self.vlen
+
+    @property
+    def capacity(self):
+        """The Tailor's nonzeros as the tiling policies count them: ``depth * pes``."""
+        return self.depth * self.pes
+
+    @property
+    def buffet_region(self):
+        """Entries an overbooked band keeps in the Tailor: the rest is bumped."""
+        return self.depth - self.fifo
+
+
+@dataclass(frozen=True)
+class InputTile:
+    """One Tensaurus tile of a band: the window ``[k0, k1)`` of A's columns (B's rows the
+    scratchpads load), its CISS ``entries`` and their ``offset`` in the band's stream (its
+    place in the Tailor), ``closes`` on the band's last."""
+
+    k0: int
+    k1: int
+    entries: int
+    offset: int
+    closes: bool
+
+
+@dataclass(frozen=True)
+class Band:
+    """An output tile: rows ``[i0, i0 + rows)``, its input tiles in order."""
+
+    i0: int
+    rows: int
+    inputs: tuple
+
+    @property
+    def entries(self):
+        """L: the band's CISS entries, the length of the stream the Tailor holds."""
+        return sum(tile.entries for tile in self.inputs)
+
+    def bumped(self, config):
+        """Entries past the Tailor's buffet region, converted again on every pass after
+        the first: 0 for a band that fits (at most ``depth`` entries)."""
+        if self.entries <= config.depth:
+            return 0
+        return self.entries - config.buffet_region
+
+    def refetched_inputs(self, config):
+        """The input tiles converted again on a later pass: those holding bumped entries."""
+        keep = config.buffet_region if self.bumped(config) else self.entries
+        return tuple(t for t in self.inputs if t.offset + t.entries > keep)
+
+
+@dataclass(frozen=True, eq=False)
+class AccelPlan:
+    """A run: its ``bands`` in order, ``passes`` over B's columns, the policy's
+    ``tiling`` (:class:`~sparseforge.sw.swiftiles.Tiling`), ``golden`` the exact output
+    (``M x N``, int64) and the build it is planned for."""
+
+    config: AccelConfig
+    shape: tuple
+    columns: int
+    bands: tuple
+    passes: int
+    tiling: object
+    golden: np.ndarray
+
+    @property
+    def band_rows(self):
+        return self.bands[0].rows if self.bands else 0
+
+    @property
+    def overbooked(self):
+        """Bands longer than the Tailor."""
+        return sum(1 for band in self.bands if band.bumped(self.config))
+
+    def refetched_entries(self):
+        """Entries converted again, over the run: each overbooked band's refetched input
+        tiles', on each pass after the first."""
+        again = sum(t.entries for band in self.bands
+                    for t in band.refetched_inputs(self.config))
+        return again * (self.passes - 1)
+
+
+def band_height(matrix, policy, config, k=0.1, y=10, seed=None):
+    """``(rows, tiling)``: the band height ``policy`` picks for ``matrix`` (M x K, CSR)
+    and the Tailor of ``config``, capped by the MSU's ``out_rows``, and the
+    :class:`~sparseforge.sw.swiftiles.Tiling` it came from. The policies tile ``A^T``:
+    their SpMSpM construction grows the shared dimension (A's columns) first, so the tile
+    is whole rows of A."""
+    if policy not in POLICIES:
+        raise ParameterError(f"--tiling {policy}: expected one of {', '.join(POLICIES)}")
+    pattern = Pattern.from_matrix(sp.csr_array(matrix).T)
+    extra = {"k": k, "y": y, "seed": seed} if policy == "swiftiles" else {}
+    tiling = POLICIES[policy](pattern, config.capacity, **extra)
+    _, height = tiling.tile_shape
+    return max(1, min(int(height), config.out_rows)), tiling
+
+
+def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progress=None):
+    """The :class:`AccelPlan` of ``Y = matrix @ b`` (A: M x K sparse, integer values;
+    ``b``: K x N integers, or a vector of K) on ``config``'s build with ``policy``'s
+    bands. Values past ``dw`` bits and outputs past ``acc_width`` bits are refused, as
+    :func:`~sparseforge.sw.tensaurus_job.plan` refuses them. ``progress(done, total)``
+    is called after each band."""
+    a = sp.csr_array(matrix)
+    b = np.asarray(b)
+    if b.ndim == 1:
+        b = b.reshape(-1, 1)
+    if b.ndim != 2 or b.shape[0] != a.shape[1] or b.shape[1] == 0:
+        raise ParameterError(f"B is {b.shape}: expected ({a.shape[1]}, N) with N >= 1")
+    if a.nnz == 0:
+        raise ParameterError(f"A ({a.shape[0]} x {a.shape[1]}) has no nonzeros")
+    height, tiling = band_height(a, policy, config, seed=seed)
+    R = config.width
+    panel = np.zeros((b.shape[0], R), dtype=np.int64)
+    panel[:, :min(R, b.shape[1])] = np.asarray(b[:, :R], dtype=np.int64)
+    golden = _golden(a, b, config)
+    bands = []
+    total = -(-a.shape[0] // height)
+    for n, i0 in enumerate(range(0, a.shape[0], height)):
+        rows = min(height, a.shape[0] - i0)
+        job = tensaurus_job.plan("spmm", a[i0:i0 + rows], [panel], rows=config.pes,
+                                 cols=config.cols, vlen=config.vlen, dw=config.dw,
+                                 iw=config.iw, acc_width=64, spm_rows=config.spm_rows,
+                                 names=["A", "B"])
+        inputs, offset = [], 0
+        for t, tile in enumerate(job.tiles):
+            (k0, kn), = tile.rows
+            entries = tile.stream.entries
+            inputs.append(InputTile(k0, k0 + kn, entries, offset, t == len(job.tiles) - 1))
+            offset += entries
+        bands.append(Band(i0, rows, tuple(inputs)))
+        if progress:
+            progress(n + 1, total)
+    return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
+                     golden)
+
+
+def _golden(a, b, config):
+    """``A @ B`` exactly (int64), refused where ``acc_width`` bits do not hold it."""
+    magnitude = abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    if magnitude.size and magnitude.max() >= 2.0**62:
+        raise ParameterError(f"the output may reach {magnitude.max():.3g}: past what "
+                             "64-bit integers check exactly; scale the values down")
+    golden = np.asarray(a.astype(np.int64) @ b.astype(np.int64))
+    limit = 1 << (config.acc_width - 1)
+    if golden.size and (golden.max() >= limit or golden.min() < -limit):
+        raise ParameterError(f"the output reaches {int(np.abs(golden).max())}: past "
+                             f"acc_width={config.acc_width} bits")
+    return golden
+
+
+def tile_words(plan_):
+    """The tile list in memory: one :data:`~sparseforge.sw.wire.ACCEL_TILE` word an input
+    tile, band after band (an object array of ints)."""
+    rows = [(band.i0, t.k0, t.entries, band.rows, t.k1 - t.k0, int(t.closes))
+            for band in plan_.bands for t in band.inputs]
+    columns = np.array(rows, dtype=np.int64).reshape(-1, len(wire.ACCEL_TILE)).T
+    return wire.pack(wire.ACCEL_TILE, {f.name: c for f, c in zip(wire.ACCEL_TILE, columns,
+                                                                  strict=True)})
+
+
+def describe(plan_):
+    """One line a run: bands, passes, overbooking."""
+    c = plan_.config
+    return (f"{len(plan_.bands)} bands of {plan_.band_rows} rows ({plan_.tiling.strategy}), "
+            f"{plan_.passes} passes of {c.width} columns, {plan_.overbooked} bands overbook "
+            f"a Tailor of {c.depth} entries, {plan_.refetched_entries()} entries refetched")

@@ -1,0 +1,84 @@
+"""The accelerator's host plan (sparseforge.sw.accel_plan): bands, input tiles, passes
+and overbooking against values worked out by hand."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparseforge.core.errors import ParameterError
+from sparseforge.sw import accel_plan, wire
+from sparseforge.sw.accel_plan import AccelConfig, Band, InputTile
+
+# A 5 x 6 matrix of distinct values; row 2 is empty.
+A = sp.csr_array(np.array([
+    [0, 3, 0, 0, 5, 0],
+    [2, 0, 7, 0, 0, 1],
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 4, 0, 0],
+    [0, 6, 8, 9, 10, 11],
+]))
+B = np.arange(30).reshape(6, 5) % 7 - 3          # N = 5 columns: 3 passes of R = 2
+CONFIG = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=3, out_rows=3, depth=8, fifo=2)
+
+
+def test_uniform_plan_by_hand():
+    """Uniform: a capacity of depth * pes = 16 nonzeros over K = 6 columns is 2 rows a
+    band. Windows of spm_rows = 3 columns; a window's CISS on 2 PEs (a row's header and
+    its nonzeros on the PE that frees first): band 0's first window holds row 0's one
+    nonzero (2 entries on PE 0) and row 1's two (3 on PE 1): 3 entries; its second, one
+    each: 2. Band 1 has only row 3's nonzero, in the second window. Band 2 is row 4:
+    2 nonzeros, then 3."""
+    p = accel_plan.plan(A, B, "uniform", CONFIG)
+    assert p.band_rows == 2 and p.passes == 3
+    assert [(b.i0, b.rows) for b in p.bands] == [(0, 2), (2, 2), (4, 1)]
+    assert [b.inputs for b in p.bands] == [
+        (InputTile(0, 3, 3, 0, False), InputTile(3, 6, 2, 3, True)),
+        (InputTile(3, 6, 2, 0, True),),
+        (InputTile(0, 3, 3, 0, False), InputTile(3, 6, 4, 3, True)),
+    ]
+    assert p.overbooked == 0 and p.refetched_entries() == 0
+    np.testing.assert_array_equal(p.golden, A.toarray() @ B)
+
+
+def test_overbooked_band_by_hand():
+    """A band of 7 entries in a Tailor of 4 with a FIFO region of 2 keeps 2 entries:
+    5 are bumped, and both input tiles hold bumped entries (offsets 0 and 3, past 2), so
+    7 entries are converted again on each of the passes after the first."""
+    small = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=3, depth=4, fifo=2)
+    band = Band(4, 1, (InputTile(0, 3, 3, 0, False), InputTile(3, 6, 4, 3, True)))
+    assert band.entries == 7 and band.bumped(small) == 5
+    assert band.refetched_inputs(small) == band.inputs
+    # Kept 3: only the second tile (offset 3) is past the buffet region.
+    wider = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=3, depth=4, fifo=1)
+    assert band.bumped(wider) == 4 and band.refetched_inputs(wider) == band.inputs[1:]
+    # A band exactly the Tailor's depth fits.
+    exact = Band(0, 1, (InputTile(0, 3, 4, 0, True),))
+    assert exact.bumped(small) == 0 and exact.refetched_inputs(small) == ()
+
+
+def test_tile_words_carry_each_field():
+    p = accel_plan.plan(A, B, "uniform", CONFIG)
+    fields = wire.unpack(wire.ACCEL_TILE, accel_plan.tile_words(p))
+    assert fields["i0"].tolist() == [0, 0, 2, 4, 4]
+    assert fields["k0"].tolist() == [0, 3, 3, 0, 3]
+    assert fields["entries"].tolist() == [3, 2, 2, 3, 4]
+    assert fields["rows"].tolist() == [2, 2, 2, 1, 1]
+    assert fields["kn"].tolist() == [3, 3, 3, 3, 3]
+    assert fields["closes"].tolist() == [0, 1, 1, 0, 1]
+    assert wire.width(wire.ACCEL_TILE) == 128
+
+
+@pytest.mark.parametrize("policy", sorted(accel_plan.POLICIES))
+def test_every_policy_caps_the_band_at_the_msu(policy):
+    p = accel_plan.plan(A, B, policy, AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=3,
+                                                  out_rows=1, depth=64, fifo=2), seed=1)
+    assert p.band_rows == 1 and p.tiling.strategy == policy
+
+
+def test_refusals_name_what_is_wrong():
+    with pytest.raises(ParameterError, match="--tiling best"):
+        accel_plan.plan(A, B, "best", CONFIG)
+    with pytest.raises(ParameterError, match=r"B is \(5, 5\)"):
+        accel_plan.plan(A, B[:5], "uniform", CONFIG)
+    with pytest.raises(ParameterError, match="acc_width=8"):
+        accel_plan.plan(A, B * 20, "uniform", AccelConfig(pes=2, acc_width=8))
