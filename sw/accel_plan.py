@@ -237,3 +237,44 @@ def describe(plan_):
     return (f"{len(plan_.bands)} bands of {plan_.band_rows} rows ({plan_.tiling.strategy}), "
             f"{plan_.passes} passes of {c.width} columns, {plan_.overbooked} bands overbook "
             f"a Tailor of {c.depth} entries, {plan_.refetched_entries()} entries refetched")
+
+
+@dataclass(frozen=True)
+class Bases:
+    """Word addresses of a run's regions as the sequencer takes them: the tile list,
+    B's first panel and the words between panels, the output's likewise."""
+
+    tiles: int = 0
+    b: int = 0
+    b_panel: int = 0
+    out: int = 0
+    out_panel: int = 0
+
+
+def jobs(plan_, bases=Bases()):
+    """``(passes, converts, computes)``: the jobs the sequencer
+    (:class:`~sparseforge.hw.accel_control.AccelControl`) emits for ``plan_``, each a
+    list of dicts in its stream's fields (unset compute fields are 0)."""
+    c = plan_.config
+    chunks = c.tlen * c.cols
+    passes, converts, computes = [], [], []
+    for n, band in enumerate(plan_.bands):
+        keep = c.buffet_region if band.bumped(c) else band.entries
+        for p in range(plan_.passes):
+            final = p == plan_.passes - 1
+            passes.append({"keep": keep if p else 0, "final": int(final)})
+            first = True
+            for t in band.inputs:
+                kn = t.k1 - t.k0
+                if p == 0 or t.offset + t.entries > keep:
+                    converts.append({"i0": band.i0, "rows": band.rows, "k0": t.k0, "kn": kn,
+                                     "first": int(first), "entries": t.entries})
+                    first = False
+                computes.append({
+                    "tensor_base": t.offset, "entries": t.entries, "dense": 0, "jn": 0,
+                    "kn": 0, "base0": bases.b + p * bases.b_panel + t.k0 * c.tlen,
+                    "rows0": kn, "base1": 0, "rows1": 0,
+                    "out_base": bases.out + p * bases.out_panel + band.i0 * chunks,
+                    "out_rows": band.rows, "closes": int(t.closes),
+                    "last": int(final and t.closes and n == len(plan_.bands) - 1)})
+    return passes, converts, computes

@@ -1,0 +1,181 @@
+"""The accelerator's sequencer: the host's tile list walked band by band, pass by pass.
+
+The tile list (:data:`~sparseforge.sw.wire.ACCEL_TILE`, one word an input tile, bands
+in order: :mod:`sparseforge.sw.accel_plan`) says what the Tensaurus array computes; the
+sequencer turns it into the units' jobs. For each band, for each pass over B's column
+panels, for each of the band's input tiles, read again from memory every pass:
+
+- a **compute** job for Tensaurus (:func:`~sparseforge.hw.compose.tensaurus.
+  tensaurus_job_layout`): the tile's CISS entries at its offset in the band's stream (the
+  Tailor's index), B's rows ``[k0, k0 + kn)`` of the pass's panel, the band's output rows
+  in the pass's output panel, ``closes`` on the band's last tile (the MSU writes the
+  band's panel then) and ``last`` on the run's final job;
+- a **convert** job for the CSR-to-CISS converter (the window ``[k0, k0 + kn)`` of the
+  band's rows), on the first pass for every tile and on later passes only for the
+  tiles that hold entries the Tailor bumped (past its buffet region, ``depth - fifo``,
+  where the band is longer than ``depth``): Tailors §3's refetch;
+- at each pass's start, a **pass** item for the Tailor's parent: the first index of the
+  band's stream it keeps from the converter (0 on the first pass, the buffet region's
+  end on later ones) and ``final`` on the band's last pass, after which the band leaves
+  the Tailor.
+
+A band's length ``L`` is its tiles' entries summed on the first pass. The tile list is
+read one word at a time through an in-order port; a word's read overlaps the jobs
+before it, since the units queue them.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..sw import wire
+from .compose.tensaurus import tensaurus_job_layout
+from .interfaces import struct
+from .stream_units import MemoryPortSignature
+
+
+def convert_job_layout(addr_width, iw):
+    """A window for the converter: rows ``[i0, i0 + rows)``, columns ``[k0, k0 + kn)``,
+    ``first`` on the first window of the band this pass converts (the converter restarts
+    its per-row cursors there), ``entries`` the host's count to check its own against."""
+    return data.StructLayout({"i0": addr_width, "rows": iw + 1, "k0": addr_width,
+                              "kn": iw + 1, "first": 1, "entries": addr_width})
+
+
+def pass_layout(addr_width):
+    """A pass of a band for the Tailor's parent: ``keep`` the first index of the band's
+    stream taken from the converter, ``final`` on the band's last pass."""
+    return data.StructLayout({"keep": addr_width, "final": 1})
+
+
+def accel_config_layout(addr_width):
+    """The run's registers as the sequencer takes them, word addresses: the tile list
+    (``tiles_count`` words at ``tiles_base``), ``passes`` over B, B's first panel at
+    ``b_base`` and ``b_panel`` words between panels, the output's likewise."""
+    return data.StructLayout({"tiles_base": addr_width, "tiles_count": addr_width,
+                              "passes": addr_width, "b_base": addr_width,
+                              "b_panel": addr_width, "out_base": addr_width,
+                              "out_panel": addr_width})
+
+
+class AccelControlSignature(wiring.Signature):
+    """The sequencer, seen from it.
+
+    - ``config`` (in, :func:`accel_config_layout`): held while a run goes.
+    - ``start`` (in): a one-cycle pulse starting a run (ignored while ``busy``).
+    - ``busy`` (out): from ``start`` until the run's last job is taken.
+    - ``tiles`` (out, :class:`~.stream_units.MemoryPortSignature`): the tile list's reads.
+    - ``convert``, ``passes``, ``compute`` (streams out): the jobs above.
+    """
+
+    def __init__(self, addr_width, iw):
+        super().__init__({
+            "config": In(accel_config_layout(addr_width)),
+            "start": In(1),
+            "busy": Out(1),
+            "tiles": Out(MemoryPortSignature(addr_width, wire.width(wire.ACCEL_TILE))),
+            "convert": Out(stream.Signature(convert_job_layout(addr_width, iw))),
+            "passes": Out(stream.Signature(pass_layout(addr_width))),
+            "compute": Out(stream.Signature(tensaurus_job_layout(iw, addr_width))),
+        })
+
+
+class AccelControl(wiring.Component):
+    """The sequencer for a Tailor of ``depth`` entries (``fifo`` of them its FIFO region
+    when overbooked) and an array whose B rows are ``tlen`` words and output rows
+    ``chunks`` words.
+
+    Members
+    -------
+    config, start, busy, tiles, convert, passes, compute
+        As :class:`AccelControlSignature` says.
+    """
+
+    def __init__(self, depth, fifo, tlen, chunks, addr_width=24, iw=16):
+        self.depth, self.fifo, self.tlen, self.chunks = depth, fifo, tlen, chunks
+        self.addr_width, self.iw = addr_width, iw
+        super().__init__(AccelControlSignature(addr_width, iw))
+
+    def elaborate(self, platform):
+        m = Module()
+        A, cfg = self.addr_width, self.config
+        tile = Signal(struct(wire.ACCEL_TILE))
+        addr, left = Signal(A), Signal(A)                # next word, words left
+        band_addr, band_left = Signal(A), Signal(A)      # the band's first word, then
+        pass_ = Signal(A)
+        b_panel, out_panel = Signal(A), Signal(A)        # the pass's panels' bases
+        offset, length = Signal(A), Signal(A)            # in the band's stream; its L
+        converted = Signal()                             # a window converted this pass
+        sent = Signal(2)                                 # convert, compute taken
+
+        first_pass = pass_ == 0
+        final_pass = pass_ + 1 == cfg.passes
+        keep = Mux(length > self.depth, self.depth - self.fifo, length)
+        refetch = first_pass | (offset + tile.entries > keep)
+        last_job = tile.closes & final_pass & (left == 0)
+
+        conv, comp, passes = self.convert.payload, self.compute.payload, self.passes.payload
+        m.d.comb += [
+            conv.i0.eq(tile.i0), conv.rows.eq(tile.rows), conv.k0.eq(tile.k0),
+            conv.kn.eq(tile.kn), conv.first.eq(~converted), conv.entries.eq(tile.entries),
+            comp.tensor_base.eq(offset), comp.entries.eq(tile.entries),
+            comp.base0.eq(b_panel + tile.k0 * self.tlen), comp.rows0.eq(tile.kn),
+            comp.out_base.eq(out_panel + tile.i0 * self.chunks), comp.out_rows.eq(tile.rows),
+            comp.closes.eq(tile.closes), comp.last.eq(last_job),
+            passes.keep.eq(Mux(first_pass, 0, keep)), passes.final.eq(final_pass),
+            self.tiles.request.payload.eq(addr),
+        ]
+
+        with m.FSM():
+            with m.State("idle"), m.If(self.start & (cfg.tiles_count != 0)):
+                m.d.sync += [addr.eq(cfg.tiles_base), left.eq(cfg.tiles_count),
+                             band_addr.eq(cfg.tiles_base), band_left.eq(cfg.tiles_count),
+                             pass_.eq(0), b_panel.eq(cfg.b_base),
+                             out_panel.eq(cfg.out_base), offset.eq(0), length.eq(0)]
+                m.next = "pass"
+            with m.State("pass"):
+                m.d.comb += self.busy.eq(1)
+                m.d.comb += self.passes.valid.eq(1)
+                with m.If(self.passes.ready):
+                    m.d.sync += converted.eq(0)
+                    m.next = "read"
+            with m.State("read"):
+                m.d.comb += [self.busy.eq(1), self.tiles.request.valid.eq(1)]
+                with m.If(self.tiles.request.ready):
+                    m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
+                    m.next = "word"
+            with m.State("word"):
+                m.d.comb += [self.busy.eq(1), self.tiles.response.ready.eq(1)]
+                with m.If(self.tiles.response.valid):
+                    m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0)]
+                    m.next = "jobs"
+            with m.State("jobs"):
+                m.d.comb += [self.busy.eq(1),
+                             self.convert.valid.eq(refetch & ~sent[0]),
+                             self.compute.valid.eq(~sent[1])]
+                took = [sent[0] | ~refetch | self.convert.ready,
+                        sent[1] | self.compute.ready]
+                m.d.sync += sent.eq(sent | Mux(self.convert.ready & refetch, 1, 0)
+                                    | Mux(self.compute.ready, 2, 0))
+                with m.If(refetch & self.convert.ready):
+                    m.d.sync += converted.eq(1)
+                with m.If(took[0] & took[1]):
+                    m.d.sync += offset.eq(offset + tile.entries)
+                    with m.If(~tile.closes):
+                        m.next = "read"
+                    with m.Elif(~final_pass):            # the band again, the next pass
+                        m.d.sync += [pass_.eq(pass_ + 1), addr.eq(band_addr),
+                                     left.eq(band_left), offset.eq(0),
+                                     b_panel.eq(b_panel + cfg.b_panel),
+                                     out_panel.eq(out_panel + cfg.out_panel)]
+                        with m.If(first_pass):
+                            m.d.sync += length.eq(offset + tile.entries)
+                        m.next = "pass"
+                    with m.Elif(left != 0):               # the next band
+                        m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
+                                     offset.eq(0), length.eq(0), b_panel.eq(cfg.b_base),
+                                     out_panel.eq(cfg.out_base)]
+                        m.next = "pass"
+                    with m.Else():
+                        m.next = "idle"
+        return m

@@ -1,0 +1,52 @@
+"""The accelerator's sequencer against the host's jobs (sw.accel_plan.jobs), under random
+back-pressure, with overbooked bands, several passes and back-to-back runs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparseforge.hw.accel_control import AccelControl
+from sparseforge.sim.runners import pysim
+from sparseforge.sw import accel_plan
+from sparseforge.sw.accel_plan import AccelConfig, Bases
+from sparseforge.tb.accel_control import AccelControlBench
+
+
+def _plan(depth, fifo, columns, seed=3):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((23, 40), density=0.25, rng=rng, format="csr")
+    a.data = rng.integers(1, 9, a.nnz)
+    b = rng.integers(-3, 4, (40, columns))
+    config = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=8, out_rows=6,
+                         depth=depth, fifo=fifo)
+    return accel_plan.plan(a, b, "prescient", config)
+
+
+BASES = Bases(tiles=5, b=100, b_panel=80, out=7000, out_panel=300)
+
+
+def _run(plan, seed, runs=1, bases=BASES):
+    c = plan.config
+    dut = AccelControl(c.depth, c.fifo, c.tlen, c.tlen * c.cols)
+    bench = AccelControlBench(dut, plan, seed, bases, runs)
+    _, taken = pysim(bench)
+    for name, items in bench.expected.items():
+        assert taken[name] == items, name
+    return bench
+
+
+@pytest.mark.parametrize(("depth", "fifo", "columns"), [
+    (64, 8, 5),     # bands fit: later passes convert nothing
+    (16, 4, 5),     # bands overbook: the tiles past the buffet region again each pass
+    (16, 4, 2),     # one pass
+])
+def test_jobs_equal_the_hosts(depth, fifo, columns):
+    plan = _plan(depth, fifo, columns)
+    assert plan.passes == -(-columns // 2)
+    if depth == 16:
+        assert plan.overbooked > 0 and (plan.passes == 1 or plan.refetched_entries() > 0)
+    _run(plan, seed=depth + columns)
+
+
+def test_back_to_back_runs():
+    _run(_plan(16, 4, 5), seed=11, runs=2)
