@@ -82,6 +82,8 @@ REGISTERS = (
     Register("cycles", 0x0C, "RO", 32, 0, "cycles of the last run (or of this one so far)"),
     Register("bytes_read", 0x10, "RO", 32, 0, "bytes read from memory by the last run"),
     Register("bytes_written", 0x14, "RO", 32, 0, "bytes written to memory by the last run"),
+    Register("refetched", 0x18, "RO", 32, 0, "CISS entries the last run converted again for "
+                                             "an overbooked Tailor (Tailors Sec. 3)"),
     *_operand(0x20, "a_rowptr", "A's row pointers (CSR)"),
     *_operand(0x28, "a_colid", "A's column ids (CSR)"),
     *_operand(0x30, "a_values", "A's values (CSR)"),
@@ -90,6 +92,9 @@ REGISTERS = (
     *_operand(0x48, "out", "the output"),
     Register("tiles_base", 0x50, "RW", 32, 0, "byte address of the tile list"),
     Register("tiles_count", 0x54, "RW", 32, 0, "tiles in the tile list"),
+    Register("passes", 0x58, "RW", 16, 0, "passes over B's columns, R columns a pass"),
+    Register("b_panel", 0x5C, "RW", 32, 0, "bytes from one of B's panels of R columns to the next"),
+    Register("out_panel", 0x60, "RW", 32, 0, "bytes from one of the output's panels to the next"),
 )
 
 STATUS = "status"

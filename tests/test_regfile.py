@@ -31,17 +31,17 @@ def test_the_map_is_well_formed_and_the_accelerators_first_draft():
     names = set(REGS)
     for operand in ("a_rowptr", "a_colid", "a_values", "b", "c", "out"):
         assert {f"{operand}_base", f"{operand}_size"} <= names
-    assert {"kernel", "tiles_base", "tiles_count", "start", "status", "cycles",
-            "bytes_read", "bytes_written"} <= names
+    assert {"kernel", "tiles_base", "tiles_count", "passes", "b_panel", "out_panel", "start",
+            "status", "cycles", "bytes_read", "bytes_written", "refetched"} <= names
     assert [f.name for f in REGS["status"].fields] == ["done", "error", "busy", "refused"]
 
 
 @pytest.mark.parametrize("change, legal", [
-    (dict(offset=0x58), True), (dict(offset=0x5A), False), (dict(offset=0x54), False),
+    (dict(offset=0x64), True), (dict(offset=0x66), False), (dict(offset=0x60), False),
     (dict(width=32), True), (dict(width=33), False), (dict(reset=3), True),
     (dict(reset=4), False), (dict(access="WO"), False), (dict(name="status"), False)])
 def test_check_refuses_the_first_bad_register(change, legal):
-    extra = regmap.Register("spare", 0x5C, "RW", 2, 0, "a spare register")
+    extra = regmap.Register("spare", 0x68, "RW", 2, 0, "a spare register")
     registers = (*regmap.REGISTERS, dataclasses.replace(extra, **change))
     if legal:
         regmap.check(registers)

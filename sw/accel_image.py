@@ -1,0 +1,143 @@
+"""An ``accel`` run's memory, as the host lays it out, and its registers.
+
+Memory is byte-addressed; every region starts on a 4 KiB page and holds words of one
+width, word ``n`` at ``base + n * word_bytes(width)``
+(:func:`~sparseforge.sw.wire.word_bytes`), as the AXI master reads them:
+
+- ``a_rowptr``, ``a_colid``, ``a_values``: A as the user stores it, CSR's three arrays
+  (row pointers of ``addr_width`` bits, column ids of ``iw``, values of ``dw``), nothing
+  converted;
+- ``b``: B as the MLU reads it, one panel of ``R`` columns after another, each its K rows
+  of ``tlen`` words of ``cols`` chunks (:func:`~sparseforge.sw.wire.mlu_words`);
+- ``tiles``: the tile list (:func:`~sparseforge.sw.accel_plan.tile_words`);
+- ``out``: where the MSU writes Y, one panel of R columns after another, each M rows of
+  ``tlen * cols`` words of ``vlen`` accumulators (:func:`~sparseforge.sw.wire.
+  tensaurus_out_word`).
+
+Host memory follows the nonzeros and B's and Y's own sizes.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import accel_plan, wire
+
+PAGE = 4096
+ADDR_WIDTH = 24
+"""Bits of a row pointer: A's nonzeros at most ``2**24 - 1``."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """``count`` words of ``width`` bits from byte ``base``."""
+
+    base: int
+    width: int
+    count: int
+
+    @property
+    def word(self):
+        return wire.word_bytes(self.width)
+
+    @property
+    def size(self):
+        return self.count * self.word
+
+    @property
+    def word_base(self):
+        """The base as a word address of this region's width."""
+        return self.base // self.word
+
+
+def layout(plan_, nnz):
+    """``{name: Region}`` of a run of ``plan_`` on a matrix of ``nnz`` nonzeros."""
+    c, (m, k) = plan_.config, plan_.shape
+    chunks = c.tlen * c.cols
+    sizes = {"a_rowptr": (ADDR_WIDTH, m + 1), "a_colid": (c.iw, nnz), "a_values": (c.dw, nnz),
+             "b": (c.cols * c.vlen * c.dw, plan_.passes * k * c.tlen),
+             "tiles": (wire.width(wire.ACCEL_TILE),
+                       sum(len(band.inputs) for band in plan_.bands)),
+             "out": (c.vlen * c.acc_width, plan_.passes * m * chunks)}
+    regions, at = {}, PAGE
+    for name, (width, count) in sizes.items():
+        regions[name] = Region(at, width, count)
+        at += -(-max(regions[name].size, 1) // PAGE) * PAGE
+    return regions
+
+
+def image(plan_, matrix, b):
+    """``(memory, regions)``: the bytes of a run's memory (the output's zeroed) and its
+    :func:`layout`."""
+    c = plan_.config
+    a = sp.csr_array(matrix)
+    b = np.asarray(b, dtype=np.int64).reshape(a.shape[1], -1)
+    regions = layout(plan_, a.nnz)
+    end = max(r.base + r.size for r in regions.values())
+    memory = np.zeros(-(-end // PAGE) * PAGE, dtype=np.uint8)
+    R = c.width
+    panels = np.zeros((plan_.passes, b.shape[0], R), dtype=np.int64)
+    for p in range(plan_.passes):
+        part = b[:, p * R:(p + 1) * R]
+        panels[p, :, :part.shape[1]] = part
+    contents = {
+        "a_rowptr": a.indptr, "a_colid": a.indices,
+        "a_values": a.data.astype(np.int64) & ((1 << c.dw) - 1),
+        "b": wire.mlu_words(panels.reshape(-1, R), c.cols, c.vlen, c.dw),
+        "tiles": accel_plan.tile_words(plan_),
+    }
+    for name, values in contents.items():
+        region = regions[name]
+        _put(memory, region, values)
+    return memory, regions
+
+
+def _put(memory, region, values):
+    """Write ``values`` (ints; Python ints past 64 bits) as ``region``'s words."""
+    memory[region.base:region.base + region.size] = to_bytes(values, region.word)
+
+
+def to_bytes(values, n):
+    """Words ``values`` as ``n`` bytes each, little-endian (uint8 array)."""
+    values = np.asarray(values)
+    if n <= 8:
+        words = (values.astype(np.uint64) if values.dtype == object
+                 else values.astype(np.int64).astype(np.uint64))
+        return words.astype(f"<u{n}").view(np.uint8)
+    limbs = [((values.astype(object) >> (64 * j)) & ((1 << 64) - 1)).astype(np.uint64)
+             for j in range(n // 8)]
+    return np.stack(limbs, axis=-1).astype("<u8").view(np.uint8).reshape(-1)
+
+
+def from_bytes(raw, n):
+    """The words of ``raw`` bytes, ``n`` each: uint64, or Python ints past 8 bytes."""
+    raw = np.ascontiguousarray(raw, dtype=np.uint8)
+    if n <= 8:
+        return raw.view(f"<u{n}").astype(np.uint64)
+    limbs = raw.view("<u8").reshape(-1, n // 8).astype(object)
+    return sum(limbs[:, j] << (64 * j) for j in range(n // 8))
+
+
+def registers(plan_, regions):
+    """The run's register values (``{name: value}``, :mod:`~sparseforge.sw.regmap`'s RW
+    registers) for its ``regions``."""
+    c = plan_.config
+    values = {"kernel": int(wire.TensaurusKernel.MM), "passes": plan_.passes,
+              "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count,
+              "b_panel": plan_.shape[1] * c.tlen * regions["b"].word,
+              "out_panel": plan_.shape[0] * c.tlen * c.cols * regions["out"].word}
+    for name in ("a_rowptr", "a_colid", "a_values", "b", "out"):
+        values[f"{name}_base"] = regions[name].base
+        values[f"{name}_size"] = regions[name].size
+    return values
+
+
+def output(plan_, memory, regions):
+    """Y (``M x N``, int64) read from the output region of ``memory``."""
+    c, (m, _) = plan_.config, plan_.shape
+    region = regions["out"]
+    words = from_bytes(memory[region.base:region.base + region.size], region.word)
+    values = wire.tensaurus_out_values(words.astype(object), c.vlen, c.acc_width)
+    panels = values.reshape(plan_.passes, m, -1)
+    return np.concatenate(list(panels), axis=1)[:, :plan_.columns]
