@@ -405,6 +405,65 @@ class MemoryPortSignature(wiring.Signature):
         })
 
 
+class Zip(wiring.Component):
+    """One in-order memory port whose words are records of several fields, each field an
+    array of its own in memory, read through a port per field: a read goes to every
+    field's port at the same index, and its answer is theirs joined. So a block reads
+    ``{col, value}`` of a CSR whose column ids and values are separate arrays, as a user
+    stores them.
+
+    Parameters
+    ----------
+    addr_width : bits of an index.
+    fields : ``{name: shape}``, the record's fields in order (a
+        :class:`~amaranth.lib.data.StructLayout` of them is the word).
+
+    Members
+    -------
+    port : In(MemoryPortSignature(addr_width, layout))
+    parts : Out(MemoryPortSignature(addr_width, shape)) for each field, by its name
+        (``parts[name]``).
+
+    Each field's port takes the request when it can (a request is taken once every port
+    has); an answer leaves once every port has answered it, so the ports may run apart
+    by as many reads as they hold.
+    """
+
+    def __init__(self, addr_width, fields):
+        self.layout = data.StructLayout(fields)
+        self.names = tuple(fields)
+        super().__init__({
+            "port": In(MemoryPortSignature(addr_width, self.layout)),
+            **{f"part_{name}": Out(MemoryPortSignature(addr_width, shape))
+               for name, shape in fields.items()}})
+
+    def part(self, name):
+        return getattr(self, f"part_{name}")
+
+    def elaborate(self, platform):
+        m = Module()
+        request, response = self.port.request, self.port.response
+        taken, answered = [], []
+        for name in self.names:
+            part = self.part(name)
+            sent = Signal(name=f"sent_{name}")
+            m.d.comb += [part.request.payload.eq(request.payload),
+                         part.request.valid.eq(request.valid & ~sent),
+                         response.payload[name].eq(part.response.payload)]
+            taken.append(sent | part.request.ready)
+            answered.append(part.response.valid)
+            with m.If(part.request.valid & part.request.ready):
+                m.d.sync += sent.eq(1)
+            with m.If(request.valid & request.ready):
+                m.d.sync += sent.eq(0)
+        all_taken = functools.reduce(operator.and_, taken)
+        all_answered = functools.reduce(operator.and_, answered)
+        m.d.comb += [request.ready.eq(all_taken), response.valid.eq(all_answered)]
+        for name in self.names:
+            m.d.comb += self.part(name).response.ready.eq(all_answered & response.ready)
+        return m
+
+
 class Reorder(wiring.Component):
     """An in-order memory port over a memory that answers out of order: the reads' tags
     and a reorder buffer of ``tags`` words, written once for every block that reads so
