@@ -14,38 +14,43 @@ panels, for each of the band's input tiles, read again from memory every pass:
   band's rows), on the first pass for every tile and on later passes only for the
   tiles that hold entries the Tailor bumped (past its buffet region, ``depth - fifo``,
   where the band is longer than ``depth``): Tailors §3's refetch;
-- at each pass's start, a **pass** item for the Tailor's parent: the first index of the
-  band's stream it keeps from the converter (0 on the first pass, the buffet region's
-  end on later ones) and ``final`` on the band's last pass, after which the band leaves
-  the Tailor.
+- a **pass** command for the Tailor's parent (:class:`~sparseforge.hw.tailor_feed.
+  TailorFeed`), with the pass's first job: ``start``, the index in the band's stream of
+  the converter's first entry this pass (0, or on a later pass of a band that
+  overbooks, the offset of the first tile converted again; the parent drops what the
+  Tailor still holds), and ``final`` on the band's last pass, after which the band
+  leaves the Tailor. On a later pass of a band that overbooks, the command goes with
+  the first tile converted again rather than the pass's first, since only then is its
+  ``start`` known; the parent lets the reader read the held part of the band before it.
 
 A band's length ``L`` is its tiles' entries summed on the first pass. The tile list is
 read one word at a time through an in-order port; a word's read overlaps the jobs
 before it, since the units queue them.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..sw import wire
 from .compose.tensaurus import tensaurus_job_layout
 from .interfaces import struct
-from .stream_units import MemoryPortSignature
+from .stream_units import MemoryPortSignature, all_of
 
 
 def convert_job_layout(addr_width, iw):
     """A window for the converter: rows ``[i0, i0 + rows)``, columns ``[k0, k0 + kn)``,
     ``first`` on the first window of the band this pass converts (the converter restarts
-    its per-row cursors there), ``entries`` the host's count to check its own against."""
+    its per-row cursors there), ``entries`` the host's count to check its own against,
+    ``closes`` on the band's last tile (the pass's last conversion)."""
     return data.StructLayout({"i0": addr_width, "rows": iw + 1, "k0": addr_width,
-                              "kn": iw + 1, "first": 1, "entries": addr_width})
+                              "kn": iw + 1, "first": 1, "entries": addr_width, "closes": 1})
 
 
 def pass_layout(addr_width):
-    """A pass of a band for the Tailor's parent: ``keep`` the first index of the band's
-    stream taken from the converter, ``final`` on the band's last pass."""
-    return data.StructLayout({"keep": addr_width, "final": 1})
+    """A pass of a band for the Tailor's parent: ``start`` the index in the band's stream
+    of the converter's first entry this pass, ``final`` on the band's last pass."""
+    return data.StructLayout({"start": addr_width, "final": 1})
 
 
 def accel_config_layout(addr_width):
@@ -106,23 +111,26 @@ class AccelControl(wiring.Component):
         b_panel, out_panel = Signal(A), Signal(A)        # the pass's panels' bases
         offset, length = Signal(A), Signal(A)            # in the band's stream; its L
         converted = Signal()                             # a window converted this pass
-        sent = Signal(2)                                 # convert, compute taken
+        commanded = Signal()                             # the pass's command sent
+        sent = Signal(3)                                 # convert, pass, compute taken
 
         first_pass = pass_ == 0
         final_pass = pass_ + 1 == cfg.passes
-        keep = Mux(length > self.depth, self.depth - self.fifo, length)
-        refetch = first_pass | (offset + tile.entries > keep)
+        fits = length <= self.depth
+        refetch = first_pass | (offset + tile.entries > self.depth - self.fifo) & ~fits
+        command = ~commanded & (first_pass | fits | refetch)
         last_job = tile.closes & final_pass & (left == 0)
 
         conv, comp, passes = self.convert.payload, self.compute.payload, self.passes.payload
         m.d.comb += [
             conv.i0.eq(tile.i0), conv.rows.eq(tile.rows), conv.k0.eq(tile.k0),
             conv.kn.eq(tile.kn), conv.first.eq(~converted), conv.entries.eq(tile.entries),
+            conv.closes.eq(tile.closes),
             comp.tensor_base.eq(offset), comp.entries.eq(tile.entries),
             comp.base0.eq(b_panel + tile.k0 * self.tlen), comp.rows0.eq(tile.kn),
             comp.out_base.eq(out_panel + tile.i0 * self.chunks), comp.out_rows.eq(tile.rows),
             comp.closes.eq(tile.closes), comp.last.eq(last_job),
-            passes.keep.eq(Mux(first_pass, 0, keep)), passes.final.eq(final_pass),
+            passes.start.eq(Mux(first_pass | fits, 0, offset)), passes.final.eq(final_pass),
             self.tiles.request.payload.eq(addr),
         ]
 
@@ -130,15 +138,9 @@ class AccelControl(wiring.Component):
             with m.State("idle"), m.If(self.start & (cfg.tiles_count != 0)):
                 m.d.sync += [addr.eq(cfg.tiles_base), left.eq(cfg.tiles_count),
                              band_addr.eq(cfg.tiles_base), band_left.eq(cfg.tiles_count),
-                             pass_.eq(0), b_panel.eq(cfg.b_base),
-                             out_panel.eq(cfg.out_base), offset.eq(0), length.eq(0)]
-                m.next = "pass"
-            with m.State("pass"):
-                m.d.comb += self.busy.eq(1)
-                m.d.comb += self.passes.valid.eq(1)
-                with m.If(self.passes.ready):
-                    m.d.sync += converted.eq(0)
-                    m.next = "read"
+                             pass_.eq(0), b_panel.eq(cfg.b_base), out_panel.eq(cfg.out_base),
+                             offset.eq(0), length.eq(0), converted.eq(0), commanded.eq(0)]
+                m.next = "read"
             with m.State("read"):
                 m.d.comb += [self.busy.eq(1), self.tiles.request.valid.eq(1)]
                 with m.If(self.tiles.request.ready):
@@ -150,32 +152,37 @@ class AccelControl(wiring.Component):
                     m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0)]
                     m.next = "jobs"
             with m.State("jobs"):
-                m.d.comb += [self.busy.eq(1),
-                             self.convert.valid.eq(refetch & ~sent[0]),
-                             self.compute.valid.eq(~sent[1])]
-                took = [sent[0] | ~refetch | self.convert.ready,
-                        sent[1] | self.compute.ready]
-                m.d.sync += sent.eq(sent | Mux(self.convert.ready & refetch, 1, 0)
-                                    | Mux(self.compute.ready, 2, 0))
+                wants = [refetch, command, Const(1)]
+                outs = [self.convert, self.passes, self.compute]
+                m.d.comb += self.busy.eq(1)
+                for k, (want, out) in enumerate(zip(wants, outs, strict=True)):
+                    m.d.comb += out.valid.eq(want & ~sent[k])
+                    with m.If(out.valid & out.ready):
+                        m.d.sync += sent[k].eq(1)
+                done = all_of(sent[k] | ~want | out.ready
+                              for k, (want, out) in enumerate(zip(wants, outs, strict=True)))
                 with m.If(refetch & self.convert.ready):
                     m.d.sync += converted.eq(1)
-                with m.If(took[0] & took[1]):
+                with m.If(command & self.passes.ready):
+                    m.d.sync += commanded.eq(1)
+                with m.If(done):
                     m.d.sync += offset.eq(offset + tile.entries)
                     with m.If(~tile.closes):
                         m.next = "read"
-                    with m.Elif(~final_pass):            # the band again, the next pass
-                        m.d.sync += [pass_.eq(pass_ + 1), addr.eq(band_addr),
-                                     left.eq(band_left), offset.eq(0),
-                                     b_panel.eq(b_panel + cfg.b_panel),
-                                     out_panel.eq(out_panel + cfg.out_panel)]
-                        with m.If(first_pass):
-                            m.d.sync += length.eq(offset + tile.entries)
-                        m.next = "pass"
-                    with m.Elif(left != 0):               # the next band
-                        m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
-                                     offset.eq(0), length.eq(0), b_panel.eq(cfg.b_base),
-                                     out_panel.eq(cfg.out_base)]
-                        m.next = "pass"
                     with m.Else():
-                        m.next = "idle"
+                        m.d.sync += [offset.eq(0), converted.eq(0), commanded.eq(0)]
+                        m.next = "read"
+                        with m.If(~final_pass):            # the band again, the next pass
+                            m.d.sync += [pass_.eq(pass_ + 1), addr.eq(band_addr),
+                                         left.eq(band_left),
+                                         b_panel.eq(b_panel + cfg.b_panel),
+                                         out_panel.eq(out_panel + cfg.out_panel)]
+                            with m.If(first_pass):
+                                m.d.sync += length.eq(offset + tile.entries)
+                        with m.Elif(left != 0):               # the next band
+                            m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
+                                         length.eq(0), b_panel.eq(cfg.b_base),
+                                         out_panel.eq(cfg.out_base)]
+                        with m.Else():
+                            m.next = "idle"
         return m

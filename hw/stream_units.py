@@ -456,8 +456,7 @@ class Zip(wiring.Component):
                 m.d.sync += sent.eq(1)
             with m.If(request.valid & request.ready):
                 m.d.sync += sent.eq(0)
-        all_taken = functools.reduce(operator.and_, taken)
-        all_answered = functools.reduce(operator.and_, answered)
+        all_taken, all_answered = all_of(taken), all_of(answered)
         m.d.comb += [request.ready.eq(all_taken), response.valid.eq(all_answered)]
         for name in self.names:
             m.d.comb += self.part(name).response.ready.eq(all_answered & response.ready)
@@ -550,3 +549,8 @@ def lowest(m, bits):
 def any_of(values):
     """The OR of ``values`` (0 for none)."""
     return functools.reduce(operator.or_, values, Const(0))
+
+
+def all_of(values):
+    """The AND of ``values`` (1 for none)."""
+    return functools.reduce(operator.and_, values, Const(1))

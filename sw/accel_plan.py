@@ -259,21 +259,21 @@ def jobs(plan_, bases=Bases()):
     chunks = c.tlen * c.cols
     passes, converts, computes = [], [], []
     for n, band in enumerate(plan_.bands):
-        keep = c.buffet_region if band.bumped(c) else band.entries
+        fits = not band.bumped(c)
         for p in range(plan_.passes):
             final = p == plan_.passes - 1
-            passes.append({"keep": keep if p else 0, "final": int(final)})
-            first = True
+            again = band.inputs if p == 0 else () if fits else band.refetched_inputs(c)
+            passes.append({"start": again[0].offset if p and again else 0,
+                           "final": int(final)})
+            for first, t in enumerate(again):
+                converts.append({"i0": band.i0, "rows": band.rows, "k0": t.k0,
+                                 "kn": t.k1 - t.k0, "first": int(first == 0),
+                                 "entries": t.entries, "closes": int(t.closes)})
             for t in band.inputs:
-                kn = t.k1 - t.k0
-                if p == 0 or t.offset + t.entries > keep:
-                    converts.append({"i0": band.i0, "rows": band.rows, "k0": t.k0, "kn": kn,
-                                     "first": int(first), "entries": t.entries})
-                    first = False
                 computes.append({
                     "tensor_base": t.offset, "entries": t.entries, "dense": 0, "jn": 0,
                     "kn": 0, "base0": bases.b + p * bases.b_panel + t.k0 * c.tlen,
-                    "rows0": kn, "base1": 0, "rows1": 0,
+                    "rows0": t.k1 - t.k0, "base1": 0, "rows1": 0,
                     "out_base": bases.out + p * bases.out_panel + band.i0 * chunks,
                     "out_rows": band.rows, "closes": int(t.closes),
                     "last": int(final and t.closes and n == len(plan_.bands) - 1)})
