@@ -22,13 +22,16 @@ Tailor of capacity ``D``, FIFO region ``F`` and buffet region ``B = D - F``; on 
 - so the tile refetches ``(P - 1)(L - B)`` entries if ``L > D``, else none, and drops
   ``sum_k (B - s_k)``.
 
-Cycles: a pass the producer runs costs ``e + 2`` cycles of the feed, its ``e`` entries,
-the end marker and the pass command, one a cycle while the Tailor takes every write at
-once; a pass it does not run, one (the command). The reader takes ``L`` cycles a pass
-(one read a cycle), and a later pass's bumped part waits behind it by credits, so with
-nothing stalled a later pass takes ``max(L, L - s_k + 2)`` cycles, the producer ahead by
-up to a pass; the tile ends with one cycle for the shrink, after the reader's last read
-of the last pass. :func:`sparseforge.sw.tailor_feed.tile_cost` computes these figures.
+Cycles, with nothing stalled (the producer always offering, the reader asking for an
+index a cycle and taking each answer at once), from a tile's first pass command to its
+shrink: pass 1 takes ``L + 2`` (the command, ``L`` entries, the end marker; an entry is
+written when the item after it comes), ``+ 1`` for the reader's read of entry ``L - 1``
+(if ``L > 0``), ``+ 1`` if the tile overbooks (the split's owfill waits for the credits of
+the reader's read of index ``D - 1``, a cycle after its fill); a later pass takes
+``max(L, L - s_k + 2)`` if ``L > D`` (the reader's ``L`` reads, or the producer's entries,
+end marker and command, the producer up to a pass ahead), else ``max(L, 1)``; the shrink
+one more, after the reader's last read. The next tile's first command follows on the
+next cycle. :func:`sparseforge.sw.tailor_feed.tile_cost` computes these figures per pass.
 """
 
 from amaranth.hdl import Module, Mux, Signal

@@ -19,7 +19,7 @@ from ..core.errors import ParameterError
 class PassCost:
     """One pass of a tile: the producer's ``entries`` (kept or dropped), the Tailor's
     ``fills`` and ``owfills``, the ``dropped`` and ``refetched`` entries (owfills after
-    the first pass), and the feed's ``cycles`` with nothing stalled."""
+    the first pass), and its ``cycles`` with nothing stalled (:func:`tile_cost`)."""
 
     entries: int
     fills: int
@@ -44,24 +44,26 @@ def pass_starts(length, passes, depth, fifo, starts=None):
 
 
 def tile_cost(length, passes, depth, fifo, starts=None):
-    """Each pass's :class:`PassCost` of a tile of ``length`` entries (see the module doc).
+    """Each pass's :class:`PassCost` of a tile of ``length`` entries, read ``passes``
+    times, the later passes' producer starting at ``starts`` (:func:`pass_starts`).
 
-    Pass 1: ``L`` entries, ``min(L, D)`` fills, ``max(0, L - D)`` owfills,
-    ``L + 2`` cycles. A later pass, if ``L > D``: ``L - s`` entries, ``B - s`` dropped,
-    ``L - B`` refetched (owfilled), ``L - s + 2`` cycles; if ``L <= D``: nothing, one
-    cycle (its command).
+    The counts and cycles are those :mod:`sparseforge.hw.tailor_feed`'s docstring
+    states; a pass's cycles are those it adds to the tile's, the last pass's with the
+    shrink.
     """
     base = depth - fifo
     out = []
     for k, s in enumerate(pass_starts(length, passes, depth, fifo, starts)):
+        shrink = int(k == passes - 1)
         if k == 0:
+            cycles = length + 2 + (length > 0) + (length > depth)
             out.append(PassCost(length, min(length, depth), max(0, length - depth), 0, 0,
-                                length + 2))
+                                cycles + shrink))
         elif length > depth:
             out.append(PassCost(length - s, 0, length - base, base - s, length - base,
-                                length - s + 2))
+                                max(length, length - s + 2) + shrink))
         else:
-            out.append(PassCost(0, 0, 0, 0, 0, 1))
+            out.append(PassCost(0, 0, 0, 0, 0, max(length, 1) + shrink))
     return out
 
 
@@ -94,3 +96,14 @@ def producer_streams(tiles, depth, fifo):
     return ({k: np.asarray(v, dtype=np.int64) for k, v in commands.items()},
             {"data": np.concatenate(data) if data else np.zeros(0, dtype=np.int64),
              "end": np.concatenate(end) if end else np.zeros(0, dtype=np.int64)})
+
+
+def replay_start(counts, depth, fifo):
+    """Where a converter re-run over input tiles starts a later pass: the first index of
+    the input tile that holds index B, for a tile made of input tiles of ``counts``
+    entries each (``None`` when the tile fits and nothing is re-run)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.sum() <= depth:
+        return None
+    offsets = np.cumsum(counts) - counts
+    return int(offsets[np.searchsorted(offsets + counts, depth - fifo, side="right")])
