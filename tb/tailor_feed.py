@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.errors import ParameterError
 from ..sim.models.tailor import Tailor as TailorModel
-from ..sw.tailor_feed import pass_starts, producer_streams, tile_report
+from ..sw.tailor_feed import pass_starts, producer_streams, replay_start, tile_report
 from .streams import Bench, Columns
 
 RATE = 0.7
@@ -200,3 +200,67 @@ class FeedBench(Bench):
             self.fail(f"reports {reports}, the host's {self.reports}")
         return HeldTileRun(cycles, self.next_read, reports)
 
+
+
+class TluReadsBench(Bench):
+    """The Tensaurus TLU reading tiles held in a Tailor: ``component`` has the TLU's
+    ``start`` and ``lanes`` and the held tile's ``passes``, ``entries`` and ``report``,
+    the TLU's ``mem`` joined to the held tile's, and the Tailor's ``depth``, ``fifo``
+    and ``tile``.
+
+    ``tiles`` are lists of CISS streams (:class:`~sparseforge.sw.ciss.Ciss`, the input
+    tiles, each entry one word), each tile with its ``passes``; a later pass re-runs from
+    the input tile that holds index B. Per pass and input tile the TLU starts at the
+    input tile's offset in the tile; each row must get its lane of every entry and each
+    start's end marker, as from memory
+    (:func:`~sparseforge.tb.tensaurus_tlu.stream_lanes`).
+    """
+
+    def __init__(self, component, tiles, passes, seed, rates=None):
+        from .tensaurus_tlu import stream_lanes
+
+        super().__init__(component, seed)
+        rates = {**dict.fromkeys(("start", "passes", "entries", "lanes", "report"), RATE),
+                 **(rates or {})}
+        depth, fifo = component.depth, component.fifo
+        held, starts, lanes = [], [], [[] for _ in component.lanes]
+        for blocks, count in zip(tiles, passes, strict=True):
+            counts = [b.entries for b in blocks]
+            start = replay_start(counts, depth, fifo)
+            held.append({"values": [int(w[0]) for b in blocks for w in b.words],
+                         "passes": count,
+                         "starts": None if start is None else [start] * (count - 1)})
+            offsets = np.cumsum(counts) - counts
+            for _ in range(count):
+                for b, base in zip(blocks, offsets, strict=True):
+                    starts.append({"base": int(base), "count": b.entries, "dense": 0,
+                                   "jn": 0, "kn": 0})
+                    for p, row in enumerate(lanes):
+                        columns = stream_lanes(b, p)
+                        row += [dict(zip(columns, map(int, item), strict=True))
+                                for item in zip(*columns.values(), strict=True)]
+        longest = max((len(t["values"]) for t in held), default=0)
+        if longest > component.tile:
+            raise ParameterError(f"a tile of {longest} entries: longer than tile = "
+                                 f"{component.tile}")
+        commands, entries = producer_streams(held, depth, fifo)
+        self.outputs = {**{f"lanes__{p}": row for p, row in enumerate(lanes)},
+                        "report": [tile_report(len(t["values"]), t["passes"], depth, fifo,
+                                               t["starts"]) for t in held]}
+        self.drivers = [
+            self.source_on("start", starts, rates["start"]),
+            self.source_on("passes", Columns(commands), rates["passes"]),
+            self.source_on("entries", Columns(entries), rates["entries"]),
+            *(self.sink_on(f"lanes__{p}", rates["lanes"], len(row))
+              for p, row in enumerate(lanes)),
+            self.sink_on("report", rates["report"], len(held)),
+        ]
+        self.max_cycles = watchdog(sum(map(len, lanes)) + entries["end"].size, rates)
+
+    def from_outputs(self, cycles, outputs):
+        for name, want in self.outputs.items():
+            if outputs[name] != want:
+                self.fail(f"{name}: {len(outputs[name])} items, not the {len(want)} expected"
+                          if len(outputs[name]) != len(want) else f"{name} differs")
+        return HeldTileRun(cycles, [outputs[f"lanes__{p}"] for p in range(
+            len(self.component.lanes))], outputs["report"])

@@ -6,16 +6,20 @@ import random
 
 import numpy as np
 import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.utils import ceil_log2
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.held_tile import HeldTile
 from sparseforge.hw.tailor_feed import TaggedResponder, TailorFeed
+from sparseforge.hw.tensaurus_tlu import TensaurusTlu
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import ciss as cissmod
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.tailor_feed import pass_starts, replay_start, tile_cost, tile_report
 from sparseforge.tb import native
-from sparseforge.tb.tailor_feed import FeedBench, HeldTileBench, random_tile
+from sparseforge.tb.tailor_feed import FeedBench, HeldTileBench, TluReadsBench, random_tile
 
 D, F = 8, 2                     # B = 6
 STREAMS = ("passes", "entries", "mem__request", "mem__response", "report", "tailor", "read")
@@ -174,6 +178,46 @@ def test_real_ciss_entries_natively(shared_data, tmp_path):
     done = native.run(bench, work_dir=tmp_path)
     assert done.outputs["report"] == bench.outputs["report"]
     assert sum(r["refetched"] for r in done.outputs["report"]) > 0
+
+
+class TluOnHeldTile(wiring.Component):
+    """The Tensaurus TLU (matrices, ``pes`` rows) reading a held tile through its tagged
+    memory port: the TLU's ``start`` and ``lanes``, the held tile's producer side."""
+
+    def __init__(self, pes, tags, depth, fifo, tile):
+        self.depth, self.fifo, self.tile = depth, fifo, tile
+        self.tlu = TensaurusTlu(pes=pes, dw=16, iw=15, order=2, tags=tags,
+                                addr_width=ceil_log2(tile))
+        self.held = HeldTile(depth=depth, width=pes * 31, fifo=fifo, tile=tile, tags=tags)
+        tlu, held = self.tlu.signature.members, self.held.signature.members
+        super().__init__({"start": tlu["start"], "lanes": tlu["lanes"],
+                          **{name: held[name] for name in ("passes", "entries", "report")}})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.tlu, m.submodules.held = self.tlu, self.held
+        wiring.connect(m, self.tlu.mem, self.held.mem)
+        wiring.connect(m, wiring.flipped(self.start), self.tlu.start)
+        for p, lane in enumerate(self.lanes):
+            wiring.connect(m, self.tlu.lanes[p], wiring.flipped(lane))
+        for name in ("passes", "entries"):
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(self.held, name))
+        wiring.connect(m, self.held.report, wiring.flipped(self.report))
+        return m
+
+
+def test_the_tlu_reads_a_held_tile_as_it_reads_memory(shared_data):
+    """Input tiles of a real matrix's CISS entries (8 rows each, converted alone), three
+    and four to a tile on a Tailor of 16 (F 4): the TLU, started per input tile and pass
+    at its offset in the tile, hands each PE row what it would from memory, pass after
+    pass, while the bumped part is refetched."""
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr01.mtx").tocsr()
+    blocks = [cissmod.encode(matrix[r:r + 8], 2, dw=16, iw=15) for r in range(0, 32, 8)]
+    tiles, passes = [blocks[:3], blocks[3:], blocks], [2, 1, 3]
+    assert sum(b.entries for b in blocks[:3]) > 16 + 4
+    bench = TluReadsBench(TluOnHeldTile(2, 4, 16, 4, 128), tiles, passes, seed_from_env(41))
+    run = pysim(bench)
+    assert run.reports[0]["refetched"] > 0 and run.reports[2]["refetched"] > 0
 
 
 @pytest.mark.soak
