@@ -42,8 +42,12 @@ class HeldTile(wiring.Component):
         Each tile's length and the entries dropped and refetched.
 
     Latency and throughput: the Tailor's reads (latency 2), one a cycle; the feed's
-    entries, one a cycle. The clock is the Tailor's (its read lookup) or the feed's
-    path from the producer through the Tailor's full flag and ``fifo_credits``.
+    entries, one a cycle (:mod:`~sparseforge.hw.tailor_feed` gives a tile's cycles).
+    The clock is the Tailor's own: its read lookup, from the FIFO region's index
+    registers through the locator's compares and the slot's subtraction to the block
+    RAM's read address (carry chains in series), which is why the composite runs below
+    100 MHz; the feed (a compare of the entry's index with B and D, the write's
+    handshake) and the responder (a queue of tags beside the reads) are shorter.
     """
 
     PARAMS = (_TAILOR["depth"], _TAILOR["width"], _TAILOR["fifo"], _TAILOR["tile"],
