@@ -125,6 +125,9 @@ class TailorFeed(wiring.Component):
     """
 
     def __init__(self, depth, fifo, tile, width, count_width=32):
+        if not 0 < fifo <= depth // 2 or tile <= depth:
+            raise ValueError(f"fifo={fifo}, depth={depth}, tile={tile}: a Tailor's "
+                             "0 < fifo <= depth/2 and tile > depth")
         self.depth, self.fifo, self.base = depth, fifo, depth - fifo
         self.index_width = iw = ceil_log2(tile)
         super().__init__({

@@ -126,6 +126,13 @@ def test_the_longest_tile_passes_and_a_longer_one_is_refused():
         HeldTileBench(component, tiles_of([(17, 1, None)], 8), 0)
 
 
+def test_feed_takes_a_tailors_geometry_only():
+    assert TailorFeed(8, 4, 16, 1).base == 4
+    for depth, fifo, tile in ((8, 5, 16), (8, 0, 16), (8, 4, 8)):
+        with pytest.raises(ValueError, match=f"fifo={fifo}, depth={depth}, tile={tile}"):
+            TailorFeed(depth, fifo, tile, 1)
+
+
 def test_responder_refuses_an_address_narrower_than_the_index():
     assert len(TaggedResponder(8, 5, 5, 2).mem.request.payload.addr) == 5
     with pytest.raises(ValueError, match="addr_width=4"):
