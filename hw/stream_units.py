@@ -463,6 +463,34 @@ class Zip(wiring.Component):
         return m
 
 
+class Offset(wiring.Component):
+    """An in-order memory port moved to ``base``: a read of index ``n`` goes out as one
+    of ``base + n``, so a block that reads its array by index finds it wherever its
+    parent placed it. Combinational: it adds no cycle.
+
+    Members
+    -------
+    port : In(MemoryPortSignature(addr_width, data))
+    mem : Out(MemoryPortSignature(addr_width, data))
+    base : In(addr_width), held while reads go.
+    """
+
+    def __init__(self, addr_width, data):
+        super().__init__({"port": In(MemoryPortSignature(addr_width, data)),
+                          "mem": Out(MemoryPortSignature(addr_width, data)),
+                          "base": In(addr_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        request, out = self.port.request, self.mem.request
+        m.d.comb += [out.valid.eq(request.valid), request.ready.eq(out.ready),
+                     out.payload.eq(request.payload + self.base)]
+        answer, given = self.port.response, self.mem.response
+        m.d.comb += [answer.valid.eq(given.valid), given.ready.eq(answer.ready),
+                     answer.payload.eq(given.payload)]
+        return m
+
+
 class Reorder(wiring.Component):
     """An in-order memory port over a memory that answers out of order: the reads' tags
     and a reorder buffer of ``tags`` words, written once for every block that reads so

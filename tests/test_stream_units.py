@@ -17,11 +17,20 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
 from sparseforge.hw.divider import DivMod
 from sparseforge.hw.interfaces import divmod_layout
-from sparseforge.hw.stream_units import Beside, Queue, RoundRobin, Skid, Zip, any_of, lowest
+from sparseforge.hw.stream_units import (
+    Beside,
+    Offset,
+    Queue,
+    RoundRobin,
+    Skid,
+    Zip,
+    any_of,
+    lowest,
+)
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.tb.convert_rlc import UnitBench
 from sparseforge.tb.dram import DramPort
-from sparseforge.tb.streams import Bench
+from sparseforge.tb.streams import Bench, Static
 
 
 def simulate(top, testbench):
@@ -312,3 +321,23 @@ def test_zip_joins_each_record_from_its_fields_arrays(rate):
     unit = Zip(6, {"col": 12, "value": 16})
     got = pysim(ZipBench(unit, addrs, cols, values, seed_from_env(7), rate))
     assert got == [{"col": int(cols[a]), "value": int(values[a])} for a in addrs]
+
+
+class OffsetBench(Bench):
+    def __init__(self, component, addrs, words, base, seed, rate):
+        super().__init__(component, seed)
+        self.drivers = [Static("base", base), self.source_on("port__request", addrs, rate),
+                        self.sink_on("port__response", rate, len(addrs)),
+                        DramPort("mem", np.asarray(words, dtype=np.uint64), self.codecs)]
+
+    def from_outputs(self, cycles, outputs):
+        return outputs["port__response"]
+
+
+def test_offset_reads_each_index_from_the_base_on():
+    """Index n reads word base + n: the last index reads the memory's last word."""
+    words = np.arange(100, 164)
+    base = 40
+    addrs = [0, 23, 5, 23, 0]
+    got = pysim(OffsetBench(Offset(6, 8), addrs, words, base, seed_from_env(2), 0.6))
+    assert got == [int(words[base + a]) for a in addrs]
