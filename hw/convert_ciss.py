@@ -256,10 +256,11 @@ class LaneFetch(wiring.Component):
         head, out = queue.o.payload, skid.i
         element = data.View(struct(wire.csr_entry(self.iw, len(out.payload.nnz))),
                             response.payload)
-        m.d.comb += [out.valid.eq(queue.o.valid & (head.header | response.valid)),
+        col = Signal(self.iw)                       # the element's column in the window
+        m.d.comb += [col.eq(element.col - self.origin),
+                     out.valid.eq(queue.o.valid & (head.header | response.valid)),
                      out.payload.nnz.eq(Mux(head.header, 0, element.value)),
-                     out.payload.ij.eq(Mux(head.header, head.row,
-                                           element.col - self.origin)),
+                     out.payload.ij.eq(Mux(head.header, head.row, col)),
                      response.ready.eq(queue.o.valid & ~head.header & out.ready),
                      queue.o.ready.eq(out.valid & out.ready)]
         return m
@@ -497,9 +498,8 @@ class WindowLengths(wiring.Component):
         Starts the tile.
     ptr : Out(MemoryPortSignature(addr_width, addr_width))
         Reads ``row_ptr[i]`` at ``i``, for a band's first window.
-    cols : Out(MemoryPortSignature(addr_width, csr entry))
-        Reads elements ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`) by index;
-        the pre-pass uses the column.
+    cols : Out(MemoryPortSignature(addr_width, iw))
+        Reads an element's column id by its index.
     slices : Out(stream(:func:`slice_layout`))
         The tile's nonempty rows in order, from a register.
     origin : Out(iw)
@@ -512,7 +512,7 @@ class WindowLengths(wiring.Component):
         self.iw, self.dw, self.addr_width, self.band = iw, dw, addr_width, band
         super().__init__({"job": In(job_layout(iw, addr_width, band)), "restart": In(1),
                           "ptr": Out(MemoryPortSignature(addr_width, addr_width)),
-                          "cols": Out(MemoryPortSignature(addr_width, iw + dw)),
+                          "cols": Out(MemoryPortSignature(addr_width, iw)),
                           "slices": Out(stream.Signature(slice_layout(iw, addr_width))),
                           "origin": Out(iw), "done": Out(1)})
 
@@ -534,10 +534,10 @@ class WindowLengths(wiring.Component):
         base = Signal(self.addr_width)
         out, load = self.slices, Signal()
         ptr, cols = self.ptr, self.cols
-        element = data.View(struct(wire.csr_entry(self.iw, self.dw)), cols.response.payload)
-        at = data.View(cursor, Mux(fresh, rd.data, held))
+        at = Signal(cursor, name="at")                          # the row's cursor now
         start = Signal.like(base)
-        m.d.comb += [load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
+        m.d.comb += [at.eq(Mux(fresh, rd.data, held)),
+                     load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
                      rd.addr.eq(r), wr.data.eq(at), wr.addr.eq(r),
                      start.eq(Mux(fresh, at.cur, base))]
         with m.If(load):
@@ -572,7 +572,7 @@ class WindowLengths(wiring.Component):
                 skip, take, stop = Signal(), Signal(), Signal()
                 answer = waiting & cols.response.valid
                 m.d.comb += [known.eq(at.peek | answer),
-                             col.eq(Mux(at.peek, at.col, element.col)),
+                             col.eq(Mux(at.peek, at.col, cols.response.payload)),
                              ended.eq(~at.peek & ~waiting & (at.cur == at.end)),
                              skip.eq(known & (col < job.k0)),
                              take.eq(known & (col >= job.k0) & (col < job.k1)),
@@ -613,8 +613,9 @@ class CsrTileToCissSignature(wiring.Signature):
       ``k0`` without ``first``); taken while the converter is idle (between tiles).
     - ``ptr`` (memory port out, :class:`~.stream_units.MemoryPortSignature`): reads the
       row pointer ``row_ptr[i]`` at ``i``, on a band's first window.
-    - ``cols`` (memory port out): the pre-pass's reads of elements ``{col, value}``
-      (:func:`~sparseforge.sw.wire.csr_entry`) by their index in the CSR.
+    - ``cols`` (memory port out, ``iw`` bits): the pre-pass's reads of column ids, by
+      their element's index in the CSR (the ``col`` of its ``{col, value}``,
+      :func:`~sparseforge.sw.wire.csr_entry`, where elements are stored so).
     - ``mem`` (``pes`` memory ports out): lane ``p``'s reads of the elements of its rows,
       as :class:`CsrToCissSignature`'s.
     - ``ciss`` (stream out): the tile's CISS entries, as :func:`sparseforge.sw.ciss.encode`
@@ -631,7 +632,7 @@ class CsrTileToCissSignature(wiring.Signature):
         super().__init__({
             "job": In(stream.Signature(job_layout(iw, addr_width, band))),
             "ptr": Out(MemoryPortSignature(addr_width, addr_width)),
-            "cols": Out(MemoryPortSignature(addr_width, iw + dw)),
+            "cols": Out(MemoryPortSignature(addr_width, iw)),
             "mem": Out(MemoryPortSignature(addr_width, iw + dw)).array(pes),
             "ciss": Out(stream.Signature(ciss_entry_layout(pes, dw, iw, order=2))),
             "count": Out(stream.Signature(addr_width + 1)),
@@ -684,13 +685,15 @@ class CsrTileToCiss(wiring.Component):
       entry register); entries follow one a cycle, a cycle more at each entry where a
       lane's stream has ended (its ``done`` is a register), and none where some lane is
       idle before ``x_last + 3`` (every row decided);
-    - the count is taken on the cycle after the last entry.
+    - the count is taken on the cycle after the last entry, and no earlier than
+      ``x_last + 2``.
 
     So with ``E`` entries, ``K_e`` the entries up to ``e`` where a lane ended and ``e_idle``
     the first where one is idle, a tile takes
-    ``T = E + 1 + K_(E-1) + max(max over slices (x_r + 5 - s - K_s), x_last + 3 - e_idle
-    - K_(e_idle))`` cycles (the second term where ``e_idle < E``), ``x_last + 3`` without
-    slices (``x_last = 0`` for no rows), and the next job is taken on the cycle after.
+    ``T = max(E + 1 + K_(E-1) + max(max over slices (x_r + 5 - s - K_s), x_last + 3 -
+    e_idle - K_(e_idle)), x_last + 3)`` cycles (the term of ``e_idle`` where ``e_idle <
+    E``), ``x_last + 3`` without slices (``x_last = 0`` for no rows), and the next job is
+    taken on the cycle after.
     The pre-pass, one column id every two cycles, bounds the rate: about ``(2 nnz +
     rows) / E`` cycles an entry, ``2 P`` where rows are long against ``P``. A pre-pass of
     several ports (or words of several column ids) would lift it; one port keeps its

@@ -232,5 +232,5 @@ def tile_cycles(image, jobs, cisses):
         idle = ends.min()
         if idle < entries:
             late = max(late, last + 3 - idle - before[idle])
-        cycles[n] = entries + 1 + before[entries - 1] + late
+        cycles[n] = max(entries + 1 + before[entries - 1] + late, last + 3)
     return cycles

@@ -156,8 +156,7 @@ class TileBench(Bench):
             jobs.i0[n] + np.arange(jobs.rows[n] + 1) for n in loads)])
         self.reads, _ = prepass_reads(image, jobs)
         serve(self, "ptr", pointers, image.row_ptr[pointers], rates["ptr"], rates["response"])
-        serve(self, "cols", self.reads, element_words(image, self.reads, c.iw, c.dw),
-              rates["cols"], rates["response"])
+        serve(self, "cols", self.reads, image.col[self.reads], rates["cols"], rates["response"])
         key = np.repeat(np.arange(image.rows, dtype=np.int64), np.diff(image.row_ptr))
         key = key << c.iw | image.col if len(key) else key
         firsts = [np.searchsorted(key, (i0 + g.slices) << c.iw | k0)

@@ -425,7 +425,7 @@ def test_the_tiling_is_tensaurus_job_plans():
                                                                  16, 16))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 4), st.integers(1, 9), st.integers(1, 14), st.floats(0, 0.6),
        st.integers(1, 6), st.integers(1, 7), st.integers(0, 2**16))
 def test_hypothesis_tilings_under_back_pressure(pes, rows, cols, density, out_rows,
@@ -457,14 +457,14 @@ def test_real_matrix_tile_by_tile_natively_against_encode(shared_data):
     """494_bus as a Tensaurus run of 16-row output tiles and 32-row scratchpads streams
     it, tiles back to back, random back-pressure and memory latency on every stream."""
     matrix = integral(real(shared_data, "suitesparse/494_bus.mtx"))
-    params = {**REAL, "band": 16}
+    params = {**REAL, "pes": 4, "dw": 16, "band": 16}
     jobs = tensaurus_tiles(matrix, 16, 32, params)
     block = CsrTileToCiss(**params)
     run, bench = run_tiles_native(block, matrix, jobs, seed_from_env(35))
     assert_encoded(run, bench)
     full, bench = run_tiles_native(block, matrix, jobs, 36, dict.fromkeys(TILE_STREAMS, 1.0))
-    image = csr_image(matrix, 32, 16, 20)
-    assert full.cycles - 3 <= tile_cycles(image, jobs, bench.golden).sum() <= full.cycles
+    image = csr_image(matrix, 16, 16, 20)
+    assert full.cycles == tile_cycles(image, jobs, bench.golden).sum()     # the host model
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -486,9 +486,9 @@ def test_the_tile_block_declares_its_named_signature():
     assert ports(block.signature) == ports(CsrTileToCissSignature(3, 8, 8, 12, 6))
 
 
-@pytest.mark.parametrize("params", [{}, {"pes": 1, "dw": 2, "iw": 2, "addr_width": 2,
-                                         "inflight": 2, "band": 1},
-                                    {"pes": 8, "dw": 64, "iw": 32, "addr_width": 32,
+@pytest.mark.parametrize("params", [{"pes": 1, "dw": 2, "iw": 2, "addr_width": 2,
+                                     "inflight": 2, "band": 1},
+                                    {"pes": 1, "dw": 64, "iw": 32, "addr_width": 32,
                                      "band": 4096}])
 def test_tile_verilog_lints_clean_with_wall(lint, params):
     assert lint("csr_tile_to_ciss", params) == ""
