@@ -33,15 +33,20 @@ class CsrImage:
     kind: str
 
 
-def csr_image(matrix, dw, iw, addr_width):
+def csr_image(matrix, dw, iw, addr_width, tiled=False):
     """The :class:`CsrImage` of ``matrix`` (scipy sparse, 2-D) for a block of ``dw``-bit
     values, ``iw``-bit indices and ``addr_width``-bit element indices; ParameterError
-    (one line) where the block could not convert it as :func:`~.ciss.encode` does."""
+    (one line) where the block could not convert it as :func:`~.ciss.encode` does.
+    ``tiled``: for ``csr_tile_to_ciss``, whose slices count from their tile's first row,
+    so the matrix's rows need only row pointers of ``addr_width``-bit indices."""
     if not sp.issparse(matrix) or matrix.ndim != 2:
         raise ParameterError(f"expected a scipy sparse matrix, not {type(matrix).__name__}")
     csr = sp.csr_array(matrix)
     rows, nnz = csr.shape[0], csr.nnz
-    if rows >= 1 << iw:
+    if tiled and rows >= 1 << addr_width:
+        raise ParameterError(f"{rows} rows: row pointers indexed by addr_width={addr_width} "
+                             f"bits reach at most {(1 << addr_width) - 1} rows")
+    if not tiled and rows >= 1 << iw:
         raise ParameterError(f"{rows} rows: a slice index of iw={iw} bits stays below "
                              f"{(1 << iw) - 1} (the idle lane's), so at most "
                              f"{(1 << iw) - 1} rows")
@@ -117,11 +122,11 @@ def tensaurus_windows(matrix, out_rows, spm_rows):
     return (i0, np.minimum(out_rows, rows - i0), k0, np.minimum(k0 + spm_rows, cols))
 
 
-def tile_jobs(image, i0, rows, k0, k1, band, iw, addr_width):
+def tile_jobs(image, i0, rows, k0, k1, band, iw):
     """The :class:`TileJobs` of the tiles ``(i0, rows, k0, k1)`` (arrays, in the order the
-    block takes them) of ``image`` (:class:`CsrImage`) for a block of bands of ``band``
-    rows, ``iw``-bit indices and ``addr_width``-bit pointers: consecutive tiles of the same
-    rows are a band's windows. ParameterError (one line) for a tile the block cannot
+    block takes them) of ``image`` (:func:`csr_image`, ``tiled``) for a block of bands of
+    ``band`` rows and ``iw``-bit indices: consecutive tiles of the same rows are a band's
+    windows. ParameterError (one line) for a tile the block cannot
     take: a band past ``band`` rows or past the matrix, a window past ``iw`` bits, empty
     backwards, or before the end of its band's previous window."""
     i0, rows, k0, k1 = (np.asarray(a, dtype=np.int64).reshape(-1) for a in (i0, rows, k0, k1))
@@ -136,8 +141,6 @@ def tile_jobs(image, i0, rows, k0, k1, band, iw, addr_width):
            f"holds at most {band}")
     refuse((i0 < 0) | (rows < 0) | (i0 + rows > image.rows),
            lambda n: f"rows past the matrix's {image.rows}")
-    refuse(i0 + rows >= 1 << addr_width,
-           lambda n: f"row pointer {i0[n] + rows[n]} past addr_width={addr_width} bits")
     refuse((k0 < 0) | (k1 < k0), lambda n: "a window must have 0 <= k0 <= k1")
     refuse(k1 > 1 << iw, lambda n: f"column {k1[n] - 1} past iw={iw} bits")
     first = np.ones(len(i0), dtype=np.int64)

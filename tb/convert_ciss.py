@@ -131,7 +131,7 @@ class TileBench(Bench):
         c = component
         names = ("job", "ciss", "count", "request", "response", "ptr", "cols")
         rates = {**dict.fromkeys(names, 0.7), **(rates or {})}
-        image = csr_image(matrix, c.dw, c.iw, c.addr_width)
+        image = csr_image(matrix, c.dw, c.iw, c.addr_width, tiled=True)
         csr = sp.csr_array(matrix)
         self.golden = [golden.encode(csr[i0:i0 + n, k0:k1], c.pes, c.dw, c.iw)
                        for i0, n, k0, k1 in zip(jobs.i0, jobs.rows, jobs.k0, jobs.k1,

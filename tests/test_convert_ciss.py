@@ -326,7 +326,7 @@ def hand_jobs(image, band=6):
     """Windows of one band in ascending order, one of them empty for the band, then a
     band of three rows whose windows skip columns, then a tile of no rows."""
     return tile_jobs(image, [0, 0, 0, 0, 1, 1, 3, 2], [6, 6, 6, 6, 3, 3, 0, 1],
-                     [0, 4, 8, 12, 2, 9, 0, 5], [4, 8, 12, 14, 6, 11, 4, 6], band, 8, 12)
+                     [0, 4, 8, 12, 2, 9, 0, 5], [4, 8, 12, 14, 6, 11, 4, 6], band, 8)
 
 
 def convert_tiles(params, matrix, jobs, seed, rates=None):
@@ -337,7 +337,7 @@ def convert_tiles(params, matrix, jobs, seed, rates=None):
 
 
 def test_prepass_reads_each_column_id_of_a_band_once():
-    image = csr_image(hand_matrix(), 8, 8, 12)
+    image = csr_image(hand_matrix(), 8, 8, 12, tiled=True)
     jobs = hand_jobs(image)
     reads, per_row = prepass_reads(image, jobs)
     # band 0 (rows 0..5): every element once, window by window; row 0's 5 stops the first
@@ -357,7 +357,7 @@ def test_hand_tiles_and_their_cycles(pes):
     """Windows that cut rows, a row empty in a window, a window empty for its band, a
     band of no rows; without stalls each tile takes the cycles the host's model gives."""
     matrix = hand_matrix()
-    image = csr_image(matrix, 8, 8, 12)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
     jobs = hand_jobs(image)
     run, bench = convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(31),
                                dict.fromkeys(TILE_STREAMS, 1.0))
@@ -374,18 +374,18 @@ def test_hand_tiles_and_their_cycles(pes):
                                                            "cols": 0.5})])
 def test_hand_tiles_under_back_pressure(pes, rates):
     matrix = hand_matrix()
-    jobs = hand_jobs(csr_image(matrix, 8, 8, 12))
+    jobs = hand_jobs(csr_image(matrix, 8, 8, 12, tiled=True))
     convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(32), rates)
 
 
 def test_a_band_of_the_largest_depth_and_one_row_more():
     matrix = csr(np.arange(1, 8 * 5 + 1).reshape(8, 5) % 3)
-    image = csr_image(matrix, 8, 8, 12)
-    jobs = tile_jobs(image, [0, 0, 1], [6, 6, 6], [0, 3, 0], [3, 5, 5], 6, 8, 12)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, [0, 0, 1], [6, 6, 6], [0, 3, 0], [3, 5, 5], 6, 8)
     convert_tiles(TILE, matrix, jobs, seed_from_env(33))
     with pytest.raises(ParameterError, match=r"tile 1 \(rows 2..8, columns 0..4\): a band "
                        r"of 7 rows; the block's band=6 holds at most 6$") as info:
-        tile_jobs(image, [0, 2], [6, 7], [0, 0], [5, 5], 6, 8, 12)
+        tile_jobs(image, [0, 2], [6, 7], [0, 0], [5, 5], 6, 8)
     assert "\n" not in str(info.value)
 
 
@@ -398,12 +398,25 @@ def test_a_band_of_the_largest_depth_and_one_row_more():
                                        r"one's end 4"),
 ])
 def test_the_host_refuses_a_tile_the_block_cannot_take_in_one_line(tiles, message):
-    image = csr_image(csr(np.ones((8, 5), dtype=int)), 8, 8, 12)
-    tile_jobs(image, [0], [3], [0], [256], 6, 8, 12)            # the widest window
-    tile_jobs(image, [5], [3], [0], [4], 6, 8, 12)              # the band at the end
+    image = csr_image(csr(np.ones((8, 5), dtype=int)), 8, 8, 12, tiled=True)
+    tile_jobs(image, [0], [3], [0], [256], 6, 8)            # the widest window
+    tile_jobs(image, [5], [3], [0], [4], 6, 8)              # the band at the end
     with pytest.raises(ParameterError, match=message) as info:
-        tile_jobs(image, *tiles, 6, 8, 12)
+        tile_jobs(image, *tiles, 6, 8)
     assert "\n" not in str(info.value)
+
+
+def test_a_matrix_of_more_rows_than_iw_indexes_goes_tile_by_tile():
+    """Slices count from their tile's first row, so the rows need only ``addr_width``:
+    4095 rows with 12 bits (row pointers 0 .. 4095), one more refused."""
+    matrix = csr(np.eye(4095, 9, -4086, dtype=int) * 3)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, [4089, 4089], [6, 6], [0, 5], [5, 9], 6, 8)
+    run, _ = convert_tiles(TILE, matrix, jobs, seed_from_env(37))
+    assert run.counts == [2, 4]          # two rows of one element, then four over 3 lanes
+    with pytest.raises(ParameterError, match=r"^4096 rows: row pointers indexed by "
+                       r"addr_width=12 bits reach at most 4095 rows$"):
+        csr_image(csr(np.eye(4096, 9, dtype=int)), 8, 8, 12, tiled=True)
 
 
 def test_the_tiling_is_tensaurus_job_plans():
@@ -432,8 +445,8 @@ def test_hypothesis_tilings_under_back_pressure(pes, rows, cols, density, out_ro
                                                 spm_rows, seed):
     rng = np.random.default_rng(seed)
     matrix = csr(rng.integers(1, 100, (rows, cols)) * (rng.random((rows, cols)) < density))
-    image = csr_image(matrix, 8, 8, 12)
-    jobs = tile_jobs(image, *tensaurus_windows(matrix, out_rows, spm_rows), 6, 8, 12)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, *tensaurus_windows(matrix, out_rows, spm_rows), 6, 8)
     rates = {s: 0.3 + 0.7 * rng.random() for s in TILE_STREAMS}
     convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed, rates)
 
@@ -447,9 +460,9 @@ def integral(matrix):
 
 
 def tensaurus_tiles(matrix, out_rows, spm_rows, params):
-    image = csr_image(matrix, params["dw"], params["iw"], params["addr_width"])
+    image = csr_image(matrix, params["dw"], params["iw"], params["addr_width"], tiled=True)
     return tile_jobs(image, *tensaurus_windows(matrix, out_rows, spm_rows), params["band"],
-                     params["iw"], params["addr_width"])
+                     params["iw"])
 
 
 @pytest.mark.verilator
@@ -463,7 +476,7 @@ def test_real_matrix_tile_by_tile_natively_against_encode(shared_data):
     run, bench = run_tiles_native(block, matrix, jobs, seed_from_env(35))
     assert_encoded(run, bench)
     full, bench = run_tiles_native(block, matrix, jobs, 36, dict.fromkeys(TILE_STREAMS, 1.0))
-    image = csr_image(matrix, 16, 16, 20)
+    image = csr_image(matrix, 16, 16, 20, tiled=True)
     assert full.cycles == tile_cycles(image, jobs, bench.golden).sum()     # the host model
 
 
