@@ -9,6 +9,12 @@ first place it breaks: row pointers that fall, columns out of order or repeated 
 a row, a stored zero (it would read as a header), an index or a count past the block's
 widths, a value past ``dw`` bits. Values go as :func:`~sparseforge.sw.ciss.value_bits`
 makes them, as the encoder does.
+
+For ``csr_tile_to_ciss``, which converts a tile ``A[i0 : i0 + rows, k0 : k1]`` at a time:
+:func:`tensaurus_windows` tiles a matrix as a Tensaurus SpMM run streams it,
+:func:`tile_jobs` checks the tiles against the block's band and widths and marks each
+band's first window, and :func:`prepass_reads`, :func:`prepass_cycles` and
+:func:`tile_cycles` are the block's reads and cycles, for the accelerator's host model.
 """
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The CSR-to-CISS converter (``csr_to_ciss``) as a bench.
+"""The CSR-to-CISS converters (``csr_to_ciss``, and ``csr_tile_to_ciss`` a tile at a
+time: :class:`TileBench`) as benches.
 
 :class:`CissBench` plays CSR matrices into the block, one after the other, under random
 back-pressure on every stream: each one's rows and row pointers, and on every lane's
