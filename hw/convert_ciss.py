@@ -446,6 +446,11 @@ class CsrToCiss(wiring.Component):
         return m
 
 
+AHEAD = 4
+"""Band rows' cursors the pre-pass reads ahead of the row it decides (and holds): enough
+for a row a cycle past the cursor memory's read and the queue's register."""
+
+
 def job_layout(iw, addr_width, band):
     """A tile of A as the parent asks for it: the band's first row ``i0`` and its
     ``rows`` (at most ``band``), the window's columns ``k0 <= j < k1``, and ``first``,
@@ -479,11 +484,14 @@ class WindowLengths(wiring.Component):
     band's row pointers ``row_ptr[i0 .. i0 + rows]`` and starts the cursors there.
 
     One row at a time, one decision a cycle: a peeked column or the row's end is decided
-    on the cycle the row comes up (its cursor is read from memory the cycle before); an
-    element not peeked is read (the request registered) and decided on the cycle its
-    answer comes. With answers on the cycle after their request: 2 cycles a read, 1 for
-    a peeked element, 1 for a row that ends at its end without a read. The stopping
-    decision writes the cursor back and hands out the slice in the same cycle.
+    on the cycle the row comes up; an element not peeked is read (the request registered)
+    and decided on the cycle its answer comes. The cursors are read ahead, in row order,
+    into a queue of :data:`AHEAD` (rows after the one decided are not written in the
+    window), so a row's cursor is there when the row before it is decided, and the
+    memory's output goes to a register, not into the decision. With answers on the cycle
+    after their request: 2 cycles a read, 1 for a peeked element, 1 for a row that ends
+    at its end without a read. The stopping decision writes the cursor back and hands out
+    the slice in the same cycle.
 
     Parameters
     ----------
@@ -520,33 +528,41 @@ class WindowLengths(wiring.Component):
         m = Module()
         cursor = cursor_layout(self.iw, self.addr_width)
         m.submodules.cursors = store = Memory(shape=cursor, depth=self.band, init=[])
-        wr = store.write_port()
-        rd = store.read_port(transparent_for=(wr,))
+        m.submodules.ahead = ahead = Queue(cursor, depth=AHEAD, latency=1)
+        wr, rd = store.write_port(), store.read_port()
         job = Signal(job_layout(self.iw, self.addr_width, self.band), name="tile")
         r = Signal(range(self.band + 1), name="r")           # the row being decided
+        q = Signal(range(self.band + 1), name="q")           # the next cursor to fetch
+        owed = Signal(range(AHEAD + 1))                       # cursors fetched, not taken
+        fetching, pending = Signal(), Signal()                # a cursor read, its answer
         asked = Signal(range(self.band + 2))                  # pointers asked for
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
-        held = Signal.like(rd.data, name="held")              # the row's cursor, moved on
-        fresh = Signal()                                      # the row's cursor is rd.data
+        held = Signal(cursor, name="held")                    # the row's cursor, moved on
+        fresh = Signal()                                      # the row's cursor is ahead's
+        live = Signal()                                       # the row's cursor is here
         waiting = Signal()                                    # a column read is out
         count = Signal(self.addr_width)
         base = Signal(self.addr_width)
         out, load = self.slices, Signal()
         ptr, cols = self.ptr, self.cols
-        at = Signal(cursor, name="at")                          # the row's cursor now
+        at = Signal(cursor, name="at")                        # the row's cursor now
         start = Signal.like(base)
-        m.d.comb += [at.eq(Mux(fresh, rd.data, held)),
+        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
+                     live.eq(~fresh | ahead.o.valid),
                      load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
-                     rd.addr.eq(r), wr.data.eq(at), wr.addr.eq(r),
+                     rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
+                     ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
                      start.eq(Mux(fresh, at.cur, base))]
+        m.d.sync += [pending.eq(fetching),
+                     owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
         with m.If(load):
             m.d.sync += out.valid.eq(0)
         with m.FSM(name="window"):
             with m.State("DONE"):
-                m.d.comb += [self.done.eq(~out.valid), rd.addr.eq(0)]
+                m.d.comb += self.done.eq(~out.valid)
                 with m.If(self.restart):
-                    m.d.sync += [job.eq(self.job), r.eq(0), asked.eq(0), got.eq(0),
+                    m.d.sync += [job.eq(self.job), r.eq(0), q.eq(0), asked.eq(0), got.eq(0),
                                  fresh.eq(1), waiting.eq(0), count.eq(0)]
                     with m.If(self.job.rows == 0):
                         m.next = "DONE"
@@ -571,19 +587,31 @@ class WindowLengths(wiring.Component):
                 known, col, ended = Signal(), Signal(self.iw), Signal()
                 skip, take, stop = Signal(), Signal(), Signal()
                 answer = waiting & cols.response.valid
-                m.d.comb += [known.eq(at.peek | answer),
+
+                def below(k):
+                    """The column below ``k``: compared at each of its sources, then
+                    chosen, so no mux stands before the comparators' carry chains."""
+                    return Mux(at.peek, Mux(fresh, ahead.o.payload.col < k, held.col < k),
+                               cols.response.payload < k)
+
+                m.d.comb += [fetching.eq((q != job.rows) & (owed < AHEAD)),
+                             ahead.o.ready.eq(fresh),
+                             known.eq(live & at.peek | answer),
                              col.eq(Mux(at.peek, at.col, cols.response.payload)),
-                             ended.eq(~at.peek & ~waiting & (at.cur == at.end)),
-                             skip.eq(known & (col < job.k0)),
-                             take.eq(known & (col >= job.k0) & (col < job.k1)),
-                             stop.eq(known & (col >= job.k1) | ended),
-                             cols.request.valid.eq(~at.peek & ~waiting
+                             ended.eq(live & ~at.peek & ~waiting & (at.cur == at.end)),
+                             skip.eq(known & below(job.k0)),
+                             take.eq(known & ~below(job.k0) & below(job.k1)),
+                             stop.eq(known & ~below(job.k1) | ended),
+                             cols.request.valid.eq(live & ~at.peek & ~waiting
                                                    & (at.cur != at.end)),
                              cols.request.payload.eq(at.cur),
                              cols.response.ready.eq(waiting & ~at.peek & (~stop | load))]
+                with m.If(fetching):
+                    m.d.sync += q.eq(q + 1)
                 with m.If(cols.request.valid & cols.request.ready):
                     m.d.sync += waiting.eq(1)
-                m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
+                with m.If(live):
+                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
                 with m.If(skip | take):
                     m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0)]
                 with m.If(skip):
@@ -591,8 +619,7 @@ class WindowLengths(wiring.Component):
                 with m.If(take):
                     m.d.sync += count.eq(count + 1)
                 with m.If(stop & load):                   # the row's window decided
-                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col),
-                                 rd.addr.eq(r + 1)]
+                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col)]
                     m.d.sync += [out.valid.eq(count != 0), out.payload.row.eq(r),
                                  out.payload.base.eq(start), out.payload.count.eq(count),
                                  count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
@@ -675,8 +702,8 @@ class CsrTileToCiss(wiring.Component):
     Cycles (:func:`sparseforge.sw.ciss_csr.tile_cycles`; memory answering on the cycle
     after each request, no back-pressure), counted from the cycle a job is taken (0):
 
-    - the pre-pass starts ``head = 1 + [first] (rows + 2)`` cycles in (a band's pointers:
-      ``rows + 1`` reads, the last answer's cycle);
+    - the pre-pass starts ``head = 3 + [first] (rows + 2)`` cycles in (a band's pointers:
+      ``rows + 1`` reads, the last answer's cycle; the first cursor's read and queue);
     - row ``r`` costs ``2 reads + peeked + ended`` (its reads in the window; 1 where its
       first element to decide was read by a window before; 1 where it ends within the
       window) and is decided on cycle ``x_r = head + (costs of rows 0 .. r) - 1``;
@@ -713,8 +740,9 @@ class CsrTileToCiss(wiring.Component):
         As :class:`CsrTileToCissSignature` says.
 
     Between registers: as :class:`CsrToCiss`, and the pre-pass's decision (the column,
-    from the cursor memory's output or the answer, against ``k0`` and ``k1``, into the
-    cursor's increment and the slice register).
+    from the cursor queue's register or the memory's answer, against ``k0`` and ``k1``,
+    into the cursor's increment, the count and the slice register); the cursor memory's
+    output reaches only the queue.
     """
 
     PARAMS = (*CsrToCiss.PARAMS,

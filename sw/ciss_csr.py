@@ -186,10 +186,11 @@ def prepass_reads(image, jobs):
 
 
 def prepass_cycles(image, jobs):
-    """Each job's pre-pass: its cycles before the first row (``1``, and ``rows + 2`` more
-    on a band's first window) and its cycles by row (int64 arrays: ``2 reads + peeked +
-    ended``, a row's reads, whether its first element to decide was read by the window
-    before, whether it ends within the window), with memory answering on the cycle after
+    """Each job's pre-pass: its cycles before the first row (``3``, and ``rows + 2`` more
+    on a band's first window; ``1`` for a tile of no rows) and its cycles by row (int64
+    arrays: ``2 reads + peeked + ended``, a row's reads, whether its first element to
+    decide was read by the window before, whether it ends within the window), with
+    memory answering on the cycle after
     each request and no back-pressure (:class:`~sparseforge.hw.convert_ciss.CsrTileToCiss`
     gives the formula)."""
     _, reads = prepass_reads(image, jobs)
@@ -203,7 +204,7 @@ def prepass_cycles(image, jobs):
             if w > start:
                 cost += past[w - start - 1] != 0
             costs.append(cost)
-    return 1 + jobs.first * (jobs.rows + 2) * (jobs.rows > 0), costs
+    return 1 + (jobs.first * (jobs.rows + 2) + 2) * (jobs.rows > 0), costs
 
 
 def _first_at(image, lo, hi, k):
