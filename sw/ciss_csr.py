@@ -190,9 +190,8 @@ def prepass_cycles(image, jobs):
     on a band's first window; ``1`` for a tile of no rows) and its cycles by row (int64
     arrays: ``2 reads + peeked + ended``, a row's reads, whether its first element to
     decide was read by the window before, whether it ends within the window), with
-    memory answering on the cycle after
-    each request and no back-pressure (:class:`~sparseforge.hw.convert_ciss.CsrTileToCiss`
-    gives the formula)."""
+    memory answering on the cycle after each request and no back-pressure
+    (:class:`~sparseforge.hw.convert_ciss.CsrTileToCiss` gives the formula)."""
     _, reads = prepass_reads(image, jobs)
     costs = []
     for start, stop in jobs.bands():
