@@ -742,7 +742,9 @@ class CsrTileToCiss(wiring.Component):
     Between registers: as :class:`CsrToCiss`, and the pre-pass's decision (the column,
     from the cursor queue's register or the memory's answer, against ``k0`` and ``k1``,
     into the cursor's increment, the count and the slice register); the cursor memory's
-    output reaches only the queue.
+    output reaches only the queue. At the default configuration the critical path is the
+    pre-pass's row end (``cur == end`` of the queued cursor) through the stop decision to
+    the register that takes the next row's cursor; the synthesis report gives the figure.
     """
 
     PARAMS = (*CsrToCiss.PARAMS,
