@@ -3,7 +3,10 @@
 alone, the block on Amaranth's simulator (Fig. 3's example, directed shapes, hypothesis'
 matrices, its throughput), natively on Verilator on real matrices against
 :func:`sparseforge.sw.ciss.encode` under random back-pressure on every stream, the host's
-refusals, lint and the synthesis report."""
+refusals, lint and the synthesis report. Then the tile converter (``csr_tile_to_ciss``), a
+band of rows and a window of columns at a time: its pre-pass's reads, hand tiles with the
+host's cycle model, hypothesis' tilings, a Tensaurus tiling of a real matrix natively, the
+host's refusals at their edges."""
 
 import numpy as np
 import pytest
