@@ -32,6 +32,12 @@ answers out of order). The units:
    owes none is idle once every row is scheduled (until then a row may still come to
    it). After the last entry, the entry count on ``count``.
 
+:class:`CsrTileToCiss` converts one tile of the matrix at a time, a band of rows and a
+window of columns, as a Tensaurus run streams A's tiles (Section 5.1): its
+:class:`WindowLengths` reads the band's row pointers itself and finds each row's part of
+the window by counting over its column ids, keeping a cursor per band row between the
+band's windows, and hands the rows to the same schedule, lanes and join.
+
 The host's side (:mod:`sparseforge.sw.ciss_csr`) refuses a CSR the block would convert
 differently from the encoder (columns out of order or repeated, stored zeros, indices
 past the widths), in one line.
@@ -43,8 +49,10 @@ build.
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
@@ -193,11 +201,14 @@ class LaneFetch(wiring.Component):
     Members
     -------
     slices : In(stream(:func:`slice_layout`))
+    origin : In(iw)
+        Subtracted from every element's column: a window's first column, 0 for a whole
+        matrix. Held while the lane owes items.
     mem : Out(MemoryPortSignature(addr_width, csr entry))
         Reads of ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`) by element index.
     items : Out(stream(lane))
         The lane's items (a CISS entry's lane): a header ``{nnz 0, ij row}`` or an element
-        ``{nnz value, ij col}``.
+        ``{nnz value, ij col - origin}``.
     busy : Out(1)
         An item is owed: a slice waits, an element is still to read or an item to leave.
         From registers. A lane's items follow one another without a gap, so a busy lane
@@ -212,6 +223,7 @@ class LaneFetch(wiring.Component):
         self.iw, self.inflight = iw, inflight
         lane = ciss_entry_layout(1, dw, iw, order=2).elem_shape
         super().__init__({"slices": In(stream.Signature(slice_layout(iw, addr_width))),
+                          "origin": In(iw),
                           "mem": Out(MemoryPortSignature(addr_width, iw + dw)),
                           "items": Out(stream.Signature(lane)), "busy": Out(1)})
 
@@ -244,9 +256,11 @@ class LaneFetch(wiring.Component):
         head, out = queue.o.payload, skid.i
         element = data.View(struct(wire.csr_entry(self.iw, len(out.payload.nnz))),
                             response.payload)
-        m.d.comb += [out.valid.eq(queue.o.valid & (head.header | response.valid)),
+        col = Signal(self.iw)                       # the element's column in the window
+        m.d.comb += [col.eq(element.col - self.origin),
+                     out.valid.eq(queue.o.valid & (head.header | response.valid)),
                      out.payload.nnz.eq(Mux(head.header, 0, element.value)),
-                     out.payload.ij.eq(Mux(head.header, head.row, element.col)),
+                     out.payload.ij.eq(Mux(head.header, head.row, col)),
                      response.ready.eq(queue.o.valid & ~head.header & out.ready),
                      queue.o.ready.eq(out.valid & out.ready)]
         return m
@@ -423,6 +437,351 @@ class CsrToCiss(wiring.Component):
         active, start = Signal(), Signal()
         m.d.comb += [self.rows.ready.eq(~active), start.eq(self.rows.valid & ~active),
                      lengths.rows.eq(self.rows.payload), join.scheduled.eq(lengths.done),
+                     join.active.eq(active)]
+        m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
+        with m.If(start):
+            m.d.sync += active.eq(1)
+        with m.If(self.count.valid & self.count.ready):
+            m.d.sync += active.eq(0)
+        return m
+
+
+AHEAD = 4
+"""Band rows' cursors the pre-pass reads ahead of the row it decides (and holds): enough
+for a row a cycle past the cursor memory's read and the queue's register."""
+
+
+def job_layout(iw, addr_width, band):
+    """A tile of A as the parent asks for it: the band's first row ``i0`` and its
+    ``rows`` (at most ``band``), the window's columns ``k0 <= j < k1``, and ``first``,
+    set on a band's first window (the cursors start at the row pointers)."""
+    return data.StructLayout({"i0": addr_width, "rows": range(band + 1), "k0": iw,
+                              "k1": iw + 1, "first": 1})
+
+
+def cursor_layout(iw, addr_width):
+    """A band row's place between windows: the next element to decide, ``cur``, the row's
+    end ``end`` (its next row pointer), and the column of the element at ``cur`` where a
+    window before read it (``peek`` set)."""
+    return data.StructLayout({"cur": addr_width, "end": addr_width, "peek": 1, "col": iw})
+
+
+class WindowLengths(wiring.Component):
+    """The nonempty rows of a tile ``A[i0 : i0 + rows, k0 : k1]`` from a CSR in memory: the
+    counting pre-pass over each row's column ids (MINT's CSR to CSC reads its input twice
+    too; here the second read is the lanes').
+
+    CSR's row pointers say where a row starts, not where a window starts within it, and
+    the schedule needs each row's length within the window before the row is scheduled.
+    So each row is scanned from its cursor: an element of column ``c`` is skipped
+    (``c < k0``), counted (``k0 <= c < k1``), or stops the row (``c >= k1``, or the row's
+    end), and the row is a slice ``{row r, base, count}`` when its count is not 0 (``r``
+    counted from ``i0``, ``base`` the first element counted). The cursors, one a band
+    row, stay in an on-chip memory of ``band`` entries (:func:`cursor_layout`) between
+    the windows of a band, which come in ascending ``k0``: the element that stopped a row
+    is kept with its column (``peek``) and decided by the next window without a read, so
+    over a band's windows each column id is read once. A job with ``first`` set reads the
+    band's row pointers ``row_ptr[i0 .. i0 + rows]`` and starts the cursors there.
+
+    One row at a time, one decision a cycle: a peeked column or the row's end is decided
+    on the cycle the row comes up; an element not peeked is read (the request registered)
+    and decided on the cycle its answer comes. The cursors are read ahead, in row order,
+    into a queue of :data:`AHEAD` (rows after the one decided are not written in the
+    window), so a row's cursor is there when the row before it is decided, and the
+    memory's output goes to a register, not into the decision. With answers on the cycle
+    after their request: 2 cycles a read, 1 for a peeked element, 1 for a row that ends
+    at its end without a read. The stopping decision writes the cursor back and hands out
+    the slice in the same cycle.
+
+    Parameters
+    ----------
+    iw, dw, addr_width : bits of an index, a value and an element index (a pointer).
+    band : the rows of a band at most (the cursor memory's depth).
+
+    Members
+    -------
+    job : In(:func:`job_layout`)
+        The tile, taken with ``restart``.
+    restart : In(1)
+        Starts the tile.
+    ptr : Out(MemoryPortSignature(addr_width, addr_width))
+        Reads ``row_ptr[i]`` at ``i``, for a band's first window.
+    cols : Out(MemoryPortSignature(addr_width, iw))
+        Reads an element's column id by its index.
+    slices : Out(stream(:func:`slice_layout`))
+        The tile's nonempty rows in order, from a register.
+    origin : Out(iw)
+        The tile's ``k0``, a register held until the next tile.
+    done : Out(1)
+        Every row of the tile is decided and every slice has gone.
+    """
+
+    def __init__(self, iw, dw, addr_width, band):
+        self.iw, self.dw, self.addr_width, self.band = iw, dw, addr_width, band
+        super().__init__({"job": In(job_layout(iw, addr_width, band)), "restart": In(1),
+                          "ptr": Out(MemoryPortSignature(addr_width, addr_width)),
+                          "cols": Out(MemoryPortSignature(addr_width, iw)),
+                          "slices": Out(stream.Signature(slice_layout(iw, addr_width))),
+                          "origin": Out(iw), "done": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        cursor = cursor_layout(self.iw, self.addr_width)
+        m.submodules.cursors = store = Memory(shape=cursor, depth=self.band, init=[])
+        m.submodules.ahead = ahead = Queue(cursor, depth=AHEAD, latency=1)
+        wr, rd = store.write_port(), store.read_port()
+        job = Signal(job_layout(self.iw, self.addr_width, self.band), name="tile")
+        r = Signal(range(self.band + 1), name="r")           # the row being decided
+        q = Signal(range(self.band + 1), name="q")           # the next cursor to fetch
+        owed = Signal(range(AHEAD + 1))                       # cursors fetched, not taken
+        fetching, pending = Signal(), Signal()                # a cursor read, its answer
+        asked = Signal(range(self.band + 2))                  # pointers asked for
+        got = Signal(range(self.band + 2))                    # pointers answered
+        prev = Signal(self.addr_width)                        # the last pointer answered
+        held = Signal(cursor, name="held")                    # the row's cursor, moved on
+        fresh = Signal()                                      # the row's cursor is ahead's
+        live = Signal()                                       # the row's cursor is here
+        waiting = Signal()                                    # a column read is out
+        count = Signal(self.addr_width)
+        base = Signal(self.addr_width)
+        out, load = self.slices, Signal()
+        ptr, cols = self.ptr, self.cols
+        at = Signal(cursor, name="at")                        # the row's cursor now
+        start = Signal.like(base)
+        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
+                     live.eq(~fresh | ahead.o.valid),
+                     load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
+                     rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
+                     ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
+                     start.eq(Mux(fresh, at.cur, base))]
+        m.d.sync += [pending.eq(fetching),
+                     owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
+        with m.If(load):
+            m.d.sync += out.valid.eq(0)
+        with m.FSM(name="window"):
+            with m.State("DONE"):
+                m.d.comb += self.done.eq(~out.valid)
+                with m.If(self.restart):
+                    m.d.sync += [job.eq(self.job), r.eq(0), q.eq(0), asked.eq(0), got.eq(0),
+                                 fresh.eq(1), waiting.eq(0), count.eq(0)]
+                    with m.If(self.job.rows == 0):
+                        m.next = "DONE"
+                    with m.Elif(self.job.first):
+                        m.next = "LOAD"
+                    with m.Else():
+                        m.next = "SCAN"
+            with m.State("LOAD"):                         # row_ptr[i0 .. i0 + rows]
+                m.d.comb += [ptr.request.valid.eq(asked <= job.rows),
+                             ptr.request.payload.eq(job.i0 + asked),
+                             ptr.response.ready.eq(1),
+                             wr.addr.eq(got - 1), wr.data.cur.eq(prev),
+                             wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0)]
+                with m.If(ptr.request.valid & ptr.request.ready):
+                    m.d.sync += asked.eq(asked + 1)
+                with m.If(ptr.response.valid):
+                    m.d.comb += wr.en.eq(got != 0)
+                    m.d.sync += [prev.eq(ptr.response.payload), got.eq(got + 1)]
+                    with m.If(got == job.rows):
+                        m.next = "SCAN"
+            with m.State("SCAN"):
+                known, col, ended = Signal(), Signal(self.iw), Signal()
+                skip, take, stop = Signal(), Signal(), Signal()
+                answer = waiting & cols.response.valid
+
+                def below(k):
+                    """The column below ``k``: compared at each of its sources, then
+                    chosen, so no mux stands before the comparators' carry chains."""
+                    return Mux(at.peek, Mux(fresh, ahead.o.payload.col < k, held.col < k),
+                               cols.response.payload < k)
+
+                m.d.comb += [fetching.eq((q != job.rows) & (owed < AHEAD)),
+                             ahead.o.ready.eq(fresh),
+                             known.eq(live & at.peek | answer),
+                             col.eq(Mux(at.peek, at.col, cols.response.payload)),
+                             ended.eq(live & ~at.peek & ~waiting & (at.cur == at.end)),
+                             skip.eq(known & below(job.k0)),
+                             take.eq(known & ~below(job.k0) & below(job.k1)),
+                             stop.eq(known & ~below(job.k1) | ended),
+                             cols.request.valid.eq(live & ~at.peek & ~waiting
+                                                   & (at.cur != at.end)),
+                             cols.request.payload.eq(at.cur),
+                             cols.response.ready.eq(waiting & ~at.peek & (~stop | load))]
+                with m.If(fetching):
+                    m.d.sync += q.eq(q + 1)
+                with m.If(cols.request.valid & cols.request.ready):
+                    m.d.sync += waiting.eq(1)
+                with m.If(live):
+                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
+                with m.If(skip | take):
+                    m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0)]
+                with m.If(skip):
+                    m.d.sync += base.eq(at.cur + 1)
+                with m.If(take):
+                    m.d.sync += count.eq(count + 1)
+                with m.If(stop & load):                   # the row's window decided
+                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col)]
+                    m.d.sync += [out.valid.eq(count != 0), out.payload.row.eq(r),
+                                 out.payload.base.eq(start), out.payload.count.eq(count),
+                                 count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
+                    with m.If(r + 1 == job.rows):
+                        m.next = "DONE"
+        return m
+
+
+class CsrTileToCissSignature(wiring.Signature):
+    """A tile converter (CSR tile to CISS), seen from it: ``pes`` lanes, ``dw``-bit
+    values, ``iw``-bit indices, ``addr_width``-bit element indices, bands of ``band``
+    rows at most.
+
+    Per tile:
+
+    - ``job`` (stream in, :func:`job_layout`): the tile ``A[i0 : i0 + rows, k0 : k1]``;
+      ``first`` on a band's first window (the band's later windows follow it in ascending
+      ``k0`` without ``first``); taken while the converter is idle (between tiles).
+    - ``ptr`` (memory port out, :class:`~.stream_units.MemoryPortSignature`): reads the
+      row pointer ``row_ptr[i]`` at ``i``, on a band's first window.
+    - ``cols`` (memory port out, ``iw`` bits): the pre-pass's reads of column ids, by
+      their element's index in the CSR (the ``col`` of its ``{col, value}``,
+      :func:`~sparseforge.sw.wire.csr_entry`, where elements are stored so).
+    - ``mem`` (``pes`` memory ports out): lane ``p``'s reads of the elements of its rows,
+      as :class:`CsrToCissSignature`'s.
+    - ``ciss`` (stream out): the tile's CISS entries, as :func:`sparseforge.sw.ciss.encode`
+      lays out the tile with its rows numbered from ``i0`` and its columns from ``k0``.
+    - ``count`` (stream out, ``addr_width + 1`` bits): the tile's entries, after its last
+      one (0 for a tile without nonzeros).
+
+    Every port's addresses are indices into the CSR's arrays; the parent adds their
+    bases, so the ports map onto one memory (or the element ports onto one, the pointers
+    onto another).
+    """
+
+    def __init__(self, pes, dw, iw, addr_width, band):
+        super().__init__({
+            "job": In(stream.Signature(job_layout(iw, addr_width, band))),
+            "ptr": Out(MemoryPortSignature(addr_width, addr_width)),
+            "cols": Out(MemoryPortSignature(addr_width, iw)),
+            "mem": Out(MemoryPortSignature(addr_width, iw + dw)).array(pes),
+            "ciss": Out(stream.Signature(ciss_entry_layout(pes, dw, iw, order=2))),
+            "count": Out(stream.Signature(addr_width + 1)),
+        })
+
+
+@block("csr_tile_to_ciss")
+class CsrTileToCiss(wiring.Component):
+    """One tile of a CSR matrix at a time to CISS: a band of rows and a window of columns,
+    read from A as stored (Tensaurus Sections 4 and 5.1: the tiles of A a run streams to
+    the PE rows; MINT Section V: converted in line).
+
+    A tile is ``A[i0 : i0 + rows, k0 : k1]``: an output tile's rows (Section 5.2.5) and a
+    block of B's rows the scratchpads hold (Section 5.1). Its entries are those
+    :func:`sparseforge.sw.ciss.encode` makes of the tile with its rows numbered from
+    ``i0`` and its columns from ``k0`` (as :mod:`sparseforge.sw.tensaurus_job` tiles a
+    run), then the count. :class:`WindowLengths` finds each row's part of the window by
+    counting over its column ids (the pre-pass: CSR's row pointers give whole rows only)
+    and hands the nonempty rows, as they are decided, to the schedule and the lanes of
+    :class:`CsrToCiss` (:class:`LeastLoaded`, :class:`LaneFetch` with the window's
+    ``k0`` as origin, :class:`Interleave`), so the lanes read each element of the tile
+    a second time, to emit it.
+
+    The parent signals a band's first window with the job's ``first`` bit: its row
+    pointers are read and the cursors start there. The band's later windows come in
+    ascending ``k0``, without ``first``, and start where the window before left each row.
+    The host prepares the jobs and refuses what the block cannot take
+    (:func:`sparseforge.sw.ciss_csr.tile_jobs`).
+
+    Reads (the host's model, :func:`sparseforge.sw.ciss_csr.prepass_reads`). Per band,
+    on its first window, ``rows + 1`` row pointers. Per window and row, the pre-pass reads
+    from where the window before stopped the row up to its first element of column
+    ``k1`` or past, which it keeps: so over a band's windows each column id is read once
+    (an element is read in the first window whose ``k1`` passes the column before it in
+    its row), and per window a row adds at most one read to its window's elements (its
+    stopping element), none where a window before read it or the row ends. The lanes
+    read each nonzero of the tile once more, to emit it. Per band: ``rows + 1``
+    pointers, at most ``nnz(band rows)`` column ids, the tiles' nonzeros.
+
+    Cycles (:func:`sparseforge.sw.ciss_csr.tile_cycles`; memory answering on the cycle
+    after each request, no back-pressure), counted from the cycle a job is taken (0):
+
+    - the pre-pass starts ``head = 3 + [first] (rows + 2)`` cycles in (a band's pointers:
+      ``rows + 1`` reads, the last answer's cycle; the first cursor's read and queue);
+    - row ``r`` costs ``2 reads + peeked + ended`` (its reads in the window; 1 where its
+      first element to decide was read by a window before; 1 where it ends within the
+      window) and is decided on cycle ``x_r = head + (costs of rows 0 .. r) - 1``;
+    - a slice's header, at entry ``s`` (the schedule's start), leaves no earlier than
+      ``x_r + 5`` (the slice register, the lane's queue, its order queue, its skid, the
+      entry register); entries follow one a cycle, a cycle more at each entry where a
+      lane's stream has ended (its ``done`` is a register), and none where some lane is
+      idle before ``x_last + 3`` (every row decided);
+    - the count is taken on the cycle after the last entry, and no earlier than
+      ``x_last + 2``.
+
+    So with ``E`` entries, ``K_e`` the entries up to ``e`` where a lane ended and ``e_idle``
+    the first where one is idle, a tile takes
+    ``T = max(E + 1 + K_(E-1) + max(max over slices (x_r + 5 - s - K_s), x_last + 3 -
+    e_idle - K_(e_idle)), x_last + 3)`` cycles (the term of ``e_idle`` where ``e_idle <
+    E``), ``x_last + 3`` without slices (``x_last = 0`` for no rows), and the next job is
+    taken on the cycle after.
+    The pre-pass, one column id every two cycles, bounds the rate: about ``(2 nnz +
+    rows) / E`` cycles an entry, ``2 P`` where rows are long against ``P``. A pre-pass of
+    several ports (or words of several column ids) would lift it; one port keeps its
+    reads once per element and the block small. The lanes keep up with it unless a
+    slice's lane is still behind on the rows before.
+
+    Parameters
+    ----------
+    pes, dw, iw, addr_width, inflight : as :class:`CsrToCiss`; a matrix has fewer than
+        ``2**addr_width`` rows and nonzeros.
+    band : the rows of a band at most: the depth of the cursor memory. Below
+        ``2**iw - 1``, so a row's index in the tile stays below the idle lane's.
+
+    Members
+    -------
+    job, ptr, cols, mem, ciss, count
+        As :class:`CsrTileToCissSignature` says.
+
+    Between registers: as :class:`CsrToCiss`, and the pre-pass's decision (the column,
+    from the cursor queue's register or the memory's answer, against ``k0`` and ``k1``,
+    into the cursor's increment, the count and the slice register); the cursor memory's
+    output reaches only the queue. At the default configuration the critical path is the
+    pre-pass's row end (``cur == end`` of the queued cursor) through the stop decision to
+    the register that takes the next row's cursor; the synthesis report gives the figure.
+    """
+
+    PARAMS = (*CsrToCiss.PARAMS,
+              Param("band", 64, 1, 4096, "rows of a band at most (cursor memory depth)"))
+    REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "addr_width": 24, "band": 512})
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        self.pes, self.dw, self.iw = v["pes"], v["dw"], v["iw"]
+        self.addr_width, self.inflight, self.band = v["addr_width"], v["inflight"], v["band"]
+        if self.band >= (1 << self.iw) - 1:
+            raise ParameterError(f"band={self.band}: a row's index in the tile must stay "
+                                 f"below the idle lane's {(1 << self.iw) - 1} (iw="
+                                 f"{self.iw}), so band is at most {(1 << self.iw) - 2}")
+        super().__init__(CsrTileToCissSignature(self.pes, self.dw, self.iw, self.addr_width,
+                                                self.band))
+
+    def elaborate(self, platform):
+        m = Module()
+        P, A = self.pes, self.addr_width
+        m.submodules.lengths = lengths = WindowLengths(self.iw, self.dw, A, self.band)
+        m.submodules.schedule = schedule = LeastLoaded(P, self.iw, A)
+        m.submodules.interleave = join = Interleave(P, self.dw, self.iw, A)
+        wiring.connect(m, lengths.ptr, wiring.flipped(self.ptr))
+        wiring.connect(m, lengths.cols, wiring.flipped(self.cols))
+        wiring.connect(m, lengths.slices, schedule.slices)
+        for p in range(P):
+            m.submodules[f"lane{p}"] = lane = LaneFetch(self.iw, self.dw, A, self.inflight)
+            wiring.connect(m, schedule.assign[p], lane.slices)
+            wiring.connect(m, lane.mem, wiring.flipped(self.mem[p]))
+            wiring.connect(m, lane.items, join.lanes[p])
+            m.d.comb += [join.busy[p].eq(lane.busy), lane.origin.eq(lengths.origin)]
+        wiring.connect(m, join.ciss, wiring.flipped(self.ciss))
+        wiring.connect(m, join.count, wiring.flipped(self.count))
+        active, start = Signal(), Signal()
+        m.d.comb += [self.job.ready.eq(~active), start.eq(self.job.valid & ~active),
+                     lengths.job.eq(self.job.payload), join.scheduled.eq(lengths.done),
                      join.active.eq(active)]
         m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
         with m.If(start):

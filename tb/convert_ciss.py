@@ -1,5 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The CSR-to-CISS converter (``csr_to_ciss``) as a bench.
+"""The CSR-to-CISS converters (``csr_to_ciss``, and ``csr_tile_to_ciss`` a tile at a
+time: :class:`TileBench`) as benches.
 
 :class:`CissBench` plays CSR matrices into the block, one after the other, under random
 back-pressure on every stream: each one's rows and row pointers, and on every lane's
@@ -17,12 +18,14 @@ host).
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
+from ..core.errors import ParameterError
 from ..sw import ciss as golden
 from ..sw import wire
-from ..sw.ciss_csr import csr_image
+from ..sw.ciss_csr import csr_image, prepass_reads
 from . import native
-from .streams import Bench, Codec
+from .streams import Bench, Codec, Columns
 from .tensaurus_tlu import entry_ints
 
 CONVERSIONS = {}
@@ -39,11 +42,13 @@ class CissRun:
     reads: list         # per lane: the addresses it read
 
 
-def lane_reads(image, ciss, pe):
+def lane_reads(image, ciss, pe, first=None):
     """The element indices lane ``pe`` reads for ``ciss`` (its rows in order, each row's
-    elements in order)."""
-    rows = ciss.slices[ciss.pe == pe]
-    base, count = image.row_ptr[rows], ciss.count[ciss.pe == pe]
+    elements in order); ``first`` maps each slice to its first element (default: its row
+    pointer, the row whole)."""
+    held = ciss.pe == pe
+    base = image.row_ptr[ciss.slices[held]] if first is None else first[held]
+    count = ciss.count[held]
     return np.repeat(base - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
@@ -57,6 +62,22 @@ class EntryWords(Codec):
 
     def unpack_all(self, words):
         return [self.unpack(w) for w in words]
+
+
+def element_words(image, reads, iw, dw):
+    """The memory's answers to ``reads`` (element indices): ``{col, value}`` words."""
+    return wire.pack_lanes(wire.csr_entry(iw, dw), 1, (), {
+        "col": image.col[reads][:, None], "value": image.bits[reads][:, None]})
+
+
+def serve(bench, name, addrs, words, rate, answer_rate):
+    """Memory port ``name`` of ``bench``: its reads, taken at ``rate``, checked against
+    ``addrs``; each answered with its word once made, offered at ``answer_rate`` (so at
+    a random latency)."""
+    bench.sinks.append(bench.sink_on(f"{name}__request", rate, len(addrs)))
+    bench.outputs[f"{name}__request"] = addrs
+    bench.sources.append(bench.source_on(f"{name}__response", words, answer_rate,
+                                         after={f"{name}__request": np.arange(1, len(addrs) + 1)}))
 
 
 class CissBench(Bench):
@@ -84,19 +105,68 @@ class CissBench(Bench):
                       self.sink_on("count", rates["count"], len(matrices))]
         for p in range(c.pes):
             reads = [lane_reads(i, g, p) for i, g in zip(images, self.golden, strict=True)]
-            fields = wire.csr_entry(c.iw, c.dw)
-            words = wire.pack_lanes(fields, 1, (), {
-                "col": np.concatenate([np.zeros(0, np.int64), *(
-                    i.col[r] for i, r in zip(images, reads, strict=True))])[:, None],
-                "value": np.concatenate([np.zeros(0, np.uint64), *(
-                    i.bits[r] for i, r in zip(images, reads, strict=True))])[:, None]})
-            addrs = np.concatenate([np.zeros(0, np.int64), *reads])
-            name = f"mem__{p}"
-            self.sinks.append(self.sink_on(f"{name}__request", rates["request"], len(addrs)))
-            self.outputs[f"{name}__request"] = addrs
-            self.sources.append(self.source_on(
-                f"{name}__response", words, rates["response"],
-                after={f"{name}__request": np.arange(1, len(addrs) + 1)}))
+            words = np.concatenate([np.zeros(0, object), *(
+                element_words(i, r, c.iw, c.dw) for i, r in zip(images, reads, strict=True))])
+            serve(self, f"mem__{p}", np.concatenate([np.zeros(0, np.int64), *reads]), words,
+                  rates["request"], rates["response"])
+        self.drivers = [*self.sources, *self.sinks]
+
+    def from_outputs(self, cycles, outputs):
+        words = iter(outputs["ciss"])
+        entries = [[next(words) for _ in range(n)] for n in self.sizes]
+        reads = [list(outputs[f"mem__{p}__request"]) for p in range(self.component.pes)]
+        return CissRun(cycles, entries, list(outputs["count"]), reads)
+
+
+class TileBench(Bench):
+    """The tiles ``jobs`` (:class:`~sparseforge.sw.ciss_csr.TileJobs`) of the CSR
+    ``matrix`` through ``component`` (a :class:`~.hw.convert_ciss.CsrTileToCiss`), back to
+    back; ``rates`` as :class:`CissBench`'s, with ``job`` for the jobs and ``ptr`` and
+    ``cols`` for the pointer and pre-pass ports (their requests and answers). The golden
+    model of a tile is :func:`sparseforge.sw.ciss.encode` of ``A[i0 : i0 + rows, k0 :
+    k1]``; the pre-pass's reads are :func:`~sparseforge.sw.ciss_csr.prepass_reads`'s and
+    each lane's its slices' elements in the window."""
+
+    def __init__(self, component, matrix, jobs, seed, rates=None):
+        super().__init__(component, seed)
+        c = component
+        names = ("job", "ciss", "count", "request", "response", "ptr", "cols")
+        rates = {**dict.fromkeys(names, 0.7), **(rates or {})}
+        image = csr_image(matrix, c.dw, c.iw, c.addr_width, tiled=True)
+        csr = sp.csr_array(matrix)
+        self.golden = [golden.encode(csr[i0:i0 + n, k0:k1], c.pes, c.dw, c.iw)
+                       for i0, n, k0, k1 in zip(jobs.i0, jobs.rows, jobs.k0, jobs.k1,
+                                                strict=True)]
+        mixed = [n for n, g in enumerate(self.golden) if g.nnz and g.kind != image.kind]
+        if mixed:
+            raise ParameterError(f"tile {mixed[0]}: its values are all integers, which "
+                                 "encode sends as such, but the matrix's are floats in "
+                                 "memory; tiles of one matrix take integer values (as a "
+                                 "Tensaurus run does) or floats throughout")
+        self.sizes = [g.entries for g in self.golden]
+        entries = [e for g in self.golden for e in entry_ints(g)]
+        self.codecs["ciss"] = EntryWords(self.codecs["ciss"].shape)
+        self.outputs = {"ciss": entries, "count": self.sizes}
+        self.sources = [self.source_on("job", Columns({
+            "i0": jobs.i0, "rows": jobs.rows, "k0": jobs.k0, "k1": jobs.k1,
+            "first": jobs.first}), rates["job"])]
+        self.sinks = [self.sink_on("ciss", rates["ciss"], len(entries)),
+                      self.sink_on("count", rates["count"], len(jobs))]
+        loads = np.flatnonzero(jobs.first & (jobs.rows > 0))
+        pointers = np.concatenate([np.zeros(0, np.int64), *(
+            jobs.i0[n] + np.arange(jobs.rows[n] + 1) for n in loads)])
+        self.reads, _ = prepass_reads(image, jobs)
+        serve(self, "ptr", pointers, image.row_ptr[pointers], rates["ptr"], rates["response"])
+        serve(self, "cols", self.reads, image.col[self.reads], rates["cols"], rates["response"])
+        key = np.repeat(np.arange(image.rows, dtype=np.int64), np.diff(image.row_ptr))
+        key = key << c.iw | image.col if len(key) else key
+        firsts = [np.searchsorted(key, (i0 + g.slices) << c.iw | k0)
+                  for g, i0, k0 in zip(self.golden, jobs.i0, jobs.k0, strict=True)]
+        for p in range(c.pes):
+            reads = np.concatenate([np.zeros(0, np.int64), *(
+                lane_reads(image, g, p, f) for g, f in zip(self.golden, firsts, strict=True))])
+            serve(self, f"mem__{p}", reads, element_words(image, reads, c.iw, c.dw),
+                  rates["request"], rates["response"])
         self.drivers = [*self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
@@ -110,4 +180,11 @@ def run_native(component, matrices, seed, rates=None):
     """``matrices`` through ``component`` natively on Verilator: ``(run, bench)``, the
     run a :class:`CissRun`, every sink checked against the golden model."""
     bench = CissBench(component, matrices, seed, rates)
+    return native.simulate(bench), bench
+
+
+def run_tiles_native(component, matrix, jobs, seed, rates=None):
+    """The tiles ``jobs`` of ``matrix`` through ``component`` natively on Verilator:
+    ``(run, bench)`` as :func:`run_native`."""
+    bench = TileBench(component, matrix, jobs, seed, rates)
     return native.simulate(bench), bench

@@ -3,7 +3,10 @@
 alone, the block on Amaranth's simulator (Fig. 3's example, directed shapes, hypothesis'
 matrices, its throughput), natively on Verilator on real matrices against
 :func:`sparseforge.sw.ciss.encode` under random back-pressure on every stream, the host's
-refusals, lint and the synthesis report."""
+refusals, lint and the synthesis report. Then the tile converter (``csr_tile_to_ciss``), a
+band of rows and a window of columns at a time: its pre-pass's reads, hand tiles with the
+host's cycle model, hypothesis' tilings, a Tensaurus tiling of a real matrix natively, the
+host's refusals at their edges."""
 
 import numpy as np
 import pytest
@@ -14,13 +17,32 @@ from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
-from sparseforge.hw.convert_ciss import CsrToCiss, CsrToCissSignature, LeastLoaded
+from sparseforge.hw.convert_ciss import (
+    CsrTileToCiss,
+    CsrTileToCissSignature,
+    CsrToCiss,
+    CsrToCissSignature,
+    LeastLoaded,
+)
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import ciss, wire
 from sparseforge.sw import conversion as cv
-from sparseforge.sw.ciss_csr import csr_image
+from sparseforge.sw.ciss_csr import (
+    csr_image,
+    prepass_reads,
+    tensaurus_windows,
+    tile_cycles,
+    tile_jobs,
+)
 from sparseforge.sw.formats import read_matrix
-from sparseforge.tb.convert_ciss import CONVERSIONS, CissBench, run_native
+from sparseforge.sw.tensaurus_job import plan
+from sparseforge.tb.convert_ciss import (
+    CONVERSIONS,
+    CissBench,
+    TileBench,
+    run_native,
+    run_tiles_native,
+)
 from sparseforge.tb.convert_csc import canonical_csr
 from sparseforge.tb.tensaurus_tlu import entry_ints
 
@@ -283,3 +305,230 @@ def test_soak_larger_real_matrices(shared_data, seed, pes):
     params = {**REAL, "pes": pes, "iw": 20, "addr_width": 22}     # 65,536 rows, 0.4 M nnz
     run, bench = run_native(CsrToCiss(**params), matrices, seed, rates)
     assert_encoded(run, bench)
+
+
+# -- one tile at a time: a band of rows, a window of columns --------------------------------
+
+TILE = {"pes": 3, "dw": 8, "iw": 8, "addr_width": 12, "band": 6}
+TILE_STREAMS = ("job", "ciss", "count", "request", "response", "ptr", "cols")
+
+
+def hand_matrix():
+    """Rows cut by the windows in different places, an empty row, a row of one element
+    past every window but the third, more columns than rows, the last two empty."""
+    dense = np.zeros((6, 14), dtype=np.int64)
+    dense[0, [1, 2, 5, 6, 7, 9]] = [1, 2, 3, 4, 5, 6]
+    dense[1, 0] = 7
+    dense[2, [3, 4, 8, 10, 11]] = [8, 9, 10, 11, 12]
+    dense[4, [6, 7]] = [13, 14]
+    dense[5, 11] = 15
+    return csr(dense)
+
+
+def hand_jobs(image, band=6):
+    """Windows of one band in ascending order, one of them empty for the band, then a
+    band of three rows whose windows skip columns, then a tile of no rows."""
+    return tile_jobs(image, [0, 0, 0, 0, 1, 1, 3, 2], [6, 6, 6, 6, 3, 3, 0, 1],
+                     [0, 4, 8, 12, 2, 9, 0, 5], [4, 8, 12, 14, 6, 11, 4, 6], band, 8)
+
+
+def convert_tiles(params, matrix, jobs, seed, rates=None):
+    bench = TileBench(CsrTileToCiss(**params), matrix, jobs, seed, rates)
+    run = pysim(bench)
+    assert_encoded(run, bench)
+    return run, bench
+
+
+def test_prepass_reads_each_column_id_of_a_band_once():
+    image = csr_image(hand_matrix(), 8, 8, 12, tiled=True)
+    jobs = hand_jobs(image)
+    reads, per_row = prepass_reads(image, jobs)
+    # band 0 (rows 0..5): every element once, window by window; row 0's 5 stops the first
+    # window and is counted by the second without a read
+    assert sorted(reads[:15].tolist()) == list(range(15))
+    assert [r.tolist() for r in per_row[:4]] == [[3, 1, 2, 0, 1, 1], [3, 0, 1, 0, 1, 0],
+                                                 [0, 0, 2, 0, 0, 0], [0, 0, 0, 0, 0, 0]]
+    # rows 1..3, columns 2..5 then 9..10: row 1's 0 skipped, row 2's 8 read in the first
+    # window (its stop) and skipped in the second without a read
+    assert [r.tolist() for r in per_row[4:6]] == [[1, 3, 0], [0, 2, 0]]
+    assert reads[15:21].tolist() == [6, 7, 8, 9, 10, 11]
+    assert [r.tolist() for r in per_row[6:]] == [[], [3]]
+
+
+@pytest.mark.parametrize("pes", [1, 2, 3])
+def test_hand_tiles_and_their_cycles(pes):
+    """Windows that cut rows, a row empty in a window, a window empty for its band, a
+    band of no rows; without stalls each tile takes the cycles the host's model gives."""
+    matrix = hand_matrix()
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = hand_jobs(image)
+    run, bench = convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(31),
+                               dict.fromkeys(TILE_STREAMS, 1.0))
+    assert run.counts[3] == 0 and run.counts[6] == 0
+    taken = [cycle for cycle, _ in bench.streams["job"].accepted]
+    counted = [cycle for cycle, _ in bench.streams["count"].received]
+    assert [c - t + 1 for t, c in zip(taken, counted, strict=True)] == tile_cycles(
+        image, jobs, bench.golden).tolist()
+    assert taken[1:] == [c + 1 for c in counted[:-1]]
+    assert bench.streams["cols__request"].received[0][1] == 0
+
+
+@pytest.mark.parametrize(("pes", "rates"), [(2, {}), (4, {"ciss": 0.3, "response": 0.4,
+                                                           "cols": 0.5})])
+def test_hand_tiles_under_back_pressure(pes, rates):
+    matrix = hand_matrix()
+    jobs = hand_jobs(csr_image(matrix, 8, 8, 12, tiled=True))
+    convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(32), rates)
+
+
+def test_a_band_of_the_largest_depth_and_one_row_more():
+    matrix = csr(np.arange(1, 8 * 5 + 1).reshape(8, 5) % 3)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, [0, 0, 1], [6, 6, 6], [0, 3, 0], [3, 5, 5], 6, 8)
+    convert_tiles(TILE, matrix, jobs, seed_from_env(33))
+    with pytest.raises(ParameterError, match=r"tile 1 \(rows 2..8, columns 0..4\): a band "
+                       r"of 7 rows; the block's band=6 holds at most 6$") as info:
+        tile_jobs(image, [0, 2], [6, 7], [0, 0], [5, 5], 6, 8)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("tiles", "message"), [
+    (([0], [3], [0], [257]), r"column 256 past iw=8 bits"),
+    (([6], [3], [0], [4]), r"rows past the matrix's 8"),
+    (([0], [3], [3], [2]), r"a window must have 0 <= k0 <= k1"),
+    (([0, 0], [3, 3], [2, 0], [4, 2]), r"tile 1 .*: a band's windows go in ascending "
+                                       r"order, but this one starts before the previous "
+                                       r"one's end 4"),
+])
+def test_the_host_refuses_a_tile_the_block_cannot_take_in_one_line(tiles, message):
+    image = csr_image(csr(np.ones((8, 5), dtype=int)), 8, 8, 12, tiled=True)
+    tile_jobs(image, [0], [3], [0], [256], 6, 8)            # the widest window
+    tile_jobs(image, [5], [3], [0], [4], 6, 8)              # the band at the end
+    with pytest.raises(ParameterError, match=message) as info:
+        tile_jobs(image, *tiles, 6, 8)
+    assert "\n" not in str(info.value)
+
+
+def test_a_matrix_of_more_rows_than_iw_indexes_goes_tile_by_tile():
+    """Slices count from their tile's first row, so the rows need only ``addr_width``:
+    4095 rows with 12 bits (row pointers 0 .. 4095), one more refused."""
+    matrix = csr(np.eye(4095, 9, -4086, dtype=int) * 3)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, [4089, 4089], [6, 6], [0, 5], [5, 9], 6, 8)
+    run, _ = convert_tiles(TILE, matrix, jobs, seed_from_env(37))
+    assert run.counts == [2, 4]          # two rows of one element, then four over 3 lanes
+    with pytest.raises(ParameterError, match=r"^4096 rows: row pointers indexed by "
+                       r"addr_width=12 bits reach at most 4095 rows$"):
+        csr_image(csr(np.eye(4096, 9, dtype=int)), 8, 8, 12, tiled=True)
+
+
+def test_the_tiling_is_tensaurus_job_plans():
+    """:func:`tensaurus_windows` makes the tiles :func:`sparseforge.sw.tensaurus_job.plan`
+    streams for SpMM, each tile the CISS its run carries, empty output tiles included."""
+    rng = np.random.default_rng(seed_from_env(34))
+    dense = rng.integers(1, 9, (37, 75)) * (rng.random((37, 75)) < 0.08)
+    dense[16:24] = 0
+    matrix = csr(dense)
+    job = plan("spmm", matrix, [np.ones((75, 4), dtype=int)], rows=3, spm_rows=16,
+               out_rows=8)
+    i0, rows, k0, k1 = tensaurus_windows(matrix, 8, 16)
+    assert [t.out for t in job.tiles] == list(zip(i0.tolist(), rows.tolist(), strict=True))
+    assert [t.rows[0][0] for t in job.tiles if t.stream.nnz] == k0[k1 > k0][
+        [bool(matrix[a:a + n, b:c].nnz) for a, n, b, c in zip(i0, rows, k0, k1,
+                                                               strict=True)]].tolist()
+    for tile, a, n, b, c in zip(job.tiles, i0, rows, k0, k1, strict=True):
+        assert entry_ints(tile.stream) == entry_ints(ciss.encode(matrix[a:a + n, b:c], 3,
+                                                                 16, 16))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 4), st.integers(1, 9), st.integers(1, 14), st.floats(0, 0.6),
+       st.integers(1, 6), st.integers(1, 7), st.integers(0, 2**16))
+def test_hypothesis_tilings_under_back_pressure(pes, rows, cols, density, out_rows,
+                                                spm_rows, seed):
+    rng = np.random.default_rng(seed)
+    matrix = csr(rng.integers(1, 100, (rows, cols)) * (rng.random((rows, cols)) < density))
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, *tensaurus_windows(matrix, out_rows, spm_rows), 6, 8)
+    rates = {s: 0.3 + 0.7 * rng.random() for s in TILE_STREAMS}
+    convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed, rates)
+
+
+def integral(matrix):
+    """``matrix`` with integer values of its values' signs (a Tensaurus run computes on
+    integers; :class:`TileBench` takes one kind of value throughout)."""
+    matrix = matrix.copy()
+    matrix.data = np.sign(matrix.data) * (np.abs(np.rint(matrix.data)) % 100 + 1)
+    return matrix
+
+
+def tensaurus_tiles(matrix, out_rows, spm_rows, params):
+    image = csr_image(matrix, params["dw"], params["iw"], params["addr_width"], tiled=True)
+    return tile_jobs(image, *tensaurus_windows(matrix, out_rows, spm_rows), params["band"],
+                     params["iw"])
+
+
+@pytest.mark.verilator
+def test_real_matrix_tile_by_tile_natively_against_encode(shared_data):
+    """494_bus as a Tensaurus run of 16-row output tiles and 32-row scratchpads streams
+    it, tiles back to back, random back-pressure and memory latency on every stream (the
+    soak checks the host's cycle model on it)."""
+    matrix = integral(real(shared_data, "suitesparse/494_bus.mtx"))
+    params = {**REAL, "pes": 3, "dw": 16, "band": 16}
+    run, bench = run_tiles_native(CsrTileToCiss(**params), matrix,
+                                  tensaurus_tiles(matrix, 16, 32, params), seed_from_env(35))
+    assert_encoded(run, bench)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"band": 0}, r"band=0: expected an integer in \[1, 4096\]"),
+    ({"iw": 4, "band": 15}, r"band=15: .* so band is at most 14"),
+])
+def test_tile_parameters_are_refused_at_their_edge(kwargs, message):
+    CsrTileToCiss(iw=4, band=14)
+    with pytest.raises(ParameterError, match=message):
+        CsrTileToCiss(**kwargs)
+
+
+def test_the_tile_block_declares_its_named_signature():
+    block = CsrTileToCiss(**TILE)
+
+    def ports(signature):
+        return [(path, m.flow, m.shape) for path, m in signature.members.flatten() if m.is_port]
+
+    assert ports(block.signature) == ports(CsrTileToCissSignature(3, 8, 8, 12, 6))
+
+
+@pytest.mark.parametrize("params", [{"pes": 1, "dw": 2, "iw": 2, "addr_width": 2,
+                                     "inflight": 2, "band": 1},
+                                    {"pes": 1, "dw": 64, "iw": 32, "addr_width": 32,
+                                     "band": 4096}])
+def test_tile_verilog_lints_clean_with_wall(lint, params):
+    assert lint("csr_tile_to_ciss", params) == ""
+
+
+def test_the_tile_block_in_the_synthesis_report():
+    blk = get("csr_tile_to_ciss")
+    for config in blk.cls.REPORT:
+        blk.cls(**blk.resolve(config))
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+@pytest.mark.parametrize(("seed", "pes", "name", "tiles"), [
+    (310, 8, "suitesparse/bcsstk13.mtx", (64, 128)), (311, 4, "suitesparse/dwt_992.mtx", (64, 128)),
+    (312, 4, "suitesparse/494_bus.mtx", (16, 32))])
+def test_soak_larger_real_matrix_tile_by_tile(shared_data, seed, pes, name, tiles):
+    """Under back-pressure against encode; then without stalls, in the cycles the host's
+    model gives, to the cycle."""
+    matrix = integral(real(shared_data, name))
+    params = {**REAL, "pes": pes, "dw": 16, "band": 64}
+    jobs = tensaurus_tiles(matrix, *tiles, params)
+    block = CsrTileToCiss(**params)
+    rates = {**{s: 0.5 + 0.1 * (seed % 3) for s in TILE_STREAMS}, "ciss": 0.4}
+    run, bench = run_tiles_native(block, matrix, jobs, seed, rates)
+    assert_encoded(run, bench)
+    full, bench = run_tiles_native(block, matrix, jobs, seed, dict.fromkeys(TILE_STREAMS, 1.0))
+    assert_encoded(full, bench)
+    image = csr_image(matrix, 16, 16, 20, tiled=True)
+    assert full.cycles == tile_cycles(image, jobs, bench.golden).sum()
