@@ -34,8 +34,10 @@ from amaranth.lib.wiring import In, Out
 
 from ..sw import wire
 from .compose.tensaurus import tensaurus_job_layout
+from .convert_ciss import job_layout
 from .interfaces import struct
-from .stream_units import MemoryPortSignature, all_of
+from .stream_units import MemoryPortSignature, Queue, all_of
+from .tailor_feed import entry_layout
 
 
 def convert_job_layout(addr_width, iw):
@@ -185,4 +187,75 @@ class AccelControl(wiring.Component):
                                          out_panel.eq(cfg.out_base)]
                         with m.Else():
                             m.next = "idle"
+        return m
+
+
+class ConverterFeedSignature(wiring.Signature):
+    """Between the sequencer, the tile converter and the Tailor's feed, seen from the unit.
+
+    - ``jobs`` (stream in, :func:`convert_job_layout`): the sequencer's windows.
+    - ``job`` (stream out, :func:`~sparseforge.hw.convert_ciss.job_layout`): each to the
+      converter (``k1 = k0 + kn``).
+    - ``ciss`` (stream in), ``count`` (stream in): the converter's entries and, after a
+      tile's last, their number.
+    - ``entries`` (stream out, :func:`~sparseforge.hw.tailor_feed.entry_layout`): the
+      entries to the feed, and after the tile that closes a band the pass's end marker.
+    - ``error`` (out): sticky from a tile whose count is not the host's until ``clear``.
+    """
+
+    def __init__(self, addr_width, iw, band, width, count_width):
+        super().__init__({
+            "jobs": In(stream.Signature(convert_job_layout(addr_width, iw))),
+            "job": Out(stream.Signature(job_layout(iw, addr_width, band))),
+            "ciss": In(stream.Signature(width)),
+            "count": In(stream.Signature(count_width)),
+            "entries": Out(stream.Signature(entry_layout(width))),
+            "error": Out(1),
+            "clear": In(1),
+        })
+
+
+class ConverterFeed(wiring.Component):
+    """The converter's windows in, its entries out to the Tailor's feed with each pass's
+    end marked, its counts checked against the tile list's.
+
+    A job's ``closes`` and ``entries`` wait in a :class:`~.stream_units.Queue` beside the
+    converter (which takes a job only between tiles, so two are ever in flight) until
+    its count comes. Entries pass straight through; a count is taken alone, and a tile
+    that closes its band holds it until the end marker goes.
+    """
+
+    def __init__(self, addr_width, iw, band, width):
+        self.addr_width = addr_width
+        super().__init__(ConverterFeedSignature(addr_width, iw, band, width, addr_width + 1))
+
+    def elaborate(self, platform):
+        m = Module()
+        held = data.StructLayout({"entries": self.addr_width, "closes": 1})
+        m.submodules.pending = pending = Queue(held, depth=2, latency=1)
+        jobs, job, given = self.jobs, self.job, self.jobs.payload
+        m.d.comb += [
+            job.valid.eq(jobs.valid & pending.i.ready),
+            jobs.ready.eq(job.ready & pending.i.ready),
+            pending.i.valid.eq(jobs.valid & job.ready),
+            pending.i.payload.entries.eq(given.entries),
+            pending.i.payload.closes.eq(given.closes),
+            job.payload.i0.eq(given.i0), job.payload.rows.eq(given.rows),
+            job.payload.k0.eq(given.k0), job.payload.k1.eq(given.k0 + given.kn),
+            job.payload.first.eq(given.first),
+        ]
+        head, count, entries = pending.o, self.count, self.entries
+        closing = count.valid & head.payload.closes
+        m.d.comb += [
+            entries.valid.eq(Mux(count.valid, closing, self.ciss.valid)),
+            entries.payload.data.eq(Mux(count.valid, 0, self.ciss.payload)),
+            entries.payload.end.eq(count.valid),
+            self.ciss.ready.eq(~count.valid & entries.ready),
+            count.ready.eq(head.valid & (~head.payload.closes | entries.ready)),
+            head.ready.eq(count.valid & count.ready),
+        ]
+        with m.If(self.clear):
+            m.d.sync += self.error.eq(0)
+        with m.Elif(count.valid & count.ready & (count.payload != head.payload.entries)):
+            m.d.sync += self.error.eq(1)
         return m

@@ -54,3 +54,47 @@ class AccelControlBench(Bench):
 
     def from_outputs(self, cycles, outputs):
         return cycles, outputs
+
+
+class ConverterFeedBench(Bench):
+    """:class:`~sparseforge.hw.accel_control.ConverterFeed` between the sequencer's
+    windows and a converter stand-in: each tile's entries (ints ``tile * 100 + n``)
+    offered once its job is taken and the tile before has its count (as the converter
+    takes a job only between tiles), its count (``counts``, the host's ``entries`` unless a
+    test makes one wrong) once they are."""
+
+    def __init__(self, component, jobs, seed, counts=None, rate=0.5):
+        super().__init__(component, seed)
+        sizes = [job["entries"] for job in jobs]
+        counts = counts or sizes
+        ciss = [t * 100 + n for t, size in enumerate(sizes) for n in range(size)]
+        tile_of = [t for t, size in enumerate(sizes) for _ in range(size)]
+        before = np.cumsum([0, *sizes])
+        self.expected = {
+            "job": [{"i0": j["i0"], "rows": j["rows"], "k0": j["k0"], "k1": j["k0"] + j["kn"],
+                     "first": j["first"]} for j in jobs],
+            "entries": [item for t, job in enumerate(jobs)
+                        for item in ([{"data": t * 100 + n, "end": 0}
+                                      for n in range(sizes[t])]
+                                     + ([{"data": 0, "end": 1}] if job["closes"] else []))]}
+        self.drivers = [
+            self.source_on("jobs", jobs, rate),
+            self.source_on("ciss", ciss, rate, after={"job": [t + 1 for t in tile_of],
+                                                      "count": tile_of}),
+            self.source_on("count", counts, rate,
+                           after={"job": list(range(1, len(jobs) + 1)),
+                                  "ciss": before[1:]}),
+            self.sink_on("job", rate, len(jobs)),
+            self.sink_on("entries", rate, len(self.expected["entries"])),
+            Static("clear", 0)]
+
+        self.error = False
+
+    def check(self, io, cycle):
+        self.error = self.error or bool(io.get("error"))
+
+    def from_outputs(self, cycles, outputs):
+        return outputs
+
+    def finished(self):
+        return super().finished() and self.streams["count"].done

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.hw.accel_control import AccelControl
-from sparseforge.sim.runners import pysim
+from sparseforge.hw.accel_control import AccelControl, ConverterFeed
+from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import accel_plan
 from sparseforge.sw.accel_plan import AccelConfig, Bases
-from sparseforge.tb.accel_control import AccelControlBench
+from sparseforge.tb.accel_control import AccelControlBench, ConverterFeedBench
 
 
 def _plan(depth, fifo, columns, seed=3):
@@ -50,3 +50,31 @@ def test_jobs_equal_the_hosts(depth, fifo, columns):
 
 def test_back_to_back_runs():
     _run(_plan(16, 4, 5), seed=11, runs=2)
+
+
+FEED_JOBS = [{"i0": 8, "rows": 4, "k0": 0, "kn": 16, "first": 1, "entries": 3, "closes": 0},
+             {"i0": 8, "rows": 4, "k0": 32, "kn": 10, "first": 0, "entries": 0, "closes": 0},
+             {"i0": 8, "rows": 4, "k0": 48, "kn": 16, "first": 0, "entries": 2, "closes": 1},
+             {"i0": 12, "rows": 3, "k0": 16, "kn": 16, "first": 1, "entries": 1, "closes": 1}]
+
+
+def _feed():
+    return ConverterFeed(24, 16, 8, 12)
+
+
+@pytest.mark.parametrize("rate", [0.4, 1.0])
+def test_converter_feed_passes_entries_and_marks_each_pass_end(rate):
+    """An empty tile, a band's tiles and the next band's: the windows reach the converter
+    with ``k1``, the entries the feed, an end marker after each closing tile; the counts
+    agree, so no error."""
+    bench = ConverterFeedBench(_feed(), FEED_JOBS, seed_from_env(4), rate=rate)
+    taken = pysim(bench)
+    for name, items in bench.expected.items():
+        assert taken[name] == items, name
+    assert not bench.error
+
+
+def test_converter_feed_flags_a_count_unlike_the_hosts():
+    bench = ConverterFeedBench(_feed(), FEED_JOBS, seed_from_env(4), counts=[3, 0, 1, 1])
+    pysim(bench)
+    assert bench.error
