@@ -443,14 +443,24 @@ KINDS = ("tagged", "ordered", "write")
 """The master's kinds of port, in the order of their read IDs (writes apart)."""
 
 
+def _signature(kind, addr_width, width, tag):
+    """A master's port of ``kind`` and words of ``width`` bits."""
+    if kind == "tagged":
+        return TaggedMemoryPortSignature(addr_width, width, tag)
+    if kind == "ordered":
+        return MemoryPortSignature(addr_width, width)
+    return MemoryWritePortSignature(addr_width, width)
+
+
 def _widths(widths, counts, word):
-    """Each kind's port widths, ``word`` for a kind ``widths`` leaves out."""
+    """Each kind's port widths (``counts``: its ports, a count a kind), ``word`` for a kind
+    ``widths`` leaves out."""
     unknown = sorted(set(widths) - set(KINDS))
     if unknown:
         raise ParameterError(f"widths={{{unknown[0]!r}: ...}}: no such ports (the kinds "
                              f"are {', '.join(KINDS)})")
     chosen = {}
-    for kind, n in counts.items():
+    for kind, n in zip(KINDS, counts, strict=True):
         given = tuple(widths.get(kind, (word,) * n))
         if len(given) != n:
             raise ParameterError(f"widths[{kind!r}]: {len(given)} widths for {n} ports")
@@ -533,20 +543,17 @@ class AxiMaster(wiring.Component):
         v = self.params = check_params(AxiMaster.PARAMS, params)
         if v["reads"] + v["ordered"] == 0:
             raise ParameterError("reads=0, ordered=0: the master has no read port")
-        self.widths = _widths(widths or {}, dict(zip(KINDS, (v["reads"], v["ordered"],
-                                                             v["writes"]), strict=True)),
+        self.widths = _widths(widths or {}, (v["reads"], v["ordered"], v["writes"]),
                               v["word"])
         for width in sorted({w for kind in KINDS for w in self.widths[kind]}):
             _Word(v["addr_width"], width, v["axi_addr"], v["data"])
         self.read_id = v["tag"] + ceil_log2(v["reads"] + v["ordered"])
         if self.read_id > 32:
             raise ParameterError(f"tag={v['tag']}: ARID would be {self.read_id} bits")
-        signatures = {
-            "tagged": lambda w: TaggedMemoryPortSignature(v["addr_width"], w, v["tag"]),
-            "ordered": lambda w: MemoryPortSignature(v["addr_width"], w),
-            "write": lambda w: MemoryWritePortSignature(v["addr_width"], w)}
-        members = {name: member for kind in KINDS for name, member in
-                   _ports(kind, map(signatures[kind], self.widths[kind])).items()}
+        members = {}
+        for kind in KINDS:
+            members |= _ports(kind, (_signature(kind, v["addr_width"], width, v["tag"])
+                                     for width in self.widths[kind]))
         super().__init__({**members, "m_axi": Out(pins(AxiSignature(
             v["axi_addr"], v["data"], self.read_id, 1))),
             "idle": Out(1), "error": Out(1)})
