@@ -517,14 +517,15 @@ class AxiMaster(wiring.Component):
     error : Out(1)
         An error response, or a response with an ID the master did not send (sticky).
 
-    Timing: AR comes from a register slice, AW and W from their queues' registers,
-    RREADY is a register and BREADY constant, so no path crosses the bus. What is left
-    are short handshake chains beside the slices and queues: a write's acceptance (the
-    word queue's level, through the outstanding count, to the address queue's write
-    enable), the read request slice's reload, and R's last beat through the read
-    bridge's slot buffer (a LUT RAM read by RID) to a port's response. The report's
-    configurations meet 100 MHz on the ECP5-25k (``sparseforge synth axi_master`` gives
-    the figure and names the path).
+    Timing: AR comes from a register slice, AW and W from their queues' registers (where
+    the widths differ, through the choice of the port's shift, length, size and lanes by
+    the kind those registers hold), RREADY is a register and BREADY constant, so no path
+    crosses the bus. What is left are short handshake chains beside the slices and
+    queues: a write's acceptance (the word queue's level, through the outstanding count,
+    to the address queue's write enable), the read request slice's reload, and R's last
+    beat through the read bridge's slot buffer (a LUT RAM read by RID) to a port's
+    response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
+    synth axi_master`` gives the figure and names the path).
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),

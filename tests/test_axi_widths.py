@@ -39,11 +39,17 @@ def base(page, width):
     return page * PAGE // wire.word_bytes(width)
 
 
+def words(n, width):
+    """``n``, or as many words of ``width`` bits as a page holds if fewer."""
+    return min(n, PAGE // wire.word_bytes(width))
+
+
 def transfer(dut, memory, rng, reads, writes=()):
     """Runs ``reads`` (``(read port, [(addr, value wanted)])``, tagged ports first) and
     posts ``writes`` (a list of ``(addr, value)`` a write port) at once; checks every
     answer (tagged ones in any order, in-order ones in order) and R's beat count, each
-    port's words its own ``word_beats``."""
+    port's words its own ``word_beats``. Returns, for each tagged port, whether its
+    answers came in another order than its reads."""
     v, widths = dut.params, [*dut.widths["tagged"], *dut.widths["ordered"]]
     drivers = []
     for k, pairs in reads:
@@ -61,38 +67,46 @@ def transfer(dut, memory, rng, reads, writes=()):
             assert driver.got == [value for _, value in pairs], widths[k]
     assert memory.r_beats - before == sum(len(pairs) * wire.word_beats(widths[k], v["data"])[0]
                                           for k, pairs in reads)
+    return [[a for a, _ in driver.got] != [a for a, _ in pairs]
+            for (k, pairs), driver in zip(reads, drivers, strict=True) if k < v["reads"]]
 
 
-def serve_mixed(data, seed, n=24, per_port=32):
-    """Every port busy at once on a bus of ``data`` bits, read port ``k``'s region on page
-    ``k``, write port ``j``'s on page ``4 + j``; every landed byte checked, nothing
-    written outside the regions; then each written word read back through the read port
-    of its width."""
+def serve_mixed(widths, data, seed, n=24, per_port=32, bus=BUS):
+    """Every port of ``widths`` (an :class:`AxiMaster`'s) busy at once on a bus of
+    ``data`` bits, read port ``k``'s region on page ``k``, write port ``j``'s on the page
+    after the read ports' ``j``-th; every landed byte checked, nothing written outside
+    the regions; then each written word read back through a read port of its width
+    (each write width must have one). A region holds ``n`` words, or a page's. Returns
+    the memory and :func:`transfer`'s answer for the first run."""
     rng = random.Random(seed)
-    dut = AxiMaster(reads=3, ordered=1, writes=4, data=data, widths=MIXED, **BUS)
+    dut = AxiMaster(reads=len(widths["tagged"]), ordered=len(widths["ordered"]),
+                    writes=len(widths["write"]), data=data, widths=widths, **bus)
     memory = AxiMemory(Pins(dut.m_axi), data, 1 << 17, rng, STALLS)
-    widths = [*MIXED["tagged"], *MIXED["ordered"]]
+    readers = [*widths["tagged"], *widths["ordered"]]
     reads = []
-    for k, width in enumerate(widths):
-        values = [rng.getrandbits(width) for _ in range(n)]
+    for k, width in enumerate(readers):
+        values = [rng.getrandbits(width) for _ in range(words(n, width))]
         for a, value in enumerate(values):
             memory.store(base(k, width) + a, width, value)
-        addrs = [rng.randrange(n) for _ in range(per_port)]
+        addrs = [rng.randrange(len(values)) for _ in range(per_port)]
         reads.append((k, [(base(k, width) + a, values[a]) for a in addrs]))
-    writes = [[(base(4 + j, width) + rng.randrange(n), rng.getrandbits(width))
-               for _ in range(per_port)] for j, width in enumerate(MIXED["write"])]
+    pages = range(len(readers), len(readers) + len(widths["write"]))
+    writes = [[(base(page, width) + rng.randrange(words(n, width)), rng.getrandbits(width))
+               for _ in range(per_port)] for page, width in zip(pages, widths["write"],
+                                                                 strict=True)]
     landed = [dict(mine) for mine in writes]
     before = bytearray(memory.memory)
-    transfer(dut, memory, rng, reads, writes)
-    for j, width in enumerate(MIXED["write"]):
+    shuffled = transfer(dut, memory, rng, reads, writes)
+    for j, width in enumerate(widths["write"]):
         size = wire.word_bytes(width)
         for addr, value in landed[j].items():
             before[addr * size:(addr + 1) * size] = value.to_bytes(size, "little")
     assert memory.memory == before, "a byte other than a written word's changed"
-    transfer(dut, memory, rng, [(widths.index(width), [(a, landed[j][a]) for a in
-                                                        rng.choices(list(landed[j]), k=per_port)])
-                                for j, width in enumerate(MIXED["write"])])
-    return memory
+    transfer(dut, memory, rng, [(readers.index(width), [(a, landed[j][a]) for a in
+                                                         rng.choices(list(landed[j]),
+                                                                     k=per_port)])
+                                for j, width in enumerate(widths["write"])])
+    return memory, shuffled
 
 
 @pytest.mark.parametrize("data", [64, 32])
@@ -100,8 +114,8 @@ def test_ports_of_their_own_widths_share_one_bus(data):
     """On 64 bits the 16- and 24-bit words are narrow beats on their lanes, the 128-bit
     word a burst of two; on 32 bits the 64-bit word is a burst of two and the 128-bit
     one of four, interleaved with the other IDs' beats."""
-    memory = serve_mixed(data, seed_from_env(31 + data))
-    assert memory.interleaved > 0
+    memory, shuffled = serve_mixed(MIXED, data, seed_from_env(31 + data))
+    assert memory.interleaved > 0 and all(shuffled), "answered in order"
 
 
 @pytest.mark.parametrize("data", [64, 32])
@@ -148,6 +162,22 @@ def test_copy_harness_between_ports_of_different_widths(read, write, data):
     assert [memory.load(dst + i, write) for i in range(count)] == [v & mask for v in values]
 
 
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(300, 312))
+def test_soak_ports_of_random_widths(seed):
+    """Up to three tagged, two in-order and three write ports, each of a width drawn from
+    1 to 256 bits (the accelerator's 16, 24, 64 and 128 among them), on buses of 8 to
+    128 bits, longer runs."""
+    rng = random.Random(seed)
+    pool = [16, 24, 64, 128, *(rng.randint(1, 256) for _ in range(4))]
+    tagged = [rng.choice(pool) for _ in range(rng.randint(1, 3))]
+    ordered = [rng.choice(pool) for _ in range(rng.randint(0, 2))]
+    write = [rng.choice([*tagged, *ordered]) for _ in range(rng.randint(1, 3))]
+    serve_mixed({"tagged": tagged, "ordered": ordered, "write": write},
+                rng.choice([8, 32, 64, 128]), seed, n=200, per_port=400,
+                bus={"addr_width": 17, "axi_addr": 24, "tag": rng.randint(1, 4)})
+
+
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.lists(st.integers(1, 160), min_size=2, max_size=3), st.sampled_from([8, 32, 64]),
        st.integers(0, 2**32 - 1))
@@ -161,13 +191,13 @@ def test_any_widths_and_addresses(widths, data, seed):
     memory = AxiMemory(Pins(dut.m_axi), data, 1 << 17, rng, STALLS)
     reads, writes = [], []
     for k, width in enumerate(widths):
-        words = PAGE // wire.word_bytes(width)
-        addrs = [base(2 * k, width) + rng.randrange(words) for _ in range(12)]
+        count = PAGE // wire.word_bytes(width)
+        addrs = [base(2 * k, width) + rng.randrange(count) for _ in range(12)]
         values = {a: rng.getrandbits(width) for a in addrs}
         for a, value in values.items():
             memory.store(a, width, value)
         reads.append((k, [(a, values[a]) for a in addrs]))
-        writes.append([(base(2 * k + 1, width) + rng.randrange(words),
+        writes.append([(base(2 * k + 1, width) + rng.randrange(count),
                         rng.getrandbits(width)) for _ in range(12)])
     transfer(dut, memory, rng, reads, writes)
     for j, width in enumerate(widths):
