@@ -5,7 +5,7 @@ The units speak three memory ports: tagged reads
 in-order reads (:class:`~sparseforge.hw.stream_units.MemoryPortSignature`, the MSU's
 direct mode) and posted writes
 (:class:`~sparseforge.hw.interfaces.MemoryWritePortSignature`, the MSU's write-back).
-Their addresses count words of the port's width ``word``; a word lives in memory as
+Their addresses count words of the port's own width; a word lives in memory as
 :func:`~sparseforge.sw.wire.word_bytes` says (its bytes rounded up to a power of two,
 aligned) and crosses the bus as :func:`~sparseforge.sw.wire.word_beats` says: one beat,
 on its byte lanes, when it is no wider than the bus, else an INCR burst of
@@ -17,8 +17,10 @@ on its byte lanes, when it is no wider than the bus, else an INCR burst of
   answers back in order, so the memory may answer them out of order (a DRAM controller
   serving open rows first) rather than one ID forcing its order.
 - :class:`WriteBridge`: a write port onto AW/W/B, one ID, so its writes land in order.
-- :class:`TaggedMux`, :class:`WriteMux`: several ports onto one, a read port's index in
-  the upper tag bits, which become the upper ARID bits.
+- :class:`TaggedMux`, :class:`WriteMux`: several ports, each of its own width, onto
+  one, a read port's index in the upper tag bits, which become the upper ARID bits, a
+  write port's above the word address; the bridges after them choose each port's
+  burst, size and lanes by that index.
 - :class:`AxiMaster`: all of it behind one master, its pins standard-named.
 """
 
@@ -64,31 +66,81 @@ class _Word:
             raise ParameterError(f"word={width}: {self.beats} beats of {data_width} bits, "
                                  f"more than an AXI4 burst's {MAX_BEATS}")
 
-    def address(self, m, channel, addr, id_):
-        """Drive address channel ``channel``'s payload for the word at ``addr``."""
-        m.d.comb += [channel.payload.id.eq(id_), channel.payload.addr.eq(addr << self.shift),
-                     channel.payload.len.eq(self.beats - 1),
-                     channel.payload.size.eq(self.size), channel.payload.burst.eq(BURST_INCR)]
+
+class _Words:
+    """The words of the ports behind one bridge (``word``: one width for all, or one a
+    port): a :class:`_Word` for each width (a kind), the kind of a port numbered by a
+    value (:meth:`of`), and what differs between kinds chosen by it (:meth:`pick`). With
+    one kind nothing is chosen: no logic, the port's number unused, the bridge as it is
+    for one width."""
+
+    def __init__(self, addr_width, word, axi_addr_width, data_width):
+        widths = (word,) if isinstance(word, int) else tuple(word)
+        kinds = sorted(set(widths))
+        self.kinds = [_Word(addr_width, w, axi_addr_width, data_width) for w in kinds]
+        self.kind = [kinds.index(w) for w in widths]        # each port's
+        self.width = kinds[-1]
+        self.port_bits, self.kind_bits = ceil_log2(len(widths)), ceil_log2(len(kinds))
+        self.beats = max(w.beats for w in self.kinds)
+        self.lane_bits = max(w.lane_bits for w in self.kinds)
+
+    def of(self, port):
+        """The kind of the port numbered ``port`` (a value)."""
+        return Array(Const(k, self.kind_bits) for k in self.kind)[port]
+
+    def pick(self, kind, values):
+        """``values[kind]``, a value for each kind."""
+        values = [Const(v) if isinstance(v, int) else v for v in values]
+        return values[0] if len(values) == 1 else Array(values)[kind]
+
+    def address(self, m, channel, addr, id_, kind):
+        """Drive address channel ``channel``'s payload for the word of kind ``kind`` at
+        ``addr``."""
+        m.d.comb += [channel.payload.id.eq(id_),
+                     channel.payload.addr.eq(self.pick(kind, [addr << w.shift
+                                                              for w in self.kinds])),
+                     channel.payload.len.eq(self.pick(kind, [w.beats - 1 for w in self.kinds])),
+                     channel.payload.size.eq(self.pick(kind, [w.size for w in self.kinds])),
+                     channel.payload.burst.eq(BURST_INCR)]
+
+
+def _ports(name, signatures):
+    """Members ``name__0``, ``name__1``, ... of ``signatures``, each port its own (its own
+    width): named as the elements of an array of ports are once flattened
+    (``name__0__request__valid``). :func:`_listed` gives them back as a list."""
+    return {f"{name}__{k}": In(s) for k, s in enumerate(signatures)}
+
+
+def _listed(component, name, n):
+    """The members ``name__0`` ... ``name__{n-1}`` of ``component``, as a list."""
+    return [getattr(component, f"{name}__{k}") for k in range(n)]
 
 
 class ReadBridge(wiring.Component):
-    """A tagged read port onto the read channels of AXI4.
+    """A tagged read port onto the read channels of AXI4, its words of one width or of a
+    width for each of the ports a :class:`TaggedMux` puts before it.
 
     A read ``{addr, tag}`` is one AR, ARID its tag: a burst of ``ceil(word / data)`` beats
-    at the word's byte address (one narrow beat when the word fits the bus). The beats of
-    different IDs may come interleaved: each ID's beats but the last shift into its own
-    slot of a buffer (one slot a tag), and its last beat, with the slot, is the response
-    ``{tag, data}``. R is held back only for a last beat whose response is not taken. A
-    narrow word's byte lanes, from its address, wait in a slot of their own.
+    at the word's byte address (one narrow beat when the word fits the bus), ``word`` the
+    width of the port the tag names. The beats of different IDs may come interleaved:
+    each ID's beats but the last shift into its own slot of a buffer (one slot a tag), and
+    its last beat, with the slot, is the response ``{tag, data}``. Each width of several
+    beats has its buffer, every beat shifting into each (a slot is read only for its own
+    port's tags, so the others' beats in it are never seen). R is held back only for a
+    last beat whose response is not taken. A narrow word's byte lanes, from its address,
+    wait in a slot of their own.
 
     Parameters
     ----------
-    addr_width, word, tag_width : the port's word address, word and tag bits.
+    addr_width, tag_width : the port's word address and tag bits.
+    word : bits of a word; or a sequence of them, one for each port, the port numbered by
+        the tag's upper ``ceil_log2(len(word))`` bits.
     axi_addr_width, data_width : the bus's.
 
     Members
     -------
-    port : In(TaggedMemoryPortSignature(addr_width, word, tag_width))
+    port : In(TaggedMemoryPortSignature(addr_width, widest word, tag_width))
+        A narrower word is the low bits of its response's data.
     axi : Out(AxiReadSignature(axi_addr_width, data_width, tag_width))
     error : Out(1)
         Set (and kept) by a beat whose RRESP is not OKAY; its data is answered anyway.
@@ -98,45 +150,49 @@ class ReadBridge(wiring.Component):
     """
 
     def __init__(self, addr_width, word, tag_width, axi_addr_width, data_width):
-        self.word = _Word(addr_width, word, axi_addr_width, data_width)
+        self.word = _Words(addr_width, word, axi_addr_width, data_width)
         super().__init__({
-            "port": In(TaggedMemoryPortSignature(addr_width, word, tag_width)),
+            "port": In(TaggedMemoryPortSignature(addr_width, self.word.width, tag_width)),
             "axi": Out(AxiReadSignature(axi_addr_width, data_width, tag_width)),
             "error": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        word, response = self.word, self.port.response
+        words, response = self.word, self.port.response
         m.submodules.request = request = Skid(self.port.request.payload.shape())
         m.submodules.r = r = Skid(self.axi.r.payload.shape())
         wiring.connect(m, wiring.flipped(self.port.request), request.i)
         wiring.connect(m, wiring.flipped(self.axi.r), r.i)
         request, r, ar = request.o, r.o, self.axi.ar
-        tags = 1 << len(request.payload.tag)
-        word.address(m, ar, request.payload.addr, request.payload.tag)
+        tag, own = request.payload.tag, len(request.payload.tag) - words.port_bits
+        tags = 1 << len(tag)
+        words.address(m, ar, request.payload.addr, tag, words.of(tag[own:]))
         m.d.comb += [ar.valid.eq(request.valid), request.ready.eq(ar.ready)]
 
-        beat = r.payload.data
-        value = beat
-        if word.beats > 1:                  # the earlier beats, in their tag's slot
-            m.submodules.slots = slots = Memory(shape=(word.beats - 1) * word.data_width,
-                                                depth=tags, init=[])
-            held, keep = slots.read_port(domain="comb"), slots.write_port()
-            m.d.comb += [held.addr.eq(r.payload.id), keep.addr.eq(r.payload.id),
-                         keep.data.eq(Cat(held.data[word.data_width:], beat)),
-                         keep.en.eq(r.valid & ~r.payload.last)]
-            value = Cat(held.data, beat)
-        elif word.lanes > 1:                # a narrow word: its lanes, kept from its AR
-            m.submodules.lanes = lanes = Memory(shape=word.lane_bits, depth=tags, init=[])
+        beat, kind = r.payload.data, words.of(r.payload.id[own:])
+        if words.lane_bits:                 # narrow words: their lanes, kept from the AR
+            m.submodules.lanes = lanes = Memory(shape=words.lane_bits, depth=tags, init=[])
             lane, keep = lanes.read_port(domain="comb"), lanes.write_port()
-            m.d.comb += [keep.addr.eq(request.payload.tag),
-                         keep.data.eq(request.payload.addr[:word.lane_bits]),
+            m.d.comb += [keep.addr.eq(tag), keep.data.eq(request.payload.addr[:words.lane_bits]),
                          keep.en.eq(ar.valid & ar.ready), lane.addr.eq(r.payload.id)]
-            value = Array(beat.word_select(i, 8 << word.shift)
-                          for i in range(word.lanes))[lane.data]
+        values = []
+        for k, word in enumerate(words.kinds):
+            value = beat
+            if word.beats > 1:              # the earlier beats, in their tag's slot
+                m.submodules[f"slots{k}"] = slots = Memory(
+                    shape=(word.beats - 1) * word.data_width, depth=tags, init=[])
+                held, keep = slots.read_port(domain="comb"), slots.write_port()
+                m.d.comb += [held.addr.eq(r.payload.id), keep.addr.eq(r.payload.id),
+                             keep.data.eq(Cat(held.data[word.data_width:], beat)),
+                             keep.en.eq(r.valid & ~r.payload.last)]
+                value = Cat(held.data, beat)
+            elif word.lanes > 1:
+                value = Array(beat.word_select(i, 8 << word.shift)
+                              for i in range(word.lanes))[lane.data[:word.lane_bits]]
+            values.append(value[:word.width])
         m.d.comb += [response.payload.tag.eq(r.payload.id),
-                     response.payload.data.eq(value[:word.width]),
+                     response.payload.data.eq(words.pick(kind, values)),
                      response.valid.eq(r.valid & r.payload.last),
                      r.ready.eq(~r.payload.last | response.ready)]
         with m.If(r.valid & r.ready & (r.payload.resp != OKAY)):
@@ -145,7 +201,8 @@ class ReadBridge(wiring.Component):
 
 
 class WriteBridge(wiring.Component):
-    """A posted write port onto the write channels of AXI4.
+    """A posted write port onto the write channels of AXI4, its words of one width or of a
+    width for each of the ports a :class:`WriteMux` puts before it.
 
     A write ``{addr, data}`` is one AW (AWID ``0``, a burst of ``ceil(word / data)``
     beats at the word's byte address, as :class:`ReadBridge`'s) and its beats on W, every
@@ -157,14 +214,17 @@ class WriteBridge(wiring.Component):
 
     Parameters
     ----------
-    addr_width, word : the port's word address and word bits.
+    addr_width : the port's word address bits.
+    word : bits of a word; or a sequence of them, one for each port, the port numbered by
+        ``ceil_log2(len(word))`` address bits above the word address.
     axi_addr_width, data_width : the bus's.
     outstanding : writes taken and not yet answered on B, at most; more wait.
     words : words the queue before W holds (at least 2).
 
     Members
     -------
-    port : In(MemoryWritePortSignature(addr_width, word))
+    port : In(MemoryWritePortSignature(addr_width + port bits, widest word))
+        A narrower word is the low bits of the data.
     axi : Out(AxiWriteSignature(axi_addr_width, data_width, 1))
     idle : Out(1)
         Every write taken has been answered on B: all have landed.
@@ -176,10 +236,11 @@ class WriteBridge(wiring.Component):
 
     def __init__(self, addr_width, word, axi_addr_width, data_width, outstanding=16,
                  words=4):
-        self.word, self.outstanding, self.words = (
-            _Word(addr_width, word, axi_addr_width, data_width), outstanding, words)
+        self.word = _Words(addr_width, word, axi_addr_width, data_width)
+        self.addr_width, self.outstanding, self.words = addr_width, outstanding, words
         super().__init__({
-            "port": In(MemoryWritePortSignature(addr_width, word)),
+            "port": In(MemoryWritePortSignature(addr_width + self.word.port_bits,
+                                                self.word.width)),
             "axi": Out(AxiWriteSignature(axi_addr_width, data_width, 1)),
             "idle": Out(1),
             "error": Out(1),
@@ -187,41 +248,50 @@ class WriteBridge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        word, request, axi = self.word, self.port.request, self.axi
-        m.submodules.aw = aw = Queue(len(request.payload.addr), depth=self.words,
-                                     latency=1)
-        item = data.StructLayout({"data": word.width, "lane": word.lane_bits})
+        words, request, axi = self.word, self.port.request, self.axi
+        addr = request.payload.addr[:self.addr_width]
+        kind = words.of(request.payload.addr[self.addr_width:])
+        m.submodules.aw = aw = Queue(data.StructLayout({"addr": self.addr_width,
+                                                        "kind": words.kind_bits}),
+                                     depth=self.words, latency=1)
+        item = data.StructLayout({"data": words.width, "lane": words.lane_bits,
+                                  "kind": words.kind_bits})
         m.submodules.queue = queue = Queue(item, depth=self.words, latency=1)
-        word.address(m, axi.aw, aw.o.payload, 0)
+        words.address(m, axi.aw, aw.o.payload.addr, 0, aw.o.payload.kind)
         m.d.comb += [axi.aw.valid.eq(aw.o.valid), aw.o.ready.eq(axi.aw.ready)]
 
         pending = Signal(range(self.outstanding + 1))
         room = pending != self.outstanding
-        m.d.comb += [aw.i.payload.eq(request.payload.addr),
+        m.d.comb += [aw.i.payload.addr.eq(addr), aw.i.payload.kind.eq(kind),
                      queue.i.payload.data.eq(request.payload.data),
-                     queue.i.payload.lane.eq(request.payload.addr[:word.lane_bits]),
+                     queue.i.payload.lane.eq(addr[:words.lane_bits]),
+                     queue.i.payload.kind.eq(kind),
                      aw.i.valid.eq(request.valid & queue.i.ready & room),
                      queue.i.valid.eq(request.valid & aw.i.ready & room),
                      request.ready.eq(aw.i.ready & queue.i.ready & room)]
 
         # W: the head word's beats
         w, head = axi.w, queue.o.payload
-        beat = Signal(range(word.beats))
-        last = beat == word.beats - 1
-        if word.lanes > 1:
-            container = 8 << word.shift
-            strobes = (1 << (1 << word.shift)) - 1
-            m.d.comb += [w.payload.data.eq(Cat(head.data, Const(0, container - word.width))
-                                           .replicate(word.lanes)),
-                         w.payload.strb.eq(Array(Const(strobes << (i << word.shift),
-                                                 len(w.payload.strb))
-                                           for i in range(word.lanes))[head.lane])]
-        else:
-            padded = Cat(head.data, Const(0, word.beats * word.data_width - word.width))
-            m.d.comb += [w.payload.data.eq(Array(padded.word_select(i, word.data_width)
-                                                 for i in range(word.beats))[beat]),
-                         w.payload.strb.eq(-1)]
-        m.d.comb += [w.payload.last.eq(last), w.valid.eq(queue.o.valid),
+        beat = Signal(range(words.beats))
+        last = beat == words.pick(head.kind, [word.beats - 1 for word in words.kinds])
+        beats, strobes = [], []
+        every = Const(-1, len(w.payload.strb))
+        for word in words.kinds:
+            if word.lanes > 1:
+                container, mine = 8 << word.shift, (1 << (1 << word.shift)) - 1
+                beats.append(Cat(head.data[:word.width], Const(0, container - word.width))
+                             .replicate(word.lanes))
+                strobes.append(Array(Const(mine << (i << word.shift), len(every))
+                                     for i in range(word.lanes))[head.lane[:word.lane_bits]])
+            else:
+                padded = Cat(head.data[:word.width],
+                             Const(0, word.beats * word.data_width - word.width))
+                beats.append(Array(padded.word_select(i, word.data_width)
+                                   for i in range(word.beats))[beat])
+                strobes.append(every)
+        m.d.comb += [w.payload.data.eq(words.pick(head.kind, beats)),
+                     w.payload.strb.eq(words.pick(head.kind, strobes)),
+                     w.payload.last.eq(last), w.valid.eq(queue.o.valid),
                      queue.o.ready.eq(w.ready & last)]
         with m.If(w.valid & w.ready):
             m.d.sync += beat.eq(Mux(last, 0, beat + 1))
@@ -261,26 +331,42 @@ class Merge(wiring.Component):
         return m
 
 
+def _each(n, word):
+    """The widths of ``n`` ports: ``word`` for each, or ``word``'s own, one a port."""
+    widths = (word,) * n if isinstance(word, int) else tuple(word)
+    if len(widths) != n:
+        raise ParameterError(f"word={widths}: {len(widths)} widths for {n} ports")
+    return widths
+
+
 class TaggedMux(wiring.Component):
     """``n`` tagged read ports onto one whose tags carry the port's index above the
     port's own: requests by round robin, each response to the port its tag names.
 
+    ``word`` is the ports' width, or a sequence of widths, one a port: the one port after
+    carries the widest, and each port takes the low bits of its responses' data (a
+    :class:`ReadBridge` of the same widths answers each tag with its port's word).
+
     Members
     -------
-    ports : In(TaggedMemoryPortSignature(addr_width, word, tag_width)).array(n)
-    mem : Out(TaggedMemoryPortSignature(addr_width, word, tag_width + ceil_log2(n)))
+    ports : list of In(TaggedMemoryPortSignature(addr_width, port's word, tag_width))
+        Also the members ``ports__0`` ... (see :func:`_ports`).
+    mem : Out(TaggedMemoryPortSignature(addr_width, widest word, tag_width + ceil_log2(n)))
     error : Out(1)
         Set (and kept) by a response whose tag names no port (a slave's ID error).
     """
 
     def __init__(self, n, addr_width, word, tag_width):
+        widths = _each(n, word)
         self.n, self.tag_width = n, tag_width
         super().__init__({
-            "ports": In(TaggedMemoryPortSignature(addr_width, word, tag_width)).array(n),
-            "mem": Out(TaggedMemoryPortSignature(addr_width, word,
+            **_ports("ports", (TaggedMemoryPortSignature(addr_width, w, tag_width)
+                               for w in widths)),
+            "mem": Out(TaggedMemoryPortSignature(addr_width, max(widths),
                                                  tag_width + ceil_log2(n))),
             "error": Out(1),
         })
+        self.ports = _listed(self, "ports", n)
 
     def elaborate(self, platform):
         m = Module()
@@ -300,7 +386,7 @@ class TaggedMux(wiring.Component):
         for k, sink in enumerate(p.response for p in ports):
             here = which == k
             m.d.comb += [sink.payload.tag.eq(tag[:self.tag_width]),
-                         sink.payload.data.eq(response.payload.data),
+                         sink.payload.data.eq(response.payload.data[:len(sink.payload.data)]),
                          sink.valid.eq(response.valid & here)]
             ready.append(here & sink.ready)
         m.d.comb += response.ready.eq(any_of(ready))
@@ -313,51 +399,117 @@ class WriteMux(wiring.Component):
     """``n`` posted write ports onto one, by round robin: each port's writes stay in
     their order (the one port after takes them in turn).
 
+    ``word`` is the ports' width, or a sequence of widths, one a port: the one port after
+    carries the widest word, and the port's index in ``ceil_log2(n)`` address bits above
+    the word address (as a :class:`WriteBridge` of the same widths reads it).
+
     Members
     -------
-    ports : In(MemoryWritePortSignature(addr_width, word)).array(n)
-    mem : Out(MemoryWritePortSignature(addr_width, word))
+    ports : list of In(MemoryWritePortSignature(addr_width, port's word))
+        Also the members ``ports__0`` ... (see :func:`_ports`).
+    mem : Out(MemoryWritePortSignature(addr_width + ceil_log2(n), widest word))
     """
 
     def __init__(self, n, addr_width, word):
+        widths = _each(n, word)
         self.n = n
         super().__init__({
-            "ports": In(MemoryWritePortSignature(addr_width, word)).array(n),
-            "mem": Out(MemoryWritePortSignature(addr_width, word)),
+            **_ports("ports", (MemoryWritePortSignature(addr_width, w) for w in widths)),
+            "mem": Out(MemoryWritePortSignature(addr_width + ceil_log2(n), max(widths))),
         })
+        self.ports = _listed(self, "ports", n)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.merge = merge = Merge(self.n, self.ports[0].request.payload.shape())
-        for k, port in enumerate(self.ports):
-            wiring.connect(m, wiring.flipped(port.request), merge.i[k])
         request = self.mem.request
-        m.d.comb += [request.payload.eq(merge.o.payload.item),
+        m.submodules.merge = merge = Merge(self.n, data.StructLayout(
+            {"addr": len(self.ports[0].request.payload.addr),
+             "data": len(request.payload.data)}))
+        for port, i in zip(self.ports, merge.i, strict=True):
+            m.d.comb += [i.payload.addr.eq(port.request.payload.addr),
+                         i.payload.data.eq(port.request.payload.data),
+                         i.valid.eq(port.request.valid), port.request.ready.eq(i.ready)]
+        chosen = merge.o.payload
+        m.d.comb += [request.payload.addr.eq(Cat(chosen.item.addr, chosen.port)),
+                     request.payload.data.eq(chosen.item.data),
                      request.valid.eq(merge.o.valid), merge.o.ready.eq(request.ready)]
         return m
 
+
 PORTS = 16
+WORD = Param("word", 64, 1, 4096, "bits of a port's word (every port's, but for those "
+                                  "widths= gives from Python)")
+KINDS = ("tagged", "ordered", "write")
+"""The master's kinds of port, in the order of their read IDs (writes apart)."""
+
+
+def _signature(kind, addr_width, width, tag):
+    """A master's port of ``kind`` and words of ``width`` bits."""
+    if kind == "tagged":
+        return TaggedMemoryPortSignature(addr_width, width, tag)
+    if kind == "ordered":
+        return MemoryPortSignature(addr_width, width)
+    return MemoryWritePortSignature(addr_width, width)
+
+
+def _widths(widths, counts, word):
+    """Each kind's port widths (``counts``: its ports, a count a kind), ``word`` for a kind
+    ``widths`` leaves out."""
+    unknown = sorted(set(widths) - set(KINDS))
+    if unknown:
+        raise ParameterError(f"widths={{{unknown[0]!r}: ...}}: no such ports (the kinds "
+                             f"are {', '.join(KINDS)})")
+    chosen = {}
+    for kind, n in zip(KINDS, counts, strict=True):
+        given = tuple(widths.get(kind, (word,) * n))
+        if len(given) != n:
+            raise ParameterError(f"widths[{kind!r}]: {len(given)} widths for {n} ports")
+        for k, width in enumerate(given):
+            try:
+                WORD.check(width)
+            except ParameterError:
+                raise ParameterError(f"widths[{kind!r}][{k}]={width!r}: expected "
+                                     f"{WORD.allowed()}") from None
+        chosen[kind] = given
+    return chosen
 
 
 @block("axi_master")
 class AxiMaster(wiring.Component):
-    """The accelerator's one AXI4 master: tagged, in-order and write ports onto one bus.
+    """The accelerator's one AXI4 master: tagged, in-order and write ports onto one bus,
+    each port of words of its own width.
 
     ``reads`` tagged read ports (``tagged[i]``), ``ordered`` in-order read ports
     (``ordered[i]``, each through a :class:`~sparseforge.hw.stream_units.Reorder` of
-    ``2**tag`` slots) and ``writes`` write ports (``write[i]``), every port of words of
-    ``word`` bits at word addresses of ``addr_width`` bits. The read ports meet in a
-    :class:`TaggedMux` (tagged ports first), so ARID is ``{read port, tag}``,
-    ``tag + ceil_log2(reads + ordered)`` bits, and one :class:`ReadBridge` assembles the
-    beats of every ID; the write ports meet in a :class:`WriteMux` before one
-    :class:`WriteBridge`, AWID 0: W carries no ID, so per-port IDs would only let B
-    answer out of order, which no writer needs (it waits for none of its answers).
+    ``2**tag`` slots) and ``writes`` write ports (``write[i]``), each at word addresses of
+    ``addr_width`` bits. A port's words are ``word`` bits, or as ``widths`` (Python only,
+    for composites) gives: ``{"tagged": (24, 16), "write": (64,)}``, a width for each
+    port of a kind, in port order; a kind left out takes ``word``. A port's word address
+    ``a`` is byte ``a * word_bytes(width)``, so each region is an array of its own words
+    (a CSR's 24-bit row pointers at 4 bytes, its 16-bit column ids at 2).
+
+    The read ports meet in a :class:`TaggedMux` (tagged ports first), so ARID is
+    ``{read port, tag}``, ``tag + ceil_log2(reads + ordered)`` bits, and one
+    :class:`ReadBridge` assembles the beats of every ID, each as its port's width says;
+    the write ports meet in a :class:`WriteMux` before one :class:`WriteBridge`, AWID 0:
+    W carries no ID, so per-port IDs would only let B answer out of order, which no
+    writer needs (it waits for none of its answers). Where the ports' widths differ, the
+    bridges choose each port's size, burst and lanes by the port's index (in the ARID's
+    upper bits, beside the write in its queue): one kind of word needs no choice.
+
+    Parameters
+    ----------
+    widths : mapping, optional
+        Port widths by kind (``"tagged"``, ``"ordered"``, ``"write"``), each a sequence
+        of as many widths as the kind has ports, each as ``word`` allows.
 
     Members
     -------
-    tagged : In(TaggedMemoryPortSignature(addr_width, word, tag)).array(reads)
-    ordered : In(MemoryPortSignature(addr_width, word)).array(ordered)
-    write : In(MemoryWritePortSignature(addr_width, word)).array(writes)
+    tagged : In(TaggedMemoryPortSignature(addr_width, width, tag)) for each of reads
+    ordered : In(MemoryPortSignature(addr_width, width)) for each of ordered
+    write : In(MemoryWritePortSignature(addr_width, width)) for each of writes
+        Lists; port ``k`` is also the member ``tagged__k`` (``ordered__k``,
+        ``write__k``), its pins named as an array's (``tagged__0__request__valid``).
     m_axi : Out(pins(AxiSignature(axi_addr, data, read ID bits, 1)))
         The bus, standard-named: ``m_axi__araddr``, ``m_axi__rready``, ...
     idle : Out(1)
@@ -365,21 +517,22 @@ class AxiMaster(wiring.Component):
     error : Out(1)
         An error response, or a response with an ID the master did not send (sticky).
 
-    Timing: AR comes from a register slice, AW and W from their queues' registers,
-    RREADY is a register and BREADY constant, so no path crosses the bus. What is left
-    are short handshake chains beside the slices and queues: a write's acceptance (the
-    word queue's level, through the outstanding count, to the address queue's write
-    enable), the read request slice's reload, and R's last beat through the read
-    bridge's slot buffer (a LUT RAM read by RID) to a port's response. The report's
-    configurations meet 100 MHz on the ECP5-25k (``sparseforge synth axi_master`` gives
-    the figure and names the path).
+    Timing: AR comes from a register slice, AW and W from their queues' registers (where
+    the widths differ, through the choice of the port's shift, length, size and lanes by
+    the kind those registers hold), RREADY is a register and BREADY constant, so no path
+    crosses the bus. What is left are short handshake chains beside the slices and
+    queues: a write's acceptance (the word queue's level, through the outstanding count,
+    to the address queue's write enable), the read request slice's reload, and R's last
+    beat through the read bridge's slot buffer (a LUT RAM read by RID) to a port's
+    response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
+    synth axi_master`` gives the figure and names the path).
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),
               Param("ordered", 1, 0, PORTS, "in-order read ports"),
               Param("writes", 1, 1, PORTS, "write ports"),
               Param("addr_width", 24, 1, 62, "bits of a port's word address"),
-              Param("word", 64, 1, 4096, "bits of a port's word"),
+              WORD,
               Param("tag", 3, 1, 8, "bits of a read's tag (in-order ports: 2**tag reads "
                                     "in flight)"),
               Param("data", 64, 8, 1024, "bits of the AXI data bus", pow2=True),
@@ -387,51 +540,55 @@ class AxiMaster(wiring.Component):
               Param("outstanding", 16, 1, 256, "writes taken and not yet answered"))
     REPORT = ({}, {"reads": 4, "ordered": 0, "writes": 2, "word": 128, "data": 32})
 
-    def __init__(self, **params):
+    def __init__(self, widths=None, **params):
         v = self.params = check_params(AxiMaster.PARAMS, params)
         if v["reads"] + v["ordered"] == 0:
             raise ParameterError("reads=0, ordered=0: the master has no read port")
-        _Word(v["addr_width"], v["word"], v["axi_addr"], v["data"])
+        self.widths = _widths(widths or {}, (v["reads"], v["ordered"], v["writes"]),
+                              v["word"])
+        for width in sorted({w for kind in KINDS for w in self.widths[kind]}):
+            _Word(v["addr_width"], width, v["axi_addr"], v["data"])
         self.read_id = v["tag"] + ceil_log2(v["reads"] + v["ordered"])
         if self.read_id > 32:
             raise ParameterError(f"tag={v['tag']}: ARID would be {self.read_id} bits")
-        members = {
-            "write": In(MemoryWritePortSignature(v["addr_width"], v["word"]))
-            .array(v["writes"]),
-            "m_axi": Out(pins(AxiSignature(v["axi_addr"], v["data"], self.read_id, 1))),
-            "idle": Out(1), "error": Out(1)}
-        if v["reads"]:
-            members["tagged"] = In(TaggedMemoryPortSignature(v["addr_width"], v["word"],
-                                                             v["tag"])).array(v["reads"])
-        if v["ordered"]:
-            members["ordered"] = In(MemoryPortSignature(v["addr_width"], v["word"])
-                                    ).array(v["ordered"])
-        super().__init__(members)
+        members = {}
+        for kind in KINDS:
+            members |= _ports(kind, (_signature(kind, v["addr_width"], width, v["tag"])
+                                     for width in self.widths[kind]))
+        super().__init__({**members, "m_axi": Out(pins(AxiSignature(
+            v["axi_addr"], v["data"], self.read_id, 1))),
+            "idle": Out(1), "error": Out(1)})
+        for kind in KINDS:
+            setattr(self, kind, _listed(self, kind, len(self.widths[kind])))
 
     def elaborate(self, platform):
         m = Module()
         v = self.params
-        port, axi = (v["addr_width"], v["word"]), (v["axi_addr"], v["data"])
-        m.submodules.reads = reads = TaggedMux(v["reads"] + v["ordered"], *port, v["tag"])
+        axi = (v["axi_addr"], v["data"])
+        reads = (*self.widths["tagged"], *self.widths["ordered"])
+        m.submodules.reads = mux = TaggedMux(len(reads), v["addr_width"], reads, v["tag"])
         for k in range(v["reads"]):
-            wiring.connect(m, wiring.flipped(self.tagged[k]), reads.ports[k])
-        for k in range(v["ordered"]):
-            m.submodules[f"reorder{k}"] = reorder = Reorder(*port, 1 << v["tag"])
+            wiring.connect(m, wiring.flipped(self.tagged[k]), mux.ports[k])
+        for k, width in enumerate(self.widths["ordered"]):
+            m.submodules[f"reorder{k}"] = reorder = Reorder(v["addr_width"], width,
+                                                            1 << v["tag"])
             wiring.connect(m, wiring.flipped(self.ordered[k]), reorder.port)
-            wiring.connect(m, reorder.mem, reads.ports[v["reads"] + k])
-        m.submodules.read = read = ReadBridge(*port, self.read_id, *axi)
-        wiring.connect(m, reads.mem, read.port)
+            wiring.connect(m, reorder.mem, mux.ports[v["reads"] + k])
+        m.submodules.read = read = ReadBridge(v["addr_width"], reads, self.read_id, *axi)
+        wiring.connect(m, mux.mem, read.port)
 
-        m.submodules.writes = writes = WriteMux(v["writes"], *port)
-        for k in range(v["writes"]):
-            wiring.connect(m, wiring.flipped(self.write[k]), writes.ports[k])
-        m.submodules.write = write = WriteBridge(*port, *axi, v["outstanding"])
-        wiring.connect(m, writes.mem, write.port)
+        writes = self.widths["write"]
+        m.submodules.writes = wmux = WriteMux(len(writes), v["addr_width"], writes)
+        for k in range(len(writes)):
+            wiring.connect(m, wiring.flipped(self.write[k]), wmux.ports[k])
+        m.submodules.write = write = WriteBridge(v["addr_width"], writes, *axi,
+                                                 v["outstanding"])
+        wiring.connect(m, wmux.mem, write.port)
 
         m.submodules.pinout = pinout = Pinout(AxiSignature(*axi, self.read_id, 1))
         wiring.connect(m, read.axi, pinout.channels.read)
         wiring.connect(m, write.axi, pinout.channels.write)
         wiring.connect(m, pinout.pins, wiring.flipped(self.m_axi))
         m.d.comb += [self.idle.eq(write.idle),
-                     self.error.eq(reads.error | read.error | write.error)]
+                     self.error.eq(mux.error | read.error | write.error)]
         return m

@@ -415,7 +415,8 @@ class AxiCopy(wiring.Component):
     ``2**tag`` tags, so reads overlap and come back in any order, and each answer is
     written to ``dst`` plus its index at once. ``done`` rises once every read is answered
     and every write has landed (the master ``idle``), and stays high until the next
-    ``start``. ``error`` is the master's.
+    ``start``. ``error`` is the master's. ``params`` are the master's: ``widths`` may give
+    the two ports words of different widths, each word cut or zero-extended on its way.
     """
 
     def __init__(self, **params):
