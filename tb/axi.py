@@ -404,6 +404,50 @@ def simulate(dut, memory, drivers, settled, limit=100_000, check=None):
     return cycles[0]
 
 
+class LiteHost:
+    """A host's AXI4-Lite transactions on a register file's pins (``awaddr``, ...), one at a
+    time: W a cycle after AW, each answered within 8 cycles."""
+
+    def __init__(self, ctx, bus):
+        self.ctx, self.bus = ctx, bus
+
+    async def write(self, addr, value, strobes=0xF):
+        ctx, bus = self.ctx, self.bus
+        ctx.set(bus.awaddr, addr)
+        ctx.set(bus.wdata, value)
+        ctx.set(bus.wstrb, strobes)
+        ctx.set(bus.awvalid, 1)
+        await ctx.tick()
+        ctx.set(bus.awvalid, 0)
+        ctx.set(bus.wvalid, 1)                  # W after AW, a cycle apart
+        await ctx.tick()
+        ctx.set(bus.wvalid, 0)
+        ctx.set(bus.bready, 1)
+        for _ in range(8):
+            if ctx.get(bus.bvalid):
+                resp = ctx.get(bus.bresp)
+                await ctx.tick()
+                ctx.set(bus.bready, 0)
+                return resp
+            await ctx.tick()
+        raise AssertionError("no B")
+
+    async def read(self, addr):
+        ctx, bus = self.ctx, self.bus
+        ctx.set(bus.araddr, addr)
+        ctx.set(bus.arvalid, 1)
+        ctx.set(bus.rready, 1)
+        await ctx.tick()
+        ctx.set(bus.arvalid, 0)
+        for _ in range(8):
+            if ctx.get(bus.rvalid):
+                got = ctx.get(bus.rdata), ctx.get(bus.rresp)
+                await ctx.tick()
+                return got
+            await ctx.tick()
+        raise AssertionError("no R")
+
+
 # -- a harness for cocotbext-axi ----------------------------------------------------------
 
 class AxiCopy(wiring.Component):

@@ -18,7 +18,7 @@ from sparseforge.hw.axi import DECERR, OKAY, SLVERR
 from sparseforge.hw.regfile import RegisterFile
 from sparseforge.sim.runners import cocotb_verilog, seed_from_env
 from sparseforge.sw import regmap
-from sparseforge.tb.axi import ports_verilog
+from sparseforge.tb.axi import LiteHost, ports_verilog
 
 ROOT = Path(__file__).resolve().parent.parent
 REGS = regmap.by_name()
@@ -113,49 +113,6 @@ def test_the_regs_command(capsys):
 
 # -- the register file on Amaranth's simulator ----------------------------------------------
 
-class Host:
-    """AXI4-Lite transactions on the register file's pins, one at a time."""
-
-    def __init__(self, ctx, bus):
-        self.ctx, self.bus = ctx, bus
-
-    async def write(self, addr, value, strobes=0xF):
-        ctx, bus = self.ctx, self.bus
-        ctx.set(bus.awaddr, addr)
-        ctx.set(bus.wdata, value)
-        ctx.set(bus.wstrb, strobes)
-        ctx.set(bus.awvalid, 1)
-        await ctx.tick()
-        ctx.set(bus.awvalid, 0)
-        ctx.set(bus.wvalid, 1)                  # W after AW, a cycle apart
-        await ctx.tick()
-        ctx.set(bus.wvalid, 0)
-        ctx.set(bus.bready, 1)
-        for _ in range(8):
-            if ctx.get(bus.bvalid):
-                resp = ctx.get(bus.bresp)
-                await ctx.tick()
-                ctx.set(bus.bready, 0)
-                return resp
-            await ctx.tick()
-        raise AssertionError("no B")
-
-    async def read(self, addr):
-        ctx, bus = self.ctx, self.bus
-        ctx.set(bus.araddr, addr)
-        ctx.set(bus.arvalid, 1)
-        ctx.set(bus.rready, 1)
-        await ctx.tick()
-        ctx.set(bus.arvalid, 0)
-        for _ in range(8):
-            if ctx.get(bus.rvalid):
-                got = ctx.get(bus.rdata), ctx.get(bus.rresp)
-                await ctx.tick()
-                return got
-            await ctx.tick()
-        raise AssertionError("no R")
-
-
 def run_regfile(body):
     """Run ``body(ctx, dut, host)``; return the cycles ``start`` was high."""
     dut = RegisterFile()
@@ -164,7 +121,7 @@ def run_regfile(body):
     pulses = []
 
     async def bench(ctx):
-        await body(ctx, dut, Host(ctx, dut.s_axil))
+        await body(ctx, dut, LiteHost(ctx, dut.s_axil))
 
     async def watch(ctx):
         async for _, _, start in ctx.tick().sample(dut.regs.start):
