@@ -17,8 +17,11 @@ The converter is the paper's counting sort, in four phases per matrix:
    From COO (the ``from_coo`` mode) the entries arrive as records carrying their own row
    (:func:`~sparseforge.sw.wire.coo_record`) and the row counter is bypassed; the phases
    are the same, so one build serves both.
-4. *drain*: the scratchpad streams out in order on ``csc``, while the counter memory is
-   cleared for the next matrix.
+4. *drain*: the scratchpad streams out in order on ``csc``, while the matrix's counters
+   are cleared. The counters have two banks, a matrix's in turn, so the next matrix counts
+   and scans in the other one meanwhile (MINT pipelines its chunks so); its scatter waits
+   for the drain, which needs the scratchpad. Back to back, a matrix costs about
+   ``max(count + scan, drain) + scatter`` where alone it costs their sum.
 
 The sort is stable: a column's entries come out in the order they arrived. So records in
 any order are sorted as radix sorts are, least significant key first: a pass keyed on the
@@ -457,12 +460,15 @@ class Drain(wiring.Component):
     start : In(1)
         Starts a matrix's drain; it runs until ``done``.
     cols, nnz : In
-        The matrix's columns and nonzeros. Hold them.
+        The matrix's columns and nonzeros, sampled with ``start`` (the next matrix's may
+        follow on the cycle after).
     read : In(the scratchpad's read port)
-    clear : In(the counter memory's write port)
+    clear : In(the write port of the matrix's counter bank)
     csc : Out(stream(entry))
     done : Out(1)
         Every entry is out and every word up to column ``cols`` is cleared.
+    busy : Out(1)
+        From the cycle after ``start`` to ``done``.
 
     Latency and throughput: one entry a cycle while ``csc`` is taken, from the second cycle
     after ``start`` (the scratchpad's read, then the output register); one word cleared a
@@ -475,23 +481,25 @@ class Drain(wiring.Component):
         super().__init__({"start": In(1), "cols": In(range(max_cols + 1)),
                           "nnz": In(range(max_nnz + 1)), "read": In(read),
                           "clear": In(counter_ports(words, lanes, ptr_width)[1]),
-                          "csc": Out(stream.Signature(entry)), "done": Out(1)})
+                          "csc": Out(stream.Signature(entry)), "done": Out(1),
+                          "busy": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.reads = reads = ReadStage(self.max_nnz, self.entry.size,
                                                ceil_log2(self.max_nnz))
-        running = Signal()
+        running = self.busy
+        cols, nnz = Signal.like(self.cols), Signal.like(self.nnz)
         asked = Signal(range(self.max_nnz + 1))             # entries asked for
         cleared = Signal(range(self.words + 1))             # counter words cleared
         wiring.connect(m, reads.mem, wiring.flipped(self.read))
         m.d.comb += [
-            reads.read.valid.eq(running & (asked != self.nnz)), reads.read.payload.eq(asked),
+            reads.read.valid.eq(running & (asked != nnz)), reads.read.payload.eq(asked),
             reads.addr.eq(asked), reads.present.eq(1),
-            self.clear.en.eq(running & ~covers(cleared, self.cols, self.lanes)),
+            self.clear.en.eq(running & ~covers(cleared, cols, self.lanes)),
             self.clear.addr.eq(cleared),
-            self.done.eq(running & (asked == self.nnz) & ~reads.read_data.valid
-                         & ~self.csc.valid & covers(cleared, self.cols, self.lanes)),
+            self.done.eq(running & (asked == nnz) & ~reads.read_data.valid
+                         & ~self.csc.valid & covers(cleared, cols, self.lanes)),
         ]
         out = Pipeline(m, reads.read_data, self.csc)        # the output is registered
         m.d.comb += self.csc.payload.eq(out.stage(reads.read_data.payload))
@@ -503,34 +511,41 @@ class Drain(wiring.Component):
         with m.If(self.done):
             m.d.sync += running.eq(0)
         with m.If(self.start):
-            m.d.sync += [running.eq(1), asked.eq(0), cleared.eq(0)]
+            m.d.sync += [running.eq(1), asked.eq(0), cleared.eq(0), cols.eq(self.cols),
+                         nnz.eq(self.nnz)]
         return m
 
 
 class CounterShare(wiring.Component):
-    """The counter memory's two ports shared by phase: the scan's while it scans; else the
-    read-modify-write's, but for the write port while the drain clears.
+    """The two counter banks' ports shared: the front bank (the matrix being counted,
+    scanned and scattered) is the scan's while it scans, else the read-modify-write's; the
+    back bank's write port is the drain's, clearing the matrix before.
+
+    With a bank each, the next matrix counts and scans while the one before drains (MINT
+    Section V-B1 pipelines its chunks so): the drain needs the counters only to clear them.
 
     Parameters
     ----------
-    words, lanes, ptr_width : the counter memory: ``words`` words of ``lanes`` counters.
+    words, lanes, ptr_width : a counter bank: ``words`` words of ``lanes`` counters.
 
     Members
     -------
-    scanning, draining : In(1)
-        The phase; at most one high.
-    read, write : In(the counter memory's read and write ports)
+    front : In(1)
+        The front bank; it changes only while nothing is on the counting path.
+    scanning : In(1)
+        The scan's phase.
+    read, write : In(each bank's read and write ports).array(2)
     scan_read, scan_write : Out(the read and write ports, as :class:`PointerScan` takes them)
     increment_read, increment_write : Out(the same, as :class:`Increment` takes them)
     clear : Out(the write port, as :class:`Drain` takes it)
-        Every user sees the memory's read data; what a user drives reaches the memory only
-        in its phase.
+        The scan and the read-modify-write see the front bank's read data; what a user
+        drives reaches its bank only in its phase.
     """
 
     def __init__(self, words, lanes, ptr_width):
         read, write = counter_ports(words, lanes, ptr_width)
-        super().__init__({"scanning": In(1), "draining": In(1),
-                          "read": In(read), "write": In(write),
+        super().__init__({"front": In(1), "scanning": In(1),
+                          "read": In(read).array(2), "write": In(write).array(2),
                           "scan_read": Out(read), "scan_write": Out(write),
                           "increment_read": Out(read), "increment_write": Out(write),
                           "clear": Out(write)})
@@ -541,17 +556,17 @@ class CounterShare(wiring.Component):
         def use(port, user, fields=("addr", "en", "data")):
             m.d.comb += [getattr(port, name).eq(getattr(user, name)) for name in fields]
 
-        m.d.comb += [self.scan_read.data.eq(self.read.data),
-                     self.increment_read.data.eq(self.read.data)]
-        with m.If(self.scanning):
-            use(self.read, self.scan_read, ("addr", "en"))
-            use(self.write, self.scan_write)
-        with m.Else():
-            use(self.read, self.increment_read, ("addr", "en"))
-            with m.If(self.draining):
-                use(self.write, self.clear)
+        data = Mux(self.front, self.read[1].data, self.read[0].data)
+        m.d.comb += [self.scan_read.data.eq(data), self.increment_read.data.eq(data)]
+        for bank in range(2):
+            with m.If(self.front != bank):
+                use(self.write[bank], self.clear)
+            with m.Elif(self.scanning):
+                use(self.read[bank], self.scan_read, ("addr", "en"))
+                use(self.write[bank], self.scan_write)
             with m.Else():
-                use(self.write, self.increment_write)
+                use(self.read[bank], self.increment_read, ("addr", "en"))
+                use(self.write[bank], self.increment_write)
         return m
 
 
@@ -611,12 +626,16 @@ class CsrToCsc(wiring.Component):
     """CSR to CSC by counting sort, one nonzero a cycle: counters and a scratchpad (Fig. 8c).
 
     MINT Section V-B1. The module docstring gives the four phases (count, scan, scatter,
-    drain) and why the CSR is presented twice. Storage: the counter memory,
-    ``max_cols / lanes + 1`` words of ``lanes`` pointer-wide counters (one read port, its
-    output registered, and one write port; :class:`Increment` forwards the words still
-    being written), and the scratchpad, ``max_nnz`` entries ``{row, value}`` (one write
-    port for the scatter, one read port for the drain). Both start zeroed (their initial
-    contents); the drain leaves the counters zeroed for the next matrix.
+    drain) and why the CSR is presented twice. Storage: two counter banks (one for the
+    matrix counted, scanned and scattered, one for the matrix before it, cleared as it
+    drains: :class:`CounterShare`), each ``max_cols / lanes + 1`` words of ``lanes``
+    pointer-wide counters (one read port, its output registered, and one write port;
+    :class:`Increment` forwards the words still being written), and the scratchpad,
+    ``max_nnz`` entries ``{row, value}`` (one write port for the scatter, one read port for
+    the drain). All start zeroed (their initial contents); a drain leaves its bank zeroed
+    for the matrix after next. The second bank is the price of the overlap: a counter bank
+    is ``lanes * ptr_width`` bits by ``max_cols / lanes + 1`` (13 kbit in the default
+    configuration, beside the scratchpad's 172 kbit).
 
     Parameters
     ----------
@@ -643,10 +662,14 @@ class CsrToCsc(wiring.Component):
     sum); *scan* gives one counter word (N pointers) a cycle; *scatter* takes one entry a
     cycle, and a cycle per empty row (from COO: one record a cycle, no row's cost); the
     first CSC entry is out 11 cycles after the last CSR entry; *drain* gives one entry a
-    cycle (and takes at least ``cols // N + 1`` cycles, the clearing). So one nonzero a
-    cycle through scatter and drain, and a matrix takes about ``2 nnz + groups + cols / N
-    + 30`` cycles: 2.46 to 2.63 cycles a nonzero on the SuiteSparse matrices of the tests
-    (the count at 1.7 to 2.4 ids a cycle).
+    cycle (and takes at least ``cols // N + 1`` cycles, the clearing), while the next
+    matrix is taken, counted and scanned. So one nonzero a cycle through scatter and
+    drain; a matrix alone takes about ``2 nnz + groups + cols / N + 30`` cycles, and back
+    to back about ``max(groups + cols / N + 12 + log2(N), nnz + 4) + nnz + 8`` (and a
+    cycle per empty row): :mod:`sparseforge.sim.models.csr_to_csc` gives the cycles
+    exactly. On six SuiteSparse matrices back to back (the count at 1.7 to 2.4 ids a
+    cycle) that is 2.15 cycles a nonzero, 2.54 with the drain and the count one after
+    the other (``sparseforge bench csc`` prints the figures).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
     The default configuration's slowest path is the counter memory's read; a scratchpad
@@ -692,11 +715,12 @@ class CsrToCsc(wiring.Component):
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,
                                            entry)
         m.submodules.share = share = CounterShare(self.words, N, W)
-        m.submodules.counters = counters = Memory(shape=data.ArrayLayout(W, N),
-                                                  depth=self.words, init=[])
+        for bank in range(2):
+            counters = Memory(shape=data.ArrayLayout(W, N), depth=self.words, init=[])
+            m.submodules[f"counters{bank}"] = counters
+            wiring.connect(m, share.write[bank], counters.write_port())
+            wiring.connect(m, share.read[bank], counters.read_port())
         m.submodules.scratch = scratch = Memory(shape=entry.size, depth=self.max_nnz, init=[])
-        wiring.connect(m, share.write, counters.write_port())
-        wiring.connect(m, share.read, counters.read_port())
         wiring.connect(m, increment.place, scratch.write_port())
         wiring.connect(m, drain.read, scratch.read_port())
         wiring.connect(m, groups.groups, enter.groups)
@@ -713,9 +737,10 @@ class CsrToCsc(wiring.Component):
         ids_left = Signal.like(shape.nnz)                   # column ids still to count
         from_coo = Signal()                                 # the matrix's mode
         records_done = Signal()                             # its last record is taken
+        front = Signal()                                    # the counter bank it counts in
         m.d.comb += [rows.rows.eq(shape.rows), scan.cols.eq(shape.cols),
                      drain.cols.eq(shape.cols), drain.nnz.eq(shape.nnz),
-                     enter.settled.eq(increment.settled)]
+                     enter.settled.eq(increment.settled), share.front.eq(front)]
 
         with m.FSM() as phase:
             with m.State("idle"):
@@ -738,6 +763,8 @@ class CsrToCsc(wiring.Component):
                     m.d.comb += scan.start.eq(1)
                     m.next = "scan"
             with m.State("scan"), m.If(scan.done):
+                m.next = "hold"
+            with m.State("hold"), m.If(~drain.busy):     # the scratchpad is drained
                 m.next = "scatter"
             with m.State("scatter"):
                 m.d.comb += enter.scatter.eq(1)
@@ -759,12 +786,10 @@ class CsrToCsc(wiring.Component):
                     wiring.connect(m, rows.entries, enter.entries)
                 with m.If(Mux(from_coo, records_done, rows.done) & enter.empty):
                     m.d.comb += drain.start.eq(1)
-                    m.next = "drain"
-            with m.State("drain"), m.If(drain.done):
-                m.next = "idle"
+                    m.d.sync += front.eq(~front)
+                    m.next = "idle"
 
-        m.d.comb += [share.scanning.eq(phase.ongoing("scan")),
-                     share.draining.eq(phase.ongoing("drain"))]
+        m.d.comb += share.scanning.eq(phase.ongoing("scan"))
         # the read-modify-write takes an item every cycle (none is in flight while idle)
         m.d.comb += count.taken.ready.eq(~phase.ongoing("idle"))
         return m

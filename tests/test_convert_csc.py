@@ -37,11 +37,12 @@ from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
 from sparseforge.hw.stream_units import Lockstep
 from sparseforge.sim import native as native_build
+from sparseforge.sim.models import csr_to_csc as cycle_model
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire
-from sparseforge.sw.formats import read_matrix, read_mtx_in_order
+from sparseforge.sw.formats import read_matrix, read_mtx_in_order, read_tensor
 from sparseforge.sw.passes import column_passes, join_groups, record_slices, row_bands, sort_passes
 from sparseforge.tb import native
 from sparseforge.tb.convert import block_of, route, rtl_convert
@@ -325,8 +326,11 @@ def test_drain_streams_the_scratchpad_and_clears_the_counters(cols, nnz):
         ctx.set(unit.start, 1)
         await ctx.tick()
         ctx.set(unit.start, 0)
+        ctx.set(unit.cols, 16 - cols)             # the next matrix's: sampled with start
+        ctx.set(unit.nnz, 16 - nnz)
         out = []
         for cycle in range(80):
+            assert ctx.get(unit.busy)
             ctx.set(unit.csc.ready, cycle % 2)
             await ctx.delay(1e-9)
             if ctx.get(unit.done):
@@ -335,7 +339,7 @@ def test_drain_streams_the_scratchpad_and_clears_the_counters(cols, nnz):
                 out.append(ctx.get(unit.csc.payload.as_value()))
             await ctx.tick()
         await ctx.tick()
-        assert out == list(range(100, 100 + nnz))
+        assert out == list(range(100, 100 + nnz)) and not ctx.get(unit.busy)
         cleared = cols // LANES + 1
         assert await counts(ctx, counters) == \
             [[0] * LANES] * cleared + [[7] * LANES] * (WORDS - cleared)
@@ -398,6 +402,44 @@ def test_scatter_and_drain_take_one_nonzero_a_cycle_and_count_a_word_a_cycle():
     for taken in ([c for c, _ in chunks], [c for c, _ in entries],
                   [c for c, _ in bench.sinks[1].received]):
         assert np.all(np.diff(taken) == 1)
+
+
+def test_the_cycle_model_gives_the_cycles_without_stalls_exactly():
+    """Back to back, CSR and COO, lanes 4 and 8: empty matrices, none of rows, a last row
+    empty, wide ones whose drain is its clearing, the scratchpad's drain longer or shorter
+    than the next matrix's count and scan."""
+    rng = np.random.default_rng(seed_from_env(45))
+    matrices = [*directed()[:6], csr(sp.csr_array((np.ones(2), ([0, 1], [0, 60])),
+                                                  shape=(2, 64))),
+                csr(sp.csr_array((0, 4))), csr(sp.csr_array((3, 64)))]
+    matrices += [csr(sp.random_array((int(rng.integers(1, 60)), int(rng.integers(1, 64))),
+                                     density=d, rng=rng)) for d in (0.02, 0.2, 0.5)]
+    rng.shuffle(matrices)
+    for lanes, batch in ((4, matrices), (8, matrices[::-2]),
+                         (4, [shuffled(m, 46) for m in matrices[::2] if m.nnz])):
+        result = pysim(CscBench(CsrToCsc(**{**SMALL, "lanes": lanes}), batch, 0, FULL))
+        assert result.cycles == cycle_model.cycles(batch, lanes)
+        for got, matrix in zip(result.csc, batch, strict=True):
+            want = stable_by_column(matrix) if matrix.format == "coo" else \
+                stable_by_column(sp.coo_array(matrix))
+            assert (got.indptr.tolist(), got.indices.tolist(), got.data.tolist()) == want
+    assert cycle_model.groups([0, 1, 9, 2, 17, 16, 3], 4) == 2 + 2   # words {0, 2} | {4, 0}
+
+
+def test_the_next_matrix_counts_and_scans_while_the_one_before_drains():
+    """Its column ids are taken and its pointers are out before the previous matrix's last
+    CSC entry, under back-pressure on ``csc``; without stalls they take less than alone."""
+    spread = np.zeros((20, 40))
+    spread[:, ::4] = 1.0                          # a counter word each id: a group each
+    matrices = [csr(np.arange(1.0, 8 * 40 + 1).reshape(8, 40)), csr(spread)]
+    bench = CscBench(CsrToCsc(**SMALL), matrices, seed_from_env(47), {**FULL, "csc": 0.5})
+    together = pysim(bench)
+    assert_converted(together, matrices)
+    ids, pointers = bench.sources[1].accepted, bench.sinks[0].received
+    first_out = bench.sinks[1].received[matrices[0].nnz - 1][0]      # matrix 0's last entry
+    assert ids[-1][0] < first_out and pointers[-1][0] < first_out
+    alone = sum(cycle_model.cycles([m], 4) for m in matrices)       # the model is exact
+    assert pysim(CscBench(CsrToCsc(**SMALL), matrices, 0, FULL)).cycles < alone - 200
 
 
 def test_a_matrix_larger_than_the_block_is_refused():
@@ -486,21 +528,16 @@ def test_a_matrix_of_another_size_reuses_the_build(monkeypatch):
 
 @pytest.mark.verilator
 def test_the_most_rows_are_one_band_and_one_more_row_makes_two():
-    """Row ids are 16 bits in the RTL build: 65,536 rows go through in one band, 65,537 in
-    two; a column of 4,097 nonzeros (past the scratchpad) in two; a sort by row carrying
-    65,537 columns in two."""
-    def bands(matrix, to):
-        got, stages = rtl_convert(matrix, to)
-        assert cv.same(got, cv.convert(matrix, to))
-        return [p["bands"] for stage in stages for p in stage.passes]
-
-    for rows, want in ((65536, 1), (65537, 2)):
-        tall = sp.csr_array((np.arange(1.0, 5.0), ([0, 40000, 65535, rows - 1], [0, 2, 1, 2])),
-                            shape=(rows, 3))
-        assert bands(tall, "csc") == [want]
-    assert bands(sp.csr_array(np.ones((4097, 2)) * [0, 1]), "csc") == [2]
-    wide = sp.coo_array((np.array([1.0, 2.0, 3.0]), ([0, 1, 1], [65536, 0, 7])))
-    assert bands(wide, "csr") == [2]
+    """Row ids are 16 bits in the RTL build: 65,537 rows go through in two bands, the first
+    of the most rows (its last row's id all ones), the second of the one row more (the tiny
+    block's tests take columns past the scratchpad and sorts by row carrying more columns
+    than row ids)."""
+    tall = sp.csr_array((np.arange(1.0, 6.0), ([0, 40000, 65535, 65535, 65536],
+                                               [0, 2, 1, 2, 1])), shape=(65537, 3))
+    assert [p.shape for p in band_parts(CsrToCsc(**RTL), tall)[0]] == [(65536, 3), (1, 3)]
+    got, stages = rtl_convert(tall, "csc")
+    assert cv.same(got, cv.convert(tall, "csc"))
+    assert [(p["parts"], p["bands"]) for p in stages[0].passes] == [(2, 2)]
 
 
 def test_the_rtl_engine_refuses_complex_values_by_name():
@@ -531,6 +568,36 @@ def test_soak_large_real_matrices_in_passes_through_the_rtl_block(shared_data, n
     rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.5}
     csc, _, passes, _ = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(310), rates)
     assert passes > 1 and cv.same(csc, cv.convert(matrix, "csc"))
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_soak_a_real_matrix_of_1_6_million_rows_in_row_bands(shared_data):
+    """No matrix of the shared data has more than 65,536 rows; MovieLens-100k's ratings
+    unfolded along the day are one: rows (user, item), 943 x 1,682 = 1,586,126 of them, by
+    215 days, 100,000 nonzeros. CSR to CSC in 25 row bands under back-pressure (each row id
+    within its band's 16 bits); back from CSC to CSR, keyed on the 1.6 million rows, in one
+    band of the transposed view and its column passes."""
+    tensor = read_tensor(shared_data / "tensors" / "movielens-100k_user-item-day.tns")
+    users, items, days = tensor.shape
+    matrix = csr(sp.coo_array((tensor.values, (tensor.coords[:, 0] * items + tensor.coords[:, 1],
+                                               tensor.coords[:, 2])), shape=(users * items, days)))
+    assert matrix.shape == (1586126, 215) and matrix.nnz == 100000
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.6}
+    csc, _, passes, bands = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(330), rates)
+    assert bands == 25 and passes >= bands and cv.same(csc, cv.convert(matrix, "csc"))
+    got, stages = rtl_convert(csc, "csr")
+    assert stages[0].passes[0]["bands"] == 1 and cv.same(got, matrix)
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_soak_bench_csc_prints_back_to_back_cycles_equal_to_the_model(capsys):
+    main(["bench", "csc", "--copies", "2", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len(rows) == 7 and all(r["matches_golden"] for r in rows)
+    assert all(r["cycles"] == r["model"] for r in rows if r["stalls"] == "none")
+    assert [r["matrices"] for r in rows[:3]] == [2, 2, 2]
 
 
 # -- COO in any order: the block's COO mode, one or two sorts, a .mtx in file order --------
