@@ -579,7 +579,7 @@ class CsrToCscSignature(wiring.Signature):
     once as entries to place. Protocol, per matrix:
 
     - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
-      and ``nnz``; taken while the converter is idle (between matrices).
+      and ``nnz``; taken once the matrix before is scattered (while it drains).
     - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
       ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
       ignored.
