@@ -67,13 +67,12 @@ row (on the transposed view) carries columns of any count."""
 @dataclass(frozen=True)
 class SortPass:
     """One counting sort through the block: the coordinate it was keyed on (``"column"``
-    or ``"row"``), its cycles, the passes through the block's buffers it took, and the row
-    bands they fall in (:mod:`sparseforge.sw.passes`), all in one run."""
+    or ``"row"``), its cycles, and the passes through the block's buffers it took (row
+    bands in column passes: :mod:`sparseforge.sw.passes`), all in one run."""
 
     key: str
     cycles: int
     parts: int
-    bands: int = 1
 
 
 class Cycles(int):
@@ -281,9 +280,9 @@ def sort_records(component, records, by, seed, rates=None, simulate=run_native):
     for n, key in enumerate(keys):
         view = (sp.coo_array((data, (row, col)), shape=shape) if key == "column" else
                 sp.coo_array((data, (col, row)), shape=shape[::-1]))
-        (indptr, others, data), *figures = sort_by_column(component, view, seed + n, rates,
-                                                          simulate)
-        done.append(SortPass(key, *figures))
+        (indptr, others, data), cycles, parts, _ = sort_by_column(component, view, seed + n,
+                                                                  rates, simulate)
+        done.append(SortPass(key, cycles, parts))
         keyed = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         row, col = (others, keyed) if key == "column" else (keyed, others)
     return indptr, others, data, Cycles(done)
@@ -292,17 +291,18 @@ def sort_records(component, records, by, seed, rates=None, simulate=run_native):
 def convert(source, block=None, run_bits=None, seed=1):
     """``convert --engine rtl`` from CSR to CSC: ``(csc, cycles)`` from the block built
     once as :data:`RTL` says, the matrix in passes through it."""
-    csc, *figures = run_passes(CsrToCsc(**RTL), canonical_csr(source), seed)
-    return csc, Cycles([SortPass("column", *figures)])
+    csc, cycles, parts, _ = run_passes(CsrToCsc(**RTL), canonical_csr(source), seed)
+    return csc, Cycles([SortPass("column", cycles, parts)])
 
 
 def csc_to_csr(source, block=None, run_bits=None, seed=1):
     """``convert --engine rtl`` from CSC to CSR: CSR to CSC on the transposed view (A's
     CSC is A^T's CSR, and A^T's CSC is A's CSR), one sort keyed on A's row."""
-    csc, *figures = run_passes(CsrToCsc(**RTL), canonical_csr(sp.csc_array(source).T), seed)
+    csc, cycles, parts, _ = run_passes(CsrToCsc(**RTL), canonical_csr(sp.csc_array(source).T),
+                                       seed)
     csr = sp.csr_array((csc.data, csc.indices, csc.indptr), shape=source.shape)
     csr.has_canonical_format = True
-    return csr, Cycles([SortPass("row", *figures)])
+    return csr, Cycles([SortPass("row", cycles, parts)])
 
 
 csc_to_csr.block = "csr_to_csc"
