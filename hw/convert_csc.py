@@ -517,24 +517,25 @@ class Drain(wiring.Component):
 
 
 class CounterShare(wiring.Component):
-    """The two counter banks' ports shared: the front bank (the matrix being counted,
-    scanned and scattered) is the scan's while it scans, else the read-modify-write's; the
-    back bank's write port is the drain's, clearing the matrix before.
-
-    With a bank each, the next matrix counts and scans while the one before drains (MINT
-    Section V-B1 pipelines its chunks so): the drain needs the counters only to clear them.
+    """The counter banks' ports shared. The front bank (the matrix being counted, scanned
+    and scattered) is the scan's while it scans, else the read-modify-write's; the drain
+    clears the matrix before: with two banks in the other one, beside them, so the next
+    matrix counts and scans while the one before drains (MINT Section V-B1 pipelines its
+    chunks so; the drain needs the counters only to clear them); with one bank through
+    its write port while it drains, the next matrix waiting.
 
     Parameters
     ----------
     words, lanes, ptr_width : a counter bank: ``words`` words of ``lanes`` counters.
+    banks : 1 or 2.
 
     Members
     -------
     front : In(1)
-        The front bank; it changes only while nothing is on the counting path.
-    scanning : In(1)
-        The scan's phase.
-    read, write : In(each bank's read and write ports).array(2)
+        The front bank (with two); it changes only while nothing is on the counting path.
+    scanning, draining : In(1)
+        The scan's phase; the drain's.
+    read, write : In(each bank's read and write ports).array(banks)
     scan_read, scan_write : Out(the read and write ports, as :class:`PointerScan` takes them)
     increment_read, increment_write : Out(the same, as :class:`Increment` takes them)
     clear : Out(the write port, as :class:`Drain` takes it)
@@ -542,10 +543,11 @@ class CounterShare(wiring.Component):
         drives reaches its bank only in its phase.
     """
 
-    def __init__(self, words, lanes, ptr_width):
+    def __init__(self, words, lanes, ptr_width, banks):
+        self.banks = banks
         read, write = counter_ports(words, lanes, ptr_width)
-        super().__init__({"front": In(1), "scanning": In(1),
-                          "read": In(read).array(2), "write": In(write).array(2),
+        super().__init__({"front": In(1), "scanning": In(1), "draining": In(1),
+                          "read": In(read).array(banks), "write": In(write).array(banks),
                           "scan_read": Out(read), "scan_write": Out(write),
                           "increment_read": Out(read), "increment_write": Out(write),
                           "clear": Out(write)})
@@ -556,10 +558,14 @@ class CounterShare(wiring.Component):
         def use(port, user, fields=("addr", "en", "data")):
             m.d.comb += [getattr(port, name).eq(getattr(user, name)) for name in fields]
 
-        data = Mux(self.front, self.read[1].data, self.read[0].data)
+        if self.banks == 2:
+            data = Mux(self.front, self.read[1].data, self.read[0].data)
+            cleared = [self.front != bank for bank in range(2)]
+        else:
+            data, cleared = self.read[0].data, [self.draining]
         m.d.comb += [self.scan_read.data.eq(data), self.increment_read.data.eq(data)]
-        for bank in range(2):
-            with m.If(self.front != bank):
+        for bank in range(self.banks):
+            with m.If(cleared[bank]):
                 use(self.write[bank], self.clear)
             with m.Elif(self.scanning):
                 use(self.read[bank], self.scan_read, ("addr", "en"))
@@ -579,7 +585,8 @@ class CsrToCscSignature(wiring.Signature):
     once as entries to place. Protocol, per matrix:
 
     - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
-      and ``nnz``; taken once the matrix before is scattered (while it drains).
+      and ``nnz``; taken once the matrix before is scattered (while it drains, with two
+      counter banks; once it is drained, with one).
     - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
       ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
       ignored.
@@ -626,16 +633,17 @@ class CsrToCsc(wiring.Component):
     """CSR to CSC by counting sort, one nonzero a cycle: counters and a scratchpad (Fig. 8c).
 
     MINT Section V-B1. The module docstring gives the four phases (count, scan, scatter,
-    drain) and why the CSR is presented twice. Storage: two counter banks (one for the
-    matrix counted, scanned and scattered, one for the matrix before it, cleared as it
-    drains: :class:`CounterShare`), each ``max_cols / lanes + 1`` words of ``lanes``
-    pointer-wide counters (one read port, its output registered, and one write port;
-    :class:`Increment` forwards the words still being written), and the scratchpad,
+    drain) and why the CSR is presented twice. Storage: ``banks`` counter banks (with two,
+    one for the matrix counted, scanned and scattered and one for the matrix before it,
+    cleared as it drains: :class:`CounterShare`), each ``max_cols / lanes + 1`` words of
+    ``lanes`` pointer-wide counters (one read port, its output registered, and one write
+    port; :class:`Increment` forwards the words still being written), and the scratchpad,
     ``max_nnz`` entries ``{row, value}`` (one write port for the scatter, one read port for
-    the drain). All start zeroed (their initial contents); a drain leaves its bank zeroed
-    for the matrix after next. The second bank is the price of the overlap: a counter bank
-    is ``lanes * ptr_width`` bits by ``max_cols / lanes + 1`` (13 kbit in the default
-    configuration, beside the scratchpad's 172 kbit).
+    the drain). All start zeroed (their initial contents); a drain leaves its bank zeroed.
+    The second bank is the price of the overlap: a counter bank is ``lanes * ptr_width``
+    bits by ``max_cols / lanes + 1`` (13 kbit in the default configuration, beside the
+    scratchpad's 172 kbit), and its read data is multiplexed with the first's before the
+    read-modify-write's register; ``banks=1`` saves them where block RAM is scarce.
 
     Parameters
     ----------
@@ -644,6 +652,8 @@ class CsrToCsc(wiring.Component):
     max_rows, max_cols, max_nnz : the largest matrix: rows, columns, nonzeros (the
         scratchpad's depth). Pointers are ``ceil_log2(max_nnz + 1)`` bits.
     value_width : bits of a value (carried, never interpreted: a float's bits).
+    banks : counter banks: 2, the next matrix counts and scans while the one before drains;
+        1, it waits for the drain.
 
     Members
     -------
@@ -663,13 +673,13 @@ class CsrToCsc(wiring.Component):
     cycle, and a cycle per empty row (from COO: one record a cycle, no row's cost); the
     first CSC entry is out 11 cycles after the last CSR entry; *drain* gives one entry a
     cycle (and takes at least ``cols // N + 1`` cycles, the clearing), while the next
-    matrix is taken, counted and scanned. So one nonzero a cycle through scatter and
-    drain; a matrix alone takes about ``2 nnz + groups + cols / N + 30`` cycles, and back
-    to back about ``max(groups + cols / N + 12 + log2(N), nnz + 4) + nnz + 8`` (and a
-    cycle per empty row): :mod:`sparseforge.sim.models.csr_to_csc` gives the cycles
-    exactly. On six SuiteSparse matrices back to back (the count at 1.7 to 2.4 ids a
-    cycle) that is 2.15 cycles a nonzero, 2.54 with the drain and the count one after
-    the other (``sparseforge bench csc`` prints the figures).
+    matrix is taken, counted and scanned (with two banks). So one nonzero a cycle through
+    scatter and drain; a matrix alone takes about ``2 nnz + groups + cols / N + 30``
+    cycles, and back to back with two banks about ``max(groups + cols / N + 12 + log2(N),
+    nnz + 4) + nnz + 8`` (and a cycle per empty row): :mod:`sparseforge.sim.models.csr_to_csc`
+    gives the cycles exactly. On six SuiteSparse matrices back to back (the count at 1.7 to
+    2.4 ids a cycle) that is 2.15 cycles a nonzero, 2.54 with one bank (``sparseforge bench
+    csc [--banks 1]`` prints the figures).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
     The default configuration's slowest path is the counter memory's read; a scratchpad
@@ -686,13 +696,15 @@ class CsrToCsc(wiring.Component):
         Param("max_nnz", 4096, 2, 1 << 20, "most nonzeros of a matrix (scratchpad depth)",
               pow2=True),
         Param("value_width", 32, 1, 64, "bits of a value"),
+        Param("banks", 2, 1, 2, "counter banks: with 2 a matrix counts while the one before "
+              "drains"),
     )
     REPORT = ({}, {"lanes": 16, "max_rows": 4096, "max_cols": 4096, "max_nnz": 16384})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.lanes, self.max_rows, self.max_cols = v["lanes"], v["max_rows"], v["max_cols"]
-        self.max_nnz, self.value_width = v["max_nnz"], v["value_width"]
+        self.max_nnz, self.value_width, self.banks = v["max_nnz"], v["value_width"], v["banks"]
         self.ptr_width = ceil_log2(self.max_nnz + 1)
         self.col_width = ceil_log2(self.max_cols)
         self.words = self.max_cols // self.lanes + 1
@@ -714,8 +726,8 @@ class CsrToCsc(wiring.Component):
         m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols)
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,
                                            entry)
-        m.submodules.share = share = CounterShare(self.words, N, W)
-        for bank in range(2):
+        m.submodules.share = share = CounterShare(self.words, N, W, self.banks)
+        for bank in range(self.banks):
             counters = Memory(shape=data.ArrayLayout(W, N), depth=self.words, init=[])
             m.submodules[f"counters{bank}"] = counters
             wiring.connect(m, share.write[bank], counters.write_port())
@@ -740,12 +752,16 @@ class CsrToCsc(wiring.Component):
         front = Signal()                                    # the counter bank it counts in
         m.d.comb += [rows.rows.eq(shape.rows), scan.cols.eq(shape.cols),
                      drain.cols.eq(shape.cols), drain.nnz.eq(shape.nnz),
-                     enter.settled.eq(increment.settled), share.front.eq(front)]
+                     enter.settled.eq(increment.settled), share.front.eq(front),
+                     share.draining.eq(drain.busy)]
+        free = Signal()                                     # the counters can take a matrix
+        m.d.comb += free.eq(1 if self.banks == 2 else ~drain.busy)
 
         with m.FSM() as phase:
             with m.State("idle"):
-                m.d.comb += [self.shape.ready.eq(1), rows.restart.eq(self.shape.valid)]
-                with m.If(self.shape.valid):
+                m.d.comb += [self.shape.ready.eq(free),
+                             rows.restart.eq(self.shape.valid & free)]
+                with m.If(self.shape.valid & free):
                     m.d.sync += [shape.eq(self.shape.payload), ids_left.eq(self.shape.payload.nnz),
                                  from_coo.eq(self.from_coo),
                                  records_done.eq(self.shape.payload.nnz == 0)]
@@ -786,7 +802,8 @@ class CsrToCsc(wiring.Component):
                     wiring.connect(m, rows.entries, enter.entries)
                 with m.If(Mux(from_coo, records_done, rows.done) & enter.empty):
                     m.d.comb += drain.start.eq(1)
-                    m.d.sync += front.eq(~front)
+                    if self.banks == 2:
+                        m.d.sync += front.eq(~front)
                     m.next = "idle"
 
         m.d.comb += share.scanning.eq(phase.ongoing("scan"))

@@ -3,9 +3,10 @@ model :class:`~sparseforge.hw.convert_csc.CsrToCsc`'s docstring states, checked 
 the block on Amaranth's simulator.
 
 A matrix is a *front* (its shape taken, its column ids counted, its pointers scanned) and
-a *scatter* (its entries placed), then its *drain*. The counters have a bank each for two
-matrices, so the next matrix's front runs while the drain empties the scratchpad; the next
-scatter waits for both. From the cycle its shape is taken:
+a *scatter* (its entries placed), then its *drain*. With two counter banks, a bank each for
+two matrices, the next matrix's front runs while the drain empties the scratchpad and the
+next scatter waits for both; with one, the next shape is taken as the drain ends. From the
+cycle its shape is taken:
 
 - front: ``groups + words + 12 + log2(N) + 1`` (one counter word's group a cycle, one
   pointer word a cycle, the counting path and the prefix sum's ``log2(N) + 1``; 7 fewer
@@ -16,7 +17,8 @@ scatter waits for both. From the cycle its shape is taken:
   least ``words + 2``: it clears ``words``); its last entry is out ``nnz + 1`` cycles
   after the scatter's end.
 
-The next matrix's shape is taken on the cycle the scatter ends.
+The next matrix's shape is taken on the cycle the scatter ends (with one bank, on the
+drain's last cycle, the one before the next scatter could start).
 """
 
 import numpy as np
@@ -49,9 +51,10 @@ def phases(matrix, lanes):
     return front, scatter, max(nnz + 4, words + 2), nnz
 
 
-def cycles(matrices, lanes):
-    """Cycles of ``matrices`` back to back without stalls, from the first shape taken to the
-    last output: one after the other, each front beside the drain before it."""
+def cycles(matrices, lanes, banks=2):
+    """Cycles of ``matrices`` back to back without stalls through a block of ``lanes`` and
+    ``banks`` counter banks, from the first shape taken to the last output: with two banks
+    each front beside the drain before it, with one after it."""
     start, draining, last = 0, 0, 0          # a matrix's shape taken; the drain before it
     for matrix in matrices:
         front, scatter, drain, nnz = phases(matrix, lanes)
@@ -59,5 +62,8 @@ def cycles(matrices, lanes):
         placed = start + max(front, draining) + scatter
         if nnz:
             last = max(last, placed + nnz + 1)                # its last entry out
-        start, draining = placed, drain
+        if banks == 2:
+            start, draining = placed, drain
+        else:
+            start = placed + drain - 1
     return last + 1

@@ -10,7 +10,8 @@ natively on Verilator, each result checked against the golden converter:
 
 MINT Section V-B1 pipelines its chunks; here the next matrix's count and scan run beside
 the drain of the one before (a counter bank each), so back to back a matrix costs about
-``max(count + scan, drain) + scatter`` where alone it costs their sum.
+``max(count + scan, drain) + scatter`` where alone it costs their sum. ``--banks 1``
+builds the block with one counter bank, the next matrix waiting for the drain.
 """
 
 import click
@@ -31,7 +32,7 @@ STALLS = {"none": dict.fromkeys(STREAMS, 1.0), "0.7": dict.fromkeys(STREAMS, 0.7
           "0.7, csc 0.4": {**dict.fromkeys(STREAMS, 0.7), "csc": 0.4}}
 
 
-def measure(copies, seed):
+def measure(copies, banks, seed):
     from sparseforge.tb.convert_csc import RTL, CsrToCsc, canonical_csr, run_native, run_passes
 
     root = shared_data_dir()
@@ -42,7 +43,8 @@ def measure(copies, seed):
         return canonical_csr(conversion.convert(read_matrix(root / "matrices" / f"{name}.mtx"),
                                                 "csr"))
 
-    block, rows = CsrToCsc(**RTL), []
+    params = {**RTL, "banks": banks}
+    block, rows = CsrToCsc(**params), []
     workloads = {f"{COPIED.split('/')[-1]} x{copies}": [real(COPIED)] * copies,
                  "six matrices": [real(name) for name in SIX]}
     for label, matrices in workloads.items():
@@ -52,8 +54,8 @@ def measure(copies, seed):
             rows.append({"workload": label, "matrices": len(matrices), "nnz": nnz,
                          "stalls": stalls, "cycles": result.cycles,
                          "cycles_per_nnz": result.cycles / nnz,
-                         "model": model.cycles(matrices, block.lanes) if stalls == "none"
-                         else None,
+                         "model": model.cycles(matrices, block.lanes, banks)
+                         if stalls == "none" else None,
                          "matches_golden": all(conversion.same(got, conversion.convert(m, "csc"))
                                                for got, m in zip(result.csc, matrices,
                                                                  strict=True))})
@@ -63,7 +65,7 @@ def measure(copies, seed):
                  "nnz": matrix.nnz, "stalls": "0.7", "cycles": int(cycles),
                  "cycles_per_nnz": int(cycles) / matrix.nnz, "model": None,
                  "matches_golden": conversion.same(csc, conversion.convert(matrix, "csc"))})
-    return {"block": "csr_to_csc", "params": RTL, "seed": seed, "rows": rows}
+    return {"block": "csr_to_csc", "params": params, "seed": seed, "rows": rows}
 
 
 def _human(result):
@@ -81,8 +83,10 @@ def _human(result):
 @click.command("csc")
 @click.option("--copies", type=click.IntRange(1, 64), default=8, show_default=True,
               help="How many times the one matrix goes through back to back.")
+@click.option("--banks", type=click.IntRange(1, 2), default=2, show_default=True,
+              help="Counter banks: 1 drains a matrix before the next one counts.")
 @seed_option(1, "Seed of the random back-pressure.")
 @json_option
-def command(copies, seed, as_json):
+def command(copies, banks, seed, as_json):
     """CSR->CSC's cycles for real matrices back to back, beside its cycle model."""
-    emit(measure(copies, seed), as_json, _human)
+    emit(measure(copies, banks, seed), as_json, _human)
