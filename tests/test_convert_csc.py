@@ -800,6 +800,8 @@ def test_row_bands_worked_by_hand_on_a_7_by_5_matrix():
     assert row_bands(rows_of, BANDED_CSR.indices, 7, 7, 4).tolist() == [0, 5, 7]  # one more
     assert row_bands([], [], 0, 4, 4).tolist() == [0, 0]
     assert row_bands([], [], 9, 4, 4).tolist() == [0, 4, 8, 9]
+    with pytest.raises(ParameterError, match="row 1 holds more than 1 nonzeros of one column"):
+        row_bands([0, 1, 1], [0, 2, 2], 2, 4, 1)                 # (1, 2) twice: no band holds it
 
     class Block:
         max_rows, max_cols, max_nnz = 3, 2, 2
