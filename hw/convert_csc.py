@@ -17,8 +17,11 @@ The converter is the paper's counting sort, in four phases per matrix:
    From COO (the ``from_coo`` mode) the entries arrive as records carrying their own row
    (:func:`~sparseforge.sw.wire.coo_record`) and the row counter is bypassed; the phases
    are the same, so one build serves both.
-4. *drain*: the scratchpad streams out in order on ``csc``, while the counter memory is
-   cleared for the next matrix.
+4. *drain*: the scratchpad streams out in order on ``csc``, while the matrix's counters
+   are cleared. The counters have two banks, a matrix's in turn, so the next matrix counts
+   and scans in the other one meanwhile (MINT pipelines its chunks so); its scatter waits
+   for the drain, which needs the scratchpad. Back to back, a matrix costs about
+   ``max(count + scan, drain) + scatter`` where alone it costs their sum.
 
 The sort is stable: a column's entries come out in the order they arrived. So records in
 any order are sorted as radix sorts are, least significant key first: a pass keyed on the
@@ -457,12 +460,15 @@ class Drain(wiring.Component):
     start : In(1)
         Starts a matrix's drain; it runs until ``done``.
     cols, nnz : In
-        The matrix's columns and nonzeros. Hold them.
+        The matrix's columns and nonzeros, sampled with ``start`` (the next matrix's may
+        follow on the cycle after).
     read : In(the scratchpad's read port)
-    clear : In(the counter memory's write port)
+    clear : In(the write port of the matrix's counter bank)
     csc : Out(stream(entry))
     done : Out(1)
         Every entry is out and every word up to column ``cols`` is cleared.
+    busy : Out(1)
+        From the cycle after ``start`` to ``done``.
 
     Latency and throughput: one entry a cycle while ``csc`` is taken, from the second cycle
     after ``start`` (the scratchpad's read, then the output register); one word cleared a
@@ -475,23 +481,25 @@ class Drain(wiring.Component):
         super().__init__({"start": In(1), "cols": In(range(max_cols + 1)),
                           "nnz": In(range(max_nnz + 1)), "read": In(read),
                           "clear": In(counter_ports(words, lanes, ptr_width)[1]),
-                          "csc": Out(stream.Signature(entry)), "done": Out(1)})
+                          "csc": Out(stream.Signature(entry)), "done": Out(1),
+                          "busy": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.reads = reads = ReadStage(self.max_nnz, self.entry.size,
                                                ceil_log2(self.max_nnz))
-        running = Signal()
+        running = self.busy
+        cols, nnz = Signal.like(self.cols), Signal.like(self.nnz)
         asked = Signal(range(self.max_nnz + 1))             # entries asked for
         cleared = Signal(range(self.words + 1))             # counter words cleared
         wiring.connect(m, reads.mem, wiring.flipped(self.read))
         m.d.comb += [
-            reads.read.valid.eq(running & (asked != self.nnz)), reads.read.payload.eq(asked),
+            reads.read.valid.eq(running & (asked != nnz)), reads.read.payload.eq(asked),
             reads.addr.eq(asked), reads.present.eq(1),
-            self.clear.en.eq(running & ~covers(cleared, self.cols, self.lanes)),
+            self.clear.en.eq(running & ~covers(cleared, cols, self.lanes)),
             self.clear.addr.eq(cleared),
-            self.done.eq(running & (asked == self.nnz) & ~reads.read_data.valid
-                         & ~self.csc.valid & covers(cleared, self.cols, self.lanes)),
+            self.done.eq(running & (asked == nnz) & ~reads.read_data.valid
+                         & ~self.csc.valid & covers(cleared, cols, self.lanes)),
         ]
         out = Pipeline(m, reads.read_data, self.csc)        # the output is registered
         m.d.comb += self.csc.payload.eq(out.stage(reads.read_data.payload))
@@ -503,34 +511,43 @@ class Drain(wiring.Component):
         with m.If(self.done):
             m.d.sync += running.eq(0)
         with m.If(self.start):
-            m.d.sync += [running.eq(1), asked.eq(0), cleared.eq(0)]
+            m.d.sync += [running.eq(1), asked.eq(0), cleared.eq(0), cols.eq(self.cols),
+                         nnz.eq(self.nnz)]
         return m
 
 
 class CounterShare(wiring.Component):
-    """The counter memory's two ports shared by phase: the scan's while it scans; else the
-    read-modify-write's, but for the write port while the drain clears.
+    """The counter banks' ports shared. The front bank (the matrix being counted, scanned
+    and scattered) is the scan's while it scans, else the read-modify-write's; the drain
+    clears the matrix before: with two banks in the other one, beside them, so the next
+    matrix counts and scans while the one before drains (MINT Section V-B1 pipelines its
+    chunks so; the drain needs the counters only to clear them); with one bank through
+    its write port while it drains, the next matrix waiting.
 
     Parameters
     ----------
-    words, lanes, ptr_width : the counter memory: ``words`` words of ``lanes`` counters.
+    words, lanes, ptr_width : a counter bank: ``words`` words of ``lanes`` counters.
+    banks : 1 or 2.
 
     Members
     -------
+    front : In(1)
+        The front bank (with two); it changes only while nothing is on the counting path.
     scanning, draining : In(1)
-        The phase; at most one high.
-    read, write : In(the counter memory's read and write ports)
+        The scan's phase; the drain's.
+    read, write : In(each bank's read and write ports).array(banks)
     scan_read, scan_write : Out(the read and write ports, as :class:`PointerScan` takes them)
     increment_read, increment_write : Out(the same, as :class:`Increment` takes them)
     clear : Out(the write port, as :class:`Drain` takes it)
-        Every user sees the memory's read data; what a user drives reaches the memory only
-        in its phase.
+        The scan and the read-modify-write see the front bank's read data; what a user
+        drives reaches its bank only in its phase.
     """
 
-    def __init__(self, words, lanes, ptr_width):
+    def __init__(self, words, lanes, ptr_width, banks):
+        self.banks = banks
         read, write = counter_ports(words, lanes, ptr_width)
-        super().__init__({"scanning": In(1), "draining": In(1),
-                          "read": In(read), "write": In(write),
+        super().__init__({"front": In(1), "scanning": In(1), "draining": In(1),
+                          "read": In(read).array(banks), "write": In(write).array(banks),
                           "scan_read": Out(read), "scan_write": Out(write),
                           "increment_read": Out(read), "increment_write": Out(write),
                           "clear": Out(write)})
@@ -541,17 +558,21 @@ class CounterShare(wiring.Component):
         def use(port, user, fields=("addr", "en", "data")):
             m.d.comb += [getattr(port, name).eq(getattr(user, name)) for name in fields]
 
-        m.d.comb += [self.scan_read.data.eq(self.read.data),
-                     self.increment_read.data.eq(self.read.data)]
-        with m.If(self.scanning):
-            use(self.read, self.scan_read, ("addr", "en"))
-            use(self.write, self.scan_write)
-        with m.Else():
-            use(self.read, self.increment_read, ("addr", "en"))
-            with m.If(self.draining):
-                use(self.write, self.clear)
+        if self.banks == 2:
+            data = Mux(self.front, self.read[1].data, self.read[0].data)
+            cleared = [self.front != bank for bank in range(2)]
+        else:
+            data, cleared = self.read[0].data, [self.draining]
+        m.d.comb += [self.scan_read.data.eq(data), self.increment_read.data.eq(data)]
+        for bank in range(self.banks):
+            with m.If(cleared[bank]):
+                use(self.write[bank], self.clear)
+            with m.Elif(self.scanning):
+                use(self.read[bank], self.scan_read, ("addr", "en"))
+                use(self.write[bank], self.scan_write)
             with m.Else():
-                use(self.write, self.increment_write)
+                use(self.read[bank], self.increment_read, ("addr", "en"))
+                use(self.write[bank], self.increment_write)
         return m
 
 
@@ -564,7 +585,8 @@ class CsrToCscSignature(wiring.Signature):
     once as entries to place. Protocol, per matrix:
 
     - ``shape`` (stream in, :func:`~sparseforge.sw.wire.csr_shape`): ``rows``, ``cols``
-      and ``nnz``; taken while the converter is idle (between matrices).
+      and ``nnz``; taken once the matrix before is scattered (while it drains, with two
+      counter banks; once it is drained, with one).
     - ``col_ids`` (stream in, ``lanes`` column ids): the CSR ``col_ids`` in order,
       ``lanes`` a chunk, ``ceil(nnz / lanes)`` chunks; lanes past the ``nnz``-th id are
       ignored.
@@ -611,12 +633,17 @@ class CsrToCsc(wiring.Component):
     """CSR to CSC by counting sort, one nonzero a cycle: counters and a scratchpad (Fig. 8c).
 
     MINT Section V-B1. The module docstring gives the four phases (count, scan, scatter,
-    drain) and why the CSR is presented twice. Storage: the counter memory,
-    ``max_cols / lanes + 1`` words of ``lanes`` pointer-wide counters (one read port, its
-    output registered, and one write port; :class:`Increment` forwards the words still
-    being written), and the scratchpad, ``max_nnz`` entries ``{row, value}`` (one write
-    port for the scatter, one read port for the drain). Both start zeroed (their initial
-    contents); the drain leaves the counters zeroed for the next matrix.
+    drain) and why the CSR is presented twice. Storage: ``banks`` counter banks (with two,
+    one for the matrix counted, scanned and scattered and one for the matrix before it,
+    cleared as it drains: :class:`CounterShare`), each ``max_cols / lanes + 1`` words of
+    ``lanes`` pointer-wide counters (one read port, its output registered, and one write
+    port; :class:`Increment` forwards the words still being written), and the scratchpad,
+    ``max_nnz`` entries ``{row, value}`` (one write port for the scatter, one read port for
+    the drain). All start zeroed (their initial contents); a drain leaves its bank zeroed.
+    The second bank is the price of the overlap: a counter bank is ``lanes * ptr_width``
+    bits by ``max_cols / lanes + 1`` (13 kbit in the default configuration, beside the
+    scratchpad's 172 kbit), and its read data is multiplexed with the first's before the
+    read-modify-write's register; ``banks=1`` saves them where block RAM is scarce.
 
     Parameters
     ----------
@@ -625,6 +652,8 @@ class CsrToCsc(wiring.Component):
     max_rows, max_cols, max_nnz : the largest matrix: rows, columns, nonzeros (the
         scratchpad's depth). Pointers are ``ceil_log2(max_nnz + 1)`` bits.
     value_width : bits of a value (carried, never interpreted: a float's bits).
+    banks : counter banks: 2, the next matrix counts and scans while the one before drains;
+        1, it waits for the drain.
 
     Members
     -------
@@ -643,10 +672,14 @@ class CsrToCsc(wiring.Component):
     sum); *scan* gives one counter word (N pointers) a cycle; *scatter* takes one entry a
     cycle, and a cycle per empty row (from COO: one record a cycle, no row's cost); the
     first CSC entry is out 11 cycles after the last CSR entry; *drain* gives one entry a
-    cycle (and takes at least ``cols // N + 1`` cycles, the clearing). So one nonzero a
-    cycle through scatter and drain, and a matrix takes about ``2 nnz + groups + cols / N
-    + 30`` cycles: 2.46 to 2.63 cycles a nonzero on the SuiteSparse matrices of the tests
-    (the count at 1.7 to 2.4 ids a cycle).
+    cycle (and takes at least ``cols // N + 1`` cycles, the clearing), while the next
+    matrix is taken, counted and scanned (with two banks). So one nonzero a cycle through
+    scatter and drain; a matrix alone takes about ``2 nnz + groups + cols / N + 30``
+    cycles, and back to back with two banks about ``max(groups + cols / N + 12 + log2(N),
+    nnz + 4) + nnz + 8`` (and a cycle per empty row): :mod:`sparseforge.sim.models.csr_to_csc`
+    gives the cycles exactly. On six SuiteSparse matrices back to back (the count at 1.7 to
+    2.4 ids a cycle) that is 2.15 cycles a nonzero, 2.54 with one bank (``sparseforge bench
+    csc [--banks 1]`` prints the figures).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
     The default configuration's slowest path is the counter memory's read; a scratchpad
@@ -663,13 +696,15 @@ class CsrToCsc(wiring.Component):
         Param("max_nnz", 4096, 2, 1 << 20, "most nonzeros of a matrix (scratchpad depth)",
               pow2=True),
         Param("value_width", 32, 1, 64, "bits of a value"),
+        Param("banks", 2, 1, 2, "counter banks: with 2 a matrix counts while the one before "
+              "drains"),
     )
     REPORT = ({}, {"lanes": 16, "max_rows": 4096, "max_cols": 4096, "max_nnz": 16384})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.lanes, self.max_rows, self.max_cols = v["lanes"], v["max_rows"], v["max_cols"]
-        self.max_nnz, self.value_width = v["max_nnz"], v["value_width"]
+        self.max_nnz, self.value_width, self.banks = v["max_nnz"], v["value_width"], v["banks"]
         self.ptr_width = ceil_log2(self.max_nnz + 1)
         self.col_width = ceil_log2(self.max_cols)
         self.words = self.max_cols // self.lanes + 1
@@ -691,12 +726,13 @@ class CsrToCsc(wiring.Component):
         m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols)
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,
                                            entry)
-        m.submodules.share = share = CounterShare(self.words, N, W)
-        m.submodules.counters = counters = Memory(shape=data.ArrayLayout(W, N),
-                                                  depth=self.words, init=[])
+        m.submodules.share = share = CounterShare(self.words, N, W, self.banks)
+        for bank in range(self.banks):
+            counters = Memory(shape=data.ArrayLayout(W, N), depth=self.words, init=[])
+            m.submodules[f"counters{bank}"] = counters
+            wiring.connect(m, share.write[bank], counters.write_port())
+            wiring.connect(m, share.read[bank], counters.read_port())
         m.submodules.scratch = scratch = Memory(shape=entry.size, depth=self.max_nnz, init=[])
-        wiring.connect(m, share.write, counters.write_port())
-        wiring.connect(m, share.read, counters.read_port())
         wiring.connect(m, increment.place, scratch.write_port())
         wiring.connect(m, drain.read, scratch.read_port())
         wiring.connect(m, groups.groups, enter.groups)
@@ -713,14 +749,19 @@ class CsrToCsc(wiring.Component):
         ids_left = Signal.like(shape.nnz)                   # column ids still to count
         from_coo = Signal()                                 # the matrix's mode
         records_done = Signal()                             # its last record is taken
+        front = Signal()                                    # the counter bank it counts in
         m.d.comb += [rows.rows.eq(shape.rows), scan.cols.eq(shape.cols),
                      drain.cols.eq(shape.cols), drain.nnz.eq(shape.nnz),
-                     enter.settled.eq(increment.settled)]
+                     enter.settled.eq(increment.settled), share.front.eq(front),
+                     share.draining.eq(drain.busy)]
+        free = Signal()                                     # the counters can take a matrix
+        m.d.comb += free.eq(1 if self.banks == 2 else ~drain.busy)
 
         with m.FSM() as phase:
             with m.State("idle"):
-                m.d.comb += [self.shape.ready.eq(1), rows.restart.eq(self.shape.valid)]
-                with m.If(self.shape.valid):
+                m.d.comb += [self.shape.ready.eq(free),
+                             rows.restart.eq(self.shape.valid & free)]
+                with m.If(self.shape.valid & free):
                     m.d.sync += [shape.eq(self.shape.payload), ids_left.eq(self.shape.payload.nnz),
                                  from_coo.eq(self.from_coo),
                                  records_done.eq(self.shape.payload.nnz == 0)]
@@ -738,6 +779,8 @@ class CsrToCsc(wiring.Component):
                     m.d.comb += scan.start.eq(1)
                     m.next = "scan"
             with m.State("scan"), m.If(scan.done):
+                m.next = "hold"
+            with m.State("hold"), m.If(~drain.busy):     # the scratchpad is drained
                 m.next = "scatter"
             with m.State("scatter"):
                 m.d.comb += enter.scatter.eq(1)
@@ -759,12 +802,11 @@ class CsrToCsc(wiring.Component):
                     wiring.connect(m, rows.entries, enter.entries)
                 with m.If(Mux(from_coo, records_done, rows.done) & enter.empty):
                     m.d.comb += drain.start.eq(1)
-                    m.next = "drain"
-            with m.State("drain"), m.If(drain.done):
-                m.next = "idle"
+                    if self.banks == 2:
+                        m.d.sync += front.eq(~front)
+                    m.next = "idle"
 
-        m.d.comb += [share.scanning.eq(phase.ongoing("scan")),
-                     share.draining.eq(phase.ongoing("drain"))]
+        m.d.comb += share.scanning.eq(phase.ongoing("scan"))
         # the read-modify-write takes an item every cycle (none is in flight while idle)
         m.d.comb += count.taken.ready.eq(~phase.ongoing("idle"))
         return m

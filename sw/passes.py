@@ -12,13 +12,20 @@ column lands whole in one pass, so the passes' CSC outputs, one after the other,
 matrix's CSC with each pass's pointers moved up by the nonzeros before it
 (:func:`join_columns`): the block did the sort, the host adds.
 
+The block carries each entry's row as an id of its ``max_rows`` bits: a matrix of more rows
+goes through in row bands (:func:`row_bands`), each band a matrix of its own rows, renumbered
+from its first, through the column passes above. A band also keeps each column's nonzeros in
+it within the scratchpad, so a column longer than the scratchpad goes through in pieces. The
+bands' CSCs join column by column (:func:`join_groups`): a column's entries of the first band,
+then of the second, each band's rows moved up by its first row, so rows still ascend.
+
 CSR to BSR (Fig. 8e) holds each row of a block row but the last in a scratchpad bank of
 ``depth`` nonzeros until the last row comes: a pass is a run of whole block columns in
 which no such row has more (:func:`bank_passes`), sliced as for CSC. A block row's blocks
 are then its blocks of each pass, one pass after the other (:func:`join_block_rows`).
 
 numpy only. Host memory follows the nonzeros, the columns (the CSC pointers need them) and
-each pass's row pointers (the block takes them), never the matrix's area.
+each pass's row pointers (the block takes them, at most a band's), never the matrix's area.
 """
 
 import numpy as np
@@ -149,19 +156,61 @@ def bank_passes(indptr, indices, cols, block, depth):
     return np.array(bounds if cols else [0, 0], dtype=np.int64)
 
 
-def join_block_rows(pointers):
-    """The BSR block-row pointers of the passes' outputs joined, and where each of the
-    passes' blocks (one pass after the other) goes: ``(ptr, places)``. A block row's blocks
-    are its blocks of the first pass, then of the second, and so on.
+def join_groups(pointers):
+    """Passes over the same groups joined group by group: ``(ptr, places)``, the joined
+    pointers and where each of the passes' items (one pass after the other) goes. A group's
+    items are its items of the first pass, then of the second, and so on: BSR block rows
+    joined over column passes (``join_block_rows``), CSC columns over row bands.
 
-    ``pointers``: each pass's block-row pointers (the same block rows in every pass).
+    ``pointers``: each pass's pointers over the groups (the same groups in every pass).
+    Memory follows the groups and the items, not the passes times the groups.
     """
-    ptrs = np.asarray(pointers, dtype=np.int64).reshape(len(pointers), -1)
-    counts = np.diff(ptrs, axis=1)                       # passes x block rows
-    ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
-    ahead = np.cumsum(counts, axis=0) - counts           # blocks of the passes before
-    places = []
-    for mine, before, count in zip(ptrs, ahead, counts, strict=True):
-        row = np.repeat(np.arange(counts.shape[1]), count)
-        places.append(ptr[row] + before[row] + np.arange(mine[-1]) - mine[row])
+    pointers = [np.asarray(p, dtype=np.int64) for p in pointers]
+    total = np.zeros(len(pointers[0]) - 1, np.int64)
+    for mine in pointers:
+        total += np.diff(mine)
+    ptr = np.concatenate([[0], np.cumsum(total)])
+    ahead, places = ptr[:-1].copy(), []              # a group's next free place
+    for mine in pointers:
+        count = np.diff(mine)
+        group = np.repeat(np.arange(len(count)), count)
+        places.append(ahead[group] + np.arange(mine[-1]) - mine[group])
+        ahead += count
     return ptr, np.concatenate([np.zeros(0, np.int64), *places])
+
+
+join_block_rows = join_groups             # CSR to BSR joins its column passes so
+
+
+def row_bands(rows_of, cols_of, rows, max_rows, max_nnz):
+    """The rows of each band: bounds ``[0, r1, ..., rows]`` (int64), each band ``[bounds[b],
+    bounds[b + 1])`` at most ``max_rows`` rows in which no column holds more than ``max_nnz``
+    nonzeros, each as long as both allow (greedy from row 0: the fewest bands). A matrix of
+    no rows is one band of none.
+
+    ``rows_of``, ``cols_of``: the rows and columns of the matrix's nonzeros, in any order, one
+    a coordinate (a row holds at most one nonzero of a column, so a band of one row always
+    fits a scratchpad of ``max_nnz >= 1``).
+    """
+    rows_of = np.asarray(rows_of, dtype=np.int64)
+    order = np.argsort(rows_of, kind="stable")
+    r, c = rows_of[order], np.asarray(cols_of, dtype=np.int64)[order]
+    cols = int(c.max(initial=-1)) + 1
+    by_col = np.argsort(c, kind="stable")
+    rank = np.empty(len(c), np.int64)                  # each nonzero's place in its column
+    starts = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=cols))])
+    rank[by_col] = np.arange(len(c)) - starts[c[by_col]]
+    before = np.zeros(cols, np.int64)                  # each column's nonzeros in earlier bands
+    bounds = [0]
+    while bounds[-1] < rows:
+        lo = bounds[-1]
+        s, e = np.searchsorted(r, [lo, lo + max_rows])
+        over = rank[s:e] - before[c[s:e]] >= max_nnz   # past the scratchpad in this band
+        hi = min(lo + max_rows, rows, int(r[s:e][over].min(initial=rows)))
+        if hi <= lo:
+            raise ParameterError(f"row {lo} holds more than {max_nnz} nonzeros of one column "
+                                 "(a repeated coordinate)")
+        e = np.searchsorted(r, hi)
+        before += np.bincount(c[s:e], minlength=cols)
+        bounds.append(hi)
+    return np.array(bounds if rows else [0, 0], dtype=np.int64)

@@ -12,8 +12,9 @@ travel as their bits (a float64 as 64 bits), so the result is bit for bit.
 
 ``convert --engine rtl`` builds one block (:data:`RTL`) for every matrix, so a matrix of
 any size reuses the build; a matrix larger than the block's counters or scratchpad goes
-through in column passes the host plans and joins (:mod:`sparseforge.sw.passes`), all in
-one run. The block's four edges:
+through in passes the host plans and joins (:mod:`sparseforge.sw.passes`), all in one run:
+row bands whose row ids fit the block's, each in column passes within its counters and
+scratchpad. The block's four edges:
 
 - CSR -> CSC: the block's own conversion, one counting sort keyed on the column.
 - CSC -> CSR: the same on the transposed view (CSR of A is CSC of A^T): A's CSC is A^T's
@@ -56,17 +57,18 @@ SINKS = ("col_ptr", "csc")
 
 RTL = {"lanes": 8, "max_rows": 1 << 16, "max_cols": 1024, "max_nnz": 4096, "value_width": 64}
 """The ``csr_to_csc`` block ``convert --engine rtl`` builds, whatever the matrix: the
-block's default buffers (1,024 columns' counters, a 4,096-entry scratchpad), rows up to
-65,536 (the largest of the shared data; a row id costs bits, not memory) and 64-bit values
-(any value type's bits). A matrix beyond the buffers goes through in column passes; one of
-more rows, or a column of more than 4,096 nonzeros, is refused."""
+block's default buffers (1,024 columns' counters, a 4,096-entry scratchpad), 16-bit row ids
+(65,536 rows; a row id costs bits, not memory) and 64-bit values (any value type's bits). A
+matrix beyond them goes through in passes: row bands of at most 65,536 rows and 4,096
+nonzeros of a column, each in column passes; so a matrix of any size converts, and a sort by
+row (on the transposed view) carries columns of any count."""
 
 
 @dataclass(frozen=True)
 class SortPass:
     """One counting sort through the block: the coordinate it was keyed on (``"column"``
-    or ``"row"``), its cycles, and the column passes through the block's buffers it took
-    (:mod:`sparseforge.sw.passes`), all in one run."""
+    or ``"row"``), its cycles, and the passes through the block's buffers it took (row
+    bands in column passes: :mod:`sparseforge.sw.passes`), all in one run."""
 
     key: str
     cycles: int
@@ -203,31 +205,65 @@ def record_parts(matrix, bounds):
                                     bounds[1:], strict=True)]
 
 
+def band_parts(component, matrix):
+    """``matrix`` (canonical CSR, or COO records) as the block takes it: its row bands
+    (:func:`~sparseforge.sw.passes.row_bands`), each its rows renumbered from its first, in
+    the column passes of :func:`~sparseforge.sw.passes.column_passes`. ``(parts, bands)``:
+    every pass's matrix, band after band, and each band's first row and passes."""
+    coo, (rows, cols) = matrix.format == "coo", matrix.shape
+    rows_of = matrix.row if coo else np.repeat(np.arange(rows), np.diff(matrix.indptr))
+    bounds = passes.row_bands(rows_of, matrix.col if coo else matrix.indices, rows,
+                              component.max_rows, component.max_nnz)
+    parts, bands = [], []
+    for mine, lo, hi in zip(passes.record_slices(rows_of, bounds), bounds[:-1], bounds[1:],
+                            strict=True):
+        if coo:
+            band = sp.coo_array((matrix.data[mine], (matrix.row[mine] - lo, matrix.col[mine])),
+                                shape=(hi - lo, cols))
+        else:                                   # a band of CSR is a run of its entries
+            ptr = matrix.indptr[lo:hi + 1] - matrix.indptr[lo]
+            band = sp.csr_array((matrix.data[mine], matrix.indices[mine], ptr),
+                                shape=(hi - lo, cols))
+            band.has_canonical_format = True
+        columns = passes.column_passes(band.col if coo else band.indices, cols,
+                                       component.max_cols, component.max_nnz)
+        mine = (record_parts if coo else column_parts)(band, columns)
+        parts += mine
+        bands.append((int(lo), len(mine)))
+    return parts, bands
+
+
 def sort_by_column(component, matrix, seed, rates=None, simulate=run_native):
     """``matrix`` (canonical CSR, or COO records as :class:`CscBench` takes them) through
-    ``component`` in the passes of :func:`~sparseforge.sw.passes.column_passes`, one after
-    the other in one run of ``simulate`` (:func:`run_native`'s arguments and result):
-    ``((indptr, indices, data), cycles, passes)``, the CSC arrays joined on the host from
-    what the block emitted for each pass, a column's entries in the order they came."""
-    coo = matrix.format == "coo"
-    bounds = passes.column_passes(matrix.col if coo else matrix.indices, matrix.shape[1],
-                                  component.max_cols, component.max_nnz)
-    parts = (record_parts if coo else column_parts)(matrix, bounds)
+    ``component`` in the passes of :func:`band_parts`, one after the other in one run of
+    ``simulate`` (:func:`run_native`'s arguments and result): ``((indptr, indices, data),
+    cycles, parts, bands)``, the CSC arrays joined on the host from what the block emitted
+    for each pass (a band's column passes one after the other, its rows moved up by its
+    first; then the bands column by column), a column's entries band by band and within a
+    band in the order they came; and the passes and bands it took."""
+    parts, bands = band_parts(component, matrix)
     result = simulate(component, parts, seed, rates)
     index = index_dtype(*matrix.shape, matrix.nnz)
-    indptr = passes.join_columns([m.indptr for m in result.csc]).astype(index)
-    arrays = (indptr, joined((m.indices for m in result.csc), index),
-              joined((m.data for m in result.csc), matrix.dtype))
-    return arrays, result.cycles, len(parts)
+    emitted, pointers, rows, data = iter(result.csc), [], [], []
+    for lo, count in bands:
+        mine = [next(emitted) for _ in range(count)]
+        pointers.append(passes.join_columns([m.indptr for m in mine]))
+        rows.append(joined((m.indices for m in mine), np.int64) + lo)
+        data.append(joined((m.data for m in mine), matrix.dtype))
+    indptr, places = passes.join_groups(pointers)
+    indices, values = np.empty(len(places), index), np.empty(len(places), matrix.dtype)
+    indices[places], values[places] = joined(rows, index), joined(data, matrix.dtype)
+    return (indptr.astype(index), indices, values), result.cycles, len(parts), len(bands)
 
 
 def run_passes(component, matrix, seed, rates=None):
     """``matrix`` (canonical CSR) through ``component`` as :func:`sort_by_column` says:
-    ``(csc, cycles, passes)``."""
-    (indptr, indices, data), cycles, parts = sort_by_column(component, matrix, seed, rates)
+    ``(csc, cycles, passes, bands)``."""
+    (indptr, indices, data), cycles, parts, bands = sort_by_column(component, matrix, seed,
+                                                                   rates)
     csc = sp.csc_array((data, indices, indptr), shape=matrix.shape)
     csc.has_canonical_format = True
-    return csc, cycles, parts
+    return csc, cycles, parts, bands
 
 
 def sort_records(component, records, by, seed, rates=None, simulate=run_native):
@@ -241,40 +277,29 @@ def sort_records(component, records, by, seed, rates=None, simulate=run_native):
     other = {"column": "row", "row": "column"}
     keys = [other[by], by][2 - passes.sort_passes(records.row, records.col, by):]
     row, col, data, shape, done = records.row, records.col, records.data, records.shape, []
-    for key in keys:
-        check_carried(component, shape[key == "row"], other[key], key)
     for n, key in enumerate(keys):
         view = (sp.coo_array((data, (row, col)), shape=shape) if key == "column" else
                 sp.coo_array((data, (col, row)), shape=shape[::-1]))
-        (indptr, others, data), cycles, parts = sort_by_column(component, view, seed + n, rates,
-                                                               simulate)
+        (indptr, others, data), cycles, parts, _ = sort_by_column(component, view, seed + n,
+                                                                  rates, simulate)
         done.append(SortPass(key, cycles, parts))
         keyed = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         row, col = (others, keyed) if key == "column" else (keyed, others)
     return indptr, others, data, Cycles(done)
 
 
-def check_carried(component, size, what, key):
-    """Refuse (ParameterError) a sort keyed on ``key`` whose entries carry ``size``
-    ``what``s (the block's row ids) where ``component`` has fewer."""
-    if size > component.max_rows:
-        raise ParameterError(f"a sort by {key} carries each entry's {what}: {size} {what}s do "
-                             f"not fit the csr_to_csc block (at most {component.max_rows})")
-
-
 def convert(source, block=None, run_bits=None, seed=1):
     """``convert --engine rtl`` from CSR to CSC: ``(csc, cycles)`` from the block built
     once as :data:`RTL` says, the matrix in passes through it."""
-    csc, cycles, parts = run_passes(CsrToCsc(**RTL), canonical_csr(source), seed)
+    csc, cycles, parts, _ = run_passes(CsrToCsc(**RTL), canonical_csr(source), seed)
     return csc, Cycles([SortPass("column", cycles, parts)])
 
 
 def csc_to_csr(source, block=None, run_bits=None, seed=1):
     """``convert --engine rtl`` from CSC to CSR: CSR to CSC on the transposed view (A's
     CSC is A^T's CSR, and A^T's CSC is A's CSR), one sort keyed on A's row."""
-    block = CsrToCsc(**RTL)
-    check_carried(block, source.shape[1], "column", "row")
-    csc, cycles, parts = run_passes(block, canonical_csr(sp.csc_array(source).T), seed)
+    csc, cycles, parts, _ = run_passes(CsrToCsc(**RTL), canonical_csr(sp.csc_array(source).T),
+                                       seed)
     csr = sp.csr_array((csc.data, csc.indices, csc.indptr), shape=source.shape)
     csr.has_canonical_format = True
     return csr, Cycles([SortPass("row", cycles, parts)])

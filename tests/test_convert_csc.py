@@ -6,6 +6,7 @@ back-pressure on every stream, ``convert --engine rtl``, lint and the synthesis 
 COO mode and the edges it gives (COO in any order to CSC and CSR, CSC to CSR), one or two
 counting sorts, from a ``.mtx`` in its file's order."""
 
+import itertools
 import json
 
 import numpy as np
@@ -36,12 +37,13 @@ from sparseforge.hw.mint_units import ClusterCounter, ZeroDetect
 from sparseforge.hw.prefix_sum import PrefixSum
 from sparseforge.hw.stream_units import Lockstep
 from sparseforge.sim import native as native_build
+from sparseforge.sim.models import csr_to_csc as cycle_model
 from sparseforge.sim.models import mint as model
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
 from sparseforge.sw import wire
-from sparseforge.sw.formats import read_matrix, read_mtx_in_order
-from sparseforge.sw.passes import column_passes, record_slices, sort_passes
+from sparseforge.sw.formats import read_matrix, read_mtx_in_order, read_tensor
+from sparseforge.sw.passes import column_passes, join_groups, record_slices, row_bands, sort_passes
 from sparseforge.tb import native
 from sparseforge.tb.convert import block_of, route, rtl_convert
 from sparseforge.tb.convert_csc import (
@@ -50,12 +52,14 @@ from sparseforge.tb.convert_csc import (
     SINKS,
     SOURCES,
     CscBench,
+    CscResult,
     SortPass,
+    band_parts,
     canonical_csr,
-    check_carried,
     held_records,
     run_native,
     run_passes,
+    sort_by_column,
     sort_records,
 )
 from sparseforge.tb.mint import PipelineBench
@@ -322,8 +326,11 @@ def test_drain_streams_the_scratchpad_and_clears_the_counters(cols, nnz):
         ctx.set(unit.start, 1)
         await ctx.tick()
         ctx.set(unit.start, 0)
+        ctx.set(unit.cols, 16 - cols)             # the next matrix's: sampled with start
+        ctx.set(unit.nnz, 16 - nnz)
         out = []
         for cycle in range(80):
+            assert ctx.get(unit.busy)
             ctx.set(unit.csc.ready, cycle % 2)
             await ctx.delay(1e-9)
             if ctx.get(unit.done):
@@ -332,7 +339,7 @@ def test_drain_streams_the_scratchpad_and_clears_the_counters(cols, nnz):
                 out.append(ctx.get(unit.csc.payload.as_value()))
             await ctx.tick()
         await ctx.tick()
-        assert out == list(range(100, 100 + nnz))
+        assert out == list(range(100, 100 + nnz)) and not ctx.get(unit.busy)
         cleared = cols // LANES + 1
         assert await counts(ctx, counters) == \
             [[0] * LANES] * cleared + [[7] * LANES] * (WORDS - cleared)
@@ -374,15 +381,16 @@ def test_directed_matrices_back_to_back(rates):
                      matrices)
 
 
-@pytest.mark.parametrize("seed", [11, 12])
-def test_random_matrices_under_back_pressure(seed):
+@pytest.mark.parametrize(("seed", "banks"), [(11, 2), (12, 1)])
+def test_random_matrices_under_back_pressure(seed, banks):
     rng = np.random.default_rng(seed_from_env(seed))
     matrices = [csr(sp.random_array((rng.integers(1, 65), rng.integers(1, 65)),
                                     density=d, rng=rng)) for d in (0.01, 0.05, 0.2, 0.6)]
     ints = csr((rng.integers(-3, 4, (20, 40)) * (rng.random((20, 40)) < 0.3)).astype(np.int16))
     assert_converted(pysim(CscBench(CsrToCsc(**{**SMALL, "value_width": 16}), [ints],
                                     seed)), [ints])
-    assert_converted(pysim(CscBench(CsrToCsc(**SMALL), matrices, seed)), matrices)
+    assert_converted(pysim(CscBench(CsrToCsc(**{**SMALL, "banks": banks}), matrices, seed)),
+                     matrices)
 
 
 def test_scatter_and_drain_take_one_nonzero_a_cycle_and_count_a_word_a_cycle():
@@ -395,6 +403,45 @@ def test_scatter_and_drain_take_one_nonzero_a_cycle_and_count_a_word_a_cycle():
     for taken in ([c for c, _ in chunks], [c for c, _ in entries],
                   [c for c, _ in bench.sinks[1].received]):
         assert np.all(np.diff(taken) == 1)
+
+
+def test_the_cycle_model_gives_the_cycles_without_stalls_exactly():
+    """Back to back, CSR and COO, lanes 4 and 8, one counter bank or two: empty matrices,
+    none of rows, a last row empty, wide ones whose drain is its clearing, the scratchpad's
+    drain longer or shorter than the next matrix's count and scan."""
+    rng = np.random.default_rng(seed_from_env(45))
+    matrices = [*directed()[:6], csr(sp.csr_array((np.ones(2), ([0, 1], [0, 60])),
+                                                  shape=(2, 64))),
+                csr(sp.csr_array((0, 4))), csr(sp.csr_array((3, 64)))]
+    matrices += [csr(sp.random_array((int(rng.integers(1, 60)), int(rng.integers(1, 64))),
+                                     density=d, rng=rng)) for d in (0.02, 0.2, 0.5)]
+    rng.shuffle(matrices)
+    for lanes, banks, batch in ((4, 2, matrices), (8, 2, matrices[::-2]), (4, 1, matrices[1::2]),
+                                (4, 2, [shuffled(m, 46) for m in matrices[::2] if m.nnz])):
+        block = CsrToCsc(**{**SMALL, "lanes": lanes, "banks": banks})
+        result = pysim(CscBench(block, batch, 0, FULL))
+        assert result.cycles == cycle_model.cycles(batch, lanes, banks)
+        for got, matrix in zip(result.csc, batch, strict=True):
+            want = stable_by_column(matrix) if matrix.format == "coo" else \
+                stable_by_column(sp.coo_array(matrix))
+            assert (got.indptr.tolist(), got.indices.tolist(), got.data.tolist()) == want
+    assert cycle_model.groups([0, 1, 9, 2, 17, 16, 3], 4) == 2 + 2   # words {0, 2} | {4, 0}
+
+
+def test_the_next_matrix_counts_and_scans_while_the_one_before_drains():
+    """Its column ids are taken and its pointers are out before the previous matrix's last
+    CSC entry, under back-pressure on ``csc``; without stalls they take less than alone."""
+    spread = np.zeros((20, 40))
+    spread[:, ::4] = 1.0                          # a counter word each id: a group each
+    matrices = [csr(np.arange(1.0, 8 * 40 + 1).reshape(8, 40)), csr(spread)]
+    bench = CscBench(CsrToCsc(**SMALL), matrices, seed_from_env(47), {**FULL, "csc": 0.5})
+    together = pysim(bench)
+    assert_converted(together, matrices)
+    ids, pointers = bench.sources[1].accepted, bench.sinks[0].received
+    first_out = bench.sinks[1].received[matrices[0].nnz - 1][0]      # matrix 0's last entry
+    assert ids[-1][0] < first_out and pointers[-1][0] < first_out
+    alone = sum(cycle_model.cycles([m], 4) for m in matrices)       # the model is exact
+    assert pysim(CscBench(CsrToCsc(**SMALL), matrices, 0, FULL)).cycles < alone - 200
 
 
 def test_a_matrix_larger_than_the_block_is_refused():
@@ -445,7 +492,7 @@ def test_a_matrix_larger_than_the_buffers_goes_through_in_column_passes(shared_d
     4,096-entry scratchpad, every stream stalling at random."""
     matrix = real(shared_data, "suitesparse/bcspwr10.mtx")
     rates = {**dict.fromkeys(SOURCES + SINKS, 0.6), "csc": 0.4}
-    csc, cycles, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(24), rates)
+    csc, cycles, passes, _ = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(24), rates)
     assert passes == len(column_passes(matrix.indices, 5300, 1024, 4096)) - 1 > 5
     assert cv.same(csc, cv.convert(matrix, "csc"))
     assert cycles > passes * matrix.shape[0]          # every pass takes every row's pointer
@@ -459,7 +506,7 @@ def test_a_full_scratchpad_is_one_pass_and_one_more_nonzero_makes_two():
     for nnz, want in ((4096, 1), (4097, 2)):
         matrix = canonical_csr(sp.csr_array((rng.standard_normal(nnz), (rows[:nnz], cols[:nnz])),
                                             shape=(600, 1024)))
-        csc, _, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(26))
+        csc, _, passes, _ = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(26))
         assert passes == want and cv.same(csc, cv.convert(matrix, "csc"))
 
 
@@ -482,14 +529,17 @@ def test_a_matrix_of_another_size_reuses_the_build(monkeypatch):
 
 
 @pytest.mark.verilator
-def test_the_most_rows_go_through_and_one_more_is_refused():
-    tall = sp.csr_array((np.ones(3), ([0, 40000, 65535], [0, 2, 1])), shape=(65536, 3))
-    assert cv.same(rtl_convert(tall, "csc")[0], cv.convert(tall, "csc"))
-    with pytest.raises(ParameterError, match="a matrix of 65537 rows does not fit the "
-                                             r"csr_to_csc block \(at most 65536\)"):
-        rtl_convert(sp.csr_array((65537, 3)), "csc")
-    with pytest.raises(ParameterError, match="column 1 holds 4097 nonzeros"):
-        rtl_convert(sp.csr_array(np.ones((4097, 2)) * [0, 1]), "csc")
+def test_the_most_rows_are_one_band_and_one_more_row_makes_two():
+    """Row ids are 16 bits in the RTL build: 65,537 rows go through in two bands, the first
+    of the most rows (its last row's id all ones), the second of the one row more (the tiny
+    block's tests take columns past the scratchpad and sorts by row carrying more columns
+    than row ids)."""
+    tall = sp.csr_array((np.arange(1.0, 6.0), ([0, 40000, 65535, 65535, 65536],
+                                               [0, 2, 1, 2, 1])), shape=(65537, 3))
+    assert [p.shape for p in band_parts(CsrToCsc(**RTL), tall)[0]] == [(65536, 3), (1, 3)]
+    got, stages = rtl_convert(tall, "csc")
+    assert cv.same(got, cv.convert(tall, "csc"))
+    assert [p["parts"] for p in stages[0].passes] == [2]
 
 
 def test_the_rtl_engine_refuses_complex_values_by_name():
@@ -518,8 +568,44 @@ def test_soak_larger_real_matrices(shared_data, seed):
 def test_soak_large_real_matrices_in_passes_through_the_rtl_block(shared_data, name):
     matrix = real(shared_data, name)
     rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.5}
-    csc, _, passes = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(310), rates)
+    csc, _, passes, _ = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(310), rates)
     assert passes > 1 and cv.same(csc, cv.convert(matrix, "csc"))
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_soak_a_real_matrix_of_1_6_million_rows_in_row_bands(shared_data):
+    """No matrix of the shared data has more than 65,536 rows; MovieLens-100k's ratings
+    unfolded along the day are one: rows (user, item), 943 x 1,682 = 1,586,126 of them, by
+    215 days, 100,000 nonzeros. CSR to CSC in 25 row bands under back-pressure (each row id
+    within its band's 16 bits); back from CSC to CSR, keyed on the 1.6 million rows, in one
+    band of the transposed view and its column passes."""
+    tensor = read_tensor(shared_data / "tensors" / "movielens-100k_user-item-day.tns")
+    users, items, days = tensor.shape
+    matrix = csr(sp.coo_array((tensor.values, (tensor.coords[:, 0] * items + tensor.coords[:, 1],
+                                               tensor.coords[:, 2])), shape=(users * items, days)))
+    assert matrix.shape == (1586126, 215) and matrix.nnz == 100000
+    rates = {**dict.fromkeys(SOURCES + SINKS, 0.8), "csc": 0.6}
+    csc, _, passes, bands = run_passes(CsrToCsc(**RTL), matrix, seed_from_env(330), rates)
+    assert bands == 25 and passes >= bands and cv.same(csc, cv.convert(matrix, "csc"))
+    got, stages = rtl_convert(csc, "csr")
+    assert stages[0].passes[0]["parts"] == -(-1586126 // 1024)        # 1,024 columns a pass
+    assert cv.same(got, cv.convert(matrix, "csr"))
+
+
+@pytest.mark.soak
+@pytest.mark.verilator
+def test_soak_bench_csc_prints_back_to_back_cycles_equal_to_the_model(capsys):
+    """With one counter bank or two; two take fewer cycles on every workload."""
+    cycles = []
+    for banks in (1, 2):
+        main(["bench", "csc", "--copies", "2", "--banks", str(banks), "--json"])
+        rows = json.loads(capsys.readouterr().out)["rows"]
+        assert len(rows) == 7 and all(r["matches_golden"] for r in rows)
+        assert all(r["cycles"] == r["model"] for r in rows if r["stalls"] == "none")
+        assert [r["matrices"] for r in rows[:3]] == [2, 2, 2]
+        cycles.append([r["cycles"] for r in rows])
+    assert all(two < one for one, two in zip(*cycles, strict=True))
 
 
 # -- COO in any order: the block's COO mode, one or two sorts, a .mtx in file order --------
@@ -687,16 +773,123 @@ def test_coo_stored_zeros_are_dropped_and_repeats_refused_before_any_run():
             rtl_convert(repeats, to)
 
 
-def test_a_sort_carrying_more_columns_than_the_block_has_rows_is_refused():
-    """Row ids are 16 bits in the RTL build: a sort by row carries each entry's column."""
-    wide = sp.coo_array((np.ones(3), ([0, 1, 2], [65536, 0, 5])))
-    with pytest.raises(ParameterError, match="a sort by row carries each entry's column: "
-                                             r"65537 columns do not fit the csr_to_csc block "
-                                             r"\(at most 65536\)"):
-        CONVERSIONS["coo", "csr"](sp.coo_array((np.ones(2), ([0, 1], [65536, 0]))))
-    with pytest.raises(ParameterError, match="65537 columns do not fit"):
-        CONVERSIONS["csc", "csr"](wide.tocsc())
-    assert check_carried(CsrToCsc(**RTL), 65536, "column", "row") is None    # the most fit
+# -- row bands: matrices of more rows than the block's row ids, or of columns past its
+# scratchpad ---------------------------------------------------------------------------------
+
+# 7 rows x 5 columns; column counts 2, 2, 1, 5, 2 (12 nonzeros)
+BANDED = {0: [0, 3], 1: [1, 3], 2: [3], 3: [0, 3, 4], 4: [2], 5: [3], 6: [1, 4]}
+BANDED_CSR = csr(sp.coo_array((np.arange(1.0, 13.0), ([r for r, cs in BANDED.items() for _ in cs],
+                                                      [c for cs in BANDED.values() for c in cs])),
+                              shape=(7, 5)))
+
+
+def golden(component, matrices, seed, rates=None):
+    """Each pass's CSC from the golden converter: the host's plan and join alone."""
+    return CscResult(0, [cv.convert(m, "csc") for m in matrices])
+
+
+def test_row_bands_worked_by_hand_on_a_7_by_5_matrix():
+    """Bands of at most 3 rows and 2 nonzeros of a column: column 3 (rows 0, 1, 2, 3, 5)
+    ends the first band before its third nonzero, at row 2; rows 2-4 hold two of it; then
+    rows 5-6. Each band in passes of 2 columns and 2 nonzeros."""
+    rows_of = np.repeat(np.arange(7), np.diff(BANDED_CSR.indptr))
+    assert row_bands(rows_of, BANDED_CSR.indices, 7, 3, 2).tolist() == [0, 2, 5, 7]
+    assert row_bands(rows_of[::-1], BANDED_CSR.indices[::-1], 7, 3, 2).tolist() == [0, 2, 5, 7]
+    assert row_bands(rows_of, BANDED_CSR.indices, 7, 3, 5).tolist() == [0, 3, 6, 7]
+    assert row_bands(rows_of, BANDED_CSR.indices, 7, 7, 5).tolist() == [0, 7]    # exactly fits
+    assert row_bands(rows_of, BANDED_CSR.indices, 7, 7, 4).tolist() == [0, 5, 7]  # one more
+    assert row_bands([], [], 0, 4, 4).tolist() == [0, 0]
+    assert row_bands([], [], 9, 4, 4).tolist() == [0, 4, 8, 9]
+    with pytest.raises(ParameterError, match="row 1 holds more than 1 nonzeros of one column"):
+        row_bands([0, 1, 1], [0, 2, 2], 2, 4, 1)                 # (1, 2) twice: no band holds it
+
+    class Block:
+        max_rows, max_cols, max_nnz = 3, 2, 2
+
+    parts, bands = band_parts(Block, BANDED_CSR)
+    assert bands == [(0, 3), (2, 4), (5, 3)]
+    # band 1 (rows 2-4: columns 3 | 0, 3, 4 | 2): columns 0-1, 2, 3, 4 (2 and 3 hold 3)
+    assert [(p.shape, p.indptr.tolist(), p.indices.tolist()) for p in parts[3:7]] == [
+        ((3, 2), [0, 0, 1, 1], [0]), ((3, 1), [0, 0, 0, 1], [0]),
+        ((3, 1), [0, 1, 2, 2], [0, 0]), ((3, 1), [0, 0, 1, 1], [0])]
+    (indptr, indices, data), _, passes, bands = sort_by_column(Block, BANDED_CSR, 0,
+                                                               simulate=golden)
+    want = cv.convert(BANDED_CSR, "csc")
+    assert (passes, bands) == (10, 3)
+    assert indptr.tolist() == want.indptr.tolist() == [0, 2, 4, 5, 10, 12]
+    assert indices.tolist() == want.indices.tolist() and data.tolist() == want.data.tolist()
+
+
+def test_groups_join_band_by_band():
+    # three bands over two columns: 1 and 2 entries, 0 and 1, 2 and 0
+    ptr, places = join_groups([[0, 1, 3], [0, 0, 1], [0, 2, 2]])
+    assert ptr.tolist() == [0, 3, 6]
+    # a | b c, - | d, e f | -: column 0 is a e f, column 1 b c d
+    assert places.tolist() == [0, 3, 4, 5, 1, 2]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 30), st.integers(1, 40), st.floats(0, 0.6), st.integers(1, 8),
+       st.integers(1, 6), st.integers(1, 12), st.integers(0, 2**32 - 1), st.booleans())
+def test_hypothesis_bands_and_passes_within_the_buffers_join_to_the_csc(
+        rows, cols, density, max_rows, max_cols, max_nnz, seed, coo):
+    """Every band within both bounds and as long as they allow; every pass within the
+    block's; the passes' CSCs joined are the matrix's, from CSR or from records in any order."""
+    matrix = csr(sp.random_array((rows, cols), density=density, rng=np.random.default_rng(seed)))
+    rows_of = np.repeat(np.arange(rows), np.diff(matrix.indptr))
+    bounds = row_bands(rows_of, matrix.indices, rows, max_rows, max_nnz)
+    for lo, hi in itertools.pairwise(bounds):
+        counts = np.bincount(matrix.indices[(rows_of >= lo) & (rows_of < hi)], minlength=cols)
+        assert (hi > lo or rows == 0) and hi - lo <= max_rows and counts.max(initial=0) <= max_nnz
+        longer = np.bincount(matrix.indices[(rows_of >= lo) & (rows_of <= hi)], minlength=cols)
+        assert hi == rows or hi - lo == max_rows or longer.max(initial=0) > max_nnz
+
+    class Block:
+        pass
+
+    Block.max_rows, Block.max_cols, Block.max_nnz = max_rows, max_cols, max_nnz
+    source = shuffled(matrix, seed) if coo else matrix
+    parts, _ = band_parts(Block, source)
+    assert all(p.shape[0] <= max_rows and p.shape[1] <= max_cols and p.nnz <= max_nnz
+               for p in parts)
+    (indptr, indices, data), *_ = sort_by_column(Block, source, 0, simulate=golden)
+    want = cv.convert(matrix, "csc")
+    assert indptr.tolist() == want.indptr.tolist() and indices.tolist() == want.indices.tolist()
+    assert np.array_equal(data, want.data)
+
+
+TINY = {"lanes": 4, "max_rows": 4, "max_cols": 32, "max_nnz": 8, "value_width": 64}
+"""A block of 2-bit row ids, 32 columns' counters and an 8-entry scratchpad."""
+
+
+def test_a_band_of_the_most_rows_is_one_pass_and_one_more_row_makes_two():
+    block = CsrToCsc(**TINY)
+    for rows, bands in ((4, 1), (5, 2)):
+        matrix = csr(np.arange(1.0, 2 * rows + 1).reshape(rows, 2))     # 8 nonzeros, or 10
+        (indptr, indices, data), cycles, passes, got = sort_by_column(
+            block, matrix, seed_from_env(40), simulate=python)
+        want = cv.convert(matrix, "csc")
+        assert (passes, got) == (bands, bands) and cycles > 0
+        assert cv.same(sp.csc_array((data, indices, indptr), shape=matrix.shape), want)
+
+
+def test_beyond_every_limit_through_the_block_equals_the_sw_engine():
+    """21 rows, 70 columns and a column of 12 nonzeros through the tiny block under
+    back-pressure: CSR to CSC, and the same records in a random order to CSC and CSR (the
+    sort by row carrying 70 columns as 2-bit row ids)."""
+    rng = np.random.default_rng(seed_from_env(41))
+    dense = rng.standard_normal((21, 70)) * (rng.random((21, 70)) < 0.06)
+    dense[rng.choice(21, 12, replace=False), 5] = np.arange(1.0, 13.0)
+    matrix = csr(dense)
+    (indptr, indices, data), _, passes, bands = sort_by_column(
+        CsrToCsc(**TINY), matrix, seed_from_env(42), simulate=python)
+    assert bands > 21 // 4 and passes > bands
+    csc = sp.csc_array((data, indices, indptr), shape=matrix.shape)
+    assert cv.same(csc, cv.convert(matrix, "csc"))
+    records = shuffled(matrix, seed_from_env(43))
+    for by in ("column", "row"):
+        cycles = sorted_as(records, by, CsrToCsc(**TINY), seed_from_env(44))
+        assert all(p.parts > 3 for p in cycles.passes)      # 3 column passes at most: bands
 
 
 def test_the_block_edges():
@@ -765,6 +958,7 @@ def test_soak_real_mtx_in_file_order_to_csc_and_csr(shared_data, name):
     ({"lanes": 3}, r"lanes=3: expected a power of two in \[2, 16\]"),
     ({"max_cols": 16}, r"max_cols=16: expected a power of two in \[32, 1048576\]"),
     ({"max_nnz": 1000}, "max_nnz=1000"), ({"value_width": 65}, "value_width=65"),
+    ({"banks": 3}, r"banks=3: expected an integer in \[1, 2\]"), ({"banks": 0}, "banks=0"),
 ])
 def test_bad_parameters_are_named_with_their_range(kwargs, message):
     with pytest.raises(ParameterError, match=message):
@@ -777,7 +971,7 @@ def test_declares_its_named_signature():
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 2, "max_rows": 2, "max_cols": 32,
-                                         "max_nnz": 2, "value_width": 1},
+                                         "max_nnz": 2, "value_width": 1, "banks": 1},
                                     {"lanes": 16, "max_rows": 1 << 24, "max_cols": 1 << 14,
                                      "max_nnz": 1 << 14, "value_width": 64}])
 def test_verilog_lints_clean_with_wall(lint, params):
