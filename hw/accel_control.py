@@ -38,6 +38,7 @@ from .convert_ciss import job_layout
 from .interfaces import struct
 from .stream_units import MemoryPortSignature, Queue, all_of
 from .tailor_feed import entry_layout
+from .tailor_feed import pass_layout as tailor_pass_layout
 
 
 def convert_job_layout(addr_width, iw):
@@ -49,10 +50,11 @@ def convert_job_layout(addr_width, iw):
                               "kn": iw + 1, "first": 1, "entries": addr_width, "closes": 1})
 
 
-def pass_layout(addr_width):
+def pass_layout(index_width):
     """A pass of a band for the Tailor's parent: ``start`` the index in the band's stream
-    of the converter's first entry this pass, ``final`` on the band's last pass."""
-    return data.StructLayout({"start": addr_width, "final": 1})
+    of the converter's first entry this pass, ``final`` on the band's last pass
+    (:func:`~sparseforge.hw.tailor_feed.pass_layout`)."""
+    return tailor_pass_layout(index_width)
 
 
 def accel_config_layout(addr_width):
@@ -75,22 +77,23 @@ class AccelControlSignature(wiring.Signature):
     - ``convert``, ``passes``, ``compute`` (streams out): the jobs above.
     """
 
-    def __init__(self, addr_width, iw):
+    def __init__(self, addr_width, iw, index_width):
         super().__init__({
             "config": In(accel_config_layout(addr_width)),
             "start": In(1),
             "busy": Out(1),
             "tiles": Out(MemoryPortSignature(addr_width, wire.width(wire.ACCEL_TILE))),
             "convert": Out(stream.Signature(convert_job_layout(addr_width, iw))),
-            "passes": Out(stream.Signature(pass_layout(addr_width))),
+            "passes": Out(stream.Signature(pass_layout(index_width))),
             "compute": Out(stream.Signature(tensaurus_job_layout(iw, addr_width))),
         })
 
 
 class AccelControl(wiring.Component):
     """The sequencer for a Tailor of ``depth`` entries (``fifo`` of them its FIFO region
-    when overbooked) and an array whose B rows are ``tlen`` words and output rows
-    ``chunks`` words.
+    when overbooked, a band's stream indexed by ``index_width`` bits, ``addr_width`` by
+    default) and an array whose B rows are ``tlen`` words and output rows ``chunks``
+    words.
 
     Members
     -------
@@ -98,10 +101,10 @@ class AccelControl(wiring.Component):
         As :class:`AccelControlSignature` says.
     """
 
-    def __init__(self, depth, fifo, tlen, chunks, addr_width=24, iw=16):
+    def __init__(self, depth, fifo, tlen, chunks, addr_width=24, iw=16, index_width=None):
         self.depth, self.fifo, self.tlen, self.chunks = depth, fifo, tlen, chunks
         self.addr_width, self.iw = addr_width, iw
-        super().__init__(AccelControlSignature(addr_width, iw))
+        super().__init__(AccelControlSignature(addr_width, iw, index_width or addr_width))
 
     def elaborate(self, platform):
         m = Module()
@@ -257,5 +260,66 @@ class ConverterFeed(wiring.Component):
         with m.If(self.clear):
             m.d.sync += self.error.eq(0)
         with m.Elif(count.valid & count.ready & (count.payload != head.payload.entries)):
+            m.d.sync += self.error.eq(1)
+        return m
+
+
+class RunStatusSignature(wiring.Signature):
+    """A run's state and counters for the register file, seen from the unit.
+
+    - ``start`` (in): the register file's pulse; ``issued`` (in): the sequencer is busy.
+    - ``stats`` (stream in, always taken): Tensaurus's, after the run's last write.
+    - ``idle`` (in): every write is answered (the AXI master's).
+    - ``fault`` (in): an error this cycle (sticky here until the next start).
+    - ``ar_taken``, ``ar_len``, ``ar_size`` and ``aw_...`` (in): a read (write) burst
+      taken on the bus this cycle, its AxLEN and AxSIZE.
+    - ``report`` (stream in, always taken): the held tile's counts per band.
+    - ``busy``, ``done``, ``error``, ``cycles``, ``bytes_read``, ``bytes_written``,
+      ``refetched`` (out): the status register's fields and the counters.
+    """
+
+    def __init__(self, report, stats):
+        super().__init__({
+            "start": In(1), "issued": In(1), "stats": In(stream.Signature(stats)),
+            "idle": In(1), "fault": In(1),
+            **{f"{c}_{f}": In(n) for c in ("ar", "aw")
+               for f, n in (("taken", 1), ("len", 8), ("size", 3))},
+            "report": In(stream.Signature(report)),
+            "busy": Out(1), "done": Out(1), "error": Out(1), "cycles": Out(32),
+            "bytes_read": Out(32), "bytes_written": Out(32), "refetched": Out(32)})
+
+
+class RunStatus(wiring.Component):
+    """Busy from ``start`` until Tensaurus's stats of the run's last tile have come and
+    every write is answered, then done; the counters count from ``start`` (cycles while
+    busy; bytes of each burst taken; entries the Tailor's feed refetched)."""
+
+    def __init__(self, report, stats):
+        super().__init__(RunStatusSignature(report, stats))
+
+    def _bytes(self, channel):
+        """Bytes of the burst taken on ``channel`` this cycle (0 if none)."""
+        taken, length, size = (getattr(self, f"{channel}_{f}") for f in ("taken", "len", "size"))
+        return Mux(taken, (length + 1) << size, 0)
+
+    def elaborate(self, platform):
+        m = Module()
+        finished = Signal()
+        m.d.comb += [self.stats.ready.eq(1), self.report.ready.eq(1)]
+        with m.If(self.start & ~self.busy):
+            m.d.sync += [self.busy.eq(1), self.done.eq(0), self.error.eq(0), finished.eq(0),
+                         self.cycles.eq(0), self.bytes_read.eq(0), self.bytes_written.eq(0),
+                         self.refetched.eq(0)]
+        with m.Elif(self.busy):
+            m.d.sync += [self.cycles.eq(self.cycles + 1),
+                         self.bytes_read.eq(self.bytes_read + self._bytes("ar")),
+                         self.bytes_written.eq(self.bytes_written + self._bytes("aw"))]
+            with m.If(self.report.valid):
+                m.d.sync += self.refetched.eq(self.refetched + self.report.payload.refetched)
+            with m.If(self.stats.valid):
+                m.d.sync += finished.eq(1)
+            with m.If(finished & self.idle & ~self.issued):
+                m.d.sync += [self.busy.eq(0), self.done.eq(1)]
+        with m.If(self.fault & self.busy):
             m.d.sync += self.error.eq(1)
         return m

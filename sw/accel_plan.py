@@ -145,8 +145,14 @@ class AccelPlan:
         return sum(1 for band in self.bands if band.bumped(self.config))
 
     def refetched_entries(self):
-        """Entries converted again, over the run: each overbooked band's refetched input
-        tiles', on each pass after the first."""
+        """Entries the Tailor takes again, over the run (Tailors §3): each overbooked
+        band's bumped part, on each pass after the first."""
+        return sum(band.bumped(self.config) for band in self.bands) * (self.passes - 1)
+
+    def reconverted_entries(self):
+        """Entries the converter makes again, over the run: each overbooked band's input
+        tiles that hold bumped entries, whole, on each pass after the first (their
+        entries the Tailor still holds are dropped)."""
         again = sum(t.entries for band in self.bands
                     for t in band.refetched_inputs(self.config))
         return again * (self.passes - 1)
@@ -236,7 +242,8 @@ def describe(plan_):
     c = plan_.config
     return (f"{len(plan_.bands)} bands of {plan_.band_rows} rows ({plan_.tiling.strategy}), "
             f"{plan_.passes} passes of {c.width} columns, {plan_.overbooked} bands overbook "
-            f"a Tailor of {c.depth} entries, {plan_.refetched_entries()} entries refetched")
+            f"a Tailor of {c.depth} entries, {plan_.refetched_entries()} entries refetched "
+            f"({plan_.reconverted_entries()} converted again)")
 
 
 @dataclass(frozen=True)

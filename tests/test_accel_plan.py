@@ -36,7 +36,7 @@ def test_uniform_plan_by_hand():
         (InputTile(3, 6, 2, 0, True),),
         (InputTile(0, 3, 3, 0, False), InputTile(3, 6, 4, 3, True)),
     ]
-    assert p.overbooked == 0 and p.refetched_entries() == 0
+    assert p.overbooked == 0 and p.refetched_entries() == p.reconverted_entries() == 0
     np.testing.assert_array_equal(p.golden, A.toarray() @ B)
 
 

@@ -29,6 +29,9 @@ class HeldTile(wiring.Component):
         longest tile).
     tags : the reader's tags (a power of two).
     count_width : bits of the report's counts.
+    addr_width : (Python only) bits of the reader's addresses, the tile's index bits by
+        default; a wider address's upper bits must be 0 (a reader of a memory, as the
+        TLU, whose addresses are the accelerator's).
 
     Members
     -------
@@ -55,15 +58,15 @@ class HeldTile(wiring.Component):
               Param("count_width", 32, 8, 64, "bits of the report's counts"))
     REPORT = ({"depth": 1024, "width": 272, "fifo": 64, "tile": 4096, "tags": 16},)
 
-    def __init__(self, **params):
+    def __init__(self, addr_width=None, **params):
         v = check_params(self.PARAMS, params)
         self.depth, self.fifo, self.tile = v["depth"], v["fifo"], v["tile"]
         self.tailor = Tailor(depth=v["depth"], width=v["width"], fifo=v["fifo"],
                              tile=v["tile"])
         index = ceil_log2(v["tile"])
         self.feed = TailorFeed(v["depth"], v["fifo"], v["tile"], v["width"], v["count_width"])
-        self.responder = TaggedResponder(v["width"], index, index, ceil_log2(v["tags"]),
-                                         self.tailor.latency)
+        self.responder = TaggedResponder(v["width"], index, addr_width or index,
+                                         ceil_log2(v["tags"]), self.tailor.latency)
         feed = self.feed.signature.members
         super().__init__({"passes": feed["passes"], "entries": feed["entries"],
                           "mem": self.responder.signature.members["mem"],

@@ -1,0 +1,202 @@
+# amaranth: UnusedElaboratable=no
+"""``accel``: one accelerator from the parts, attached as a co-processor.
+
+The host writes the run's registers over AXI4-Lite (:mod:`sparseforge.sw.regmap`) and
+its memory (:mod:`sparseforge.sw.accel_image`): A as CSR, B in panels, the tile list
+(:mod:`sparseforge.sw.accel_plan`). On ``start`` the accelerator computes ``Y = A B``
+(SpMM) through one AXI4 master:
+
+- the **sequencer** (:class:`~sparseforge.hw.accel_control.AccelControl`) walks the tile
+  list band by band and pass by pass over B's column panels;
+- **MINT's tile converter** (:class:`~sparseforge.hw.convert_ciss.CsrTileToCiss`) reads
+  A's CSR arrays as stored (row pointers, column ids, values: each lane's ``{col,
+  value}`` joined from the two arrays by a :class:`~sparseforge.hw.stream_units.Zip`)
+  and converts each window to CISS in line;
+- a **Tailor** holds the band's CISS stream across passes
+  (:class:`~sparseforge.hw.compose.held_tile.HeldTile`): the first pass fills it from the
+  converter, later passes read it, and a band longer than it overbooks it, its bumped
+  part converted again every pass and counted (Tailors §3);
+- **Tensaurus** (:class:`~sparseforge.hw.compose.tensaurus.Tensaurus`) reads the band's
+  entries from the Tailor as from memory, B's rows through the master (the MLU), and
+  its MSU writes each band's panel of Y back through the master.
+
+The register file's ``status`` says busy, done and error (an AXI error response, or a
+converter count unlike the tile list's); ``cycles``, ``bytes_read``, ``bytes_written``
+and ``refetched`` count the run.
+
+Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.axi_master`):
+in order, the tile list, the row pointers, the pre-pass's column ids, and each lane's
+column ids and values; tagged, the MLU's reads; writes, the MSU's.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from ...core.params import Param, check_params
+from ...core.registry import block
+from ...sw import wire
+from ..accel_control import AccelControl, ConverterFeed, RunStatus
+from ..axi import AxiLiteSignature, pins
+from ..axi_master import AxiMaster
+from ..convert_ciss import CsrTileToCiss
+from ..interfaces import ciss_entry_layout
+from ..regfile import RegisterFile
+from ..stream_units import Offset, Zip
+from ..tailor_feed import report_layout
+from .held_tile import HeldTile
+from .tensaurus import Tensaurus
+
+
+def _shift(width):
+    """log2 of a word's bytes in memory: a byte address to a word address."""
+    return exact_log2(wire.word_bytes(width))
+
+
+@block("accel")
+class Accel(wiring.Component):
+    """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master.
+
+    Parameters
+    ----------
+    pes, cols, vlen, tlen : Tensaurus's array (``pes`` rows, CISS lanes) and each PE's
+        lanes and chunks: a pass computes ``R = tlen * cols * vlen`` of B's columns.
+    spm_rows, out_rows : B's rows a scratchpad holds; a band's rows at most (the MSU's).
+    depth, fifo, tile : the Tailor's CISS entries, its FIFO region, a band's longest
+        stream.
+    dw, iw, acc_width : bits of a value, an index, an accumulator.
+    tags : reads in flight of each tagged unit (the TLU's, the MLU's).
+    data : bits of the AXI data bus.
+
+    Members
+    -------
+    s_axil : In(pins(AxiLiteSignature(8, 32))), the host's registers.
+    m_axi : Out(pins(AxiSignature(32, data, ...))), memory.
+    """
+
+    PARAMS = (Param("pes", 4, 1, 16, "PE rows (CISS lanes)"),
+              Param("cols", 2, 1, 16, "PE columns"),
+              Param("vlen", 2, 1, 16, "lanes of each PE"),
+              Param("tlen", 2, 1, 64, "chunks of each PE"),
+              Param("spm_rows", 64, 2, 1 << 16, "B's rows a scratchpad holds", pow2=True),
+              Param("out_rows", 64, 1, 1 << 15, "rows of a band at most"),
+              Param("depth", 1024, 4, 1 << 16, "the Tailor's CISS entries", pow2=True),
+              Param("fifo", 64, 2, 1 << 15, "the Tailor's FIFO region", pow2=True),
+              Param("tile", 1 << 16, 8, 1 << 24, "a band's longest CISS stream", pow2=True),
+              Param("dw", 16, 2, 32, "bits of a value"),
+              Param("iw", 16, 4, 32, "bits of an index"),
+              Param("acc_width", 32, 2, 64, "bits of an accumulator"),
+              Param("tags", 8, 2, 64, "reads in flight of each tagged unit", pow2=True),
+              Param("data", 64, 32, 512, "bits of the AXI data bus", pow2=True))
+    REPORT = ({},)
+    ADDR = 24
+    """Bits of a word address on every port (and of a row pointer)."""
+
+    def __init__(self, **params):
+        v = check_params(self.PARAMS, params)
+        for name, value in v.items():
+            setattr(self, name, value)
+        A, P = self.ADDR, self.pes
+        entry = ciss_entry_layout(P, self.dw, self.iw, order=2).size
+        self.chunks = self.tlen * self.cols
+        self.regs = RegisterFile(addr_width=8)
+        self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, A,
+                                    self.iw, ceil_log2(self.tile))
+        self.feed = ConverterFeed(A, self.iw, self.out_rows, entry)
+        self.converter = CsrTileToCiss(pes=P, dw=self.dw, iw=self.iw, addr_width=A,
+                                       band=self.out_rows)
+        self.held = HeldTile(addr_width=A, depth=self.depth, width=entry, fifo=self.fifo,
+                             tile=self.tile, tags=self.tags)
+        self.tensaurus = Tensaurus(rows=P, cols=self.cols, vlen=self.vlen, tlen=self.tlen,
+                                   dw=self.dw, iw=self.iw, acc_width=self.acc_width, order=2,
+                                   tags=self.tags, spm_rows=self.spm_rows,
+                                   out_rows=self.out_rows, addr_width=A)
+        self.status = RunStatus(report_layout(ceil_log2(self.tile), 32),
+                                self.tensaurus.stats.payload.shape())
+        self.widths = {"tile": wire.width(wire.ACCEL_TILE), "rowptr": A, "colid": self.iw,
+                       "value": self.dw, "mlu": self.cols * self.vlen * self.dw,
+                       "out": self.vlen * self.acc_width}
+        ordered = (self.widths["tile"], A, self.iw, *(self.iw,) * P, *(self.dw,) * P)
+        self.master = AxiMaster(
+            widths={"tagged": (self.widths["mlu"],), "ordered": ordered,
+                    "write": (self.widths["out"],)},
+            reads=1, ordered=len(ordered), writes=1, addr_width=A, tag=ceil_log2(self.tags),
+            data=self.data)
+        self.offsets = [Offset(A, width) for width in ordered[1:]]
+        self.zips = [Zip(A, {"col": self.iw, "value": self.dw}) for _ in range(P)]
+        super().__init__({
+            "s_axil": In(pins(AxiLiteSignature(8, 32))),
+            "m_axi": Out(self.master.signature.members["m_axi"].signature),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        regs, control, feed, conv = self.regs, self.control, self.feed, self.converter
+        held, tens, status, master = self.held, self.tensaurus, self.status, self.master
+        for name in ("regs", "control", "feed", "converter", "held", "tensaurus", "status",
+                     "master"):
+            m.submodules[name] = getattr(self, name)
+        wiring.connect(m, wiring.flipped(self.s_axil), regs.s_axil)
+        wiring.connect(m, master.m_axi, wiring.flipped(self.m_axi))
+        r = regs.regs
+
+        # Registers (byte addresses) to the units (word addresses of their ports).
+        cfg, w = control.config, self.widths
+        m.d.comb += [
+            cfg.tiles_base.eq(r.tiles_base >> _shift(w["tile"])),
+            cfg.tiles_count.eq(r.tiles_count), cfg.passes.eq(r.passes),
+            cfg.b_base.eq(r.b_base >> _shift(w["mlu"])),
+            cfg.b_panel.eq(r.b_panel >> _shift(w["mlu"])),
+            cfg.out_base.eq(r.out_base >> _shift(w["out"])),
+            cfg.out_panel.eq(r.out_panel >> _shift(w["out"])),
+            control.start.eq(r.start & ~status.busy),
+            tens.kernel.eq(r.kernel), tens.direct.eq(0),
+        ]
+
+        # The sequencer's jobs: windows through the converter into the Tailor, tiles to
+        # Tensaurus, pass commands to the Tailor's feed.
+        wiring.connect(m, control.convert, feed.jobs)
+        wiring.connect(m, feed.job, conv.job)
+        wiring.connect(m, conv.ciss, feed.ciss)
+        wiring.connect(m, conv.count, feed.count)
+        wiring.connect(m, feed.entries, held.entries)
+        wiring.connect(m, control.passes, held.passes)
+        wiring.connect(m, control.compute, tens.start)
+        wiring.connect(m, tens.tensor_mem, held.mem)
+
+        # Memory: the tile list, A's arrays at their bases, B, Y.
+        wiring.connect(m, control.tiles, master.ordered[0])
+        ports = [conv.ptr, conv.cols]
+        bases = [r.a_rowptr_base >> _shift(w["rowptr"]), r.a_colid_base >> _shift(w["colid"])]
+        for p, zip_ in enumerate(self.zips):
+            m.submodules[f"zip{p}"] = zip_
+            wiring.connect(m, conv.mem[p], zip_.port)
+        ports += [z.part("col") for z in self.zips] + [z.part("value") for z in self.zips]
+        bases += ([r.a_colid_base >> _shift(w["colid"])] * self.pes
+                  + [r.a_values_base >> _shift(w["value"])] * self.pes)
+        for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
+            m.submodules[f"offset{k}"] = offset
+            m.d.comb += offset.base.eq(base)
+            wiring.connect(m, port, offset.port)
+            wiring.connect(m, offset.mem, master.ordered[k + 1])
+        wiring.connect(m, tens.matrix_mem, master.tagged[0])
+        wiring.connect(m, tens.out_mem, master.write[0])
+
+        # The run's state and counters.
+        bus = master.m_axi
+        wiring.connect(m, tens.stats, status.stats)
+        wiring.connect(m, held.report, status.report)
+        m.d.comb += [
+            status.start.eq(r.start), status.issued.eq(control.busy),
+            status.idle.eq(master.idle), status.fault.eq(master.error | feed.error),
+            feed.clear.eq(r.start & ~status.busy),
+            status.ar_taken.eq(bus.arvalid & bus.arready), status.ar_len.eq(bus.arlen),
+            status.ar_size.eq(bus.arsize),
+            status.aw_taken.eq(bus.awvalid & bus.awready), status.aw_len.eq(bus.awlen),
+            status.aw_size.eq(bus.awsize),
+            r.busy.eq(status.busy), r.done.eq(status.done), r.error.eq(status.error),
+            r.cycles.eq(status.cycles), r.bytes_read.eq(status.bytes_read),
+            r.bytes_written.eq(status.bytes_written), r.refetched.eq(status.refetched),
+        ]
+        return m
