@@ -525,7 +525,10 @@ class AxiMaster(wiring.Component):
     to the address queue's write enable), the read request slice's reload, and R's last
     beat through the read bridge's slot buffer (a LUT RAM read by RID) to a port's
     response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
-    synth axi_master`` gives the figure and names the path).
+    synth axi_master`` gives the figure and names the path). More read ports lengthen
+    the round robin's chain: with six, one of them in order, the path runs from the
+    reorder buffer's counts through the round robin's requests to its grant, whatever
+    the widths.
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),

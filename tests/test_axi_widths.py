@@ -102,10 +102,11 @@ def serve_mixed(widths, data, seed, n=24, per_port=32, bus=BUS):
         for addr, value in landed[j].items():
             before[addr * size:(addr + 1) * size] = value.to_bytes(size, "little")
     assert memory.memory == before, "a byte other than a written word's changed"
-    transfer(dut, memory, rng, [(readers.index(width), [(a, landed[j][a]) for a in
-                                                         rng.choices(list(landed[j]),
-                                                                     k=per_port)])
-                                for j, width in enumerate(widths["write"])])
+    back = {}                           # read port: its width's written words
+    for j, width in enumerate(widths["write"]):
+        back.setdefault(readers.index(width), []).extend(
+            (a, landed[j][a]) for a in rng.choices(list(landed[j]), k=per_port))
+    transfer(dut, memory, rng, list(back.items()))
     return memory, shuffled
 
 
