@@ -114,10 +114,10 @@ class Accel(wiring.Component):
                                    out_rows=self.out_rows, addr_width=A)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32),
                                 self.tensaurus.stats.payload.shape())
-        self.widths = {"tile": wire.width(wire.ACCEL_TILE), "rowptr": A, "colid": self.iw,
+        self.widths = {"tiles": wire.width(wire.ACCEL_TILE), "rowptr": A, "colid": self.iw,
                        "value": self.dw, "mlu": self.cols * self.vlen * self.dw,
                        "out": self.vlen * self.acc_width}
-        ordered = (self.widths["tile"], A, self.iw, *(self.iw,) * P, *(self.dw,) * P)
+        ordered = (self.widths["tiles"], A, self.iw, *(self.iw,) * P, *(self.dw,) * P)
         self.master = AxiMaster(
             widths={"tagged": (self.widths["mlu"],), "ordered": ordered,
                     "write": (self.widths["out"],)},
@@ -144,7 +144,7 @@ class Accel(wiring.Component):
         # Registers (byte addresses) to the units (word addresses of their ports).
         cfg, w = control.config, self.widths
         m.d.comb += [
-            cfg.tiles_base.eq(r.tiles_base >> _shift(w["tile"])),
+            cfg.tiles_base.eq(r.tiles_base >> _shift(w["tiles"])),
             cfg.tiles_count.eq(r.tiles_count), cfg.passes.eq(r.passes),
             cfg.b_base.eq(r.b_base >> _shift(w["mlu"])),
             cfg.b_panel.eq(r.b_panel >> _shift(w["mlu"])),
