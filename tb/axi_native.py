@@ -70,7 +70,7 @@ from ..sim import native
 from ..sim.runners import flat_ports
 from ..sw.dram import timing
 from .axi import AxiMemory
-from .dram import TIME, DramScheduler, _lowest, _max
+from .dram import TIME, DramScheduler, _max
 from .native import coin, lfsr
 from .streams import rate_threshold, stream_seed
 
@@ -81,9 +81,11 @@ COUNTERS = ("bytes_read", "bytes_written", "read_bursts", "write_bursts", "read_
             "overtakes", "interleaved", "errors")
 """The memory's counters, 64 bits each, in :class:`AxiRun`'s order."""
 
-CONFIG = 4 + 2 * len(CHANNELS)
-"""32-bit words of the run-time settings: size (two), writes, interleave, then each
-channel's rate and seed."""
+SETTINGS = (("size", 64), ("writes", 32), ("interleave", 1),
+            *((f"{c}_{f}", w) for c in CHANNELS for f, w in (("rate", 17), ("seed", 31))))
+"""The run-time settings, packed from bit 0 up: the image's bytes, the write bursts whose
+answers end the run, interleaving, and each channel's coin (its rate of 65536, its seed
+but bit 0, which is always set)."""
 
 RAM = """
 // The storage of sparseforge.tb.axi_native's AXI memory: DEPTH rows of WIDTH bits,
@@ -107,15 +109,18 @@ module sf_axi_ram #(parameter integer IMAGE = 0, parameter integer DUMP = 0,
   localparam integer CHUNKS = (WIDTH + 63) / 64;
   reg [WIDTH-1:0] rows [0:(1 << ABITS)-1];
   reg [64*CHUNKS-1:0] word;
-  longint n, unused;
+  longint n;
+  /* verilator lint_off UNUSEDSIGNAL */
+  longint unused;
   int r, s;
+  /* verilator lint_on UNUSEDSIGNAL */
   initial begin
     sf_source_open(IMAGE, n, r, s);
     sf_sink_open(DUMP, unused, r, s);
     sf_sink_open(DUMP + 1, unused, r, s);
     for (longint i = 0; i < (1 << ABITS); i++) begin
       for (int k = 0; k < CHUNKS; k++) word[64*k +: 64] = sf_source_chunk(IMAGE, i, k);
-      rows[i] = word[WIDTH-1:0];
+      rows[i[ABITS-1:0]] = word[WIDTH-1:0];
     end
   end
   always @(posedge clk) begin
@@ -125,7 +130,7 @@ module sf_axi_ram #(parameter integer IMAGE = 0, parameter integer DUMP = 0,
   end
   final begin
     for (longint i = 0; i < n; i++) begin
-      word = {{(64*CHUNKS-WIDTH){1'b0}}, rows[i]};
+      word = {{(64*CHUNKS-WIDTH){1'b0}}, rows[i[ABITS-1:0]]};
       for (int k = 0; k < CHUNKS; k++) sf_sink_chunk(DUMP, k, word[64*k +: 64]);
     end
     for (int k = 0; k < STATS; k++) sf_sink_chunk(DUMP + 1, 0, stats[64*k +: 64]);
@@ -142,17 +147,31 @@ def _wire(m, value, name=None):
     return signal
 
 
+def _bit(bits, index):
+    """Bit ``index`` of ``bits``, as a multiplexer (a shift would be wider than its use)."""
+    return Array(bits[i] for i in range(len(bits)))[index]
+
+
 def _rotate(m, bits, by):
     """``bits`` turned so that bit ``by`` comes first."""
-    return _wire(m, Cat(bits, bits).bit_select(by, len(bits)))
+    n = len(bits)
+    return _wire(m, Array(Cat(*(bits[(i + k) % n] for i in range(n))) for k in range(n))[by])
+
+
+def _times(value, size, width):
+    """``value << size`` (``size`` 0 to 7) in ``width`` bits, as a multiplexer of constant
+    shifts."""
+    return Array((value << k)[:width] for k in range(8))[size]
 
 
 def _first(m, bits, base):
     """``(any, index)``: whether ``bits`` has a bit set, and the first set from ``base``
     on, round the ring."""
     turned = _rotate(m, bits, base)
-    index = _wire(m, (base + _lowest(turned, len(bits)))[:len(base)])
-    return _wire(m, turned.any()), index
+    offset = Const(0, len(base))
+    for i in reversed(range(len(bits))):
+        offset = Mux(turned[i], i, offset)
+    return _wire(m, turned.any()), _wire(m, (base + offset)[:len(base)])
 
 
 class _Table:
@@ -187,7 +206,7 @@ class _Table:
     def heads(self, m, base):
         """Per slot: busy and the oldest busy of its ID (the ring's oldest at ``base``)."""
         n = self.n
-        ages = [_wire(m, (i - base)[:exact_log2(n)]) for i in range(n)]
+        ages = [_wire(m, (Const(n + i, len(base) + 1) - base)[:len(base)]) for i in range(n)]
         out = []
         for i in range(n):
             older = Const(0)
@@ -204,25 +223,35 @@ class _Beat:
     and whether it is ``bad`` (past ``limit`` bytes, wider than the bus, or not INCR)."""
 
     def __init__(self, m, burst, lanes, row_bits, limit):
-        lane_bits = exact_log2(lanes)
-        at = _wire(m, (((burst.addr >> burst.size) + burst.beat) << burst.size)
-                   [:len(burst.addr) + 9])
+        lane_bits, width = exact_log2(lanes), len(burst.addr) + 9
+        at = _wire(m, _aligned(m, burst.addr, burst.size) + _times(burst.beat, burst.size,
+                                                                   width))
         self.row = at[lane_bits:][:row_bits]
-        lane = at[:lane_bits] if lane_bits else Const(0, 1)
-        self.bytes = _wire(m, (Const(1, lanes.bit_length() + 1) << burst.size)
-                           [:lanes.bit_length() + 1])
-        self.mask = _wire(m, Cat(*((k >= lane) & (k < lane + self.bytes)
-                                   for k in range(lanes))))
-        self.bad = _wire(m, (burst.size > lane_bits) | (burst.burst != BURST_INCR)
-                         | (at + self.bytes > limit))
+        self.bytes = _wire(m, _times(Const(1, 8), burst.size, 8))
+        if lane_bits:                   # the lanes that agree with the address above size
+            below = _wire(m, Array(Const((1 << k) - 1, lane_bits) for k in range(8))
+                          [burst.size])
+            self.mask = _wire(m, Cat(*(Cat(*((at[b] if k >> b & 1 else ~at[b]) | below[b]
+                                             for b in range(lane_bits))).all()
+                                       for k in range(lanes))))
+        else:
+            self.mask = Const(1, 1)
+        wide = burst.size > lane_bits if lane_bits < 7 else Const(0)
+        self.bad = _wire(m, wide | (burst.burst != BURST_INCR) | (at + self.bytes > limit))
+
+
+def _aligned(m, addr, size):
+    """``addr`` with its low ``size`` bits clear."""
+    ones = (1 << len(addr)) - 1
+    return _wire(m, addr & Array(Const(ones >> k << k, len(addr)) for k in range(8))[size])
 
 
 def _dram_bursts(m, addr, size, len_, burst_bytes):
     """``(first, last)``: the DRAM bursts of ``burst_bytes`` an AXI burst spans."""
-    shift = exact_log2(burst_bytes)
-    start = _wire(m, (addr >> size) << size)[:len(addr)]
-    end = start + ((len_ + 1) << size) - 1
-    return _wire(m, start >> shift), _wire(m, end >> shift)
+    shift, width = exact_log2(burst_bytes), len(addr) + 9
+    start = _aligned(m, addr, size)
+    end = _wire(m, start + _times(len_ + 1, size, width) - 1)[:width]
+    return start[shift:], end[shift:]
 
 
 class AxiDramMemory(wiring.Component):
@@ -272,19 +301,23 @@ class AxiDramMemory(wiring.Component):
         row_bits = max(exact_log2(self.capacity // lanes), 1)
         burst_bytes = self.timing.part.burst_bytes
 
-        settings = Signal(32 * CONFIG)
+        settings = Signal(sum(w for _, w in SETTINGS))
         m.submodules.settings = Instance(
             "sf_source_port", p_ID=self.source, p_WIDTH=len(settings), i_clk=ClockSignal(),
             i_rst=Const(0), i_load=Const(0), i_index=Const(0, 64), o_item=settings,
             o_items=Signal(64), o_rate=Signal(32), o_seed=Signal(32))
+        field, at = {}, 0
+        for name, width in SETTINGS:
+            field[name], at = settings[at:at + width], at + width
 
-        def word(k):
-            return settings[32 * k:32 * (k + 1)]
+        limit, expected, interleave = field["size"], field["writes"], field["interleave"]
 
-        limit, expected, interleave = settings[:64], word(2), word(3)[0]
-        coins = {c: _wire(m, coin(m, word(4 + 2 * i), word(5 + 2 * i)), f"coin_{c}")
-                 for i, c in enumerate(CHANNELS)}
-        pick = lfsr(m, word(5 + 2 * CHANNELS.index("r")) ^ 0x5EED)
+        def seed(c):
+            return Cat(Const(1, 1), field[f"{c}_seed"])
+
+        coins = {c: _wire(m, coin(m, field[f"{c}_rate"], seed(c)), f"coin_{c}")
+                 for c in CHANNELS}
+        pick = lfsr(m, seed("r").rotate_left(7))
 
         m.submodules.scheduler = dram = DramScheduler(self.timing, self.bookings)
         now = dram.now
@@ -310,7 +343,7 @@ class AxiDramMemory(wiring.Component):
         r_issue = Signal(exact_log2(self.reads))
         r_first, r_last = _dram_bursts(m, p.araddr, p.arsize, p.arlen, burst_bytes)
         r_part, r_far = Signal(10), Signal(TIME)
-        want_r = _wire(m, p.arvalid & ~reads.busy.bit_select(r_issue, 1) & coins["ar"])
+        want_r = _wire(m, p.arvalid & ~_bit(reads.busy, r_issue) & coins["ar"])
 
         wb = exact_log2(self.writes)
         w_alloc, w_fill, w_book = Signal(wb + 1), Signal(wb + 1), Signal(wb + 1)
@@ -352,7 +385,7 @@ class AxiDramMemory(wiring.Component):
         due = Cat(*(heads[i] & (reads.done[i] <= now + 1) for i in range(self.reads)))
         current, going = Signal(range(self.reads)), Signal()
         hold = ~interleave & going
-        candidates = _wire(m, Mux(hold, (Const(1, self.reads) << current)[:self.reads], due))
+        candidates = _wire(m, Mux(hold, Cat(*(current == i for i in range(self.reads))), due))
         base = _wire(m, Mux(interleave, pick[:len(r_issue)], r_issue))
         some, slot = _first(m, candidates, base)
         chosen = reads.at(m, slot, "chosen")
@@ -383,7 +416,7 @@ class AxiDramMemory(wiring.Component):
 
         # -- AW and W: the burst's fields, then its beats stored as they come
         took_aw = _wire(m, p.awvalid & p.awready)
-        m.d.comb += p.awready.eq(coins["aw"] & ~writes.busy.bit_select(aslot, 1))
+        m.d.comb += p.awready.eq(coins["aw"] & ~_bit(writes.busy, aslot))
         w_bad = Signal(self.writes)
         with m.If(took_aw):
             writes.store(m, aslot, p, "aw")
@@ -397,7 +430,7 @@ class AxiDramMemory(wiring.Component):
                      wstrb.eq(p.wstrb & wbeat.mask)]
         with m.If(took_w):
             m.d.sync += writes.beat[fslot].eq(filling.beat + 1)
-            with m.If(wbeat.bad):
+            with m.If(wbeat.bad | (p.wlast != (filling.beat == filling.len))):
                 m.d.sync += w_bad.bit_select(fslot, 1).eq(1)
             with m.If(filling.beat == filling.len):
                 m.d.sync += w_fill.eq(w_fill + 1)
@@ -409,7 +442,7 @@ class AxiDramMemory(wiring.Component):
         any_b, answer = _first(m, answers, aslot)
         b_valid, answered = Signal(), Signal(32)
         give = _wire(m, any_b & (~b_valid | p.bready) & coins["b"])
-        bad_b = _wire(m, w_bad.bit_select(answer, 1))
+        bad_b = _wire(m, _bit(w_bad, answer))
         m.d.comb += p.bvalid.eq(b_valid)
         with m.If(give):
             m.d.sync += [b_valid.eq(1), p.bid.eq(writes.id[answer]),
@@ -538,10 +571,15 @@ class AxiDram:
         contents = (padded.view(np.uint32).reshape(rows, words) if lanes >= 4 else
                     np.pad(padded.reshape(rows, lanes), ((0, 0), (0, 4 - lanes)))
                     .view(np.uint32).reshape(rows, 1))
-        size = len(self.image)
-        settings = [size & 0xFFFFFFFF, size >> 32, self.writes, int(self.interleave)]
+        values = {"size": len(self.image), "writes": self.writes,
+                  "interleave": int(self.interleave)}
         for c in CHANNELS:
-            settings += [rate_threshold(self.rates[c]), self.seeds[c] | 1]
+            values |= {f"{c}_rate": rate_threshold(self.rates[c]),
+                       f"{c}_seed": self.seeds[c] >> 1}
+        packed, at = 0, 0
+        for name, width in SETTINGS:
+            packed, at = packed | values[name] << at, at + width
+        settings = [packed >> (32 * k) & 0xFFFFFFFF for k in range(-(-at // 32))]
         return ([native.Image(np.array([settings], dtype=np.uint32), 0, 1),
                  native.Image(contents, 0, 1)],
                 [native.Image(words, 0, 1, 0), native.Image(2, 0, 1, 0)])
