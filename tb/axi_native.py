@@ -21,17 +21,25 @@ another seed or other rates need no new build. After the run, :meth:`AxiDram.res
 gives the memory's final contents (what the design wrote, e.g. an accelerator's output)
 and its counters (:class:`AxiRun`). The run ends when the bench's sinks are done and the
 memory has answered ``writes`` write bursts on B with nothing left in flight (``writes``
-0: the sinks alone end it). On Amaranth's simulator the same driver serves the pins with
-the checking :class:`~sparseforge.tb.axi.AxiMemory` (random delays in place of DRAM
-timing: the same data, other cycles).
+0: the sinks alone end it; a bench with no sinks, only the pins, ends on the writes).
+On Amaranth's simulator the same driver serves the pins with the checking
+:class:`~sparseforge.tb.axi.AxiMemory` (random delays in place of DRAM timing: the same
+data, other cycles).
+
+The gateware is sized by ``capacity``, ``reads`` and ``in_writes`` (bursts in flight on
+each side) and ``bookings`` (DRAM bursts the controller keeps in view), never by the
+image; a bench keeps them fixed so that every run reuses one build. Each native run
+converts the design to Verilog again (seconds for two memories and a master), so a
+bench's tests share runs rather than make many small ones.
 
 The memory, cycle for cycle:
 
 - AR: a burst is taken on a cycle where its coin allows, a slot of the table of ``reads``
   reads in flight is free (slots are taken in turn) and the DRAM controller
   (:class:`~sparseforge.tb.dram.DramScheduler`, the named part's timing) books the last
-  of its DRAM bursts: they are booked one a cycle, so a 4 KiB burst takes 64 cycles.
-  Its completion is that of its last DRAM burst.
+  of its DRAM bursts: they are booked one a cycle, so a 4 KiB burst takes 64 cycles,
+  and only while the controller has ``bookings`` in view (its ``room``). Its completion
+  is that of its last DRAM burst.
 - R: on a cycle where R's register is empty or being taken and R's coin allows, a beat
   is chosen among the reads due by the next cycle that are the oldest in flight of
   their ID (AXI's order within an ID): the oldest such (so reads that found their rows
@@ -41,15 +49,18 @@ The memory, cycle for cycle:
   a beat past the image is SLVERR with zero data.
 - AW: taken on its coin when a slot of the ``writes`` table is free. W: taken on its coin
   once its burst's AW is; each beat is stored at once under its strobes and lanes (none
-  past the image: SLVERR). A burst whose beats are all in is booked like a read (its
-  DRAM bursts, sharing banks and the data bus with the reads; a write taken as long as
-  a read), and B answers it once complete: the oldest due of those that are their ID's
-  oldest, on B's coin. So a read taken after a write's B sees the write.
+  past the image: SLVERR; a WLAST out of place: SLVERR too). A burst whose beats are
+  all in is booked like a read (its DRAM bursts, sharing banks and the data bus with the
+  reads; a write taken as long as a read), and B answers it once complete: the oldest
+  due of those that are their ID's oldest, on B's coin. So a read taken after a write's
+  B sees the write.
 - Reads and writes both waiting to book take turns.
 
 Coins are the house's seeded LFSRs (:func:`~sparseforge.tb.native.coin`), one a channel.
 Every cycle's work is in the design; the storage is a Verilog array (:data:`RAM`) loaded
-from the image when the simulation starts and written back when it ends.
+from the image when the simulation starts and written back when it ends. A transfer on
+any channel counts as movement for the run's deadlock watchdog (``Bench.patience``),
+which must exceed the part's worst read (:attr:`~sparseforge.sw.dram.Timing.worst`).
 """
 
 import random
@@ -470,7 +481,8 @@ class AxiRun:
     """What an :class:`AxiDram` memory saw: its final contents (``image``, bytes as long as
     the image it started with) and its counters (``read_cycles``: cycles with a read in
     flight; ``overtakes``: read bursts answered before an older one; ``interleaved``:
-    beats that broke into another burst's; ``errors``: SLVERR beats and answers)."""
+    beats that broke into another burst's; ``errors``: SLVERR beats and answers). On
+    Amaranth's simulator ``overtakes`` is not counted (0)."""
 
     image: bytes
     bytes_read: int
@@ -649,7 +661,8 @@ class AxiDram:
 
 
 def lint_text(**params):
-    """The Verilog of an :class:`AxiDramMemory` of ``params`` (top module ``axi_dram``)
-    and the storage it instantiates, for ``verilator --lint-only -Wall``."""
+    """The Verilog of an :class:`AxiDramMemory` of ``params`` (top module ``axi_dram``),
+    for ``verilator --lint-only -Wall`` beside the modules it instantiates (:data:`RAM`,
+    ``sim/native_io.v``)."""
     unit = AxiDramMemory(0, 0, **params)
     return clean_verilog(rtlil.convert(unit, name="axi_dram", emit_src=False))
