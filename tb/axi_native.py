@@ -330,7 +330,7 @@ class AxiDramMemory(wiring.Component):
                  for c in CHANNELS}
         pick = lfsr(m, seed("r").rotate_left(7))
 
-        m.submodules.scheduler = dram = DramScheduler(self.timing, self.bookings)
+        m.submodules.scheduler = dram = DramScheduler(self.timing, self.bookings, room=True)
         now = dram.now
         counters = {name: Signal(64, name=name) for name in COUNTERS}
         adds = {name: [] for name in COUNTERS}

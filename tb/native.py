@@ -52,7 +52,7 @@ from .streams import LFSR_TAPS, PulseCounter, RamPort, Static, StreamSink, Strea
 def lfsr(m, seed):
     """The state on this cycle of a :data:`~.streams.LFSR_TAPS` LFSR started at ``seed``
     after reset and stepped every cycle, as :class:`~.streams.Backpressure`'s."""
-    started, state, now = Signal(), Signal(32, name="lfsr"), Signal(32)
+    started, state, now = Signal(), Signal(32), Signal(32)
     m.d.comb += now.eq(Mux(started, state, seed | 1))
     m.d.sync += [started.eq(1), state.eq(Mux(now[0], (now >> 1) ^ LFSR_TAPS, now >> 1))]
     return now
