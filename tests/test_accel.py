@@ -39,3 +39,23 @@ def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy):
     # Y's words: 3 panels of 6 rows of tlen * cols = 2 words of 4 bytes.
     assert run.bytes_written == 3 * 6 * 2 * 4
     assert run.cycles > 0 and run.bytes_read > 0
+
+
+@pytest.mark.soak
+def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
+    """``sparseforge run accel`` on 494_bus's pattern with a Tailor of 64 entries: bands
+    that overbook it, Y exact, the refetched entries the plan's, natively on Verilator."""
+    import json
+
+    from sparseforge.cli import main
+
+    b = (np.arange(494 * 12).reshape(494, 12) % 5 - 2).astype(np.int64)
+    np.save(tmp_path / "b.npy", b)
+    main(["run", "accel", "--kernel", "spmm",
+          str(shared_data / "matrices/suitesparse/494_bus.mtx"), "--factors",
+          str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"), "--buffer-kb", "1",
+          "--tiling", "prescient", "--pattern", "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["overbooked_bands"] > 0
+    assert r["refetched_entries"] == r["planned_refetched_entries"] > 0
+    assert r["dram_bytes_written"] == 2 * 494 * 4 * 8      # 2 panels of 494 rows, 4 words

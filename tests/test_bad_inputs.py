@@ -38,9 +38,12 @@ def files(tmp_path):
     (tmp_path / "t.tns").write_text("1 1 1 2\n2 2 2 3\n")
     (tmp_path / "v.tns").write_text("1 2\n3 4\n")
     (tmp_path / "half.tns").write_text("1 1 1 2.5\n2 2 2 3\n")
+    (tmp_path / "r.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                    "3 3 2\n1 1 1.5\n2 2 2\n")
     arrays = {"b": np.ones((2, 2), int), "b2": np.ones((3, 2), int), "b3": np.ones((3, 3), int),
               "bu": np.array([[2**64 - 1, 1], [1, 1]], dtype=np.uint64),
-              "big": np.array([[70000, 1], [1, 1]]), "a": np.ones((3, 3), int)}
+              "big": np.array([[70000, 1], [1, 1]]), "a": np.ones((3, 3), int),
+              "bf": np.ones((3, 2))}
     for name, array in arrays.items():
         np.save(tmp_path / f"{name}.npy", array)
     return tmp_path
@@ -77,6 +80,17 @@ def _no_work(monkeypatch, target):
     (["run", "tensaurus", "--kernel", "spmv", "@v.tns", "--factors", "@b.npy", "--out",
       "@y.npy"], ["v.tns", "2-mode", "not 1"]),
     (["ciss", "@v.tns", "--pes", "2"], ["v.tns", "1-mode"]),
+    # the accelerator computes on integers; its build's sizes have their rules
+    (["run", "accel", "--kernel", "spmm", "@r.mtx", "--factors", "@b2.npy", "--out",
+      "@y.npy"], ["r.mtx", "--pattern"]),
+    (["run", "accel", "--kernel", "spmm", "@m.mtx", "--factors", "@bf.npy", "--out",
+      "@y.npy"], ["bf.npy", "float64"]),
+    (["run", "accel", "--kernel", "spmm", "@m.mtx", "--factors", "@b2.npy", "--out",
+      "@y.npy", "--spm-rows", "48"], ["--spm-rows 48", "power of two"]),
+    (["run", "accel", "--kernel", "spmm", "@m.mtx", "--factors", "@b2.npy", "--out",
+      "@y.npy", "--buffer-kb", "0"], ["--buffer-kb"]),
+    (["run", "accel", "--kernel", "spmv", "@m.mtx", "--factors", "@b3.npy", "--out",
+      "@y.npy"], ["b3.npy", "(3, 3)", "vector"]),
     # every numeric option has a range
     (["hyte", "@m.mtx", "--buffer-kb", "99999999999999999999"], ["--buffer-kb"]),
     (["hyte", "@m.mtx", "--buffer-kb", "1048577"], ["--buffer-kb", "1048577"]),

@@ -23,7 +23,7 @@ from sparseforge.sw.formats import read_matrix, read_npy, read_tensor
 from sparseforge.sw.tensaurus_job import DENSE, KERNELS, measures, plan
 
 
-def _array(text):
+def pe_array(text):
     rows, _, cols = text.lower().partition("x")
     try:
         r, c = int(rows), int(cols)
@@ -135,7 +135,7 @@ def command(kernel, paths, factor, pes, vlen, dw, acc_width, spm_rows, out_rows,
     from sparseforge.sw.tensaurus_host import params_for
     from sparseforge.tb.tensaurus import simulate
 
-    rows, cols = _array(pes)
+    rows, cols = pe_array(pes)
     tensor_path, *more = paths
     factors = [read_npy(p) for p in (factor, *more)]
     operand = read_input(tensor_path, lambda p: _operand(p, kernel))

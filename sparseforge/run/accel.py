@@ -1,0 +1,127 @@
+"""``sparseforge run accel``: SpMM (or SpMV) through the whole accelerator's RTL.
+
+Plans the run on the host (:mod:`sparseforge.sw.accel_plan`: bands by the tiling policy,
+passes over B's columns, the tile list), lays out its memory (:mod:`sparseforge.sw.
+accel_image`: A as CSR, as stored), builds the accelerator once for its configuration
+and simulates it natively on Verilator against a DDR4-timed AXI4 memory that answers out
+of order, its registers programmed over AXI4-Lite; reads Y back from memory, which must
+equal the golden product exactly (a difference is a hardware fault: exit 1).
+"""
+
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.tools import status
+from sparseforge.run.tensaurus import pe_array
+from sparseforge.sw import accel_plan
+from sparseforge.sw.formats import read_matrix, read_npy
+from sparseforge.sw.wire import word_bytes
+
+KERNELS = ("spmm", "spmv")
+
+
+def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
+    """The build: the PE array, and a Tailor of the largest power of two of CISS entries
+    that ``buffer_kb`` KiB hold (its FIFO region a sixteenth of it)."""
+    from sparseforge.hw.interfaces import ciss_entry_layout
+
+    rows, cols = pes
+    entry = word_bytes(ciss_entry_layout(rows, 16, 16, order=2).size)
+    entries = buffer_kb * 1024 // entry
+    if entries < 8:
+        raise ParameterError(f"--buffer-kb {buffer_kb}: holds {entries} CISS entries of "
+                             f"{entry} bytes; the Tailor needs at least 8")
+    depth = 1 << (entries.bit_length() - 1)
+    return accel_plan.AccelConfig(pes=rows, cols=cols, vlen=vlen, tlen=tlen,
+                                  spm_rows=spm_rows, out_rows=out_rows, depth=depth,
+                                  fifo=max(2, depth // 16))
+
+
+def _human(r):
+    click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
+               f"{r['nnz']:,} nonzeros, B of {r['columns']} column(s)")
+    click.echo(f"  build        {r['pes']} PEs x {r['vlen']} lanes x tlen {r['tlen']} "
+               f"(R = {r['width']} columns a pass), Tailor of {r['depth']} entries "
+               f"({r['buffer_kb']} KiB), scratchpads of {r['spm_rows']} rows, bands of at "
+               f"most {r['out_rows']} rows")
+    click.echo(f"  plan         {r['plan']}")
+    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz)")
+    click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
+               f"{r['dram_bytes_written']:,} written; {r['refetched_entries']:,} CISS "
+               f"entries refetched into the overbooked Tailor (the plan: "
+               f"{r['planned_refetched_entries']:,})")
+    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second")
+    click.echo(f"  output       {r['out']}: equal to the golden product")
+
+
+@click.command("accel")
+@click.option("--kernel", type=click.Choice(KERNELS), required=True)
+@click.argument("matrix", type=click.Path(dir_okay=False))
+@click.option("--factors", required=True, type=click.Path(dir_okay=False),
+              help="B.npy: K x N integers (spmv: a vector of K).")
+@click.option("--out", "out", required=True, type=OutputFile(".npy"),
+              help="Where to write Y (.npy).")
+@click.option("--tiling", type=click.Choice(list(accel_plan.POLICIES)), default="swiftiles",
+              show_default=True, help="How the host sizes A's bands for the Tailor "
+                                      "(Tailors Sec. 4).")
+@click.option("--buffer-kb", type=click.IntRange(1, 1 << 16), default=32, show_default=True,
+              help="The Tailor's size: the largest power of two of CISS entries it holds.")
+@click.option("--pes", default="4x2", show_default=True, help="The PE array, RxC.")
+@click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--tlen", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=64, show_default=True)
+@click.option("--out-rows", type=click.IntRange(1, 1 << 15), default=64, show_default=True)
+@click.option("--pattern", is_flag=True,
+              help="Take A's sparsity only, every nonzero 1 (for a matrix of real values: "
+                   "the PEs compute on integers).")
+@seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
+@json_option
+def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
+            out_rows, pattern, seed, as_json):
+    """MATRIX (A, read as CSR) times --factors B through the accelerator's RTL."""
+    from sparseforge.tb.accel import AccelHarness, params_of, simulate
+
+    if spm_rows & (spm_rows - 1):
+        raise ParameterError(f"--spm-rows {spm_rows}: a power of two")
+    config = config_of(pe_array(pes), vlen, tlen, buffer_kb, spm_rows, out_rows)
+    a = read_input(matrix, read_matrix)
+    b = read_npy(factors)
+    if kernel == "spmv" and b.ndim != 1 and b.shape[1:] != (1,):
+        raise ParameterError(f"{factors} is {b.shape}: spmv takes a vector; spmm a matrix")
+    if pattern:
+        a = a.astype(bool).astype(np.int64)
+    if not np.all(np.mod(a.data, 1) == 0):
+        raise ParameterError(f"{matrix}: values that are not integers (the PEs compute on "
+                             "integers of dw=16 bits); --pattern takes its sparsity alone")
+    if not np.issubdtype(b.dtype, np.integer):
+        raise ParameterError(f"{factors}: {b.dtype} values; the PEs compute on integers of "
+                             "dw=16 bits")
+    plan = accel_plan.plan(a, b, tiling, config, seed=seed)
+    status(f"run accel: {accel_plan.describe(plan)}; simulating...")
+    component = AccelHarness(**params_of(config), tile=1 << 16, tags=8, data=64)
+    started = time.perf_counter()
+    run = simulate(component, plan, a, b, seed, progress="run accel")
+    seconds = time.perf_counter() - started
+    if run.status["error"] or not np.array_equal(run.y, plan.golden):
+        bad = np.argwhere(run.y != plan.golden)
+        where = f"Y{tuple(bad[0])} is {run.y[tuple(bad[0])]}, the golden " \
+                f"{plan.golden[tuple(bad[0])]}" if len(bad) else "status.error set"
+        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    y = run.y[:, 0] if kernel == "spmv" and b.ndim == 1 else run.y
+    np.save(Path(out), y)
+    emit({"kernel": kernel, "input": matrix, "shape": list(a.shape), "nnz": int(a.nnz),
+          "columns": plan.columns, "pes": pes, "vlen": vlen, "tlen": tlen,
+          "width": config.width, "depth": config.depth, "buffer_kb": buffer_kb,
+          "spm_rows": spm_rows, "out_rows": out_rows, "tiling": tiling,
+          "plan": accel_plan.describe(plan), "bands": len(plan.bands),
+          "passes": plan.passes, "overbooked_bands": plan.overbooked,
+          "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
+          "dram_bytes_written": run.bytes_written, "refetched_entries": run.refetched,
+          "planned_refetched_entries": plan.refetched_entries(),
+          "sim_cycles_per_second": run.cycles / seconds, "out": out,
+          "equal_to_golden": True}, as_json, _human)
