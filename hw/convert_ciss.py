@@ -363,6 +363,37 @@ class CsrToCissSignature(wiring.Signature):
         })
 
 
+def _schedule_and_fetch(m, block, lengths, given):
+    """The converters' back half, after their slice lengths unit ``lengths``: the
+    least-loaded schedule, a :class:`LaneFetch` a lane, the :class:`Interleave` into
+    ``block``'s ``ciss`` and ``count``; a conversion starts when ``given`` (its input
+    stream, whose payload the caller hands ``lengths``) comes while idle and ends with its
+    count. Returns the lanes."""
+    P, A = block.pes, block.addr_width
+    m.submodules.schedule = schedule = LeastLoaded(P, block.iw, A)
+    m.submodules.interleave = join = Interleave(P, block.dw, block.iw, A)
+    wiring.connect(m, lengths.slices, schedule.slices)
+    lanes = []
+    for p in range(P):
+        m.submodules[f"lane{p}"] = lane = LaneFetch(block.iw, block.dw, A, block.inflight)
+        wiring.connect(m, schedule.assign[p], lane.slices)
+        wiring.connect(m, lane.mem, wiring.flipped(block.mem[p]))
+        wiring.connect(m, lane.items, join.lanes[p])
+        m.d.comb += join.busy[p].eq(lane.busy)
+        lanes.append(lane)
+    wiring.connect(m, join.ciss, wiring.flipped(block.ciss))
+    wiring.connect(m, join.count, wiring.flipped(block.count))
+    active, start = Signal(), Signal()
+    m.d.comb += [given.ready.eq(~active), start.eq(given.valid & ~active),
+                 join.scheduled.eq(lengths.done), join.active.eq(active)]
+    m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
+    with m.If(start):
+        m.d.sync += active.eq(1)
+    with m.If(block.count.valid & block.count.ready):
+        m.d.sync += active.eq(0)
+    return lanes
+
+
 @block("csr_to_ciss")
 class CsrToCiss(wiring.Component):
     """CSR to CISS for ``pes`` PEs, one entry a cycle, its rows read in line.
@@ -420,29 +451,10 @@ class CsrToCiss(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        P, A = self.pes, self.addr_width
-        m.submodules.lengths = lengths = SliceLengths(self.iw, A)
-        m.submodules.schedule = schedule = LeastLoaded(P, self.iw, A)
-        m.submodules.interleave = join = Interleave(P, self.dw, self.iw, A)
+        m.submodules.lengths = lengths = SliceLengths(self.iw, self.addr_width)
         wiring.connect(m, wiring.flipped(self.row_ptr), lengths.row_ptr)
-        wiring.connect(m, lengths.slices, schedule.slices)
-        for p in range(P):
-            m.submodules[f"lane{p}"] = lane = LaneFetch(self.iw, self.dw, A, self.inflight)
-            wiring.connect(m, schedule.assign[p], lane.slices)
-            wiring.connect(m, lane.mem, wiring.flipped(self.mem[p]))
-            wiring.connect(m, lane.items, join.lanes[p])
-            m.d.comb += join.busy[p].eq(lane.busy)
-        wiring.connect(m, join.ciss, wiring.flipped(self.ciss))
-        wiring.connect(m, join.count, wiring.flipped(self.count))
-        active, start = Signal(), Signal()
-        m.d.comb += [self.rows.ready.eq(~active), start.eq(self.rows.valid & ~active),
-                     lengths.rows.eq(self.rows.payload), join.scheduled.eq(lengths.done),
-                     join.active.eq(active)]
-        m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
-        with m.If(start):
-            m.d.sync += active.eq(1)
-        with m.If(self.count.valid & self.count.ready):
-            m.d.sync += active.eq(0)
+        m.d.comb += lengths.rows.eq(self.rows.payload)
+        _schedule_and_fetch(m, self, lengths, self.rows)
         return m
 
 
@@ -764,28 +776,11 @@ class CsrTileToCiss(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        P, A = self.pes, self.addr_width
-        m.submodules.lengths = lengths = WindowLengths(self.iw, self.dw, A, self.band)
-        m.submodules.schedule = schedule = LeastLoaded(P, self.iw, A)
-        m.submodules.interleave = join = Interleave(P, self.dw, self.iw, A)
+        m.submodules.lengths = lengths = WindowLengths(self.iw, self.dw, self.addr_width,
+                                                       self.band)
         wiring.connect(m, lengths.ptr, wiring.flipped(self.ptr))
         wiring.connect(m, lengths.cols, wiring.flipped(self.cols))
-        wiring.connect(m, lengths.slices, schedule.slices)
-        for p in range(P):
-            m.submodules[f"lane{p}"] = lane = LaneFetch(self.iw, self.dw, A, self.inflight)
-            wiring.connect(m, schedule.assign[p], lane.slices)
-            wiring.connect(m, lane.mem, wiring.flipped(self.mem[p]))
-            wiring.connect(m, lane.items, join.lanes[p])
-            m.d.comb += [join.busy[p].eq(lane.busy), lane.origin.eq(lengths.origin)]
-        wiring.connect(m, join.ciss, wiring.flipped(self.ciss))
-        wiring.connect(m, join.count, wiring.flipped(self.count))
-        active, start = Signal(), Signal()
-        m.d.comb += [self.job.ready.eq(~active), start.eq(self.job.valid & ~active),
-                     lengths.job.eq(self.job.payload), join.scheduled.eq(lengths.done),
-                     join.active.eq(active)]
-        m.d.comb += [unit.restart.eq(start) for unit in (lengths, schedule, join)]
-        with m.If(start):
-            m.d.sync += active.eq(1)
-        with m.If(self.count.valid & self.count.ready):
-            m.d.sync += active.eq(0)
+        m.d.comb += lengths.job.eq(self.job.payload)
+        lanes = _schedule_and_fetch(m, self, lengths, self.job)
+        m.d.comb += [lane.origin.eq(lengths.origin) for lane in lanes]
         return m

@@ -1,19 +1,37 @@
-"""The accelerator's bench: the host's side of a run, on Amaranth's simulator.
+"""The accelerator's benches: the host's side of a run.
 
-The host lays out the run's memory (:mod:`sparseforge.sw.accel_image`) in an AXI4 slave
-(:class:`~sparseforge.tb.axi.AxiMemory`: random readiness, delays, answers out of order
-across IDs with their beats interleaved, every burst checked), writes the run's
-registers over AXI4-Lite (:class:`~sparseforge.tb.axi.LiteHost`), starts it and polls
-``status`` until done; then reads the counters and Y from memory.
+The host lays out the run's memory (:mod:`sparseforge.sw.accel_image`) in an AXI4 slave,
+writes the run's registers over AXI4-Lite, starts it and polls ``status`` until done;
+then reads the counters, and Y from memory.
+
+- :func:`simulate` (native, Verilator): :class:`AccelBench` runs an
+  :class:`AccelHarness`, the accelerator with a :class:`~sparseforge.hw.lite_host.
+  LiteHost` taking the host's register commands as a stream, its memory
+  :class:`~sparseforge.tb.axi_native.AxiDram` (DDR4 timing, random readiness, answers
+  out of order across IDs, beats interleaved). One build serves every run of a
+  configuration: the matrix, B and the plan are images read at run time.
+- :func:`pysim` (Amaranth's simulator): the checking :class:`~sparseforge.tb.axi.AxiMemory`
+  and the host as a Python coroutine (:class:`~sparseforge.tb.axi.LiteHost`).
 """
 
 import random
 from dataclasses import dataclass
 
 import numpy as np
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 
+from ..hw.compose.accel import Accel
+from ..hw.lite_host import LiteHost as LiteHostUnit
+from ..hw.lite_host import LiteOp
 from ..sw import accel_image, regmap
+from . import native
 from .axi import AxiMemory, LiteHost, Pins
+from .axi_native import AxiDram
+from .streams import Bench
+
+COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
+"""The registers the host reads after a run, in order."""
 
 
 @dataclass(frozen=True)
@@ -80,3 +98,73 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
     y = accel_image.output(plan, np.frombuffer(bytes(memory.memory), dtype=np.uint8), regions)
     return AccelRun(y, found["cycles"], found["bytes_read"], found["bytes_written"],
                     found["refetched"], found["status"])
+
+
+class AccelHarness(wiring.Component):
+    """An ``accel`` of ``params`` and a :class:`~sparseforge.hw.lite_host.LiteHost` on its
+    registers: the host's commands in (``commands``), their responses out
+    (``responses``), memory on ``m_axi``."""
+
+    def __init__(self, **params):
+        self.accel, self.host = Accel(**params), LiteHostUnit(8)
+        members = self.host.signature.members
+        super().__init__({"commands": members["commands"], "responses": members["responses"],
+                          "m_axi": self.accel.signature.members["m_axi"]})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.accel, m.submodules.host = self.accel, self.host
+        wiring.connect(m, wiring.flipped(self.commands), self.host.commands)
+        wiring.connect(m, self.host.responses, wiring.flipped(self.responses))
+        wiring.connect(m, self.host.m_axil, self.accel.s_axil)
+        wiring.connect(m, self.accel.m_axi, wiring.flipped(self.m_axi))
+        return m
+
+
+def commands(plan, regions):
+    """The host's commands for a run: its register writes, ``start`` last, a wait for
+    ``status.done``, then a read of each of :data:`COUNTERS`."""
+    regs = regmap.by_name()
+    done = next(f for f in regs["status"].fields if f.name == "done")
+    out = [{"op": LiteOp.WRITE, "addr": offset, "data": value}
+           for offset, value in regmap.writes(accel_image.registers(plan, regions))]
+    out.append({"op": LiteOp.WAIT, "addr": regs["status"].offset, "data": 1 << done.lsb})
+    out += [{"op": LiteOp.READ, "addr": regs[name].offset, "data": 0} for name in COUNTERS]
+    return out
+
+
+class AccelBench(Bench):
+    """A run of ``plan`` (``matrix @ b``) through an :class:`AccelHarness`, its memory
+    answering with ``rates`` on its channels."""
+
+    patience = 20_000
+
+    def __init__(self, component, plan, matrix, b, seed, rates=None):
+        super().__init__(component, seed)
+        self.plan = plan
+        image, self.regions = accel_image.image(plan, matrix, b)
+        self.commands = commands(plan, self.regions)
+        self.memory = AxiDram(self, "m_axi", image.tobytes(), rates=rates, capacity=1 << 24)
+        self.drivers = [self.source_on("commands", self.commands, 1.0),
+                        self.sink_on("responses", 1.0, len(self.commands)), self.memory]
+
+    def from_outputs(self, cycles, outputs):
+        responses = outputs["responses"]
+        bad = [(c, r) for c, r in zip(self.commands, responses, strict=True) if r["resp"]]
+        if bad:
+            raise AssertionError(f"register access at {bad[0][0]['addr']:#x} answered "
+                                 f"{bad[0][1]['resp']}")
+        read = dict(zip(COUNTERS, (r["data"] for r in responses[-len(COUNTERS):]),
+                        strict=True))
+        memory = self.memory.result()
+        y = accel_image.output(self.plan, np.frombuffer(memory.image, dtype=np.uint8),
+                               self.regions)
+        return AccelRun(y, read["cycles"], read["bytes_read"], read["bytes_written"],
+                        read["refetched"], regmap.decode_status(read["status"]))
+
+
+def simulate(component, plan, matrix, b, seed, rates=None, engine="native", work_dir=None,
+             progress=None):
+    """The :class:`AccelRun` of ``plan`` through ``component`` (an :class:`AccelHarness`)."""
+    bench = AccelBench(component, plan, matrix, b, seed, rates)
+    return native.simulate(bench, engine, work_dir, progress)

@@ -112,10 +112,7 @@ class CissBench(Bench):
         self.drivers = [*self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
-        words = iter(outputs["ciss"])
-        entries = [[next(words) for _ in range(n)] for n in self.sizes]
-        reads = [list(outputs[f"mem__{p}__request"]) for p in range(self.component.pes)]
-        return CissRun(cycles, entries, list(outputs["count"]), reads)
+        return _run(self, cycles, outputs)
 
 
 class TileBench(Bench):
@@ -170,10 +167,16 @@ class TileBench(Bench):
         self.drivers = [*self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
-        words = iter(outputs["ciss"])
-        entries = [[next(words) for _ in range(n)] for n in self.sizes]
-        reads = [list(outputs[f"mem__{p}__request"]) for p in range(self.component.pes)]
-        return CissRun(cycles, entries, list(outputs["count"]), reads)
+        return _run(self, cycles, outputs)
+
+
+def _run(bench, cycles, outputs):
+    """A :class:`CissRun` from what a bench's sinks took: each conversion's entries (of
+    ``bench.sizes``), the counts and each lane's reads."""
+    words = iter(outputs["ciss"])
+    entries = [[next(words) for _ in range(n)] for n in bench.sizes]
+    reads = [list(outputs[f"mem__{p}__request"]) for p in range(bench.component.pes)]
+    return CissRun(cycles, entries, list(outputs["count"]), reads)
 
 
 def run_native(component, matrices, seed, rates=None):

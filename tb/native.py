@@ -17,7 +17,13 @@ component beside the block, with the same rules cycle for cycle:
 - a memory port given a :class:`~sparseforge.tb.dram.DramPort` is served by
   :class:`~sparseforge.tb.dram.DramMemory`, its contents an image read by address;
 - one given a :class:`~sparseforge.tb.streams.RamPort` by :class:`RamMemory`, a memory
-  that holds what the design writes.
+  that holds what the design writes;
+- a driver with a ``native`` method (AXI4 pins given a
+  :class:`~sparseforge.tb.axi_native.AxiDram`) builds its own unit:
+  ``native(m, ports, source, sink)`` puts it beside the design on its ``ports``, its
+  images numbered from ids ``source`` and ``sink``, and returns its ``(moved, done)``;
+  ``images()`` are its ``(sources, sinks)``, ``verilog`` the modules it instantiates,
+  and ``collect(taken)`` takes its sinks' words after the run.
 
 So a native run and the Python-driven one of the same bench take the same
 cycles; the native one checks its sinks against the bench's ``outputs``
@@ -43,12 +49,18 @@ from .dram import DramMemory, DramPort
 from .streams import LFSR_TAPS, PulseCounter, RamPort, Static, StreamSink, StreamSource
 
 
-def _coin(m, rate, seed):
-    """The stream's coin on this cycle: its LFSR, started at ``seed`` after reset."""
-    started, lfsr, now = Signal(), Signal(32), Signal(32)
-    m.d.comb += now.eq(Mux(started, lfsr, seed | 1))
-    m.d.sync += [started.eq(1), lfsr.eq(Mux(now[0], (now >> 1) ^ LFSR_TAPS, now >> 1))]
-    return now[:16] < rate
+def lfsr(m, seed):
+    """The state on this cycle of a :data:`~.streams.LFSR_TAPS` LFSR started at ``seed``
+    after reset and stepped every cycle, as :class:`~.streams.Backpressure`'s."""
+    started, state, now = Signal(), Signal(32), Signal(32)
+    m.d.comb += now.eq(Mux(started, state, seed | 1))
+    m.d.sync += [started.eq(1), state.eq(Mux(now[0], (now >> 1) ^ LFSR_TAPS, now >> 1))]
+    return now
+
+
+def coin(m, rate, seed):
+    """A stream's coin on this cycle: its LFSR (:func:`lfsr`) below ``rate`` (of 65536)."""
+    return lfsr(m, seed)[:16] < rate
 
 
 class ImageSource(wiring.Component):
@@ -105,7 +117,7 @@ class ImageSource(wiring.Component):
         more = self.count < items
         s = self.stream
         m.d.comb += [
-            s.valid.eq(held | (more & _coin(m, rate, seed) & open_)),
+            s.valid.eq(held | (more & coin(m, rate, seed) & open_)),
             s.payload.eq(item[:self.width]),
             self.fired.eq(s.valid & s.ready),
             self.done.eq(~more),
@@ -140,7 +152,7 @@ class ImageSink(wiring.Component):
             i_rst=ResetSignal(),
             i_take=self.fired, i_item=self.stream.payload, o_items=items, o_rate=rate,
             o_seed=seed)
-        m.d.comb += [self.stream.ready.eq(_coin(m, rate, seed)),
+        m.d.comb += [self.stream.ready.eq(coin(m, rate, seed)),
                      self.fired.eq(self.stream.valid & self.stream.ready),
                      self.done.eq(self.count >= items)]
         m.d.sync += self.count.eq(self.count + self.fired)
@@ -181,7 +193,7 @@ class RamMemory(wiring.Component):
                     read.data)
         count = Signal(range(3))
         head, tail = Signal.like(self.write_data), Signal.like(self.write_data)
-        free = (count < 2) & _coin(m, Const(self.rate, 32), Const(self.seed, 32))
+        free = (count < 2) & coin(m, Const(self.rate, 32), Const(self.seed, 32))
         taken = request.valid & free
         popped = response.valid & response.ready
         m.d.comb += [request.ready.eq(free), response.valid.eq(count != 0),
@@ -214,6 +226,7 @@ class NativeTop(wiring.Component):
         self.rams = [d for d in bench.drivers if isinstance(d, RamPort)]
         ports = flat_ports(bench.component)
         self.statics = [(d, len(ports[d.name])) for d in bench.drivers if isinstance(d, Static)]
+        self.attached = [(d, d.images()) for d in bench.drivers if hasattr(d, "native")]
         for d in self.sources:
             if d.gate is not None:
                 raise ValueError(f"source {d.name} has a Python gate: it cannot run natively")
@@ -276,7 +289,14 @@ class NativeTop(wiring.Component):
                                          & ports[f"{d.writes}__ready"]),
                          unit.write_addr.eq(write.addr), unit.write_data.eq(write.data)]
             fired.append(unit.moved)
-        m.d.comb += [self.done.eq(_all(u.done for _, u in units)),
+        source, sink = len(self.sources) + len(self.memories) + len(self.statics), len(self.sinks)
+        finished = [u.done for _, u in units]
+        for d, (sources, sinks) in self.attached:
+            moved, done = d.native(m, ports, source, sink)
+            source, sink = source + len(sources), sink + len(sinks)
+            fired.append(moved)
+            finished.append(done)
+        m.d.comb += [self.done.eq(_all(finished)),
                      self.moved.eq(any_of(fired))]
         return m
 
@@ -380,18 +400,24 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
         waves = waves_file(name, bench.seed)
     top = NativeTop(bench)
     il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
-    binary, built = native.build(clean_verilog(il), name, waves=bool(waves))
+    modules = "".join(dict.fromkeys(d.verilog for d, _ in top.attached))
+    binary, built = native.build(clean_verilog(il) + modules, name, waves=bool(waves))
     sources = [*map(source_image, top.sources), *map(memory_image, top.memories),
-               *(static_image(d, width) for d, width in top.statics)]
+               *(static_image(d, width) for d, width in top.statics),
+               *(i for _, (images, _) in top.attached for i in images)]
     sinks = [native.Image(-(-d.codec.width // 32), d.stall.threshold, d.stall.seed | 1,
                           d.expected) for d in top.sinks]
+    sinks += [i for _, (_, images) in top.attached for i in images]
     result = native.execute(binary, sources, sinks, folder, bench.max_cycles or limit,
                             bench.patience, waves, progress)
     result = native.NativeRun(**{**vars(result), "build_seconds": built})
     if result.end != "done":
         bench.fail(f"native run ended by {result.end} after {result.cycles} cycles")
-    outputs = {}
-    for d, words in zip(top.sinks, result.taken, strict=True):
+    outputs, taken = {}, len(top.sinks)
+    for d, (_, images) in top.attached:
+        d.collect(result.taken[taken:taken + len(images)])
+        taken += len(images)
+    for d, words in zip(top.sinks, result.taken[:len(top.sinks)], strict=True):
         got = d.codec.unpack_all(_values(words))
         want = bench.outputs.get(d.name)
         if want is not None:
