@@ -36,11 +36,22 @@ RTL overlaps them:
 loads and the MSU's writes (each summed as if alone) and ``overlap``, what running them
 side by side saves (their sum less the cycles).
 
-The memory is :class:`Memory`: a read answered ``latency`` cycles after a port asks
-(the master's register slices and reorder buffer included), ``rate`` beats a cycle on
-each channel. :data:`BENCH` is the bench's :class:`~sparseforge.tb.axi.AxiMemory`
-(each channel ready or valid with probability 0.7, answers 0 to 6 cycles after a
-burst), calibrated against the RTL on Amaranth's simulator.
+The memory is :class:`Memory`: a tagged read (the MLU's, ``tags`` in flight) answered
+``latency`` cycles after its request, the master's register slices and the unit's
+queues included, an in-order port's dependent read (the tile word's, the pre-pass's)
+:data:`ORDERED` cycles later; ``rate`` beats a cycle on each channel. :data:`BENCH` is
+the bench's :class:`~sparseforge.tb.axi.AxiMemory` as :func:`~sparseforge.tb.accel.
+pysim` builds it (every channel ready or valid with probability 0.7, answers 0 to 6
+cycles after a burst), :data:`IDEAL` the same memory always ready (``rates`` 1): both
+fitted, with the constants below, to the RTL's cycles on Amaranth's simulator over
+random and real matrices, PE rows 2 and 4, 1 to 3 passes, the three tiling policies,
+Tailors that fit and that overbook (``tests/test_accel_model.py`` holds the cases).
+:data:`DRAM`, the native bench's DDR4-timed memory, has its latency fitted on one run
+and is checked on real matrices. The model predicts a run's expected cycles; the
+memory's random delays move one seed's by a percent or two. What it leaves out: the
+lanes', the pre-pass's and the MLU's reads contending for the one read channel (a run
+whose reads outrun ``rate`` is predicted short), and the MSU's buffer halves holding a
+band back when two writes queue.
 """
 
 from dataclasses import dataclass
@@ -66,7 +77,12 @@ BENCH = Memory(latency=11.0, rate=0.7)
 """The bench's AxiMemory (``rates`` 0.7 on every channel, ``delay`` 0 to 6 cycles)."""
 
 IDEAL = Memory(latency=9.5, rate=1.0)
-"""The bench's AxiMemory with every channel always ready (``rates`` 1)."""
+"""The bench's AxiMemory always ready (``rates`` 1 on every channel)."""
+
+DRAM = Memory(latency=23.5, rate=0.7)
+"""The native bench's DDR4-timed memory (:class:`~sparseforge.tb.axi_native.AxiDram`
+as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock,
+``rates`` 0.7 on every channel)."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +201,9 @@ START = 4
 ISSUE = 2
 """Cycles a tile word takes from its answer to its jobs (the word register, the jobs)."""
 ORDERED = -2.5
-"""Cycles an in-order port's read takes beyond a tagged one's."""
+"""Cycles an in-order port's dependent read takes beyond a tagged one's ``latency``
+(fewer: ``latency`` as fitted also holds the MLU's own stages, its reorder buffer's slot
+freed after the answer is taken)."""
 TILE = 25
 """Cycles a tile's compute adds to its busiest PE row's (the TLU's reads of the Tailor,
 the PEs' pipeline emptied before the tile's item goes to the MSU)."""
