@@ -1,0 +1,289 @@
+"""The accelerator's cycle model: an ``accel`` run's cycles and memory traffic predicted
+from its plan (:mod:`sparseforge.sw.accel_plan`), so the model stands in for the RTL
+(:class:`~sparseforge.hw.compose.accel.Accel`) on inputs too large to simulate.
+
+**Traffic** is counted exactly, word by word, from the plan and the sequencer's jobs
+(:func:`~sparseforge.sw.accel_plan.jobs`), each word at its
+:func:`~sparseforge.sw.wire.word_bytes` (the master reads and writes a word as one
+burst of exactly those bytes, so the accelerator's ``bytes_read`` and ``bytes_written``
+counters count the same): every pass of a band re-reads its tile words; a band's
+conversion on a pass (every tile on the first, the tiles holding bumped entries on a
+later pass of a band that overbooks) reads its ``rows + 1`` row pointers, the pre-pass's
+column ids (:func:`~sparseforge.sw.ciss_csr.prepass_reads`) and, in each lane, the
+windows' column ids and values; every tile on every pass loads its ``kn`` rows of B's
+panel (``tlen`` words each); every band on every pass writes its ``rows`` rows of Y
+(``tlen * cols`` words each).
+
+**Cycles** come from the units' own cost formulas, one step per input tile and pass
+(host memory and time follow the tiles and nonzeros, never the matrix's area), as the
+RTL overlaps them:
+
+- the **sequencer** reads each tile word through an in-order port (a read round trip)
+  and hands out the tile's jobs once the converter and Tensaurus take them;
+- the **converter** (:func:`~sparseforge.sw.ciss_csr.tile_cycles`, its pre-pass one
+  column id a round trip) runs ahead of the array, which reads its entries through the
+  Tailor as they come; on passes that read the Tailor only, it is idle;
+- **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
+  in flight) while the tile before computes; a tile computes once loaded and once the
+  one before has finished, its time the busiest PE row's (a nonzero ``tlen`` cycles, a
+  slice's drain ``tlen``, a header or an idle lane one: :class:`~sparseforge.hw.
+  tensaurus_pe.TensaurusPe`);
+- the **MSU** writes each band's panel of Y (one word a write beat) once its closing
+  tile has drained, while the next band computes; the run ends when the last write is
+  answered.
+
+``parts`` breaks the cycles into the converter's busy cycles, the compute, the MLU's
+loads and the MSU's writes (each summed as if alone) and ``overlap``, what running them
+side by side saves (their sum less the cycles).
+
+The memory is :class:`Memory`: a tagged read (the MLU's, ``tags`` in flight) answered
+``latency`` cycles after its request, the master's register slices and the unit's
+queues included, an in-order port's dependent read (the tile word's, the pre-pass's)
+:data:`ORDERED` cycles later; ``rate`` beats a cycle on each channel. :data:`BENCH` is
+the bench's :class:`~sparseforge.tb.axi.AxiMemory` as :func:`~sparseforge.tb.accel.
+pysim` builds it (every channel ready or valid with probability 0.7, answers 0 to 6
+cycles after a burst), :data:`IDEAL` the same memory always ready (``rates`` 1): both
+fitted, with the constants below, to the RTL's cycles on Amaranth's simulator over
+random and real matrices, PE rows 2 and 4, 1 to 3 passes, the three tiling policies,
+Tailors that fit and that overbook (``tests/test_accel_model.py`` holds the cases).
+:data:`DRAM`, the native bench's DDR4-timed memory, has its latency fitted on one run
+and is checked on real matrices. The model predicts a run's expected cycles; the
+memory's random delays move one seed's by a percent or two. What it leaves out: the
+lanes', the pre-pass's and the MLU's reads contending for the one read channel (a run
+whose reads outrun ``rate`` is predicted short), and the MSU's buffer halves holding a
+band back when two writes queue.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ciss, ciss_csr, wire
+from .accel_image import ADDR_WIDTH
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory as the model sees it: a read answered ``latency`` cycles after its
+    port's request (1: on the next cycle), ``rate`` beats a cycle taken and answered on
+    each AXI channel (a word no wider than the bus is a beat, so ``rate *`` the bus's
+    bytes a cycle at most)."""
+
+    latency: float
+    rate: float
+
+
+BENCH = Memory(latency=11.0, rate=0.7)
+"""The bench's AxiMemory (``rates`` 0.7 on every channel, ``delay`` 0 to 6 cycles)."""
+
+IDEAL = Memory(latency=9.5, rate=1.0)
+"""The bench's AxiMemory always ready (``rates`` 1 on every channel)."""
+
+DRAM = Memory(latency=23.5, rate=0.7)
+"""The native bench's DDR4-timed memory (:class:`~sparseforge.tb.axi_native.AxiDram`
+as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock,
+``rates`` 0.7 on every channel)."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A run's predicted ``cycles``, its exact ``bytes_read`` and ``bytes_written``
+    (``reads`` and ``writes`` by region), the entries the Tailor ``refetched``, and
+    ``parts``: the cycles by unit (:mod:`this module <sparseforge.sw.accel_model>`'s
+    docstring)."""
+
+    cycles: int
+    bytes_read: int
+    bytes_written: int
+    refetched: int
+    parts: dict
+    reads: dict
+    writes: dict
+
+
+def _converted(plan_):
+    """For each band, for each pass, the input tiles the converter converts."""
+    c = plan_.config
+    for band in plan_.bands:
+        again = band.refetched_inputs(c) if band.bumped(c) else ()
+        yield band, [band.inputs, *[again] * (plan_.passes - 1)]
+
+
+def _windows(band, tiles):
+    """The converter's :class:`~sparseforge.sw.ciss_csr.TileJobs` for ``tiles`` of
+    ``band`` converted on one pass (the first of them reads the band's row pointers)."""
+    n = len(tiles)
+    first = np.zeros(n, dtype=np.int64)
+    first[:1] = 1
+    return ciss_csr.TileJobs(np.full(n, band.i0, dtype=np.int64),
+                             np.full(n, band.rows, dtype=np.int64),
+                             np.array([t.k0 for t in tiles], dtype=np.int64),
+                             np.array([t.k1 for t in tiles], dtype=np.int64), first)
+
+
+def traffic(plan_, matrix):
+    """``(reads, writes)``: the bytes the run reads and writes, by region (exact)."""
+    c = plan_.config
+    image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
+    tile_bytes = wire.word_bytes(wire.width(wire.ACCEL_TILE))
+    mlu_bytes = wire.word_bytes(c.cols * c.vlen * c.dw)
+    out_bytes = wire.word_bytes(c.vlen * c.acc_width)
+    words = dict.fromkeys(("tiles", "a_rowptr", "a_prepass", "a_lanes", "b"), 0)
+    for band, passes in _converted(plan_):
+        words["tiles"] += len(band.inputs) * plan_.passes
+        words["b"] += sum(t.k1 - t.k0 for t in band.inputs) * c.tlen * plan_.passes
+        for tiles in passes:
+            if not tiles:
+                continue
+            jobs = _windows(band, tiles)
+            words["a_rowptr"] += band.rows + 1
+            words["a_prepass"] += len(ciss_csr.prepass_reads(image, jobs)[0])
+            words["a_lanes"] += sum(_nnz(image, band, t) for t in tiles)
+    reads = {"tiles": words["tiles"] * tile_bytes,
+             "a_rowptr": words["a_rowptr"] * wire.word_bytes(ADDR_WIDTH),
+             "a_prepass": words["a_prepass"] * wire.word_bytes(c.iw),
+             "a_colid": words["a_lanes"] * wire.word_bytes(c.iw),
+             "a_values": words["a_lanes"] * wire.word_bytes(c.dw),
+             "b": words["b"] * mlu_bytes}
+    writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes * out_bytes}
+    return reads, writes
+
+
+def _nnz(image, band, tile):
+    """A window's nonzeros (``A[band rows, k0:k1]``)."""
+    lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
+    col = image.col[lo:hi]
+    return int(np.count_nonzero((col >= tile.k0) & (col < tile.k1)))
+
+
+class _Stream:
+    """A window's CISS schedule (what :func:`~sparseforge.sw.ciss_csr.tile_cycles`
+    reads of a :class:`~sparseforge.sw.ciss.Ciss`): its nonempty rows' ``slices``,
+    ``count``, ``pe`` and ``start``, and its ``entries``."""
+
+    class _Wire:
+        def __init__(self, pes):
+            self.pes = pes
+
+    def __init__(self, slices, count, pes):
+        self.slices, self.count, self.wire = slices, count, self._Wire(pes)
+        self.pe, self.start, self.entries = ciss.schedule(count + 1, pes)
+
+    def lane_cycles(self, tlen):
+        """The busiest PE row's cycles: ``tlen`` a nonzero and a slice's drain, one a
+        header that ends nothing or an idle entry."""
+        pes = self.wire.pes
+        nnz = np.bincount(self.pe, weights=self.count, minlength=pes)
+        slices = np.bincount(self.pe, minlength=pes)
+        idle = self.entries - nnz - slices
+        return int((tlen * (nnz + slices) + idle).max()) if len(self.slices) else 0
+
+
+def _streams(image, band, pes):
+    """Each input tile of ``band``: its :class:`_Stream`, its nonzeros by row counted
+    from the band's rows' elements (so in time and memory of the band's nonzeros)."""
+    lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
+    row = np.repeat(np.arange(band.rows, dtype=np.int64),
+                    np.diff(image.row_ptr[band.i0:band.i0 + band.rows + 1]))
+    bounds = np.array([t.k1 for t in band.inputs], dtype=np.int64)
+    tile = np.searchsorted(bounds, image.col[lo:hi], side="right")
+    key, count = np.unique(tile * band.rows + row, return_counts=True)
+    which, rows = np.divmod(key, band.rows)
+    out = []
+    for n in range(len(band.inputs)):
+        mine = which == n
+        out.append(_Stream(rows[mine], count[mine], pes))
+    return out
+
+
+START = 4
+"""Cycles from ``start`` to the sequencer's first read of the tile list."""
+ISSUE = 2
+"""Cycles a tile word takes from its answer to its jobs (the word register, the jobs)."""
+ORDERED = -2.5
+"""Cycles an in-order port's dependent read takes beyond a tagged one's ``latency``
+(fewer: ``latency`` as fitted also holds the MLU's own stages, its reorder buffer's slot
+freed after the answer is taken)."""
+TILE = 25
+"""Cycles a tile's compute adds to its busiest PE row's (the TLU's reads of the Tailor,
+the PEs' pipeline emptied before the tile's item goes to the MSU)."""
+DRAIN = 6
+"""Cycles from the run's last tile computed to its band's first write."""
+FINISH = 4
+"""Cycles from the run's last write answered to ``done``."""
+
+
+def _conversions(image, band, tiles, streams, wait):
+    """``{id(tile): (cycles, first)}`` of ``tiles`` of ``band`` converted on one pass
+    (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes each:
+    its cycles to its count and to its first entry, each column id and the band's row
+    pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
+    tile_cycles` counts (a memory answering on the next cycle)."""
+    jobs = _windows(band, tiles)
+    heads, costs = ciss_csr.prepass_cycles(image, jobs)
+    _, per_row = ciss_csr.prepass_reads(image, jobs)
+    cycles = ciss_csr.tile_cycles(image, jobs, streams)
+    out = {}
+    for n, t in enumerate(tiles):
+        head = heads[n] + wait * (1 + jobs.first[n])
+        decided = head + np.cumsum(costs[n] + wait * per_row[n]) - 1
+        late = wait * (per_row[n].sum() + 1 + jobs.first[n])
+        first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
+        out[id(t)] = (float(cycles[n] + late), float(first))
+    return out
+
+
+def predict(plan_, matrix, memory=BENCH, tags=8):
+    """The :class:`Prediction` of ``plan_`` (of ``matrix``, A as CSR) on an ``accel``
+    whose tagged units keep ``tags`` reads in flight, against ``memory``."""
+    c = plan_.config
+    L, rate = memory.latency, memory.rate
+    ordered = L + ORDERED                           # an in-order port's round trip
+    image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
+    reads, writes = traffic(plan_, matrix)
+    read_gap = max(1.0 / rate, L / tags)            # the MLU's cycles a word
+    busy = dict.fromkeys(("converter", "compute", "mlu", "msu"), 0.0)
+    seq = START                                     # the sequencer's next read
+    conv_end = comp_start = comp_end = msu_end = feed_end = 0.0
+    for band, passes in _converted(plan_):
+        streams = _streams(image, band, c.pes)
+        for tiles in passes:
+            ids = {id(t) for t in tiles}
+            chosen = [s for t, s in zip(band.inputs, streams, strict=True) if id(t) in ids]
+            conv = _conversions(image, band, tiles, chosen, ordered - 1) if tiles else {}
+            command, held = True, False             # the pass's command still to go
+            for t, stream in zip(band.inputs, streams, strict=True):
+                word = seq + ordered + ISSUE
+                take = max(word, comp_start)        # Tensaurus's load stage free
+                given = commanded = word
+                if id(t) in conv:                   # the converter, between tiles
+                    given = max(word, conv_end)
+                    cycles, first = conv[id(t)]
+                    conv_end = given + 1 + cycles
+                    busy["converter"] += cycles
+                    if held:                        # the last entry before is written
+                        comp_end = max(comp_end, given + 1 + first + TILE)  # with it
+                if command and (id(t) in conv or not tiles):
+                    commanded = max(word, feed_end)     # the feed done with the last pass
+                    command = False
+                seq = max(take, given, commanded) + 1
+                load = L + (t.k1 - t.k0) * c.tlen * read_gap
+                work = stream.lane_cycles(c.tlen)
+                start = max(take + 1 + load, comp_end) + 1
+                end = start + work + TILE
+                held = id(t) in conv
+                if held and t.closes:               # the pass's end marker
+                    end = max(end, conv_end + 1 + TILE)
+                comp_start, comp_end = start, end
+                busy["compute"] += work
+                busy["mlu"] += load
+                if t.closes:
+                    write = band.rows * c.tlen * c.cols / rate
+                    msu_end = max(end + DRAIN, msu_end) + write
+                    busy["msu"] += write
+            feed_end = conv_end if tiles else comp_end
+    cycles = max(comp_end + DRAIN, msu_end) + L + FINISH
+    parts = {name: round(v) for name, v in busy.items()}
+    parts["overlap"] = sum(parts.values()) - round(cycles)
+    return Prediction(round(cycles), sum(reads.values()), sum(writes.values()),
+                      plan_.refetched_entries(), parts, reads, writes)
