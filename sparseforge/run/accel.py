@@ -18,11 +18,15 @@ from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_opti
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.run.tensaurus import pe_array
-from sparseforge.sw import accel_plan
+from sparseforge.sw import accel_model, accel_plan
 from sparseforge.sw.formats import read_matrix, read_npy
 from sparseforge.sw.wire import word_bytes
 
 KERNELS = ("spmm", "spmv")
+TAGS = 8
+RATES = ("ar", "aw", "w", "r", "b")
+"""The memory's channels, each ready (or answering) on 70% of cycles: the host model's
+:data:`~sparseforge.sw.accel_model.DRAM`."""
 
 
 def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
@@ -50,12 +54,15 @@ def _human(r):
                f"({r['buffer_kb']} KiB), scratchpads of {r['spm_rows']} rows, bands of at "
                f"most {r['out_rows']} rows")
     click.echo(f"  plan         {r['plan']}")
-    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz)")
+    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, every "
+               f"channel ready 70% of cycles); the host model predicts "
+               f"{r['model_cycles']:,.0f} ({r['model_error']:+.1%})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written; {r['refetched_entries']:,} CISS "
                f"entries refetched into the overbooked Tailor (the plan: "
                f"{r['planned_refetched_entries']:,})")
-    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second")
+    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second (the "
+               "generation of the design's Verilog included, and its build where not cached)")
     click.echo(f"  output       {r['out']}: equal to the golden product")
 
 
@@ -103,9 +110,11 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
                              "dw=16 bits")
     plan = accel_plan.plan(a, b, tiling, config, seed=seed)
     status(f"run accel: {accel_plan.describe(plan)}; simulating...")
-    component = AccelHarness(**params_of(config), tile=1 << 16, tags=8, data=64)
+    component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=64)
+    model = accel_model.predict(plan, a, accel_model.DRAM, tags=TAGS)
     started = time.perf_counter()
-    run = simulate(component, plan, a, b, seed, progress="run accel")
+    run = simulate(component, plan, a, b, seed, rates=dict.fromkeys(RATES, 0.7),
+                   progress="run accel")
     seconds = time.perf_counter() - started
     if run.status["error"] or not np.array_equal(run.y, plan.golden):
         bad = np.argwhere(run.y != plan.golden)
@@ -123,5 +132,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "refetched_entries": run.refetched,
           "planned_refetched_entries": plan.refetched_entries(),
+          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+          "model_bytes_read": model.bytes_read,
           "sim_cycles_per_second": run.cycles / seconds, "out": out,
           "equal_to_golden": True}, as_json, _human)
