@@ -100,6 +100,31 @@ module _sf_widen_unary (A, Y);
   endgenerate
 endmodule
 
+// A left shift's operand as wide as its result: `wreduce` narrows the operand to its
+// bits that are not constant zero (a burst's beats when the bus's AxLEN is narrow) and
+// leaves the result wide. The shift amount is self-determined, so it stays as it is.
+(* techmap_celltype = "$shl $sshl" *)
+module _sf_widen_shift (A, B, Y);
+  parameter A_SIGNED = 0;
+  parameter B_SIGNED = 0;
+  parameter A_WIDTH = 1;
+  parameter B_WIDTH = 1;
+  parameter Y_WIDTH = 1;
+  input [A_WIDTH-1:0] A;
+  input [B_WIDTH-1:0] B;
+  output [Y_WIDTH-1:0] Y;
+  wire _TECHMAP_FAIL_ = A_WIDTH >= Y_WIDTH || B_SIGNED;
+  wire [Y_WIDTH-1:0] a;
+  generate
+    if (A_SIGNED) begin : sign_extend
+      assign a = $signed(A);
+    end else begin : zero_extend
+      assign a = A;
+    end
+  endgenerate
+  assign Y = a << B;
+endmodule
+
 // `!x` on a word: Verilator wants a 1-bit operand, so reduce the word first.
 (* techmap_celltype = "$logic_not" *)
 module _sf_logic_not (A, Y);

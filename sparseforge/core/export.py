@@ -5,8 +5,10 @@ into one module, drops unused debug wires and reset-redundant ``initial``
 values, narrows arithmetic to the bits used, turns parallel multiplexers (an
 FSM's state switch) into plain ones, narrows again the wires that a
 flattened submodule's cells left wider than their use, spells out operand
-extension with ``widen.v``) and writes Verilog that ``verilator --lint-only
--Wall`` accepts without a waiver. A memory that starts zeroed is zeroed by one
+extension with ``widen.v``, drops a wire kept by nothing but its initial value,
+splits a wire some of whose bits only copy another signal or a constant
+(:func:`mark_aliased`)) and writes Verilog that ``verilator --lint-only -Wall``
+accepts without a waiver. A memory that starts zeroed is zeroed by one
 loop (:func:`zero_loops`), not a line a word. :func:`header` opens the file with what a
 flow needs to know of it; :func:`core_text` is its FuseSoC core.
 """
@@ -41,8 +43,15 @@ opt_clean -purge
 wreduce
 opt_clean -purge
 techmap -map widen.v
-opt_clean -purge
 attrmap -remove init
+opt_clean -purge
+write_rtlil clean.il
+"""
+
+_SPLIT = """\
+read_rtlil marked.il
+splitnets -driver a:sf_aliased
+opt_clean -purge
 write_verilog -noattr design.v
 """
 
@@ -225,8 +234,37 @@ def clean_verilog(il):
     widen = resources.files("sparseforge").joinpath("widen.v").read_text()
     out = run_yowasp("yosys", ["-q", "-s", "clean.ys"],
                      inputs={"design.il": il, "widen.v": widen, "clean.ys": _CLEAN},
+                     outputs=["clean.il"])
+    out = run_yowasp("yosys", ["-q", "-s", "split.ys"],
+                     inputs={"marked.il": mark_aliased(out["clean.il"]), "split.ys": _SPLIT},
                      outputs=["design.v"])
     return zero_loops(out["design.v"])
+
+
+_CONNECT = re.compile(r"^  connect (\{[^}]*\}|\S+(?: \[[\d:]+\])?) ", re.M)
+_WIRE = re.compile(r"^  wire (.*?)(\S+)$", re.M)
+
+
+def mark_aliased(il):
+    """Cleaned RTLIL ``il`` with ``sf_aliased`` on each wire some of whose bits are
+    driven by a plain connection (a copy of another signal, or a constant) but not all.
+
+    After flattening, ``opt_clean`` rewires every reader of such bits to the signal they
+    copy, so they are read nowhere, yet the wire stays for its other bits, which a cell
+    drives: a stream's payload between two units with some fields registers of one and
+    others sums (Verilator's UNUSEDSIGNAL). Split at its drivers' boundaries (and only
+    such wires, so the others keep their names), its copied part goes.
+    """
+    sliced = {name for lhs in _CONNECT.findall(il)
+              for name in re.findall(r"(\S+) \[", lhs)}
+
+    def mark(match):
+        ports = re.search(r"\b(input|output|inout)\b", match[1])
+        if match[2] not in sliced or ports:
+            return match[0]
+        return f"  attribute \\sf_aliased 1\n{match[0]}"
+
+    return _WIRE.sub(mark, il)
 
 
 _INIT = re.compile(r"^  initial begin\n((?:    \S+ ?\[\d+\] = \d+'h0+;\n)+)  end\n", re.M)
