@@ -61,8 +61,9 @@ def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
     assert r["dram_bytes_written"] == 2 * 494 * 4 * 8      # 2 panels of 494 rows, 4 words
 
 
-@pytest.mark.parametrize("params", [*Accel.REPORT,
-                                    {**params_of(CONFIG), "tile": 64, "tags": 4, "data": 64}])
+@pytest.mark.parametrize("params", [
+    pytest.param(Accel.REPORT[0], marks=pytest.mark.soak),
+    {**params_of(CONFIG), "tile": 64, "tags": 4, "data": 64}])
 def test_verilog_lints_clean_with_wall(lint, params):
     """The reported accelerator and the small one simulated above: no Verilator warning
     (its units' payloads flattened into one module, the burst counters' shifts, the
