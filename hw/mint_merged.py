@@ -1,9 +1,10 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR and ZVC, ZVC to Dense and RLC to COO, its
-conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense and RLC to COO,
+its conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
 
-The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`) each carry
-their own zero detection, prefix sums and compaction or serialization. Here one of each
+The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
+:mod:`.convert_csf`) each carry their own zero detection, prefix sums and compaction,
+serialization or tree construction. Here one of each
 serves every mode, and the conversions that compute coordinates share the paper's
 eight-lane divide and modulo unit:
 
@@ -15,11 +16,17 @@ eight-lane divide and modulo unit:
   element its row-major position and from it its row (the quotient by the column count
   K) and column (the remainder): RLC's distances (``run + 1``, the matrix's first pair
   ``run``) as Fig. 8d sums them, and a dense element's one (a padding lane's none) as
-  Fig. 8f does, so Dense to COO and CSR divide as the paper draws it instead of counting;
+  Fig. 8f does, so Dense to COO, CSR and CSF divide as the paper draws it instead of
+  counting (a 3-D tensor as the ``I*J x K`` matrix of its fibers: the quotient is the
+  fiber, the remainder ``k``);
 - one :class:`~.convert_dense.Compactor` packs the records of every mode but ZVC to Dense:
   each lane's record is the widest (``{row, col, value}``) and a mode reads the fields it
   needs; its marks carry CSR's row pointers and ZVC's mask words alike;
-- the :class:`~.convert_dense.Expander` takes the positions in ZVC-to-Dense mode.
+- the :class:`~.convert_dense.Expander` takes the positions in ZVC-to-Dense mode;
+- :class:`FiberTree` takes the divided positions in Dense-to-CSF mode in the compactor's
+  place (CSF's level records are a vector's lanes, masked, not packed): comparators on
+  consecutive fibers give ``(i, j)``, and the leaves' pointers come from the nonzeros'
+  prefix sum above.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -33,6 +40,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import MintMode
+from .convert_csf import MODES, LevelRecords, TreeMarks, level_streams
 from .convert_dense import (
     LANES,
     LEVELS,
@@ -45,15 +53,150 @@ from .convert_dense import (
 from .convert_rlc import rlc_vector_layout
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
+from .mint_units import popcount
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside
+from .stream_units import Beside, Lockstep
 
 
 def mint_mark(lanes, ptr_width):
     """A mark of the merged converter: a CSR row pointer ``ptr`` or a ZVC ``mask`` word,
     and ``last`` on a matrix's final one."""
     return data.StructLayout({"ptr": ptr_width, "mask": lanes, "last": 1})
+
+
+class FiberTree(wiring.Component):
+    """The CSF tree of a dense 3-D tensor from its elements' fiber coordinates: MINT's tree
+    construction (Section V-B4, Fig. 8f steps 5-7), after the divider.
+
+    The tensor is the ``I*J x K`` matrix of its fibers, so the divider gives each element
+    its fiber (the quotient by K) and its ``k`` (the remainder). ``(i, j)`` come from
+    comparators on consecutive fibers, as :class:`~.convert_csf.FiberStarts` finds them in
+    COO: with ``K >= L`` a vector holds at most one lane of ``k = 0``, where the next fiber
+    begins; ``(i, j)`` of the current fiber are registers, and the next is ``(i, j + 1)``,
+    or ``(i + 1, 0)`` past ``j = J - 1`` (a slice begins), so the lanes at and past the one
+    take the next. (A second division of the fiber by J would cost the divider a second
+    pass.) :class:`~.convert_csf.TreeMarks` then finds each fiber's and slice's first leaf;
+    each level's node counts are a register and, within the vector, the leaves' from the
+    nonzeros' prefix sum and the fibers' and slices' (at most two a vector) from adders;
+    :class:`~.convert_csf.LevelRecords` sends the records.
+
+    Parameters
+    ----------
+    lanes : L, elements a vector.
+    index_width, count_width, value_width : bits of a coordinate, of counts and pointers,
+        of a value.
+    fibers_width : bits of ``fibers``.
+
+    Members
+    -------
+    fibers : In(fibers_width)
+        J, the tensor's fibers a slice (its ``dim1``), held while it streams.
+    vectors : In(stream({cols[L], values[L], mask, sums[L], total, last}))
+        Each lane's ``k`` (its remainder by K), value and nonzero bit, the nonzeros before
+        each lane and through the vector (modulo ``2 * L``, as
+        :class:`~.convert_dense.NonzeroPositions` counts them), ``last`` on the tensor's
+        final vector. Lanes past the tensor's last element are zero.
+    level0, level1, level2 : Out(stream(:func:`~.convert_csf.csf_level_layout`))
+        As :class:`~.convert_csf.DenseToCsfSignature` says.
+
+    Latency and throughput: 3 cycles (the marks, the counts, the levels' registers); one
+    vector a cycle while its records are taken. Between registers: the lanes' fiber compare and
+    ``(i, j)`` multiplexers; the marks' segmented OR; the counts' adders.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width, fibers_width):
+        self.lanes, self.index_width = lanes, index_width
+        self.count_width, self.value_width = count_width, value_width
+        position = position_bits(lanes)
+        self.tag = data.StructLayout({
+            "ids": data.ArrayLayout(data.ArrayLayout(index_width, MODES), lanes),
+            "values": data.ArrayLayout(value_width, lanes),
+            "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1})
+        self.latency = TreeMarks.latency + 2
+        super().__init__({
+            "fibers": In(fibers_width),
+            "vectors": In(stream.Signature(data.StructLayout({
+                "cols": data.ArrayLayout(index_width, lanes),
+                "values": data.ArrayLayout(value_width, lanes), "mask": lanes,
+                "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1}))),
+            **level_streams(Out, lanes, index_width, count_width, value_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, w = self.lanes, self.index_width
+        m.submodules.marks = marks = Lockstep({"marks": TreeMarks(L)}, self.tag)
+        m.submodules.records = records = LevelRecords(L, w, self.count_width,
+                                                      self.value_width)
+        for n in range(MODES):
+            wiring.connect(m, getattr(records, f"level{n}"),
+                           wiring.flipped(getattr(self, f"level{n}")))
+        given, into = self.vectors, marks.given
+        m.d.comb += [into.valid.eq(given.valid), given.ready.eq(into.ready)]
+
+        # The fibers: the current one's (i, j), and whether none has begun in the tensor.
+        i, j, fresh = Signal(w), Signal(w), Signal(init=1)
+        wrap = Signal()                                 # the next fiber begins a slice
+        next_i, next_j = Signal(w), Signal(w)
+        m.d.comb += [wrap.eq(fresh | (j == self.fibers - 1)),
+                     next_i.eq(Mux(fresh, 0, i + (j == self.fibers - 1))),
+                     next_j.eq(Mux(wrap, 0, j + 1))]
+        # A signal of its own: a port partly computed and partly passed through would leave
+        # bits unread in the Verilog.
+        begins = Signal(L)
+        m.d.comb += begins.eq(Cat(col == 0 for col in given.payload.cols))
+        tag = into.payload.tag
+        for lane in range(L):
+            on = begins[:lane + 1].any()                # past this vector's fiber start
+            m.d.comb += [tag.ids[lane][0].eq(Mux(on, next_i, i)),
+                         tag.ids[lane][1].eq(Mux(on, next_j, j)),
+                         tag.ids[lane][2].eq(given.payload.cols[lane])]
+        m.d.comb += [into.payload.marks.leaves.eq(given.payload.mask),
+                     into.payload.marks.fiber_starts.eq(begins),
+                     into.payload.marks.slice_starts.eq(Mux(wrap, begins, 0)),
+                     tag.values.eq(given.payload.values), tag.sums.eq(given.payload.sums),
+                     tag.total.eq(given.payload.total), tag.last.eq(given.payload.last)]
+        with m.If(given.valid & given.ready):
+            with m.If(begins.any()):
+                m.d.sync += [i.eq(next_i), j.eq(next_j), fresh.eq(0)]
+            with m.If(given.payload.last):
+                m.d.sync += fresh.eq(1)
+
+        # Each level's node counts, before the vector (registers) and within it, give the
+        # pointers; the records are registered before the levels' output registers.
+        marked, out = marks.taken, records.records
+        tag, nodes = marked.payload.tag, marked.payload.marks
+        pipe = Pipeline(m, marked, out)
+        bases = [Signal(self.count_width, name=f"base{n}") for n in range(MODES)]
+        leaves = tag.sums[0]
+
+        def after(sum_):                # the leaves from the vector's first lane, to its sum
+            return pipe.wire((sum_ - leaves)[:len(leaves)], "leaves")
+
+        within = [[popcount(nodes[f"level{n}"][:lane], pipe.wire) for lane in range(L)]
+                  for n in range(MODES - 1)]
+        within.append([after(tag.sums[lane]) for lane in range(L)])
+        counts = [popcount(nodes[f"level{n}"], pipe.wire) for n in range(MODES - 1)]
+        counts.append(after(tag.total))
+        totals = [pipe.wire(bases[n] + counts[n], f"total{n}") for n in range(MODES)]
+        children = [[pipe.wire(bases[n + 1] + within[n + 1][lane], f"child{n}_{lane}")
+                     for lane in range(L)] for n in range(MODES - 1)]
+        children.append(list(tag.values))
+        with m.If(pipe.advance & pipe.valid):
+            m.d.sync += [base.eq(Mux(tag.last, 0, total)) for base, total in zip(
+                bases, totals, strict=True)]
+        held = pipe.stage({"ids": list(tag.ids), "masks": [nodes[f"level{n}"] for n in
+                                                           range(MODES)],
+                           "totals": totals, "children": children, "last": tag.last})
+        pipe.finish()
+        for n in range(MODES):
+            record = out.payload[f"level{n}"]
+            m.d.comb += [record.mask.eq(held["masks"][n]), record.last.eq(held["last"]),
+                         record.total.eq(held["totals"][n])]
+            for lane in range(L):
+                m.d.comb += [record.lanes[lane].id.eq(held["ids"][lane][n * w:(n + 1) * w]),
+                             record.lanes[lane].data.eq(held["children"][n][lane])]
+        return m
 
 
 class MintMergedSignature(wiring.Signature):
@@ -63,10 +206,14 @@ class MintMergedSignature(wiring.Signature):
     - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
       streams; change it only once the previous matrix's outputs have all left.
     - ``columns`` (in, ``position_width`` bits): the matrix's column count (the paper's
-      K, the divisor of Fig. 8d and 8f), held as ``mode`` is; Dense to COO and CSR and
-      RLC to COO need it.
+      K, the divisor of Fig. 8d and 8f; a tensor's ``dim2``), held as ``mode`` is; Dense
+      to COO, CSR and CSF and RLC to COO need it.
+    - ``fibers`` (in, ``position_width`` bits): a tensor's ``dim1`` (J, its fibers a
+      slice), held as ``mode`` is; Dense to CSF needs it.
     - ``dense`` (stream in, :func:`~.interfaces.dense_layout`): a matrix, row-padded for
-      Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC.
+      Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC; for Dense to CSF a 3-D
+      tensor, flat in row-major order, ``dim2`` at least ``lanes``, the lanes past its
+      last element zero.
     - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
       :class:`~.convert_dense.ZvcToDenseSignature` takes them.
     - ``pairs`` (stream in, :func:`~.convert_rlc.rlc_vector_layout`): a matrix in RLC, for
@@ -79,13 +226,16 @@ class MintMergedSignature(wiring.Signature):
     - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
       or ZVC's mask words in ``mask``, ``last`` on the final one.
     - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
+    - ``level0`` .. ``level2`` (streams out, :func:`~.convert_csf.csf_level_layout`, counts
+      and pointers of ``ptr_width`` bits): Dense to CSF's levels, as
+      :class:`~.convert_csf.DenseToCsfSignature` says.
     """
 
     def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width):
         entry = wire.coo_entry(index_width, width)
         super().__init__({
             "mode": In(MintMode),
-            "columns": In(position_width),
+            "columns": In(position_width), "fibers": In(position_width),
             "dense": In(stream.Signature(dense_layout(lanes, width))),
             "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
             "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
@@ -93,20 +243,21 @@ class MintMergedSignature(wiring.Signature):
             "words": Out(stream.Signature(record_word_layout(entry, lanes))),
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+            **level_streams(Out, lanes, index_width, ptr_width, width),
         })
 
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR or ZVC, ZVC to Dense, or RLC to COO, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, or RLC to COO, as ``mode`` says.
 
     Parameters
     ----------
     lanes : L, values (or RLC pairs) per vector, records per word and divider lanes (a
         power of two; the paper's MINT divides eight a cycle).
     width : bits of a value (its bits: zero when all of them are; an RLC filler is 0).
-    index_width : bits of a row and a column id.
-    ptr_width : bits of a CSR row pointer.
+    index_width : bits of a row and a column id, and of a tensor's coordinates.
+    ptr_width : bits of a CSR row pointer and of CSF's node counts and pointers.
     run_bits : bits of an RLC run.
     position_width : P, bits of a row-major position and of ``columns``: a matrix of up
         to ``2**P`` elements and fewer than ``2**P`` columns (and rows and columns up to
@@ -118,9 +269,9 @@ class MintMerged(wiring.Component):
     Members
     -------
     mode : In(MintMode)
-    columns : In(P)
+    columns, fibers : In(P)
     dense, mask, values, pairs : In(stream(...))
-    words, marks, expanded : Out(stream(...))
+    words, marks, expanded, level0, level1, level2 : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names, RLC to COO on
         ``words`` as Dense to COO does.
@@ -132,21 +283,25 @@ class MintMerged(wiring.Component):
     about a vector (values, mask, the nonzeros' sums, flags) waiting :class:`~.stream_units.Beside`
     it in a FIFO (a lane's sum kept modulo L, its top bit rebuilt from the vector's
     first on the way out, so the FIFO holds only bits the compactor reads), then the
-    :class:`~.convert_dense.Compactor`. A dense stream's padding
+    :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`.
+    A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
     Latency and throughput: ``latency`` cycles from a vector that completes a word to
     that word: a Dense-to-X mode's :class:`~.convert_dense.DenseToCoo` latency plus the
     position scan's and the divider's (``scan + ceil(P / divide_levels)``, ``scan =
     log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
-    :class:`~.convert_dense.ZvcToDense`. One vector a cycle in every mode while the
+    :class:`~.convert_dense.ZvcToDense`; Dense to CSF's records leave the position scan
+    and divider's latency and :class:`FiberTree`'s after a vector is taken, where
+    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. One vector a cycle in
+    every mode while the
     outputs are taken: for RLC to COO, L pairs a cycle, where
     :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
-    the separate converters as built (counters where the paper divides in Dense to COO
-    and CSR, one divider lane in RLC to COO) and as the paper builds them, each
+    the separate converters as built (counters where the paper divides in Dense to COO,
+    CSR and CSF, one divider lane in RLC to COO) and as the paper builds them, each
     position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
     once and added to each; RLC to COO's one lane is counted as well, a few percent).
 
@@ -168,10 +323,11 @@ class MintMerged(wiring.Component):
               LEVELS,
               Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
-    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense")
+    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
+              "dense_to_csf")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
-    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo")
+    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf")
     """Those of :attr:`MERGES` that compute positions: built the paper's way, each has
     its own :attr:`DIVIDER`."""
     DIVIDER = ("divmod", {"lanes": 8, "width": 32, "levels": 1})
@@ -201,6 +357,7 @@ class MintMerged(wiring.Component):
                              self.scan.latency + self.divider.latency)
         self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
         self.expander = Expander(L, self.width)
+        self.tree = FiberTree(L, self.index_width, self.ptr_width, self.width, P)
         self.latency = (self.nonzeros.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
@@ -208,7 +365,7 @@ class MintMerged(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander"):
+        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander", "tree"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -294,8 +451,14 @@ class MintMerged(wiring.Component):
             m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
                          record.value.eq(side.values[i])]
             records.append(record)
-        # A register between the FIFO's block RAM and the compaction network.
-        pipe = Pipeline(m, leave, vectors)
+        # A register between the FIFO's block RAM and the compaction network or, in Dense
+        # to CSF mode, the tree construction.
+        tree, csf = self.tree, self.mode == MintMode.DENSE_TO_CSF
+        held_out = stream.Signature(vectors.payload.shape()).create()
+        m.d.comb += [vectors.valid.eq(held_out.valid & ~csf),
+                     tree.vectors.valid.eq(held_out.valid & csf),
+                     held_out.ready.eq(Mux(csf, tree.vectors.ready, vectors.ready))]
+        pipe = Pipeline(m, leave, held_out)
         held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
                            "total": side.total, "last": side.last, "mark": side.mark})
         pipe.finish()
@@ -305,6 +468,16 @@ class MintMerged(wiring.Component):
         m.d.comb += [given.mask.eq(held["mask"]), given.total.eq(held["total"]),
                      given.last.eq(held["last"]), given.mark.eq(held["mark"]),
                      given.tag.eq(held["mask"])]
+        into = tree.vectors.payload
+        kept = [data.View(self.record, r) for r in held["records"]]
+        m.d.comb += [into.cols[i].eq(r.col) for i, r in enumerate(kept)]
+        m.d.comb += [into.values[i].eq(r.value) for i, r in enumerate(kept)]
+        m.d.comb += [into.sums[i].eq(v) for i, v in enumerate(held["sums"])]
+        m.d.comb += [into.mask.eq(held["mask"]), into.total.eq(held["total"]),
+                     into.last.eq(held["last"]), tree.fibers.eq(self.fibers)]
+        for n in range(MODES):
+            wiring.connect(m, getattr(tree, f"level{n}"),
+                           wiring.flipped(getattr(self, f"level{n}")))
 
         words, marks = self.compactor.words, self.compactor.marks
         m.d.comb += [

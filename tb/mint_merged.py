@@ -1,45 +1,59 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the merged converter (``mint_merged``, MINT_m): each of its modes runs a
-matrix exactly as the separate converter of that conversion does (:mod:`.convert_dense`,
-:mod:`.convert_rlc`), its streams renamed to the merged ones, and the result is rebuilt
-by that converter's own rebuilding, so MINT_m and MINT_b are held to one check.
-:class:`MixedBench` runs matrices back to back, the mode and the column count changing
-between them once the matrix before has left.
+matrix (a tensor for Dense to CSF) exactly as the separate converter of that conversion
+does (:mod:`.convert_dense`, :mod:`.convert_rlc`, :mod:`.convert_csf`), its streams
+renamed to the merged ones, and the result is rebuilt by that converter's own rebuilding,
+so MINT_m and MINT_b are held to one check. :class:`MixedBench` runs matrices and tensors
+back to back, the mode and the sizes changing between them once the one before has left.
 """
 
 import numpy as np
 
 from ..core.errors import ParameterError
+from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.convert_rlc import RlcToCoo
 from ..sw import wire
 from ..sw.wire import MintMode
 from . import native
+from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
 from .streams import Bench, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
-            MintMode.RLC_TO_COO: RlcToCoo}
+            MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSR: {"entries": "words", "row_ptr": "marks"},
            MintMode.DENSE_TO_ZVC: {"mask": "marks", "values": "words"},
            MintMode.ZVC_TO_DENSE: {"dense": "expanded"},
-           MintMode.RLC_TO_COO: {"coo": "words"}}
+           MintMode.RLC_TO_COO: {"coo": "words"},
+           MintMode.DENSE_TO_CSF: {name: name for name in LEVELS}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do)."""
 
-OUTPUTS = ("words", "marks", "expanded")
+OUTPUTS = ("words", "marks", "expanded", *LEVELS)
 
-DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO)
+DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
+           MintMode.DENSE_TO_CSF)
 """The modes that compute positions and divide them by the column count."""
 
 
+def sizes(mode, source):
+    """``(columns, fibers)`` of ``source`` in ``mode``: a tensor's ``dim2`` and ``dim1``, a
+    matrix's column count (and no fibers)."""
+    if mode == MintMode.DENSE_TO_CSF:
+        return source.shape[2], source.shape[1]
+    return source.shape[1], 0
+
+
 def _flat_dense(component, dense):
-    """A flat dense stream (Dense to ZVC) on the merged ``dense`` port, ``row_end`` 0."""
+    """A flat dense stream (Dense to ZVC, Dense to CSF) on the merged ``dense`` port,
+    ``row_end`` 0, row-major."""
     L = component.lanes
+    dense = np.asarray(dense).reshape(-1, np.shape(dense)[-1])
     vectors, flags = wire.dense_vectors(_bits(dense, component.width), L, rows=False)
     flags = {"row_end": np.zeros(len(vectors), dtype=np.uint8), **flags}
     return wire.pack_lanes((wire.Field("value", component.width),), L, wire.dense_flags(),
@@ -57,15 +71,37 @@ def _pairs(component, rlc):
                            wire.rlc_end(), columns)
 
 
+def _check_tensor(component, tensor):
+    """Refuse (ParameterError) a tensor the Dense-to-CSF mode does not take."""
+    shape, L = np.shape(tensor), component.lanes
+    if len(shape) != 3:
+        raise ParameterError(f"Dense to CSF converts 3-D tensors; this one is {len(shape)}-D")
+    if min(shape) < 1 or max(shape) > 1 << component.index_width or shape[2] < L:
+        raise ParameterError(f"a {' x '.join(map(str, shape))} tensor does not fit the "
+                             f"converter: modes of 1 to {1 << component.index_width}, the "
+                             f"last at least lanes = {L}")
+    if np.count_nonzero(tensor) >> component.ptr_width:
+        raise ParameterError(f"{np.count_nonzero(tensor)} nonzeros do not fit the "
+                             f"{component.ptr_width}-bit counts")
+
+
 def streams(component, mode, source):
     """``(sources, sinks)`` of ``source`` in ``mode``: ``{input: packed payloads}`` and
-    ``{output: how many}``, by the merged converter's stream names. A matrix whose
-    positions or column count need more than the converter's ``position_width`` bits is
+    ``{output: how many}``, by the merged converter's stream names. A matrix (or tensor)
+    whose positions or sizes need more than the converter's ``position_width`` bits is
     refused in a mode that divides."""
-    rows, cols = source.shape
-    if mode in DIVIDES and max(rows * cols - 1, cols) >> component.position_width:
-        raise ParameterError(f"a {rows} x {cols} matrix does not fit the converter's "
-                             f"{component.position_width}-bit positions")
+    if mode == MintMode.DENSE_TO_CSF:
+        _check_tensor(component, source)
+    columns, fibers = sizes(mode, source)
+    elements = int(np.prod(source.shape))
+    if mode in DIVIDES and max(elements - 1, columns, fibers) >> component.position_width:
+        raise ParameterError(f"a {' x '.join(map(str, source.shape))} "
+                             f"{'tensor' if fibers else 'matrix'} does not fit the "
+                             f"converter's {component.position_width}-bit positions")
+    if mode == MintMode.DENSE_TO_CSF:
+        counts = record_counts(np.asarray(source), component.lanes)
+        return ({"dense": _flat_dense(component, source)},
+                dict(zip(LEVELS, counts, strict=True)))
     if mode == MintMode.RLC_TO_COO:
         nonzeros = int(np.count_nonzero(source.values))
         return {"pairs": _pairs(component, source)}, {"words": nonzeros // component.lanes + 1}
@@ -82,7 +118,9 @@ def bench(component, mode, source, seed, rates=None):
     ``component`` in ``mode``, ``columns`` held at its column count."""
     sources, sinks = streams(component, mode, source)
     run = ConverterBench(component, sources, sinks, seed, rates)
-    run.drivers[:0] = [Static("mode", mode.value), Static("columns", source.shape[1])]
+    columns, fibers = sizes(mode, source)
+    run.drivers[:0] = [Static("mode", mode.value), Static("columns", columns),
+                       Static("fibers", fibers)]
     return run
 
 
@@ -90,6 +128,9 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode == MintMode.DENSE_TO_CSF:
+        return levels_to_csf([given[name] for name in LEVELS],
+                             [(source.shape, source.dtype)])[0]
     if mode == MintMode.DENSE_TO_ZVC:
         given["values"] = [{**w, "lanes": [r["value"] for r in w["lanes"]]}
                            for w in given["values"]]
@@ -115,8 +156,10 @@ class _Schedule:
 
     def drive(self, io, cycle):
         mode, source = self.bench.jobs[self.bench.current()]
+        columns, fibers = sizes(mode, source)
         io.set("mode", mode.value)
-        io.set("columns", source.shape[1])
+        io.set("columns", columns)
+        io.set("fibers", fibers)
 
     def sample(self, io, cycle):
         pass

@@ -1,8 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The merged converter (MINT_m): every mode equals the golden converter and its separate
 block (MINT_b), directed on Amaranth's simulator, back to back with the mode changing
-between matrices, and on real matrices natively on Verilator under random
-back-pressure."""
+between matrices (and tensors), and on real matrices and tensors natively on Verilator
+under random back-pressure."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.convert_rlc import RlcToCoo
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
@@ -20,15 +21,19 @@ from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
 from sparseforge.tb import convert_dense, convert_rlc
+from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
 from sparseforge.tb.mint_merged import OUTPUTS, STREAMS, MixedBench, bench, rebuild, simulate
 from sparseforge.tb.streams import Static
+from tests.test_convert_csf import LASTFM, TAGS, densest, fig8f
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
-      MintMode.RLC_TO_COO: "coo"}
+      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf"}
+MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
+"""The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
-          "marks": 0.5, "expanded": 0.4}
+          "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4}
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
          "position_width": 8}
@@ -50,6 +55,20 @@ def source_of(mode, matrix, run_bits=RUN_BITS):
 
 def golden(mode, matrix):
     return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
+
+
+def csf_tensors(lanes):
+    """Dense to CSF's directed tensors (uint8): Fig. 3b's (Fig. 8f), empty slices and
+    fibers, none and all nonzero, one element, a last mode of exactly and just over
+    ``lanes``, one fiber a slice, a slice of one fiber."""
+    gaps = np.zeros((5, 4, lanes + 3), np.uint8)
+    gaps[1, 2, [0, lanes + 2]] = [1, 2]
+    gaps[3, :, lanes - 1] = [3, 4, 5, 6]
+    one = np.zeros((2, 3, lanes), np.uint8)
+    one[1, 2, lanes - 1] = 7
+    return [fig8f().astype(np.uint8), gaps, np.zeros((2, 2, lanes), np.uint8),
+            np.arange(1, 1 + 2 * 3 * lanes, dtype=np.uint8).reshape(2, 3, lanes), one,
+            np.ones((1, 1, lanes + 1), np.uint8), np.ones((3, 1, lanes + 2), np.uint8)]
 
 
 def run(component, mode, matrix, seed, rates=None, engine="native", work_dir=None):
@@ -86,7 +105,7 @@ def test_directed_every_mode_back_to_back_equals_the_golden_converter(seed, rate
     one, rows ending part-way into a vector), one after another in one run, the mode and
     the column count changing between each matrix and the next; the bench fails an item
     on an output past its jobs' count, so no output moves in a mode that is not its own."""
-    modes = list(MintMode)
+    modes = MATRIX_MODES
     jobs = [(modes[(i + j) % len(modes)], matrix) for i in range(len(modes))
             for j, matrix in enumerate(DIRECTED)]
     for (mode, _), (got, want) in zip(jobs, mixed(MintMerged(**SMALL), jobs,
@@ -136,14 +155,15 @@ def test_each_mode_leaves_the_other_modes_outputs_silent():
     part of the datapath works on a matrix that is not its mode's."""
     component = MintMerged(**SMALL)
     for mode in MintMode:
-        source = source_of(mode, EXAMPLE)
+        example = fig8f().astype(np.uint8) if mode == MintMode.DENSE_TO_CSF else EXAMPLE
+        source = source_of(mode, example)
         run = bench(component, mode, source, seed_from_env(3), STALLS)
         for name in set(OUTPUTS) - set(STREAMS[mode].values()):
             silent = run.sink_on(name, 1.0, expected=0)
             run.sinks.append(silent)
             run.drivers.append(silent)
         out = pysim(run).outputs
-        assert cv.same(rebuild(component, mode, source, out), golden(mode, EXAMPLE)), mode
+        assert cv.same(rebuild(component, mode, source, out), golden(mode, example)), mode
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,9 +171,18 @@ def test_each_mode_leaves_the_other_modes_outputs_silent():
                           st.integers(1, 9), st.floats(0, 1)), min_size=1, max_size=6),
        st.integers(0, 2**16))
 def test_hypothesis_small_matrices_back_to_back(jobs, seed):
+    """Matrices, and in Dense-to-CSF mode tensors of 1 to 3 slices of them (their last mode
+    at least the lanes), in every mode back to back."""
     rng = np.random.default_rng(seed)
-    made = [(mode, (rng.integers(1, 256, (rows, cols)) * (rng.random((rows, cols)) < density))
-             .astype(np.uint8)) for mode, rows, cols, density in jobs]
+
+    def shape(mode, rows, cols):
+        if mode == MintMode.DENSE_TO_CSF:
+            return (1 + rows % 3, rows, max(cols, SMALL["lanes"]))
+        return (rows, cols)
+
+    made = [(mode, (rng.integers(1, 256, shape(mode, rows, cols))
+                    * (rng.random(shape(mode, rows, cols)) < density)).astype(np.uint8))
+            for mode, rows, cols, density in jobs]
     for got, want in mixed(MintMerged(**SMALL), made, seed, STALLS):
         assert cv.same(got, want)
 
@@ -208,7 +237,7 @@ def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
     RLC to COO also against its separate block's native run."""
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
-    for mode in MintMode:
+    for mode in MATRIX_MODES:
         got, want, _ = run(component, mode, matrix, seed_from_env(int(mode.value)), STALLS,
                            work_dir=tmp_path)
         assert cv.same(got, want), mode
@@ -225,11 +254,118 @@ def test_soak_real_matrices_every_mode(shared_data, tmp_path, name):
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
     rng = np.random.default_rng(len(name))
-    for mode in MintMode:
+    for mode in MATRIX_MODES:
         rates = {k: float(rng.choice([0.2, 0.5, 0.9, 1.0])) for k in STALLS}
         got, want, _ = run(component, mode, matrix, 21 + int(mode.value), rates,
                            work_dir=tmp_path)
         assert cv.same(got, want), mode
+
+
+# -- Dense to CSF (Fig. 8f): positions divided by dim2, the tree built after the divider --
+
+CSF = MintMode.DENSE_TO_CSF
+
+
+def separate_csf(component, tensors, seed, rates=None):
+    """The separate Dense-to-CSF block's CSF of each of ``tensors``, on Amaranth's
+    simulator, at the merged converter's widths."""
+    block = DenseToCsf(lanes=component.lanes, index_width=component.index_width,
+                       count_width=component.ptr_width, value_width=component.width)
+    rates = rates and {name: rate for name, rate in rates.items() if name.startswith("level")}
+    return pysim(CsfBench(block, tensors, seed, rates)).csf
+
+
+def test_csf_mode_fig8f_and_directed_tensors_equal_the_separate_block():
+    """Fig. 8f's tensor (Fig. 3b) gives the paper's tree; it and the other directed
+    tensors give what the separate block gives, under stalls on every stream."""
+    component = MintMerged(**SMALL)
+    tensors = csf_tensors(SMALL["lanes"])
+    alone = separate_csf(component, tensors, seed_from_env(11), STALLS)
+    for k, (tensor, want) in enumerate(zip(tensors, alone, strict=True)):
+        got, _ = simulate(component, CSF, tensor, seed_from_env(12 + k), STALLS, "pysim")
+        assert cv.same(got, want) and cv.same(got, cv.convert(tensor, "csf")), tensor.shape
+        if k == 0:
+            assert [ids.tolist() for ids in got.fids] == [[0, 2, 3], [1, 3, 0, 2, 3],
+                                                          [0, 3, 2, 1, 2, 0]]
+            assert [ptr.tolist() for ptr in got.fptr] == [[0, 2, 3, 5], [0, 2, 3, 4, 5, 6]]
+            assert got.values.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("seed, rates", [(5, None), (6, STALLS)])
+def test_csf_tensors_back_to_back_between_the_other_modes(seed, rates):
+    """Dense to CSF between every other mode, one after another in one run: the mode, the
+    column count and the fibers change between jobs, and no output moves past its jobs'
+    count (so the levels stay silent in the other modes, the others' outputs in this)."""
+    tensors = csf_tensors(SMALL["lanes"])
+    jobs = []
+    for j, tensor in enumerate(tensors):
+        jobs += [(CSF, tensor), (MATRIX_MODES[j % len(MATRIX_MODES)], DIRECTED[j % 4])]
+    component = MintMerged(**SMALL)
+    for (mode, _), (got, want) in zip(jobs, mixed(component, jobs, seed_from_env(seed),
+                                                  rates), strict=True):
+        assert cv.same(got, want), mode
+
+
+def test_csf_mode_a_real_tensor_between_matrices(shared_data):
+    """A dense cut of a real tensor (its float values as their 64 bits) between matrices
+    in two other modes, back to back under stalls on every stream."""
+    tensor = densest(shared_data, LASTFM, (2, 8, 16))
+    assert np.count_nonzero(tensor) > 20
+    jobs = [(MintMode.DENSE_TO_CSR, EXAMPLE), (CSF, tensor), (MintMode.RLC_TO_COO, EXAMPLE),
+            (CSF, tensor[::-1])]
+    component = MintMerged(**{**SMALL, "width": 64})
+    for (mode, _), (got, want) in zip(jobs, mixed(component, jobs, seed_from_env(8), STALLS),
+                                      strict=True):
+        assert cv.same(got, want), mode
+
+
+def test_csf_mode_at_the_edges_of_its_widths():
+    """A 16 x 1 x 16 tensor with 255 nonzeros fills 4-bit coordinates (i and k up to 15),
+    8-bit positions (its last element at 255) and 8-bit counts (fptr up to 255), and
+    converts exactly; one more nonzero, a mode of 17, a last mode below the lanes and a
+    position past 8 bits are refused."""
+    component = MintMerged(**SMALL)
+    edge = np.arange(1, 257).reshape(16, 1, 16).astype(np.uint8)   # 256 % 256 == 0
+    assert np.count_nonzero(edge) == 255 and edge[15, 0, 15] == 0
+    edge[15, 0, 15], edge[15, 0, 14] = 9, 0
+    got, _ = simulate(component, CSF, edge, seed_from_env(7), STALLS, "pysim")
+    assert cv.same(got, cv.convert(edge, "csf"))
+    for tensor, message in ((np.ones((16, 1, 16), np.uint8), "256 nonzeros do not fit"),
+                            (np.ones((17, 1, 4), np.uint8), "modes of 1 to 16"),
+                            (np.ones((2, 2, 3), np.uint8), "last at least lanes = 4"),
+                            (np.zeros((3, 16, 6), np.uint8), "8-bit positions"),
+                            (np.ones((2, 3), np.uint8), "converts 3-D tensors")):
+        with pytest.raises(ParameterError, match=message):
+            bench(component, CSF, tensor, 0)
+
+
+def test_csf_mode_takes_a_vector_a_cycle():
+    """Without stalls, the dense vectors of a tensor whose fibers begin part-way into
+    vectors are taken on consecutive cycles, as the separate block takes them."""
+    component = MintMerged(**SMALL)
+    tensor = np.arange(1, 1 + 3 * 4 * 6, dtype=np.uint8).reshape(3, 4, 6)
+    tensor[:, 1, 2:] = 0
+    fast = dict.fromkeys(STALLS, 1.0)
+    run = bench(component, CSF, tensor, 0, fast)
+    done = pysim(run)
+    assert cv.same(rebuild(component, CSF, tensor, done.outputs), cv.convert(tensor, "csf"))
+    taken = [cycle for cycle, _ in run.sources[0].accepted]
+    assert len(taken) == tensor.size // 4 and np.all(np.diff(taken) == 1)
+
+
+@pytest.mark.verilator
+@pytest.mark.soak
+def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
+    """Dense cuts of real tensors natively under random back-pressure on every stream: the
+    golden converter's CSF and the separate block's."""
+    tensors = [densest(shared_data, LASTFM, (8, 32, 64)),
+               densest(shared_data, TAGS, (16, 16, 32))]
+    component = MintMerged(lanes=8, width=64, index_width=16, ptr_width=32)
+    alone = run_native(DenseToCsf(**RTL), tensors, seed_from_env(39)).csf
+    for k, (tensor, want) in enumerate(zip(tensors, alone, strict=True)):
+        got, _ = simulate(component, CSF, tensor, seed_from_env(40 + k), STALLS,
+                          work_dir=tmp_path)
+        assert cv.same(got, want) and cv.same(got, cv.convert(tensor, "csf")), tensor.shape
 
 
 def test_declares_the_named_signature():
@@ -259,7 +395,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                for name, lut, carry in (
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
-                   ("divmod", 7, 0), ("mint_merged", 140, 10))]
+                   ("dense_to_csf", 70, 0), ("divmod", 7, 0), ("mint_merged", 140, 10))]
     asked = []
 
     def synth(block, params):
@@ -268,12 +404,12 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90
+    separate = 110 + 80 + 50 + 60 + 90 + 70
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
-    assert row["paper_style_logic"] == separate + 3 * 400
-    assert row["paper_style_ratio"] == 160 / (separate + 1200)
+    assert row["paper_style_logic"] == separate + 4 * 400
+    assert row["paper_style_ratio"] == 160 / (separate + 1600)
     held = {"block": "divmod", "lut": 200, "carry": 0, "params": {"lanes": 8, "width": 32,
                                                                   "levels": 1}}
     (row,) = merged_rows([*results, held], synth)
