@@ -499,7 +499,8 @@ class CsrToBsr(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         (R, C), W, V = self.block, self.width, self.value_width
-        ahead = DivMod(lanes=1, width=W).latency if C > 1 else 0
+        divider = DivMod(lanes=1, width=W) if C > 1 else None
+        ahead = divider.latency if divider else 0
         m.submodules.units = units = CsrBlocks(self.block, W, V, self.depth, ahead)
         for name in ("row_ptr", "entries"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(units, name))
@@ -510,13 +511,13 @@ class CsrToBsr(wiring.Component):
         # column within the block, its value and row beside (with C = 1 the column is the
         # block column).
         tagged, entry = units.tagged, units.divided
-        if C == 1:
+        if divider is None:
             m.d.comb += [entry.valid.eq(tagged.valid), tagged.ready.eq(entry.ready),
                          entry.payload.block_col.eq(tagged.payload.col),
                          entry.payload.value.eq(tagged.payload.value),
                          entry.payload.row.eq(tagged.payload.row)]
         else:
-            m.submodules.divider = divider = DivMod(lanes=1, width=W)
+            m.submodules.divider = divider
             m.submodules.divider_side = beside = Beside(
                 data.ArrayLayout(W, 1), divmod_layout(1, W),
                 data.StructLayout({"value": V, "row": range(R)}), divider.latency)

@@ -1,10 +1,11 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense and RLC to COO,
-its conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense, RLC to COO and
+CSR to BSR, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in
+Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
-:mod:`.convert_csf`) each carry their own zero detection, prefix sums and compaction,
-serialization or tree construction. Here one of each
+:mod:`.convert_csf`, :mod:`.convert_bsr`) each carry their own zero detection, prefix
+sums, dividers and compaction, serialization, tree construction or blocking. Here one of each
 serves every mode, and the conversions that compute coordinates share the paper's
 eight-lane divide and modulo unit:
 
@@ -26,7 +27,15 @@ eight-lane divide and modulo unit:
 - :class:`FiberTree` takes the divided positions in Dense-to-CSF mode in the compactor's
   place (CSF's level records are a vector's lanes, masked, not packed): comparators on
   consecutive fibers give ``(i, j)``, and the leaves' pointers come from the nonzeros'
-  prefix sum above.
+  prefix sum above;
+- CSR to BSR (Fig. 8e) is :class:`~.convert_bsr.CsrBlocks` (block rows, the row tags,
+  the banks, the merge's comparators, the assembler's flags) around the shared divider:
+  a tagged nonzero enters the position scan as lane 0's count of a one-vector sequence,
+  so its position is its column, and the divider's lane 0 gives its block column and
+  its column within the block (C the divisor). The block-row pointers keep their
+  one-lane prefix sum: the shared scan is busy with the block row's nonzeros when the
+  assembler counts its blocks, and the nonzeros wait on the banks the counts free, so
+  sharing it would need an arbiter and could deadlock.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -34,12 +43,14 @@ The mode only steers handshakes and the marks; no datapath is duplicated per mod
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import exact_log2
+from amaranth.utils import ceil_log2, exact_log2
 
+from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import MintMode
+from .convert_bsr import CsrBlocks, CsrToBsrSignature
 from .convert_csf import MODES, LevelRecords, TreeMarks, level_streams
 from .convert_dense import (
     LANES,
@@ -229,9 +240,14 @@ class MintMergedSignature(wiring.Signature):
     - ``level0`` .. ``level2`` (streams out, :func:`~.convert_csf.csf_level_layout`, counts
       and pointers of ``ptr_width`` bits): Dense to CSF's levels, as
       :class:`~.convert_csf.DenseToCsfSignature` says.
+    - ``row_ptr``, ``entries`` (streams in) and ``block_ptr``, ``blocks`` (streams out): a
+      matrix in CSR and its BSR of ``block`` (R, C) blocks, for CSR to BSR, as
+      :class:`~.convert_bsr.CsrToBsrSignature` says (columns, pointers and counts of
+      ``ptr_width`` bits, columns below ``2**position_width``).
     """
 
-    def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width):
+    def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
+                 block=(2, 2)):
         entry = wire.coo_entry(index_width, width)
         super().__init__({
             "mode": In(MintMode),
@@ -244,12 +260,14 @@ class MintMergedSignature(wiring.Signature):
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
             **level_streams(Out, lanes, index_width, ptr_width, width),
+            **CsrToBsrSignature(block, ptr_width, width).members,
         })
 
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, or RLC to COO, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, RLC to COO, or CSR to BSR, as
+    ``mode`` says.
 
     Parameters
     ----------
@@ -265,13 +283,17 @@ class MintMerged(wiring.Component):
     levels : adder and multiplexer levels between pipeline registers (zero detection's
         prefix sum and the compaction network).
     divide_levels : quotient bits between the divider's pipeline registers.
+    block_rows, block_cols : R and C, CSR to BSR's blocks (C the divisor in that mode).
+    depth : nonzeros a CSR-to-BSR scratchpad bank holds, as
+        :class:`~.convert_bsr.CsrToBsr`'s ``depth`` (its rows, but each block row's last,
+        fit ``depth + 1``).
 
     Members
     -------
     mode : In(MintMode)
     columns, fibers : In(P)
-    dense, mask, values, pairs : In(stream(...))
-    words, marks, expanded, level0, level1, level2 : Out(stream(...))
+    dense, mask, values, pairs, row_ptr, entries : In(stream(...))
+    words, marks, expanded, level0, level1, level2, block_ptr, blocks : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names, RLC to COO on
         ``words`` as Dense to COO does.
@@ -283,7 +305,9 @@ class MintMerged(wiring.Component):
     about a vector (values, mask, the nonzeros' sums, flags) waiting :class:`~.stream_units.Beside`
     it in a FIFO (a lane's sum kept modulo L, its top bit rebuilt from the vector's
     first on the way out, so the FIFO holds only bits the compactor reads), then the
-    :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`.
+    :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`, or
+    in CSR-to-BSR mode the banks of :class:`~.convert_bsr.CsrBlocks`, whose tagger feeds
+    the pipeline in place of zero detection.
     A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
@@ -293,17 +317,20 @@ class MintMerged(wiring.Component):
     log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
     :class:`~.convert_dense.ZvcToDense`; Dense to CSF's records leave the position scan
     and divider's latency and :class:`FiberTree`'s after a vector is taken, where
-    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. One vector a cycle in
-    every mode while the
+    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. CSR to BSR takes one
+    nonzero a cycle, as :class:`~.convert_bsr.CsrToBsr` does, its divide the scan's and
+    the divider's latency (its descriptor queue deepened by it), and a bank holds its
+    rows across that latency. One vector a cycle in every mode while the
     outputs are taken: for RLC to COO, L pairs a cycle, where
     :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
     the separate converters as built (counters where the paper divides in Dense to COO,
-    CSR and CSF, one divider lane in RLC to COO) and as the paper builds them, each
+    CSR and CSF, one divider lane in RLC to COO and CSR to BSR) and as the paper builds them, each
     position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
-    once and added to each; RLC to COO's one lane is counted as well, a few percent).
+    once and added to each; RLC to COO's and CSR to BSR's one lane are counted as well, a
+    few percent).
 
     Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
     are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
@@ -321,13 +348,17 @@ class MintMerged(wiring.Component):
               Param("run_bits", 5, 1, 32, "bits of an RLC run"),
               Param("position_width", 32, 2, 64, "bits of a position and of the column count"),
               LEVELS,
-              Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"))
+              Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"),
+              Param("block_rows", 2, 1, 8, "rows of a BSR block (R)"),
+              Param("block_cols", 2, 1, 8, "columns of a BSR block (C), the divisor"),
+              Param("depth", 512, 4, 1 << 16, "nonzeros a CSR-to-BSR scratchpad bank holds",
+                    pow2=True))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
-              "dense_to_csf")
+              "dense_to_csf", "csr_to_bsr")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
-    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf")
+    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
     """Those of :attr:`MERGES` that compute positions: built the paper's way, each has
     its own :attr:`DIVIDER`."""
     DIVIDER = ("divmod", {"lanes": 8, "width": 32, "levels": 1})
@@ -340,7 +371,11 @@ class MintMerged(wiring.Component):
         self.lanes, self.width, self.index_width = v["lanes"], v["width"], v["index_width"]
         self.ptr_width, self.levels = v["ptr_width"], v["levels"]
         self.run_bits, self.position_width = v["run_bits"], v["position_width"]
-        self.divide_levels = v["divide_levels"]
+        self.divide_levels, self.depth = v["divide_levels"], v["depth"]
+        self.block = (v["block_rows"], v["block_cols"])
+        if self.block[1] >> self.position_width:
+            raise ParameterError(f"block_cols={self.block[1]} does not fit the "
+                                 f"{self.position_width}-bit divisor (position_width)")
         L, P = self.lanes, self.position_width
         self.record = struct(wire.coo_entry(self.index_width, self.width))
         tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
@@ -352,20 +387,23 @@ class MintMerged(wiring.Component):
         side = data.StructLayout({
             "values": data.ArrayLayout(self.width, L), "mask": L, "base": position,
             "low": data.ArrayLayout(position - 1, L - 1), "total": position, "last": 1,
-            "mark": 1})
+            "mark": 1, "row": range(self.block[0])})
         self.beside = Beside(prefix_sum_layouts(L, P)[0], divmod_layout(L, P), side,
                              self.scan.latency + self.divider.latency)
         self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
         self.expander = Expander(L, self.width)
         self.tree = FiberTree(L, self.index_width, self.ptr_width, self.width, P)
+        self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
+                                     self.beside.latency + 1)
         self.latency = (self.nonzeros.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
-                                             self.run_bits, P))
+                                             self.run_bits, P, self.block))
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander", "tree"):
+        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander", "tree",
+                     "blocks_unit"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -377,10 +415,13 @@ class MintMerged(wiring.Component):
         distance from the element before it beside."""
         L, mode, given = self.lanes, self.mode, self.nonzeros.vectors
         expand, rlc = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.RLC_TO_COO
+        from_dense = mode.matches(MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR,
+                                  MintMode.DENSE_TO_ZVC, MintMode.DENSE_TO_CSF)
         dense, mask, pairs = self.dense, self.mask, self.pairs
         m.d.comb += [
-            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid, dense.valid))),
-            dense.ready.eq(given.ready & ~expand & ~rlc), mask.ready.eq(given.ready & expand),
+            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid,
+                                                       dense.valid & from_dense))),
+            dense.ready.eq(given.ready & from_dense), mask.ready.eq(given.ready & expand),
             pairs.ready.eq(given.ready & rlc),
             given.payload.last.eq(Mux(expand, mask.payload.last,
                                       Mux(rlc, pairs.payload.last, dense.payload.last))),
@@ -406,14 +447,18 @@ class MintMerged(wiring.Component):
 
     def _positions(self, m):
         """Each element's position, divided by ``columns``, the vector waiting beside; the
-        positions of ZVC to Dense go to the expander instead."""
+        positions of ZVC to Dense go to the expander instead. In CSR-to-BSR mode a tagged
+        nonzero enters instead, its column lane 0's count (the scan gives it back as its
+        position) to be divided by C."""
         L, mode = self.lanes, self.mode
-        expand = mode == MintMode.ZVC_TO_DENSE
+        expand, bsr = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.CSR_TO_BSR
         found, enter, expander = self.nonzeros.positions, self.beside.enter, self.expander
+        tagged = self.blocks_unit.tagged
         m.d.comb += [
-            enter.valid.eq(found.valid & ~expand),
+            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand)),
+            tagged.ready.eq(enter.ready & bsr),
             expander.vectors.valid.eq(found.valid & expand),
-            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready)),
+            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready & ~bsr)),
         ]
         given, side = found.payload, enter.payload.side
         for target in (side, expander.vectors.payload):
@@ -422,17 +467,26 @@ class MintMerged(wiring.Component):
         m.d.comb += [expander.vectors.payload.sums.eq(given.sums), side.base.eq(given.sums[0])]
         m.d.comb += [side.low[i - 1].eq(given.sums[i]) for i in range(1, L)]
         csr_mark = (mode == MintMode.DENSE_TO_CSR) & (given.tag.row_end | given.last)
-        m.d.comb += [enter.payload.side.values.eq(given.values),
-                     enter.payload.side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
-                     enter.payload.data.last.eq(given.last)]
-        m.d.comb += [enter.payload.data.counts[i].eq(given.tag.counts[i]) for i in range(L)]
+        # Each chosen in a signal of its own: a port partly computed and partly passed
+        # through would leave bits unread in the Verilog.
+        value, ends = Signal(self.width), Signal()
+        widths = [max(self.ptr_width, self.run_bits + 1), *[self.run_bits + 1] * (L - 1)]
+        counts = [Signal(w, name=f"count{i}") for i, w in enumerate(widths)]
+        m.d.comb += [value.eq(Mux(bsr, tagged.payload.value, given.values[0])),
+                     ends.eq(given.last | bsr),
+                     side.values.eq(Cat(value, *given.values[1:])),
+                     side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
+                     enter.payload.data.last.eq(ends), side.row.eq(tagged.payload.row)]
+        m.d.comb += [count.eq(Mux(bsr, tagged.payload.col if i == 0 else 0,
+                                  given.tag.counts[i])) for i, count in enumerate(counts)]
+        m.d.comb += [enter.payload.data.counts[i].eq(count) for i, count in enumerate(counts)]
 
         # The position scan and the divider, one pipeline between the FIFO's ends.
         scan, divider, beside = self.scan, self.divider, self.beside
         sums, dividends = scan.sums, divider.dividends
         wiring.connect(m, beside.to_pipe, scan.counts)
         m.d.comb += [dividends.valid.eq(sums.valid), sums.ready.eq(dividends.ready),
-                     divider.divisor.eq(self.columns)]
+                     divider.divisor.eq(Mux(bsr, self.block[1], self.columns))]
         m.d.comb += [dividends.payload[i].eq(sums.payload.sums[i]) for i in range(L)]
         wiring.connect(m, divider.results, beside.from_pipe)
 
@@ -452,16 +506,27 @@ class MintMerged(wiring.Component):
                          record.value.eq(side.values[i])]
             records.append(record)
         # A register between the FIFO's block RAM and the compaction network or, in Dense
-        # to CSF mode, the tree construction.
+        # to CSF mode, the tree construction, or in CSR to BSR mode the banks.
         tree, csf = self.tree, self.mode == MintMode.DENSE_TO_CSF
+        divided, bsr = self.blocks_unit.divided, self.mode == MintMode.CSR_TO_BSR
         held_out = stream.Signature(vectors.payload.shape()).create()
-        m.d.comb += [vectors.valid.eq(held_out.valid & ~csf),
+        m.d.comb += [vectors.valid.eq(held_out.valid & ~csf & ~bsr),
                      tree.vectors.valid.eq(held_out.valid & csf),
-                     held_out.ready.eq(Mux(csf, tree.vectors.ready, vectors.ready))]
+                     divided.valid.eq(held_out.valid & bsr),
+                     held_out.ready.eq(Mux(csf, tree.vectors.ready,
+                                           Mux(bsr, divided.ready, vectors.ready)))]
         pipe = Pipeline(m, leave, held_out)
+        first = leave.payload.data[0]
         held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
-                           "total": side.total, "last": side.last, "mark": side.mark})
+                           "total": side.total, "last": side.last, "mark": side.mark,
+                           "block_col": first.quotient[:self.ptr_width],
+                           "within": first.remainder[:ceil_log2(self.block[1])],
+                           "row": side.row})
         pipe.finish()
+        m.d.comb += [divided.payload.block_col.eq(held["block_col"]),
+                     divided.payload.col.eq(held["within"]),
+                     divided.payload.row.eq(held["row"]),
+                     divided.payload.value.eq(data.View(self.record, held["records"][0]).value)]
         given = vectors.payload
         m.d.comb += [given.records[i].eq(r) for i, r in enumerate(held["records"])]
         m.d.comb += [given.sums[i].eq(v) for i, v in enumerate(held["sums"])]
@@ -490,3 +555,10 @@ class MintMerged(wiring.Component):
         ]
         wiring.connect(m, wiring.flipped(self.values), self.expander.values)
         wiring.connect(m, self.expander.dense, wiring.flipped(self.expanded))
+        units = self.blocks_unit
+        for name in ("row_ptr", "entries"):
+            given, into = getattr(self, name), getattr(units, name)
+            m.d.comb += [into.valid.eq(given.valid & bsr), given.ready.eq(into.ready & bsr),
+                         into.payload.eq(given.payload)]
+        for name in ("block_ptr", "blocks"):
+            wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))

@@ -492,6 +492,7 @@ class MintMode(enum.IntEnum):
     ZVC_TO_DENSE = 3
     RLC_TO_COO = 4
     DENSE_TO_CSF = 5
+    CSR_TO_BSR = 6
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

@@ -10,19 +10,22 @@ back to back, the mode and the sizes changing between them once the one before h
 import numpy as np
 
 from ..core.errors import ParameterError
+from ..hw.convert_bsr import CsrToBsr
 from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.convert_rlc import RlcToCoo
 from ..sw import wire
 from ..sw.wire import MintMode
 from . import native
+from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
 from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
-from .streams import Bench, Static
+from .streams import Bench, Columns, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
-            MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf}
+            MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
+            MintMode.CSR_TO_BSR: CsrToBsr}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -30,14 +33,15 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_ZVC: {"mask": "marks", "values": "words"},
            MintMode.ZVC_TO_DENSE: {"dense": "expanded"},
            MintMode.RLC_TO_COO: {"coo": "words"},
-           MintMode.DENSE_TO_CSF: {name: name for name in LEVELS}}
+           MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
+           MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do)."""
 
-OUTPUTS = ("words", "marks", "expanded", *LEVELS)
+OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks")
 
 DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
-           MintMode.DENSE_TO_CSF)
+           MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
 """The modes that compute positions and divide them by the column count."""
 
 
@@ -85,6 +89,32 @@ def _check_tensor(component, tensor):
                              f"{component.ptr_width}-bit counts")
 
 
+def _check_csr(component, matrix):
+    """Refuse (ParameterError) a CSR matrix the CSR-to-BSR mode does not take."""
+    (R, C), shape = component.block, matrix.shape
+    if shape[0] % R or shape[1] % C:
+        raise ParameterError(f"block {R},{C} does not divide the {shape[0]} x {shape[1]} "
+                             "matrix")
+    if max(shape[1], matrix.nnz) >> component.ptr_width:
+        raise ParameterError(f"a {shape[0]} x {shape[1]} matrix of {matrix.nnz} nonzeros "
+                             f"does not fit the converter's {component.ptr_width}-bit "
+                             "pointers")
+    need = bank_need(matrix, R)
+    if need > component.depth:
+        raise ParameterError(f"a row of {need} nonzeros (not the last of its block row) "
+                             f"does not fit a scratchpad bank of depth {component.depth}")
+
+
+def _csr_streams(component, matrix):
+    """A canonical CSR matrix's row pointers and nonzeros, and its BSR's counts."""
+    last = np.arange(len(matrix.indptr)) == len(matrix.indptr) - 1
+    sources = {"row_ptr": Columns({"ptr": matrix.indptr.astype(np.int64), "last": last}),
+               "entries": Columns({"col": matrix.indices.astype(np.int64),
+                                   "value": _bits(matrix.data, component.width)})}
+    return sources, {"block_ptr": matrix.shape[0] // component.block[0] + 1,
+                     "blocks": _blocks(matrix, component.block)}
+
+
 def streams(component, mode, source):
     """``(sources, sinks)`` of ``source`` in ``mode``: ``{input: packed payloads}`` and
     ``{output: how many}``, by the merged converter's stream names. A matrix (or tensor)
@@ -93,11 +123,16 @@ def streams(component, mode, source):
     if mode == MintMode.DENSE_TO_CSF:
         _check_tensor(component, source)
     columns, fibers = sizes(mode, source)
-    elements = int(np.prod(source.shape))
-    if mode in DIVIDES and max(elements - 1, columns, fibers) >> component.position_width:
+    # the largest dividend (a position, or in CSR to BSR a column) and divisor
+    largest = (columns - 1 if mode == MintMode.CSR_TO_BSR
+               else max(int(np.prod(source.shape)) - 1, columns, fibers))
+    if mode in DIVIDES and largest >> component.position_width:
         raise ParameterError(f"a {' x '.join(map(str, source.shape))} "
                              f"{'tensor' if fibers else 'matrix'} does not fit the "
                              f"converter's {component.position_width}-bit positions")
+    if mode == MintMode.CSR_TO_BSR:
+        _check_csr(component, source)
+        return _csr_streams(component, source)
     if mode == MintMode.DENSE_TO_CSF:
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
@@ -131,6 +166,11 @@ def rebuild(component, mode, source, outputs):
     if mode == MintMode.DENSE_TO_CSF:
         return levels_to_csf([given[name] for name in LEVELS],
                              [(source.shape, source.dtype)])[0]
+    if mode == MintMode.CSR_TO_BSR:
+        block = component.block
+        return blocks_to_bsr(pointer_columns(given["block_ptr"]),
+                             block_columns(given["blocks"], block[0] * block[1]),
+                             source.shape, block, source.dtype)
     if mode == MintMode.DENSE_TO_ZVC:
         given["values"] = [{**w, "lanes": [r["value"] for r in w["lanes"]]}
                            for w in given["values"]]

@@ -6,10 +6,12 @@ under random back-pressure."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.convert_bsr import CsrToBsr
 from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.convert_rlc import RlcToCoo
@@ -20,23 +22,26 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
-from sparseforge.tb import convert_dense, convert_rlc
+from sparseforge.tb import convert_bsr, convert_dense, convert_rlc
 from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
 from sparseforge.tb.mint_merged import OUTPUTS, STREAMS, MixedBench, bench, rebuild, simulate
 from sparseforge.tb.streams import Static
+from tests.test_convert_bsr import assert_same, convert_all
 from tests.test_convert_csf import LASTFM, TAGS, densest, fig8f
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
-      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf"}
+      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr"}
 MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
 """The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
           "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4}
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
-         "position_width": 8}
+         "position_width": 8, "depth": 8}
+BLOCK = (2, 2)
+"""The BSR blocks of the merged converter's default ``block_rows`` and ``block_cols``."""
 
 EXAMPLE = np.array([[0, 1, 0, 0, 2, 0],
                     [0, 0, 0, 0, 0, 0],
@@ -44,16 +49,26 @@ EXAMPLE = np.array([[0, 1, 0, 0, 2, 0],
                     [0, 0, 0, 9, 0, 10]], dtype=np.uint8)
 
 
+def blocked(matrix):
+    """``matrix`` padded with zeros to whole :data:`BLOCK` s, as CSR to BSR takes it."""
+    return np.pad(matrix, [(0, -n % b) for n, b in zip(matrix.shape, BLOCK, strict=True)])
+
+
 def source_of(mode, matrix, run_bits=RUN_BITS):
-    """What ``mode`` takes for ``matrix``: the matrix, its ZVC or its RLC."""
+    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC or its CSR (padded
+    to whole blocks)."""
     if mode == MintMode.ZVC_TO_DENSE:
         return cv.convert(matrix, "zvc")
     if mode == MintMode.RLC_TO_COO:
         return cv.convert(matrix, "rlc", run_bits=run_bits)
+    if mode == MintMode.CSR_TO_BSR:
+        return sp.csr_array(blocked(matrix))
     return matrix
 
 
 def golden(mode, matrix):
+    if mode == MintMode.CSR_TO_BSR:
+        return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
     return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
 
 
@@ -234,7 +249,7 @@ def test_cycles_are_the_separate_converters_cycles_and_the_dividers():
 @pytest.mark.parametrize("name", ["pypi/nx_karate_club", "suitesparse/494_bus"])
 def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
     """Every mode on a real matrix natively under random back-pressure on every stream;
-    RLC to COO also against its separate block's native run."""
+    RLC to COO and CSR to BSR also against their separate blocks' native runs."""
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
     for mode in MATRIX_MODES:
@@ -244,6 +259,9 @@ def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
         if mode == MintMode.RLC_TO_COO:
             alone, _ = convert_rlc.run(source_of(mode, matrix, component.run_bits))
             assert cv.same(got, alone)
+        if mode == MintMode.CSR_TO_BSR:
+            alone, _ = convert_bsr.run(source_of(mode, matrix), BLOCK)
+            assert_same(got, alone)
 
 
 @pytest.mark.soak
@@ -353,6 +371,84 @@ def test_csf_mode_takes_a_vector_a_cycle():
     assert len(taken) == tensor.size // 4 and np.all(np.diff(taken) == 1)
 
 
+# -- CSR to BSR (Fig. 8e): block columns by the shared divider, the rest csr_to_bsr's units --
+
+BSR = MintMode.CSR_TO_BSR
+
+
+def fig8e_matrices():
+    """Fig. 8e-like matrices: block columns apart and shared across a block row's rows,
+    two empty block rows, a full block in the corner; an empty matrix; a matrix of no
+    rows; one row of a block row longer than the other."""
+    dense = np.zeros((8, 12), np.uint8)
+    dense[0, [0, 5, 11]] = [1, 2, 3]
+    dense[1, [2, 4, 5, 10]] = [4, 5, 6, 7]
+    dense[6:8, 10:12] = [[8, 9], [10, 11]]
+    dense[7, 0] = 12
+    long = np.zeros((4, 20), np.uint8)
+    long[0, 2:10], long[1, 17] = np.arange(1, 9), 13
+    return [dense, np.zeros((8, 12), np.uint8), np.zeros((0, 6), np.uint8), long]
+
+
+def test_bsr_mode_fig8e_matrices_equal_the_separate_block():
+    """Each matrix's blocks and block-row pointers are the golden converter's and those
+    the separate csr_to_bsr block emits, under stalls on every stream."""
+    component = MintMerged(**SMALL)
+    matrices = [sp.csr_array(m) for m in fig8e_matrices()]
+    alone, _ = convert_all(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=8,
+                                    depth=8), matrices, 21, STALLS)
+    for k, (matrix, want) in enumerate(zip(matrices, alone, strict=True)):
+        got, _ = simulate(component, BSR, matrix, seed_from_env(22 + k), STALLS, "pysim")
+        assert_same(got, want)
+        assert_same(got, cv.convert(matrix, "bsr", block=BLOCK))
+
+
+def test_bsr_mode_at_the_edges_of_its_widths():
+    """254 columns (block column 126, column 253 the largest below the 8-bit pointers)
+    and a row of 8 nonzeros, a bank's depth, before its block row's last row convert; a
+    row of 9, 256 columns, and a shape the block does not divide are refused."""
+    component = MintMerged(**SMALL)
+    edge = np.zeros((4, 254), np.uint8)
+    edge[0, [0, *range(100, 106), 253]] = np.arange(1, 9)
+    edge[1, 101], edge[3, 252] = 9, 10
+    got, _ = simulate(component, BSR, sp.csr_array(edge), seed_from_env(9), STALLS, "pysim")
+    assert_same(got, cv.convert(sp.csr_array(edge), "bsr", block=BLOCK))
+    assert got.indices.max() == 126
+    deep = edge.copy()
+    deep[0, 50] = 11
+    for matrix, message in ((deep, "a row of 9 nonzeros"),
+                            (np.ones((2, 256), np.uint8), "8-bit pointers"),
+                            (np.ones((3, 4), np.uint8), "does not divide")):
+        with pytest.raises(ParameterError, match=message):
+            bench(component, BSR, sp.csr_array(matrix), 0)
+
+
+def test_bsr_mode_takes_a_nonzero_a_cycle():
+    """Without stalls, the nonzeros go in on consecutive cycles once the first block
+    row's pointers are in, as the separate block takes them."""
+    dense = (np.arange(1, 1 + 8 * 24).reshape(8, 24) % 251).astype(np.uint8)
+    dense[dense % 3 == 0] = 0
+    component = MintMerged(**{**SMALL, "depth": 64})     # a bank holds a row and the latency
+    run = bench(component, BSR, sp.csr_array(dense), 0, dict.fromkeys(OUTPUTS, 1.0)
+                | dict.fromkeys(("row_ptr", "entries"), 1.0))
+    done = pysim(run)
+    assert_same(rebuild(component, BSR, sp.csr_array(dense), done.outputs),
+                cv.convert(sp.csr_array(dense), "bsr", block=BLOCK))
+    taken = [cycle for cycle, _ in run.sources[1].accepted]
+    assert np.diff(taken).tolist() == [1] * (np.count_nonzero(dense) - 1)
+
+
+def test_bsr_matrices_back_to_back_between_the_other_modes():
+    """CSR to BSR between the other modes (and Dense to CSF) in one run under stalls."""
+    jobs = []
+    for j, matrix in enumerate(fig8e_matrices()):
+        jobs += [(BSR, matrix), (MATRIX_MODES[j % 5], DIRECTED[j]), (CSF, fig8f())]
+    jobs = [(mode, m.astype(np.uint8)) for mode, m in jobs]
+    for (mode, _), (got, want) in zip(jobs, mixed(MintMerged(**SMALL), jobs,
+                                                  seed_from_env(23), STALLS), strict=True):
+        assert cv.same(got, want), mode
+
+
 @pytest.mark.verilator
 @pytest.mark.soak
 def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
@@ -395,7 +491,8 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                for name, lut, carry in (
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
-                   ("dense_to_csf", 70, 0), ("divmod", 7, 0), ("mint_merged", 140, 10))]
+                   ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("divmod", 7, 0),
+                   ("mint_merged", 140, 10))]
     asked = []
 
     def synth(block, params):
@@ -404,12 +501,12 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90 + 70
+    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
-    assert row["paper_style_logic"] == separate + 4 * 400
-    assert row["paper_style_ratio"] == 160 / (separate + 1600)
+    assert row["paper_style_logic"] == separate + 5 * 400
+    assert row["paper_style_ratio"] == 160 / (separate + 2000)
     held = {"block": "divmod", "lut": 200, "carry": 0, "params": {"lanes": 8, "width": 32,
                                                                   "levels": 1}}
     (row,) = merged_rows([*results, held], synth)
