@@ -295,32 +295,33 @@ def separate_csf(component, tensors, seed, rates=None):
 
 def test_csf_mode_fig8f_and_directed_tensors_equal_the_separate_block():
     """Fig. 8f's tensor (Fig. 3b) gives the paper's tree; it and the other directed
-    tensors give what the separate block gives, under stalls on every stream."""
+    tensors, back to back under stalls on every stream, give what the separate block
+    gives."""
     component = MintMerged(**SMALL)
     tensors = csf_tensors(SMALL["lanes"])
     alone = separate_csf(component, tensors, seed_from_env(11), STALLS)
-    for k, (tensor, want) in enumerate(zip(tensors, alone, strict=True)):
-        got, _ = simulate(component, CSF, tensor, seed_from_env(12 + k), STALLS, "pysim")
-        assert cv.same(got, want) and cv.same(got, cv.convert(tensor, "csf")), tensor.shape
-        if k == 0:
-            assert [ids.tolist() for ids in got.fids] == [[0, 2, 3], [1, 3, 0, 2, 3],
-                                                          [0, 3, 2, 1, 2, 0]]
-            assert [ptr.tolist() for ptr in got.fptr] == [[0, 2, 3, 5], [0, 2, 3, 4, 5, 6]]
-            assert got.values.tolist() == [1, 2, 3, 4, 5, 6]
+    done = mixed(component, [(CSF, t) for t in tensors], seed_from_env(12), STALLS)
+    for tensor, want, (got, golden_csf) in zip(tensors, alone, done, strict=True):
+        assert cv.same(got, want) and cv.same(got, golden_csf), tensor.shape
+    fig = done[0][0]
+    assert [ids.tolist() for ids in fig.fids] == [[0, 2, 3], [1, 3, 0, 2, 3],
+                                                  [0, 3, 2, 1, 2, 0]]
+    assert [ptr.tolist() for ptr in fig.fptr] == [[0, 2, 3, 5], [0, 2, 3, 4, 5, 6]]
+    assert fig.values.tolist() == [1, 2, 3, 4, 5, 6]
 
 
-@pytest.mark.parametrize("seed, rates", [(5, None), (6, STALLS)])
-def test_csf_tensors_back_to_back_between_the_other_modes(seed, rates):
-    """Dense to CSF between every other mode, one after another in one run: the mode, the
-    column count and the fibers change between jobs, and no output moves past its jobs'
-    count (so the levels stay silent in the other modes, the others' outputs in this)."""
+def test_csf_tensors_back_to_back_between_the_other_modes():
+    """Dense to CSF between every other mode, one after another in one run under stalls:
+    the mode, the column count and the fibers change between jobs, and no output moves
+    past its jobs' count (so the levels stay silent in the other modes, the others'
+    outputs in this)."""
     tensors = csf_tensors(SMALL["lanes"])
     jobs = []
     for j, tensor in enumerate(tensors):
         jobs += [(CSF, tensor), (MATRIX_MODES[j % len(MATRIX_MODES)], DIRECTED[j % 4])]
     component = MintMerged(**SMALL)
-    for (mode, _), (got, want) in zip(jobs, mixed(component, jobs, seed_from_env(seed),
-                                                  rates), strict=True):
+    for (mode, _), (got, want) in zip(jobs, mixed(component, jobs, seed_from_env(6),
+                                                  STALLS), strict=True):
         assert cv.same(got, want), mode
 
 
@@ -391,16 +392,17 @@ def fig8e_matrices():
 
 
 def test_bsr_mode_fig8e_matrices_equal_the_separate_block():
-    """Each matrix's blocks and block-row pointers are the golden converter's and those
-    the separate csr_to_bsr block emits, under stalls on every stream."""
+    """Each matrix's blocks and block-row pointers, back to back under stalls on every
+    stream, are the golden converter's and those the separate csr_to_bsr block emits."""
     component = MintMerged(**SMALL)
-    matrices = [sp.csr_array(m) for m in fig8e_matrices()]
+    matrices = fig8e_matrices()
     alone, _ = convert_all(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=8,
-                                    depth=8), matrices, 21, STALLS)
-    for k, (matrix, want) in enumerate(zip(matrices, alone, strict=True)):
-        got, _ = simulate(component, BSR, matrix, seed_from_env(22 + k), STALLS, "pysim")
+                                    depth=8), [sp.csr_array(m) for m in matrices], 21,
+                           STALLS)
+    done = mixed(component, [(BSR, m) for m in matrices], seed_from_env(22), STALLS)
+    for want, (got, golden_bsr) in zip(alone, done, strict=True):
         assert_same(got, want)
-        assert_same(got, cv.convert(matrix, "bsr", block=BLOCK))
+        assert_same(got, golden_bsr)
 
 
 def test_bsr_mode_at_the_edges_of_its_widths():
