@@ -43,7 +43,7 @@ The mode only steers handshakes and the marks; no datapath is duplicated per mod
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import exact_log2
 
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
@@ -67,7 +67,7 @@ from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_
 from .mint_units import popcount
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, Lockstep
+from .stream_units import Beside, Lockstep, Skid
 
 
 def mint_mark(lanes, ptr_width):
@@ -393,6 +393,11 @@ class MintMerged(wiring.Component):
         self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
         self.expander = Expander(L, self.width)
         self.tree = FiberTree(L, self.index_width, self.ptr_width, self.width, P)
+        self.cut = Skid(data.StructLayout({
+            "records": data.ArrayLayout(self.record, L),
+            "sums": data.ArrayLayout(position, L), "mask": L, "total": position, "last": 1,
+            "mark": 1, "block_col": min(P, self.ptr_width),
+            "within": range(self.block[1]), "row": range(self.block[0])}))
         self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
                                      self.beside.latency + 1)
         self.latency = (self.nonzeros.latency + self.beside.latency + 1
@@ -402,8 +407,8 @@ class MintMerged(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander", "tree",
-                     "blocks_unit"):
+        for name in ("nonzeros", "scan", "divider", "beside", "cut", "compactor", "expander",
+                     "tree", "blocks_unit"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -498,48 +503,52 @@ class MintMerged(wiring.Component):
         # flipped where its low bits wrapped below the first's.
         k = exact_log2(self.lanes)
         base = side.base
-        sums = [base, *(Cat(low, base[k] ^ (low < base[:k])) for low in side.low)]
+        tops = [Signal(name=f"top{i}") for i in range(1, self.lanes)]
+        m.d.comb += [top.eq(base[k] ^ (low < base[:k]))
+                     for top, low in zip(tops, side.low, strict=True)]
+        sums = [base, *(Cat(low, top) for low, top in zip(side.low, tops, strict=True))]
         records = []
         for i in range(self.lanes):
             record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
             m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
                          record.value.eq(side.values[i])]
             records.append(record)
-        # A register between the FIFO's block RAM and the compaction network or, in Dense
-        # to CSF mode, the tree construction, or in CSR to BSR mode the banks.
+        # A register slice between the FIFO's block RAM and the compaction network or, in
+        # Dense to CSF mode, the tree construction, or in CSR to BSR mode the banks: its
+        # payload and its ready registered, so neither the network nor the stall that
+        # runs back from it shares a cycle with the FIFO and the divider's enables.
         tree, csf = self.tree, self.mode == MintMode.DENSE_TO_CSF
         divided, bsr = self.blocks_unit.divided, self.mode == MintMode.CSR_TO_BSR
-        held_out = stream.Signature(vectors.payload.shape()).create()
+        cut, first = self.cut, leave.payload.data[0]
+        into_cut = cut.i.payload
+        m.d.comb += [cut.i.valid.eq(leave.valid), leave.ready.eq(cut.i.ready),
+                     into_cut.mask.eq(side.mask), into_cut.total.eq(side.total),
+                     into_cut.last.eq(side.last), into_cut.mark.eq(side.mark),
+                     into_cut.block_col.eq(first.quotient), into_cut.within.eq(first.remainder),
+                     into_cut.row.eq(side.row)]
+        m.d.comb += [into_cut.records[i].eq(r) for i, r in enumerate(records)]
+        m.d.comb += [into_cut.sums[i].eq(v) for i, v in enumerate(sums)]
+        held_out = cut.o
         m.d.comb += [vectors.valid.eq(held_out.valid & ~csf & ~bsr),
                      tree.vectors.valid.eq(held_out.valid & csf),
                      divided.valid.eq(held_out.valid & bsr),
                      held_out.ready.eq(Mux(csf, tree.vectors.ready,
                                            Mux(bsr, divided.ready, vectors.ready)))]
-        pipe = Pipeline(m, leave, held_out)
-        first = leave.payload.data[0]
-        held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
-                           "total": side.total, "last": side.last, "mark": side.mark,
-                           "block_col": first.quotient[:self.ptr_width],
-                           "within": first.remainder[:ceil_log2(self.block[1])],
-                           "row": side.row})
-        pipe.finish()
-        m.d.comb += [divided.payload.block_col.eq(held["block_col"]),
-                     divided.payload.col.eq(held["within"]),
-                     divided.payload.row.eq(held["row"]),
-                     divided.payload.value.eq(data.View(self.record, held["records"][0]).value)]
+        held = held_out.payload
+        m.d.comb += [divided.payload.block_col.eq(held.block_col),
+                     divided.payload.col.eq(held.within), divided.payload.row.eq(held.row),
+                     divided.payload.value.eq(held.records[0].value)]
         given = vectors.payload
-        m.d.comb += [given.records[i].eq(r) for i, r in enumerate(held["records"])]
-        m.d.comb += [given.sums[i].eq(v) for i, v in enumerate(held["sums"])]
-        m.d.comb += [given.mask.eq(held["mask"]), given.total.eq(held["total"]),
-                     given.last.eq(held["last"]), given.mark.eq(held["mark"]),
-                     given.tag.eq(held["mask"])]
+        m.d.comb += [given.records.eq(held.records), given.sums.eq(held.sums),
+                     given.mask.eq(held.mask), given.total.eq(held.total),
+                     given.last.eq(held.last), given.mark.eq(held.mark),
+                     given.tag.eq(held.mask)]
         into = tree.vectors.payload
-        kept = [data.View(self.record, r) for r in held["records"]]
-        m.d.comb += [into.cols[i].eq(r.col) for i, r in enumerate(kept)]
-        m.d.comb += [into.values[i].eq(r.value) for i, r in enumerate(kept)]
-        m.d.comb += [into.sums[i].eq(v) for i, v in enumerate(held["sums"])]
-        m.d.comb += [into.mask.eq(held["mask"]), into.total.eq(held["total"]),
-                     into.last.eq(held["last"]), tree.fibers.eq(self.fibers)]
+        m.d.comb += [into.cols[i].eq(r.col) for i, r in enumerate(held.records)]
+        m.d.comb += [into.values[i].eq(r.value) for i, r in enumerate(held.records)]
+        m.d.comb += [into.sums.eq(held.sums), into.mask.eq(held.mask),
+                     into.total.eq(held.total), into.last.eq(held.last),
+                     tree.fibers.eq(self.fibers)]
         for n in range(MODES):
             wiring.connect(m, getattr(tree, f"level{n}"),
                            wiring.flipped(getattr(self, f"level{n}")))
