@@ -1,13 +1,13 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense, RLC to COO and
-CSR to BSR, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in
-Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense, RLC to COO, CSR
+to BSR and CSR to CSC, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its
+area in Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
-:mod:`.convert_csf`, :mod:`.convert_bsr`) each carry their own zero detection, prefix
-sums, dividers and compaction, serialization, tree construction or blocking. Here one of each
-serves every mode, and the conversions that compute coordinates share the paper's
-eight-lane divide and modulo unit:
+:mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_csc`) each carry their own
+zero detection, prefix sums, dividers and compaction, serialization, tree construction,
+blocking or sort. Here one of each serves every mode, and the conversions that compute
+coordinates share the paper's eight-lane divide and modulo unit:
 
 - zero detection and the prefix sum of the nonzeros (:class:`~.convert_dense.NonzeroPositions`)
   take a dense vector, an RLC vector's values (a filler is a zero) or, for ZVC to Dense,
@@ -35,7 +35,14 @@ eight-lane divide and modulo unit:
   its column within the block (C the divisor). The block-row pointers keep their
   one-lane prefix sum: the shared scan is busy with the block row's nonzeros when the
   assembler counts its blocks, and the nonzeros wait on the banks the counts free, so
-  sharing it would need an arbiter and could deadlock.
+  sharing it would need an arbiter and could deadlock;
+- CSR to CSC (Fig. 8c) is :class:`~.convert_csc.CsrToCsc` (its counting sort: counters,
+  cluster counter, scratchpad) with its column pointers' prefix sum on the shared
+  position scan, free in that mode (the counter words are read after the count, while
+  nothing else flows): the scan is inclusive and the pointers exclusive, so each word
+  enters moved up a lane with the word before's last count in lane 0, and its inclusive
+  sums are the word's exclusive ones. The CSR comes in on CSR to BSR's ``row_ptr`` and
+  ``entries``.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -51,6 +58,7 @@ from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import MintMode
 from .convert_bsr import CsrBlocks, CsrToBsrSignature
+from .convert_csc import CsrToCsc, CsrToCscSignature
 from .convert_csf import MODES, LevelRecords, TreeMarks, level_streams
 from .convert_dense import (
     LANES,
@@ -215,7 +223,9 @@ class MintMergedSignature(wiring.Signature):
     the separate converters through one set of streams, ``mode`` choosing the conversion.
 
     - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
-      streams; change it only once the previous matrix's outputs have all left.
+      streams; change it only once the previous matrix's inputs have all been taken and
+      its outputs have all left (CSR to CSC takes an empty matrix's row pointers after its
+      column pointers leave).
     - ``columns`` (in, ``position_width`` bits): the matrix's column count (the paper's
       K, the divisor of Fig. 8d and 8f; a tensor's ``dim2``), held as ``mode`` is; Dense
       to COO, CSR and CSF and RLC to COO need it.
@@ -244,10 +254,16 @@ class MintMergedSignature(wiring.Signature):
       matrix in CSR and its BSR of ``block`` (R, C) blocks, for CSR to BSR, as
       :class:`~.convert_bsr.CsrToBsrSignature` says (columns, pointers and counts of
       ``ptr_width`` bits, columns below ``2**position_width``).
+    - ``shape``, ``col_ids`` (streams in) and ``col_ptr``, ``csc`` (streams out), with
+      ``row_ptr`` and ``entries`` as CSR to BSR takes them: a matrix in CSR and its CSC,
+      for CSR to CSC, as :class:`~.convert_csc.CsrToCscSignature` says of a matrix of at
+      most ``csc`` (rows, columns, nonzeros), except that ``row_ptr`` carries every
+      pointer (the first, 0, is dropped) and ``entries`` the columns in ``ptr_width``
+      bits.
     """
 
     def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
-                 block=(2, 2)):
+                 block=(2, 2), csc=(1024, 1024, 4096)):
         entry = wire.coo_entry(index_width, width)
         super().__init__({
             "mode": In(MintMode),
@@ -261,13 +277,16 @@ class MintMergedSignature(wiring.Signature):
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
             **level_streams(Out, lanes, index_width, ptr_width, width),
             **CsrToBsrSignature(block, ptr_width, width).members,
+            **{name: member for name, member
+               in CsrToCscSignature(lanes, *csc, width).members.items()
+               if name in ("shape", "col_ids", "col_ptr", "csc")},
         })
 
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, RLC to COO, or CSR to BSR, as
-    ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, RLC to COO, CSR to BSR or CSR
+    to CSC, as ``mode`` says.
 
     Parameters
     ----------
@@ -287,13 +306,17 @@ class MintMerged(wiring.Component):
     depth : nonzeros a CSR-to-BSR scratchpad bank holds, as
         :class:`~.convert_bsr.CsrToBsr`'s ``depth`` (its rows, but each block row's last,
         fit ``depth + 1``).
+    max_rows, max_cols, max_nnz : CSR to CSC's largest matrix, as
+        :class:`~.convert_csc.CsrToCsc`'s (its pointers, ``ceil_log2(max_nnz + 1)`` bits,
+        fit ``position_width`` and ``ptr_width``).
 
     Members
     -------
     mode : In(MintMode)
     columns, fibers : In(P)
-    dense, mask, values, pairs, row_ptr, entries : In(stream(...))
-    words, marks, expanded, level0, level1, level2, block_ptr, blocks : Out(stream(...))
+    dense, mask, values, pairs, row_ptr, entries, shape, col_ids : In(stream(...))
+    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc
+        : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names, RLC to COO on
         ``words`` as Dense to COO does.
@@ -307,7 +330,8 @@ class MintMerged(wiring.Component):
     first on the way out, so the FIFO holds only bits the compactor reads), then the
     :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`, or
     in CSR-to-BSR mode the banks of :class:`~.convert_bsr.CsrBlocks`, whose tagger feeds
-    the pipeline in place of zero detection.
+    the pipeline in place of zero detection. In CSR-to-CSC mode the position scan alone
+    serves :class:`~.convert_csc.CsrToCsc`'s pointer scan.
     A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
@@ -317,20 +341,21 @@ class MintMerged(wiring.Component):
     log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
     :class:`~.convert_dense.ZvcToDense`; Dense to CSF's records leave the position scan
     and divider's latency and :class:`FiberTree`'s after a vector is taken, where
-    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. CSR to BSR takes one
-    nonzero a cycle, as :class:`~.convert_bsr.CsrToBsr` does, its divide the scan's and
-    the divider's latency (its descriptor queue deepened by it), and a bank holds its
-    rows across that latency. One vector a cycle in every mode while the
-    outputs are taken: for RLC to COO, L pairs a cycle, where
+    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. One vector a cycle in
+    every mode while the outputs are taken: for RLC to COO, L pairs a cycle, where
     :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
+    CSR to BSR takes one nonzero a cycle, as :class:`~.convert_bsr.CsrToBsr` does, its
+    divide the scan's and the divider's latency (its descriptor queue deepened by it;
+    a bank holds its rows across that latency). CSR to CSC runs as
+    :class:`~.convert_csc.CsrToCsc` does, one nonzero a cycle through scatter and drain.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
     the separate converters as built (counters where the paper divides in Dense to COO,
-    CSR and CSF, one divider lane in RLC to COO and CSR to BSR) and as the paper builds them, each
-    position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
-    once and added to each; RLC to COO's and CSR to BSR's one lane are counted as well, a
-    few percent).
+    CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC divides
+    nothing) and as the paper builds them, each position-computing converter with its
+    own L-lane divider (:data:`DIVIDER`, measured once and added to each; RLC to COO's
+    and CSR to BSR's one lane are counted as well, a few percent).
 
     Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
     are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
@@ -352,10 +377,14 @@ class MintMerged(wiring.Component):
               Param("block_rows", 2, 1, 8, "rows of a BSR block (R)"),
               Param("block_cols", 2, 1, 8, "columns of a BSR block (C), the divisor"),
               Param("depth", 512, 4, 1 << 16, "nonzeros a CSR-to-BSR scratchpad bank holds",
-                    pow2=True))
+                    pow2=True),
+              Param("max_rows", 1024, 2, 1 << 24, "CSR to CSC's most rows", pow2=True),
+              Param("max_cols", 1024, 32, 1 << 20, "CSR to CSC's most columns", pow2=True),
+              Param("max_nnz", 4096, 2, 1 << 20, "CSR to CSC's most nonzeros (its "
+                    "scratchpad's depth)", pow2=True))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
-              "dense_to_csf", "csr_to_bsr")
+              "dense_to_csf", "csr_to_bsr", "csr_to_csc")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
     DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
@@ -400,15 +429,22 @@ class MintMerged(wiring.Component):
             "within": range(self.block[1]), "row": range(self.block[0])}))
         self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
                                      self.beside.latency + 1)
+        self.sorter = CsrToCsc(shared_scan=True, lanes=L, max_rows=v["max_rows"],
+                            max_cols=v["max_cols"], max_nnz=v["max_nnz"], value_width=self.width)
+        for name, most in (("position_width", P), ("ptr_width", self.ptr_width)):
+            if self.sorter.ptr_width > most:
+                raise ParameterError(f"max_nnz={v['max_nnz']} needs {self.sorter.ptr_width}-"
+                                     f"bit pointers, wider than {name}={most}")
         self.latency = (self.nonzeros.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
-                                             self.run_bits, P, self.block))
+                                             self.run_bits, P, self.block,
+                                             (v["max_rows"], v["max_cols"], v["max_nnz"])))
 
     def elaborate(self, platform):
         m = Module()
         for name in ("nonzeros", "scan", "divider", "beside", "cut", "compactor", "expander",
-                     "tree", "blocks_unit"):
+                     "tree", "blocks_unit", "sorter"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -486,14 +522,45 @@ class MintMerged(wiring.Component):
                                   given.tag.counts[i])) for i, count in enumerate(counts)]
         m.d.comb += [enter.payload.data.counts[i].eq(count) for i, count in enumerate(counts)]
 
-        # The position scan and the divider, one pipeline between the FIFO's ends.
+        # The position scan and the divider, one pipeline between the FIFO's ends; in CSR
+        # to CSC mode the scan alone, for the column pointers.
         scan, divider, beside = self.scan, self.divider, self.beside
         sums, dividends = scan.sums, divider.dividends
-        wiring.connect(m, beside.to_pipe, scan.counts)
-        m.d.comb += [dividends.valid.eq(sums.valid), sums.ready.eq(dividends.ready),
+        csc = mode == MintMode.CSR_TO_CSC
+        self._scan_input(m, csc)
+        m.d.comb += [dividends.valid.eq(sums.valid & ~csc),
+                     sums.ready.eq(Mux(csc, self.sorter.scan_sums.ready, dividends.ready)),
                      divider.divisor.eq(Mux(bsr, self.block[1], self.columns))]
         m.d.comb += [dividends.payload[i].eq(sums.payload.sums[i]) for i in range(L)]
         wiring.connect(m, divider.results, beside.from_pipe)
+        pointers = self.sorter.scan_sums
+        m.d.comb += [pointers.valid.eq(sums.valid & csc),
+                     pointers.payload.total.eq(sums.payload.total),
+                     pointers.payload.last.eq(sums.payload.last)]
+        m.d.comb += [pointers.payload.sums[i].eq(sums.payload.sums[i]) for i in range(L)]
+
+    def _scan_input(self, m, csc):
+        """The position scan's input: the vectors waiting beside the divider, or in CSR to
+        CSC mode the counter words. The scan is inclusive and the pointers exclusive sums,
+        so a word enters moved up a lane, the word before's last count in lane 0 (0 at a
+        matrix's first): its inclusive sums are the word's exclusive ones."""
+        L, given, words = self.lanes, self.beside.to_pipe, self.sorter.scan_counts
+        into = self.scan.counts
+        carry = Signal(self.sorter.ptr_width)              # the word before's last count
+        with m.If(words.valid & words.ready):
+            m.d.sync += carry.eq(Mux(words.payload.last, 0, words.payload.counts[L - 1]))
+        moved = [carry, *words.payload.counts[:L - 1]]
+        # chosen in signals of their own (a port partly computed and partly passed
+        # through would leave bits unread in the Verilog)
+        counts = [Signal(self.position_width, name=f"scan_count{i}") for i in range(L)]
+        last = Signal()
+        m.d.comb += [into.valid.eq(Mux(csc, words.valid, given.valid)),
+                     given.ready.eq(into.ready & ~csc), words.ready.eq(into.ready & csc),
+                     last.eq(Mux(csc, words.payload.last, given.payload.last)),
+                     into.payload.last.eq(last)]
+        m.d.comb += [count.eq(Mux(csc, word, given.payload.counts[i]))
+                     for i, (count, word) in enumerate(zip(counts, moved, strict=True))]
+        m.d.comb += [into.payload.counts[i].eq(count) for i, count in enumerate(counts)]
 
     def _outputs(self, m):
         """Out: the records to the compactor, its words and marks; the expander's vectors."""
@@ -571,3 +638,29 @@ class MintMerged(wiring.Component):
                          into.payload.eq(given.payload)]
         for name in ("block_ptr", "blocks"):
             wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
+        self._csc_streams(m)
+
+    def _csc_streams(self, m):
+        """CSR to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr`` (its
+        first pointer dropped) and ``entries`` shared with CSR to BSR, the pointers and
+        entries out."""
+        csc, sorter = self.mode == MintMode.CSR_TO_CSC, self.sorter
+        for name in ("shape", "col_ids"):
+            given, into = getattr(self, name), getattr(sorter, name)
+            m.d.comb += [into.valid.eq(given.valid & csc), given.ready.eq(into.ready & csc),
+                         into.payload.eq(given.payload)]
+        pointer, entry = self.row_ptr, self.entries
+        first = Signal(init=1)                          # the next pointer is a matrix's 0
+        with m.If(pointer.valid & pointer.ready & csc):
+            m.d.sync += first.eq(pointer.payload.last)
+        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & csc & ~first),
+                     sorter.row_ptr.payload.eq(pointer.payload.ptr),
+                     sorter.csr.valid.eq(entry.valid & csc),
+                     sorter.csr.payload.col.eq(entry.payload.col),
+                     sorter.csr.payload.value.eq(entry.payload.value),
+                     sorter.coo.valid.eq(0), sorter.from_coo.eq(0)]
+        with m.If(csc):
+            m.d.comb += [pointer.ready.eq(first | sorter.row_ptr.ready),
+                         entry.ready.eq(sorter.csr.ready)]
+        for name in ("col_ptr", "csc"):
+            wiring.connect(m, getattr(sorter, name), wiring.flipped(getattr(self, name)))

@@ -493,6 +493,7 @@ class MintMode(enum.IntEnum):
     RLC_TO_COO = 4
     DENSE_TO_CSF = 5
     CSR_TO_BSR = 6
+    CSR_TO_CSC = 7
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

@@ -7,10 +7,13 @@ so MINT_m and MINT_b are held to one check. :class:`MixedBench` runs matrices an
 back to back, the mode and the sizes changing between them once the one before has left.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..core.errors import ParameterError
 from ..hw.convert_bsr import CsrToBsr
+from ..hw.convert_csc import CsrToCsc
 from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.convert_rlc import RlcToCoo
@@ -18,6 +21,7 @@ from ..sw import wire
 from ..sw.wire import MintMode
 from . import native
 from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
+from .convert_csc import CscBench, check_fits
 from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
 from .streams import Bench, Columns, Static
@@ -25,7 +29,7 @@ from .streams import Bench, Columns, Static
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
-            MintMode.CSR_TO_BSR: CsrToBsr}
+            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -34,11 +38,12 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.ZVC_TO_DENSE: {"dense": "expanded"},
            MintMode.RLC_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
-           MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"}}
+           MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"},
+           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do)."""
 
-OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks")
+OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc")
 
 DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
            MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
@@ -105,14 +110,23 @@ def _check_csr(component, matrix):
                              f"does not fit a scratchpad bank of depth {component.depth}")
 
 
-def _csr_streams(component, matrix):
-    """A canonical CSR matrix's row pointers and nonzeros, and its BSR's counts."""
+def _csr_streams(component, matrix, mode):
+    """A canonical CSR matrix's row pointers and nonzeros, and how many BSR block-row
+    pointers and blocks, or CSC pointer vectors and entries, come out; CSR to CSC's
+    shape and column ids before them."""
     last = np.arange(len(matrix.indptr)) == len(matrix.indptr) - 1
     sources = {"row_ptr": Columns({"ptr": matrix.indptr.astype(np.int64), "last": last}),
                "entries": Columns({"col": matrix.indices.astype(np.int64),
                                    "value": _bits(matrix.data, component.width)})}
-    return sources, {"block_ptr": matrix.shape[0] // component.block[0] + 1,
-                     "blocks": _blocks(matrix, component.block)}
+    if mode == MintMode.CSR_TO_BSR:
+        return sources, {"block_ptr": matrix.shape[0] // component.block[0] + 1,
+                         "blocks": _blocks(matrix, component.block)}
+    lanes = component.lanes
+    sources["shape"] = Columns({"rows": [matrix.shape[0]], "cols": [matrix.shape[1]],
+                                "nnz": [matrix.nnz]})
+    sources["col_ids"] = np.pad(matrix.indices.astype(np.int64),
+                                (0, -matrix.nnz % lanes)).reshape(-1, lanes).tolist()
+    return sources, {"col_ptr": matrix.shape[1] // lanes + 1, "csc": matrix.nnz}
 
 
 def streams(component, mode, source):
@@ -132,7 +146,10 @@ def streams(component, mode, source):
                              f"converter's {component.position_width}-bit positions")
     if mode == MintMode.CSR_TO_BSR:
         _check_csr(component, source)
-        return _csr_streams(component, source)
+        return _csr_streams(component, source, mode)
+    if mode == MintMode.CSR_TO_CSC:
+        check_fits(component.sorter, source)
+        return _csr_streams(component, source, mode)
     if mode == MintMode.DENSE_TO_CSF:
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
@@ -166,6 +183,10 @@ def rebuild(component, mode, source, outputs):
     if mode == MintMode.DENSE_TO_CSF:
         return levels_to_csf([given[name] for name in LEVELS],
                              [(source.shape, source.dtype)])[0]
+    if mode == MintMode.CSR_TO_CSC:
+        held = SimpleNamespace(component=component.sorter,
+                               matrices=[(source.shape, source.nnz, source.dtype)])
+        return CscBench.rebuild(held, given["col_ptr"], given["csc"])[0]
     if mode == MintMode.CSR_TO_BSR:
         block = component.block
         return blocks_to_bsr(pointer_columns(given["block_ptr"]),
@@ -207,16 +228,16 @@ class _Schedule:
 
 class MixedBench(Bench):
     """``jobs`` (``[(mode, source)]``) through the merged converter back to back: every
-    stream stalls at random, a job's inputs are offered only once the outputs of the jobs
-    before it have all been taken, and ``mode`` and ``columns`` change then (as the
-    converter's protocol asks). Python drivers gate the inputs, so it runs on Amaranth's
-    simulator."""
+    stream stalls at random, a job's inputs are offered only once the inputs of the jobs
+    before it have all been taken and their outputs have all left, and ``mode`` and the
+    sizes change then (as the converter's protocol asks). Python drivers gate the inputs,
+    so it runs on Amaranth's simulator."""
 
     def __init__(self, component, jobs, seed, rates=None):
         super().__init__(component, seed)
         self.jobs = list(jobs)
         owners, items = {}, {}
-        self.ends = []                  # per job: each output's count through it
+        self.ends, self.consumed = [], []   # per job: each output's, input's count through it
         through = dict.fromkeys(OUTPUTS, 0)
         for j, (mode, source) in enumerate(self.jobs):
             sources, sinks = streams(component, mode, source)
@@ -227,18 +248,25 @@ class MixedBench(Bench):
             for name, count in sinks.items():
                 through[name] += count
             self.ends.append(dict(through))
+            self.consumed.append({name: len(given) for name, given in owners.items()})
         rates = {**dict.fromkeys([*items, *OUTPUTS], 0.7), **(rates or {})}
-        sources = [self.source_on(name, items[name], rates[name],
-                                  gate=lambda n, o=owners[name]: o[n] == self.current())
-                   for name in items]
+        def gate(name):
+            return lambda n, o=owners[name]: o[n] == self.current()
+
+        self.sources = {name: self.source_on(name, items[name], rates[name], gate=gate(name))
+                        for name in items}
         self.sinks = {name: self.sink_on(name, rates[name], through[name])
                       for name in OUTPUTS}
-        self.drivers = [_Schedule(self), *sources, *self.sinks.values()]
+        self.drivers = [_Schedule(self), *self.sources.values(), *self.sinks.values()]
 
     def current(self):
-        """The first job whose outputs have not all been taken (the last once all have)."""
-        for j, ends in enumerate(self.ends):
-            if any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS):
+        """The first job whose inputs have not all been taken or whose outputs have not all
+        left (the last once all have): a matrix of no nonzeros through CSR to CSC sends its
+        last output (its pointers) before it takes its row pointers."""
+        for j, (ends, taken) in enumerate(zip(self.ends, self.consumed, strict=True)):
+            if (any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS)
+                    or any(len(self.sources[name].accepted) < count
+                           for name, count in taken.items())):
                 return j
         return len(self.jobs) - 1
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.convert_bsr import CsrToBsr
+from sparseforge.hw.convert_csc import CsrToCsc
 from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.convert_rlc import RlcToCoo
@@ -23,23 +24,26 @@ from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
 from sparseforge.tb import convert_bsr, convert_dense, convert_rlc
+from sparseforge.tb.convert_csc import CscBench
 from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
 from sparseforge.tb.mint_merged import OUTPUTS, STREAMS, MixedBench, bench, rebuild, simulate
 from sparseforge.tb.streams import Static
+from tests.test_conversion import FIG8
 from tests.test_convert_bsr import assert_same, convert_all
 from tests.test_convert_csf import LASTFM, TAGS, densest, fig8f
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
-      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr"}
+      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr",
+      MintMode.CSR_TO_CSC: "csc"}
 MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
 """The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
           "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4}
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
-         "position_width": 8, "depth": 8}
+         "position_width": 8, "depth": 8, "max_rows": 16, "max_cols": 32, "max_nnz": 64}
 BLOCK = (2, 2)
 """The BSR blocks of the merged converter's default ``block_rows`` and ``block_cols``."""
 
@@ -63,12 +67,16 @@ def source_of(mode, matrix, run_bits=RUN_BITS):
         return cv.convert(matrix, "rlc", run_bits=run_bits)
     if mode == MintMode.CSR_TO_BSR:
         return sp.csr_array(blocked(matrix))
+    if mode == MintMode.CSR_TO_CSC:
+        return sp.csr_array(matrix)
     return matrix
 
 
 def golden(mode, matrix):
     if mode == MintMode.CSR_TO_BSR:
         return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
+    if mode == MintMode.CSR_TO_CSC:
+        return cv.convert(sp.csr_array(matrix), "csc")
     return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
 
 
@@ -153,7 +161,7 @@ def test_rlc_mode_equals_the_separate_block_at_its_edges():
 def test_positions_at_the_edge_of_position_width():
     """A 4 x 16 matrix fills 6-bit positions (its last element at 63) and converts
     exactly in every mode that divides; a 5 x 13 one (65 elements) is refused."""
-    component = MintMerged(**{**SMALL, "position_width": 6})
+    component = MintMerged(**{**SMALL, "position_width": 6, "max_nnz": 32})
     edge = np.zeros((4, 16), np.uint8)
     edge[0, 0], edge[2, 5], edge[3, 15] = 1, 2, 3
     for mode in (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO):
@@ -269,10 +277,14 @@ def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
 @pytest.mark.parametrize("name", ["pypi/pyamg_bar", "graphs/email-Eu-core",
                                   "suitesparse/G51"])
 def test_soak_real_matrices_every_mode(shared_data, tmp_path, name):
+    """Every mode natively on larger real matrices, CSR to CSC where the matrix fits its
+    default buffers (the separate block takes larger ones in column passes the host
+    plans; the merged converter's bench does not)."""
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
     rng = np.random.default_rng(len(name))
-    for mode in MATRIX_MODES:
+    fits = np.count_nonzero(matrix) <= component.sorter.max_nnz
+    for mode in [m for m in MATRIX_MODES if m != MintMode.CSR_TO_CSC or fits]:
         rates = {k: float(rng.choice([0.2, 0.5, 0.9, 1.0])) for k in STALLS}
         got, want, _ = run(component, mode, matrix, 21 + int(mode.value), rates,
                            work_dir=tmp_path)
@@ -451,6 +463,72 @@ def test_bsr_matrices_back_to_back_between_the_other_modes():
         assert cv.same(got, want), mode
 
 
+# -- CSR to CSC (Fig. 8c): csr_to_csc's counting sort, its pointers on the shared scan ------
+
+CSC = MintMode.CSR_TO_CSC
+
+
+def csc_matrices():
+    """Fig. 8c's matrix; empty rows and columns and a dense column; a single row across
+    every column the converter holds (32); a single column; no nonzeros."""
+    fig = FIG8.astype(np.uint8)
+    gaps = np.zeros((9, 13), np.uint8)
+    gaps[[0, 4, 8], 12], gaps[:, 5] = [1, 2, 3], np.arange(4, 13)
+    row = np.arange(1, 33, dtype=np.uint8)[None]
+    column = np.arange(1, 8, dtype=np.uint8)[:, None]
+    return [fig, gaps, row, column, np.zeros((3, 4), np.uint8)]
+
+
+def test_csc_mode_fig8c_and_directed_matrices_equal_the_separate_block():
+    """Fig. 8c's pointers and order, and every directed matrix, back to back with other
+    modes between them under stalls on every stream, equal the golden converter's CSC and
+    the separate csr_to_csc block's: the column pointers come from MINT_m's shared
+    (inclusive) position scan, each counter word moved up a lane, and the scan serves the
+    divider's positions again in the next job."""
+    matrices = csc_matrices()
+    block = CsrToCsc(lanes=4, max_rows=16, max_cols=32, max_nnz=64, value_width=8)
+    alone = pysim(CscBench(block, [sp.csr_array(m) for m in matrices], seed_from_env(31),
+                           {k: v for k, v in STALLS.items() if k in ("col_ptr", "csc")}))
+    jobs = []
+    for j, matrix in enumerate(matrices):
+        jobs += [(CSC, matrix), (MATRIX_MODES[j % 6], DIRECTED[j % 4])]
+    done = mixed(MintMerged(**SMALL), [*jobs, (CSF, fig8f().astype(np.uint8))],
+                 seed_from_env(32), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=False):
+        assert cv.same(got, want), mode
+    for want, (got, _) in zip(alone.csc, done[::2], strict=False):
+        assert cv.same(got, want)
+    fig = done[0][0]
+    assert fig.indptr.tolist() == [0, 2, 3, 5, 7]
+    assert fig.indices.tolist() == [2, 3, 2, 0, 1, 0, 3]
+
+
+def test_csc_mode_at_the_edges_of_its_buffers():
+    """16 rows, 32 columns and 64 nonzeros, the converter's most, convert (pointers up
+    to 64 in 7 bits); one more row, column or nonzero is refused."""
+    component = MintMerged(**SMALL)
+    full = np.zeros((16, 32), np.uint8)
+    full.reshape(-1)[::8] = np.arange(1, 65)
+    got, _ = simulate(component, CSC, sp.csr_array(full), seed_from_env(33), STALLS, "pysim")
+    assert cv.same(got, cv.convert(sp.csr_array(full), "csc")) and got.indptr[-1] == 64
+    for shape, what in (((17, 4), "17 rows"), ((2, 33), "33 columns"), ((5, 13), "65 nonz")):
+        with pytest.raises(ParameterError, match=what):
+            bench(component, CSC, sp.csr_array(np.ones(shape, np.uint8)), 0)
+
+
+def test_csc_mode_scatters_a_nonzero_a_cycle():
+    """Without stalls, the entries are placed one a cycle (no empty row), as the
+    separate block places them."""
+    dense = (np.arange(1, 1 + 6 * 12).reshape(6, 12) % 7).astype(np.uint8)   # 62 nonzeros
+    run = bench(MintMerged(**SMALL), CSC, sp.csr_array(dense), 0,
+                dict.fromkeys([*OUTPUTS, "row_ptr", "entries", "shape", "col_ids"], 1.0))
+    done = pysim(run)
+    assert cv.same(rebuild(run.component, CSC, sp.csr_array(dense), done.outputs),
+                   cv.convert(sp.csr_array(dense), "csc"))
+    taken = [cycle for cycle, _ in run.sources[1].accepted]
+    assert np.diff(taken).tolist() == [1] * (np.count_nonzero(dense) - 1)
+
+
 @pytest.mark.verilator
 @pytest.mark.soak
 def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
@@ -466,11 +544,26 @@ def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
         assert cv.same(got, want) and cv.same(got, cv.convert(tensor, "csf")), tensor.shape
 
 
+def test_position_width_must_hold_the_csc_pointers_and_the_block_columns():
+    """Pointers of 13 bits (4,096 nonzeros) fit 13-bit positions and not 12, and CSR to
+    CSC's 7-bit ones (64 nonzeros) not 6-bit row pointers; a divisor C of 4 fits 3 bits
+    and not 2."""
+    MintMerged(**{**SMALL, "position_width": 13, "max_nnz": 4096, "ptr_width": 16})
+    with pytest.raises(ParameterError, match="13-bit pointers, wider than position_width=12"):
+        MintMerged(**{**SMALL, "position_width": 12, "max_nnz": 4096, "ptr_width": 16})
+    with pytest.raises(ParameterError, match="7-bit pointers, wider than ptr_width=6"):
+        MintMerged(**{**SMALL, "ptr_width": 6})
+    MintMerged(**{**SMALL, "position_width": 3, "block_cols": 4, "max_nnz": 4})
+    with pytest.raises(ParameterError, match="block_cols=4 does not fit"):
+        MintMerged(**{**SMALL, "position_width": 2, "block_cols": 4, "max_nnz": 2})
+
+
 def test_declares_the_named_signature():
     merged = MintMerged(lanes=4, width=8, index_width=5, ptr_width=9, run_bits=3,
-                        position_width=10)
+                        position_width=10, block_rows=3, block_cols=4, max_rows=64,
+                        max_cols=128, max_nnz=256)
     assert dict(merged.signature.members) == dict(
-        MintMergedSignature(4, 8, 5, 9, 3, 10).members)
+        MintMergedSignature(4, 8, 5, 9, 3, 10, (3, 4), (64, 128, 256)).members)
     assert merged.divider.lanes == 4 and merged.divider.width == 10
     divider = MintMerged(**MintMerged.REPORT[0]).divider
     name, params = MintMerged.DIVIDER
@@ -479,8 +572,10 @@ def test_declares_the_named_signature():
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 2, "width": 1, "index_width": 1,
-                                          "ptr_width": 1, "run_bits": 1,
-                                          "position_width": 2, "levels": 1}])
+                                          "ptr_width": 2, "run_bits": 1,
+                                          "position_width": 2, "levels": 1,
+                                          "block_rows": 1, "block_cols": 1, "depth": 4,
+                                          "max_rows": 2, "max_cols": 32, "max_nnz": 2}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("mint_merged", params) == ""
 
@@ -493,8 +588,8 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                for name, lut, carry in (
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
-                   ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("divmod", 7, 0),
-                   ("mint_merged", 140, 10))]
+                   ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("csr_to_csc", 130, 0),
+                   ("divmod", 7, 0), ("mint_merged", 140, 10))]
     asked = []
 
     def synth(block, params):
@@ -503,7 +598,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120
+    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
