@@ -357,19 +357,22 @@ class MintMerged(wiring.Component):
     own L-lane divider (:data:`DIVIDER`, measured once and added to each; RLC to COO's
     and CSR to BSR's one lane are counted as well, a few percent).
 
-    Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
-    are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
-    block RAM read out of the compaction network's cycle; the path that sets the clock
-    is the stall: the compactor's registered offset decides whether it takes a vector,
-    and that readiness runs back, unregistered, through that register, the FIFO and the
-    divider to the enables of every stage of the divider and the position scan
-    (thousands of flip-flops spread over the die, so the path is mostly routing). A
-    registered ready (a skid) before the compactor, or a divider that never stalls with
-    its results in a FIFO sized by credits, would cut it.
+    Clock: the divider's stages are short (one P-bit subtract and a multiplexer). The
+    stall used to set the clock: the compactor's registered offset decides whether it
+    takes a vector, and that readiness ran back, unregistered, through the register after
+    the FIFO, the FIFO and the divider to the enables of every stage of the divider and
+    the position scan (thousands of flip-flops spread over the die, mostly routing). That
+    register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
+    the path starts at a flip-flop; a divider that never stalls, its results in a FIFO
+    sized by credits, would remove it. The synthesis report names the critical path.
+    Size: the CSF tree, the BSR units and the CSC sort take the logic (LUT4s and carry
+    cells) past the ECP5-25k with the flow's fifth to spare, the divider's flip-flops
+    most of its registers; the report places it on the smallest ECP5 that holds it.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
-              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer"),
+              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer (and of CSF's counts, "
+                    "CSR to BSR's columns, pointers and counts)"),
               Param("run_bits", 5, 1, 32, "bits of an RLC run"),
               Param("position_width", 32, 2, 64, "bits of a position and of the column count"),
               LEVELS,
