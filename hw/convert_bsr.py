@@ -499,36 +499,25 @@ class CsrToBsr(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         (R, C), W, V = self.block, self.width, self.value_width
-        m.submodules.row_blocks = row_blocks = RowBlocks(R, W)
-        m.submodules.tagger = tagger = Tagger(R, W, V)
-        m.submodules.banks = banks = Banks(self.block, W, V, self.depth)
-        m.submodules.merge = merge = Merge(self.block, W, V)
-        m.submodules.assembler = assembler = Assembler(self.block, W, V)
-        m.submodules.pointers = pointers = PrefixSum(lanes=1, width=W)
-        wiring.connect(m, wiring.flipped(self.row_ptr), row_blocks.row_ptr)
-        wiring.connect(m, wiring.flipped(self.entries), tagger.entries)
-        for bank, head in zip(banks.heads, merge.heads, strict=True):
-            wiring.connect(m, bank, head)
-        wiring.connect(m, merge.merged, assembler.merged)
-        wiring.connect(m, assembler.blocks, wiring.flipped(self.blocks))
-        wiring.connect(m, assembler.counts, pointers.counts)
+        divider = DivMod(lanes=1, width=W) if C > 1 else None
+        ahead = divider.latency if divider else 0
+        m.submodules.units = units = CsrBlocks(self.block, W, V, self.depth, ahead)
+        for name in ("row_ptr", "entries"):
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(units, name))
+        for name in ("block_ptr", "blocks"):
+            wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
 
         # Step 2: the tagged nonzero's column divided by C into its block column and its
         # column within the block, its value and row beside (with C = 1 the column is the
-        # block column). Register slices on either side cut the ready paths.
-        m.submodules.tagged = tagged_slice = Skid(tagged_layout(R, W, V))
-        m.submodules.divided = divided_slice = Skid(banked_layout(self.block, W, V))
-        wiring.connect(m, tagger.tagged, tagged_slice.i)
-        wiring.connect(m, divided_slice.o, banks.entries)
-        tagged, entry = tagged_slice.o, divided_slice.i
-        if C == 1:
+        # block column).
+        tagged, entry = units.tagged, units.divided
+        if divider is None:
             m.d.comb += [entry.valid.eq(tagged.valid), tagged.ready.eq(entry.ready),
                          entry.payload.block_col.eq(tagged.payload.col),
                          entry.payload.value.eq(tagged.payload.value),
                          entry.payload.row.eq(tagged.payload.row)]
-            ahead = 0
         else:
-            m.submodules.divider = divider = DivMod(lanes=1, width=W)
+            m.submodules.divider = divider
             m.submodules.divider_side = beside = Beside(
                 data.ArrayLayout(W, 1), divmod_layout(1, W),
                 data.StructLayout({"value": V, "row": range(R)}), divider.latency)
@@ -545,14 +534,71 @@ class CsrToBsr(wiring.Component):
                          entry.payload.col.eq(divided.payload.data[0].remainder),
                          entry.payload.value.eq(divided.payload.side.value),
                          entry.payload.row.eq(divided.payload.side.row)]
-            ahead = divider.latency
+        return m
+
+
+class CsrBlocks(wiring.Component):
+    """Every unit of CSR to BSR (Figure 8e) but its divide (step 2): the nonzeros leave on
+    ``tagged`` to be divided by C and come back on ``divided``, so a converter that shares
+    its divider (the merged one, :mod:`~sparseforge.hw.mint_merged`) builds the rest alike.
+
+    Parameters
+    ----------
+    block, width, value_width, depth : as :class:`CsrToBsr`'s.
+    ahead : the divide's latency: the tagger runs ahead of the merge by it.
+
+    Members
+    -------
+    row_ptr, entries : In
+    block_ptr, blocks : Out
+        As :class:`CsrToBsrSignature` says.
+    tagged : Out(stream({col, value, row}))
+        Each nonzero with its row within the block row, from a register slice.
+    divided : In(stream({block_col, col, value, row}))
+        The same nonzeros in order, the column divided by C, into a register slice.
+    """
+
+    def __init__(self, block, width, value_width, depth, ahead):
+        self.block, self.width, self.value_width = block, width, value_width
+        self.depth, self.ahead = depth, ahead
+        super().__init__({
+            **CsrToBsrSignature(block, width, value_width).members,
+            "tagged": Out(stream.Signature(tagged_layout(block[0], width, value_width))),
+            "divided": In(stream.Signature(banked_layout(block, width, value_width))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R, W, V = self.block[0], self.width, self.value_width
+        m.submodules.row_blocks = row_blocks = RowBlocks(R, W)
+        m.submodules.tagger = tagger = Tagger(R, W, V)
+        m.submodules.banks = banks = Banks(self.block, W, V, self.depth)
+        m.submodules.merge = merge = Merge(self.block, W, V)
+        m.submodules.assembler = assembler = Assembler(self.block, W, V)
+        m.submodules.pointers = pointers = PrefixSum(lanes=1, width=W)
+        wiring.connect(m, wiring.flipped(self.row_ptr), row_blocks.row_ptr)
+        wiring.connect(m, wiring.flipped(self.entries), tagger.entries)
+        for bank, head in zip(banks.heads, merge.heads, strict=True):
+            wiring.connect(m, bank, head)
+        wiring.connect(m, merge.merged, assembler.merged)
+        wiring.connect(m, assembler.blocks, wiring.flipped(self.blocks))
+        wiring.connect(m, assembler.counts, pointers.counts)
+
+        # Register slices on either side of the divide cut the ready paths.
+        m.submodules.tagged = tagged_slice = Skid(tagged_layout(R, W, V))
+        m.submodules.divided = divided_slice = Skid(banked_layout(self.block, W, V))
+        wiring.connect(m, tagger.tagged, tagged_slice.i)
+        wiring.connect(m, divided_slice.o, banks.entries)
+        wiring.connect(m, tagged_slice.o, wiring.flipped(self.tagged))
+        wiring.connect(m, wiring.flipped(self.divided), divided_slice.i)
 
         # The descriptors: queued from the row pointers to the tagger, so the pointers of
         # short block rows are read while long ones are tagged; from the tagger to the
         # merge, so the tagger runs ahead by the divider's latency.
         desc = descriptor_layout(R, W)
         m.submodules.rows_queue = rows_queue = Queue(desc, depth=QUEUE, latency=3)
-        m.submodules.merge_queue = merge_queue = Queue(desc, depth=ahead + QUEUE, latency=3)
+        m.submodules.merge_queue = merge_queue = Queue(desc, depth=self.ahead + QUEUE,
+                                                       latency=3)
         wiring.connect(m, row_blocks.descriptors, rows_queue.i)
         wiring.connect(m, rows_queue.o, tagger.descriptors)
         wiring.connect(m, tagger.forward, merge_queue.i)

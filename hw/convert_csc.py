@@ -42,6 +42,8 @@ joined by the host (:mod:`sparseforge.sw.passes`): a column's entries all land i
 so the passes' CSC outputs follow one another and only their pointers move.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory, ReadPort, WritePort
@@ -52,7 +54,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .buffet import ReadStage
-from .interfaces import cluster_layouts, struct
+from .interfaces import cluster_layouts, prefix_sum_layouts, struct
 from .mint_units import ClusterCounter
 from .mux import mux
 from .pipeline import Pipeline
@@ -394,23 +396,35 @@ class PointerScan(wiring.Component):
     done : Out(1)
         The last vector is taken on this cycle.
 
+    scan_counts, scan_sums : Out and In(stream(:func:`~.interfaces.prefix_sum_layouts`))
+        With ``shared_scan`` only: the words to an exclusive prefix sum outside, and its
+        sums back, in order (a converter that shares its prefix sum).
+
     Latency and throughput: a word's pointers are out the prefix sum's latency and two
     cycles after it is read; one word a cycle while ``col_ptr`` is taken.
     """
 
-    def __init__(self, words, lanes, ptr_width, max_cols):
+    def __init__(self, words, lanes, ptr_width, max_cols, shared_scan=False):
         self.words, self.lanes, self.ptr_width = words, lanes, ptr_width
+        self.shared_scan = shared_scan
         read, write = counter_ports(words, lanes, ptr_width)
+        counts, sums = prefix_sum_layouts(lanes, ptr_width)
+        shared = ({"scan_counts": Out(stream.Signature(counts)),
+                   "scan_sums": In(stream.Signature(sums))} if shared_scan else {})
         super().__init__({"start": In(1), "cols": In(range(max_cols + 1)), "read": In(read),
                           "write": In(write), "done": Out(1),
                           "col_ptr": Out(stream.Signature(csc_pointer_layout(lanes,
-                                                                             ptr_width)))})
+                                                                             ptr_width))),
+                          **shared})
 
     def elaborate(self, platform):
         m = Module()
         bits = ceil_log2(self.words)
         m.submodules.reads = reads = ReadStage(self.words, self.lanes * self.ptr_width, bits)
-        m.submodules.sums = sums = PrefixSum(lanes=self.lanes, width=self.ptr_width)
+        if self.shared_scan:
+            sums = SimpleNamespace(counts=self.scan_counts, sums=self.scan_sums)
+        else:
+            m.submodules.sums = sums = PrefixSum(lanes=self.lanes, width=self.ptr_width)
         running = Signal()
         asked = Signal(range(self.words + 1))               # words asked for
         stored = Signal(range(self.words + 1))              # pointer words written back
@@ -701,15 +715,24 @@ class CsrToCsc(wiring.Component):
     )
     REPORT = ({}, {"lanes": 16, "max_rows": 4096, "max_cols": 4096, "max_nnz": 16384})
 
-    def __init__(self, **params):
+    def __init__(self, shared_scan=False, **params):
+        """``shared_scan``: the column pointers' prefix sum is outside, on ``scan_counts``
+        and ``scan_sums`` (:class:`PointerScan`'s), for a converter that shares one."""
         v = check_params(self.PARAMS, params)
         self.lanes, self.max_rows, self.max_cols = v["lanes"], v["max_rows"], v["max_cols"]
         self.max_nnz, self.value_width, self.banks = v["max_nnz"], v["value_width"], v["banks"]
         self.ptr_width = ceil_log2(self.max_nnz + 1)
         self.col_width = ceil_log2(self.max_cols)
         self.words = self.max_cols // self.lanes + 1
-        super().__init__(CsrToCscSignature(self.lanes, self.max_rows, self.max_cols,
-                                           self.max_nnz, self.value_width))
+        self.shared_scan = shared_scan
+        signature = CsrToCscSignature(self.lanes, self.max_rows, self.max_cols,
+                                      self.max_nnz, self.value_width)
+        if shared_scan:
+            counts, sums = prefix_sum_layouts(self.lanes, self.ptr_width)
+            signature = wiring.Signature({**signature.members,
+                                          "scan_counts": Out(stream.Signature(counts)),
+                                          "scan_sums": In(stream.Signature(sums))})
+        super().__init__(signature)
 
     def elaborate(self, platform):
         m = Module()
@@ -723,7 +746,11 @@ class CsrToCsc(wiring.Component):
         m.submodules.enter = enter = PathEntry(N, self.col_width, rows.entries.payload.shape(),
                                                tag, count.latency + 6)
         m.submodules.increment = increment = Increment(self.words, N, W, self.max_nnz, tag)
-        m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols)
+        m.submodules.scan = scan = PointerScan(self.words, N, W, self.max_cols,
+                                               self.shared_scan)
+        if self.shared_scan:
+            wiring.connect(m, scan.scan_counts, wiring.flipped(self.scan_counts))
+            wiring.connect(m, wiring.flipped(self.scan_sums), scan.scan_sums)
         m.submodules.drain = drain = Drain(self.words, N, W, self.max_cols, self.max_nnz,
                                            entry)
         m.submodules.share = share = CounterShare(self.words, N, W, self.banks)

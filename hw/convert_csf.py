@@ -364,32 +364,72 @@ class DenseToCsf(_CsfConverter):
             m.d.comb += [counting.payload[name].counts[n].eq(bit)
                          for n, bit in enumerate(marked.payload.marks[name])]
 
-        # The levels' records: each into its own output register, taken on its own stream;
-        # the vector moves on once every record it makes is loaded.
+        # The levels' records, each level's from the counts of the level below.
         counted = cut.o
         tag = counted.payload.tag
-        sent = Signal(MODES)                                # records of this vector loaded
-        done, loads = [], []
+        m.submodules.records = records = LevelRecords(L, self.index_width, self.count_width,
+                                                      self.value_width)
+        for name in levels:
+            wiring.connect(m, getattr(records, name), wiring.flipped(getattr(self, name)))
+        out = records.records
+        m.d.comb += [out.valid.eq(counted.valid), counted.ready.eq(out.ready)]
         for n, name in enumerate(levels):
-            out = getattr(self, name)
-            record = Signal(out.payload.shape(), name=f"record{n}")
-            # the vector makes a record on the level: a node of it, or the tensor's end
-            free, need = ~out.valid | out.ready, tag.masks.held[n] | tag.last
-            load = Signal(name=f"load{n}")
+            record = out.payload[name]
             m.d.comb += [record.mask.eq(tag.masks[name]), record.last.eq(tag.last),
-                         record.total.eq(counted.payload[name].total),
-                         load.eq(counted.valid & need & ~sent[n] & free)]
+                         record.total.eq(counted.payload[name].total)]
             for lane in range(L):
                 child = (tag.values[lane] if n == MODES - 1
                          else counted.payload[levels[n + 1]].sums[lane])
                 m.d.comb += [record.lanes[lane].id.eq(tag.ids[lane][n]),
                              record.lanes[lane].data.eq(child)]
+        return m
+
+
+class LevelRecords(wiring.Component):
+    """A vector's records on the three CSF levels, each into its own output register.
+
+    A vector makes a record on a level where it holds a node of it (a ``mask`` bit) or
+    ends the tensor (``last``). Each level's register is taken on its own stream; the
+    vector moves on once every record it makes is loaded, so a level taken late holds
+    the vector only once its register is full.
+
+    Parameters
+    ----------
+    lanes, index_width, count_width, value_width : as :class:`DenseToCsf`'s.
+
+    Members
+    -------
+    records : In(stream({level0, level1, level2}))
+        Each a :func:`csf_level_layout` record, sent on its level if it makes one.
+    level0, level1, level2 : Out(stream(:func:`csf_level_layout`))
+
+    Latency and throughput: 1 cycle; one vector a cycle while its records are taken.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width):
+        levels = level_streams(Out, lanes, index_width, count_width, value_width)
+        super().__init__({
+            "records": In(stream.Signature(data.StructLayout(
+                {name: member.signature.members["payload"].shape
+                 for name, member in levels.items()}))),
+            **levels})
+
+    def elaborate(self, platform):
+        m = Module()
+        given = self.records
+        sent = Signal(MODES)                                # records of this vector loaded
+        done, loads = [], []
+        for n in range(MODES):
+            out, record = getattr(self, f"level{n}"), given.payload[f"level{n}"]
+            free, need = ~out.valid | out.ready, record.mask.any() | record.last
+            load = Signal(name=f"load{n}")
+            m.d.comb += load.eq(given.valid & need & ~sent[n] & free)
             with m.If(free):
                 m.d.sync += [out.valid.eq(load), out.payload.eq(record)]
             done.append(~need | sent[n] | free)
             loads.append(load)
-        m.d.comb += counted.ready.eq(Cat(*done).all())
-        with m.If(counted.valid & counted.ready):
+        m.d.comb += given.ready.eq(Cat(*done).all())
+        with m.If(given.valid & given.ready):
             m.d.sync += sent.eq(0)
         with m.Else():
             m.d.sync += sent.eq(sent | Cat(*loads))

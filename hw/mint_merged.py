@@ -1,11 +1,13 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR and ZVC, ZVC to Dense and RLC to COO, its
-conversion chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense, RLC to COO, CSR
+to BSR and CSR to CSC, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its
+area in Section VII-B).
 
-The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`) each carry
-their own zero detection, prefix sums and compaction or serialization. Here one of each
-serves every mode, and the conversions that compute coordinates share the paper's
-eight-lane divide and modulo unit:
+The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
+:mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_csc`) each carry their own
+zero detection, prefix sums, dividers and compaction, serialization, tree construction,
+blocking or sort. Here one of each serves every mode, and the conversions that compute
+coordinates share the paper's eight-lane divide and modulo unit:
 
 - zero detection and the prefix sum of the nonzeros (:class:`~.convert_dense.NonzeroPositions`)
   take a dense vector, an RLC vector's values (a filler is a zero) or, for ZVC to Dense,
@@ -15,11 +17,32 @@ eight-lane divide and modulo unit:
   element its row-major position and from it its row (the quotient by the column count
   K) and column (the remainder): RLC's distances (``run + 1``, the matrix's first pair
   ``run``) as Fig. 8d sums them, and a dense element's one (a padding lane's none) as
-  Fig. 8f does, so Dense to COO and CSR divide as the paper draws it instead of counting;
+  Fig. 8f does, so Dense to COO, CSR and CSF divide as the paper draws it instead of
+  counting (a 3-D tensor as the ``I*J x K`` matrix of its fibers: the quotient is the
+  fiber, the remainder ``k``);
 - one :class:`~.convert_dense.Compactor` packs the records of every mode but ZVC to Dense:
   each lane's record is the widest (``{row, col, value}``) and a mode reads the fields it
   needs; its marks carry CSR's row pointers and ZVC's mask words alike;
-- the :class:`~.convert_dense.Expander` takes the positions in ZVC-to-Dense mode.
+- the :class:`~.convert_dense.Expander` takes the positions in ZVC-to-Dense mode;
+- :class:`FiberTree` takes the divided positions in Dense-to-CSF mode in the compactor's
+  place (CSF's level records are a vector's lanes, masked, not packed): comparators on
+  consecutive fibers give ``(i, j)``, and the leaves' pointers come from the nonzeros'
+  prefix sum above;
+- CSR to BSR (Fig. 8e) is :class:`~.convert_bsr.CsrBlocks` (block rows, the row tags,
+  the banks, the merge's comparators, the assembler's flags) around the shared divider:
+  a tagged nonzero enters the position scan as lane 0's count of a one-vector sequence,
+  so its position is its column, and the divider's lane 0 gives its block column and
+  its column within the block (C the divisor). The block-row pointers keep their
+  one-lane prefix sum: the shared scan is busy with the block row's nonzeros when the
+  assembler counts its blocks, and the nonzeros wait on the banks the counts free, so
+  sharing it would need an arbiter and could deadlock;
+- CSR to CSC (Fig. 8c) is :class:`~.convert_csc.CsrToCsc` (its counting sort: counters,
+  cluster counter, scratchpad) with its column pointers' prefix sum on the shared
+  position scan, free in that mode (the counter words are read after the count, while
+  nothing else flows): the scan is inclusive and the pointers exclusive, so each word
+  enters moved up a lane with the word before's last count in lane 0, and its inclusive
+  sums are the word's exclusive ones. The CSR comes in on CSR to BSR's ``row_ptr`` and
+  ``entries``.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -29,10 +52,14 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import MintMode
+from .convert_bsr import CsrBlocks, CsrToBsrSignature
+from .convert_csc import CsrToCsc, CsrToCscSignature
+from .convert_csf import MODES, LevelRecords, TreeMarks, level_streams
 from .convert_dense import (
     LANES,
     LEVELS,
@@ -45,9 +72,10 @@ from .convert_dense import (
 from .convert_rlc import rlc_vector_layout
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
+from .mint_units import popcount
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside
+from .stream_units import Beside, Lockstep, Skid
 
 
 def mint_mark(lanes, ptr_width):
@@ -56,17 +84,157 @@ def mint_mark(lanes, ptr_width):
     return data.StructLayout({"ptr": ptr_width, "mask": lanes, "last": 1})
 
 
+class FiberTree(wiring.Component):
+    """The CSF tree of a dense 3-D tensor from its elements' fiber coordinates: MINT's tree
+    construction (Section V-B4, Fig. 8f steps 5-7), after the divider.
+
+    The tensor is the ``I*J x K`` matrix of its fibers, so the divider gives each element
+    its fiber (the quotient by K) and its ``k`` (the remainder). ``(i, j)`` come from
+    comparators on consecutive fibers, as :class:`~.convert_csf.FiberStarts` finds them in
+    COO: with ``K >= L`` a vector holds at most one lane of ``k = 0``, where the next fiber
+    begins; ``(i, j)`` of the current fiber are registers, and the next is ``(i, j + 1)``,
+    or ``(i + 1, 0)`` past ``j = J - 1`` (a slice begins), so the lanes at and past the one
+    take the next. (A second division of the fiber by J would cost the divider a second
+    pass.) :class:`~.convert_csf.TreeMarks` then finds each fiber's and slice's first leaf;
+    each level's node counts are a register and, within the vector, the leaves' from the
+    nonzeros' prefix sum and the fibers' and slices' (at most two a vector) from adders;
+    :class:`~.convert_csf.LevelRecords` sends the records.
+
+    Parameters
+    ----------
+    lanes : L, elements a vector.
+    index_width, count_width, value_width : bits of a coordinate, of counts and pointers,
+        of a value.
+    fibers_width : bits of ``fibers``.
+
+    Members
+    -------
+    fibers : In(fibers_width)
+        J, the tensor's fibers a slice (its ``dim1``), held while it streams.
+    vectors : In(stream({cols[L], values[L], mask, sums[L], total, last}))
+        Each lane's ``k`` (its remainder by K), value and nonzero bit, the nonzeros before
+        each lane and through the vector (modulo ``2 * L``, as
+        :class:`~.convert_dense.NonzeroPositions` counts them), ``last`` on the tensor's
+        final vector. Lanes past the tensor's last element are zero.
+    level0, level1, level2 : Out(stream(:func:`~.convert_csf.csf_level_layout`))
+        As :class:`~.convert_csf.DenseToCsfSignature` says.
+
+    Latency and throughput: 3 cycles (the marks, the counts, the levels' registers); one
+    vector a cycle while its records are taken. Between registers: the lanes' fiber compare and
+    ``(i, j)`` multiplexers; the marks' segmented OR; the counts' adders.
+    """
+
+    def __init__(self, lanes, index_width, count_width, value_width, fibers_width):
+        self.lanes, self.index_width = lanes, index_width
+        self.count_width, self.value_width = count_width, value_width
+        position = position_bits(lanes)
+        self.tag = data.StructLayout({
+            "ids": data.ArrayLayout(data.ArrayLayout(index_width, MODES), lanes),
+            "values": data.ArrayLayout(value_width, lanes),
+            "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1})
+        self.latency = TreeMarks.latency + 2
+        super().__init__({
+            "fibers": In(fibers_width),
+            "vectors": In(stream.Signature(data.StructLayout({
+                "cols": data.ArrayLayout(index_width, lanes),
+                "values": data.ArrayLayout(value_width, lanes), "mask": lanes,
+                "sums": data.ArrayLayout(position, lanes), "total": position, "last": 1}))),
+            **level_streams(Out, lanes, index_width, count_width, value_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        L, w = self.lanes, self.index_width
+        m.submodules.marks = marks = Lockstep({"marks": TreeMarks(L)}, self.tag)
+        m.submodules.records = records = LevelRecords(L, w, self.count_width,
+                                                      self.value_width)
+        for n in range(MODES):
+            wiring.connect(m, getattr(records, f"level{n}"),
+                           wiring.flipped(getattr(self, f"level{n}")))
+        given, into = self.vectors, marks.given
+        m.d.comb += [into.valid.eq(given.valid), given.ready.eq(into.ready)]
+
+        # The fibers: the current one's (i, j), and whether none has begun in the tensor.
+        i, j, fresh = Signal(w), Signal(w), Signal(init=1)
+        wrap = Signal()                                 # the next fiber begins a slice
+        next_i, next_j = Signal(w), Signal(w)
+        m.d.comb += [wrap.eq(fresh | (j == self.fibers - 1)),
+                     next_i.eq(Mux(fresh, 0, i + (j == self.fibers - 1))),
+                     next_j.eq(Mux(wrap, 0, j + 1))]
+        # A signal of its own: a port partly computed and partly passed through would leave
+        # bits unread in the Verilog.
+        begins = Signal(L)
+        m.d.comb += begins.eq(Cat(col == 0 for col in given.payload.cols))
+        tag = into.payload.tag
+        for lane in range(L):
+            on = begins[:lane + 1].any()                # past this vector's fiber start
+            m.d.comb += [tag.ids[lane][0].eq(Mux(on, next_i, i)),
+                         tag.ids[lane][1].eq(Mux(on, next_j, j)),
+                         tag.ids[lane][2].eq(given.payload.cols[lane])]
+        m.d.comb += [into.payload.marks.leaves.eq(given.payload.mask),
+                     into.payload.marks.fiber_starts.eq(begins),
+                     into.payload.marks.slice_starts.eq(Mux(wrap, begins, 0)),
+                     tag.values.eq(given.payload.values), tag.sums.eq(given.payload.sums),
+                     tag.total.eq(given.payload.total), tag.last.eq(given.payload.last)]
+        with m.If(given.valid & given.ready):
+            with m.If(begins.any()):
+                m.d.sync += [i.eq(next_i), j.eq(next_j), fresh.eq(0)]
+            with m.If(given.payload.last):
+                m.d.sync += fresh.eq(1)
+
+        # Each level's node counts, before the vector (registers) and within it, give the
+        # pointers; the records are registered before the levels' output registers.
+        marked, out = marks.taken, records.records
+        tag, nodes = marked.payload.tag, marked.payload.marks
+        pipe = Pipeline(m, marked, out)
+        bases = [Signal(self.count_width, name=f"base{n}") for n in range(MODES)]
+        leaves = tag.sums[0]
+
+        def after(sum_):                # the leaves from the vector's first lane, to its sum
+            return pipe.wire((sum_ - leaves)[:len(leaves)], "leaves")
+
+        within = [[popcount(nodes[f"level{n}"][:lane], pipe.wire) for lane in range(L)]
+                  for n in range(MODES - 1)]
+        within.append([after(tag.sums[lane]) for lane in range(L)])
+        counts = [popcount(nodes[f"level{n}"], pipe.wire) for n in range(MODES - 1)]
+        counts.append(after(tag.total))
+        totals = [pipe.wire(bases[n] + counts[n], f"total{n}") for n in range(MODES)]
+        children = [[pipe.wire(bases[n + 1] + within[n + 1][lane], f"child{n}_{lane}")
+                     for lane in range(L)] for n in range(MODES - 1)]
+        children.append(list(tag.values))
+        with m.If(pipe.advance & pipe.valid):
+            m.d.sync += [base.eq(Mux(tag.last, 0, total)) for base, total in zip(
+                bases, totals, strict=True)]
+        held = pipe.stage({"ids": list(tag.ids), "masks": [nodes[f"level{n}"] for n in
+                                                           range(MODES)],
+                           "totals": totals, "children": children, "last": tag.last})
+        pipe.finish()
+        for n in range(MODES):
+            record = out.payload[f"level{n}"]
+            m.d.comb += [record.mask.eq(held["masks"][n]), record.last.eq(held["last"]),
+                         record.total.eq(held["totals"][n])]
+            for lane in range(L):
+                m.d.comb += [record.lanes[lane].id.eq(held["ids"][lane][n * w:(n + 1) * w]),
+                             record.lanes[lane].data.eq(held["children"][n][lane])]
+        return m
+
+
 class MintMergedSignature(wiring.Signature):
     """The merged converter (MINT_m), seen from it: the Dense, ZVC and RLC conversions of
     the separate converters through one set of streams, ``mode`` choosing the conversion.
 
     - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
-      streams; change it only once the previous matrix's outputs have all left.
+      streams; change it only once the previous matrix's inputs have all been taken and
+      its outputs have all left (CSR to CSC takes an empty matrix's row pointers after its
+      column pointers leave).
     - ``columns`` (in, ``position_width`` bits): the matrix's column count (the paper's
-      K, the divisor of Fig. 8d and 8f), held as ``mode`` is; Dense to COO and CSR and
-      RLC to COO need it.
+      K, the divisor of Fig. 8d and 8f; a tensor's ``dim2``), held as ``mode`` is; Dense
+      to COO, CSR and CSF and RLC to COO need it.
+    - ``fibers`` (in, ``position_width`` bits): a tensor's ``dim1`` (J, its fibers a
+      slice), held as ``mode`` is; Dense to CSF needs it.
     - ``dense`` (stream in, :func:`~.interfaces.dense_layout`): a matrix, row-padded for
-      Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC.
+      Dense to COO and CSR, flat (``row_end`` 0) for Dense to ZVC; for Dense to CSF a 3-D
+      tensor, flat in row-major order, ``dim2`` at least ``lanes``, the lanes past its
+      last element zero.
     - ``mask`` and ``values`` (streams in): a matrix in ZVC, for ZVC to Dense, as
       :class:`~.convert_dense.ZvcToDenseSignature` takes them.
     - ``pairs`` (stream in, :func:`~.convert_rlc.rlc_vector_layout`): a matrix in RLC, for
@@ -79,13 +247,27 @@ class MintMergedSignature(wiring.Signature):
     - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
       or ZVC's mask words in ``mask``, ``last`` on the final one.
     - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
+    - ``level0`` .. ``level2`` (streams out, :func:`~.convert_csf.csf_level_layout`, counts
+      and pointers of ``ptr_width`` bits): Dense to CSF's levels, as
+      :class:`~.convert_csf.DenseToCsfSignature` says.
+    - ``row_ptr``, ``entries`` (streams in) and ``block_ptr``, ``blocks`` (streams out): a
+      matrix in CSR and its BSR of ``block`` (R, C) blocks, for CSR to BSR, as
+      :class:`~.convert_bsr.CsrToBsrSignature` says (columns, pointers and counts of
+      ``ptr_width`` bits, columns below ``2**position_width``).
+    - ``shape``, ``col_ids`` (streams in) and ``col_ptr``, ``csc`` (streams out), with
+      ``row_ptr`` and ``entries`` as CSR to BSR takes them: a matrix in CSR and its CSC,
+      for CSR to CSC, as :class:`~.convert_csc.CsrToCscSignature` says of a matrix of at
+      most ``csc`` (rows, columns, nonzeros), except that ``row_ptr`` carries every
+      pointer (the first, 0, is dropped) and ``entries`` the columns in ``ptr_width``
+      bits.
     """
 
-    def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width):
+    def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
+                 block=(2, 2), csc=(1024, 1024, 4096)):
         entry = wire.coo_entry(index_width, width)
         super().__init__({
             "mode": In(MintMode),
-            "columns": In(position_width),
+            "columns": In(position_width), "fibers": In(position_width),
             "dense": In(stream.Signature(dense_layout(lanes, width))),
             "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
             "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
@@ -93,20 +275,26 @@ class MintMergedSignature(wiring.Signature):
             "words": Out(stream.Signature(record_word_layout(entry, lanes))),
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+            **level_streams(Out, lanes, index_width, ptr_width, width),
+            **CsrToBsrSignature(block, ptr_width, width).members,
+            **{name: member for name, member
+               in CsrToCscSignature(lanes, *csc, width).members.items()
+               if name in ("shape", "col_ids", "col_ptr", "csc")},
         })
 
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR or ZVC, ZVC to Dense, or RLC to COO, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, RLC to COO, CSR to BSR or CSR
+    to CSC, as ``mode`` says.
 
     Parameters
     ----------
     lanes : L, values (or RLC pairs) per vector, records per word and divider lanes (a
         power of two; the paper's MINT divides eight a cycle).
     width : bits of a value (its bits: zero when all of them are; an RLC filler is 0).
-    index_width : bits of a row and a column id.
-    ptr_width : bits of a CSR row pointer.
+    index_width : bits of a row and a column id, and of a tensor's coordinates.
+    ptr_width : bits of a CSR row pointer and of CSF's node counts and pointers.
     run_bits : bits of an RLC run.
     position_width : P, bits of a row-major position and of ``columns``: a matrix of up
         to ``2**P`` elements and fewer than ``2**P`` columns (and rows and columns up to
@@ -114,13 +302,21 @@ class MintMerged(wiring.Component):
     levels : adder and multiplexer levels between pipeline registers (zero detection's
         prefix sum and the compaction network).
     divide_levels : quotient bits between the divider's pipeline registers.
+    block_rows, block_cols : R and C, CSR to BSR's blocks (C the divisor in that mode).
+    depth : nonzeros a CSR-to-BSR scratchpad bank holds, as
+        :class:`~.convert_bsr.CsrToBsr`'s ``depth`` (its rows, but each block row's last,
+        fit ``depth + 1``).
+    max_rows, max_cols, max_nnz : CSR to CSC's largest matrix, as
+        :class:`~.convert_csc.CsrToCsc`'s (its pointers, ``ceil_log2(max_nnz + 1)`` bits,
+        fit ``position_width`` and ``ptr_width``).
 
     Members
     -------
     mode : In(MintMode)
-    columns : In(P)
-    dense, mask, values, pairs : In(stream(...))
-    words, marks, expanded : Out(stream(...))
+    columns, fibers : In(P)
+    dense, mask, values, pairs, row_ptr, entries, shape, col_ids : In(stream(...))
+    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc
+        : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names, RLC to COO on
         ``words`` as Dense to COO does.
@@ -132,46 +328,69 @@ class MintMerged(wiring.Component):
     about a vector (values, mask, the nonzeros' sums, flags) waiting :class:`~.stream_units.Beside`
     it in a FIFO (a lane's sum kept modulo L, its top bit rebuilt from the vector's
     first on the way out, so the FIFO holds only bits the compactor reads), then the
-    :class:`~.convert_dense.Compactor`. A dense stream's padding
+    :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`, or
+    in CSR-to-BSR mode the banks of :class:`~.convert_bsr.CsrBlocks`, whose tagger feeds
+    the pipeline in place of zero detection. In CSR-to-CSC mode the position scan alone
+    serves :class:`~.convert_csc.CsrToCsc`'s pointer scan.
+    A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
     Latency and throughput: ``latency`` cycles from a vector that completes a word to
     that word: a Dense-to-X mode's :class:`~.convert_dense.DenseToCoo` latency plus the
     position scan's and the divider's (``scan + ceil(P / divide_levels)``, ``scan =
     log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
-    :class:`~.convert_dense.ZvcToDense`. One vector a cycle in every mode while the
-    outputs are taken: for RLC to COO, L pairs a cycle, where
+    :class:`~.convert_dense.ZvcToDense`; Dense to CSF's records leave the position scan
+    and divider's latency and :class:`FiberTree`'s after a vector is taken, where
+    :class:`~.convert_csf.DenseToCsf` counts coordinates instead. One vector a cycle in
+    every mode while the outputs are taken: for RLC to COO, L pairs a cycle, where
     :class:`~.convert_rlc.RlcToCoo` with its one divider lane sends one nonzero a cycle.
+    CSR to BSR takes one nonzero a cycle, as :class:`~.convert_bsr.CsrToBsr` does, its
+    divide the scan's and the divider's latency (its descriptor queue deepened by it;
+    a bank holds its rows across that latency). CSR to CSC runs as
+    :class:`~.convert_csc.CsrToCsc` does, one nonzero a cycle through scatter and drain.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
-    the separate converters as built (counters where the paper divides in Dense to COO
-    and CSR, one divider lane in RLC to COO) and as the paper builds them, each
-    position-computing converter with its own L-lane divider (:data:`DIVIDER`, measured
-    once and added to each; RLC to COO's one lane is counted as well, a few percent).
+    the separate converters as built (counters where the paper divides in Dense to COO,
+    CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC divides
+    nothing) and as the paper builds them, each position-computing converter with its
+    own L-lane divider (:data:`DIVIDER`, measured once and added to each; RLC to COO's
+    and CSR to BSR's one lane are counted as well, a few percent).
 
-    Clock: below 100 MHz on the ECP5-25k, which it mostly fills. The divider's stages
-    are short (one P-bit subtract and a multiplexer), and a register keeps the FIFO's
-    block RAM read out of the compaction network's cycle; the path that sets the clock
-    is the stall: the compactor's registered offset decides whether it takes a vector,
-    and that readiness runs back, unregistered, through that register, the FIFO and the
-    divider to the enables of every stage of the divider and the position scan
-    (thousands of flip-flops spread over the die, so the path is mostly routing). A
-    registered ready (a skid) before the compactor, or a divider that never stalls with
-    its results in a FIFO sized by credits, would cut it.
+    Clock: the divider's stages are short (one P-bit subtract and a multiplexer). The
+    stall used to set the clock: the compactor's registered offset decides whether it
+    takes a vector, and that readiness ran back, unregistered, through the register after
+    the FIFO, the FIFO and the divider to the enables of every stage of the divider and
+    the position scan (thousands of flip-flops spread over the die, mostly routing). That
+    register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
+    the path starts at a flip-flop; a divider that never stalls, its results in a FIFO
+    sized by credits, would remove it. The synthesis report names the critical path.
+    Size: the CSF tree, the BSR units and the CSC sort take the logic (LUT4s and carry
+    cells) past the ECP5-25k with the flow's fifth to spare, the divider's flip-flops
+    most of its registers; the report places it on the smallest ECP5 that holds it.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
-              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer"),
+              Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer (and of CSF's counts, "
+                    "CSR to BSR's columns, pointers and counts)"),
               Param("run_bits", 5, 1, 32, "bits of an RLC run"),
               Param("position_width", 32, 2, 64, "bits of a position and of the column count"),
               LEVELS,
-              Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"))
+              Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"),
+              Param("block_rows", 2, 1, 8, "rows of a BSR block (R)"),
+              Param("block_cols", 2, 1, 8, "columns of a BSR block (C), the divisor"),
+              Param("depth", 512, 4, 1 << 16, "nonzeros a CSR-to-BSR scratchpad bank holds",
+                    pow2=True),
+              Param("max_rows", 1024, 2, 1 << 24, "CSR to CSC's most rows", pow2=True),
+              Param("max_cols", 1024, 32, 1 << 20, "CSR to CSC's most columns", pow2=True),
+              Param("max_nnz", 4096, 2, 1 << 20, "CSR to CSC's most nonzeros (its "
+                    "scratchpad's depth)", pow2=True))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
-    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense")
+    MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
+              "dense_to_csf", "csr_to_bsr", "csr_to_csc")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
-    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo")
+    DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
     """Those of :attr:`MERGES` that compute positions: built the paper's way, each has
     its own :attr:`DIVIDER`."""
     DIVIDER = ("divmod", {"lanes": 8, "width": 32, "levels": 1})
@@ -184,7 +403,11 @@ class MintMerged(wiring.Component):
         self.lanes, self.width, self.index_width = v["lanes"], v["width"], v["index_width"]
         self.ptr_width, self.levels = v["ptr_width"], v["levels"]
         self.run_bits, self.position_width = v["run_bits"], v["position_width"]
-        self.divide_levels = v["divide_levels"]
+        self.divide_levels, self.depth = v["divide_levels"], v["depth"]
+        self.block = (v["block_rows"], v["block_cols"])
+        if self.block[1] >> self.position_width:
+            raise ParameterError(f"block_cols={self.block[1]} does not fit the "
+                                 f"{self.position_width}-bit divisor (position_width)")
         L, P = self.lanes, self.position_width
         self.record = struct(wire.coo_entry(self.index_width, self.width))
         tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
@@ -196,19 +419,35 @@ class MintMerged(wiring.Component):
         side = data.StructLayout({
             "values": data.ArrayLayout(self.width, L), "mask": L, "base": position,
             "low": data.ArrayLayout(position - 1, L - 1), "total": position, "last": 1,
-            "mark": 1})
+            "mark": 1, "row": range(self.block[0])})
         self.beside = Beside(prefix_sum_layouts(L, P)[0], divmod_layout(L, P), side,
                              self.scan.latency + self.divider.latency)
         self.compactor = Compactor(L, self.record.size, self.levels, L, self.ptr_width)
         self.expander = Expander(L, self.width)
+        self.tree = FiberTree(L, self.index_width, self.ptr_width, self.width, P)
+        self.cut = Skid(data.StructLayout({
+            "records": data.ArrayLayout(self.record, L),
+            "sums": data.ArrayLayout(position, L), "mask": L, "total": position, "last": 1,
+            "mark": 1, "block_col": min(P, self.ptr_width),
+            "within": range(self.block[1]), "row": range(self.block[0])}))
+        self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
+                                     self.beside.latency + 1)
+        self.sorter = CsrToCsc(shared_scan=True, lanes=L, max_rows=v["max_rows"],
+                            max_cols=v["max_cols"], max_nnz=v["max_nnz"], value_width=self.width)
+        for name, most in (("position_width", P), ("ptr_width", self.ptr_width)):
+            if self.sorter.ptr_width > most:
+                raise ParameterError(f"max_nnz={v['max_nnz']} needs {self.sorter.ptr_width}-"
+                                     f"bit pointers, wider than {name}={most}")
         self.latency = (self.nonzeros.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
-                                             self.run_bits, P))
+                                             self.run_bits, P, self.block,
+                                             (v["max_rows"], v["max_cols"], v["max_nnz"])))
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "compactor", "expander"):
+        for name in ("nonzeros", "scan", "divider", "beside", "cut", "compactor", "expander",
+                     "tree", "blocks_unit", "sorter"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -220,10 +459,13 @@ class MintMerged(wiring.Component):
         distance from the element before it beside."""
         L, mode, given = self.lanes, self.mode, self.nonzeros.vectors
         expand, rlc = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.RLC_TO_COO
+        from_dense = mode.matches(MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR,
+                                  MintMode.DENSE_TO_ZVC, MintMode.DENSE_TO_CSF)
         dense, mask, pairs = self.dense, self.mask, self.pairs
         m.d.comb += [
-            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid, dense.valid))),
-            dense.ready.eq(given.ready & ~expand & ~rlc), mask.ready.eq(given.ready & expand),
+            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid,
+                                                       dense.valid & from_dense))),
+            dense.ready.eq(given.ready & from_dense), mask.ready.eq(given.ready & expand),
             pairs.ready.eq(given.ready & rlc),
             given.payload.last.eq(Mux(expand, mask.payload.last,
                                       Mux(rlc, pairs.payload.last, dense.payload.last))),
@@ -249,14 +491,18 @@ class MintMerged(wiring.Component):
 
     def _positions(self, m):
         """Each element's position, divided by ``columns``, the vector waiting beside; the
-        positions of ZVC to Dense go to the expander instead."""
+        positions of ZVC to Dense go to the expander instead. In CSR-to-BSR mode a tagged
+        nonzero enters instead, its column lane 0's count (the scan gives it back as its
+        position) to be divided by C."""
         L, mode = self.lanes, self.mode
-        expand = mode == MintMode.ZVC_TO_DENSE
+        expand, bsr = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.CSR_TO_BSR
         found, enter, expander = self.nonzeros.positions, self.beside.enter, self.expander
+        tagged = self.blocks_unit.tagged
         m.d.comb += [
-            enter.valid.eq(found.valid & ~expand),
+            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand)),
+            tagged.ready.eq(enter.ready & bsr),
             expander.vectors.valid.eq(found.valid & expand),
-            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready)),
+            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready & ~bsr)),
         ]
         given, side = found.payload, enter.payload.side
         for target in (side, expander.vectors.payload):
@@ -265,19 +511,59 @@ class MintMerged(wiring.Component):
         m.d.comb += [expander.vectors.payload.sums.eq(given.sums), side.base.eq(given.sums[0])]
         m.d.comb += [side.low[i - 1].eq(given.sums[i]) for i in range(1, L)]
         csr_mark = (mode == MintMode.DENSE_TO_CSR) & (given.tag.row_end | given.last)
-        m.d.comb += [enter.payload.side.values.eq(given.values),
-                     enter.payload.side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
-                     enter.payload.data.last.eq(given.last)]
-        m.d.comb += [enter.payload.data.counts[i].eq(given.tag.counts[i]) for i in range(L)]
+        # Each chosen in a signal of its own: a port partly computed and partly passed
+        # through would leave bits unread in the Verilog.
+        value, ends = Signal(self.width), Signal()
+        widths = [max(self.ptr_width, self.run_bits + 1), *[self.run_bits + 1] * (L - 1)]
+        counts = [Signal(w, name=f"count{i}") for i, w in enumerate(widths)]
+        m.d.comb += [value.eq(Mux(bsr, tagged.payload.value, given.values[0])),
+                     ends.eq(given.last | bsr),
+                     side.values.eq(Cat(value, *given.values[1:])),
+                     side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
+                     enter.payload.data.last.eq(ends), side.row.eq(tagged.payload.row)]
+        m.d.comb += [count.eq(Mux(bsr, tagged.payload.col if i == 0 else 0,
+                                  given.tag.counts[i])) for i, count in enumerate(counts)]
+        m.d.comb += [enter.payload.data.counts[i].eq(count) for i, count in enumerate(counts)]
 
-        # The position scan and the divider, one pipeline between the FIFO's ends.
+        # The position scan and the divider, one pipeline between the FIFO's ends; in CSR
+        # to CSC mode the scan alone, for the column pointers.
         scan, divider, beside = self.scan, self.divider, self.beside
         sums, dividends = scan.sums, divider.dividends
-        wiring.connect(m, beside.to_pipe, scan.counts)
-        m.d.comb += [dividends.valid.eq(sums.valid), sums.ready.eq(dividends.ready),
-                     divider.divisor.eq(self.columns)]
+        csc = mode == MintMode.CSR_TO_CSC
+        self._scan_input(m, csc)
+        m.d.comb += [dividends.valid.eq(sums.valid & ~csc),
+                     sums.ready.eq(Mux(csc, self.sorter.scan_sums.ready, dividends.ready)),
+                     divider.divisor.eq(Mux(bsr, self.block[1], self.columns))]
         m.d.comb += [dividends.payload[i].eq(sums.payload.sums[i]) for i in range(L)]
         wiring.connect(m, divider.results, beside.from_pipe)
+        pointers = self.sorter.scan_sums
+        m.d.comb += [pointers.valid.eq(sums.valid & csc),
+                     pointers.payload.total.eq(sums.payload.total),
+                     pointers.payload.last.eq(sums.payload.last)]
+        m.d.comb += [pointers.payload.sums[i].eq(sums.payload.sums[i]) for i in range(L)]
+
+    def _scan_input(self, m, csc):
+        """The position scan's input: the vectors waiting beside the divider, or in CSR to
+        CSC mode the counter words. The scan is inclusive and the pointers exclusive sums,
+        so a word enters moved up a lane, the word before's last count in lane 0 (0 at a
+        matrix's first): its inclusive sums are the word's exclusive ones."""
+        L, given, words = self.lanes, self.beside.to_pipe, self.sorter.scan_counts
+        into = self.scan.counts
+        carry = Signal(self.sorter.ptr_width)              # the word before's last count
+        with m.If(words.valid & words.ready):
+            m.d.sync += carry.eq(Mux(words.payload.last, 0, words.payload.counts[L - 1]))
+        moved = [carry, *words.payload.counts[:L - 1]]
+        # chosen in signals of their own (a port partly computed and partly passed
+        # through would leave bits unread in the Verilog)
+        counts = [Signal(self.position_width, name=f"scan_count{i}") for i in range(L)]
+        last = Signal()
+        m.d.comb += [into.valid.eq(Mux(csc, words.valid, given.valid)),
+                     given.ready.eq(into.ready & ~csc), words.ready.eq(into.ready & csc),
+                     last.eq(Mux(csc, words.payload.last, given.payload.last)),
+                     into.payload.last.eq(last)]
+        m.d.comb += [count.eq(Mux(csc, word, given.payload.counts[i]))
+                     for i, (count, word) in enumerate(zip(counts, moved, strict=True))]
+        m.d.comb += [into.payload.counts[i].eq(count) for i, count in enumerate(counts)]
 
     def _outputs(self, m):
         """Out: the records to the compactor, its words and marks; the expander's vectors."""
@@ -287,24 +573,55 @@ class MintMerged(wiring.Component):
         # flipped where its low bits wrapped below the first's.
         k = exact_log2(self.lanes)
         base = side.base
-        sums = [base, *(Cat(low, base[k] ^ (low < base[:k])) for low in side.low)]
+        tops = [Signal(name=f"top{i}") for i in range(1, self.lanes)]
+        m.d.comb += [top.eq(base[k] ^ (low < base[:k]))
+                     for top, low in zip(tops, side.low, strict=True)]
+        sums = [base, *(Cat(low, top) for low, top in zip(side.low, tops, strict=True))]
         records = []
         for i in range(self.lanes):
             record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
             m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
                          record.value.eq(side.values[i])]
             records.append(record)
-        # A register between the FIFO's block RAM and the compaction network.
-        pipe = Pipeline(m, leave, vectors)
-        held = pipe.stage({"records": records, "sums": sums, "mask": side.mask,
-                           "total": side.total, "last": side.last, "mark": side.mark})
-        pipe.finish()
+        # A register slice between the FIFO's block RAM and the compaction network or, in
+        # Dense to CSF mode, the tree construction, or in CSR to BSR mode the banks: its
+        # payload and its ready registered, so neither the network nor the stall that
+        # runs back from it shares a cycle with the FIFO and the divider's enables.
+        tree, csf = self.tree, self.mode == MintMode.DENSE_TO_CSF
+        divided, bsr = self.blocks_unit.divided, self.mode == MintMode.CSR_TO_BSR
+        cut, first = self.cut, leave.payload.data[0]
+        into_cut = cut.i.payload
+        m.d.comb += [cut.i.valid.eq(leave.valid), leave.ready.eq(cut.i.ready),
+                     into_cut.mask.eq(side.mask), into_cut.total.eq(side.total),
+                     into_cut.last.eq(side.last), into_cut.mark.eq(side.mark),
+                     into_cut.block_col.eq(first.quotient), into_cut.within.eq(first.remainder),
+                     into_cut.row.eq(side.row)]
+        m.d.comb += [into_cut.records[i].eq(r) for i, r in enumerate(records)]
+        m.d.comb += [into_cut.sums[i].eq(v) for i, v in enumerate(sums)]
+        held_out = cut.o
+        m.d.comb += [vectors.valid.eq(held_out.valid & ~csf & ~bsr),
+                     tree.vectors.valid.eq(held_out.valid & csf),
+                     divided.valid.eq(held_out.valid & bsr),
+                     held_out.ready.eq(Mux(csf, tree.vectors.ready,
+                                           Mux(bsr, divided.ready, vectors.ready)))]
+        held = held_out.payload
+        m.d.comb += [divided.payload.block_col.eq(held.block_col),
+                     divided.payload.col.eq(held.within), divided.payload.row.eq(held.row),
+                     divided.payload.value.eq(held.records[0].value)]
         given = vectors.payload
-        m.d.comb += [given.records[i].eq(r) for i, r in enumerate(held["records"])]
-        m.d.comb += [given.sums[i].eq(v) for i, v in enumerate(held["sums"])]
-        m.d.comb += [given.mask.eq(held["mask"]), given.total.eq(held["total"]),
-                     given.last.eq(held["last"]), given.mark.eq(held["mark"]),
-                     given.tag.eq(held["mask"])]
+        m.d.comb += [given.records.eq(held.records), given.sums.eq(held.sums),
+                     given.mask.eq(held.mask), given.total.eq(held.total),
+                     given.last.eq(held.last), given.mark.eq(held.mark),
+                     given.tag.eq(held.mask)]
+        into = tree.vectors.payload
+        m.d.comb += [into.cols[i].eq(r.col) for i, r in enumerate(held.records)]
+        m.d.comb += [into.values[i].eq(r.value) for i, r in enumerate(held.records)]
+        m.d.comb += [into.sums.eq(held.sums), into.mask.eq(held.mask),
+                     into.total.eq(held.total), into.last.eq(held.last),
+                     tree.fibers.eq(self.fibers)]
+        for n in range(MODES):
+            wiring.connect(m, getattr(tree, f"level{n}"),
+                           wiring.flipped(getattr(self, f"level{n}")))
 
         words, marks = self.compactor.words, self.compactor.marks
         m.d.comb += [
@@ -317,3 +634,36 @@ class MintMerged(wiring.Component):
         ]
         wiring.connect(m, wiring.flipped(self.values), self.expander.values)
         wiring.connect(m, self.expander.dense, wiring.flipped(self.expanded))
+        units = self.blocks_unit
+        for name in ("row_ptr", "entries"):
+            given, into = getattr(self, name), getattr(units, name)
+            m.d.comb += [into.valid.eq(given.valid & bsr), given.ready.eq(into.ready & bsr),
+                         into.payload.eq(given.payload)]
+        for name in ("block_ptr", "blocks"):
+            wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
+        self._csc_streams(m)
+
+    def _csc_streams(self, m):
+        """CSR to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr`` (its
+        first pointer dropped) and ``entries`` shared with CSR to BSR, the pointers and
+        entries out."""
+        csc, sorter = self.mode == MintMode.CSR_TO_CSC, self.sorter
+        for name in ("shape", "col_ids"):
+            given, into = getattr(self, name), getattr(sorter, name)
+            m.d.comb += [into.valid.eq(given.valid & csc), given.ready.eq(into.ready & csc),
+                         into.payload.eq(given.payload)]
+        pointer, entry = self.row_ptr, self.entries
+        first = Signal(init=1)                          # the next pointer is a matrix's 0
+        with m.If(pointer.valid & pointer.ready & csc):
+            m.d.sync += first.eq(pointer.payload.last)
+        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & csc & ~first),
+                     sorter.row_ptr.payload.eq(pointer.payload.ptr),
+                     sorter.csr.valid.eq(entry.valid & csc),
+                     sorter.csr.payload.col.eq(entry.payload.col),
+                     sorter.csr.payload.value.eq(entry.payload.value),
+                     sorter.coo.valid.eq(0), sorter.from_coo.eq(0)]
+        with m.If(csc):
+            m.d.comb += [pointer.ready.eq(first | sorter.row_ptr.ready),
+                         entry.ready.eq(sorter.csr.ready)]
+        for name in ("col_ptr", "csc"):
+            wiring.connect(m, getattr(sorter, name), wiring.flipped(getattr(self, name)))

@@ -491,6 +491,9 @@ class MintMode(enum.IntEnum):
     DENSE_TO_ZVC = 2
     ZVC_TO_DENSE = 3
     RLC_TO_COO = 4
+    DENSE_TO_CSF = 5
+    CSR_TO_BSR = 6
+    CSR_TO_CSC = 7
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

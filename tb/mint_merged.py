@@ -1,45 +1,68 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the merged converter (``mint_merged``, MINT_m): each of its modes runs a
-matrix exactly as the separate converter of that conversion does (:mod:`.convert_dense`,
-:mod:`.convert_rlc`), its streams renamed to the merged ones, and the result is rebuilt
-by that converter's own rebuilding, so MINT_m and MINT_b are held to one check.
-:class:`MixedBench` runs matrices back to back, the mode and the column count changing
-between them once the matrix before has left.
+matrix (a tensor for Dense to CSF) exactly as the separate converter of that conversion
+does (:mod:`.convert_dense`, :mod:`.convert_rlc`, :mod:`.convert_csf`), its streams
+renamed to the merged ones, and the result is rebuilt by that converter's own rebuilding,
+so MINT_m and MINT_b are held to one check. :class:`MixedBench` runs matrices and tensors
+back to back, the mode and the sizes changing between them once the one before has left.
 """
+
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..core.errors import ParameterError
+from ..hw.convert_bsr import CsrToBsr
+from ..hw.convert_csc import CsrToCsc
+from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.convert_rlc import RlcToCoo
 from ..sw import wire
 from ..sw.wire import MintMode
 from . import native
+from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
+from .convert_csc import CscBench, check_fits
+from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
-from .streams import Bench, Static
+from .streams import Bench, Columns, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
-            MintMode.RLC_TO_COO: RlcToCoo}
+            MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
+            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSR: {"entries": "words", "row_ptr": "marks"},
            MintMode.DENSE_TO_ZVC: {"mask": "marks", "values": "words"},
            MintMode.ZVC_TO_DENSE: {"dense": "expanded"},
-           MintMode.RLC_TO_COO: {"coo": "words"}}
+           MintMode.RLC_TO_COO: {"coo": "words"},
+           MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
+           MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"},
+           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do)."""
 
-OUTPUTS = ("words", "marks", "expanded")
+OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc")
 
-DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO)
+DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
+           MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
 """The modes that compute positions and divide them by the column count."""
 
 
+def sizes(mode, source):
+    """``(columns, fibers)`` of ``source`` in ``mode``: a tensor's ``dim2`` and ``dim1``, a
+    matrix's column count (and no fibers)."""
+    if mode == MintMode.DENSE_TO_CSF:
+        return source.shape[2], source.shape[1]
+    return source.shape[1], 0
+
+
 def _flat_dense(component, dense):
-    """A flat dense stream (Dense to ZVC) on the merged ``dense`` port, ``row_end`` 0."""
+    """A flat dense stream (Dense to ZVC, Dense to CSF) on the merged ``dense`` port,
+    ``row_end`` 0, row-major."""
     L = component.lanes
+    dense = np.asarray(dense).reshape(-1, np.shape(dense)[-1])
     vectors, flags = wire.dense_vectors(_bits(dense, component.width), L, rows=False)
     flags = {"row_end": np.zeros(len(vectors), dtype=np.uint8), **flags}
     return wire.pack_lanes((wire.Field("value", component.width),), L, wire.dense_flags(),
@@ -57,15 +80,80 @@ def _pairs(component, rlc):
                            wire.rlc_end(), columns)
 
 
+def _check_tensor(component, tensor):
+    """Refuse (ParameterError) a tensor the Dense-to-CSF mode does not take."""
+    shape, L = np.shape(tensor), component.lanes
+    if len(shape) != 3:
+        raise ParameterError(f"Dense to CSF converts 3-D tensors; this one is {len(shape)}-D")
+    if min(shape) < 1 or max(shape) > 1 << component.index_width or shape[2] < L:
+        raise ParameterError(f"a {' x '.join(map(str, shape))} tensor does not fit the "
+                             f"converter: modes of 1 to {1 << component.index_width}, the "
+                             f"last at least lanes = {L}")
+    if np.count_nonzero(tensor) >> component.ptr_width:
+        raise ParameterError(f"{np.count_nonzero(tensor)} nonzeros do not fit the "
+                             f"{component.ptr_width}-bit counts")
+
+
+def _check_csr(component, matrix):
+    """Refuse (ParameterError) a CSR matrix the CSR-to-BSR mode does not take."""
+    (R, C), shape = component.block, matrix.shape
+    if shape[0] % R or shape[1] % C:
+        raise ParameterError(f"block {R},{C} does not divide the {shape[0]} x {shape[1]} "
+                             "matrix")
+    if max(shape[1], matrix.nnz) >> component.ptr_width:
+        raise ParameterError(f"a {shape[0]} x {shape[1]} matrix of {matrix.nnz} nonzeros "
+                             f"does not fit the converter's {component.ptr_width}-bit "
+                             "pointers")
+    need = bank_need(matrix, R)
+    if need > component.depth:
+        raise ParameterError(f"a row of {need} nonzeros (not the last of its block row) "
+                             f"does not fit a scratchpad bank of depth {component.depth}")
+
+
+def _csr_streams(component, matrix, mode):
+    """A canonical CSR matrix's row pointers and nonzeros, and how many BSR block-row
+    pointers and blocks, or CSC pointer vectors and entries, come out; CSR to CSC's
+    shape and column ids before them."""
+    last = np.arange(len(matrix.indptr)) == len(matrix.indptr) - 1
+    sources = {"row_ptr": Columns({"ptr": matrix.indptr.astype(np.int64), "last": last}),
+               "entries": Columns({"col": matrix.indices.astype(np.int64),
+                                   "value": _bits(matrix.data, component.width)})}
+    if mode == MintMode.CSR_TO_BSR:
+        return sources, {"block_ptr": matrix.shape[0] // component.block[0] + 1,
+                         "blocks": _blocks(matrix, component.block)}
+    lanes = component.lanes
+    sources["shape"] = Columns({"rows": [matrix.shape[0]], "cols": [matrix.shape[1]],
+                                "nnz": [matrix.nnz]})
+    sources["col_ids"] = np.pad(matrix.indices.astype(np.int64),
+                                (0, -matrix.nnz % lanes)).reshape(-1, lanes).tolist()
+    return sources, {"col_ptr": matrix.shape[1] // lanes + 1, "csc": matrix.nnz}
+
+
 def streams(component, mode, source):
     """``(sources, sinks)`` of ``source`` in ``mode``: ``{input: packed payloads}`` and
-    ``{output: how many}``, by the merged converter's stream names. A matrix whose
-    positions or column count need more than the converter's ``position_width`` bits is
+    ``{output: how many}``, by the merged converter's stream names. A matrix (or tensor)
+    whose positions or sizes need more than the converter's ``position_width`` bits is
     refused in a mode that divides."""
-    rows, cols = source.shape
-    if mode in DIVIDES and max(rows * cols - 1, cols) >> component.position_width:
-        raise ParameterError(f"a {rows} x {cols} matrix does not fit the converter's "
-                             f"{component.position_width}-bit positions")
+    if mode == MintMode.DENSE_TO_CSF:
+        _check_tensor(component, source)
+    columns, fibers = sizes(mode, source)
+    # the largest dividend (a position, or in CSR to BSR a column) and divisor
+    largest = (columns - 1 if mode == MintMode.CSR_TO_BSR
+               else max(int(np.prod(source.shape)) - 1, columns, fibers))
+    if mode in DIVIDES and largest >> component.position_width:
+        raise ParameterError(f"a {' x '.join(map(str, source.shape))} "
+                             f"{'tensor' if fibers else 'matrix'} does not fit the "
+                             f"converter's {component.position_width}-bit positions")
+    if mode == MintMode.CSR_TO_BSR:
+        _check_csr(component, source)
+        return _csr_streams(component, source, mode)
+    if mode == MintMode.CSR_TO_CSC:
+        check_fits(component.sorter, source)
+        return _csr_streams(component, source, mode)
+    if mode == MintMode.DENSE_TO_CSF:
+        counts = record_counts(np.asarray(source), component.lanes)
+        return ({"dense": _flat_dense(component, source)},
+                dict(zip(LEVELS, counts, strict=True)))
     if mode == MintMode.RLC_TO_COO:
         nonzeros = int(np.count_nonzero(source.values))
         return {"pairs": _pairs(component, source)}, {"words": nonzeros // component.lanes + 1}
@@ -82,7 +170,9 @@ def bench(component, mode, source, seed, rates=None):
     ``component`` in ``mode``, ``columns`` held at its column count."""
     sources, sinks = streams(component, mode, source)
     run = ConverterBench(component, sources, sinks, seed, rates)
-    run.drivers[:0] = [Static("mode", mode.value), Static("columns", source.shape[1])]
+    columns, fibers = sizes(mode, source)
+    run.drivers[:0] = [Static("mode", mode.value), Static("columns", columns),
+                       Static("fibers", fibers)]
     return run
 
 
@@ -90,6 +180,18 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode == MintMode.DENSE_TO_CSF:
+        return levels_to_csf([given[name] for name in LEVELS],
+                             [(source.shape, source.dtype)])[0]
+    if mode == MintMode.CSR_TO_CSC:
+        held = SimpleNamespace(component=component.sorter,
+                               matrices=[(source.shape, source.nnz, source.dtype)])
+        return CscBench.rebuild(held, given["col_ptr"], given["csc"])[0]
+    if mode == MintMode.CSR_TO_BSR:
+        block = component.block
+        return blocks_to_bsr(pointer_columns(given["block_ptr"]),
+                             block_columns(given["blocks"], block[0] * block[1]),
+                             source.shape, block, source.dtype)
     if mode == MintMode.DENSE_TO_ZVC:
         given["values"] = [{**w, "lanes": [r["value"] for r in w["lanes"]]}
                            for w in given["values"]]
@@ -115,8 +217,10 @@ class _Schedule:
 
     def drive(self, io, cycle):
         mode, source = self.bench.jobs[self.bench.current()]
+        columns, fibers = sizes(mode, source)
         io.set("mode", mode.value)
-        io.set("columns", source.shape[1])
+        io.set("columns", columns)
+        io.set("fibers", fibers)
 
     def sample(self, io, cycle):
         pass
@@ -124,16 +228,16 @@ class _Schedule:
 
 class MixedBench(Bench):
     """``jobs`` (``[(mode, source)]``) through the merged converter back to back: every
-    stream stalls at random, a job's inputs are offered only once the outputs of the jobs
-    before it have all been taken, and ``mode`` and ``columns`` change then (as the
-    converter's protocol asks). Python drivers gate the inputs, so it runs on Amaranth's
-    simulator."""
+    stream stalls at random, a job's inputs are offered only once the inputs of the jobs
+    before it have all been taken and their outputs have all left, and ``mode`` and the
+    sizes change then (as the converter's protocol asks). Python drivers gate the inputs,
+    so it runs on Amaranth's simulator."""
 
     def __init__(self, component, jobs, seed, rates=None):
         super().__init__(component, seed)
         self.jobs = list(jobs)
         owners, items = {}, {}
-        self.ends = []                  # per job: each output's count through it
+        self.ends, self.consumed = [], []   # per job: each output's, input's count through it
         through = dict.fromkeys(OUTPUTS, 0)
         for j, (mode, source) in enumerate(self.jobs):
             sources, sinks = streams(component, mode, source)
@@ -144,18 +248,25 @@ class MixedBench(Bench):
             for name, count in sinks.items():
                 through[name] += count
             self.ends.append(dict(through))
+            self.consumed.append({name: len(given) for name, given in owners.items()})
         rates = {**dict.fromkeys([*items, *OUTPUTS], 0.7), **(rates or {})}
-        sources = [self.source_on(name, items[name], rates[name],
-                                  gate=lambda n, o=owners[name]: o[n] == self.current())
-                   for name in items]
+        def gate(name):
+            return lambda n, o=owners[name]: o[n] == self.current()
+
+        self.sources = {name: self.source_on(name, items[name], rates[name], gate=gate(name))
+                        for name in items}
         self.sinks = {name: self.sink_on(name, rates[name], through[name])
                       for name in OUTPUTS}
-        self.drivers = [_Schedule(self), *sources, *self.sinks.values()]
+        self.drivers = [_Schedule(self), *self.sources.values(), *self.sinks.values()]
 
     def current(self):
-        """The first job whose outputs have not all been taken (the last once all have)."""
-        for j, ends in enumerate(self.ends):
-            if any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS):
+        """The first job whose inputs have not all been taken or whose outputs have not all
+        left (the last once all have): a matrix of no nonzeros through CSR to CSC sends its
+        last output (its pointers) before it takes its row pointers."""
+        for j, (ends, taken) in enumerate(zip(self.ends, self.consumed, strict=True)):
+            if (any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS)
+                    or any(len(self.sources[name].accepted) < count
+                           for name, count in taken.items())):
                 return j
         return len(self.jobs) - 1
 

@@ -1,15 +1,19 @@
 # amaranth: UnusedElaboratable=no
 """The merged converter (MINT_m): every mode equals the golden converter and its separate
 block (MINT_b), directed on Amaranth's simulator, back to back with the mode changing
-between matrices, and on real matrices natively on Verilator under random
-back-pressure."""
+between matrices (and tensors), and on real matrices and tensors natively on Verilator
+under random back-pressure."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.convert_bsr import CsrToBsr
+from sparseforge.hw.convert_csc import CsrToCsc
+from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.convert_rlc import RlcToCoo
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
@@ -19,19 +23,29 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
-from sparseforge.tb import convert_dense, convert_rlc
+from sparseforge.tb import convert_bsr, convert_dense, convert_rlc
+from sparseforge.tb.convert_csc import CscBench
+from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
 from sparseforge.tb.mint_merged import OUTPUTS, STREAMS, MixedBench, bench, rebuild, simulate
 from sparseforge.tb.streams import Static
+from tests.test_conversion import FIG8
+from tests.test_convert_bsr import assert_same, convert_all
+from tests.test_convert_csf import LASTFM, TAGS, densest, fig8f
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
-      MintMode.RLC_TO_COO: "coo"}
+      MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr",
+      MintMode.CSR_TO_CSC: "csc"}
+MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
+"""The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
-          "marks": 0.5, "expanded": 0.4}
+          "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4}
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
-         "position_width": 8}
+         "position_width": 8, "depth": 8, "max_rows": 16, "max_cols": 32, "max_nnz": 64}
+BLOCK = (2, 2)
+"""The BSR blocks of the merged converter's default ``block_rows`` and ``block_cols``."""
 
 EXAMPLE = np.array([[0, 1, 0, 0, 2, 0],
                     [0, 0, 0, 0, 0, 0],
@@ -39,17 +53,45 @@ EXAMPLE = np.array([[0, 1, 0, 0, 2, 0],
                     [0, 0, 0, 9, 0, 10]], dtype=np.uint8)
 
 
+def blocked(matrix):
+    """``matrix`` padded with zeros to whole :data:`BLOCK` s, as CSR to BSR takes it."""
+    return np.pad(matrix, [(0, -n % b) for n, b in zip(matrix.shape, BLOCK, strict=True)])
+
+
 def source_of(mode, matrix, run_bits=RUN_BITS):
-    """What ``mode`` takes for ``matrix``: the matrix, its ZVC or its RLC."""
+    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC or its CSR (padded
+    to whole blocks)."""
     if mode == MintMode.ZVC_TO_DENSE:
         return cv.convert(matrix, "zvc")
     if mode == MintMode.RLC_TO_COO:
         return cv.convert(matrix, "rlc", run_bits=run_bits)
+    if mode == MintMode.CSR_TO_BSR:
+        return sp.csr_array(blocked(matrix))
+    if mode == MintMode.CSR_TO_CSC:
+        return sp.csr_array(matrix)
     return matrix
 
 
 def golden(mode, matrix):
+    if mode == MintMode.CSR_TO_BSR:
+        return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
+    if mode == MintMode.CSR_TO_CSC:
+        return cv.convert(sp.csr_array(matrix), "csc")
     return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
+
+
+def csf_tensors(lanes):
+    """Dense to CSF's directed tensors (uint8): Fig. 3b's (Fig. 8f), empty slices and
+    fibers, none and all nonzero, one element, a last mode of exactly and just over
+    ``lanes``, one fiber a slice, a slice of one fiber."""
+    gaps = np.zeros((5, 4, lanes + 3), np.uint8)
+    gaps[1, 2, [0, lanes + 2]] = [1, 2]
+    gaps[3, :, lanes - 1] = [3, 4, 5, 6]
+    one = np.zeros((2, 3, lanes), np.uint8)
+    one[1, 2, lanes - 1] = 7
+    return [fig8f().astype(np.uint8), gaps, np.zeros((2, 2, lanes), np.uint8),
+            np.arange(1, 1 + 2 * 3 * lanes, dtype=np.uint8).reshape(2, 3, lanes), one,
+            np.ones((1, 1, lanes + 1), np.uint8), np.ones((3, 1, lanes + 2), np.uint8)]
 
 
 def run(component, mode, matrix, seed, rates=None, engine="native", work_dir=None):
@@ -86,7 +128,7 @@ def test_directed_every_mode_back_to_back_equals_the_golden_converter(seed, rate
     one, rows ending part-way into a vector), one after another in one run, the mode and
     the column count changing between each matrix and the next; the bench fails an item
     on an output past its jobs' count, so no output moves in a mode that is not its own."""
-    modes = list(MintMode)
+    modes = MATRIX_MODES
     jobs = [(modes[(i + j) % len(modes)], matrix) for i in range(len(modes))
             for j, matrix in enumerate(DIRECTED)]
     for (mode, _), (got, want) in zip(jobs, mixed(MintMerged(**SMALL), jobs,
@@ -119,7 +161,7 @@ def test_rlc_mode_equals_the_separate_block_at_its_edges():
 def test_positions_at_the_edge_of_position_width():
     """A 4 x 16 matrix fills 6-bit positions (its last element at 63) and converts
     exactly in every mode that divides; a 5 x 13 one (65 elements) is refused."""
-    component = MintMerged(**{**SMALL, "position_width": 6})
+    component = MintMerged(**{**SMALL, "position_width": 6, "max_nnz": 32})
     edge = np.zeros((4, 16), np.uint8)
     edge[0, 0], edge[2, 5], edge[3, 15] = 1, 2, 3
     for mode in (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO):
@@ -136,14 +178,15 @@ def test_each_mode_leaves_the_other_modes_outputs_silent():
     part of the datapath works on a matrix that is not its mode's."""
     component = MintMerged(**SMALL)
     for mode in MintMode:
-        source = source_of(mode, EXAMPLE)
+        example = fig8f().astype(np.uint8) if mode == MintMode.DENSE_TO_CSF else EXAMPLE
+        source = source_of(mode, example)
         run = bench(component, mode, source, seed_from_env(3), STALLS)
         for name in set(OUTPUTS) - set(STREAMS[mode].values()):
             silent = run.sink_on(name, 1.0, expected=0)
             run.sinks.append(silent)
             run.drivers.append(silent)
         out = pysim(run).outputs
-        assert cv.same(rebuild(component, mode, source, out), golden(mode, EXAMPLE)), mode
+        assert cv.same(rebuild(component, mode, source, out), golden(mode, example)), mode
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,9 +194,18 @@ def test_each_mode_leaves_the_other_modes_outputs_silent():
                           st.integers(1, 9), st.floats(0, 1)), min_size=1, max_size=6),
        st.integers(0, 2**16))
 def test_hypothesis_small_matrices_back_to_back(jobs, seed):
+    """Matrices, and in Dense-to-CSF mode tensors of 1 to 3 slices of them (their last mode
+    at least the lanes), in every mode back to back."""
     rng = np.random.default_rng(seed)
-    made = [(mode, (rng.integers(1, 256, (rows, cols)) * (rng.random((rows, cols)) < density))
-             .astype(np.uint8)) for mode, rows, cols, density in jobs]
+
+    def shape(mode, rows, cols):
+        if mode == MintMode.DENSE_TO_CSF:
+            return (1 + rows % 3, rows, max(cols, SMALL["lanes"]))
+        return (rows, cols)
+
+    made = [(mode, (rng.integers(1, 256, shape(mode, rows, cols))
+                    * (rng.random(shape(mode, rows, cols)) < density)).astype(np.uint8))
+            for mode, rows, cols, density in jobs]
     for got, want in mixed(MintMerged(**SMALL), made, seed, STALLS):
         assert cv.same(got, want)
 
@@ -205,16 +257,19 @@ def test_cycles_are_the_separate_converters_cycles_and_the_dividers():
 @pytest.mark.parametrize("name", ["pypi/nx_karate_club", "suitesparse/494_bus"])
 def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
     """Every mode on a real matrix natively under random back-pressure on every stream;
-    RLC to COO also against its separate block's native run."""
+    RLC to COO and CSR to BSR also against their separate blocks' native runs."""
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
-    for mode in MintMode:
+    for mode in MATRIX_MODES:
         got, want, _ = run(component, mode, matrix, seed_from_env(int(mode.value)), STALLS,
                            work_dir=tmp_path)
         assert cv.same(got, want), mode
         if mode == MintMode.RLC_TO_COO:
             alone, _ = convert_rlc.run(source_of(mode, matrix, component.run_bits))
             assert cv.same(got, alone)
+        if mode == MintMode.CSR_TO_BSR:
+            alone, _ = convert_bsr.run(source_of(mode, matrix), BLOCK)
+            assert_same(got, alone)
 
 
 @pytest.mark.soak
@@ -222,21 +277,280 @@ def test_real_matrices_every_mode_on_verilator(shared_data, tmp_path, name):
 @pytest.mark.parametrize("name", ["pypi/pyamg_bar", "graphs/email-Eu-core",
                                   "suitesparse/G51"])
 def test_soak_real_matrices_every_mode(shared_data, tmp_path, name):
+    """Every mode natively on larger real matrices, CSR to CSC where the matrix fits its
+    default buffers (the separate block takes larger ones in column passes the host
+    plans; the merged converter's bench does not)."""
     matrix = cv.convert(read_matrix(shared_data / "matrices" / f"{name}.mtx"), "dense")
     component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
     rng = np.random.default_rng(len(name))
-    for mode in MintMode:
+    fits = np.count_nonzero(matrix) <= component.sorter.max_nnz
+    for mode in [m for m in MATRIX_MODES if m != MintMode.CSR_TO_CSC or fits]:
         rates = {k: float(rng.choice([0.2, 0.5, 0.9, 1.0])) for k in STALLS}
         got, want, _ = run(component, mode, matrix, 21 + int(mode.value), rates,
                            work_dir=tmp_path)
         assert cv.same(got, want), mode
 
 
+# -- Dense to CSF (Fig. 8f): positions divided by dim2, the tree built after the divider --
+
+CSF = MintMode.DENSE_TO_CSF
+
+
+def separate_csf(component, tensors, seed, rates=None):
+    """The separate Dense-to-CSF block's CSF of each of ``tensors``, on Amaranth's
+    simulator, at the merged converter's widths."""
+    block = DenseToCsf(lanes=component.lanes, index_width=component.index_width,
+                       count_width=component.ptr_width, value_width=component.width)
+    rates = rates and {name: rate for name, rate in rates.items() if name.startswith("level")}
+    return pysim(CsfBench(block, tensors, seed, rates)).csf
+
+
+def test_csf_mode_fig8f_and_directed_tensors_equal_the_separate_block():
+    """Fig. 8f's tensor (Fig. 3b) gives the paper's tree; it and the other directed
+    tensors, back to back with a matrix in another mode after each under stalls on every
+    stream, give what the separate block gives. The mode, the column count and the fibers
+    change between jobs, and no output moves past its jobs' count (so the levels stay
+    silent in the other modes, the others' outputs in this)."""
+    component = MintMerged(**SMALL)
+    tensors = csf_tensors(SMALL["lanes"])
+    alone = separate_csf(component, tensors, seed_from_env(11), STALLS)
+    jobs = []
+    for j, tensor in enumerate(tensors):
+        jobs += [(CSF, tensor), (MATRIX_MODES[j % len(MATRIX_MODES)], DIRECTED[j % 4])]
+    done = mixed(component, jobs, seed_from_env(12), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=True):
+        assert cv.same(got, want), mode
+    for tensor, want, (got, _) in zip(tensors, alone, done[::2], strict=True):
+        assert cv.same(got, want), tensor.shape
+    fig = done[0][0]
+    assert [ids.tolist() for ids in fig.fids] == [[0, 2, 3], [1, 3, 0, 2, 3],
+                                                  [0, 3, 2, 1, 2, 0]]
+    assert [ptr.tolist() for ptr in fig.fptr] == [[0, 2, 3, 5], [0, 2, 3, 4, 5, 6]]
+    assert fig.values.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_csf_mode_a_real_tensor_between_matrices(shared_data):
+    """A dense cut of a real tensor (its float values as their 64 bits) between matrices
+    in two other modes, back to back under stalls on every stream."""
+    tensor = densest(shared_data, LASTFM, (2, 8, 16))
+    assert np.count_nonzero(tensor) > 20
+    jobs = [(MintMode.DENSE_TO_CSR, EXAMPLE), (CSF, tensor), (MintMode.RLC_TO_COO, EXAMPLE),
+            (CSF, tensor[::-1])]
+    component = MintMerged(**{**SMALL, "width": 64})
+    for (mode, _), (got, want) in zip(jobs, mixed(component, jobs, seed_from_env(8), STALLS),
+                                      strict=True):
+        assert cv.same(got, want), mode
+
+
+def test_csf_mode_at_the_edges_of_its_widths():
+    """A 16 x 1 x 16 tensor with 255 nonzeros fills 4-bit coordinates (i and k up to 15),
+    8-bit positions (its last element at 255) and 8-bit counts (fptr up to 255), and
+    converts exactly; one more nonzero, a mode of 17, a last mode below the lanes and a
+    position past 8 bits are refused."""
+    component = MintMerged(**SMALL)
+    edge = np.arange(1, 257).reshape(16, 1, 16).astype(np.uint8)   # 256 % 256 == 0
+    assert np.count_nonzero(edge) == 255 and edge[15, 0, 15] == 0
+    edge[15, 0, 15], edge[15, 0, 14] = 9, 0
+    got, _ = simulate(component, CSF, edge, seed_from_env(7), STALLS, "pysim")
+    assert cv.same(got, cv.convert(edge, "csf"))
+    for tensor, message in ((np.ones((16, 1, 16), np.uint8), "256 nonzeros do not fit"),
+                            (np.ones((17, 1, 4), np.uint8), "modes of 1 to 16"),
+                            (np.ones((2, 2, 3), np.uint8), "last at least lanes = 4"),
+                            (np.zeros((3, 16, 6), np.uint8), "8-bit positions"),
+                            (np.ones((2, 3), np.uint8), "converts 3-D tensors")):
+        with pytest.raises(ParameterError, match=message):
+            bench(component, CSF, tensor, 0)
+
+
+def test_csf_mode_takes_a_vector_a_cycle():
+    """Without stalls, the dense vectors of a tensor whose fibers begin part-way into
+    vectors are taken on consecutive cycles, as the separate block takes them."""
+    component = MintMerged(**SMALL)
+    tensor = np.arange(1, 1 + 3 * 4 * 6, dtype=np.uint8).reshape(3, 4, 6)
+    tensor[:, 1, 2:] = 0
+    fast = dict.fromkeys(STALLS, 1.0)
+    run = bench(component, CSF, tensor, 0, fast)
+    done = pysim(run)
+    assert cv.same(rebuild(component, CSF, tensor, done.outputs), cv.convert(tensor, "csf"))
+    taken = [cycle for cycle, _ in run.sources[0].accepted]
+    assert len(taken) == tensor.size // 4 and np.all(np.diff(taken) == 1)
+
+
+# -- CSR to BSR (Fig. 8e): block columns by the shared divider, the rest csr_to_bsr's units --
+
+BSR = MintMode.CSR_TO_BSR
+
+
+def fig8e_matrices():
+    """Fig. 8e-like matrices: block columns apart and shared across a block row's rows,
+    two empty block rows, a full block in the corner; an empty matrix; a matrix of no
+    rows; one row of a block row longer than the other."""
+    dense = np.zeros((8, 12), np.uint8)
+    dense[0, [0, 5, 11]] = [1, 2, 3]
+    dense[1, [2, 4, 5, 10]] = [4, 5, 6, 7]
+    dense[6:8, 10:12] = [[8, 9], [10, 11]]
+    dense[7, 0] = 12
+    long = np.zeros((4, 20), np.uint8)
+    long[0, 2:10], long[1, 17] = np.arange(1, 9), 13
+    return [dense, np.zeros((8, 12), np.uint8), np.zeros((0, 6), np.uint8), long]
+
+
+def test_bsr_mode_fig8e_matrices_equal_the_separate_block():
+    """Each matrix's blocks and block-row pointers, back to back with another mode's job
+    after each under stalls on every stream, are the golden converter's and those the
+    separate csr_to_bsr block emits."""
+    matrices = fig8e_matrices()
+    alone, _ = convert_all(CsrToBsr(block_rows=2, block_cols=2, width=8, value_width=8,
+                                    depth=8), [sp.csr_array(m) for m in matrices], 21,
+                           STALLS)
+    jobs = []
+    for j, matrix in enumerate(matrices):
+        jobs += [(BSR, matrix), (MATRIX_MODES[j % 5], DIRECTED[j])]
+    done = mixed(MintMerged(**SMALL), [*jobs, (CSF, fig8f().astype(np.uint8))],
+                 seed_from_env(22), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=False):
+        assert cv.same(got, want), mode
+    for want, (got, golden_bsr) in zip(alone, done[::2], strict=False):
+        assert_same(got, want)
+        assert_same(got, golden_bsr)
+
+
+def test_bsr_mode_at_the_edges_of_its_widths():
+    """254 columns (block column 126, column 253 the largest below the 8-bit pointers)
+    and a row of 8 nonzeros, a bank's depth, before its block row's last row convert; a
+    row of 9, 256 columns, and a shape the block does not divide are refused."""
+    component = MintMerged(**SMALL)
+    edge = np.zeros((4, 254), np.uint8)
+    edge[0, [0, *range(100, 106), 253]] = np.arange(1, 9)
+    edge[1, 101], edge[3, 252] = 9, 10
+    got, _ = simulate(component, BSR, sp.csr_array(edge), seed_from_env(9), STALLS, "pysim")
+    assert_same(got, cv.convert(sp.csr_array(edge), "bsr", block=BLOCK))
+    assert got.indices.max() == 126
+    deep = edge.copy()
+    deep[0, 50] = 11
+    for matrix, message in ((deep, "a row of 9 nonzeros"),
+                            (np.ones((2, 256), np.uint8), "8-bit pointers"),
+                            (np.ones((3, 4), np.uint8), "does not divide")):
+        with pytest.raises(ParameterError, match=message):
+            bench(component, BSR, sp.csr_array(matrix), 0)
+
+
+def test_bsr_mode_takes_a_nonzero_a_cycle():
+    """Without stalls, the nonzeros go in on consecutive cycles once the first block
+    row's pointers are in, as the separate block takes them."""
+    dense = (np.arange(1, 1 + 8 * 24).reshape(8, 24) % 251).astype(np.uint8)
+    dense[dense % 3 == 0] = 0
+    component = MintMerged(**{**SMALL, "depth": 64})     # a bank holds a row and the latency
+    run = bench(component, BSR, sp.csr_array(dense), 0, dict.fromkeys(OUTPUTS, 1.0)
+                | dict.fromkeys(("row_ptr", "entries"), 1.0))
+    done = pysim(run)
+    assert_same(rebuild(component, BSR, sp.csr_array(dense), done.outputs),
+                cv.convert(sp.csr_array(dense), "bsr", block=BLOCK))
+    taken = [cycle for cycle, _ in run.sources[1].accepted]
+    assert np.diff(taken).tolist() == [1] * (np.count_nonzero(dense) - 1)
+
+
+# -- CSR to CSC (Fig. 8c): csr_to_csc's counting sort, its pointers on the shared scan ------
+
+CSC = MintMode.CSR_TO_CSC
+
+
+def csc_matrices():
+    """Fig. 8c's matrix; empty rows and columns and a dense column; a single row across
+    every column the converter holds (32); a single column; no nonzeros."""
+    fig = FIG8.astype(np.uint8)
+    gaps = np.zeros((9, 13), np.uint8)
+    gaps[[0, 4, 8], 12], gaps[:, 5] = [1, 2, 3], np.arange(4, 13)
+    row = np.arange(1, 33, dtype=np.uint8)[None]
+    column = np.arange(1, 8, dtype=np.uint8)[:, None]
+    return [fig, gaps, row, column, np.zeros((3, 4), np.uint8)]
+
+
+def test_csc_mode_fig8c_and_directed_matrices_equal_the_separate_block():
+    """Fig. 8c's pointers and order, and every directed matrix, back to back with other
+    modes between them under stalls on every stream, equal the golden converter's CSC and
+    the separate csr_to_csc block's: the column pointers come from MINT_m's shared
+    (inclusive) position scan, each counter word moved up a lane, and the scan serves the
+    divider's positions again in the next job."""
+    matrices = csc_matrices()
+    block = CsrToCsc(lanes=4, max_rows=16, max_cols=32, max_nnz=64, value_width=8)
+    alone = pysim(CscBench(block, [sp.csr_array(m) for m in matrices], seed_from_env(31),
+                           {k: v for k, v in STALLS.items() if k in ("col_ptr", "csc")}))
+    jobs = []
+    for j, matrix in enumerate(matrices):
+        jobs += [(CSC, matrix), (MATRIX_MODES[j % 6], DIRECTED[j % 4])]
+    done = mixed(MintMerged(**SMALL), [*jobs, (CSF, fig8f().astype(np.uint8))],
+                 seed_from_env(32), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=False):
+        assert cv.same(got, want), mode
+    for want, (got, _) in zip(alone.csc, done[::2], strict=False):
+        assert cv.same(got, want)
+    fig = done[0][0]
+    assert fig.indptr.tolist() == [0, 2, 3, 5, 7]
+    assert fig.indices.tolist() == [2, 3, 2, 0, 1, 0, 3]
+
+
+def test_csc_mode_at_the_edges_of_its_buffers():
+    """16 rows, 32 columns and 64 nonzeros, the converter's most, convert (pointers up
+    to 64 in 7 bits); one more row, column or nonzero is refused."""
+    component = MintMerged(**SMALL)
+    full = np.zeros((16, 32), np.uint8)
+    full.reshape(-1)[::8] = np.arange(1, 65)
+    got, _ = simulate(component, CSC, sp.csr_array(full), seed_from_env(33), STALLS, "pysim")
+    assert cv.same(got, cv.convert(sp.csr_array(full), "csc")) and got.indptr[-1] == 64
+    for shape, what in (((17, 4), "17 rows"), ((2, 33), "33 columns"), ((5, 13), "65 nonz")):
+        with pytest.raises(ParameterError, match=what):
+            bench(component, CSC, sp.csr_array(np.ones(shape, np.uint8)), 0)
+
+
+def test_csc_mode_scatters_a_nonzero_a_cycle():
+    """Without stalls, the entries are placed one a cycle (no empty row), as the
+    separate block places them."""
+    dense = (np.arange(1, 1 + 6 * 12).reshape(6, 12) % 7).astype(np.uint8)   # 62 nonzeros
+    run = bench(MintMerged(**SMALL), CSC, sp.csr_array(dense), 0,
+                dict.fromkeys([*OUTPUTS, "row_ptr", "entries", "shape", "col_ids"], 1.0))
+    done = pysim(run)
+    assert cv.same(rebuild(run.component, CSC, sp.csr_array(dense), done.outputs),
+                   cv.convert(sp.csr_array(dense), "csc"))
+    taken = [cycle for cycle, _ in run.sources[1].accepted]
+    assert np.diff(taken).tolist() == [1] * (np.count_nonzero(dense) - 1)
+
+
+@pytest.mark.verilator
+@pytest.mark.soak
+def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
+    """Dense cuts of real tensors natively under random back-pressure on every stream: the
+    golden converter's CSF and the separate block's."""
+    tensors = [densest(shared_data, LASTFM, (8, 32, 64)),
+               densest(shared_data, TAGS, (16, 16, 32))]
+    component = MintMerged(lanes=8, width=64, index_width=16, ptr_width=32)
+    alone = run_native(DenseToCsf(**RTL), tensors, seed_from_env(39)).csf
+    for k, (tensor, want) in enumerate(zip(tensors, alone, strict=True)):
+        got, _ = simulate(component, CSF, tensor, seed_from_env(40 + k), STALLS,
+                          work_dir=tmp_path)
+        assert cv.same(got, want) and cv.same(got, cv.convert(tensor, "csf")), tensor.shape
+
+
+def test_position_width_must_hold_the_csc_pointers_and_the_block_columns():
+    """Pointers of 13 bits (4,096 nonzeros) fit 13-bit positions and not 12, and CSR to
+    CSC's 7-bit ones (64 nonzeros) not 6-bit row pointers; a divisor C of 4 fits 3 bits
+    and not 2."""
+    MintMerged(**{**SMALL, "position_width": 13, "max_nnz": 4096, "ptr_width": 16})
+    with pytest.raises(ParameterError, match="13-bit pointers, wider than position_width=12"):
+        MintMerged(**{**SMALL, "position_width": 12, "max_nnz": 4096, "ptr_width": 16})
+    with pytest.raises(ParameterError, match="7-bit pointers, wider than ptr_width=6"):
+        MintMerged(**{**SMALL, "ptr_width": 6})
+    MintMerged(**{**SMALL, "position_width": 3, "block_cols": 4, "max_nnz": 4})
+    with pytest.raises(ParameterError, match="block_cols=4 does not fit"):
+        MintMerged(**{**SMALL, "position_width": 2, "block_cols": 4, "max_nnz": 2})
+
+
 def test_declares_the_named_signature():
     merged = MintMerged(lanes=4, width=8, index_width=5, ptr_width=9, run_bits=3,
-                        position_width=10)
+                        position_width=10, block_rows=3, block_cols=4, max_rows=64,
+                        max_cols=128, max_nnz=256)
     assert dict(merged.signature.members) == dict(
-        MintMergedSignature(4, 8, 5, 9, 3, 10).members)
+        MintMergedSignature(4, 8, 5, 9, 3, 10, (3, 4), (64, 128, 256)).members)
     assert merged.divider.lanes == 4 and merged.divider.width == 10
     divider = MintMerged(**MintMerged.REPORT[0]).divider
     name, params = MintMerged.DIVIDER
@@ -245,8 +559,10 @@ def test_declares_the_named_signature():
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 2, "width": 1, "index_width": 1,
-                                          "ptr_width": 1, "run_bits": 1,
-                                          "position_width": 2, "levels": 1}])
+                                          "ptr_width": 2, "run_bits": 1,
+                                          "position_width": 2, "levels": 1,
+                                          "block_rows": 1, "block_cols": 1, "depth": 4,
+                                          "max_rows": 2, "max_cols": 32, "max_nnz": 2}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("mint_merged", params) == ""
 
@@ -259,6 +575,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                for name, lut, carry in (
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
+                   ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("csr_to_csc", 130, 0),
                    ("divmod", 7, 0), ("mint_merged", 140, 10))]
     asked = []
 
@@ -268,12 +585,12 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90
+    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
-    assert row["paper_style_logic"] == separate + 3 * 400
-    assert row["paper_style_ratio"] == 160 / (separate + 1200)
+    assert row["paper_style_logic"] == separate + 5 * 400
+    assert row["paper_style_ratio"] == 160 / (separate + 2000)
     held = {"block": "divmod", "lut": 200, "carry": 0, "params": {"lanes": 8, "width": 32,
                                                                   "levels": 1}}
     (row,) = merged_rows([*results, held], synth)
