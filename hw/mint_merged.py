@@ -363,8 +363,12 @@ class MintMerged(wiring.Component):
     the FIFO, the FIFO and the divider to the enables of every stage of the divider and
     the position scan (thousands of flip-flops spread over the die, mostly routing). That
     register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
-    the path starts at a flip-flop; a divider that never stalls, its results in a FIFO
-    sized by credits, would remove it. The synthesis report names the critical path.
+    that path starts at a flip-flop. The input side's stall is now the longest: the
+    FIFO beside the divider, once full, holds ``enter``, and that readiness runs back,
+    unregistered, through the nonzeros' prefix sum and zero detection to the input's
+    ready and the ``first`` register (mostly routing, on a die the block mostly fills). A
+    skid before ``enter`` would cut it as the one before the compactor cut the other. The
+    synthesis report names the critical path.
     Size: the CSF tree, the BSR units and the CSC sort take the logic (LUT4s and carry
     cells) past the ECP5-25k with the flow's fifth to spare, the divider's flip-flops
     most of its registers; the report places it on the smallest ECP5 that holds it.
