@@ -15,10 +15,11 @@ Dense(A) down to 1.1% (SpGEMM) and 4.1% (SpMM); its lost compute equations
 must charge sparse streams more than Fig. 6's walkthrough does.
 
 SAGE offers only conversions the converter blocks perform (alone or
-chained, :class:`~.sage.MintRates`): a row whose paper choice needs another
-(RLC->Dense, COO->CSR, B's COO regrouped into columns) cannot agree, and its
-reason names the conversion no block performs (:attr:`Table3.not_offered`):
-13 of the 20 rows (RLC->Dense in ten, CSR->Dense in one, COO->CSR in two).
+chained, :class:`~.sage.MintRates`); a row whose paper choice needed another
+would name it (:attr:`Table3.not_offered`). Every pair now has a block or a
+chain (RLC->Dense, COO->CSR among them), so no row is refused for that: the
+rows that differ, differ on the measured rates and the compute model. The
+paper's RLC(A) rows lose on RLC's load and conversion cycles as measured here.
 The measured ZVC->Dense (about 4.5 elements a cycle under back-pressure,
 where the paper's 32-input prefix sum scans 32) is slower than reading
 Dense from DRAM, so journal's rows keep Dense(A) where the paper converts
