@@ -46,6 +46,7 @@ techmap -map widen.v
 attrmap -remove init
 opt_clean -purge
 write_rtlil clean.il
+write_verilog -noattr design.v
 """
 
 _SPLIT = """\
@@ -234,10 +235,12 @@ def clean_verilog(il):
     widen = resources.files("sparseforge").joinpath("widen.v").read_text()
     out = run_yowasp("yosys", ["-q", "-s", "clean.ys"],
                      inputs={"design.il": il, "widen.v": widen, "clean.ys": _CLEAN},
-                     outputs=["clean.il"])
-    out = run_yowasp("yosys", ["-q", "-s", "split.ys"],
-                     inputs={"marked.il": mark_aliased(out["clean.il"]), "split.ys": _SPLIT},
-                     outputs=["design.v"])
+                     outputs=["clean.il", "design.v"])
+    marked = mark_aliased(out["clean.il"])
+    if marked != out["clean.il"]:       # wires to split: a second pass (most blocks need none)
+        out = run_yowasp("yosys", ["-q", "-s", "split.ys"],
+                         inputs={"marked.il": marked, "split.ys": _SPLIT},
+                         outputs=["design.v"])
     return zero_loops(out["design.v"])
 
 
