@@ -261,6 +261,7 @@ def test_verilog_lints_clean_with_wall(lint, params):
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_copy_through_cocotbext_axi_ram(tmp_path):
     """The copy harness's master against cocotbext-axi's AxiRam, every channel paused at
     random: 48-bit words (two beats of a 32-bit bus), eight tags in flight, 60 words."""

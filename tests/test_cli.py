@@ -53,6 +53,7 @@ def test_unknown_block():
 
 
 @pytest.mark.synth
+@pytest.mark.soak
 def test_synth_ecp5_maps_the_store_to_block_ram():
     out = sf("synth", "buffet", "-p", "depth=1024", "-p", "width=32", "--json")
     assert out.returncode == 0, out.stderr
@@ -66,6 +67,7 @@ def test_synth_ecp5_maps_the_store_to_block_ram():
 
 
 @pytest.mark.synth
+@pytest.mark.soak
 def test_synth_ice40_and_generic_report_cells():
     ice = json.loads(sf("synth", "buffet", "-p", "depth=64", "-p", "width=8", "--target",
                         "ice40", "--json").stdout)

@@ -529,6 +529,7 @@ def test_a_matrix_of_another_size_reuses_the_build(monkeypatch):
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_the_most_rows_are_one_band_and_one_more_row_makes_two():
     """Row ids are 16 bits in the RTL build: 65,537 rows go through in two bands, the first
     of the most rows (its last row's id all ones), the second of the one row more (the tiny

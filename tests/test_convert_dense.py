@@ -353,6 +353,7 @@ def test_real_matrices_on_verilator(shared_data, tmp_path, name):
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_one_element_per_lane_per_cycle_on_a_real_matrix(shared_data, tmp_path):
     dense = real(shared_data, "suitesparse/494_bus")
     vectors = {"rows": 494 * 62, "flat": -(-dense.size // 8)}       # 494 columns: 62 vectors

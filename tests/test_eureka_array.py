@@ -176,6 +176,7 @@ def test_real_layer_slices_on_verilator(tmp_path, shared_data, pick, rows, cols,
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_verilator_runs_the_model_cycles_back_to_back(tmp_path, shared_data):
     params = {"compaction": 2}
     work, rtl = _verilator(tmp_path, params, dlmc_layers(shared_data)[7], (0, 16), (0, 128), 4,

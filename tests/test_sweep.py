@@ -66,6 +66,7 @@ def hand_cluster():
 
 
 @pytest.mark.synth
+@pytest.mark.soak
 def test_a_failed_point_keeps_its_error_and_a_repeat_comes_from_the_cache(client, tmp_path):
     # depth 8192 x 32 bits needs 64 block RAMs; the iCE40 UP5K has 30.
     grid = {"depth": ["16", "32", "8192"], "width": ["32"]}

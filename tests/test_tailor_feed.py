@@ -171,6 +171,7 @@ def real_tiles(matrix, pes, depth, fifo, rows, rng):
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_real_ciss_entries_natively(shared_data, tmp_path):
     """A real matrix's CISS entries for 2 PEs (62-bit entries) in tiles of input tiles,
     on a Tailor of 32 with a FIFO region of 8: tiles that fit and that overbook by up

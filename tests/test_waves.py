@@ -60,6 +60,7 @@ def test_a_native_run_writes_fst_from_a_build_of_its_own(tmp_path, monkeypatch):
 
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_a_cocotb_run_writes_fst(tmp_path):
     fst = tmp_path / "cocotb.fst"
     run = verilator("buffet", "sparseforge.tb.buffet", params={"depth": 4, "width": 8},
