@@ -234,6 +234,7 @@ def test_tensors_the_block_does_not_take_are_refused(dense, message):
 # -- natively on Verilator, real tensors ---------------------------------------------------
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_real_tensor_slices_natively_against_the_golden_converter(shared_data):
     tensors = [box(shared_data, MOVIELENS, (16, 64, 215)),
                densest(shared_data, LASTFM, (8, 32, 64)),

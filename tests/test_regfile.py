@@ -214,6 +214,7 @@ def test_verilog_lints_clean_with_wall(lint, params):
 # -- cocotbext-axi --------------------------------------------------------------------------
 
 @pytest.mark.verilator
+@pytest.mark.soak
 def test_register_file_through_cocotbext_axi_lite_master(tmp_path):
     cocotb_verilog("axi_ports", ports_verilog(), "sparseforge.tb.axi_cocotb", tmp_path,
                    {"seed": seed_from_env(2), "pause": 0.3},

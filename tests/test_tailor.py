@@ -255,7 +255,7 @@ def test_verilog_lints_clean_with_wall(lint, params):
 # -- Verilator co-simulation ----------------------------------------------------
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("depth, fifo", [(8, 2), (64, 16)])
+@pytest.mark.parametrize("depth, fifo", [pytest.param(8, 2, marks=pytest.mark.soak), (64, 16)])
 def test_overbooked_tiles_on_verilator(tmp_path, depth, fifo):
     seed = seed_from_env(21 + depth)
     run = verilator("tailor", "sparseforge.tb.tailor",
