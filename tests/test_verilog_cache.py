@@ -31,12 +31,15 @@ def _bench(depth, seed=1):
     return BuffetBench(Buffet(depth=depth, width=8), program, seed)
 
 
-def test_a_designs_verilog_is_generated_once(conversions, tmp_path):
+def test_a_designs_verilog_is_generated_once(conversions, tmp_path, capfd):
     first = native.top_verilog(native.NativeTop(_bench(4)), "buffet")
     assert conversions == ["Buffet"]
+    out, err = capfd.readouterr()       # progress on stderr alone (stdout is --json's)
+    assert not out and "buffet: generating the design's Verilog" in err
     # Another program, seed and rates: the same design, its Verilog from the cache.
     again = native.top_verilog(native.NativeTop(_bench(4, seed=2)), "buffet")
     assert again == first and conversions == ["Buffet"]
+    assert capfd.readouterr() == ("", "")
     native.top_verilog(native.NativeTop(_bench(8)), "buffet")          # other parameters
     assert conversions == ["Buffet", "Buffet"]
     # No half-written file is left for a parallel worker to read.

@@ -23,6 +23,7 @@ import re
 import shlex
 import tempfile
 import textwrap
+import time
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from amaranth.lib import data, stream
 from amaranth.lib.wiring import In
 
 from .registry import get
-from .tools import cache_dir, run_yowasp
+from .tools import cache_dir, run_yowasp, status
 
 _CLEAN = """\
 read_rtlil design.il
@@ -342,14 +343,18 @@ def cached_verilog(kind, identity, make, label):
     kept. The key adds :func:`source_digest`, so an edit anywhere in the package makes it
     anew. A file is written whole under a temporary name and renamed into place, so
     parallel workers never read half of one (two that miss together both make it, and
-    the later rename wins with the same text). ``label`` names the design."""
+    the later rename wins with the same text). ``label`` names the design in the
+    progress lines on stderr while it is made (a large design takes a minute)."""
     blob = json.dumps({"design": identity, "source": source_digest()}, sort_keys=True,
                       default=str)
     folder = cache_dir("verilog", kind)
     path = folder / f"{hashlib.sha256(blob.encode()).hexdigest()[:16]}.v"
     if path.exists():
         return path.read_text(), False
+    status(f"{label}: generating the design's Verilog (once for this configuration)...")
+    started = time.perf_counter()
     text = make()
+    status(f"{label}: Verilog generated in {time.perf_counter() - started:.0f} s")
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".part", delete=False) as f:
         f.write(text)
     os.replace(f.name, path)
