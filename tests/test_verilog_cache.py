@@ -9,8 +9,13 @@ import pytest
 
 from sparseforge.core import export
 from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.regfile import RegisterFile
 from sparseforge.tb import native
+from sparseforge.tb.accel import AccelHarness
 from sparseforge.tb.buffet import BuffetBench, random_program
+from sparseforge.tb.lite_host import HostedRegisters
+
+from .test_lite_host import HostOnRegisters
 
 
 @pytest.fixture
@@ -72,6 +77,13 @@ def test_only_components_that_say_what_they_are_made_of_are_kept():
     class Other(Buffet):                # a subclass may hold state of its own
         pass
     assert native.design_identity(Other(depth=4, width=8)) is None
+    # A harness says its target's: the accelerator's parameters.
+    harness = AccelHarness(pes=2, cols=1, depth=8, fifo=2)
+    target = harness.design["target"]
+    assert target[0] == "sparseforge.hw.compose.accel.Accel" and target[1]["pes"] == 2
+    assert native.design_identity(harness)[1]["passed"] == ("m_axi",)
+    assert native.design_identity(HostedRegisters(RegisterFile(addr_width=8))) is not None
+    assert native.design_identity(HostOnRegisters(40)) is None         # its delay unsaid
 
 
 @pytest.mark.verilator
