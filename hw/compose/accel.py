@@ -32,7 +32,7 @@ column ids and values; tagged, the MLU's reads; writes, the MSU's.
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import ceil_log2
 
 from ...core.params import Param, check_params
 from ...core.registry import block
@@ -47,11 +47,6 @@ from ..stream_units import Offset, Zip
 from ..tailor_feed import report_layout
 from .held_tile import HeldTile
 from .tensaurus import Tensaurus
-
-
-def _shift(width):
-    """log2 of a word's bytes in memory: a byte address to a word address."""
-    return exact_log2(wire.word_bytes(width))
 
 
 @block("accel")
@@ -142,14 +137,15 @@ class Accel(wiring.Component):
         r = regs.regs
 
         # Registers (byte addresses) to the units (word addresses of their ports).
-        cfg, w = control.config, self.widths
+        cfg = control.config
+        shift = {name: wire.word_shift(width) for name, width in self.widths.items()}
         m.d.comb += [
-            cfg.tiles_base.eq(r.tiles_base >> _shift(w["tiles"])),
+            cfg.tiles_base.eq(r.tiles_base >> shift["tiles"]),
             cfg.tiles_count.eq(r.tiles_count), cfg.passes.eq(r.passes),
-            cfg.b_base.eq(r.b_base >> _shift(w["mlu"])),
-            cfg.b_panel.eq(r.b_panel >> _shift(w["mlu"])),
-            cfg.out_base.eq(r.out_base >> _shift(w["out"])),
-            cfg.out_panel.eq(r.out_panel >> _shift(w["out"])),
+            cfg.b_base.eq(r.b_base >> shift["mlu"]),
+            cfg.b_panel.eq(r.b_panel >> shift["mlu"]),
+            cfg.out_base.eq(r.out_base >> shift["out"]),
+            cfg.out_panel.eq(r.out_panel >> shift["out"]),
             control.start.eq(r.start & ~status.busy),
             tens.kernel.eq(r.kernel), tens.direct.eq(0),
         ]
@@ -168,13 +164,13 @@ class Accel(wiring.Component):
         # Memory: the tile list, A's arrays at their bases, B, Y.
         wiring.connect(m, control.tiles, master.ordered[0])
         ports = [conv.ptr, conv.cols]
-        bases = [r.a_rowptr_base >> _shift(w["rowptr"]), r.a_colid_base >> _shift(w["colid"])]
+        bases = [r.a_rowptr_base >> shift["rowptr"], r.a_colid_base >> shift["colid"]]
         for p, zip_ in enumerate(self.zips):
             m.submodules[f"zip{p}"] = zip_
             wiring.connect(m, conv.mem[p], zip_.port)
         ports += [z.part("col") for z in self.zips] + [z.part("value") for z in self.zips]
-        bases += ([r.a_colid_base >> _shift(w["colid"])] * self.pes
-                  + [r.a_values_base >> _shift(w["value"])] * self.pes)
+        bases += ([r.a_colid_base >> shift["colid"]] * self.pes
+                  + [r.a_values_base >> shift["value"]] * self.pes)
         for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
             m.submodules[f"offset{k}"] = offset
             m.d.comb += offset.base.eq(base)
