@@ -4,7 +4,8 @@
 The host writes the run's registers over AXI4-Lite (:mod:`sparseforge.sw.regmap`) and
 its memory (:mod:`sparseforge.sw.accel_image`): A as CSR, B in panels, the tile list
 (:mod:`sparseforge.sw.accel_plan`). On ``start`` the accelerator computes ``Y = A B``
-(SpMM) through one AXI4 master:
+(SpMM), or ``y = A b`` (SpMV, on Tensaurus's own SpMV mapping, the ``MV`` kernel),
+through one AXI4 master:
 
 - the **sequencer** (:class:`~sparseforge.hw.accel_control.AccelControl`) walks the tile
   list band by band and pass by pass over B's column panels;
@@ -96,8 +97,8 @@ class Accel(wiring.Component):
         entry = ciss_entry_layout(P, self.dw, self.iw, order=2).size
         self.chunks = self.tlen * self.cols
         self.regs = RegisterFile(addr_width=8)
-        self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, A,
-                                    self.iw, ceil_log2(self.tile))
+        self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, self.vlen,
+                                    A, self.iw, ceil_log2(self.tile))
         self.feed = ConverterFeed(A, self.iw, self.out_rows, entry)
         self.converter = CsrTileToCiss(pes=P, dw=self.dw, iw=self.iw, addr_width=A,
                                        band=self.out_rows)
@@ -146,6 +147,7 @@ class Accel(wiring.Component):
             cfg.b_panel.eq(r.b_panel >> shift["mlu"]),
             cfg.out_base.eq(r.out_base >> shift["out"]),
             cfg.out_panel.eq(r.out_panel >> shift["out"]),
+            cfg.mv.eq(r.kernel == wire.TensaurusKernel.MV),
             control.start.eq(r.start & ~status.busy),
             tens.kernel.eq(r.kernel), tens.direct.eq(0),
         ]
