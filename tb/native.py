@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Native runs of a bench: its stream sources and sinks built into the simulated design.
 
 A :class:`~sparseforge.tb.streams.Bench` whose sources are gated only by
