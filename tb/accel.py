@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The accelerator's benches: the host's side of a run.
 
 The host lays out the run's memory (:mod:`sparseforge.sw.accel_image`) in an AXI4 slave,

@@ -1,4 +1,3 @@
-# amaranth: UnusedElaboratable=no
 """Native runs of a bench: its stream sources and sinks built into the simulated design.
 
 A :class:`~sparseforge.tb.streams.Bench` whose sources are gated only by
@@ -37,7 +36,17 @@ from pathlib import Path
 
 import numpy as np
 from amaranth.back import rtlil
-from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, signed
+from amaranth.hdl import (
+    ClockSignal,
+    Const,
+    Elaboratable,
+    Instance,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+    signed,
+)
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -475,7 +484,32 @@ def top_verilog(top, name):
     identity, units = design_identity(top.bench.component), top.units()
     if identity is None or units is None:
         return make()
-    return cached_verilog("native", {"component": identity, "units": units}, make, name)[0]
+    text, made = cached_verilog("native", {"component": identity, "units": units}, make, name)
+    if not made:
+        seen = set()
+        for part in (top, top.bench.component):
+            _elaborated(part, seen)
+    return text
+
+
+def _elaborated(part, seen):
+    """Mark ``part`` and the elaboratables it holds (attributes, in lists, tuples and
+    dicts, down the tree) as used: their design is in the cached Verilog, and Amaranth
+    would otherwise warn, wherever each was made, that it never was elaborated."""
+    if id(part) in seen:
+        return
+    seen.add(id(part))
+    if isinstance(part, Elaboratable):
+        part._MustUse__used = True
+        values = vars(part).values()
+    elif isinstance(part, (list, tuple)):
+        values = part
+    elif isinstance(part, dict):
+        values = part.values()
+    else:
+        return
+    for value in values:
+        _elaborated(value, seen)
 
 
 def simulate(bench, engine="native", work_dir=None, progress=None):
