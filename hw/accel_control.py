@@ -7,8 +7,10 @@ panels, for each of the band's input tiles, read again from memory every pass:
 
 - a **compute** job for Tensaurus (:func:`~sparseforge.hw.compose.tensaurus.
   tensaurus_job_layout`): the tile's CISS entries at its offset in the band's stream (the
-  Tailor's index), B's rows ``[k0, k0 + kn)`` of the pass's panel, the band's output rows
-  in the pass's output panel, ``closes`` on the band's last tile (the MSU writes the
+  Tailor's index), B's rows ``[k0, k0 + kn)`` of the pass's panel (operand 0, ``tlen``
+  words a row; in SpMV, ``mv``, b's rows ``[k0 / per, ceil((k0 + kn) / per))`` as operand
+  1, broadcast, a word each, :func:`~sparseforge.sw.wire.mv_layout`), the band's output
+  rows in the pass's output panel, ``closes`` on the band's last tile (the MSU writes the
   band's panel then) and ``last`` on the run's final job;
 - a **convert** job for the CSR-to-CISS converter (the window ``[k0, k0 + kn)`` of the
   band's rows), on the first pass for every tile and on later passes only for the
@@ -60,11 +62,12 @@ def pass_layout(index_width):
 def accel_config_layout(addr_width):
     """The run's registers as the sequencer takes them, word addresses: the tile list
     (``tiles_count`` words at ``tiles_base``), ``passes`` over B, B's first panel at
-    ``b_base`` and ``b_panel`` words between panels, the output's likewise."""
+    ``b_base`` and ``b_panel`` words between panels, the output's likewise; ``mv`` for
+    SpMV (the ``MV`` kernel: b's rows as operand 1)."""
     return data.StructLayout({"tiles_base": addr_width, "tiles_count": addr_width,
                               "passes": addr_width, "b_base": addr_width,
                               "b_panel": addr_width, "out_base": addr_width,
-                              "out_panel": addr_width})
+                              "out_panel": addr_width, "mv": 1})
 
 
 class AccelControlSignature(wiring.Signature):
@@ -92,8 +95,8 @@ class AccelControlSignature(wiring.Signature):
 class AccelControl(wiring.Component):
     """The sequencer for a Tailor of ``depth`` entries (``fifo`` of them its FIFO region
     when overbooked, a band's stream indexed by ``index_width`` bits, ``addr_width`` by
-    default) and an array whose B rows are ``tlen`` words and output rows ``chunks``
-    words.
+    default) and an array whose B rows are ``tlen`` words, output rows ``chunks`` words
+    and PEs ``vlen`` lanes (SpMV's b rows, :func:`~sparseforge.sw.wire.mv_layout`).
 
     Members
     -------
@@ -101,8 +104,10 @@ class AccelControl(wiring.Component):
         As :class:`AccelControlSignature` says.
     """
 
-    def __init__(self, depth, fifo, tlen, chunks, addr_width=24, iw=16, index_width=None):
+    def __init__(self, depth, fifo, tlen, chunks, vlen=1, addr_width=24, iw=16,
+                 index_width=None):
         self.depth, self.fifo, self.tlen, self.chunks = depth, fifo, tlen, chunks
+        self.vlen = vlen
         self.addr_width, self.iw = addr_width, iw
         super().__init__(AccelControlSignature(addr_width, iw, index_width or addr_width))
 
@@ -132,12 +137,19 @@ class AccelControl(wiring.Component):
             conv.kn.eq(tile.kn), conv.first.eq(~converted), conv.entries.eq(tile.entries),
             conv.closes.eq(tile.closes),
             comp.tensor_base.eq(offset), comp.entries.eq(tile.entries),
-            comp.base0.eq(b_panel + tile.k0 * self.tlen), comp.rows0.eq(tile.kn),
             comp.out_base.eq(out_panel + tile.i0 * self.chunks), comp.out_rows.eq(tile.rows),
             comp.closes.eq(tile.closes), comp.last.eq(last_job),
             passes.start.eq(Mux(first_pass | fits, 0, offset)), passes.final.eq(final_pass),
             self.tiles.request.payload.eq(addr),
         ]
+
+        per, shift = wire.mv_layout(self.vlen)
+        with m.If(cfg.mv):
+            m.d.comb += [comp.base1.eq(b_panel + (tile.k0 >> shift)),
+                         comp.rows1.eq((tile.kn + per - 1) >> shift)]
+        with m.Else():
+            m.d.comb += [comp.base0.eq(b_panel + tile.k0 * self.tlen),
+                         comp.rows0.eq(tile.kn)]
 
         with m.FSM():
             with m.State("idle"), m.If(self.start & (cfg.tiles_count != 0)):

@@ -55,7 +55,7 @@ class _Word:
     def __init__(self, addr_width, width, axi_addr_width, data_width):
         self.width, self.data_width = width, data_width
         self.beats, self.size = wire.word_beats(width, data_width)
-        self.shift = exact_log2(wire.word_bytes(width))
+        self.shift = wire.word_shift(width)
         self.lanes = max(data_width // 8 >> self.shift, 1)        # words a beat holds
         self.lane_bits = exact_log2(self.lanes)
         if addr_width + self.shift > axi_addr_width:

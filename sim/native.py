@@ -109,7 +109,9 @@ def build(verilog, name, waves=False):
             raise ToolError(f"Verilator failed to build the native simulator of {name}; "
                             f"log: {log}")
         _keep_runtime(runtime, folder / "obj")
-        return binary, time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        status(f"native simulator of {name} built in {seconds:.0f} s")
+        return binary, seconds
 
 
 def _reuse_runtime(runtime, obj):

@@ -8,7 +8,9 @@ width, word ``n`` at ``base + n * word_bytes(width)``
   (row pointers of ``addr_width`` bits, column ids of ``iw``, values of ``dw``), nothing
   converted;
 - ``b``: B as the MLU reads it, one panel of ``R`` columns after another, each its K rows
-  of ``tlen`` words of ``cols`` chunks (:func:`~sparseforge.sw.wire.mlu_words`);
+  of ``tlen`` words of ``cols`` chunks (:func:`~sparseforge.sw.wire.mlu_words`); in SpMV
+  b's rows of ``per`` values (:func:`~sparseforge.sw.wire.mv_layout`), a word each, the
+  row in its first chunk;
 - ``tiles``: the tile list (:func:`~sparseforge.sw.accel_plan.tile_words`);
 - ``out``: where the MSU writes Y, one panel of R columns after another, each M rows of
   ``tlen * cols`` words of ``vlen`` accumulators (:func:`~sparseforge.sw.wire.
@@ -53,10 +55,10 @@ class Region:
 
 def layout(plan_, nnz):
     """``{name: Region}`` of a run of ``plan_`` on a matrix of ``nnz`` nonzeros."""
-    c, (m, k) = plan_.config, plan_.shape
+    c, m = plan_.config, plan_.shape[0]
     chunks = c.tlen * c.cols
     sizes = {"a_rowptr": (ADDR_WIDTH, m + 1), "a_colid": (c.iw, nnz), "a_values": (c.dw, nnz),
-             "b": (c.cols * c.vlen * c.dw, plan_.passes * k * c.tlen),
+             "b": (c.cols * c.vlen * c.dw, plan_.b_words),
              "tiles": (wire.width(wire.ACCEL_TILE),
                        sum(len(band.inputs) for band in plan_.bands)),
              "out": (c.vlen * c.acc_width, plan_.passes * m * chunks)}
@@ -76,21 +78,32 @@ def image(plan_, matrix, b):
     regions = layout(plan_, a.nnz)
     end = max(r.base + r.size for r in regions.values())
     memory = np.zeros(-(-end // PAGE) * PAGE, dtype=np.uint8)
-    R = c.width
-    panels = np.zeros((plan_.passes, b.shape[0], R), dtype=np.int64)
-    for p in range(plan_.passes):
-        part = b[:, p * R:(p + 1) * R]
-        panels[p, :, :part.shape[1]] = part
     contents = {
         "a_rowptr": a.indptr, "a_colid": a.indices,
         "a_values": a.data.astype(np.int64) & ((1 << c.dw) - 1),
-        "b": wire.mlu_words(panels.reshape(-1, R), c.cols, c.vlen, c.dw),
+        "b": wire.mlu_words(_b_rows(plan_, b), c.cols, c.vlen, c.dw),
         "tiles": accel_plan.tile_words(plan_),
     }
     for name, values in contents.items():
         region = regions[name]
         _put(memory, region, values)
     return memory, regions
+
+
+def _b_rows(plan_, b):
+    """B's rows as the MLU loads them: each pass's panel of ``R`` columns, panel after
+    panel; in SpMV b's values ``per`` a row, padded to ``vlen`` lanes."""
+    c = plan_.config
+    if plan_.mv:
+        per = wire.mv_layout(c.vlen)[0]
+        rows = np.pad(b[:, 0], (0, -len(b) % per)).reshape(-1, per)
+        return np.pad(rows, ((0, 0), (0, c.vlen - per)))
+    R = c.width
+    panels = np.zeros((plan_.passes, b.shape[0], R), dtype=np.int64)
+    for p in range(plan_.passes):
+        part = b[:, p * R:(p + 1) * R]
+        panels[p, :, :part.shape[1]] = part
+    return panels.reshape(-1, R)
 
 
 def _put(memory, region, values):
@@ -123,7 +136,8 @@ def registers(plan_, regions):
     """The run's register values (``{name: value}``, :mod:`~sparseforge.sw.regmap`'s RW
     registers) for its ``regions``."""
     c = plan_.config
-    values = {"kernel": int(wire.TensaurusKernel.MM), "passes": plan_.passes,
+    kernel = wire.TensaurusKernel.MV if plan_.mv else wire.TensaurusKernel.MM
+    values = {"kernel": int(kernel), "passes": plan_.passes,
               "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count,
               "b_panel": plan_.shape[1] * c.tlen * regions["b"].word,
               "out_panel": plan_.shape[0] * c.tlen * c.cols * regions["out"].word}

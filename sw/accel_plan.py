@@ -1,7 +1,7 @@
 """An ``accel`` run planned by the host: the tiles, the passes, the golden output.
 
-The accelerator computes ``Y = A B`` (SpMM; SpMV is B of one column) from A stored as
-CSR. Its sequencer walks a loop nest the host lays out here:
+The accelerator computes ``Y = A B`` (SpMM) or ``y = A b`` (SpMV) from A stored as CSR.
+Its sequencer walks a loop nest the host lays out here:
 
 - **output tiles**: bands of ``rows`` consecutive rows of A (Tailors §4: the tile the
   buffer holds is ``A[I, :]``, every column of its rows); the band height is chosen by
@@ -15,6 +15,13 @@ CSR. Its sequencer walks a loop nest the host lays out here:
   rows of B a scratchpad holds), each one Tensaurus tile (Section 5.1) whose CISS
   stream the converter makes of the window ``A[I, k0:k1]``, rows numbered from the
   band's first, columns from ``k0``.
+
+SpMV runs on Tensaurus's own SpMV mapping (Section 5.2.4, the ``MV`` kernel of
+:class:`~sparseforge.sw.wire.TensaurusKernel`), not as SpMM of one column (a whole
+``R``-wide row of B a nonzero, ``R - 1`` of its lanes computing zeros): b is broadcast
+to every column's scratchpad, ``per`` of its values a row (:func:`~sparseforge.sw.wire.
+mv_layout`), and each nonzero is one operation of a PE of the first column. So one pass,
+and a window is ``spm_rows * per`` of A's columns, the b a scratchpad holds.
 
 The tiles are :func:`sparseforge.sw.tensaurus_job.plan`'s for an MSU of the band's
 height, so the hardware's CISS streams and the host's are the same by construction; the
@@ -41,6 +48,10 @@ import scipy.sparse as sp
 from ..core.errors import ParameterError
 from . import swiftiles, tensaurus_job, wire
 from .occupancy import Pattern
+
+KERNELS = ("spmm", "spmv")
+"""The kernels a run takes (:data:`~sparseforge.sw.wire.TensaurusKernel`'s ``MM`` and
+``MV``)."""
 
 POLICIES = {"uniform": swiftiles.uniform_tiling, "prescient": swiftiles.prescient_tiling,
             "swiftiles": swiftiles.swiftiles}
@@ -125,7 +136,8 @@ class Band:
 class AccelPlan:
     """A run: its ``bands`` in order, ``passes`` over B's columns, the policy's
     ``tiling`` (:class:`~sparseforge.sw.swiftiles.Tiling`), ``golden`` the exact output
-    (``M x N``, int64) and the build it is planned for."""
+    (``M x N``, int64), the build it is planned for and its ``kernel``
+    (:data:`KERNELS`)."""
 
     config: AccelConfig
     shape: tuple
@@ -134,6 +146,21 @@ class AccelPlan:
     passes: int
     tiling: object
     golden: np.ndarray
+    kernel: str = "spmm"
+
+    @property
+    def mv(self):
+        """Tensaurus's SpMV mapping: b broadcast, ``per`` values a scratchpad row."""
+        return self.kernel == "spmv"
+
+    @property
+    def b_words(self):
+        """Words of B (MLU words) in memory: each pass's panel of K rows of ``tlen``
+        words; in SpMV b's ``ceil(K / per)`` rows of one word."""
+        c, k = self.config, self.shape[1]
+        if self.mv:
+            return -(-k // wire.mv_layout(c.vlen)[0])
+        return self.passes * k * c.tlen
 
     @property
     def band_rows(self):
@@ -173,14 +200,19 @@ def band_height(matrix, policy, config, k=0.1, y=10, seed=None):
     return max(1, min(int(height), config.out_rows)), tiling
 
 
-def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progress=None):
+def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progress=None,
+         kernel="spmm"):
     """The :class:`AccelPlan` of ``Y = matrix @ b`` (A: M x K sparse, integer values;
-    ``b``: K x N integers, or a vector of K) on ``config``'s build with ``policy``'s
-    bands. Values past ``dw`` bits and outputs past ``acc_width`` bits are refused, as
-    :func:`~sparseforge.sw.tensaurus_job.plan` refuses them. ``progress(done, total)``
-    is called after each band."""
+    ``b``: K x N integers, or a vector of K; for ``kernel="spmv"`` a vector, 1-D or one
+    column) on ``config``'s build with ``policy``'s bands. Values past ``dw`` bits and
+    outputs past ``acc_width`` bits are refused, as :func:`~sparseforge.sw.tensaurus_job.
+    plan` refuses them. ``progress(done, total)`` is called after each band."""
+    if kernel not in KERNELS:
+        raise ParameterError(f"--kernel {kernel}: expected one of {', '.join(KERNELS)}")
     a = sp.csr_array(matrix)
     b = np.asarray(b)
+    if kernel == "spmv" and b.ndim != 1 and b.shape[1:] != (1,):
+        raise ParameterError(f"b is {b.shape}: spmv takes a vector (1-D, or one column)")
     if b.ndim == 1:
         b = b.reshape(-1, 1)
     if b.ndim != 2 or b.shape[0] != a.shape[1] or b.shape[1] == 0:
@@ -188,29 +220,39 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     if a.nnz == 0:
         raise ParameterError(f"A ({a.shape[0]} x {a.shape[1]}) has no nonzeros")
     height, tiling = band_height(a, policy, config, seed=seed)
+    per = wire.mv_layout(config.vlen)[0] if kernel == "spmv" else 1
+    limit = 1 << next(f.width for f in wire.ACCEL_TILE if f.name == "kn")
+    if kernel == "spmv" and min(config.spm_rows * per, a.shape[1]) >= limit:
+        raise ParameterError(f"--spm-rows {config.spm_rows}: spmv's windows of "
+                             f"{config.spm_rows * per} columns of A (b's {per} values a "
+                             f"row) past the tile list's {limit - 1}")
     R = config.width
-    panel = np.zeros((b.shape[0], R), dtype=np.int64)
-    panel[:, :min(R, b.shape[1])] = np.asarray(b[:, :R], dtype=np.int64)
+    if kernel == "spmv":
+        operand = b[:, 0]
+    else:
+        operand = np.zeros((b.shape[0], R), dtype=np.int64)
+        operand[:, :min(R, b.shape[1])] = np.asarray(b[:, :R], dtype=np.int64)
     golden = _golden(a, b, config)
     bands = []
     total = -(-a.shape[0] // height)
     for n, i0 in enumerate(range(0, a.shape[0], height)):
         rows = min(height, a.shape[0] - i0)
-        job = tensaurus_job.plan("spmm", a[i0:i0 + rows], [panel], rows=config.pes,
+        job = tensaurus_job.plan(kernel, a[i0:i0 + rows], [operand], rows=config.pes,
                                  cols=config.cols, vlen=config.vlen, dw=config.dw,
                                  iw=config.iw, acc_width=64, spm_rows=config.spm_rows,
                                  names=["A", "B"])
         inputs, offset = [], 0
         for t, tile in enumerate(job.tiles):
-            (k0, kn), = tile.rows
+            first, count = tile.rows[-1]            # B's rows; in SpMV b's, per values each
+            k0, k1 = first * per, min((first + count) * per, a.shape[1])
             entries = tile.stream.entries
-            inputs.append(InputTile(k0, k0 + kn, entries, offset, t == len(job.tiles) - 1))
+            inputs.append(InputTile(k0, k1, entries, offset, t == len(job.tiles) - 1))
             offset += entries
         bands.append(Band(i0, rows, tuple(inputs)))
         if progress:
             progress(n + 1, total)
     return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
-                     golden)
+                     golden, kernel)
 
 
 def _golden(a, b, config):
@@ -240,8 +282,10 @@ def tile_words(plan_):
 def describe(plan_):
     """One line a run: bands, passes, overbooking."""
     c = plan_.config
+    passes = (f"one pass of b ({wire.mv_layout(c.vlen)[0]} values a scratchpad row, the "
+              "first PE column)" if plan_.mv else f"{plan_.passes} passes of {c.width} columns")
     return (f"{len(plan_.bands)} bands of {plan_.band_rows} rows ({plan_.tiling.strategy}), "
-            f"{plan_.passes} passes of {c.width} columns, {plan_.overbooked} bands overbook "
+            f"{passes}, {plan_.overbooked} bands overbook "
             f"a Tailor of {c.depth} entries, {plan_.refetched_entries()} entries refetched "
             f"({plan_.reconverted_entries()} converted again)")
 
@@ -264,6 +308,7 @@ def jobs(plan_, bases=Bases()):
     list of dicts in its stream's fields (unset compute fields are 0)."""
     c = plan_.config
     chunks = c.tlen * c.cols
+    per = wire.mv_layout(c.vlen)[0]
     passes, converts, computes = [], [], []
     for n, band in enumerate(plan_.bands):
         fits = not band.bumped(c)
@@ -277,10 +322,14 @@ def jobs(plan_, bases=Bases()):
                                  "kn": t.k1 - t.k0, "first": int(first == 0),
                                  "entries": t.entries, "closes": int(t.closes)})
             for t in band.inputs:
+                panel = bases.b + p * bases.b_panel
+                b_rows = ({"base0": 0, "rows0": 0, "base1": panel + t.k0 // per,
+                           "rows1": -(-(t.k1 - t.k0) // per)} if plan_.mv else
+                          {"base0": panel + t.k0 * c.tlen, "rows0": t.k1 - t.k0,
+                           "base1": 0, "rows1": 0})
                 computes.append({
                     "tensor_base": t.offset, "entries": t.entries, "dense": 0, "jn": 0,
-                    "kn": 0, "base0": bases.b + p * bases.b_panel + t.k0 * c.tlen,
-                    "rows0": t.k1 - t.k0, "base1": 0, "rows1": 0,
+                    "kn": 0, **b_rows,
                     "out_base": bases.out + p * bases.out_panel + band.i0 * chunks,
                     "out_rows": band.rows, "closes": int(t.closes),
                     "last": int(final and t.closes and n == len(plan_.bands) - 1)})

@@ -78,7 +78,9 @@ REGISTERS = (
         Field("refused", 3, 1, "a write came while busy and was refused (sticky; cleared "
                                "by the next start)", own=True))),
     Register("start", 0x04, "W1", 1, 0, "write 1 to start a run"),
-    Register("kernel", 0x08, "RW", 2, 0, f"the kernel: {_KERNELS}"),
+    Register("kernel", 0x08, "RW", 2, 0, f"the kernel: {_KERNELS}; a matrix run is MM "
+                                         "(SpMM) or MV (SpMV: b broadcast, the first PE "
+                                         "column computing)"),
     Register("cycles", 0x0C, "RO", 32, 0, "cycles of the last run (or of this one so far)"),
     Register("bytes_read", 0x10, "RO", 32, 0, "bytes read from memory by the last run"),
     Register("bytes_written", 0x14, "RO", 32, 0, "bytes written to memory by the last run"),

@@ -719,14 +719,19 @@ def word_bytes(width):
     return 1 << (-(-width // 8) - 1).bit_length()
 
 
+def word_shift(width):
+    """log2 of :func:`word_bytes`: the shift from a word address of ``width``-bit words
+    to its byte address (and back)."""
+    return word_bytes(width).bit_length() - 1
+
+
 def word_beats(width, data_width):
     """``(beats, size)``: the AXI beats that carry a word of ``width`` bits over a bus of
     ``data_width`` bits, and their ARSIZE/AWSIZE (log2 bytes a beat). A word no wider
     than the bus is one beat of its own :func:`word_bytes` (a narrow transfer on its byte
     lanes); a wider one ``ceil(width / data_width)`` full beats."""
-    container = word_bytes(width)
-    if container * 8 <= data_width:
-        return 1, container.bit_length() - 1
+    if word_bytes(width) * 8 <= data_width:
+        return 1, word_shift(width)
     return -(-width // data_width), (data_width // 8).bit_length() - 1
 
 

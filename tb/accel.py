@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The accelerator's benches: the host's side of a run.
 
 The host lays out the run's memory (:mod:`sparseforge.sw.accel_image`) in an AXI4 slave,
@@ -9,7 +10,8 @@ then reads the counters, and Y from memory.
   LiteHost` taking the host's register commands as a stream, its memory
   :class:`~sparseforge.tb.axi_native.AxiDram` (DDR4 timing, random readiness, answers
   out of order across IDs, beats interleaved). One build serves every run of a
-  configuration: the matrix, B and the plan are images read at run time.
+  configuration, and its Verilog is generated once (kept by the accelerator's
+  parameters): the matrix, B and the plan are images read at run time.
 - :func:`pysim` (Amaranth's simulator): the checking :class:`~sparseforge.tb.axi.AxiMemory`
   and the host as a Python coroutine (:class:`~sparseforge.tb.axi.LiteHost`).
 """
@@ -18,16 +20,14 @@ import random
 from dataclasses import dataclass
 
 import numpy as np
-from amaranth.hdl import Module
-from amaranth.lib import wiring
 
 from ..hw.compose.accel import Accel
-from ..hw.lite_host import LiteHost as LiteHostUnit
 from ..hw.lite_host import LiteOp
 from ..sw import accel_image, regmap
 from . import native
 from .axi import AxiMemory, LiteHost, Pins
 from .axi_native import AxiDram
+from .lite_host import HostedRegisters
 from .streams import Bench
 
 COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
@@ -100,25 +100,18 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
                     found["refetched"], found["status"])
 
 
-class AccelHarness(wiring.Component):
-    """An ``accel`` of ``params`` and a :class:`~sparseforge.hw.lite_host.LiteHost` on its
-    registers: the host's commands in (``commands``), their responses out
-    (``responses``), memory on ``m_axi``."""
+class AccelHarness(HostedRegisters):
+    """An ``accel`` of ``params`` with the gateware host on its registers
+    (:class:`~.lite_host.HostedRegisters`): the host's commands in (``commands``), their
+    responses out (``responses``), memory on ``m_axi``."""
 
     def __init__(self, **params):
-        self.accel, self.host = Accel(**params), LiteHostUnit(8)
-        members = self.host.signature.members
-        super().__init__({"commands": members["commands"], "responses": members["responses"],
-                          "m_axi": self.accel.signature.members["m_axi"]})
+        super().__init__(Accel(**params), passed=("m_axi",))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.accel, m.submodules.host = self.accel, self.host
-        wiring.connect(m, wiring.flipped(self.commands), self.host.commands)
-        wiring.connect(m, self.host.responses, wiring.flipped(self.responses))
-        wiring.connect(m, self.host.m_axil, self.accel.s_axil)
-        wiring.connect(m, self.accel.m_axi, wiring.flipped(self.m_axi))
-        return m
+    @property
+    def design(self):
+        """The accelerator's parameters: the harness adds no state of its own."""
+        return super().design
 
 
 def commands(plan, regions):

@@ -28,9 +28,9 @@ data, other cycles).
 
 The gateware is sized by ``capacity``, ``reads`` and ``in_writes`` (bursts in flight on
 each side) and ``bookings`` (DRAM bursts the controller keeps in view), never by the
-image; a bench keeps them fixed so that every run reuses one build. Each native run
-converts the design to Verilog again (seconds for two memories and a master), so a
-bench's tests share runs rather than make many small ones.
+image; a bench keeps them fixed so that every run reuses one build, and its Verilog: they
+are the memory's :attr:`AxiDram.design`, by which a native run keeps the design's
+Verilog (:func:`~sparseforge.tb.native.top_verilog`).
 
 The memory, cycle for cycle:
 
@@ -561,11 +561,17 @@ class AxiDram:
 
     verilog = RAM
 
+    @property
+    def design(self):
+        """What its unit is built from beside its image ids (a native run's Verilog is
+        kept by it)."""
+        return (self.addr_width, self.data_width, self.read_id, self.write_id, self.timing,
+                self.capacity, *self.sizes)
+
     def native(self, m, ports, source, sink):
         """Build the memory into ``m`` on the design's ``ports``; its images are numbered
         from ``source`` and ``sink``. Returns its ``(moved, done)``."""
-        unit = AxiDramMemory(source, sink, self.addr_width, self.data_width, self.read_id,
-                             self.write_id, self.timing, self.capacity, *self.sizes)
+        unit = AxiDramMemory(source, sink, *self.design)
         m.submodules[f"axi_{self.name}"] = unit
         for pin, member in unit.axi.signature.members.items():
             outer, inner = ports[f"{self.name}__{pin}"], getattr(unit.axi, pin)

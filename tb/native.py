@@ -36,12 +36,22 @@ from pathlib import Path
 
 import numpy as np
 from amaranth.back import rtlil
-from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, signed
+from amaranth.hdl import (
+    ClockSignal,
+    Const,
+    Elaboratable,
+    Instance,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+    signed,
+)
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..core.export import clean_verilog
+from ..core.export import cached_verilog, clean_verilog
 from ..hw.stream_units import MemoryPortSignature, any_of
 from ..sim import native
 from ..sim.runners import flat_ports, pysim, waves_file
@@ -235,6 +245,29 @@ class NativeTop(wiring.Component):
                 raise ValueError(f"sink {d.name} does not say how many items it takes")
         super().__init__()
 
+    def units(self):
+        """What :meth:`elaborate` builds beside the component, by id order: each
+        driver's unit as its Verilog holds it (a stream's name and width, the counts it
+        waits for, its credits; a memory's widths, timing and reads in flight; a RAM's
+        coin; an attached driver's ``design``). Coins, images and a pin's value are read
+        at run time and are not here. None when an attached driver has no ``design``."""
+        ports = flat_ports(self.bench.component)
+        units = [("source", d.name, d.codec.width, list(d.after),
+                  *((d.credits[0], len(ports[d.credits[0]])) if d.credits else ()))
+                 for d in self.sources]
+        units += [("sink", d.name, d.codec.width) for d in self.sinks]
+        units += [("pulses", d.port) for d in self.bench.drivers if isinstance(d, PulseCounter)]
+        units += [("memory", d.name, d.addr_width, d.data_width, d.tag_width, d.timing,
+                   d.in_flight) for d in self.memories]
+        units += [("static", d.name, width) for d, width in self.statics]
+        units += [("ram", d.name, d.writes, d.depth, d.codec.width, d.stall.threshold,
+                   d.stall.seed) for d in self.rams]
+        for d, _ in self.attached:
+            if getattr(d, "design", None) is None:
+                return None
+            units.append((type(d).__qualname__, d.name, d.design))
+        return units
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.bench.component
@@ -399,9 +432,8 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     if waves is None:
         waves = waves_file(name, bench.seed)
     top = NativeTop(bench)
-    il = rtlil.convert(top, name="top", ports=[top.done, top.moved], emit_src=False)
     modules = "".join(dict.fromkeys(d.verilog for d, _ in top.attached))
-    binary, built = native.build(clean_verilog(il) + modules, name, waves=bool(waves))
+    binary, built = native.build(top_verilog(top, name) + modules, name, waves=bool(waves))
     sources = [*map(source_image, top.sources), *map(memory_image, top.memories),
                *(static_image(d, width) for d, width in top.statics),
                *(i for _, (images, _) in top.attached for i in images)]
@@ -424,6 +456,60 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
             _compare(bench, d.name, got, want)
         outputs[d.name] = got
     return NativeResult(result.cycles, outputs, result)
+
+
+def design_identity(component):
+    """What ``component``'s design is made of, when it says: its class, and the
+    parameters a registered block was built from alone (``block_params``), or a
+    component class's own ``design`` (its parts' identities, for a harness). None
+    otherwise, and for a subclass that says neither itself: its state is unknown."""
+    cls = type(component)
+    own = vars(cls)
+    parts = (component.design if "design" in own else
+             component.block_params if "block_name" in own else None)
+    return None if parts is None else [f"{cls.__module__}.{cls.__qualname__}", parts]
+
+
+def top_verilog(top, name):
+    """The Verilog of ``top`` (a :class:`NativeTop`), generated once for its design: kept
+    by its component's :func:`design_identity` and its drivers' units (``top.units()``)
+    in the cache (:func:`~sparseforge.core.export.cached_verilog`), so a bench's later runs
+    skip Amaranth's conversion and Yosys (a minute for the accelerator) and find their
+    Verilator build at once. A top whose component or drivers do not say what they are
+    made of is generated on every run."""
+    def make():
+        return clean_verilog(rtlil.convert(top, name="top", ports=[top.done, top.moved],
+                                           emit_src=False))
+
+    identity, units = design_identity(top.bench.component), top.units()
+    if identity is None or units is None:
+        return make()
+    text, made = cached_verilog("native", {"component": identity, "units": units}, make, name)
+    if not made:
+        seen = set()
+        for part in (top, top.bench.component):
+            _elaborated(part, seen)
+    return text
+
+
+def _elaborated(part, seen):
+    """Mark ``part`` and the elaboratables it holds (attributes, in lists, tuples and
+    dicts, down the tree) as used: their design is in the cached Verilog, and Amaranth
+    would otherwise warn, wherever each was made, that it never was elaborated."""
+    if id(part) in seen:
+        return
+    seen.add(id(part))
+    if isinstance(part, Elaboratable):
+        part._MustUse__used = True
+        values = vars(part).values()
+    elif isinstance(part, (list, tuple)):
+        values = part
+    elif isinstance(part, dict):
+        values = part.values()
+    else:
+        return
+    for value in values:
+        _elaborated(value, seen)
 
 
 def simulate(bench, engine="native", work_dir=None, progress=None):

@@ -46,6 +46,31 @@ def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy):
     assert abs(model.cycles / run.cycles - 1) <= 0.05
 
 
+def test_spmv_on_tensaurus_spmv_kernel_is_exact_and_beats_spmm_of_one_column():
+    """SpMV on Tensaurus's mapping (b broadcast, 2 of its values a scratchpad row, the
+    first PE column computing) through an array of 2 columns, its Tailor overbooked: y
+    exact, status clean; the same build and matrix as SpMM of one column (R = 8 columns
+    a nonzero, 7 of them zero) takes more cycles and reads more of B."""
+    config = AccelConfig(pes=2, cols=2, vlen=2, tlen=2, spm_rows=4, out_rows=4, depth=8,
+                         fifo=2)
+    a, b = _matrix(2)
+    v = b[:, 0]
+    mv = accel_plan.plan(a, v, "prescient", config, kernel="spmv")
+    mm = accel_plan.plan(a, v, "prescient", config)
+    assert mv.overbooked and mv.passes == mm.passes == 1
+    def windows(plan):
+        return {t.k1 - t.k0 for band in plan.bands for t in band.inputs}
+    assert windows(mv) == {8} and windows(mm) == {4}        # 4 rows of b, of 2 values each
+    dut = Accel(**params_of(config), tile=64, tags=4, data=64)
+    runs = {plan.kernel: pysim(dut, plan, a, v, seed_from_env(2), limit=4000)
+            for plan in (mv, mm)}
+    for run in runs.values():
+        np.testing.assert_array_equal(run.y[:, 0], a @ v)
+        assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    assert runs["spmv"].cycles < runs["spmm"].cycles
+    assert runs["spmv"].bytes_read < runs["spmm"].bytes_read
+
+
 @pytest.mark.soak
 def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
     """``sparseforge run accel`` on 494_bus's pattern with a Tailor of 64 entries: bands
@@ -64,6 +89,32 @@ def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
     assert r["equal_to_golden"] and r["overbooked_bands"] > 0
     assert r["refetched_entries"] == r["planned_refetched_entries"] > 0
     assert r["dram_bytes_written"] == 2 * 494 * 4 * 8      # 2 panels of 494 rows, 4 words
+
+
+@pytest.mark.soak
+def test_run_accel_spmv_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
+    """``run accel --kernel spmv`` on 494_bus's pattern, natively: y exact, one pass, and
+    fewer cycles and bytes read than SpMM of the same vector as one column on the same
+    build (B's R-wide rows against b's values two a word)."""
+    import json
+
+    from sparseforge.cli import main
+
+    matrix = str(shared_data / "matrices/suitesparse/494_bus.mtx")
+    v = (np.arange(494) % 7 - 3).astype(np.int64)
+    np.save(tmp_path / "v.npy", v)
+    np.save(tmp_path / "b.npy", v.reshape(-1, 1))
+    runs = {}
+    for kernel, factors in (("spmv", "v.npy"), ("spmm", "b.npy")):
+        main(["run", "accel", "--kernel", kernel, matrix, "--factors",
+              str(tmp_path / factors), "--out", str(tmp_path / f"{kernel}.npy"),
+              "--pattern", "--json"])
+        runs[kernel] = json.loads(capsys.readouterr().out)
+        assert runs[kernel]["equal_to_golden"] and runs[kernel]["passes"] == 1
+    np.testing.assert_array_equal(np.load(tmp_path / "spmv.npy"),
+                                  np.load(tmp_path / "spmm.npy")[:, 0])
+    assert runs["spmv"]["cycles"] < runs["spmm"]["cycles"]
+    assert runs["spmv"]["dram_bytes_read"] < runs["spmm"]["dram_bytes_read"]
 
 
 @pytest.mark.parametrize("params", [

@@ -12,14 +12,14 @@ from sparseforge.sw.accel_plan import AccelConfig, Bases
 from sparseforge.tb.accel_control import AccelControlBench, ConverterFeedBench
 
 
-def _plan(depth, fifo, columns, seed=3):
+def _plan(depth, fifo, columns, seed=3, kernel="spmm", vlen=1):
     rng = np.random.default_rng(seed)
     a = sp.random_array((23, 40), density=0.25, rng=rng, format="csr")
     a.data = rng.integers(1, 9, a.nnz)
     b = rng.integers(-3, 4, (40, columns))
-    config = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=8, out_rows=6,
+    config = AccelConfig(pes=2, cols=1, vlen=vlen, tlen=2, spm_rows=8, out_rows=6,
                          depth=depth, fifo=fifo)
-    return accel_plan.plan(a, b, "prescient", config)
+    return accel_plan.plan(a, b, "prescient", config, kernel=kernel)
 
 
 BASES = Bases(tiles=5, b=100, b_panel=80, out=7000, out_panel=300)
@@ -27,7 +27,7 @@ BASES = Bases(tiles=5, b=100, b_panel=80, out=7000, out_panel=300)
 
 def _run(plan, seed, runs=1, bases=BASES):
     c = plan.config
-    dut = AccelControl(c.depth, c.fifo, c.tlen, c.tlen * c.cols)
+    dut = AccelControl(c.depth, c.fifo, c.tlen, c.tlen * c.cols, c.vlen)
     bench = AccelControlBench(dut, plan, seed, bases, runs)
     _, taken = pysim(bench)
     for name, items in bench.expected.items():
@@ -46,6 +46,19 @@ def test_jobs_equal_the_hosts(depth, fifo, columns):
     if depth == 16:
         assert plan.overbooked > 0 and (plan.passes == 1 or plan.refetched_entries() > 0)
     _run(plan, seed=depth + columns)
+
+
+def test_spmv_loads_b_as_operand_1_in_windows_of_per_rows():
+    """SpMV on Tensaurus's mapping (vlen 2: b's values 2 a row): windows of 16 of A's
+    columns, each loading its 8 rows of b, one a word, as operand 1; one pass."""
+    plan = _plan(16, 4, 1, kernel="spmv", vlen=2)
+    assert plan.passes == 1 and {(t.k0 % 16, t.k1 - t.k0) for b in plan.bands
+                                 for t in b.inputs} <= {(0, 16), (0, 8)}
+    computes = accel_plan.jobs(plan, BASES)[2]
+    assert {(c["rows0"], c["rows1"]) for c in computes} <= {(0, 8), (0, 4)}
+    assert all(c["base1"] == BASES.b + c_k0 // 2 for c, c_k0 in
+               zip(computes, [t.k0 for b in plan.bands for t in b.inputs], strict=True))
+    _run(plan, seed=21)
 
 
 def test_back_to_back_runs():

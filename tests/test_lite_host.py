@@ -1,41 +1,38 @@
 # amaranth: UnusedElaboratable=no
-"""The gateware host (sparseforge.hw.lite_host) on the register file: writes, reads back,
-a wait that polls until a status bit rises, RESP passed back, under back-pressure."""
+"""The gateware host (sparseforge.hw.lite_host) on the register file, as benches wire it
+(sparseforge.tb.lite_host): writes, reads back, a wait that polls until a status bit
+rises, RESP passed back, under back-pressure."""
 
 import pytest
-from amaranth.hdl import Module, Signal
-from amaranth.lib import wiring
+from amaranth.hdl import Signal
 
-from sparseforge.hw.lite_host import LiteHost, LiteOp
+from sparseforge.hw.lite_host import LiteOp
 from sparseforge.hw.regfile import RegisterFile
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import regmap
+from sparseforge.tb.lite_host import HostedRegisters
 from sparseforge.tb.streams import Bench
 
 REGS = regmap.by_name()
 
 
-class HostOnRegisters(wiring.Component):
-    """A :class:`LiteHost` on a :class:`RegisterFile` whose ``done`` rises ``delay``
-    cycles after ``start``."""
+class HostOnRegisters(HostedRegisters):
+    """The host on a :class:`RegisterFile` whose ``done`` rises ``delay`` cycles after
+    ``start``."""
 
     def __init__(self, delay):
-        self.delay, self.host, self.regs = delay, LiteHost(8), RegisterFile(addr_width=8)
-        members = self.host.signature.members
-        super().__init__({"commands": members["commands"], "responses": members["responses"]})
+        self.delay = delay
+        super().__init__(RegisterFile(addr_width=8))
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.host, m.submodules.regs = self.host, self.regs
-        wiring.connect(m, wiring.flipped(self.commands), self.host.commands)
-        wiring.connect(m, self.host.responses, wiring.flipped(self.responses))
-        wiring.connect(m, self.host.m_axil, self.regs.s_axil)
+        m = super().elaborate(platform)
+        regs = self.target.regs
         count = Signal(range(self.delay + 2))
-        with m.If(self.regs.regs.start):
+        with m.If(regs.start):
             m.d.sync += count.eq(1)
         with m.Elif((count != 0) & (count <= self.delay)):
             m.d.sync += count.eq(count + 1)
-        m.d.comb += self.regs.regs.done.eq(count > self.delay)
+        m.d.comb += regs.done.eq(count > self.delay)
         return m
 
 

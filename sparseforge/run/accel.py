@@ -108,7 +108,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
     if not np.issubdtype(b.dtype, np.integer):
         raise ParameterError(f"{factors}: {b.dtype} values; the PEs compute on integers of "
                              "dw=16 bits")
-    plan = accel_plan.plan(a, b, tiling, config, seed=seed)
+    plan = accel_plan.plan(a, b, tiling, config, seed=seed, kernel=kernel)
     status(f"run accel: {accel_plan.describe(plan)}; simulating...")
     component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=64)
     model = accel_model.predict(plan, a, accel_model.DRAM, tags=TAGS)
