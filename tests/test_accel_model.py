@@ -80,9 +80,35 @@ def test_parts_add_up():
 def test_memory_slower_costs_cycles():
     """A longer latency or a lower rate never makes the run faster."""
     plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
-    base = accel_model.predict(plan, A, accel_model.Memory(6, 1.0)).cycles
-    assert accel_model.predict(plan, A, accel_model.Memory(12, 1.0)).cycles > base
-    assert accel_model.predict(plan, A, accel_model.Memory(6, 0.5)).cycles > base
+    base = accel_model.predict(plan, A, accel_model.Memory(6, 6, 1.0)).cycles
+    assert accel_model.predict(plan, A, accel_model.Memory(12, 12, 1.0)).cycles > base
+    assert accel_model.predict(plan, A, accel_model.Memory(6, 6, 0.5)).cycles > base
+
+
+def test_the_bus_carries_every_access():
+    """A DRAM whose bus takes 1000 cycles an access, and no other wait: the run is the
+    bus's, every word read and written once on it: 80 accesses in the overbooked band of
+    ``_hand(2)`` (4 tile words, 2 conversions of 4 pointers, 6 pre-pass column ids, 6
+    column ids and 6 values, 20 words of B) and 12 of Y (3 rows of 2 words, 2 passes)."""
+    plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
+    accesses = 4 + 2 * (4 + 6 + 6 + 6) + 20 + 12
+    p = accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0, burst=1000))
+    assert accesses * 1000 <= p.cycles <= accesses * 1000 + 200
+    assert accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0)).cycles < 200
+
+
+def test_dram_latency_and_rate():
+    """``dram``'s ``extra`` cycles reach every access; a slower channel adds its coins'
+    waits; the default is :data:`~sparseforge.sw.accel_model.DRAM`."""
+    assert accel_model.dram() == accel_model.DRAM
+    base, later = accel_model.dram(0, 1.0), accel_model.dram(100, 1.0)
+    assert (later.latency - base.latency, later.ordered - base.ordered) == (100, 100)
+    slow = accel_model.dram(0, 0.5)
+    assert slow.latency - base.latency == slow.ordered - base.ordered == accel_model.COINS
+    assert slow.burst == base.burst > 0
+    plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
+    cycles = [accel_model.predict(plan, A, m).cycles for m in (base, slow, later)]
+    assert cycles[0] < cycles[1] < cycles[2]
 
 
 # Cases run on the RTL: (M, K, N, density, seed, policy, config).
