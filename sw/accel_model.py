@@ -33,23 +33,25 @@ RTL overlaps them:
   answered.
 
 ``parts`` breaks the cycles into the converter's busy cycles, the compute, the MLU's
-loads and the MSU's writes (each summed as if alone) and ``overlap``, what running them
-side by side saves (their sum less the cycles).
+loads, the MSU's writes and, for a DRAM, its data bus's (each summed as if alone) and
+``overlap``, what running them side by side saves (their sum less the cycles).
 
 The memory is :class:`Memory`: a tagged read (the MLU's, ``tags`` in flight) answered
 ``latency`` cycles after its request, the master's register slices and the unit's
 queues included, an in-order port's dependent read (the tile word's, the pre-pass's)
 ``ordered`` cycles after its request; ``rate`` beats a cycle on each channel; and, for a
-DRAM, ``burst``: the cycles each access holds the DRAM's data bus. The read ports' words
-come in by round robin, interleaved, so two accesses in a row rarely fall in one DRAM
-burst (which the controller would answer once) and every word read or written costs a
-burst of the bus: the **bus** is a unit of its own, taking each tile's reads (its tile
-word, its conversion's pointers, pre-pass column ids and lanes' column ids and values,
-the MLU's rows of B) and each band's writes in turn, and a tile's conversion and load
-end no earlier than the bus has carried their reads, the band's writes no earlier than
-it has carried them. Where the run's accesses outnumber its cycles over ``burst`` (the
-default build on a matrix of a few hundred rows), the bus, not the latency, sets its
-pace.
+DRAM, ``burst``: the cycles an access holds the DRAM's data bus. The DRAM answers a read
+of the burst it fetched last without a new one, but the read ports' requests meet by
+round robin, so while the converter reads, its words and the MLU's interleave and each
+costs a burst of its own; the MLU's rows of B alone (a later pass, the Tailor holding
+the tile) share bursts, a burst's worth of words one (interrupted at most once by each
+other access). So the **bus** is a unit of its own: it carries each tile's accesses in
+turn (its tile word, its conversion's pointers, pre-pass column ids and lanes' column
+ids and values, the MLU's words as said) and each band's writes of Y once the band is
+computed (one a burst: the next band's reads interleave them); a tile's conversion and
+load end no earlier than the bus has carried them, a band's writes no earlier than it
+has carried them. The default build on a matrix of a few hundred rows is the bus's: its
+accesses, a burst each, are most of its cycles.
 
 :data:`BENCH` is the bench's :class:`~sparseforge.tb.axi.AxiMemory` as
 :func:`~sparseforge.tb.accel.pysim` builds it (every channel ready or valid with
@@ -59,13 +61,15 @@ Amaranth's simulator over random and real matrices, PE rows 2 and 4, 1 to 3 pass
 three tiling policies, Tailors that fit and that overbook (``tests/test_accel_model.py``
 holds the cases). :func:`dram` is the native bench's DDR4-timed memory with ``extra``
 cycles on every access and its channels ready at a ``rate`` (:data:`DRAM`: none, and
-0.7), fitted on the default build (4 x 2 PEs, ``tags`` 8) natively over eight real
-matrices of different shapes, latencies added from 0 to 100 cycles and rates from 0.35
-to 1. The model predicts a run's expected cycles; the memory's random delays move one
-seed's by a percent or two. What it leaves out: the reads' queueing behind each other's
-bursts beyond the bus's throughput (a run whose pre-pass waits behind the lanes' reads,
-a diagonal matrix such as olm500, is predicted short), and the MSU's buffer halves
-holding a band back when two writes queue.
+0.7), fitted on the default build (4 x 2 PEs, ``tags`` 8, a Tailor of 64 entries)
+natively over eight real matrices of different shapes at latencies added from 0 to 100
+cycles and rates from 0.35 to 1, and checked on six more and on the other policies.
+The model predicts a run's expected cycles; the memory's random delays move one seed's
+by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
+beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
+the MLU's reads are many), a pre-pass read answered with the burst it shares with the
+one before (a small matrix whose rows are long, at an added latency, up to 13% long),
+and the MSU's buffer halves holding a band back when two writes queue.
 """
 
 from dataclasses import dataclass
@@ -74,6 +78,7 @@ import numpy as np
 
 from . import ciss, ciss_csr, wire
 from .accel_image import ADDR_WIDTH
+from .dram import DDR4_2400
 
 
 @dataclass(frozen=True)
@@ -107,12 +112,13 @@ def dram(extra=0, rate=0.7):
     """The native bench's DDR4-timed memory (:class:`~sparseforge.tb.axi_native.AxiDram`
     as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock) with
     ``extra`` cycles added to every access (its ``latency`` setting) and every channel
-    ready at ``rate``: a row hit's CL and burst (18 cycles) with the master's slices and
-    the units' queues, the bus a burst of 64 bytes (4 cycles, less where a bank group
-    change or a shared burst saves one: 3.5 fitted)."""
+    ready at ``rate``: a round trip a row hit's CL and burst (18 cycles) with the
+    master's slices and the units' queues (the MLU's reorder slot freed a few cycles
+    after the answer), the bus 4 cycles a burst of 64 bytes and 5 (tCCD_L) for one in
+    the bank group of the burst before (4.25: a quarter of them), as fitted."""
     coins = COINS * (1 / rate - 1)
-    return Memory(latency=21.8 + extra + coins, ordered=16.3 + extra + coins, rate=rate,
-                  burst=3.5)
+    return Memory(latency=24.3 + extra + coins, ordered=16.8 + extra + coins, rate=rate,
+                  burst=4.25)
 
 
 DRAM = dram()
@@ -276,7 +282,8 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
     image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
     reads, writes = traffic(plan_, matrix)
     read_gap = max(1.0 / rate, L / tags)            # the MLU's cycles a word
-    busy = dict.fromkeys(("converter", "compute", "mlu", "msu"), 0.0)
+    share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
+    busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
     for band, passes in _converted(plan_):
@@ -291,10 +298,11 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                 take = max(word, comp_start)        # Tensaurus's load stage free
                 given = commanded = word
                 words = (t.k1 - t.k0) * c.tlen      # the MLU's reads of B's rows
+                others = 1                          # the tile word
                 if id(t) in conv:                   # the converter, between tiles
                     given = max(word, conv_end)
                     cycles, first, converts = conv[id(t)]
-                    words += converts
+                    others += converts
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles
                     if held:                        # the last entry before is written
@@ -304,7 +312,9 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                     command = False
                 seq = max(take, given, commanded) + 1
                 load = L + (t.k1 - t.k0) * c.tlen * read_gap
-                bus = max(bus, min(take, given)) + (words + 1) * memory.burst
+                bursts = others + min(words, words / share + others)   # B's shared
+                bus = max(bus, min(take, given)) + bursts * memory.burst
+                busy["bus"] += bursts * memory.burst
                 if id(t) in conv:                   # its reads and the MLU's share it
                     conv_end = max(conv_end, bus)
                 work = stream.lane_cycles(c.tlen)
@@ -320,13 +330,14 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                     write = band.rows * c.tlen * c.cols / rate
                     msu_end = max(end + DRAIN, msu_end) + write
                     if memory.burst:                # the band's writes on the bus
-                        bus = max(bus, end + DRAIN) + band.rows * c.tlen * c.cols \
-                            * memory.burst
+                        written = band.rows * c.tlen * c.cols * memory.burst
+                        bus = max(bus, end + DRAIN) + written
+                        busy["bus"] += written
                         msu_end = max(msu_end, bus)
                     busy["msu"] += write
             feed_end = conv_end if tiles else comp_end
     cycles = max(comp_end + DRAIN, msu_end) + L + FINISH
-    parts = {name: round(v) for name, v in busy.items()}
+    parts = {name: round(v) for name, v in busy.items() if v or name != "bus"}
     parts["overlap"] = sum(parts.values()) - round(cycles)
     return Prediction(round(cycles), sum(reads.values()), sum(writes.values()),
                       plan_.refetched_entries(), parts, reads, writes)
