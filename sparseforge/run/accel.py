@@ -6,6 +6,9 @@ accel_image`: A as CSR, as stored), builds the accelerator once for its configur
 and simulates it natively on Verilator against a DDR4-timed AXI4 memory that answers out
 of order, its registers programmed over AXI4-Lite; reads Y back from memory, which must
 equal the golden product exactly (a difference is a hardware fault: exit 1).
+``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added latency and its
+channels' readiness at run time (the same build serves every value), and the host
+model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the same.
 """
 
 import time
