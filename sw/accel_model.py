@@ -87,12 +87,15 @@ class Memory:
     port's request (1: on the next cycle), an in-order port's ``ordered`` cycles after;
     ``rate`` beats a cycle taken and answered on each AXI channel (a word no wider than
     the bus is a beat, so ``rate *`` the bus's bytes a cycle at most); ``burst`` cycles of
-    a DRAM's data bus each access holds (0: no such bus)."""
+    a DRAM's data bus each access holds (0: no such bus); ``queue`` beats of R a tagged
+    answer waits for behind others due with it (a DRAM's burst answers its words at
+    once), each ``1 / rate`` cycles."""
 
     latency: float
     ordered: float
     rate: float
     burst: float = 0.0
+    queue: float = 0.0
 
 
 BENCH = Memory(latency=11.0, ordered=8.5, rate=0.7)
@@ -113,12 +116,12 @@ def dram(extra=0, rate=0.7):
     as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock) with
     ``extra`` cycles added to every access (its ``latency`` setting) and every channel
     ready at ``rate``: a round trip a row hit's CL and burst (18 cycles) with the
-    master's slices and the units' queues (the MLU's reorder slot freed a few cycles
-    after the answer), the bus 4 cycles a burst of 64 bytes and 5 (tCCD_L) for one in
+    master's slices and the units' queues, a tagged answer half a beat behind the
+    others of its burst, the bus 4 cycles a burst of 64 bytes and 5 (tCCD_L) for one in
     the bank group of the burst before (4.25: a quarter of them), as fitted."""
     coins = COINS * (1 / rate - 1)
-    return Memory(latency=24.3 + extra + coins, ordered=16.8 + extra + coins, rate=rate,
-                  burst=4.25)
+    return Memory(latency=19.3 + extra + coins, ordered=16.8 + extra + coins, rate=rate,
+                  burst=4.25, queue=0.5)
 
 
 DRAM = dram()
@@ -281,7 +284,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
     ordered = memory.ordered                        # an in-order port's round trip
     image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
     reads, writes = traffic(plan_, matrix)
-    read_gap = max(1.0 / rate, L / tags)            # the MLU's cycles a word
+    read_gap = max(1.0 / rate, (L + tags * memory.queue / rate) / tags)  # the MLU's, a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
