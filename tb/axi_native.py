@@ -18,11 +18,11 @@ design on those pins; its storage holds ``capacity`` bytes (a power of two, by d
 the image's size rounded up), and the image, the coins' rates and seeds and the other
 run-time settings are read when the run starts, so another image of at most that size,
 another seed, other rates or another ``latency`` need no new build. After the run,
-:meth:`AxiDram.result`
-gives the memory's final contents (what the design wrote, e.g. an accelerator's output)
-and its counters (:class:`AxiRun`). The run ends when the bench's sinks are done and the
-memory has answered ``writes`` write bursts on B with nothing left in flight (``writes``
-0: the sinks alone end it; a bench with no sinks, only the pins, ends on the writes).
+:meth:`AxiDram.result` gives the memory's final contents (what the design wrote, e.g. an
+accelerator's output) and its counters (:class:`AxiRun`). The run ends when the bench's
+sinks are done and the memory has answered ``writes`` write bursts on B with nothing left
+in flight (``writes`` 0: the sinks alone end it; a bench with no sinks, only the pins,
+ends on the writes).
 On Amaranth's simulator the same driver serves the pins with the checking
 :class:`~sparseforge.tb.axi.AxiMemory` (random delays in place of DRAM timing: the same
 data, other cycles).
@@ -56,9 +56,8 @@ The memory, cycle for cycle:
   past the image: SLVERR; a WLAST out of place: SLVERR too). A burst whose beats are
   all in is booked like a read (its DRAM bursts, sharing banks and the data bus with the
   reads; a write taken as long as a read), and B answers it once complete (``latency``
-  later, as a read): the oldest
-  due of those that are their ID's oldest, on B's coin. So a read taken after a write's
-  B sees the write.
+  later, as a read): the oldest due of those that are their ID's oldest, on B's coin.
+  So a read taken after a write's B sees the write.
 - Reads and writes both waiting to book take turns.
 
 Coins are the house's seeded LFSRs (:func:`~sparseforge.tb.native.coin`), one a channel.

@@ -40,9 +40,9 @@ watchdog (20,000 cycles) then never comes by chance."""
 
 
 def memory_of(latency, bytes_per_cycle):
-    """The memory's ``(latency, rate)`` for the bench and the host model's
-    :class:`~sparseforge.sw.accel_model.Memory`, ``bytes_per_cycle`` checked against the
-    bus and ``latency`` against the memory's setting."""
+    """``(rate, memory)``: every channel's readiness for the bench's AXI memory and the
+    host model's :class:`~sparseforge.sw.accel_model.Memory` to match, ``bytes_per_cycle``
+    checked against the bus and ``latency`` against the memory's setting."""
     from sparseforge.tb.axi_native import LATENCY
 
     most = (1 << LATENCY) - 1
