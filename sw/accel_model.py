@@ -33,25 +33,44 @@ RTL overlaps them:
   answered.
 
 ``parts`` breaks the cycles into the converter's busy cycles, the compute, the MLU's
-loads and the MSU's writes (each summed as if alone) and ``overlap``, what running them
-side by side saves (their sum less the cycles).
+loads, the MSU's writes and, for a DRAM, its data bus's (each summed as if alone) and
+``overlap``, what running them side by side saves (their sum less the cycles).
 
 The memory is :class:`Memory`: a tagged read (the MLU's, ``tags`` in flight) answered
 ``latency`` cycles after its request, the master's register slices and the unit's
 queues included, an in-order port's dependent read (the tile word's, the pre-pass's)
-:data:`ORDERED` cycles later; ``rate`` beats a cycle on each channel. :data:`BENCH` is
-the bench's :class:`~sparseforge.tb.axi.AxiMemory` as :func:`~sparseforge.tb.accel.
-pysim` builds it (every channel ready or valid with probability 0.7, answers 0 to 6
-cycles after a burst), :data:`IDEAL` the same memory always ready (``rates`` 1): both
-fitted, with the constants below, to the RTL's cycles on Amaranth's simulator over
-random and real matrices, PE rows 2 and 4, 1 to 3 passes, the three tiling policies,
-Tailors that fit and that overbook (``tests/test_accel_model.py`` holds the cases).
-:data:`DRAM`, the native bench's DDR4-timed memory, has its latency fitted on one run
-and is checked on real matrices. The model predicts a run's expected cycles; the
-memory's random delays move one seed's by a percent or two. What it leaves out: the
-lanes', the pre-pass's and the MLU's reads contending for the one read channel (a run
-whose reads outrun ``rate`` is predicted short), and the MSU's buffer halves holding a
-band back when two writes queue.
+``ordered`` cycles after its request; ``rate`` beats a cycle on each channel; and, for a
+DRAM, ``burst``: the cycles an access holds the DRAM's data bus. The DRAM answers a read
+of the burst it fetched last without a new one, but the read ports' requests meet by
+round robin, so while the converter reads, its words and the MLU's interleave and each
+costs a burst of its own; the MLU's rows of B alone (a later pass, the Tailor holding
+the tile) share bursts, a burst's worth of words one (interrupted at most once by each
+other access). So the **bus** is a unit of its own: it carries each tile's accesses in
+turn (its tile word, its conversion's pointers, pre-pass column ids and lanes' column
+ids and values, the MLU's words as said) and each band's writes of Y once the band is
+computed (one a burst: the next band's reads interleave them); a tile's conversion and
+load end no earlier than the bus has carried them, a band's writes no earlier than it
+has carried them. The default build on a matrix of a few hundred rows is the bus's: its
+accesses, a burst each, are most of its cycles.
+
+:data:`BENCH` is the bench's :class:`~sparseforge.tb.axi.AxiMemory` as
+:func:`~sparseforge.tb.accel.pysim` builds it (every channel ready or valid with
+probability 0.7, answers 0 to 6 cycles after a burst), :data:`IDEAL` the same memory
+always ready (``rates`` 1): both fitted, with the constants below, to the RTL's cycles on
+Amaranth's simulator over random and real matrices, PE rows 2 and 4, 1 to 3 passes, the
+three tiling policies, Tailors that fit and that overbook (``tests/test_accel_model.py``
+holds the cases). :func:`dram` is the native bench's DDR4-timed memory with ``extra``
+cycles on every access and its channels ready at a ``rate`` (:data:`DRAM`: none, and
+0.7), fitted on the default build (4 x 2 PEs, ``tags`` 8, a Tailor of 64 entries)
+natively over eight real matrices of different shapes at latencies added from 0 to 100
+cycles and rates from 0.35 to 1, and checked on six more, on the other policies and on
+a 2-PE build at ``tags`` 4 (16 of 18 runs at the default memory within 5%, rms 3.7%).
+The model predicts a run's expected cycles; the memory's random delays move one seed's
+by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
+beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
+the MLU's reads are many), a pre-pass read answered with the burst it shares with the
+one before (a small matrix whose rows are long, at an added latency, up to 13% long),
+and the MSU's buffer halves holding a band back when two writes queue.
 """
 
 from dataclasses import dataclass
@@ -60,29 +79,55 @@ import numpy as np
 
 from . import ciss, ciss_csr, wire
 from .accel_image import ADDR_WIDTH
+from .dram import DDR4_2400
 
 
 @dataclass(frozen=True)
 class Memory:
-    """A memory as the model sees it: a read answered ``latency`` cycles after its
-    port's request (1: on the next cycle), ``rate`` beats a cycle taken and answered on
-    each AXI channel (a word no wider than the bus is a beat, so ``rate *`` the bus's
-    bytes a cycle at most)."""
+    """A memory as the model sees it: a tagged read answered ``latency`` cycles after its
+    port's request (1: on the next cycle), an in-order port's ``ordered`` cycles after;
+    ``rate`` beats a cycle taken and answered on each AXI channel (a word no wider than
+    the bus is a beat, so ``rate *`` the bus's bytes a cycle at most); ``burst`` cycles of
+    a DRAM's data bus each access holds (0: no such bus); ``queue`` beats of R a tagged
+    answer waits for behind others due with it (a DRAM's burst answers its words at
+    once), each ``1 / rate`` cycles."""
 
     latency: float
+    ordered: float
     rate: float
+    burst: float = 0.0
+    queue: float = 0.0
 
 
-BENCH = Memory(latency=11.0, rate=0.7)
+BENCH = Memory(latency=11.0, ordered=8.5, rate=0.7)
 """The bench's AxiMemory (``rates`` 0.7 on every channel, ``delay`` 0 to 6 cycles)."""
 
-IDEAL = Memory(latency=9.5, rate=1.0)
+IDEAL = Memory(latency=9.5, ordered=7.0, rate=1.0)
 """The bench's AxiMemory always ready (``rates`` 1 on every channel)."""
 
-DRAM = Memory(latency=23.5, rate=0.7)
-"""The native bench's DDR4-timed memory (:class:`~sparseforge.tb.axi_native.AxiDram`
-as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock,
-``rates`` 0.7 on every channel)."""
+COINS = 4.0
+"""Cycles a round trip waits, at a channel readiness ``rate``, for ``COINS * (1 / rate -
+1)`` beyond its wait at ``rate`` 1: the AR and R channels' coins at the memory, and as
+many again for the slices and queues an access crosses, each a handshake the memory's
+pace holds back (fitted)."""
+
+
+def dram(extra=0, rate=0.7):
+    """The native bench's DDR4-timed memory (:class:`~sparseforge.tb.axi_native.AxiDram`
+    as :func:`~sparseforge.tb.accel.simulate` builds it: DDR4-2400 at a 1 GHz clock) with
+    ``extra`` cycles added to every access (its ``latency`` setting) and every channel
+    ready at ``rate``: a round trip a row hit's CL and burst (18 cycles) with the
+    master's slices and the units' queues, a tagged answer half a beat behind the
+    others of its burst, the bus 4 cycles a burst of 64 bytes and 5 (tCCD_L) for one in
+    the bank group of the burst before (4.25: a quarter of them), as fitted."""
+    coins = COINS * (1 / rate - 1)
+    return Memory(latency=19.3 + extra + coins, ordered=16.8 + extra + coins, rate=rate,
+                  burst=4.25, queue=0.5)
+
+
+DRAM = dram()
+"""The native bench's memory as ``run accel`` builds it by default (:func:`dram`: no
+latency added, ``rates`` 0.7 on every channel)."""
 
 
 @dataclass(frozen=True)
@@ -200,10 +245,6 @@ START = 4
 """Cycles from ``start`` to the sequencer's first read of the tile list."""
 ISSUE = 2
 """Cycles a tile word takes from its answer to its jobs (the word register, the jobs)."""
-ORDERED = -2.5
-"""Cycles an in-order port's dependent read takes beyond a tagged one's ``latency``
-(fewer: ``latency`` as fitted also holds the MLU's own stages, its reorder buffer's slot
-freed after the answer is taken)."""
 TILE = 25
 """Cycles a tile's compute adds to its busiest PE row's (the TLU's reads of the Tailor,
 the PEs' pipeline emptied before the tile's item goes to the MSU)."""
@@ -214,11 +255,12 @@ FINISH = 4
 
 
 def _conversions(image, band, tiles, streams, wait):
-    """``{id(tile): (cycles, first)}`` of ``tiles`` of ``band`` converted on one pass
-    (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes each:
-    its cycles to its count and to its first entry, each column id and the band's row
-    pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
-    tile_cycles` counts (a memory answering on the next cycle)."""
+    """``{id(tile): (cycles, first, reads)}`` of ``tiles`` of ``band`` converted on one
+    pass (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes
+    each: its cycles to its count and to its first entry, each column id and the band's
+    row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
+    tile_cycles` counts (a memory answering on the next cycle), and the words it reads
+    (pointers, the pre-pass's column ids, the lanes' column ids and values)."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
     _, per_row = ciss_csr.prepass_reads(image, jobs)
@@ -229,7 +271,9 @@ def _conversions(image, band, tiles, streams, wait):
         decided = head + np.cumsum(costs[n] + wait * per_row[n]) - 1
         late = wait * (per_row[n].sum() + 1 + jobs.first[n])
         first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
-        out[id(t)] = (float(cycles[n] + late), float(first))
+        reads = (band.rows + 1) * jobs.first[n] + per_row[n].sum() \
+            + 2 * streams[n].count.sum()
+        out[id(t)] = (float(cycles[n] + late), float(first), int(reads))
     return out
 
 
@@ -238,13 +282,14 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
     whose tagged units keep ``tags`` reads in flight, against ``memory``."""
     c = plan_.config
     L, rate = memory.latency, memory.rate
-    ordered = L + ORDERED                           # an in-order port's round trip
+    ordered = memory.ordered                        # an in-order port's round trip
     image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
     reads, writes = traffic(plan_, matrix)
-    read_gap = max(1.0 / rate, L / tags)            # the MLU's cycles a word
-    busy = dict.fromkeys(("converter", "compute", "mlu", "msu"), 0.0)
+    read_gap = max(1.0 / rate, L / tags + memory.queue / rate)  # the MLU's cycles a word
+    share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
+    busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
-    conv_end = comp_start = comp_end = msu_end = feed_end = 0.0
+    conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
     for band, passes in _converted(plan_):
         streams = _streams(image, band, c.pes)
         for tiles in passes:
@@ -256,9 +301,12 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                 word = seq + ordered + ISSUE
                 take = max(word, comp_start)        # Tensaurus's load stage free
                 given = commanded = word
+                words = (t.k1 - t.k0) * c.tlen      # the MLU's reads of B's rows
+                others = 1                          # the tile word
                 if id(t) in conv:                   # the converter, between tiles
                     given = max(word, conv_end)
-                    cycles, first = conv[id(t)]
+                    cycles, first, converts = conv[id(t)]
+                    others += converts
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles
                     if held:                        # the last entry before is written
@@ -267,9 +315,14 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                     commanded = max(word, feed_end)     # the feed done with the last pass
                     command = False
                 seq = max(take, given, commanded) + 1
-                load = L + (t.k1 - t.k0) * c.tlen * read_gap
+                load = L + words * read_gap
+                bursts = others + min(words, words / share + others)  # B's words share
+                bus = max(bus, min(take, given)) + bursts * memory.burst
+                busy["bus"] += bursts * memory.burst
+                if id(t) in conv:                   # its reads and the MLU's share it
+                    conv_end = max(conv_end, bus)
                 work = stream.lane_cycles(c.tlen)
-                start = max(take + 1 + load, comp_end) + 1
+                start = max(take + 1 + load, bus, comp_end) + 1
                 end = start + work + TILE
                 held = id(t) in conv
                 if held and t.closes:               # the pass's end marker
@@ -280,10 +333,15 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                 if t.closes:
                     write = band.rows * c.tlen * c.cols / rate
                     msu_end = max(end + DRAIN, msu_end) + write
+                    if memory.burst:                # the band's writes on the bus
+                        written = band.rows * c.tlen * c.cols * memory.burst
+                        bus = max(bus, end + DRAIN) + written
+                        busy["bus"] += written
+                        msu_end = max(msu_end, bus)
                     busy["msu"] += write
             feed_end = conv_end if tiles else comp_end
     cycles = max(comp_end + DRAIN, msu_end) + L + FINISH
-    parts = {name: round(v) for name, v in busy.items()}
+    parts = {name: round(v) for name, v in busy.items() if v or name != "bus"}
     parts["overlap"] = sum(parts.values()) - round(cycles)
     return Prediction(round(cycles), sum(reads.values()), sum(writes.values()),
                       plan_.refetched_entries(), parts, reads, writes)

@@ -128,16 +128,17 @@ def commands(plan, regions):
 
 class AccelBench(Bench):
     """A run of ``plan`` (``matrix @ b``) through an :class:`AccelHarness`, its memory
-    answering with ``rates`` on its channels."""
+    answering with ``rates`` on its channels, ``latency`` cycles added to every access."""
 
     patience = 20_000
 
-    def __init__(self, component, plan, matrix, b, seed, rates=None):
+    def __init__(self, component, plan, matrix, b, seed, rates=None, latency=0):
         super().__init__(component, seed)
         self.plan = plan
         image, self.regions = accel_image.image(plan, matrix, b)
         self.commands = commands(plan, self.regions)
-        self.memory = AxiDram(self, "m_axi", image.tobytes(), rates=rates, capacity=1 << 24)
+        self.memory = AxiDram(self, "m_axi", image.tobytes(), rates=rates, capacity=1 << 24,
+                              latency=latency)
         self.drivers = [self.source_on("commands", self.commands, 1.0),
                         self.sink_on("responses", 1.0, len(self.commands)), self.memory]
 
@@ -157,7 +158,7 @@ class AccelBench(Bench):
 
 
 def simulate(component, plan, matrix, b, seed, rates=None, engine="native", work_dir=None,
-             progress=None):
+             progress=None, latency=0):
     """The :class:`AccelRun` of ``plan`` through ``component`` (an :class:`AccelHarness`)."""
-    bench = AccelBench(component, plan, matrix, b, seed, rates)
+    bench = AccelBench(component, plan, matrix, b, seed, rates, latency)
     return native.simulate(bench, engine, work_dir, progress)

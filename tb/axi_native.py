@@ -17,11 +17,12 @@ memory is that long, and an access past it is answered SLVERR. A native run
 design on those pins; its storage holds ``capacity`` bytes (a power of two, by default
 the image's size rounded up), and the image, the coins' rates and seeds and the other
 run-time settings are read when the run starts, so another image of at most that size,
-another seed or other rates need no new build. After the run, :meth:`AxiDram.result`
-gives the memory's final contents (what the design wrote, e.g. an accelerator's output)
-and its counters (:class:`AxiRun`). The run ends when the bench's sinks are done and the
-memory has answered ``writes`` write bursts on B with nothing left in flight (``writes``
-0: the sinks alone end it; a bench with no sinks, only the pins, ends on the writes).
+another seed, other rates or another ``latency`` need no new build. After the run,
+:meth:`AxiDram.result` gives the memory's final contents (what the design wrote, e.g. an
+accelerator's output) and its counters (:class:`AxiRun`). The run ends when the bench's
+sinks are done and the memory has answered ``writes`` write bursts on B with nothing left
+in flight (``writes`` 0: the sinks alone end it; a bench with no sinks, only the pins,
+ends on the writes).
 On Amaranth's simulator the same driver serves the pins with the checking
 :class:`~sparseforge.tb.axi.AxiMemory` (random delays in place of DRAM timing: the same
 data, other cycles).
@@ -39,7 +40,10 @@ The memory, cycle for cycle:
   (:class:`~sparseforge.tb.dram.DramScheduler`, the named part's timing) books the last
   of its DRAM bursts: they are booked one a cycle, so a 4 KiB burst takes 64 cycles,
   and only while the controller has ``bookings`` in view (its ``room``). Its completion
-  is that of its last DRAM burst.
+  is that of its last DRAM burst, or the cycle it is taken if the burst is the one just
+  fetched (answered with it), ``latency`` cycles later (the run-time setting: a
+  controller's or an interconnect's pipeline beyond the part's timing, 0 by default, so
+  that every access takes it).
 - R: on a cycle where R's register is empty or being taken and R's coin allows, a beat
   is chosen among the reads due by the next cycle that are the oldest in flight of
   their ID (AXI's order within an ID): the oldest such (so reads that found their rows
@@ -51,9 +55,9 @@ The memory, cycle for cycle:
   once its burst's AW is; each beat is stored at once under its strobes and lanes (none
   past the image: SLVERR; a WLAST out of place: SLVERR too). A burst whose beats are
   all in is booked like a read (its DRAM bursts, sharing banks and the data bus with the
-  reads; a write taken as long as a read), and B answers it once complete: the oldest
-  due of those that are their ID's oldest, on B's coin. So a read taken after a write's
-  B sees the write.
+  reads; a write taken as long as a read), and B answers it once complete (``latency``
+  later, as a read): the oldest due of those that are their ID's oldest, on B's coin.
+  So a read taken after a write's B sees the write.
 - Reads and writes both waiting to book take turns.
 
 Coins are the house's seeded LFSRs (:func:`~sparseforge.tb.native.coin`), one a channel.
@@ -92,11 +96,15 @@ COUNTERS = ("bytes_read", "bytes_written", "read_bursts", "write_bursts", "read_
             "overtakes", "interleaved", "errors")
 """The memory's counters, 64 bits each, in :class:`AxiRun`'s order."""
 
-SETTINGS = (("size", 64), ("writes", 32), ("interleave", 1),
+LATENCY = 12
+"""Bits of the run-time ``latency`` setting: cycles added to every access, at most
+``2**LATENCY - 1`` (well inside a bench's watchdog, which sees no transfer meanwhile)."""
+
+SETTINGS = (("size", 64), ("writes", 32), ("interleave", 1), ("latency", LATENCY),
             *((f"{c}_{f}", w) for c in CHANNELS for f, w in (("rate", 17), ("seed", 31))))
 """The run-time settings, packed from bit 0 up: the image's bytes, the write bursts whose
-answers end the run, interleaving, and each channel's coin (its rate of 65536, its seed
-but bit 0, which is always set)."""
+answers end the run, interleaving, the latency added to every access, and each
+channel's coin (its rate of 65536, its seed but bit 0, which is always set)."""
 
 RAM = """
 // The storage of sparseforge.tb.axi_native's AXI memory: DEPTH rows of WIDTH bits,
@@ -322,6 +330,7 @@ class AxiDramMemory(wiring.Component):
             field[name], at = settings[at:at + width], at + width
 
         limit, expected, interleave = field["size"], field["writes"], field["interleave"]
+        latency = field["latency"]
 
         def seed(c):
             return Cat(Const(1, 1), field[f"{c}_seed"])
@@ -381,14 +390,16 @@ class AxiDramMemory(wiring.Component):
             m.d.sync += [r_part.eq(Mux(r_end, 0, r_part + 1)), r_far.eq(Mux(r_end, 0, r_done))]
         with m.If(p.arready):
             reads.store(m, r_issue, p, "ar")
-            m.d.sync += [reads.done[r_issue].eq(r_done), r_issue.eq(r_issue + 1)]
+            m.d.sync += [reads.done[r_issue].eq(_max(m, r_done, now) + latency),
+                         r_issue.eq(r_issue + 1)]
 
         w_end = _wire(m, w_first + w_part == w_last)
         w_done = _max(m, w_far, dram.done)
         with m.If(grant_w):
             m.d.sync += [w_part.eq(Mux(w_end, 0, w_part + 1)), w_far.eq(Mux(w_end, 0, w_done))]
             with m.If(w_end):
-                m.d.sync += [writes.done[bslot].eq(w_done), w_book.eq(w_book + 1),
+                m.d.sync += [writes.done[bslot].eq(_max(m, w_done, now) + latency),
+                             w_book.eq(w_book + 1),
                              booked.bit_select(bslot, 1).eq(1)]
 
         # -- R: a due read's beat into the register, its data read by row
@@ -528,14 +539,16 @@ class AxiDram:
 
     ``rates`` (``{channel: probability}``, 1 where not given) are the coins of
     :data:`CHANNELS`, seeded from the bench's seed and the channel's name; ``timing_`` a
-    :class:`~sparseforge.sw.dram.Timing` (default: DDR4-2400 at 1 GHz); ``interleave``
+    :class:`~sparseforge.sw.dram.Timing` (default: DDR4-2400 at 1 GHz); ``latency`` the
+    cycles added to every access (0 to ``2**LATENCY - 1``; on Amaranth's simulator, to
+    the checking memory's random delays); ``interleave``
     lets R's beats of different IDs interleave; ``writes`` the write bursts whose
     answers end the run; ``capacity``, ``reads``, ``in_writes``, ``bookings`` size the
     gateware (:class:`AxiDramMemory`).
     """
 
     def __init__(self, bench, name, image, rates=None, timing_=None, interleave=True,
-                 writes=0, capacity=None, reads=16, in_writes=16, bookings=16):
+                 writes=0, capacity=None, reads=16, in_writes=16, bookings=16, latency=0):
         ports = flat_ports(bench.component)
         self.name, self.bench = name, bench
         self.image = np.frombuffer(bytes(image), dtype=np.uint8)
@@ -550,6 +563,10 @@ class AxiDram:
         if set(rates or {}) - set(CHANNELS):
             raise ParameterError(f"rates {sorted(rates)}: the channels are {CHANNELS}")
         self.rates = {c: (rates or {}).get(c, 1.0) for c in CHANNELS}
+        if not isinstance(latency, int) or not 0 <= latency < 1 << LATENCY:
+            raise ParameterError(f"latency={latency!r}: expected cycles from 0 to "
+                                 f"{(1 << LATENCY) - 1}")
+        self.latency = latency
         self.seeds = {c: stream_seed(bench.seed, f"{name}__{c}") for c in CHANNELS}
         self.timing, self.interleave, self.writes = timing_ or timing(), interleave, writes
         self.sizes = (reads, in_writes, bookings)
@@ -590,7 +607,7 @@ class AxiDram:
                     np.pad(padded.reshape(rows, lanes), ((0, 0), (0, 4 - lanes)))
                     .view(np.uint32).reshape(rows, 1))
         values = {"size": len(self.image), "writes": self.writes,
-                  "interleave": int(self.interleave)}
+                  "interleave": int(self.interleave), "latency": self.latency}
         for c in CHANNELS:
             values |= {f"{c}_rate": rate_threshold(self.rates[c]),
                        f"{c}_seed": self.seeds[c] >> 1}
@@ -625,6 +642,7 @@ class AxiDram:
     def _start(self):
         self.memory = AxiMemory(_Flat(self.name), self.data_width, self.capacity,
                                 random.Random(self.bench.seed), dict(self.rates),
+                                delay=(self.latency, self.latency + 6),
                                 interleave=self.interleave,
                                 bad=frozenset(range(len(self.image), self.capacity)))
         self.memory.memory[:len(self.image)] = self.image.tobytes()

@@ -80,9 +80,40 @@ def test_parts_add_up():
 def test_memory_slower_costs_cycles():
     """A longer latency or a lower rate never makes the run faster."""
     plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
-    base = accel_model.predict(plan, A, accel_model.Memory(6, 1.0)).cycles
-    assert accel_model.predict(plan, A, accel_model.Memory(12, 1.0)).cycles > base
-    assert accel_model.predict(plan, A, accel_model.Memory(6, 0.5)).cycles > base
+    base = accel_model.predict(plan, A, accel_model.Memory(6, 6, 1.0)).cycles
+    assert accel_model.predict(plan, A, accel_model.Memory(12, 12, 1.0)).cycles > base
+    assert accel_model.predict(plan, A, accel_model.Memory(6, 6, 0.5)).cycles > base
+
+
+def test_the_bus_carries_every_access():
+    """A DRAM whose bus takes 1000 cycles a burst, and no other wait: the run is the
+    bus's. The overbooked band converts both tiles on both passes, each access a burst:
+    80 (4 tile words, 2 conversions of 4 pointers, 6 pre-pass column ids, 6 column ids
+    and 6 values, 20 words of B; 12 of Y: 3 rows of 2 words, 2 passes). The band that
+    fits converts on pass 1 only (27 and 7 bursts, 6 of Y); on pass 2 the MLU reads
+    alone, its words of 2 bytes 32 to a burst of 64: the tile word, then 1 + 8 / 32 and
+    1 + 2 / 32 for the 8 and 2 words, the tile word once interrupting them."""
+    for depth, policy, bursts in ((4, "prescient", 80), (8, "uniform",
+                                                         27 + 7 + 2 * 6 + 2.25 + 2.0625)):
+        plan = accel_plan.plan(A, B, policy, AccelConfig(depth=depth, **SMALL))
+        p = accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0, burst=1000))
+        assert bursts * 1000 <= p.cycles <= bursts * 1000 + 200, (depth, p.cycles)
+        assert abs(p.parts["bus"] - bursts * 1000) < 1
+    assert accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0)).cycles < 200
+
+
+def test_dram_latency_and_rate():
+    """``dram``'s ``extra`` cycles reach every access; a slower channel adds its coins'
+    waits; the default is :data:`~sparseforge.sw.accel_model.DRAM`."""
+    assert accel_model.dram() == accel_model.DRAM
+    base, later = accel_model.dram(0, 1.0), accel_model.dram(100, 1.0)
+    assert (later.latency - base.latency, later.ordered - base.ordered) == (100, 100)
+    slow = accel_model.dram(0, 0.5)
+    assert slow.latency - base.latency == slow.ordered - base.ordered == accel_model.COINS
+    assert slow.burst == base.burst > 0
+    plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
+    cycles = [accel_model.predict(plan, A, m).cycles for m in (base, slow, later)]
+    assert cycles[0] < cycles[1] < cycles[2]
 
 
 # Cases run on the RTL: (M, K, N, density, seed, policy, config).
@@ -201,3 +232,38 @@ def test_cycles_within_5_percent_natively_on_a_real_matrix(shared_data, tmp_path
     assert (p.bytes_read, p.bytes_written, p.refetched) == (
         run.bytes_read, run.bytes_written, run.refetched)
     assert abs(p.cycles - run.cycles) <= 0.05 * run.cycles, (p.cycles, run.cycles)
+
+
+# The default build natively (``run accel``'s 4 x 2 PEs, tags 8, a Tailor of 1 KiB: 64
+# entries), prescient bands, B of 12 columns (2 passes): (matrix, --mem-latency,
+# --mem-bytes-per-cycle), each a shape of its own.
+DEFAULT_BUILD = [
+    ("494_bus", 0, 5.6),    # 494 x 494, 1,666 nonzeros: bands that overbook, bus-bound
+    ("ash219", 0, 5.6),     # 219 x 85, two nonzeros a row
+    ("GD97_b", 0, 5.6),     # 47 x 47, rows of 1 to 25: the converter's pre-pass bound
+    ("494_bus", 20, 4.0),   # a slower memory, set at run time on the same build
+]
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name, latency, per_cycle", DEFAULT_BUILD)
+def test_cycles_within_5_percent_natively_on_the_default_build(
+        shared_data, tmp_path, capsys, name, latency, per_cycle):
+    """``run accel`` as a user runs it: its RTL cycles against the model's prediction
+    (its JSON's ``model_error``), the traffic exact."""
+    import json
+
+    from sparseforge.cli import main
+
+    a = formats.read_matrix(os.path.join(shared_data, "matrices", "suitesparse",
+                                         f"{name}.mtx"))
+    np.save(tmp_path / "b.npy", np.random.default_rng(1).integers(-2, 3, (a.shape[1], 12)))
+    main(["run", "accel", "--kernel", "spmm", str(shared_data / "matrices" / "suitesparse"
+                                                  / f"{name}.mtx"),
+          "--factors", str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"),
+          "--buffer-kb", "1", "--tiling", "prescient", "--pattern",
+          "--mem-latency", str(latency), "--mem-bytes-per-cycle", str(per_cycle), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["passes"] == 2
+    assert r["model_bytes_read"] == r["dram_bytes_read"]
+    assert abs(r["model_error"]) <= 0.05, (r["cycles"], r["model_cycles"])

@@ -6,6 +6,9 @@ accel_image`: A as CSR, as stored), builds the accelerator once for its configur
 and simulates it natively on Verilator against a DDR4-timed AXI4 memory that answers out
 of order, its registers programmed over AXI4-Lite; reads Y back from memory, which must
 equal the golden product exactly (a difference is a hardware fault: exit 1).
+``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added latency and its
+channels' readiness at run time (the same build serves every value), and the host
+model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the same.
 """
 
 import time
@@ -24,9 +27,33 @@ from sparseforge.sw.wire import word_bytes
 
 KERNELS = ("spmm", "spmv")
 TAGS = 8
+DATA = 64
+"""Bits of the AXI data bus: ``--mem-bytes-per-cycle`` at most its bytes."""
 RATES = ("ar", "aw", "w", "r", "b")
-"""The memory's channels, each ready (or answering) on 70% of cycles: the host model's
-:data:`~sparseforge.sw.accel_model.DRAM`."""
+"""The memory's channels, each ready (or answering) on ``--mem-bytes-per-cycle`` over
+the bus's bytes of cycles (by default 5.6 of 8, 70%: the host model's
+:data:`~sparseforge.sw.accel_model.DRAM`)."""
+BYTES_PER_CYCLE = 5.6
+LEAST_RATE = 1 / 512
+"""A channel's coin fires at least this often: a silence as long as the bench's
+watchdog (20,000 cycles) then never comes by chance."""
+
+
+def memory_of(latency, bytes_per_cycle):
+    """``(rate, memory)``: every channel's readiness for the bench's AXI memory and the
+    host model's :class:`~sparseforge.sw.accel_model.Memory` to match, ``bytes_per_cycle``
+    checked against the bus and ``latency`` against the memory's setting."""
+    from sparseforge.tb.axi_native import LATENCY
+
+    most = (1 << LATENCY) - 1
+    if not 0 <= latency <= most:
+        raise ParameterError(f"--mem-latency {latency}: expected cycles from 0 to {most}")
+    bus = DATA // 8
+    if not LEAST_RATE * bus <= bytes_per_cycle <= bus:
+        raise ParameterError(f"--mem-bytes-per-cycle {bytes_per_cycle:g}: expected "
+                             f"{LEAST_RATE * bus:g} to {bus} (the {DATA}-bit bus's bytes)")
+    rate = bytes_per_cycle / bus
+    return rate, accel_model.dram(latency, rate)
 
 
 def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
@@ -54,8 +81,10 @@ def _human(r):
                f"({r['buffer_kb']} KiB), scratchpads of {r['spm_rows']} rows, bands of at "
                f"most {r['out_rows']} rows")
     click.echo(f"  plan         {r['plan']}")
-    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, every "
-               f"channel ready 70% of cycles); the host model predicts "
+    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, "
+               f"{r['mem_latency']} cycles added to every access, every channel ready "
+               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles: "
+               f"{r['mem_bytes_per_cycle']:g} bytes a cycle); the host model predicts "
                f"{r['model_cycles']:,.0f} ({r['model_error']:+.1%})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written; {r['refetched_entries']:,} CISS "
@@ -86,15 +115,22 @@ def _human(r):
 @click.option("--pattern", is_flag=True,
               help="Take A's sparsity only, every nonzero 1 (for a matrix of real values: "
                    "the PEs compute on integers).")
+@click.option("--mem-latency", type=int, default=0, show_default=True,
+              help="Cycles the memory adds to every access beyond the DDR4 part's timing "
+                   "(set at run time, no new build).")
+@click.option("--mem-bytes-per-cycle", type=float, default=BYTES_PER_CYCLE, show_default=True,
+              help="Bytes a cycle the memory moves at most: every AXI channel ready on this "
+                   "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
 def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
-            out_rows, pattern, seed, as_json):
+            out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR) times --factors B through the accelerator's RTL."""
     from sparseforge.tb.accel import AccelHarness, params_of, simulate
 
     if spm_rows & (spm_rows - 1):
         raise ParameterError(f"--spm-rows {spm_rows}: a power of two")
+    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
     config = config_of(pe_array(pes), vlen, tlen, buffer_kb, spm_rows, out_rows)
     a = read_input(matrix, read_matrix)
     b = read_npy(factors)
@@ -110,11 +146,11 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
                              "dw=16 bits")
     plan = accel_plan.plan(a, b, tiling, config, seed=seed, kernel=kernel)
     status(f"run accel: {accel_plan.describe(plan)}; simulating...")
-    component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=64)
-    model = accel_model.predict(plan, a, accel_model.DRAM, tags=TAGS)
+    component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=DATA)
+    model = accel_model.predict(plan, a, memory, tags=TAGS)
     started = time.perf_counter()
-    run = simulate(component, plan, a, b, seed, rates=dict.fromkeys(RATES, 0.7),
-                   progress="run accel")
+    run = simulate(component, plan, a, b, seed, rates=dict.fromkeys(RATES, rate),
+                   progress="run accel", latency=mem_latency)
     seconds = time.perf_counter() - started
     if run.status["error"] or not np.array_equal(run.y, plan.golden):
         bad = np.argwhere(run.y != plan.golden)
@@ -127,6 +163,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
           "columns": plan.columns, "pes": pes, "vlen": vlen, "tlen": tlen,
           "width": config.width, "depth": config.depth, "buffer_kb": buffer_kb,
           "spm_rows": spm_rows, "out_rows": out_rows, "tiling": tiling,
+          "mem_latency": mem_latency, "mem_bytes_per_cycle": mem_bytes_per_cycle,
           "plan": accel_plan.describe(plan), "bands": len(plan.bands),
           "passes": plan.passes, "overbooked_bands": plan.overbooked,
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
