@@ -283,8 +283,15 @@ def test_pairs_without_a_block_are_never_offered():
             assert rec.best in rec.choices.values()
 
 
+# the packaged table's largest fit errors, measured: RLC->COO's 16.3% (the most of any
+# pair), BSR->COO's 8.9%, CSR->CSC's 1.4% and CSC->CSR's 1.8% (one degree of freedom left)
+FIT_BOUNDS = {("bsr", "coo"): 0.1, ("csr", "csc"): 0.025, ("csc", "csr"): 0.025}
+
+
 def test_the_packaged_rate_table():
-    """The table the bench wrote: every converter pair SAGE chains, fitted within 25%."""
+    """The table the bench wrote: every converter pair SAGE chains, fitted within 20%
+    (tighter where :data:`FIT_BOUNDS` says); CSR->CSC's passes and BSR->COO's block
+    row-slices priced."""
     rates = mint_rates()
     assert {("dense", "coo"), ("dense", "csr"), ("zvc", "dense"), ("csr", "csc"),
             ("rlc", "coo")} <= set(rates.rates)
@@ -293,9 +300,13 @@ def test_the_packaged_rate_table():
         assert rate.block in known
         assert all(c >= 0 for c in rate.coefficients.values())
         assert rate.cycles(494, 494, 1666) > 0
-        # BSR -> COO reads whole blocks, fill included: a term the fit does not have
-        bound = 0.5 if pair == ("bsr", "coo") else 0.25
+        bound = FIT_BOUNDS.get(pair, 0.2)
         assert rate.fit["max_relative_error"] < bound and len(rate.fit["matrices"]) >= 3
+    for pair, term in ((("csr", "csc"), "row_passes"), (("csc", "csr"), "col_passes"),
+                       (("bsr", "coo"), "slices")):
+        assert rates.rates[pair].coefficients[term] > 0
+    assert rates.rates["csr", "csc"].buffers == {"max_rows": 1 << 16, "max_cols": 1024,
+                                                 "max_nnz": 4096}
 
 
 @pytest.mark.parametrize("table, words", [
