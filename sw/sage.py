@@ -57,8 +57,11 @@ Conversion (MINT, Section V; priced by the hardware)
     measured rates are a table, :data:`RATES_PATH`, that ``sparseforge bench
     mint`` writes from its Verilator runs on real matrices: per block pair
     (``"csr->csc"``) the cycles as a sum of coefficients times the terms of
-    :func:`rate_terms` (nonzeros, elements, pointers, one), fitted by least
-    squares, with the block's lanes and measured Fmax. A pair the table lacks
+    :func:`rate_terms` (nonzeros, elements, pointers, the pointers CSR->CSC
+    presents over its passes, the block row-slices BSR->COO reads, one),
+    fitted by least squares, with the block's lanes, measured Fmax and, where
+    it converts in passes, its buffers. The bench fits over, and SAGE prices
+    with, the same terms. A pair the table lacks
     is a chain of pairs it has (ZVC->Dense->CSR), priced as the sum of its
     stages, each at the operand's rows, columns and nonzeros; the cheapest
     chain wins, and a pair no chain reaches is not offered. Every MCF but CSC
@@ -394,8 +397,11 @@ def compute_cost(workload, acf_a, acf_b, acc=None):
 RATES_PATH = Path(__file__).with_name("mint_rates.json")
 """The converter blocks' measured rates, written by ``sparseforge bench mint``."""
 
-RATE_TERMS = ("nnz", "elements", "pointers", "one")
+RATE_TERMS = ("nnz", "elements", "pointers", "row_passes", "col_passes", "slices", "one")
 """What a conversion's cycles may grow with (:func:`rate_terms`)."""
+
+BUFFERS = ("max_rows", "max_cols", "max_nnz")
+"""The buffers a counting sort's passes are planned by (:func:`counting_passes`)."""
 
 
 def chains(edges, source, target, through=None):
@@ -414,21 +420,46 @@ def chains(edges, source, target, through=None):
     return found
 
 
-def rate_terms(rows, cols, nnz):
+def counting_passes(keys, others, nnz, buffers):
+    """The fewest passes of a counting sort through CSR->CSC's ``buffers`` (a mapping of
+    :data:`BUFFERS`) keyed on ``keys`` columns of an operand of ``others`` rows and ``nnz``
+    nonzeros, as :mod:`sparseforge.sw.passes` plans them: row bands of at most ``max_rows``
+    rows, each in passes of at most ``max_cols`` columns and ``max_nnz`` nonzeros (its
+    share of the nonzeros, spread evenly). A plan of real data may take a few more: its
+    nonzeros are not spread evenly."""
+    bands = max(1, math.ceil(others / buffers["max_rows"]))
+    return max(1, math.ceil(keys / buffers["max_cols"]),
+               math.ceil(nnz / bands / buffers["max_nnz"]))
+
+
+def rate_terms(rows, cols, nnz, slices=None, buffers=None):
     """The terms a conversion's cycles are fitted over, for a ``rows x cols`` operand with
-    ``nnz`` nonzeros: the nonzeros, the elements (a dense side's work), the pointers of a
+    ``nnz`` nonzeros: the nonzeros; the elements (a dense side's work); the pointers of a
     CSR and a CSC of it (``rows + cols + 2``: CSR->CSC reads one array and writes the
-    other), and one (a fixed start-up)."""
-    return {"nnz": nnz, "elements": rows * cols, "pointers": rows + cols + 2, "one": 1}
+    other); ``row_passes``, every row's pointer once a pass of a sort keyed on the columns
+    (CSR->CSC presents them all to each of its :func:`counting_passes` through
+    ``buffers``), and ``col_passes``, every column's once a pass of a sort keyed on the
+    rows (CSC->CSR, the same block on the transposed view), one pass each where no
+    ``buffers`` are given; ``slices``, a BSR operand's blocks times their rows (BSR->COO
+    reads a block once for each of its rows, fill included), taken as the nonzeros (1 x 1
+    blocks) where not given; and one (a fixed start-up)."""
+    by_cols, by_rows = ((counting_passes(cols, rows, nnz, buffers),
+                         counting_passes(rows, cols, nnz, buffers)) if buffers else (1, 1))
+    return {"nnz": nnz, "elements": rows * cols, "pointers": rows + cols + 2,
+            "row_passes": rows * by_cols, "col_passes": cols * by_rows,
+            "slices": nnz if slices is None else slices, "one": 1}
 
 
 @dataclass(frozen=True)
 class Rate:
-    """One converter block's measured rate: cycles ``sum(coefficients[t] * terms[t])``.
+    """One converter block's measured rate: cycles ``sum(coefficients[t] * terms[t])``
+    over :func:`rate_terms`.
 
     ``block`` is the registered block, ``lanes`` and ``fmax_mhz`` its report
-    configuration's (``fmax_mhz`` None where it was not placed), ``fit`` how
-    the coefficients were fitted (the matrices and the relative errors).
+    configuration's (``fmax_mhz`` None where it was not placed), ``buffers``
+    those of the build its passes go through (None where it takes none),
+    ``fit`` how the coefficients were fitted (the matrices and the relative
+    errors).
     """
 
     source: str
@@ -438,9 +469,12 @@ class Rate:
     lanes: int | None = None
     fmax_mhz: float | None = None
     fit: dict = field(default_factory=dict, compare=False)
+    buffers: dict | None = None
 
-    def cycles(self, rows, cols, nnz):
-        terms = rate_terms(rows, cols, nnz)
+    def cycles(self, rows, cols, nnz, slices=None):
+        """The block's cycles for a ``rows x cols`` operand of ``nnz`` nonzeros (and, from
+        BSR, ``slices`` block row-slices): what the bench fits and SAGE prices with."""
+        terms = rate_terms(rows, cols, nnz, slices, self.buffers)
         return float(sum(c * terms[t] for t, c in self.coefficients.items()))
 
 
@@ -504,9 +538,17 @@ class MintRates:
                 if unknown or not coefficients:
                     raise ValueError(f"terms {sorted(unknown) or 'none'}: expected some "
                                      f"of {', '.join(RATE_TERMS)}")
+                buffers = entry.get("buffers")
+                if buffers is not None:
+                    buffers = {b: int(buffers[b]) for b in BUFFERS}
+                    if min(buffers.values()) < 1:
+                        raise ValueError(f"buffers {buffers}: each at least 1")
+                elif coefficients.keys() & {"row_passes", "col_passes"}:
+                    raise ValueError("passes priced without the block's buffers "
+                                     f"({', '.join(BUFFERS)})")
                 rates[source, target] = Rate(source, target, entry["block"], coefficients,
                                              entry.get("lanes"), entry.get("fmax_mhz"),
-                                             entry.get("fit", {}))
+                                             entry.get("fit", {}), buffers)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise ParameterError(f"{where}: conversion {key!r} is malformed "
                                      f"({type(exc).__name__}: {exc})") from None

@@ -20,6 +20,7 @@ from sparseforge.sw.sage import (
     MintRates,
     Workload,
     compute_cost,
+    counting_passes,
     expected_compactness,
     matrix_compactness,
     mint_rates,
@@ -174,8 +175,54 @@ SMALL_MATRIX = sparse.coo_array(([1.0, 2.0, 3.0, 4.0], ([0, 0, 2, 2], [1, 4, 0, 
                                 shape=(3, 5))
 
 
+# buffers of 2 rows, 2 columns and 3 nonzeros: every count of passes below differs
+TIGHT = {"max_rows": 2, "max_cols": 2, "max_nnz": 3}
+
+
 def test_rate_terms_by_hand():
-    assert rate_terms(3, 5, 4) == {"nnz": 4, "elements": 15, "pointers": 3 + 5 + 2, "one": 1}
+    # no buffers: one pass; no BSR blocks: a block row-slice a nonzero
+    assert rate_terms(3, 5, 4) == {"nnz": 4, "elements": 15, "pointers": 3 + 5 + 2,
+                                   "row_passes": 3, "col_passes": 5, "slices": 4, "one": 1}
+    # keyed on the 5 columns: 3 passes of 2; keyed on the 3 rows: 2 passes of 2
+    terms = rate_terms(3, 5, 4, slices=6, buffers=TIGHT)
+    assert (terms["row_passes"], terms["col_passes"], terms["slices"]) == (3 * 3, 5 * 2, 6)
+
+
+@pytest.mark.parametrize("keys, others, nnz, buffers, passes", [
+    (5, 3, 4, TIGHT, 3),                                            # the columns bound it
+    (5, 3, 4, {**TIGHT, "max_cols": 8}, 1),       # two bands of 2 nonzeros: one pass each
+    (5, 3, 4, {**TIGHT, "max_cols": 8, "max_rows": 4}, 2),          # one band, 4 nonzeros
+    (5, 3, 7, {**TIGHT, "max_cols": 5, "max_rows": 3}, 3),          # the nonzeros bound it
+    (5, 3, 6, {**TIGHT, "max_cols": 5, "max_rows": 3}, 2),          # 6 of 3: two exactly
+    (4, 3, 3, {**TIGHT, "max_cols": 4, "max_rows": 3}, 1),          # 4 columns of 4: one
+    (5, 3, 3, {**TIGHT, "max_cols": 4, "max_rows": 3}, 2),          # 5 of 4: two
+    (0, 0, 0, TIGHT, 1),                                        # nothing still takes a pass
+])
+def test_counting_passes_at_their_bounds(keys, others, nnz, buffers, passes):
+    assert counting_passes(keys, others, nnz, buffers) == passes
+
+
+def test_passes_and_slices_priced_by_hand():
+    """CSR->CSC presents every row's pointer to each pass of its counting sort, CSC->CSR
+    (the same block on the transposed view) every column's; BSR->COO reads each block once
+    for each of its rows. 3 x 5 with 4 nonzeros, :data:`TIGHT`: 3 passes keyed on the
+    columns, 2 on the rows."""
+    table = {"conversions": {
+        "csr->csc": {"block": "csr_to_csc", "buffers": TIGHT,
+                     "coefficients": {"nnz": 3.0, "pointers": 0.5, "row_passes": 2.0}},
+        "csc->csr": {"block": "csr_to_csc", "buffers": TIGHT,
+                     "coefficients": {"nnz": 3.0, "pointers": 0.5, "col_passes": 2.0}},
+        "bsr->coo": {"block": "bsr_to_coo", "coefficients": {"nnz": 1.0, "slices": 2.0}}}}
+    rates = MintRates.from_table(json.loads(json.dumps(table)))
+    size = matrix_compactness(SMALL_MATRIX)
+    # 3 * 4 nonzeros + 0.5 * 10 pointers + 2 * (3 rows x 3 passes) = 12 + 5 + 18
+    to_csc = rates.conversion("CSR", "CSC", size, column_major=True)
+    assert to_csc.path == "CSR->CSC" and to_csc.cycles == 35
+    # 12 + 5 + 2 * (5 columns x 2 passes) = 37
+    assert rates.conversion("CSC", "CSR", size).cycles == 37
+    # 4 nonzeros + 2 * 6 slices; slices not given: one a nonzero
+    bsr = rates.rates["bsr", "coo"]
+    assert (bsr.cycles(3, 5, 4, slices=6), bsr.cycles(3, 5, 4)) == (16, 12)
 
 
 def test_conversion_cost_from_the_table_by_hand():
@@ -236,8 +283,15 @@ def test_pairs_without_a_block_are_never_offered():
             assert rec.best in rec.choices.values()
 
 
+# the packaged table's largest fit errors, measured: RLC->COO's 16.3% (the most of any
+# pair), BSR->COO's 8.9%, CSR->CSC's 1.4% and CSC->CSR's 1.8% (one degree of freedom left)
+FIT_BOUNDS = {("bsr", "coo"): 0.1, ("csr", "csc"): 0.025, ("csc", "csr"): 0.025}
+
+
 def test_the_packaged_rate_table():
-    """The table the bench wrote: every converter pair SAGE chains, fitted within 25%."""
+    """The table the bench wrote: every converter pair SAGE chains, fitted within 20%
+    (tighter where :data:`FIT_BOUNDS` says); CSR->CSC's passes and BSR->COO's block
+    row-slices priced."""
     rates = mint_rates()
     assert {("dense", "coo"), ("dense", "csr"), ("zvc", "dense"), ("csr", "csc"),
             ("rlc", "coo")} <= set(rates.rates)
@@ -246,9 +300,13 @@ def test_the_packaged_rate_table():
         assert rate.block in known
         assert all(c >= 0 for c in rate.coefficients.values())
         assert rate.cycles(494, 494, 1666) > 0
-        # BSR -> COO reads whole blocks, fill included: a term the fit does not have
-        bound = 0.5 if pair == ("bsr", "coo") else 0.25
+        bound = FIT_BOUNDS.get(pair, 0.2)
         assert rate.fit["max_relative_error"] < bound and len(rate.fit["matrices"]) >= 3
+    for pair, term in ((("csr", "csc"), "row_passes"), (("csc", "csr"), "col_passes"),
+                       (("bsr", "coo"), "slices")):
+        assert rates.rates[pair].coefficients[term] > 0
+    assert rates.rates["csr", "csc"].buffers == {"max_rows": 1 << 16, "max_cols": 1024,
+                                                 "max_nnz": 4096}
 
 
 @pytest.mark.parametrize("table, words", [
@@ -257,6 +315,12 @@ def test_the_packaged_rate_table():
     ({"conversions": {"csr->csc": {"block": "b", "coefficients": {"rows": 1}}}}, "rows"),
     ({"conversions": {"csr->csc": {"block": "b", "coefficients": {}}}}, "none"),
     ({"conversions": {"csr->csc": {"coefficients": {"nnz": 1}}}}, "block"),
+    ({"conversions": {"csr->csc": {"block": "b", "coefficients": {"row_passes": 1}}}},
+     "buffers"),
+    ({"conversions": {"csr->csc": {"block": "b", "coefficients": {"nnz": 1},
+                                   "buffers": {**TIGHT, "max_nnz": 0}}}}, "at least 1"),
+    ({"conversions": {"csr->csc": {"block": "b", "coefficients": {"nnz": 1},
+                                   "buffers": {"max_rows": 2}}}}, "max_cols"),
 ])
 def test_malformed_rate_tables_are_refused(table, words):
     with pytest.raises(ParameterError, match=words):

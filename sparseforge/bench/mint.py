@@ -13,8 +13,9 @@ Measured in one run:
   with random back-pressure on real matrices (tensors for CSF), its result
   checked equal to the golden converter's; cycles per nonzero.
 - *Rates*: per conversion, the cycles fitted by least squares over the real
-  matrices as coefficients of :func:`sparseforge.sw.sage.rate_terms`, with
-  the fit's relative errors, the block's lanes and its Fmax; a full run
+  matrices as coefficients of :func:`sparseforge.sw.sage.rate_terms` (those
+  :func:`fit_terms` names), with the fit's relative errors, the block's lanes,
+  its Fmax and the buffers its passes go through; a full run
   writes them to :data:`sparseforge.sw.sage.RATES_PATH`, the table SAGE
   prices conversions from (``--quick`` has one matrix, too few to fit, and
   leaves the table as it is).
@@ -184,6 +185,8 @@ def rtl(root, names, seed):
                    **_software_seconds(source, source_format, to, block)}
             if "dense" in (source_format, to):  # its work is every element, not the nonzeros
                 row["elements_per_cycle"] = int(np.prod(source.shape)) / cycles
+            if source_format == "bsr":          # it reads each block once for each of its rows
+                row["slices"] = int(source.indices.size * source.blocksize[0])
             rows.append(row)
     return rows
 
@@ -205,19 +208,43 @@ def _software_seconds(source, source_format, to, block):
             "scipy_s": _median(lambda: theirs(source, block)) if theirs else None}
 
 
+PASSES = {("csr", "csc"): "row_passes", ("csc", "csr"): "col_passes"}
+"""The pairs whose block presents a pointer of every row (CSC->CSR: column) to each pass
+of its counting sort: CSR->CSC's, the second on the transposed view."""
+
+
 def fit_terms(source, target):
-    """The terms a conversion's cycles are fitted over: the nonzeros, and the elements
-    where a side scans them all (Dense, ZVC, RLC), else the pointers. Two terms: the
-    bench's four matrices leave two degrees of freedom to measure the fit by."""
-    return ("nnz", "elements" if {source, target} & set(_LINEAR) else "pointers")
+    """The terms a conversion's cycles are fitted over (:func:`sparseforge.sw.sage.rate_terms`):
+    the nonzeros, and the elements where a side scans them all (Dense, ZVC, RLC); from BSR
+    the block row-slices it reads, fill included; else the pointers, and CSR->CSC's (and
+    CSC->CSR's) pointers over its passes (:data:`PASSES`). Two terms where the pair has no
+    passes, which leaves the bench's four matrices two degrees of freedom to measure the
+    fit by, one where it has."""
+    if {source, target} & set(_LINEAR):
+        return ("nnz", "elements")
+    if source == "bsr":
+        return ("nnz", "slices")
+    passes = PASSES.get((source, target))
+    return ("nnz", "pointers", *([passes] if passes else []))
 
 
-def fit(rows):
+def buffers():
+    """The buffers CSR->CSC converts in passes through: those of the build ``convert --engine
+    rtl`` runs (:data:`sparseforge.tb.convert_csc.RTL`), the one this bench measures."""
+    from sparseforge.sw.sage import BUFFERS
+    from sparseforge.tb.convert_csc import RTL
+
+    return {b: RTL[b] for b in BUFFERS}
+
+
+def fit(rows, passes_through=None):
     """Per conversion of matrices, the least-squares fit (non-negative, on relative errors)
     of its cycles over :func:`fit_terms`: ``{"dense->coo": {"block", "coefficients",
-    "fit"}}``; a conversion with fewer good matrices than terms is not fitted."""
+    "fit"}}``, and ``"buffers"`` where it has passes, ``passes_through`` (by default
+    :func:`buffers`); a conversion with fewer good matrices than terms is not fitted."""
     from scipy.optimize import nnls
 
+    passes_through = passes_through or buffers()
     by_pair = {}
     for r in rows:
         if r.get("matches_golden") and len(r["shape"]) == 2:
@@ -227,32 +254,36 @@ def fit(rows):
         terms = fit_terms(*pair.split("->"))
         if len(runs) < len(terms):
             continue
-        x = np.array([[rate_terms(*r["shape"], r["nnz"])[t] for t in terms] for r in runs],
-                     float)
+        through = passes_through if set(terms) & set(PASSES.values()) else None
+        x = np.array([[rate_terms(*r["shape"], r["nnz"], r.get("slices"), through)[t]
+                       for t in terms] for r in runs], float)
         cycles = np.array([r["cycles"] for r in runs], float)
         coefficients, _ = nnls(x / cycles[:, None], np.ones(len(runs)))
         error = (x @ coefficients - cycles) / cycles
         fitted[pair] = {"block": runs[0]["block"],
                         "coefficients": dict(zip(terms, coefficients.tolist(), strict=True)),
+                        **({"buffers": through} if through else {}),
                         "fit": {"matrices": [r["matrix"] for r in runs],
                                 "max_relative_error": float(np.abs(error).max()),
                                 "rms_relative_error": float(np.sqrt(np.mean(error**2)))}}
     return fitted
 
 
-def rates_table(rows, area_result):
-    """The rate table SAGE reads: the fits of :func:`fit` with each block's lanes and
-    Fmax from its synthesis in its report configuration."""
+def rates_table(rows, area_result, passes_through=None):
+    """The rate table SAGE reads: the fits of :func:`fit` (its passes through
+    ``passes_through``) with each block's lanes and Fmax from its synthesis in its report
+    configuration."""
     separate = area_result["separate"]
     conversions = {}
-    for pair, entry in fit(rows).items():
+    for pair, entry in fit(rows, passes_through).items():
         synthesized = separate.get(entry["block"], {})
         conversions[pair] = {**entry, "lanes": synthesized.get("params", {}).get("lanes"),
                              "fmax_mhz": synthesized.get("fmax_mhz")}
     return {"what": "cycles of each converter block: sum of coefficients times "
-                    "sparseforge.sw.sage.rate_terms(rows, cols, nnz), fitted on Verilator "
-                    "runs under random back-pressure; lanes and ECP5 Fmax of the block's "
-                    "report configuration",
+                    "sparseforge.sw.sage.rate_terms(rows, cols, nnz, slices, buffers), fitted "
+                    "on Verilator runs under random back-pressure; lanes and ECP5 Fmax of "
+                    "the block's report configuration; buffers of the build its passes go "
+                    "through",
             "written_by": "sparseforge bench mint", "conversions": conversions}
 
 
@@ -522,13 +553,13 @@ def _human_merged(rows):
 
 
 def _human_rates(rates):
-    click.echo(f"\n{'rate table (cycles =)':16} {'fit':46} {'matrices':>8} {'max err':>8} "
+    click.echo(f"\n{'rate table (cycles =)':16} {'fit':54} {'matrices':>8} {'max err':>8} "
                f"{'rms err':>8} {'lanes':>5} {'MHz':>6}")
     for pair, entry in rates.get("conversions", {}).items():
         terms = " + ".join(f"{c:.4g} {t}" for t, c in entry["coefficients"].items())
         fit_ = entry["fit"]
         mhz = f"{entry['fmax_mhz']:.0f}" if entry["fmax_mhz"] else "-"
-        click.echo(f"{pair:16} {terms:46.46} {len(fit_['matrices']):>8} "
+        click.echo(f"{pair:16} {terms:54.54} {len(fit_['matrices']):>8} "
                    f"{fit_['max_relative_error']:>8.1%} {fit_['rms_relative_error']:>8.1%} "
                    f"{entry['lanes'] or '-':>5} {mhz:>6}")
     if rates["written"]:
