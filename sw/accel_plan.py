@@ -88,6 +88,18 @@ class AccelConfig:
         return self.depth * self.pes
 
     @property
+    def entry_bytes(self):
+        """Bytes a CISS entry is stored in (``pes`` lanes, a memory word's whole bytes):
+        what a refetched entry costs in traffic."""
+        return wire.word_bytes(wire.CissWire(self.pes, self.dw, self.iw, order=2).entry_width)
+
+    @property
+    def macs(self):
+        """The PE array's multipliers: ``vlen`` lanes in each of its ``pes * cols`` PEs
+        (Tensaurus Sec. 6: 8 x 8 PEs of 4 SIMD MACs)."""
+        return self.pes * self.cols * self.vlen
+
+    @property
     def buffet_region(self):
         """Entries an overbooked band keeps in the Tailor: the rest is bumped."""
         return self.depth - self.fifo
@@ -175,6 +187,20 @@ class AccelPlan:
         """Entries the Tailor takes again, over the run (Tailors §3): each overbooked
         band's bumped part, on each pass after the first."""
         return sum(band.bumped(self.config) for band in self.bands) * (self.passes - 1)
+
+    def buffer_utilization(self):
+        """The Tailor's utilization as Tailors counts it (Sec. 1: the share of the buffer
+        occupied by data), averaged over bands: each band fills ``min(L, depth)`` of its
+        ``depth`` entries, L its CISS entries (an overbooked band fills it all)."""
+        depth = self.config.depth
+        return sum(min(band.entries, depth) for band in self.bands) / (depth * len(self.bands))
+
+    def mac_utilization(self, nonzeros, cycles):
+        """The MACs' useful share of a run of ``cycles``: an operation a nonzero of A and
+        a column of B (Tensaurus's op, Sec. 6), ``nonzeros * columns`` of them, over what
+        the array's :attr:`~AccelConfig.macs` could do in those cycles. Padding lanes
+        (B's last panel narrower than R, SpMV's idle PE columns) are not useful work."""
+        return nonzeros * self.columns / (self.config.macs * cycles)
 
     def reconverted_entries(self):
         """Entries the converter makes again, over the run: each overbooked band's input

@@ -1,6 +1,8 @@
 """The accelerator's host plan (sparseforge.sw.accel_plan): bands, input tiles, passes
 and overbooking against values worked out by hand."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -82,3 +84,20 @@ def test_refusals_name_what_is_wrong():
         accel_plan.plan(A, B[:5], "uniform", CONFIG)
     with pytest.raises(ParameterError, match="acc_width=8"):
         accel_plan.plan(A, B * 20, "uniform", AccelConfig(pes=2, acc_width=8))
+
+
+def test_utilizations_and_entry_bytes_by_hand():
+    """Uniform bands of A (5 x 6, 11 nonzeros) hold 5, 2 and 7 entries (as above): in a
+    Tailor of 8 the buffer holds 14 of 24 entries over the three bands; in one of 4 the
+    overbooked bands fill it, 4 + 2 + 4 of 12. The MACs: 11 nonzeros times B's 5 columns
+    over 2 x 3 x 2 = 12 MACs for 100 cycles, 55/1200 (the padded sixth column of the
+    last pass is no work). An entry of 2 lanes of 16 + 16 bits is 8 bytes; of 3 lanes,
+    96 bits, 16 bytes (a power of two)."""
+    p = accel_plan.plan(A, B, "uniform", CONFIG)
+    assert [b.entries for b in p.bands] == [5, 2, 7]
+    assert p.buffer_utilization() == 14 / 24
+    small = replace(p, config=replace(CONFIG, depth=4))
+    assert small.buffer_utilization() == 10 / 12
+    wide = replace(p, config=replace(CONFIG, cols=3, vlen=2))
+    assert wide.config.macs == 12 and wide.mac_utilization(11, 100) == 55 / 1200
+    assert CONFIG.entry_bytes == 8 and replace(CONFIG, pes=3).entry_bytes == 16

@@ -73,6 +73,16 @@ def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
                                   fifo=max(2, depth // 16))
 
 
+def measures(plan, matrix, run):
+    """What a run did with the build: ``refetched_bytes`` (the CISS entries the Tailor
+    took again, at the bytes each is stored in), ``buffer_utilization`` (the Tailor's,
+    Tailors's occupancy averaged over bands) and ``mac_utilization`` (useful MACs over
+    the array's MACs times the cycles, Tensaurus's op a nonzero of A and a column of B)."""
+    return {"refetched_bytes": run.refetched * plan.config.entry_bytes,
+            "buffer_utilization": plan.buffer_utilization(),
+            "mac_utilization": plan.mac_utilization(int(matrix.count_nonzero()), run.cycles)}
+
+
 def _human(r):
     click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
                f"{r['nnz']:,} nonzeros, B of {r['columns']} column(s)")
@@ -89,7 +99,10 @@ def _human(r):
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written; {r['refetched_entries']:,} CISS "
                f"entries refetched into the overbooked Tailor (the plan: "
-               f"{r['planned_refetched_entries']:,})")
+               f"{r['planned_refetched_entries']:,}), {r['refetched_bytes']:,} bytes")
+    click.echo(f"  utilization  the Tailor {r['buffer_utilization']:.1%} (averaged over "
+               f"bands), the MACs {r['mac_utilization']:.1%} (a nonzero times a column of "
+               "B an op)")
     click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second (the "
                "generation of the design's Verilog included, and its build where not cached)")
     click.echo(f"  output       {r['out']}: equal to the golden product")
@@ -106,7 +119,9 @@ def _human(r):
               show_default=True, help="How the host sizes A's bands for the Tailor "
                                       "(Tailors Sec. 4).")
 @click.option("--buffer-kb", type=click.IntRange(1, 1 << 16), default=32, show_default=True,
-              help="The Tailor's size: the largest power of two of CISS entries it holds.")
+              help="The Tailor's size: the largest power of two of CISS entries it holds. "
+                   "Its utilization (buffer_utilization) is Tailors's: the share of it a "
+                   "band's entries occupy, averaged over bands.")
 @click.option("--pes", default="4x2", show_default=True, help="The PE array, RxC.")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
 @click.option("--tlen", type=click.IntRange(1, 64), default=2, show_default=True)
@@ -168,7 +183,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
           "passes": plan.passes, "overbooked_bands": plan.overbooked,
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "refetched_entries": run.refetched,
-          "planned_refetched_entries": plan.refetched_entries(),
+          "planned_refetched_entries": plan.refetched_entries(), **measures(plan, a, run),
           "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
           "model_bytes_read": model.bytes_read,
           "sim_cycles_per_second": run.cycles / seconds, "out": out,
