@@ -19,16 +19,20 @@ width, word ``n`` at ``base + n * word_bytes(width)``
 Host memory follows the nonzeros and B's and Y's own sizes.
 """
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.errors import ParameterError
 from . import accel_plan, wire
 
 PAGE = 4096
 ADDR_WIDTH = 24
-"""Bits of a row pointer: A's nonzeros at most ``2**24 - 1``."""
+"""Bits of a word address on every port of the accelerator
+(:attr:`~sparseforge.hw.compose.accel.Accel.ADDR`), and of a row pointer: A's nonzeros
+at most ``2**24 - 1``."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,28 @@ def layout(plan_, nnz):
     for name, (width, count) in sizes.items():
         regions[name] = Region(at, width, count)
         at += -(-max(regions[name].size, 1) // PAGE) * PAGE
+    check(regions)
     return regions
+
+
+def check(regions):
+    """Refuse ``regions`` (``{name: Region}``) the accelerator would read wrongly: a base
+    off its words, a word past :data:`ADDR_WIDTH` bits of address (the port's address
+    wraps onto the image's start), or two regions sharing a byte. :func:`layout`'s are
+    paged apart; a layout made by hand is checked here."""
+    for name, r in regions.items():
+        if r.base % r.word:
+            raise ParameterError(f"region {name} at byte {r.base:#x}: not on its "
+                                 f"{r.word}-byte words")
+        if r.base + r.size > r.word << ADDR_WIDTH:
+            raise ParameterError(f"region {name} ends at byte {r.base + r.size:#x}: past "
+                                 f"{ADDR_WIDTH}-bit word addresses of {r.word} bytes "
+                                 f"({r.word << ADDR_WIDTH:#x})")
+    spans = sorted((r.base, r.base + r.size, name) for name, r in regions.items() if r.size)
+    for (_, end, name), (base, _, other) in itertools.pairwise(spans):
+        if end > base:
+            raise ParameterError(f"regions {name} and {other} overlap: {name} ends at byte "
+                                 f"{end:#x}, {other} starts at {base:#x}")
 
 
 def image(plan_, matrix, b):

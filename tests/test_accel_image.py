@@ -4,8 +4,10 @@ where the registers say, each read back to what it holds."""
 import itertools
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
+from sparseforge.core.errors import ParameterError
 from sparseforge.sw import accel_image, accel_plan, regmap, wire
 from sparseforge.sw.accel_plan import AccelConfig
 
@@ -67,3 +69,21 @@ def test_registers_program_the_regions():
     assert values["passes"] == 2 and values["tiles_count"] == regions["tiles"].count
     assert values["b_panel"] == 6 * 2 * regions["b"].word       # K rows of tlen words
     assert values["out_panel"] == 5 * 2 * regions["out"].word   # M rows of tlen*cols words
+
+
+def test_a_layout_made_by_hand_is_checked():
+    """Regions that touch are accepted and one byte of overlap refused; a region whose
+    last word is the 2**24th of its width is accepted and one word more refused (its
+    address would wrap onto the image's start); a base off its words is refused."""
+    Region = accel_image.Region
+    accel_image.check({"a": Region(0, 32, 4), "b": Region(16, 16, 1)})
+    with pytest.raises(ParameterError, match="regions a and b overlap"):
+        accel_image.check({"a": Region(0, 32, 4), "b": Region(14, 16, 1)})
+    top = 2 << accel_image.ADDR_WIDTH                  # bytes of 2**24 words of 2 bytes
+    accel_image.check({"colid": Region(top - 8, 16, 4)})
+    with pytest.raises(ParameterError, match="region colid ends at byte 0x2000002"):
+        accel_image.check({"colid": Region(top - 8, 16, 5)})
+    with pytest.raises(ParameterError, match="not on its 4-byte words"):
+        accel_image.check({"rowptr": Region(4098, 24, 1)})
+    # Empty regions hold no byte to share.
+    accel_image.check({"a": Region(0, 32, 4), "empty": Region(8, 16, 0)})

@@ -62,3 +62,79 @@ def test_measures_by_hand(tmp_path, capsys, benches):
     assert r["buffer_utilization"] == 7 / 256
     assert r["mac_utilization"] == 5 * 3 / CYCLES
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), A @ B)
+
+
+def _refused(tmp_path, capsys, benches, *options, kernel="spmm"):
+    """The run's refusal: one line on stderr, exit 2, nothing simulated."""
+    with pytest.raises(SystemExit) as exit_:
+        _run(tmp_path, *options, kernel=kernel)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and not benches
+    return err
+
+
+def _accepted(tmp_path, capsys, benches, *options, kernel="spmm"):
+    _run(tmp_path, *options, kernel=kernel)
+    assert json.loads(capsys.readouterr().out)["equal_to_golden"] and len(benches) == 1
+    benches.clear()
+
+
+@pytest.mark.parametrize("b, kernel", [
+    (B[:4], "spmm"), (np.vstack([B, B[:1]]), "spmm"),      # A's 5 columns, B's 4 or 6 rows
+    (B[:, :0], "spmm"),                                     # no column of B
+    (np.arange(6), "spmm"), (np.arange(4), "spmv"),         # a vector one value off
+    (B[:, :2], "spmv"),                                     # spmv of two columns
+    (B.reshape(5, 3, 1), "spmm")])
+def test_shapes_that_do_not_match_are_refused(tmp_path, capsys, benches, b, kernel):
+    """B's rows must be A's columns (5): 4 and 6 are refused, and a vector of 4 or 6,
+    no column at all, spmv of two columns or a third dimension."""
+    _write(tmp_path, b=b)
+    err = _refused(tmp_path, capsys, benches, "--pes", "1x1", kernel=kernel)
+    assert "B is" in err or "b is" in err or "spmv takes a vector" in err
+
+
+@pytest.mark.parametrize("b, kernel", [
+    (B[:, :1], "spmm"), (np.arange(5), "spmm"), (np.arange(5), "spmv"),
+    (B[:, :1], "spmv")])
+def test_shapes_at_their_edge_are_accepted(tmp_path, capsys, benches, b, kernel):
+    """One column of B (2-D or a vector of A's 5 columns), spmv's vector either way."""
+    _write(tmp_path, b=b)
+    _accepted(tmp_path, capsys, benches, "--pes", "1x1", kernel=kernel)
+    assert np.load(tmp_path / "y.npy").shape == ((3,) if b.ndim == 1 and kernel == "spmv"
+                                                 else (3, 1))
+
+
+@pytest.mark.parametrize("option, value, accepted", [
+    ("--spm-rows", "2", True), ("--spm-rows", "1", False), ("--spm-rows", "3", False),
+    ("--buffer-kb", "1", True), ("--buffer-kb", "0", False),
+    ("--pes", "6x1", True), ("--pes", "7x1", False)])
+def test_the_smallest_buffers_are_accepted_and_the_next_refused(
+        tmp_path, capsys, benches, option, value, accepted):
+    """A scratchpad row holds a pass's R columns of one row of B whatever B's columns
+    (the passes split them), so the smallest scratchpads are the hardware's 2 rows for
+    every B; 1 and 3 (no power of two) are refused. A Tailor needs 8 CISS entries: 1 KiB
+    holds 32 of the widest (6 PE rows, the most the AXI master's 16 in-order ports serve,
+    of 32-bit lanes: 32 bytes), so 1 KiB is the least for every array, 0 refused; 7 PE
+    rows are refused before the build. B here is 3 columns on a pass of R = 4."""
+    _write(tmp_path)
+    options = ("--pes", "1x1", option, value) if option != "--pes" else \
+        ("--buffer-kb", "1", option, value)
+    if accepted:
+        _accepted(tmp_path, capsys, benches, *options)
+    else:
+        assert option in _refused(tmp_path, capsys, benches, *options)
+
+
+@pytest.mark.parametrize("option, value", [("--kernel", "spmttkrp"), ("--tiling", "best")])
+def test_an_unknown_kernel_or_policy_is_one_line(tmp_path, capsys, benches, option, value):
+    """click's choice refuses them; the command line says it in one line, the choices
+    named."""
+    _write(tmp_path)
+    args = ["run", "accel", "--kernel", "spmm", str(tmp_path / "a.mtx"), "--factors",
+            str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"), option, value]
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1
+    assert value in err and ("spmm" in err if option == "--kernel" else "swiftiles" in err)

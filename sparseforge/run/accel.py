@@ -56,12 +56,25 @@ def memory_of(latency, bytes_per_cycle):
     return rate, accel_model.dram(latency, rate)
 
 
+def most_pe_rows():
+    """The accelerator's most PE rows: its AXI master's in-order read ports are the tile
+    list's, the row pointers', the column ids' and a column id and a value port a PE
+    row (:class:`~sparseforge.hw.compose.accel.Accel`), at most
+    :data:`~sparseforge.hw.axi_master.PORTS`."""
+    from sparseforge.hw.axi_master import PORTS
+
+    return (PORTS - 3) // 2
+
+
 def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
     """The build: the PE array, and a Tailor of the largest power of two of CISS entries
     that ``buffer_kb`` KiB hold (its FIFO region a sixteenth of it)."""
     from sparseforge.hw.interfaces import ciss_entry_layout
 
     rows, cols = pes
+    if rows > most_pe_rows():
+        raise ParameterError(f"--pes {rows}x{cols}: at most {most_pe_rows()} PE rows (the "
+                             "AXI master's in-order read ports)")
     entry = word_bytes(ciss_entry_layout(rows, 16, 16, order=2).size)
     entries = buffer_kb * 1024 // entry
     if entries < 8:
