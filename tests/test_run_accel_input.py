@@ -14,7 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from sparseforge.cli import main
-from sparseforge.tb import accel as tb_accel
+from sparseforge.run import accel as run_accel
 from sparseforge.tb.accel import AccelRun
 
 # 3 x 5, rows of 2, 0 and 3 nonzeros; B is 5 x 3.
@@ -29,11 +29,11 @@ def benches(monkeypatch):
     cycles and REFETCHED entries refetched in place of a native run."""
     built = []
 
-    def run(bench, engine="native", work_dir=None, progress=None):
+    def run(bench, laps):
         built.append(bench)
         return AccelRun(bench.plan.golden, CYCLES, 0, 0, REFETCHED, {"error": 0})
 
-    monkeypatch.setattr(tb_accel.native, "simulate", run)
+    monkeypatch.setattr(run_accel, "run_natively", run)
     return built
 
 
@@ -138,3 +138,26 @@ def test_an_unknown_kernel_or_policy_is_one_line(tmp_path, capsys, benches, opti
     err = capsys.readouterr().err.strip()
     assert exit_.value.code == 2 and len(err.splitlines()) == 1
     assert value in err and ("spmm" in err if option == "--kernel" else "swiftiles" in err)
+
+
+def test_the_seconds_split_the_whole_run(monkeypatch):
+    """``run_natively`` laps the native run's build, start and run as the simulator
+    reports them, the rest of it as ``verilog``; ``timing`` gives the simulation
+    proper's cycles a second and the whole run against it."""
+    from types import SimpleNamespace
+
+    from sparseforge.tb import native
+
+    reported = SimpleNamespace(build_seconds=2.0, start_seconds=0.5, run_seconds=10.0)
+    monkeypatch.setattr(native, "run", lambda bench, progress: SimpleNamespace(
+        cycles=5, outputs={}, run=reported))
+    bench = SimpleNamespace(from_outputs=lambda cycles, outputs: ("run", cycles))
+    laps = run_accel.Laps()
+    assert run_accel.run_natively(bench, laps) == ("run", 5)
+    seconds = laps.seconds
+    assert list(seconds) == ["verilog", "build", "start", "run", "read"]
+    assert (seconds["build"], seconds["start"], seconds["run"]) == (2.0, 0.5, 10.0)
+    assert -12.5 <= seconds["verilog"] < -12.4      # the fake took no time of its own
+    t = run_accel.timing(laps, 2_000_000)
+    assert t["sim_cycles_per_second"] == 200_000
+    assert abs(t["whole_over_run"] - t["seconds"]["total"] / 10) < 1e-3

@@ -14,6 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from sparseforge.cli import main
+from sparseforge.run import accel as run_accel
 from sparseforge.sw import accel_model, accel_plan
 from sparseforge.tb import accel as tb_accel
 from sparseforge.tb import axi_native
@@ -48,11 +49,11 @@ def benches(monkeypatch):
     golden product in place of a native run."""
     built = []
 
-    def run(bench, engine="native", work_dir=None, progress=None):
+    def run(bench, laps):
         built.append(bench)
         return AccelRun(bench.plan.golden, 1000, 0, 0, 0, {"error": 0})
 
-    monkeypatch.setattr(tb_accel.native, "simulate", run)
+    monkeypatch.setattr(run_accel, "run_natively", run)
     return built
 
 

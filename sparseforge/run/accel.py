@@ -96,6 +96,54 @@ def measures(plan, matrix, run):
             "mac_utilization": plan.mac_utilization(int(matrix.count_nonzero()), run.cycles)}
 
 
+def timing(laps, cycles):
+    """``seconds`` (each phase's, ``total`` the whole run's), ``sim_cycles_per_second``
+    (the simulation proper's) and ``whole_over_run`` (the whole run's seconds over the
+    simulation proper's)."""
+    seconds = laps.total()
+    run = seconds.get("run")
+    return {"seconds": {k: round(v, 3) for k, v in seconds.items()},
+            "sim_cycles_per_second": cycles / run if run else None,
+            "whole_over_run": seconds["total"] / run if run else None}
+
+
+class Laps:
+    """The seconds a run spends in each of its phases, in order: ``laps("name")`` ends
+    the phase ``name`` now (a name lapped again adds to its seconds)."""
+
+    def __init__(self):
+        self.seconds, self.at, self.began = {}, time.perf_counter(), time.perf_counter()
+
+    def __call__(self, name, seconds=None):
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + (now - self.at if seconds is None
+                                                            else seconds)
+        self.at = now
+
+    def total(self):
+        return {**self.seconds, "total": time.perf_counter() - self.began}
+
+
+def run_natively(bench, laps):
+    """``bench``'s :class:`~sparseforge.tb.accel.AccelRun` on Verilator, its phases lapped
+    on ``laps``: ``verilog`` (the design's Verilog, from the cache once made, the top
+    around it and the images through the simulator's files), ``build`` (Verilator, a
+    lookup once built), ``start`` (the simulator reading its images), ``run`` (the
+    simulation proper) and ``read`` (Y and the counters read back)."""
+    from sparseforge.tb import native
+
+    began = time.perf_counter()
+    done = native.run(bench, progress="run accel")
+    parts = {"build": done.run.build_seconds, "start": done.run.start_seconds,
+             "run": done.run.run_seconds}
+    laps("verilog", time.perf_counter() - began - sum(parts.values()))
+    for name, seconds in parts.items():
+        laps(name, seconds)
+    run = bench.from_outputs(done.cycles, done.outputs)
+    laps("read")
+    return run
+
+
 def _human(r):
     click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
                f"{r['nnz']:,} nonzeros, B of {r['columns']} column(s)")
@@ -116,8 +164,10 @@ def _human(r):
     click.echo(f"  utilization  the Tailor {r['buffer_utilization']:.1%} (averaged over "
                f"bands), the MACs {r['mac_utilization']:.1%} (a nonzero times a column of "
                "B an op)")
-    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second (the "
-               "generation of the design's Verilog included, and its build where not cached)")
+    split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")
+    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second; the whole "
+               f"run {r['seconds']['total']:.1f} s, {r['whole_over_run']:.2f} times the "
+               f"simulation proper ({split})")
     click.echo(f"  output       {r['out']}: equal to the golden product")
 
 
@@ -154,8 +204,9 @@ def _human(r):
 def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
             out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR) times --factors B through the accelerator's RTL."""
-    from sparseforge.tb.accel import AccelHarness, params_of, simulate
+    from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
+    laps = Laps()
     if spm_rows & (spm_rows - 1):
         raise ParameterError(f"--spm-rows {spm_rows}: a power of two")
     rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
@@ -172,14 +223,16 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
     if not np.issubdtype(b.dtype, np.integer):
         raise ParameterError(f"{factors}: {b.dtype} values; the PEs compute on integers of "
                              "dw=16 bits")
+    laps("input")
     plan = accel_plan.plan(a, b, tiling, config, seed=seed, kernel=kernel)
+    laps("plan")
     status(f"run accel: {accel_plan.describe(plan)}; simulating...")
     component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=DATA)
     model = accel_model.predict(plan, a, memory, tags=TAGS)
-    started = time.perf_counter()
-    run = simulate(component, plan, a, b, seed, rates=dict.fromkeys(RATES, rate),
-                   progress="run accel", latency=mem_latency)
-    seconds = time.perf_counter() - started
+    laps("model")
+    bench = AccelBench(component, plan, a, b, seed, dict.fromkeys(RATES, rate), mem_latency)
+    laps("image")
+    run = run_natively(bench, laps)
     if run.status["error"] or not np.array_equal(run.y, plan.golden):
         bad = np.argwhere(run.y != plan.golden)
         where = f"Y{tuple(bad[0])} is {run.y[tuple(bad[0])]}, the golden " \
@@ -187,6 +240,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
         raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
     y = run.y[:, 0] if kernel == "spmv" and b.ndim == 1 else run.y
     np.save(Path(out), y)
+    laps("check")
     emit({"kernel": kernel, "input": matrix, "shape": list(a.shape), "nnz": int(a.nnz),
           "columns": plan.columns, "pes": pes, "vlen": vlen, "tlen": tlen,
           "width": config.width, "depth": config.depth, "buffer_kb": buffer_kb,
@@ -199,5 +253,5 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
           "planned_refetched_entries": plan.refetched_entries(), **measures(plan, a, run),
           "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
           "model_bytes_read": model.bytes_read,
-          "sim_cycles_per_second": run.cycles / seconds, "out": out,
+          **timing(laps, run.cycles), "out": out,
           "equal_to_golden": True}, as_json, _human)
