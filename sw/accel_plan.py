@@ -24,10 +24,11 @@ mv_layout`), and each nonzero is one operation of a PE of the first column. So o
 and a window is ``spm_rows * per`` of A's columns, the b a scratchpad holds.
 
 The tiles are :func:`sparseforge.sw.tensaurus_job.plan`'s for an MSU of the band's
-height, so the hardware's CISS streams and the host's are the same by construction; the
-host keeps only their lengths (the tile list carries each input tile's CISS entries, the
-length the TLU reads and the converter's count is checked against). Host memory follows
-the nonzeros: the band's CISS streams are encoded one band at a time and dropped.
+height (a test holds the two equal); the host keeps only their lengths (the tile list
+carries each input tile's CISS entries, the length the TLU reads and the converter's
+count is checked against), so it counts them (:func:`window_entries`: the nonzeros
+sorted once, each window's slices scheduled) rather than encoding every window's
+stream. Host memory follows the nonzeros.
 
 Tiling policies (Tailors §4, :mod:`sparseforge.sw.swiftiles`), sizing the band for a
 Tailor of ``depth`` CISS entries, each of which carries up to ``rows`` nonzeros (one a
@@ -46,8 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from . import swiftiles, tensaurus_job, wire
-from .occupancy import Pattern
+from . import ciss, swiftiles, tensaurus_job, wire
+from .occupancy import Pattern, first_of_runs
 
 KERNELS = ("spmm", "spmv")
 """The kernels a run takes (:data:`~sparseforge.sw.wire.TensaurusKernel`'s ``MM`` and
@@ -253,32 +254,55 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
                              f"{config.spm_rows * per} columns of A (b's {per} values a "
                              f"row) past the tile list's {limit - 1}")
     R = config.width
-    if kernel == "spmv":
-        operand = b[:, 0]
-    else:
-        operand = np.zeros((b.shape[0], R), dtype=np.int64)
-        operand[:, :min(R, b.shape[1])] = np.asarray(b[:, :R], dtype=np.int64)
+    tensaurus_job._check_bits(a.data, config.dw, "A", "dw")
+    tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
+    span = config.spm_rows * per
+    entries = window_entries(a, height, span, config.pes)
     bands = []
     total = -(-a.shape[0] // height)
     for n, i0 in enumerate(range(0, a.shape[0], height)):
-        rows = min(height, a.shape[0] - i0)
-        job = tensaurus_job.plan(kernel, a[i0:i0 + rows], [operand], rows=config.pes,
-                                 cols=config.cols, vlen=config.vlen, dw=config.dw,
-                                 iw=config.iw, acc_width=64, spm_rows=config.spm_rows,
-                                 names=["A", "B"])
+        windows = entries.get(n, {0: 0})        # a band of no nonzeros: one empty tile
         inputs, offset = [], 0
-        for t, tile in enumerate(job.tiles):
-            first, count = tile.rows[-1]            # B's rows; in SpMV b's, per values each
-            k0, k1 = first * per, min((first + count) * per, a.shape[1])
-            entries = tile.stream.entries
-            inputs.append(InputTile(k0, k1, entries, offset, t == len(job.tiles) - 1))
-            offset += entries
-        bands.append(Band(i0, rows, tuple(inputs)))
+        for t, (w, count) in enumerate(windows.items()):
+            k0 = w * span
+            k1 = min(k0 + span, a.shape[1]) if count else 0
+            inputs.append(InputTile(k0, k1, count, offset, t == len(windows) - 1))
+            offset += count
+        bands.append(Band(i0, min(height, a.shape[0] - i0), tuple(inputs)))
         if progress:
             progress(n + 1, total)
     return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
                      golden, kernel)
+
+
+def window_entries(matrix, height, span, pes):
+    """``{band: {window: entries}}``: the CISS entries of each nonempty window of ``span``
+    of A's columns in each band of ``height`` rows, windows in order, for ``pes`` PEs.
+    A window's stream is :func:`~sparseforge.sw.ciss.encode`'s of its nonzeros (stored
+    zeros dropped): each nonempty row a slice of a header and its nonzeros, handed to
+    the PE that frees first (:func:`~sparseforge.sw.ciss.schedule`), the stream as long
+    as the longest lane. Only the lengths are counted, over the nonzeros sorted once,
+    not each window encoded (the tiles of :func:`~sparseforge.sw.tensaurus_job.plan`,
+    which ``tests/test_accel_plan.py`` checks this against)."""
+    a = sp.csr_array(matrix)
+    rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(a.indptr))
+    held = a.data != 0
+    rows, cols = rows[held], a.indices[held].astype(np.int64)
+    windows = -(-a.shape[1] // span)
+    tile = rows // height * windows + cols // span          # band-major, then window
+    order = np.lexsort((rows, tile))
+    tile, rows = tile[order], rows[order]
+    starts = np.flatnonzero(first_of_runs(tile) | first_of_runs(rows))   # slices
+    lengths = np.diff(np.append(starts, len(rows))) + 1     # a header and its nonzeros
+    slice_tile = tile[starts]
+    firsts = np.flatnonzero(first_of_runs(slice_tile))
+    out = {}
+    for t, lo, hi in zip(slice_tile[firsts].tolist(), firsts.tolist(),
+                         [*firsts[1:].tolist(), len(starts)], strict=True):
+        band, window = divmod(t, windows)
+        out.setdefault(band, {})[window] = ciss.schedule(lengths[lo:hi], pes)[2]
+    return out
 
 
 def _golden(a, b, config):

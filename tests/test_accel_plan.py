@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparseforge.core.errors import ParameterError
-from sparseforge.sw import accel_plan, wire
+from sparseforge.sw import accel_plan, tensaurus_job, wire
 from sparseforge.sw.accel_plan import AccelConfig, Band, InputTile
 
 # A 5 x 6 matrix of distinct values; row 2 is empty.
@@ -101,3 +101,42 @@ def test_utilizations_and_entry_bytes_by_hand():
     wide = replace(p, config=replace(CONFIG, cols=3, vlen=2))
     assert wide.config.macs == 12 and wide.mac_utilization(11, 100) == 55 / 1200
     assert CONFIG.entry_bytes == 8 and replace(CONFIG, pes=3).entry_bytes == 16
+
+
+def _entries_by_encoding(a, b, policy, config, kernel):
+    """Each band's input tiles as the CISS streams of tensaurus_job.plan encode them:
+    ``[(k0, k1, entries), ...]`` a band."""
+    p = accel_plan.plan(a, b, policy, config, seed=1, kernel=kernel)
+    per = wire.mv_layout(config.vlen)[0] if kernel == "spmv" else 1
+    operand = b[:, 0] if kernel == "spmv" else np.pad(b, ((0, 0), (0, config.width -
+                                                                   b.shape[1])))
+    out = []
+    for band in p.bands:
+        job = tensaurus_job.plan(kernel, a[band.i0:band.i0 + band.rows], [operand],
+                                 rows=config.pes, cols=config.cols, vlen=config.vlen,
+                                 dw=config.dw, iw=config.iw, acc_width=64,
+                                 spm_rows=config.spm_rows)
+        out.append([(t.rows[-1][0] * per, min(sum(t.rows[-1]) * per, a.shape[1]),
+                     t.stream.entries) for t in job.tiles])
+    return p, out
+
+
+@pytest.mark.parametrize("seed, pes, kernel", [(1, 1, "spmm"), (2, 3, "spmm"),
+                                               (3, 4, "spmv"), (4, 6, "spmm")])
+def test_counted_windows_are_the_encoded_streams(seed, pes, kernel):
+    """The plan counts each window's CISS entries without encoding it: on matrices with
+    empty rows, empty bands, stored zeros and a dense row, the counts and windows are
+    those of the streams tensaurus_job.plan encodes."""
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((61, 45), density=0.12, rng=rng, format="lil")
+    a[7, :] = 3                                     # a dense row
+    a[20:33, :] = 0                                 # empty rows: a band of none
+    a = sp.csr_array(a)
+    a.data = rng.integers(-4, 5, a.nnz).astype(np.int64)   # some stored zeros
+    assert (a.data == 0).any()
+    b = rng.integers(-3, 4, (45, 1 if kernel == "spmv" else 5))
+    config = AccelConfig(pes=pes, cols=1, vlen=2, tlen=3, spm_rows=4, out_rows=6,
+                         depth=16, fifo=2)
+    p, encoded = _entries_by_encoding(a, b, "uniform", config, kernel)
+    assert [[(t.k0, t.k1, t.entries) for t in band.inputs] for band in p.bands] == encoded
+    assert any(len(band) == 1 and band[0][2] == 0 for band in encoded)   # the empty band
