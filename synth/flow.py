@@ -206,6 +206,8 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
         result[resource] = _count(cells, pattern)
     if target == "ecp5" and device == "auto":
         device = smallest_device(result)
+    if with_fmax and target == "ecp5":
+        check_fits(result, device)
     if with_fmax and TARGETS[target]["pnr"]:
         placed = fmax(name, resolved, target, device, seeds)
         result["noabc9"] += ["fmax"] if placed.pop("mapper") else []
@@ -271,6 +273,22 @@ def smallest_device(result):
         if all(need[k] <= room[k] for k in need):
             return device
     return "85k"
+
+
+def check_fits(result, device):
+    """Refuse, before place-and-route, a block whose Yosys count already passes what
+    ECP5 ``device`` holds (:data:`CAPACITY`: LUT4s with the carry cells', multipliers,
+    block RAMs): nextpnr would fail on it, or route for hours first."""
+    need = {"lut": logic(result), "dsp": _count(result["cells"], "MULT18X18D"),
+            "bram": result.get("bram", 0)}
+    room = CAPACITY[device]
+    over = [f"{need[k]:,} {k} of its {room[k]:,}" for k in need if need[k] > room[k]]
+    if over:
+        larger = [d for d in CAPACITY if all(need[k] <= CAPACITY[d][k] for k in need)]
+        hint = f"--device {larger[0]} holds it" if larger else "no ECP5 here holds it"
+        raise ParameterError(f"{result['block']} {result['params']}: Yosys counts "
+                             f"{', '.join(over)} on the LFE5U-{device[:-1].upper()}F; "
+                             f"{hint}")
 
 
 def logic(result):

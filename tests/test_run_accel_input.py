@@ -180,3 +180,33 @@ def test_spmm_on_a_real_matrix_end_to_end(tmp_path, capsys, shared_data):
     assert abs(sum(v for k, v in s.items() if k != "total") - s["total"]) < 0.05
     assert s["total"] - s["verilog"] - s["build"] < 2 * s["run"]
     assert r["mac_utilization"] == 51138 * 16 / (16 * r["cycles"])
+
+
+@pytest.mark.parametrize("device, luts, carries, brams, refused", [
+    ("25k", 24288, 0, 56, None), ("25k", 24289, 0, 56, "--device 45k holds it"),
+    ("25k", 24286, 1, 56, None), ("25k", 24288, 0, 57, "--device 45k holds it"),
+    ("45k", 43848, 0, 109, "--device 85k holds it"), ("45k", 43848, 0, 108, None),
+    ("85k", 83641, 0, 1, "no ECP5 here holds it")])
+def test_a_block_past_the_chosen_fpga_is_refused_before_place_and_route(
+        monkeypatch, capsys, device, luts, carries, brams, refused):
+    """``synth --device D`` refuses a block whose Yosys count already passes D's LUT4s
+    (a carry cell two) or block RAMs, in one line naming the device that holds it, and
+    never starts nextpnr; at the device's capacity exactly it places. Yosys's count is
+    stood in for here (the accelerator's own takes minutes)."""
+    from sparseforge.synth import flow
+
+    cells = {"LUT4": luts, "CCU2C": carries, "DP16KD": brams, "TRELLIS_FF": 10}
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: (cells, "", False))
+    placed = []
+    monkeypatch.setattr(flow, "fmax", lambda *a, **k: placed.append(a) or {"mapper": False})
+    args = ["synth", "tailor", "--device", device, "--seeds", "1", "--json"]
+    if refused:
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        err = capsys.readouterr().err.strip()
+        assert exit_.value.code == 2 and len(err.splitlines()) == 1 and not placed
+        assert f"LFE5U-{device[:-1].upper()}F" in err and "Yosys counts" in err
+        assert refused in err
+    else:
+        main(args)
+        assert len(placed) == 1
