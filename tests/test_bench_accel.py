@@ -1,6 +1,7 @@
 """``sparseforge bench accel``: its ratios by the papers' definitions against hand-worked
 values, the prepared-CISS figure against a plan worked by hand, and (soak) a quick run."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -82,3 +83,16 @@ def test_quick_run_rtl_exact_beside_the_model(capsys, shared_data):
     assert a["reuse_speedup"] == a["no_buffer"]["cycles"] / a["tailor"]["cycles"]
     assert c["prepared_ciss"]["source"] == "model"
     assert c["prepared_ciss"]["bytes_read"] < c["in_line"]["bytes_read"]
+
+
+def test_bands_count_the_overbooked_bands_converted_again_whole():
+    """The first band's bumped entries (past the buffet region's 6) lie in its second tile
+    only: 4 entries converted again on each of 2 later passes. A band whose first tile
+    reaches past the buffet region is converted again whole."""
+    plan = _plan()
+    bands = bench._bands(plan)
+    assert (bands["bands"], bands["overbooked"], bands["reconverted"]) == (2, 1, 8)
+    assert bands["reconverted_whole"] == 0
+    whole = Band(0, 2, (InputTile(0, 4, 7, 0, False), InputTile(4, 8, 3, 7, True)))
+    bands = bench._bands(dataclasses.replace(plan, bands=(whole,)))
+    assert (bands["overbooked"], bands["reconverted"], bands["reconverted_whole"]) == (1, 20, 1)
