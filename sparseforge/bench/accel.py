@@ -294,9 +294,10 @@ def _notes(rows):
              "more bands overbook than the policies aim at, prescient's included."]
     short = [r["matrix"] for r in rows if r["tiling"]["policies"]["prescient"]["band_rows"] == 1]
     if short:
-        notes.append(f"Prescient bands of one row on {', '.join(short)}: one row longer "
-                     "than the Tailor forces the tallest band that always fits down to one "
-                     "row, so B's rows load again for every row (Tailors Sec. 2.2.1).")
+        notes.append(f"Prescient bands of one row on {', '.join(short)}: a row of more "
+                     "nonzeros than the Tailor's capacity as the policies count it leaves no "
+                     "band height that always fits, so the policy falls to one row and B's "
+                     "rows load again for every row (Tailors Sec. 2.2.1).")
     for r in rows:
         if r["tiling"]["ob_over_n"] < 1:
             p = r["tiling"]["policies"]
