@@ -30,10 +30,10 @@ def _write(tmp_path, values):
     return np.load(tmp_path / "b.npy")
 
 
-def _run(tmp_path, kernel, *options):
+def _run(tmp_path, kernel, *options, as_json=True):
     main(["run", "accel", "--kernel", kernel, str(tmp_path / "a.mtx"), "--factors",
           str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"), "--pes", "2x1",
-          "--buffer-kb", "1", *options, "--json"])
+          "--buffer-kb", "1", *options, *(["--json"] if as_json else [])])
 
 
 def test_nonzeros_drops_stored_zeros_only():
@@ -62,6 +62,13 @@ def test_a_stored_zero_is_dropped(tmp_path, capsys, benches, kernel, pattern):  
     np.testing.assert_array_equal(bench.plan.golden[:, 0], a @ b)
     y = np.load(tmp_path / "y.npy")
     np.testing.assert_array_equal(y if kernel == "spmv" else y[:, 0], a @ b)
+
+
+def test_the_summary_says_the_zero_dropped(tmp_path, capsys, benches):  # noqa: F811
+    """The human summary's first line counts A's nonzeros and the stored zero dropped."""
+    _write(tmp_path, VALUE)
+    _run(tmp_path, "spmv", "--pattern", as_json=False)
+    assert "5 nonzeros (1 stored zero dropped)" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_only_stored_zeros_is_refused(tmp_path, capsys, benches):  # noqa: F811

@@ -76,8 +76,8 @@ def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
 
 
 def _human(r):
-    dropped = (f" ({r['stored_zeros_dropped']:,} stored zeros dropped)"
-               if r["stored_zeros_dropped"] else "")
+    zeros = r["stored_zeros_dropped"]
+    dropped = f" ({zeros:,} stored zero{'s' * (zeros != 1)} dropped)" if zeros else ""
     click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
                f"{r['nnz']:,} nonzeros{dropped}, B of {r['columns']} column(s)")
     click.echo(f"  build        {r['pes']} PEs x {r['vlen']} lanes x tlen {r['tlen']} "
