@@ -184,8 +184,8 @@ def _moved(values, at):
 
 async def _run(dut, ram, host, watch, case, watchdog, refuse):
     """One run of ``case`` (``label``, ``plan``, ``matrix``, ``b``, ``at``: its image's
-    offset in the RAM), checked; ``refuse``: also write a register while it is busy.
-    Returns its counters as read over AXI-Lite."""
+    offset in the RAM), checked, its counters logged; ``refuse``: also write a register
+    while it is busy."""
     plan, at = case["plan"], case["at"]
     image, regions = accel_image.image(plan, case["matrix"], case["b"])
     ram.write(at, image.tobytes())
@@ -233,7 +233,6 @@ async def _run(dut, ram, host, watch, case, watchdog, refuse):
     assert watch.last_b - watch.first_ar <= got["cycles"] <= ended - began, \
         (got["cycles"], watch.first_ar, watch.last_b, began, ended)
     dut._log.info("accel %s: %s", case["label"], got)
-    return got
 
 
 @cocotb.test()
