@@ -5,7 +5,10 @@ of the protocol (``tb/accel_cocotb.py`` says what each side checks).
 
 One small build runs, back to back: SpMM whose bands overbook the Tailor (refetched), SpMM
 whose bands the Tailor holds across passes, SpMV on Tensaurus's SpMV mapping; the first
-with a register write while busy, refused."""
+with a register write while busy, refused. The bus watch beside the RAM is checked on its own
+too: each rule it checks, broken once."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,6 +19,7 @@ from sparseforge.sim.runners import cocotb_verilog, seed_from_env
 from sparseforge.sw import accel_plan
 from sparseforge.sw.accel_plan import AccelConfig
 from sparseforge.tb.accel import params_of
+from sparseforge.tb.accel_cocotb import PAYLOADS, BusWatch
 
 CONFIG = AccelConfig(pes=2, cols=2, vlen=2, tlen=1, spm_rows=4, out_rows=4, depth=8, fifo=2,
                      acc_width=16)
@@ -69,3 +73,51 @@ def test_accel_through_cocotbext_axi_ram_and_lite_master(tmp_path):
                                                (12, 32, 0.8)])
 def test_soak_accel_through_cocotbext_axi(tmp_path, seed, data, pause):
     run_accel(tmp_path, seed, data, pause)
+
+
+class _Pins:
+    """The master's pins as :class:`BusWatch` reads them, set by name, all 0 at first."""
+
+    def __init__(self):
+        for channel, fields in PAYLOADS.items():
+            for field in (*fields, "valid", "ready"):
+                setattr(self, f"m_axi__{channel}{field}", SimpleNamespace(value=0))
+
+    def set(self, **values):
+        for name, value in values.items():
+            getattr(self, f"m_axi__{name}").value = value
+
+
+def _watch(cycles):
+    """A :class:`BusWatch` fed ``cycles`` (each ``{pin: value}`` changed that cycle)."""
+    pins = _Pins()
+    watch = BusWatch(pins)
+    for changes in cycles:
+        pins.set(**changes)
+        watch.sample()
+    return watch
+
+
+def test_bus_watch_counts_a_clean_burst_and_flags_each_broken_rule():
+    """A two-beat read held one cycle by ARREADY, answered in two beats, and a write:
+    counted, no error. Then one break each: ARVALID dropped before ARREADY, ARADDR changed
+    while waiting, RLAST on the first of two beats, an RID with nothing in flight, a BID
+    likewise."""
+    ar = {"arvalid": 1, "arid": 5, "araddr": 0x40, "arlen": 1, "arsize": 3}
+    clean = _watch([ar, {"arready": 1}, {"arvalid": 0, "rvalid": 1, "rready": 1, "rid": 5},
+                    {"rlast": 1}, {"rvalid": 0, "awvalid": 1, "awready": 1, "awlen": 0,
+                                   "awsize": 2}, {"awvalid": 0, "wvalid": 1, "wready": 1,
+                                                  "wstrb": 0xF0, "wlast": 1},
+                    {"wvalid": 0, "bvalid": 1, "bready": 1}, {"bvalid": 0}])
+    assert clean.errors == [] and clean.idle()
+    assert (clean.bytes_read, clean.bytes_written, clean.bursts) == (16, 4, [(0x40, 16)])
+    assert (clean.read_ids, clean.strobes, clean.in_flight) == ({5}, {0xF0}, 1)
+    breaks = {"valid dropped": [ar, {"arvalid": 0}],
+              "payload changed": [ar, {"araddr": 0x48}],
+              "RLAST": [{**ar, "arready": 1}, {"arvalid": 0, "rvalid": 1, "rready": 1,
+                                                "rid": 5, "rlast": 1}],
+              "RID 3 has no read": [{"rvalid": 1, "rready": 1, "rid": 3}],
+              "BID 0 has no write": [{"bvalid": 1, "bready": 1}]}
+    for rule, cycles in breaks.items():
+        errors = _watch(cycles).errors
+        assert len(errors) == 1 and rule in errors[0][2], (rule, errors)
