@@ -28,7 +28,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam, AxiResp
 
 from ..sim.runners import case_args
-from ..sw import accel_image, accel_model, accel_plan, regmap
+from ..sw import accel_image, accel_model, regmap
 from .axi_cocotb import pause_every_channel, reset
 
 PAYLOADS = {"ar": ("id", "addr", "len", "size", "burst"),
@@ -166,14 +166,10 @@ def read_by_region(bursts, regions, at):
 def planned_reads(plan, matrix, regions):
     """Bytes a run of ``plan`` reads, by region: the host model's exact traffic
     (:func:`~sparseforge.sw.accel_model.traffic`), A's column ids with the converter's
-    pre-pass; in SpMV, B's as the sequencer asks for b's rows, ``per`` values a word
-    (:func:`~sparseforge.sw.accel_plan.jobs`), where the model counts SpMM's R-wide rows."""
+    pre-pass."""
     reads, _ = accel_model.traffic(plan, matrix)
     want = dict.fromkeys(regions, 0) | {k: v for k, v in reads.items() if k in regions}
     want["a_colid"] += reads["a_prepass"]
-    if plan.mv:
-        _, _, computes = accel_plan.jobs(plan)
-        want["b"] = sum(c["rows1"] for c in computes) * regions["b"].word
     return want
 
 
