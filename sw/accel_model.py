@@ -11,8 +11,9 @@ conversion on a pass (every tile on the first, the tiles holding bumped entries 
 later pass of a band that overbooks) reads its ``rows + 1`` row pointers, the pre-pass's
 column ids (:func:`~sparseforge.sw.ciss_csr.prepass_reads`) and, in each lane, the
 windows' column ids and values; every tile on every pass loads its ``kn`` rows of B's
-panel (``tlen`` words each); every band on every pass writes its ``rows`` rows of Y
-(``tlen * cols`` words each).
+panel (``tlen`` words each; in SpMV b's ``ceil(kn / per)`` rows of one word, the
+sequencer's ``rows1``: :attr:`~sparseforge.sw.accel_plan.AccelPlan.b_words`); every band
+on every pass writes its ``rows`` rows of Y (``tlen * cols`` words each, SpMV's too).
 
 **Cycles** come from the units' own cost formulas, one step per input tile and pass
 (host memory and time follow the tiles and nonzeros, never the matrix's area), as the
@@ -26,8 +27,8 @@ RTL overlaps them:
 - **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
   in flight) while the tile before computes; a tile computes once loaded and once the
   one before has finished, its time the busiest PE row's (a nonzero ``tlen`` cycles, a
-  slice's drain ``tlen``, a header or an idle lane one: :class:`~sparseforge.hw.
-  tensaurus_pe.TensaurusPe`);
+  slice's drain ``tlen``, a header or an idle lane one; in SpMV a nonzero and a drain
+  one each: :class:`~sparseforge.hw.tensaurus_pe.TensaurusPe`);
 - the **MSU** writes each band's panel of Y (one word a write beat) once its closing
   tile has drained, while the next band computes; the run ends when the last write is
   answered.
@@ -65,6 +66,17 @@ cycles on every access and its channels ready at a ``rate`` (:data:`DRAM`: none,
 natively over eight real matrices of different shapes at latencies added from 0 to 100
 cycles and rates from 0.35 to 1, and checked on six more, on the other policies and on
 a 2-PE build at ``tags`` 4 (16 of 18 runs at the default memory within 5%, rms 3.7%).
+SpMV (one pass, the converter's on every tile) runs on the same units and constants,
+and three more, fitted natively on the default build (4 x 2 PEs, a Tailor of 32 KiB,
+swiftiles bands) over 11 real matrices at the default memory and 494_bus at an added
+latency, a full-rate channel and windows of 64 and 256 columns (13 of 15 runs within 5%,
+rms 3.5%): a row's first column id in a window waits :data:`ROW_QUEUE` more (behind
+the lanes' reads of the row before), a column id in the burst of the one before
+:data:`SAME_BURST` less (answered with that burst), and a tile's conversion and its
+bus's cycles overlap as their :data:`SOFT`-norm; SpMM's first pass, fitted without them,
+keeps its own predictions. It leaves out the DRAM's row conflicts between regions of a
+memory image past 128 KiB (email-Eu-core, bcsstk13: up to 5% short) and, as for SpMM, a
+small matrix whose rows are long (GD97_b +11%, impcol_a +6%).
 The model predicts a run's expected cycles; the memory's random delays move one seed's
 by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
@@ -176,7 +188,7 @@ def traffic(plan_, matrix):
     words = dict.fromkeys(("tiles", "a_rowptr", "a_prepass", "a_lanes", "b"), 0)
     for band, passes in _converted(plan_):
         words["tiles"] += len(band.inputs) * plan_.passes
-        words["b"] += sum(t.k1 - t.k0 for t in band.inputs) * c.tlen * plan_.passes
+        words["b"] += sum(_b_words(plan_, t) for t in band.inputs) * plan_.passes
         for tiles in passes:
             if not tiles:
                 continue
@@ -192,6 +204,16 @@ def traffic(plan_, matrix):
              "b": words["b"] * mlu_bytes}
     writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes * out_bytes}
     return reads, writes
+
+
+def _b_words(plan_, tile):
+    """The MLU's reads of B for ``tile`` on one pass: its window's ``kn`` rows of
+    ``tlen`` words; in SpMV b's ``ceil(kn / per)`` rows of one word (the sequencer's
+    ``rows1``)."""
+    kn = tile.k1 - tile.k0
+    if plan_.mv:
+        return -(-kn // wire.mv_layout(plan_.config.vlen)[0])
+    return kn * plan_.config.tlen
 
 
 def _nnz(image, band, tile):
@@ -254,22 +276,54 @@ FINISH = 4
 """Cycles from the run's last write answered to ``done``."""
 
 
-def _conversions(image, band, tiles, streams, wait):
+ROW_QUEUE = 11.0
+"""SpMV: cycles a row's first column id in a window waits beyond its round trip, queued
+behind the lanes' reads of the row before on the one read channel and the DRAM's bus
+(fitted)."""
+SAME_BURST = 4.0
+"""SpMV: cycles fewer a column id in the DRAM burst of the pre-pass's read before waits:
+the DRAM answers it with the burst it fetched last where no other access came between
+(fitted)."""
+SOFT = 4.0
+"""SpMV: a tile's conversion and its accesses on the DRAM's bus overlap as the
+``SOFT``-norm of the two, not their maximum: the conversion's reads queue on the bus
+they keep busy (fitted)."""
+
+
+def _prepass_waits(order, per_row, wait, queue=0.0, shared=0.0, per_burst=1):
+    """Each job's pre-pass waits by row (float arrays, as ``per_row`` counts its reads,
+    ``order`` the elements read): ``wait`` a column id, ``queue`` more a row that reads,
+    ``shared`` fewer for each column id in the same burst of ``per_burst`` as the one
+    read before it."""
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = order[1:] // per_burst == order[:-1] // per_burst
+    rows = np.concatenate([np.zeros(0, np.int64), *per_row])
+    hits = np.bincount(np.repeat(np.arange(len(rows)), rows), weights=same,
+                       minlength=len(rows))
+    waits = rows * wait + queue * (rows > 0) - shared * hits
+    return np.split(waits, np.cumsum([len(p) for p in per_row])[:-1])
+
+
+def _conversions(image, band, tiles, streams, wait, burst=None):
     """``{id(tile): (cycles, first, reads)}`` of ``tiles`` of ``band`` converted on one
     pass (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes
     each: its cycles to its count and to its first entry, each column id and the band's
     row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
     tile_cycles` counts (a memory answering on the next cycle), and the words it reads
-    (pointers, the pre-pass's column ids, the lanes' column ids and values)."""
+    (pointers, the pre-pass's column ids, the lanes' column ids and values). In SpMV,
+    ``burst`` column ids to a DRAM burst, a column id waits as :data:`ROW_QUEUE` and
+    :data:`SAME_BURST` say."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
-    _, per_row = ciss_csr.prepass_reads(image, jobs)
+    order, per_row = ciss_csr.prepass_reads(image, jobs)
     cycles = ciss_csr.tile_cycles(image, jobs, streams)
+    terms = (ROW_QUEUE, SAME_BURST, burst) if burst else ()
+    waits = _prepass_waits(order, per_row, wait, *terms)
     out = {}
     for n, t in enumerate(tiles):
         head = heads[n] + wait * (1 + jobs.first[n])
-        decided = head + np.cumsum(costs[n] + wait * per_row[n]) - 1
-        late = wait * (per_row[n].sum() + 1 + jobs.first[n])
+        decided = head + np.cumsum(costs[n] + waits[n]) - 1
+        late = waits[n].sum() + wait * (1 + jobs.first[n])
         first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
         reads = (band.rows + 1) * jobs.first[n] + per_row[n].sum() \
             + 2 * streams[n].count.sum()
@@ -287,6 +341,8 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
     reads, writes = traffic(plan_, matrix)
     read_gap = max(1.0 / rate, L / tags + memory.queue / rate)  # the MLU's cycles a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
+    op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
+    ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if plan_.mv else None
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
@@ -295,13 +351,14 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
         for tiles in passes:
             ids = {id(t) for t in tiles}
             chosen = [s for t, s in zip(band.inputs, streams, strict=True) if id(t) in ids]
-            conv = _conversions(image, band, tiles, chosen, ordered - 1) if tiles else {}
+            conv = (_conversions(image, band, tiles, chosen, ordered - 1,
+                                 ids_a_burst) if tiles else {})
             command, held = True, False             # the pass's command still to go
             for t, stream in zip(band.inputs, streams, strict=True):
                 word = seq + ordered + ISSUE
                 take = max(word, comp_start)        # Tensaurus's load stage free
                 given = commanded = word
-                words = (t.k1 - t.k0) * c.tlen      # the MLU's reads of B's rows
+                words = _b_words(plan_, t)          # the MLU's reads of B's rows
                 others = 1                          # the tile word
                 if id(t) in conv:                   # the converter, between tiles
                     given = max(word, conv_end)
@@ -321,7 +378,10 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                 busy["bus"] += bursts * memory.burst
                 if id(t) in conv:                   # its reads and the MLU's share it
                     conv_end = max(conv_end, bus)
-                work = stream.lane_cycles(c.tlen)
+                    if plan_.mv:                    # and queue on the bus (SOFT)
+                        both = (cycles, bursts * memory.burst)
+                        conv_end += np.linalg.norm(both, SOFT) - max(both)
+                work = stream.lane_cycles(op)
                 start = max(take + 1 + load, bus, comp_end) + 1
                 end = start + work + TILE
                 held = id(t) in conv

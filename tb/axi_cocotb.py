@@ -27,7 +27,18 @@ def _pauses(rng, rate):
         yield rng.random() < rate
 
 
-async def _reset(dut):
+def pause_every_channel(rng, rate, *interfaces):
+    """Pause every channel of cocotbext-axi's ``interfaces`` (a model's ``read_if`` and
+    ``write_if``) on a cycle with probability ``rate``, each from its own draws of ``rng``."""
+    for interface in interfaces:
+        for name in ("aw_channel", "w_channel", "b_channel", "ar_channel", "r_channel"):
+            channel = getattr(interface, name, None)
+            if channel is not None:
+                channel.set_pause_generator(_pauses(rng, rate))
+
+
+async def reset(dut):
+    """Start ``dut``'s 10 ns clock and hold ``rst`` for three cycles."""
     Clock(dut.clk, 10, unit="ns").start()
     dut.rst.value = 1
     await ClockCycles(dut.clk, 3)
@@ -42,15 +53,13 @@ async def copy_through_axi_ram(dut):
     word, count, src, dst = args["word"], args["count"], args["src"], args["dst"]
     size = wire.word_bytes(word)
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axi_"), dut.clk, dut.rst, size=args["bytes"])
-    for channel in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
-                    ram.read_if.ar_channel, ram.read_if.r_channel):
-        channel.set_pause_generator(_pauses(rng, args["pause"]))
+    pause_every_channel(rng, args["pause"], ram.write_if, ram.read_if)
     words = [rng.getrandbits(word) for _ in range(count)]
     for i, value in enumerate(words):
         ram.write((src + i) * size, value.to_bytes(size, "little"))
     dut.start.value = 0
     dut.src.value, dut.dst.value, dut.count.value = src, dst, count
-    await _reset(dut)
+    await reset(dut)
     dut.start.value = 1
     await RisingEdge(dut.clk)
     dut.start.value = 0
@@ -73,15 +82,12 @@ async def registers_through_axi_lite_master(dut):
     args = case_args()
     rng = random.Random(args["seed"])
     host = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil_"), dut.clk, dut.rst)
-    for channel in (host.write_if.aw_channel, host.write_if.w_channel,
-                    host.write_if.b_channel, host.read_if.ar_channel,
-                    host.read_if.r_channel):
-        channel.set_pause_generator(_pauses(rng, args["pause"]))
+    pause_every_channel(rng, args["pause"], host.write_if, host.read_if)
     regs = regmap.by_name()
     for name in ("busy", "done", "error"):
         getattr(dut, f"regs__{name}").value = 0
     dut.regs__cycles.value = 0x12345678
-    await _reset(dut)
+    await reset(dut)
 
     async def read(name):
         got = await host.read(regs[name].offset, 4)

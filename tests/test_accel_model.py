@@ -68,6 +68,29 @@ def test_traffic_by_hand_overbooked_band():
     assert prediction.refetched == plan.refetched_entries() == 3
 
 
+# SpMV on the same A: b (5) at vlen 2 is ``per = 2`` values a scratchpad row, so with
+# spm_rows 2 the windows are again [0, 4) and [4, 5) (spm_rows * per columns), one pass.
+SPMV = dict(pes=2, cols=1, vlen=2, tlen=2, spm_rows=2, out_rows=4, fifo=2)
+
+
+def test_spmv_traffic_by_hand():
+    """One pass; the conversion's reads as SpMM's; b read as the sequencer's ``rows1``,
+    ``ceil(kn / per)`` words a window: 2 + 1 of 32 bits (``cols * vlen`` values of 16
+    bits), not SpMM's ``kn * tlen``; Y's M = 3 rows of ``tlen * cols`` = 2 words of
+    ``vlen`` accumulators (64 bits)."""
+    plan = accel_plan.plan(A, np.arange(5), "uniform", AccelConfig(depth=8, **SPMV),
+                           kernel="spmv")
+    assert plan.passes == 1 and [(t.k0, t.k1) for t in plan.bands[0].inputs] == [(0, 4),
+                                                                                (4, 5)]
+    reads, writes = accel_model.traffic(plan, A)
+    assert reads == {**{k: v // 2 for k, v in _hand(2).items()}, "b": (2 + 1) * 4}
+    assert writes == {"out": 3 * 2 * 8}
+    _, _, computes = accel_plan.jobs(plan)
+    assert sum(job["rows1"] for job in computes) * 4 == reads["b"] == plan.b_words * 4
+    prediction = accel_model.predict(plan, A)
+    assert (prediction.bytes_read, prediction.bytes_written) == (sum(reads.values()), 48)
+
+
 def test_parts_add_up():
     """The parts less their overlap are the cycles; each unit's part is positive."""
     plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
@@ -265,5 +288,26 @@ def test_cycles_within_5_percent_natively_on_the_default_build(
           "--mem-latency", str(latency), "--mem-bytes-per-cycle", str(per_cycle), "--json"])
     r = json.loads(capsys.readouterr().out)
     assert r["equal_to_golden"] and r["passes"] == 2
+    assert r["model_bytes_read"] == r["dram_bytes_read"]
+    assert abs(r["model_error"]) <= 0.05, (r["cycles"], r["model_cycles"])
+
+
+@pytest.mark.soak
+def test_spmv_cycles_within_5_percent_natively(shared_data, tmp_path, capsys):
+    """``run accel --kernel spmv`` as a user runs it (the default build and memory,
+    swiftiles bands, one pass): dwt_878 (878 x 878, 7,448 nonzeros, windows of 128 of
+    A's columns) against the model, its traffic exact, b read ``ceil(kn / per)`` words a
+    window."""
+    import json
+
+    from sparseforge.cli import main
+
+    matrix = shared_data / "matrices" / "suitesparse" / "dwt_878.mtx"
+    a = formats.read_matrix(matrix)
+    np.save(tmp_path / "b.npy", np.random.default_rng(1).integers(-2, 3, a.shape[1]))
+    main(["run", "accel", "--kernel", "spmv", str(matrix), "--factors",
+          str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"), "--pattern", "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["passes"] == 1
     assert r["model_bytes_read"] == r["dram_bytes_read"]
     assert abs(r["model_error"]) <= 0.05, (r["cycles"], r["model_cycles"])

@@ -2,13 +2,14 @@
 
 Plans the run on the host (:mod:`sparseforge.sw.accel_plan`: bands by the tiling policy,
 passes over B's columns, the tile list), lays out its memory (:mod:`sparseforge.sw.
-accel_image`: A as CSR, as stored), builds the accelerator once for its configuration
-and simulates it natively on Verilator against a DDR4-timed AXI4 memory that answers out
-of order, its registers programmed over AXI4-Lite; reads Y back from memory, which must
-equal the golden product exactly (a difference is a hardware fault: exit 1).
-``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added latency and its
-channels' readiness at run time (the same build serves every value), and the host
-model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the same.
+accel_image`: A as CSR, as stored, less its stored zeros), builds the accelerator once
+for its configuration and simulates it natively on Verilator against a DDR4-timed AXI4
+memory that answers out of order, its registers programmed over AXI4-Lite; reads Y back
+from memory, which must equal the golden product exactly (a difference is a hardware
+fault: exit 1). ``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added
+latency and its channels' readiness at run time (the same build serves every value), and
+the host model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the
+same.
 """
 
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import scipy.sparse as sp
 
 from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_option
 from sparseforge.core.errors import ParameterError
@@ -145,8 +147,10 @@ def run_natively(bench, laps):
 
 
 def _human(r):
+    zeros = r["stored_zeros_dropped"]
+    dropped = f" ({zeros:,} stored zero{'s' * (zeros != 1)} dropped)" if zeros else ""
     click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
-               f"{r['nnz']:,} nonzeros, B of {r['columns']} column(s)")
+               f"{r['nnz']:,} nonzeros{dropped}, B of {r['columns']} column(s)")
     click.echo(f"  build        {r['pes']} PEs x {r['vlen']} lanes x tlen {r['tlen']} "
                f"(R = {r['width']} columns a pass), Tailor of {r['depth']} entries "
                f"({r['buffer_kb']} KiB), scratchpads of {r['spm_rows']} rows, bands of at "
@@ -171,6 +175,16 @@ def _human(r):
     click.echo(f"  output       {r['out']}: equal to the golden product")
 
 
+def nonzeros(a):
+    """``(A as CSR with its stored zeros dropped, how many were dropped)``: a stored zero
+    adds nothing to the product, and the CISS stream the converter makes of A marks a
+    header with a zero value, so none may reach it."""
+    a = sp.csr_array(a)
+    stored = a.nnz
+    a.eliminate_zeros()
+    return a, stored - a.nnz
+
+
 @click.command("accel")
 @click.option("--kernel", type=click.Choice(KERNELS), required=True)
 @click.argument("matrix", type=click.Path(dir_okay=False))
@@ -192,7 +206,8 @@ def _human(r):
 @click.option("--out-rows", type=click.IntRange(1, 1 << 15), default=64, show_default=True)
 @click.option("--pattern", is_flag=True,
               help="Take A's sparsity only, every nonzero 1 (for a matrix of real values: "
-                   "the PEs compute on integers).")
+                   "the PEs compute on integers). A stored zero is no nonzero: it is "
+                   "dropped on reading, with or without this flag.")
 @click.option("--mem-latency", type=int, default=0, show_default=True,
               help="Cycles the memory adds to every access beyond the DDR4 part's timing "
                    "(set at run time, no new build).")
@@ -203,7 +218,8 @@ def _human(r):
 @json_option
 def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
             out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
-    """MATRIX (A, read as CSR) times --factors B through the accelerator's RTL."""
+    """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
+    accelerator's RTL."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     laps = Laps()
@@ -215,6 +231,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
     b = read_npy(factors)
     if kernel == "spmv" and b.ndim != 1 and b.shape[1:] != (1,):
         raise ParameterError(f"{factors} is {b.shape}: spmv takes a vector; spmm a matrix")
+    a, dropped = nonzeros(a)
     if pattern:
         a = a.astype(bool).astype(np.int64)
     if not np.all(np.mod(a.data, 1) == 0):
@@ -242,6 +259,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
     np.save(Path(out), y)
     laps("check")
     emit({"kernel": kernel, "input": matrix, "shape": list(a.shape), "nnz": int(a.nnz),
+          "stored_zeros_dropped": dropped,
           "columns": plan.columns, "pes": pes, "vlen": vlen, "tlen": tlen,
           "width": config.width, "depth": config.depth, "buffer_kb": buffer_kb,
           "spm_rows": spm_rows, "out_rows": out_rows, "tiling": tiling,
