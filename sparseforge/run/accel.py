@@ -169,9 +169,10 @@ def _human(r):
                f"bands), the MACs {r['mac_utilization']:.1%} (a nonzero times a column of "
                "B an op)")
     split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")
-    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second; the whole "
-               f"run {r['seconds']['total']:.1f} s, {r['whole_over_run']:.2f} times the "
-               f"simulation proper ({split})")
+    if r["sim_cycles_per_second"] is not None:      # a run that was simulated
+        click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second; the "
+                   f"whole run {r['seconds']['total']:.1f} s, {r['whole_over_run']:.2f} "
+                   f"times the simulation proper ({split})")
     click.echo(f"  output       {r['out']}: equal to the golden product")
 
 
