@@ -49,13 +49,13 @@ def test_prepared_ciss_reads_the_entries_the_tailor_takes():
     takes 92 cycles for the converter's 700: 1000 - 700 + 92 = 392."""
     plan = _plan()
     assert plan.refetched_entries() == 8
-    memory = Memory(latency=10, rate=0.5)
+    memory = Memory(latency=10, ordered=10, rate=0.5)
     assert bench.prepared_ciss(plan, _prediction(300), 16, 2, memory) == (392, 818)
 
 
 def test_prepared_ciss_is_never_faster_than_the_busiest_other_unit():
     """With B's loads busy for 500 cycles, 392 is not reachable: 500."""
-    memory = Memory(latency=10, rate=0.5)
+    memory = Memory(latency=10, ordered=10, rate=0.5)
     assert bench.prepared_ciss(_plan(), _prediction(500), 16, 2, memory)[0] == 500
     assert bench.prepared_ciss(_plan(), _prediction(392), 16, 2, memory)[0] == 392
 
