@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.hw.compose.accel import Accel
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.params import check_params
+from sparseforge.hw.compose.accel import MOST_PES, Accel
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import accel_model, accel_plan
 from sparseforge.sw.accel_plan import AccelConfig
@@ -125,3 +127,12 @@ def test_verilog_lints_clean_with_wall(lint, params):
     (its units' payloads flattened into one module, the burst counters' shifts, the
     MSU's direct mode tied off)."""
     assert lint("accel", params) == ""
+
+
+def test_pe_rows_up_to_what_the_master_serves():
+    """Six PE rows take the AXI master's sixteen in-order read ports; a seventh would
+    need seventeen and is refused as a parameter, before elaboration."""
+    assert MOST_PES == 6
+    assert check_params(Accel.PARAMS, {"pes": 6})["pes"] == 6
+    with pytest.raises(ParameterError, match=r"pes=7: expected an integer in \[1, 6\]"):
+        check_params(Accel.PARAMS, {"pes": 7})

@@ -40,7 +40,7 @@ from ...core.registry import block
 from ...sw import wire
 from ..accel_control import AccelControl, ConverterFeed, RunStatus
 from ..axi import AxiLiteSignature, pins
-from ..axi_master import AxiMaster
+from ..axi_master import PORTS, AxiMaster
 from ..convert_ciss import CsrTileToCiss
 from ..interfaces import ciss_entry_layout
 from ..regfile import RegisterFile
@@ -48,6 +48,10 @@ from ..stream_units import Offset, Zip
 from ..tailor_feed import report_layout
 from .held_tile import HeldTile
 from .tensaurus import Tensaurus
+
+MOST_PES = (PORTS - 3) // 2
+"""The most PE rows: the AXI master's in-order read ports are the tile list's, the row
+pointers', the pre-pass's column ids' and a column id and a value port a PE row."""
 
 
 @block("accel")
@@ -71,7 +75,7 @@ class Accel(wiring.Component):
     m_axi : Out(pins(AxiSignature(32, data, ...))), memory.
     """
 
-    PARAMS = (Param("pes", 4, 1, 16, "PE rows (CISS lanes)"),
+    PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
               Param("cols", 2, 1, 16, "PE columns"),
               Param("vlen", 2, 1, 16, "lanes of each PE"),
               Param("tlen", 2, 1, 64, "chunks of each PE"),

@@ -59,13 +59,10 @@ def memory_of(latency, bytes_per_cycle):
 
 
 def most_pe_rows():
-    """The accelerator's most PE rows: its AXI master's in-order read ports are the tile
-    list's, the row pointers', the column ids' and a column id and a value port a PE
-    row (:class:`~sparseforge.hw.compose.accel.Accel`), at most
-    :data:`~sparseforge.hw.axi_master.PORTS`."""
-    from sparseforge.hw.axi_master import PORTS
+    """The accelerator's most PE rows (:data:`~sparseforge.hw.compose.accel.MOST_PES`)."""
+    from sparseforge.hw.compose.accel import MOST_PES
 
-    return (PORTS - 3) // 2
+    return MOST_PES
 
 
 def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
