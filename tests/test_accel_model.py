@@ -202,15 +202,16 @@ def _real(shared_data, name, n, seed=1):
 
 @pytest.mark.soak
 def test_cycles_within_5_percent_of_rtl_on_a_real_matrix(shared_data):
-    """cage5 (37 x 37, 233 nonzeros), swiftiles bands overbooking a Tailor of 32
-    entries, 2 passes, 4 PE rows."""
+    """cage5 (37 x 37, 233 nonzeros), Swiftiles' bands for a Tailor of 40 entries
+    overbooking the Tailor of 32, 2 passes, 4 PE rows."""
     from sparseforge.hw.compose.accel import Accel
     from sparseforge.tb.accel import params_of, pysim
 
     a, b = _real(shared_data, "suitesparse/cage5.mtx", 8)
     config = AccelConfig(pes=4, cols=1, vlen=2, tlen=2, spm_rows=16, out_rows=16, depth=32,
                          fifo=8)
-    plan = accel_plan.plan(a, b, "swiftiles", config, seed=1)
+    plan = accel_plan.plan(a, b, "swiftiles", dataclasses.replace(config, depth=40), seed=1)
+    plan = dataclasses.replace(plan, config=config)
     assert plan.overbooked and plan.passes == 2
     run = pysim(Accel(**params_of(config), tile=1024, tags=TAGS, data=64), plan, a, b, 1,
                 limit=100_000)
