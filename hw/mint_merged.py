@@ -363,12 +363,13 @@ class MintMerged(wiring.Component):
     the FIFO, the FIFO and the divider to the enables of every stage of the divider and
     the position scan (thousands of flip-flops spread over the die, mostly routing). That
     register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
-    that path starts at a flip-flop. The input side's stall is now the longest: the
-    FIFO beside the divider, once full, holds ``enter``, and that readiness runs back,
+    that path starts at a flip-flop. The input side's stall was then the longest: the
+    FIFO beside the divider, once full, held ``enter``, and that readiness ran back,
     unregistered, through the nonzeros' prefix sum and zero detection to the input's
-    ready and the ``first`` register (mostly routing, on a die the block mostly fills). A
-    skid before ``enter`` would cut it as the one before the compactor cut the other. The
-    synthesis report names the critical path.
+    ready and the ``first`` register (mostly routing, on a die the block mostly fills).
+    A second :class:`~.stream_units.Skid` (``entry``) before ``enter`` cuts it as the one
+    before the compactor cut the other, at a cycle of latency. The synthesis report names
+    the critical path.
     Size: the CSF tree, the BSR units and the CSC sort take the logic (LUT4s and carry
     cells) past the ECP5-25k with the flow's fifth to spare, the divider's flip-flops
     most of its registers; the report places it on the smallest ECP5 that holds it.
@@ -434,15 +435,17 @@ class MintMerged(wiring.Component):
             "sums": data.ArrayLayout(position, L), "mask": L, "total": position, "last": 1,
             "mark": 1, "block_col": min(P, self.ptr_width),
             "within": range(self.block[1]), "row": range(self.block[0])}))
+        self.entry = Skid(data.StructLayout({"data": prefix_sum_layouts(L, P)[0],
+                                             "side": side}))
         self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
-                                     self.beside.latency + 1)
+                                     self.entry.latency + self.beside.latency + 1)
         self.sorter = CsrToCsc(shared_scan=True, lanes=L, max_rows=v["max_rows"],
                             max_cols=v["max_cols"], max_nnz=v["max_nnz"], value_width=self.width)
         for name, most in (("position_width", P), ("ptr_width", self.ptr_width)):
             if self.sorter.ptr_width > most:
                 raise ParameterError(f"max_nnz={v['max_nnz']} needs {self.sorter.ptr_width}-"
                                      f"bit pointers, wider than {name}={most}")
-        self.latency = (self.nonzeros.latency + self.beside.latency + 1
+        self.latency = (self.nonzeros.latency + self.entry.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
                                              self.run_bits, P, self.block,
@@ -450,7 +453,8 @@ class MintMerged(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "cut", "compactor", "expander",
+        for name in ("nonzeros", "entry", "scan", "divider", "beside", "cut", "compactor",
+                     "expander",
                      "tree", "blocks_unit", "sorter"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
@@ -500,7 +504,8 @@ class MintMerged(wiring.Component):
         position) to be divided by C."""
         L, mode = self.lanes, self.mode
         expand, bsr = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.CSR_TO_BSR
-        found, enter, expander = self.nonzeros.positions, self.beside.enter, self.expander
+        found, enter, expander = self.nonzeros.positions, self.entry.i, self.expander
+        wiring.connect(m, self.entry.o, self.beside.enter)
         tagged = self.blocks_unit.tagged
         m.d.comb += [
             enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand)),

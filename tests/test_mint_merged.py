@@ -232,13 +232,14 @@ def test_csr_mode_marks_a_final_vector_that_does_not_end_a_row():
 
 def test_cycles_are_the_separate_converters_cycles_and_the_dividers():
     """One vector a cycle in every mode: a Dense-to-X mode takes the cycles its separate
-    converter takes and the position scan's and divider's latency; ZVC to Dense the 2
+    converter takes, the register slice's before the divider and the position scan's and
+    divider's latency; ZVC to Dense the 2
     more of zero detection, which its path now goes through; RLC to COO sends a vector
     of pairs a cycle, where the separate block sends a nonzero a cycle."""
     merged = MintMerged(**SMALL)
     fast = dict.fromkeys([*STALLS, "coo", "entries", "row_ptr", "dense", "records"], 1.0)
     dense_extra = merged.latency - DenseToCoo(lanes=4, width=8, index_width=4).latency
-    assert dense_extra == merged.beside.latency + 1
+    assert dense_extra == merged.entry.latency + merged.beside.latency + 1
     for mode, block, extra in ((MintMode.DENSE_TO_COO, DenseToCoo, dense_extra),
                                (MintMode.ZVC_TO_DENSE, ZvcToDense, 2)):
         _, _, cycles = run(merged, mode, EXAMPLE, 0, fast, "pysim")
