@@ -494,6 +494,7 @@ class MintMode(enum.IntEnum):
     DENSE_TO_CSF = 5
     CSR_TO_BSR = 6
     CSR_TO_CSC = 7
+    DENSE_TO_RLC = 8
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

@@ -16,20 +16,22 @@ from ..hw.convert_bsr import CsrToBsr
 from ..hw.convert_csc import CsrToCsc
 from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
-from ..hw.convert_rlc import RlcToCoo
-from ..sw import wire
+from ..hw.convert_rlc import DenseToRlc, RlcToCoo, rlc_vector_layout
+from ..sw import conversion, wire
 from ..sw.wire import MintMode
 from . import native
 from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
 from .convert_csc import CscBench, check_fits
 from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
-from .streams import Bench, Columns, Static
+from .convert_rlc import vectors_to_rlc
+from .streams import Bench, Codec, Columns, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
-            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc}
+            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc,
+            MintMode.DENSE_TO_RLC: DenseToRlc}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -39,11 +41,14 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.RLC_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
            MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"},
-           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
+           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"},
+           MintMode.DENSE_TO_RLC: {"pairs": "rlc"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
-COO's records come out in the words Dense to COO's do)."""
+COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
+``rlc``, as the merged ``pairs`` is RLC to COO's input)."""
 
-OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc")
+OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc",
+           "rlc")
 
 DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
            MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
@@ -154,6 +159,14 @@ def streams(component, mode, source):
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
                 dict(zip(LEVELS, counts, strict=True)))
+    if mode == MintMode.DENSE_TO_RLC:
+        if source.size > 1 << component.position_width:
+            raise ParameterError(f"a {source.shape[0]} x {source.shape[1]} matrix does not "
+                                 f"fit the converter's {component.position_width}-bit "
+                                 "filler count")
+        pairs = len(conversion.convert(source, "rlc", run_bits=component.run_bits).runs)
+        return ({"dense": _flat_dense(component, source)},
+                {"rlc": -(-pairs // component.lanes)})
     if mode == MintMode.RLC_TO_COO:
         nonzeros = int(np.count_nonzero(source.values))
         return {"pairs": _pairs(component, source)}, {"words": nonzeros // component.lanes + 1}
@@ -180,6 +193,12 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode == MintMode.DENSE_TO_RLC:
+        codec = Codec(rlc_vector_layout(component.lanes, component.run_bits, component.width))
+        held = SimpleNamespace(lanes=component.lanes, run_bits=component.run_bits,
+                               value_width=component.width)
+        return vectors_to_rlc([codec.pack(p) for p in given["pairs"]], held, source.shape,
+                              source.dtype)
     if mode == MintMode.DENSE_TO_CSF:
         return levels_to_csf([given[name] for name in LEVELS],
                              [(source.shape, source.dtype)])[0]
