@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR, ZVC, CSF and RLC, ZVC to Dense, RLC to COO,
-CSR to BSR and CSR to CSC, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its
-area in Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC, CSF and RLC, ZVC, COO and CSR to Dense,
+RLC to COO, CSR to BSR and CSR to CSC, its conversion chosen at run time (MINT Section
+V-A, Fig. 8a; its area in Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
 :mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_csc`) each carry their own
@@ -51,7 +51,13 @@ coordinates share the paper's eight-lane divide and modulo unit:
   record's ``col``, the filler bit in its ``row``); the pairs skip the position scan and
   the divider (their runs are not positions), and an :class:`~.convert_rlc.EndMarker`
   puts ``last`` on the final vector. The separate block's pair prefix sum, compactor and
-  the register slice between them are what it shares.
+  the register slice between them are what it shares;
+- COO and CSR to Dense share one :class:`~.convert_expand.CooToDense` (each record's
+  position, a multiply by shifts, then the fill), CSR's records from a
+  :class:`~.convert_expand.CsrToCoo`, where the separate COO-to-Dense and CSR-to-Dense
+  blocks have one each; nothing else of MINT_m fits them (the expander places packed
+  values by a mask's sums, as :mod:`.convert_expand` says), so they share only the
+  ``expanded`` output with ZVC to Dense.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -78,6 +84,8 @@ from .convert_dense import (
     NonzeroPositions,
     position_bits,
 )
+from .convert_expand import WIDTH as WIDE
+from .convert_expand import CooToDense, CsrToCoo, coo_records, matrix_shape
 from .convert_rlc import QUEUE, EndMarker, Fillers, RunLengths, event_layout, rlc_vector_layout
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
@@ -258,6 +266,10 @@ class MintMergedSignature(wiring.Signature):
     - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
     - ``rlc`` (stream out, :func:`~.convert_rlc.rlc_vector_layout`): Dense to RLC's pairs,
       as :class:`~.convert_rlc.DenseToRlcSignature`'s ``pairs`` (from a flat ``dense``).
+    - ``dense_shape`` and ``records`` (streams in, ``position_width`` bits): COO to Dense's
+      ``shape`` and ``records``, as :class:`~.convert_expand.CooToDenseSignature` says;
+      CSR to Dense takes ``dense_shape`` and the CSR on ``row_ptr`` and ``entries`` (as
+      CSR to BSR does). Both send their dense vectors on ``expanded``.
     - ``level0`` .. ``level2`` (streams out, :func:`~.convert_csf.csf_level_layout`, counts
       and pointers of ``ptr_width`` bits): Dense to CSF's levels, as
       :class:`~.convert_csf.DenseToCsfSignature` says.
@@ -287,6 +299,8 @@ class MintMergedSignature(wiring.Signature):
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
             "rlc": Out(stream.Signature(rlc_vector_layout(lanes, run_bits, width))),
+            "dense_shape": In(stream.Signature(matrix_shape(position_width))),
+            "records": In(coo_records(position_width, width)),
             **level_streams(Out, lanes, index_width, ptr_width, width),
             **CsrToBsrSignature(block, ptr_width, width).members,
             **{name: member for name, member
@@ -297,8 +311,8 @@ class MintMergedSignature(wiring.Signature):
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC to Dense, RLC to COO, CSR to BSR or
-    CSR to CSC, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC, COO or CSR to Dense, RLC to COO,
+    CSR to BSR or CSR to CSC, as ``mode`` says.
 
     Parameters
     ----------
@@ -327,7 +341,8 @@ class MintMerged(wiring.Component):
     -------
     mode : In(MintMode)
     columns, fibers : In(P)
-    dense, mask, values, pairs, row_ptr, entries, shape, col_ids : In(stream(...))
+    dense, mask, values, pairs, row_ptr, entries, shape, col_ids, dense_shape, records
+        : In(stream(...))
     words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc, rlc
         : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
@@ -346,7 +361,9 @@ class MintMerged(wiring.Component):
     the pipeline in place of zero detection. In CSR-to-CSC mode the position scan alone
     serves :class:`~.convert_csc.CsrToCsc`'s pointer scan. In Dense-to-RLC mode
     :class:`~.convert_rlc.RunLengths` and :class:`~.convert_rlc.Fillers` feed zero
-    detection, whose pairs go straight to the register slice before the compactor.
+    detection, whose pairs go straight to the register slice before the compactor. COO
+    and CSR to Dense run through :class:`~.convert_expand.CooToDense` (after
+    :class:`~.convert_expand.CsrToCoo` for CSR) beside the rest.
     A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
@@ -364,7 +381,8 @@ class MintMerged(wiring.Component):
     a bank holds its rows across that latency). CSR to CSC runs as
     :class:`~.convert_csc.CsrToCsc` does, one nonzero a cycle through scatter and drain.
     Dense to RLC takes the cycles :class:`~.convert_rlc.DenseToRlc` takes, one dense
-    vector a cycle: its path is the separate block's.
+    vector a cycle: its path is the separate block's; COO and CSR to Dense take the
+    separate blocks' cycles, one dense vector a cycle.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
@@ -409,7 +427,8 @@ class MintMerged(wiring.Component):
                     "scratchpad's depth)", pow2=True))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
-              "dense_to_csf", "csr_to_bsr", "csr_to_csc", "dense_to_rlc")
+              "dense_to_csf", "csr_to_bsr", "csr_to_csc", "dense_to_rlc", "coo_to_dense",
+              "csr_to_dense")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
     DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
@@ -440,6 +459,9 @@ class MintMerged(wiring.Component):
         self.fillers = Fillers(L, B, P, self.width)
         self.marker = EndMarker(data.ArrayLayout(B + self.width, L))
         self.encoded = Skid(rlc_vector_layout(L, B, self.width))
+        # (at least their narrowest widths: the positions and pointers fit them)
+        self.linear = CooToDense(lanes=L, width=max(P, WIDE.lo), value_width=self.width)
+        self.csr_rows = CsrToCoo(width=max(self.ptr_width, WIDE.lo), value_width=self.width)
         tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
                                  "row_end": 1})
         self.nonzeros = NonzeroPositions(L, self.width, tag, self.levels)
@@ -479,7 +501,8 @@ class MintMerged(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         for name in ("runs", "events", "fillers", "marker", "encoded", "nonzeros", "entry",
-                     "scan", "divider", "beside", "cut", "compactor", "expander",
+                     "scan", "divider", "beside", "cut", "compactor", "expander", "linear",
+                     "csr_rows",
                      "tree", "blocks_unit", "sorter"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
@@ -698,7 +721,6 @@ class MintMerged(wiring.Component):
         ]
         self._rlc_pairs(m, encode)
         wiring.connect(m, wiring.flipped(self.values), self.expander.values)
-        wiring.connect(m, self.expander.dense, wiring.flipped(self.expanded))
         units = self.blocks_unit
         for name in ("row_ptr", "entries"):
             given, into = getattr(self, name), getattr(units, name)
@@ -707,6 +729,7 @@ class MintMerged(wiring.Component):
         for name in ("block_ptr", "blocks"):
             wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
         self._csc_streams(m)
+        self._to_dense(m)       # last: it takes row_ptr and entries from CSR to BSR's ready
 
     def _rlc_pairs(self, m, encode):
         """Dense to RLC's words to pairs, as :class:`~.convert_rlc.DenseToRlc` makes them:
@@ -725,6 +748,37 @@ class MintMerged(wiring.Component):
                      out.payload.pairs.eq(taken.payload.item),
                      out.payload.last.eq(taken.payload.last)]
         wiring.connect(m, self.encoded.o, wiring.flipped(self.rlc))
+
+    def _to_dense(self, m):
+        """COO and CSR to Dense: one :class:`~.convert_expand.CooToDense` takes the records
+        on ``records`` or from :class:`~.convert_expand.CsrToCoo` (the CSR on ``row_ptr``
+        and ``entries``); its vectors and ZVC to Dense's leave on ``expanded``."""
+        mode, linear, rows = self.mode, self.linear, self.csr_rows
+        coo, csr = mode == MintMode.COO_TO_DENSE, mode == MintMode.CSR_TO_DENSE
+        m.d.comb += [linear.shape.valid.eq(self.dense_shape.valid & (coo | csr)),
+                     self.dense_shape.ready.eq(linear.shape.ready & (coo | csr))]
+        m.d.comb += [linear.shape.payload[name].eq(self.dense_shape.payload[name])
+                     for name in ("rows", "cols", "nnz")]
+        given, made, into = self.records, rows.records, linear.records
+        m.d.comb += [into.valid.eq(Mux(coo, given.valid, made.valid & csr)),
+                     given.ready.eq(into.ready & coo), made.ready.eq(into.ready & csr)]
+        for name in ("row", "col", "value", "last"):
+            m.d.comb += into.payload[name].eq(Mux(coo, given.payload[name], made.payload[name]))
+        pointer, entry = self.row_ptr, self.entries
+        m.d.comb += [rows.row_ptr.valid.eq(pointer.valid & csr),
+                     rows.row_ptr.payload.ptr.eq(pointer.payload.ptr),
+                     rows.row_ptr.payload.last.eq(pointer.payload.last),
+                     rows.entries.valid.eq(entry.valid & csr),
+                     rows.entries.payload.col.eq(entry.payload.col),
+                     rows.entries.payload.value.eq(entry.payload.value)]
+        with m.If(csr):
+            m.d.comb += [pointer.ready.eq(rows.row_ptr.ready),
+                         entry.ready.eq(rows.entries.ready)]
+        zvc, filled, out = self.expander.dense, linear.dense, self.expanded
+        fill = coo | csr
+        m.d.comb += [out.valid.eq(Mux(fill, filled.valid, zvc.valid)),
+                     filled.ready.eq(out.ready & fill), zvc.ready.eq(out.ready & ~fill),
+                     out.payload.eq(Mux(fill, filled.payload, zvc.payload))]
 
     def _csc_streams(self, m):
         """CSR to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr`` (its

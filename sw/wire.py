@@ -495,6 +495,8 @@ class MintMode(enum.IntEnum):
     CSR_TO_BSR = 6
     CSR_TO_CSC = 7
     DENSE_TO_RLC = 8
+    COO_TO_DENSE = 9
+    CSR_TO_DENSE = 10
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

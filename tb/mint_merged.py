@@ -10,15 +10,19 @@ back to back, the mode and the sizes changing between them once the one before h
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.errors import ParameterError
+from ..hw.compose.csr_to_dense import CsrToDense
 from ..hw.convert_bsr import CsrToBsr
 from ..hw.convert_csc import CsrToCsc
 from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
+from ..hw.convert_expand import CooToDense
 from ..hw.convert_rlc import DenseToRlc, RlcToCoo, rlc_vector_layout
 from ..sw import conversion, wire
 from ..sw.wire import MintMode
+from . import convert_expand as expand
 from . import native
 from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
 from .convert_csc import CscBench, check_fits
@@ -31,7 +35,8 @@ SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
             MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc,
-            MintMode.DENSE_TO_RLC: DenseToRlc}
+            MintMode.DENSE_TO_RLC: DenseToRlc, MintMode.COO_TO_DENSE: CooToDense,
+            MintMode.CSR_TO_DENSE: CsrToDense}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -42,10 +47,13 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
            MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"},
            MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"},
-           MintMode.DENSE_TO_RLC: {"pairs": "rlc"}}
+           MintMode.DENSE_TO_RLC: {"pairs": "rlc"},
+           MintMode.COO_TO_DENSE: {"dense": "expanded"},
+           MintMode.CSR_TO_DENSE: {"dense": "expanded"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
-``rlc``, as the merged ``pairs`` is RLC to COO's input)."""
+``rlc``, as the merged ``pairs`` is RLC to COO's input; COO and CSR to Dense's vectors on
+``expanded``, as ZVC to Dense's)."""
 
 OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc",
            "rlc")
@@ -134,6 +142,27 @@ def _csr_streams(component, matrix, mode):
     return sources, {"col_ptr": matrix.shape[1] // lanes + 1, "csc": matrix.nnz}
 
 
+def _to_dense_streams(component, mode, source):
+    """COO or CSR to Dense's streams of a scipy matrix, as the separate blocks' bench
+    (:mod:`.convert_expand`) makes them, its ``shape`` on ``dense_shape``."""
+    width = component.position_width
+    expand.check_shape(source.shape, width)
+    expand.check_area(source.shape)
+    if mode == MintMode.COO_TO_DENSE:
+        matrix = expand.sorted_coo(sp.coo_array(source))
+        sources = expand.coo_streams([matrix])
+    else:
+        matrix = expand.canonical_csr(sp.csr_array(source))
+        expand.check_csr(matrix, component.ptr_width)
+        sources = {**expand.csr_streams([matrix]),
+                   "shape": expand.shape_stream([matrix], [matrix.nnz])}
+    if expand.value_width(matrix.data) > component.width:
+        raise ParameterError(f"{matrix.dtype} values do not fit the converter's "
+                             f"{component.width}-bit values")
+    sources["dense_shape"] = sources.pop("shape")
+    return sources, {"expanded": expand.vectors(source.shape, component.lanes)}
+
+
 def streams(component, mode, source):
     """``(sources, sinks)`` of ``source`` in ``mode``: ``{input: packed payloads}`` and
     ``{output: how many}``, by the merged converter's stream names. A matrix (or tensor)
@@ -159,6 +188,8 @@ def streams(component, mode, source):
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
                 dict(zip(LEVELS, counts, strict=True)))
+    if mode in (MintMode.COO_TO_DENSE, MintMode.CSR_TO_DENSE):
+        return _to_dense_streams(component, mode, source)
     if mode == MintMode.DENSE_TO_RLC:
         if source.size > 1 << component.position_width:
             raise ParameterError(f"a {source.shape[0]} x {source.shape[1]} matrix does not "
@@ -193,6 +224,8 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode in (MintMode.COO_TO_DENSE, MintMode.CSR_TO_DENSE):
+        return expand.split_dense(given["dense"], [source], component.lanes)[0]
     if mode == MintMode.DENSE_TO_RLC:
         codec = Codec(rlc_vector_layout(component.lanes, component.run_bits, component.width))
         held = SimpleNamespace(lanes=component.lanes, run_bits=component.run_bits,

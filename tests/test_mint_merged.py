@@ -11,10 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.compose.csr_to_dense import CsrToDense
 from sparseforge.hw.convert_bsr import CsrToBsr
 from sparseforge.hw.convert_csc import CsrToCsc
 from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
+from sparseforge.hw.convert_expand import CooToDense
 from sparseforge.hw.convert_rlc import DenseToRlc, RlcToCoo
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
 from sparseforge.sim.runners import pysim, seed_from_env
@@ -23,7 +25,7 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
-from sparseforge.tb import convert_bsr, convert_dense, convert_rlc
+from sparseforge.tb import convert_bsr, convert_dense, convert_expand, convert_rlc
 from sparseforge.tb.convert_csc import CscBench
 from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
@@ -37,7 +39,8 @@ from tests.test_convert_rlc import DENSE_FULL, assert_same_rlc, encode_all
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
       MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr",
-      MintMode.CSR_TO_CSC: "csc", MintMode.DENSE_TO_RLC: "rlc"}
+      MintMode.CSR_TO_CSC: "csc", MintMode.DENSE_TO_RLC: "rlc",
+      MintMode.COO_TO_DENSE: "dense", MintMode.CSR_TO_DENSE: "dense"}
 MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
 """The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
@@ -61,16 +64,18 @@ def blocked(matrix):
 
 
 def source_of(mode, matrix, run_bits=RUN_BITS):
-    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC or its CSR (padded
-    to whole blocks)."""
+    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC, its COO or its CSR
+    (padded to whole blocks for CSR to BSR)."""
     if mode == MintMode.ZVC_TO_DENSE:
         return cv.convert(matrix, "zvc")
     if mode == MintMode.RLC_TO_COO:
         return cv.convert(matrix, "rlc", run_bits=run_bits)
     if mode == MintMode.CSR_TO_BSR:
         return sp.csr_array(blocked(matrix))
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.CSR_TO_DENSE):
         return sp.csr_array(matrix)
+    if mode == MintMode.COO_TO_DENSE:
+        return sp.coo_array(matrix)
     return matrix
 
 
@@ -81,7 +86,7 @@ def golden(mode, matrix, run_bits=RUN_BITS):
         return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
     if mode == MintMode.CSR_TO_CSC:
         return cv.convert(sp.csr_array(matrix), "csc")
-    return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
+    return matrix if TO[mode] == "dense" else cv.convert(matrix, TO[mode])
 
 
 def csf_tensors(lanes):
@@ -198,6 +203,33 @@ def test_rlc_encoding_mode_at_the_edge_of_its_filler_count():
     assert_same_rlc(got, want)
     with pytest.raises(ParameterError, match="6-bit filler count"):
         bench(component, MintMode.DENSE_TO_RLC, np.ones((5, 13), np.uint8), 0)
+
+
+@pytest.mark.parametrize("mode, separate", [(MintMode.COO_TO_DENSE, CooToDense),
+                                            (MintMode.CSR_TO_DENSE, CsrToDense)],
+                         ids=["coo", "csr"])
+def test_to_dense_modes_equal_the_separate_blocks_cycle_for_cycle(mode, separate):
+    """COO and CSR to Dense through the one :class:`~sparseforge.hw.convert_expand.CooToDense`
+    (CSR's records from :class:`~sparseforge.hw.convert_expand.CsrToCoo`): a matrix with
+    an empty row, gaps of whole rows and a nonzero at its first and last position gives
+    the separate block's dense vectors in its cycles, unstalled; a 4 x 16 matrix fills
+    6-bit positions and a 5 x 13 one is refused."""
+    component, alone = MintMerged(**SMALL), separate(lanes=4, width=8, value_width=8)
+    gaps = np.zeros((7, 5), np.uint8)
+    gaps[0, 0], gaps[1, 3], gaps[5, 2], gaps[6, 4] = 1, 2, 3, 4
+    full = dict.fromkeys([*STALLS, "records", "row_ptr", "entries", "dense_shape"], 1.0)
+    got, cycles = simulate(component, mode, source_of(mode, gaps), 0, full, "pysim")
+    (want,), alone_cycles = convert_expand.simulate(
+        alone, [source_of(mode, gaps)], 0, {**full, "shape": 1.0, "dense": 1.0}, "pysim")
+    assert np.array_equal(got, gaps) and np.array_equal(want, gaps)
+    assert cycles == alone_cycles
+    narrow = MintMerged(**{**SMALL, "position_width": 6, "max_nnz": 32})
+    edge = np.zeros((4, 16), np.uint8)
+    edge[0, 0], edge[3, 15] = 5, 6
+    got, want, _ = run(narrow, mode, edge, seed_from_env(9), STALLS, "pysim")
+    assert cv.same(got, want)
+    with pytest.raises(ParameterError, match="6-bit rows, columns and positions"):
+        bench(narrow, mode, source_of(mode, np.ones((5, 13), np.uint8)), 0)
 
 
 def test_positions_at_the_edge_of_position_width():
@@ -622,7 +654,8 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
                    ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("csr_to_csc", 130, 0),
-                   ("dense_to_rlc", 40, 0), ("divmod", 7, 0), ("mint_merged", 140, 10))]
+                   ("dense_to_rlc", 40, 0), ("coo_to_dense", 30, 0), ("csr_to_dense", 35, 0),
+                   ("divmod", 7, 0), ("mint_merged", 140, 10))]
     asked = []
 
     def synth(block, params):
@@ -631,7 +664,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130 + 40
+    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130 + 40 + 30 + 35
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
