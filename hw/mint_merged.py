@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """MINT_m: one converter for Dense to COO, CSR, ZVC, CSF and RLC, ZVC, COO and CSR to Dense,
-RLC to COO, CSR to BSR and CSR to CSC, its conversion chosen at run time (MINT Section
+RLC to COO, CSR to BSR, CSR and COO to CSC, its conversion chosen at run time (MINT Section
 V-A, Fig. 8a; its area in Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
@@ -42,7 +42,9 @@ coordinates share the paper's eight-lane divide and modulo unit:
   nothing else flows): the scan is inclusive and the pointers exclusive, so each word
   enters moved up a lane with the word before's last count in lane 0, and its inclusive
   sums are the word's exclusive ones. The CSR comes in on CSR to BSR's ``row_ptr`` and
-  ``entries``;
+  ``entries``; COO to CSC is the same sort in its COO mode, the records on COO to
+  Dense's ``records``, one pass keyed on the column (stable: CSC where each column's
+  records come in row order, row-major or column-major);
 - Dense to RLC is :class:`~.convert_rlc.DenseToRlc`'s run lengths
   (:class:`~.convert_rlc.RunLengths`: its own zero detection, on the dense elements, and
   segmented scan) and :class:`~.convert_rlc.Fillers` before the shared zero detection and
@@ -282,7 +284,9 @@ class MintMergedSignature(wiring.Signature):
       for CSR to CSC, as :class:`~.convert_csc.CsrToCscSignature` says of a matrix of at
       most ``csc`` (rows, columns, nonzeros), except that ``row_ptr`` carries every
       pointer (the first, 0, is dropped) and ``entries`` the columns in ``ptr_width``
-      bits.
+      bits; COO to CSC takes ``shape``, ``col_ids`` and its records on ``records`` (its
+      ``coo``, rows and columns truncated to the sort's widths), each column's records in
+      row order.
     """
 
     def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
@@ -312,7 +316,7 @@ class MintMergedSignature(wiring.Signature):
 @block("mint_merged")
 class MintMerged(wiring.Component):
     """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC, COO or CSR to Dense, RLC to COO,
-    CSR to BSR or CSR to CSC, as ``mode`` says.
+    CSR to BSR, CSR or COO to CSC, as ``mode`` says.
 
     Parameters
     ----------
@@ -605,7 +609,7 @@ class MintMerged(wiring.Component):
         # to CSC mode the scan alone, for the column pointers.
         scan, divider, beside = self.scan, self.divider, self.beside
         sums, dividends = scan.sums, divider.dividends
-        csc = mode == MintMode.CSR_TO_CSC
+        csc = mode.matches(MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC)
         self._scan_input(m, csc)
         m.d.comb += [dividends.valid.eq(sums.valid & ~csc),
                      sums.ready.eq(Mux(csc, self.sorter.scan_sums.ready, dividends.ready)),
@@ -760,8 +764,10 @@ class MintMerged(wiring.Component):
         m.d.comb += [linear.shape.payload[name].eq(self.dense_shape.payload[name])
                      for name in ("rows", "cols", "nnz")]
         given, made, into = self.records, rows.records, linear.records
+        to_csc = (mode == MintMode.COO_TO_CSC) & self.sorter.coo.ready
         m.d.comb += [into.valid.eq(Mux(coo, given.valid, made.valid & csr)),
-                     given.ready.eq(into.ready & coo), made.ready.eq(into.ready & csr)]
+                     given.ready.eq(Mux(coo, into.ready, to_csc)),
+                     made.ready.eq(into.ready & csr)]
         for name in ("row", "col", "value", "last"):
             m.d.comb += into.payload[name].eq(Mux(coo, given.payload[name], made.payload[name]))
         pointer, entry = self.row_ptr, self.entries
@@ -781,25 +787,32 @@ class MintMerged(wiring.Component):
                      out.payload.eq(Mux(fill, filled.payload, zvc.payload))]
 
     def _csc_streams(self, m):
-        """CSR to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr`` (its
-        first pointer dropped) and ``entries`` shared with CSR to BSR, the pointers and
-        entries out."""
-        csc, sorter = self.mode == MintMode.CSR_TO_CSC, self.sorter
+        """CSR and COO to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr``
+        (its first pointer dropped) and ``entries`` shared with CSR to BSR, or the COO's
+        ``records`` (COO to Dense's, its ``ready`` driven there), the pointers and entries
+        out."""
+        sorter, from_csr = self.sorter, self.mode == MintMode.CSR_TO_CSC
+        csc = self.mode.matches(MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC)
+        from_coo = self.mode == MintMode.COO_TO_CSC
+        records = self.records.payload
+        m.d.comb += [sorter.from_coo.eq(from_coo),
+                     sorter.coo.valid.eq(self.records.valid & from_coo)]
+        m.d.comb += [sorter.coo.payload[name].eq(records[name])
+                     for name in ("row", "col", "value", "last")]
         for name in ("shape", "col_ids"):
             given, into = getattr(self, name), getattr(sorter, name)
             m.d.comb += [into.valid.eq(given.valid & csc), given.ready.eq(into.ready & csc),
                          into.payload.eq(given.payload)]
         pointer, entry = self.row_ptr, self.entries
         first = Signal(init=1)                          # the next pointer is a matrix's 0
-        with m.If(pointer.valid & pointer.ready & csc):
+        with m.If(pointer.valid & pointer.ready & from_csr):
             m.d.sync += first.eq(pointer.payload.last)
-        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & csc & ~first),
+        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & from_csr & ~first),
                      sorter.row_ptr.payload.eq(pointer.payload.ptr),
-                     sorter.csr.valid.eq(entry.valid & csc),
+                     sorter.csr.valid.eq(entry.valid & from_csr),
                      sorter.csr.payload.col.eq(entry.payload.col),
-                     sorter.csr.payload.value.eq(entry.payload.value),
-                     sorter.coo.valid.eq(0), sorter.from_coo.eq(0)]
-        with m.If(csc):
+                     sorter.csr.payload.value.eq(entry.payload.value)]
+        with m.If(from_csr):
             m.d.comb += [pointer.ready.eq(first | sorter.row_ptr.ready),
                          entry.ready.eq(sorter.csr.ready)]
         for name in ("col_ptr", "csc"):

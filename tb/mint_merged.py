@@ -36,7 +36,7 @@ SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
             MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc,
             MintMode.DENSE_TO_RLC: DenseToRlc, MintMode.COO_TO_DENSE: CooToDense,
-            MintMode.CSR_TO_DENSE: CsrToDense}
+            MintMode.CSR_TO_DENSE: CsrToDense, MintMode.COO_TO_CSC: CsrToCsc}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -49,7 +49,8 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"},
            MintMode.DENSE_TO_RLC: {"pairs": "rlc"},
            MintMode.COO_TO_DENSE: {"dense": "expanded"},
-           MintMode.CSR_TO_DENSE: {"dense": "expanded"}}
+           MintMode.CSR_TO_DENSE: {"dense": "expanded"},
+           MintMode.COO_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
 COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
 ``rlc``, as the merged ``pairs`` is RLC to COO's input; COO and CSR to Dense's vectors on
@@ -123,6 +124,34 @@ def _check_csr(component, matrix):
                              f"does not fit a scratchpad bank of depth {component.depth}")
 
 
+def _coo_csc_streams(component, matrix):
+    """COO to CSC's streams: the shape, the records' columns in their order and the
+    records; how many CSC pointer vectors and entries come out. The mode is one stable
+    counting sort by column, so each column's records must come in row order (row-major
+    or column-major, as a Matrix Market file's usually are; any other order needs a
+    first pass keyed on the rows, :func:`~sparseforge.tb.convert_csc.sort_records`'s
+    plan, which this bench does not play): refused otherwise. A matrix with repeats or
+    stored zeros is made canonical first (row-major)."""
+    matrix = sp.coo_array(matrix)
+    flat = matrix.row.astype(np.int64) * matrix.shape[1] + matrix.col
+    if np.count_nonzero(matrix.data) < matrix.nnz or len(np.unique(flat)) < matrix.nnz:
+        matrix = expand.sorted_coo(matrix)
+    order = np.argsort(matrix.col, kind="stable")
+    col, row = matrix.col[order], matrix.row[order].astype(np.int64)
+    if np.any((np.diff(row) < 0) & (np.diff(col) == 0)):
+        raise ParameterError("COO to CSC sorts by column in one pass: each column's records "
+                             "must come in row order")
+    lanes, nnz = component.lanes, matrix.nnz
+    records = {"row": matrix.row.astype(np.int64), "col": matrix.col.astype(np.int64),
+               "value": _bits(matrix.data, component.width),
+               "last": (np.arange(nnz) == nnz - 1).astype(np.int64)}
+    return ({"shape": Columns({"rows": [matrix.shape[0]], "cols": [matrix.shape[1]],
+                               "nnz": [nnz]}),
+             "col_ids": np.pad(records["col"], (0, -nnz % lanes)).reshape(-1, lanes).tolist(),
+             "records": Columns(records)},
+            {"col_ptr": matrix.shape[1] // lanes + 1, "csc": nnz})
+
+
 def _csr_streams(component, matrix, mode):
     """A canonical CSR matrix's row pointers and nonzeros, and how many BSR block-row
     pointers and blocks, or CSC pointer vectors and entries, come out; CSR to CSC's
@@ -184,6 +213,9 @@ def streams(component, mode, source):
     if mode == MintMode.CSR_TO_CSC:
         check_fits(component.sorter, source)
         return _csr_streams(component, source, mode)
+    if mode == MintMode.COO_TO_CSC:
+        check_fits(component.sorter, source)
+        return _coo_csc_streams(component, source)
     if mode == MintMode.DENSE_TO_CSF:
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
@@ -235,7 +267,7 @@ def rebuild(component, mode, source, outputs):
     if mode == MintMode.DENSE_TO_CSF:
         return levels_to_csf([given[name] for name in LEVELS],
                              [(source.shape, source.dtype)])[0]
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC):
         held = SimpleNamespace(component=component.sorter,
                                matrices=[(source.shape, source.nnz, source.dtype)])
         return CscBench.rebuild(held, given["col_ptr"], given["csc"])[0]

@@ -40,7 +40,8 @@ TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
       MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr",
       MintMode.CSR_TO_CSC: "csc", MintMode.DENSE_TO_RLC: "rlc",
-      MintMode.COO_TO_DENSE: "dense", MintMode.CSR_TO_DENSE: "dense"}
+      MintMode.COO_TO_DENSE: "dense", MintMode.CSR_TO_DENSE: "dense",
+      MintMode.COO_TO_CSC: "csc"}
 MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
 """The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
@@ -76,6 +77,8 @@ def source_of(mode, matrix, run_bits=RUN_BITS):
         return sp.csr_array(matrix)
     if mode == MintMode.COO_TO_DENSE:
         return sp.coo_array(matrix)
+    if mode == MintMode.COO_TO_CSC:                 # records column-major
+        return sp.coo_array(sp.csc_array(matrix))
     return matrix
 
 
@@ -84,7 +87,7 @@ def golden(mode, matrix, run_bits=RUN_BITS):
         return cv.convert(matrix, "rlc", run_bits=run_bits)
     if mode == MintMode.CSR_TO_BSR:
         return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC):
         return cv.convert(sp.csr_array(matrix), "csc")
     return matrix if TO[mode] == "dense" else cv.convert(matrix, TO[mode])
 
@@ -563,6 +566,27 @@ def test_csc_mode_fig8c_and_directed_matrices_equal_the_separate_block():
     fig = done[0][0]
     assert fig.indptr.tolist() == [0, 2, 3, 5, 7]
     assert fig.indices.tolist() == [2, 3, 2, 0, 1, 0, 3]
+
+
+def test_coo_to_csc_mode_sorts_records_by_column():
+    """COO to CSC through the same sort (its records on ``records``, COO to Dense's
+    stream, the sort's COO mode), records column-major, back to back with CSR to CSC
+    between: the golden converter's CSC and the separate block's in its COO mode; records
+    whose column's rows come out of order (one pass cannot sort them) are refused."""
+    matrices = csc_matrices()[:3]
+    block = CsrToCsc(lanes=4, max_rows=16, max_cols=32, max_nnz=64, value_width=8)
+    alone = pysim(CscBench(block, [source_of(MintMode.COO_TO_CSC, m) for m in matrices],
+                           seed_from_env(33)))
+    jobs = [(mode, m) for m in matrices for mode in (MintMode.COO_TO_CSC, CSC)]
+    done = mixed(MintMerged(**SMALL), jobs, seed_from_env(34), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=True):
+        assert cv.same(got, want), mode
+    for want, (got, _) in zip(alone.csc, done[::2], strict=True):
+        assert cv.same(got, want)
+    coo = sp.coo_array(EXAMPLE)
+    backwards = sp.coo_array((coo.data[::-1], (coo.row[::-1], coo.col[::-1])), shape=coo.shape)
+    with pytest.raises(ParameterError, match="each column's records must come in row order"):
+        bench(MintMerged(**SMALL), MintMode.COO_TO_CSC, backwards, 0)
 
 
 def test_csc_mode_at_the_edges_of_its_buffers():
