@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """MINT's RLC-to-COO converter (MINT Section V-B2, Figure 8d).
 
 Figure 8d: the RLC pairs stream in (step 1); each pair's run plus one is its

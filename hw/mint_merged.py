@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""MINT_m: one converter for Dense to COO, CSR, ZVC and CSF, ZVC to Dense, RLC to COO, CSR
-to BSR and CSR to CSC, its conversion chosen at run time (MINT Section V-A, Fig. 8a; its
-area in Section VII-B).
+"""MINT_m: one converter for Dense to COO, CSR, ZVC, CSF and RLC, ZVC, COO and CSR to Dense,
+RLC to COO, CSR to BSR, CSR and COO to CSC, its conversion chosen at run time (MINT Section
+V-A, Fig. 8a; its area in Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
 :mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_csc`) each carry their own
@@ -42,7 +42,24 @@ coordinates share the paper's eight-lane divide and modulo unit:
   nothing else flows): the scan is inclusive and the pointers exclusive, so each word
   enters moved up a lane with the word before's last count in lane 0, and its inclusive
   sums are the word's exclusive ones. The CSR comes in on CSR to BSR's ``row_ptr`` and
-  ``entries``.
+  ``entries``; COO to CSC is the same sort in its COO mode, the records on COO to
+  Dense's ``records``, one pass keyed on the column (stable: CSC where each column's
+  records come in row order, row-major or column-major);
+- Dense to RLC is :class:`~.convert_rlc.DenseToRlc`'s run lengths
+  (:class:`~.convert_rlc.RunLengths`: its own zero detection, on the dense elements, and
+  segmented scan) and :class:`~.convert_rlc.Fillers` before the shared zero detection and
+  prefix sum, which find and count the pairs (a filler, value 0, enters as 1 with its
+  run's spare top bit set), and the shared compactor, which packs them (the run in a
+  record's ``col``, the filler bit in its ``row``); the pairs skip the position scan and
+  the divider (their runs are not positions), and an :class:`~.convert_rlc.EndMarker`
+  puts ``last`` on the final vector. The separate block's pair prefix sum, compactor and
+  the register slice between them are what it shares;
+- COO and CSR to Dense share one :class:`~.convert_expand.CooToDense` (each record's
+  position, a multiply by shifts, then the fill), CSR's records from a
+  :class:`~.convert_expand.CsrToCoo`, where the separate COO-to-Dense and CSR-to-Dense
+  blocks have one each; nothing else of MINT_m fits them (the expander places packed
+  values by a mask's sums, as :mod:`.convert_expand` says), so they share only the
+  ``expanded`` output with ZVC to Dense.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
@@ -69,13 +86,15 @@ from .convert_dense import (
     NonzeroPositions,
     position_bits,
 )
-from .convert_rlc import rlc_vector_layout
+from .convert_expand import WIDTH as WIDE
+from .convert_expand import CooToDense, CsrToCoo, coo_records, matrix_shape
+from .convert_rlc import QUEUE, EndMarker, Fillers, RunLengths, event_layout, rlc_vector_layout
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_word_layout, struct
 from .mint_units import popcount
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, Lockstep, Skid
+from .stream_units import Beside, Lockstep, Queue, Skid
 
 
 def mint_mark(lanes, ptr_width):
@@ -247,6 +266,12 @@ class MintMergedSignature(wiring.Signature):
     - ``marks`` (stream out, :func:`mint_mark`): CSR's ``row_ptr[1 .. rows]`` in ``ptr``,
       or ZVC's mask words in ``mask``, ``last`` on the final one.
     - ``expanded`` (stream out, :func:`~.interfaces.dense_layout`, flat): ZVC to Dense's vectors.
+    - ``rlc`` (stream out, :func:`~.convert_rlc.rlc_vector_layout`): Dense to RLC's pairs,
+      as :class:`~.convert_rlc.DenseToRlcSignature`'s ``pairs`` (from a flat ``dense``).
+    - ``dense_shape`` and ``records`` (streams in, ``position_width`` bits): COO to Dense's
+      ``shape`` and ``records``, as :class:`~.convert_expand.CooToDenseSignature` says;
+      CSR to Dense takes ``dense_shape`` and the CSR on ``row_ptr`` and ``entries`` (as
+      CSR to BSR does). Both send their dense vectors on ``expanded``.
     - ``level0`` .. ``level2`` (streams out, :func:`~.convert_csf.csf_level_layout`, counts
       and pointers of ``ptr_width`` bits): Dense to CSF's levels, as
       :class:`~.convert_csf.DenseToCsfSignature` says.
@@ -259,7 +284,9 @@ class MintMergedSignature(wiring.Signature):
       for CSR to CSC, as :class:`~.convert_csc.CsrToCscSignature` says of a matrix of at
       most ``csc`` (rows, columns, nonzeros), except that ``row_ptr`` carries every
       pointer (the first, 0, is dropped) and ``entries`` the columns in ``ptr_width``
-      bits.
+      bits; COO to CSC takes ``shape``, ``col_ids`` and its records on ``records`` (its
+      ``coo``, rows and columns truncated to the sort's widths), each column's records in
+      row order.
     """
 
     def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
@@ -275,6 +302,9 @@ class MintMergedSignature(wiring.Signature):
             "words": Out(stream.Signature(record_word_layout(entry, lanes))),
             "marks": Out(stream.Signature(mint_mark(lanes, ptr_width))),
             "expanded": Out(stream.Signature(dense_layout(lanes, width, rows=False))),
+            "rlc": Out(stream.Signature(rlc_vector_layout(lanes, run_bits, width))),
+            "dense_shape": In(stream.Signature(matrix_shape(position_width))),
+            "records": In(coo_records(position_width, width)),
             **level_streams(Out, lanes, index_width, ptr_width, width),
             **CsrToBsrSignature(block, ptr_width, width).members,
             **{name: member for name, member
@@ -285,8 +315,8 @@ class MintMergedSignature(wiring.Signature):
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR, ZVC or CSF, ZVC to Dense, RLC to COO, CSR to BSR or CSR
-    to CSC, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC, COO or CSR to Dense, RLC to COO,
+    CSR to BSR, CSR or COO to CSC, as ``mode`` says.
 
     Parameters
     ----------
@@ -295,7 +325,8 @@ class MintMerged(wiring.Component):
     width : bits of a value (its bits: zero when all of them are; an RLC filler is 0).
     index_width : bits of a row and a column id, and of a tensor's coordinates.
     ptr_width : bits of a CSR row pointer and of CSF's node counts and pointers.
-    run_bits : bits of an RLC run.
+    run_bits : bits of an RLC run (at most ``index_width``: Dense to RLC's runs travel in
+        the records' columns).
     position_width : P, bits of a row-major position and of ``columns``: a matrix of up
         to ``2**P`` elements and fewer than ``2**P`` columns (and rows and columns up to
         ``2**index_width``). Positions are summed modulo ``2**P``.
@@ -314,12 +345,13 @@ class MintMerged(wiring.Component):
     -------
     mode : In(MintMode)
     columns, fibers : In(P)
-    dense, mask, values, pairs, row_ptr, entries, shape, col_ids : In(stream(...))
-    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc
+    dense, mask, values, pairs, row_ptr, entries, shape, col_ids, dense_shape, records
+        : In(stream(...))
+    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc, rlc
         : Out(stream(...))
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
         on the streams its separate converter has, by these names, RLC to COO on
-        ``words`` as Dense to COO does.
+        ``words`` as Dense to COO does, Dense to RLC on ``rlc``.
 
     Structure: :class:`~.convert_dense.NonzeroPositions`; then either the
     :class:`~.convert_dense.Expander` (ZVC to Dense), or the position
@@ -331,7 +363,11 @@ class MintMerged(wiring.Component):
     :class:`~.convert_dense.Compactor` or, in Dense-to-CSF mode, :class:`FiberTree`, or
     in CSR-to-BSR mode the banks of :class:`~.convert_bsr.CsrBlocks`, whose tagger feeds
     the pipeline in place of zero detection. In CSR-to-CSC mode the position scan alone
-    serves :class:`~.convert_csc.CsrToCsc`'s pointer scan.
+    serves :class:`~.convert_csc.CsrToCsc`'s pointer scan. In Dense-to-RLC mode
+    :class:`~.convert_rlc.RunLengths` and :class:`~.convert_rlc.Fillers` feed zero
+    detection, whose pairs go straight to the register slice before the compactor. COO
+    and CSR to Dense run through :class:`~.convert_expand.CooToDense` (after
+    :class:`~.convert_expand.CsrToCoo` for CSR) beside the rest.
     A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
@@ -348,6 +384,9 @@ class MintMerged(wiring.Component):
     divide the scan's and the divider's latency (its descriptor queue deepened by it;
     a bank holds its rows across that latency). CSR to CSC runs as
     :class:`~.convert_csc.CsrToCsc` does, one nonzero a cycle through scatter and drain.
+    Dense to RLC takes the cycles :class:`~.convert_rlc.DenseToRlc` takes, one dense
+    vector a cycle: its path is the separate block's; COO and CSR to Dense take the
+    separate blocks' cycles, one dense vector a cycle.
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
@@ -363,15 +402,23 @@ class MintMerged(wiring.Component):
     the FIFO, the FIFO and the divider to the enables of every stage of the divider and
     the position scan (thousands of flip-flops spread over the die, mostly routing). That
     register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
-    that path starts at a flip-flop. The input side's stall is now the longest: the
-    FIFO beside the divider, once full, holds ``enter``, and that readiness runs back,
+    that path starts at a flip-flop. The input side's stall was then the longest: the
+    FIFO beside the divider, once full, held ``enter``, and that readiness ran back,
     unregistered, through the nonzeros' prefix sum and zero detection to the input's
-    ready and the ``first`` register (mostly routing, on a die the block mostly fills). A
-    skid before ``enter`` would cut it as the one before the compactor cut the other. The
-    synthesis report names the critical path.
-    Size: the CSF tree, the BSR units and the CSC sort take the logic (LUT4s and carry
-    cells) past the ECP5-25k with the flow's fifth to spare, the divider's flip-flops
-    most of its registers; the report places it on the smallest ECP5 that holds it.
+    ready and the ``first`` register (mostly routing, on a die the block mostly fills).
+    A second :class:`~.stream_units.Skid` (``entry``) before ``enter`` cuts it as the one
+    before the compactor cut the other, at a cycle of latency. The critical path is now
+    in :class:`FiberTree`, still below 100 MHz: ``fibers - 1`` (a P-bit subtract), its
+    compare with ``j``, ``i``'s increment and the lanes' ``(i, j)`` multiplexers, one
+    carry chain after another into the marks' registers (some 46 levels, two fifths
+    logic). ``fibers`` is held while a tensor streams, so registering ``fibers - 1`` and
+    whether ``j`` is a slice's last fiber (updated as ``j`` moves) would take the
+    subtract and the compare out of it. The synthesis report names the critical path.
+    Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
+    to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
+    ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its
+    registers; the report places it on the smallest ECP5 that holds it. CSF and BSR to
+    COO (walkers that share no unit here) and CSR to CISS are not merged yet.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
@@ -391,7 +438,8 @@ class MintMerged(wiring.Component):
                     "scratchpad's depth)", pow2=True))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
-              "dense_to_csf", "csr_to_bsr", "csr_to_csc")
+              "dense_to_csf", "csr_to_bsr", "csr_to_csc", "dense_to_rlc", "coo_to_dense",
+              "csr_to_dense")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
     DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
@@ -412,8 +460,19 @@ class MintMerged(wiring.Component):
         if self.block[1] >> self.position_width:
             raise ParameterError(f"block_cols={self.block[1]} does not fit the "
                                  f"{self.position_width}-bit divisor (position_width)")
-        L, P = self.lanes, self.position_width
+        if self.run_bits > self.index_width:
+            raise ParameterError(f"run_bits={self.run_bits} does not fit the "
+                                 f"{self.index_width}-bit column of a record (index_width)")
+        L, P, B = self.lanes, self.position_width, self.run_bits
         self.record = struct(wire.coo_entry(self.index_width, self.width))
+        self.runs = RunLengths(L, B, P, self.width, self.levels)
+        self.events = Queue(event_layout(L, B, P, self.width), depth=QUEUE, latency=2)
+        self.fillers = Fillers(L, B, P, self.width)
+        self.marker = EndMarker(data.ArrayLayout(B + self.width, L))
+        self.encoded = Skid(rlc_vector_layout(L, B, self.width))
+        # (at least their narrowest widths: the positions and pointers fit them)
+        self.linear = CooToDense(lanes=L, width=max(P, WIDE.lo), value_width=self.width)
+        self.csr_rows = CsrToCoo(width=max(self.ptr_width, WIDE.lo), value_width=self.width)
         tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
                                  "row_end": 1})
         self.nonzeros = NonzeroPositions(L, self.width, tag, self.levels)
@@ -434,15 +493,17 @@ class MintMerged(wiring.Component):
             "sums": data.ArrayLayout(position, L), "mask": L, "total": position, "last": 1,
             "mark": 1, "block_col": min(P, self.ptr_width),
             "within": range(self.block[1]), "row": range(self.block[0])}))
+        self.entry = Skid(data.StructLayout({"data": prefix_sum_layouts(L, P)[0],
+                                             "side": side}))
         self.blocks_unit = CsrBlocks(self.block, self.ptr_width, self.width, self.depth,
-                                     self.beside.latency + 1)
+                                     self.entry.latency + self.beside.latency + 1)
         self.sorter = CsrToCsc(shared_scan=True, lanes=L, max_rows=v["max_rows"],
                             max_cols=v["max_cols"], max_nnz=v["max_nnz"], value_width=self.width)
         for name, most in (("position_width", P), ("ptr_width", self.ptr_width)):
             if self.sorter.ptr_width > most:
                 raise ParameterError(f"max_nnz={v['max_nnz']} needs {self.sorter.ptr_width}-"
                                      f"bit pointers, wider than {name}={most}")
-        self.latency = (self.nonzeros.latency + self.beside.latency + 1
+        self.latency = (self.nonzeros.latency + self.entry.latency + self.beside.latency + 1
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
                                              self.run_bits, P, self.block,
@@ -450,7 +511,9 @@ class MintMerged(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        for name in ("nonzeros", "scan", "divider", "beside", "cut", "compactor", "expander",
+        for name in ("runs", "events", "fillers", "marker", "encoded", "nonzeros", "entry",
+                     "scan", "divider", "beside", "cut", "compactor", "expander", "linear",
+                     "csr_rows",
                      "tree", "blocks_unit", "sorter"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
@@ -459,20 +522,30 @@ class MintMerged(wiring.Component):
         return m
 
     def _vectors(self, m):
-        """In: a dense vector, an RLC vector or a mask word one bit a lane, each lane's
-        distance from the element before it beside."""
+        """In: a dense vector, an RLC vector, a mask word one bit a lane or, in Dense to
+        RLC mode, a vector of pairs from :class:`~.convert_rlc.Fillers`, each lane's
+        distance from the element before it (a pair's run) beside."""
         L, mode, given = self.lanes, self.mode, self.nonzeros.vectors
         expand, rlc = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.RLC_TO_COO
+        encode = mode == MintMode.DENSE_TO_RLC
         from_dense = mode.matches(MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR,
                                   MintMode.DENSE_TO_ZVC, MintMode.DENSE_TO_CSF)
         dense, mask, pairs = self.dense, self.mask, self.pairs
+        # Dense to RLC: the runs and fillers first, their pairs then through zero detection.
+        runs, filled = self.runs.dense, self.fillers.vectors
+        wiring.connect(m, self.runs.events, self.events.i)
+        wiring.connect(m, self.events.o, self.fillers.events)
+        m.d.comb += [runs.valid.eq(dense.valid & encode),
+                     runs.payload.lanes.eq(dense.payload.lanes),
+                     runs.payload.last.eq(dense.payload.last),
+                     filled.ready.eq(given.ready & encode)]
         m.d.comb += [
-            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid,
-                                                       dense.valid & from_dense))),
-            dense.ready.eq(given.ready & from_dense), mask.ready.eq(given.ready & expand),
-            pairs.ready.eq(given.ready & rlc),
-            given.payload.last.eq(Mux(expand, mask.payload.last,
-                                      Mux(rlc, pairs.payload.last, dense.payload.last))),
+            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid, Mux(
+                encode, filled.valid, dense.valid & from_dense)))),
+            dense.ready.eq(Mux(encode, runs.ready, given.ready & from_dense)),
+            mask.ready.eq(given.ready & expand), pairs.ready.eq(given.ready & rlc),
+            given.payload.last.eq(Mux(expand, mask.payload.last, Mux(rlc, pairs.payload.last, Mux(
+                encode, filled.payload.last, dense.payload.last)))),
             given.payload.tag.row_end.eq(dense.payload.row_end),
         ]
         first = Signal(init=1)                      # the next vector starts a matrix
@@ -481,32 +554,42 @@ class MintMerged(wiring.Component):
         # A row's last vector holds ``columns % L`` elements (L where that is 0).
         spare = self.columns[:exact_log2(L)]
         padded = dense.payload.row_end & spare.any()
+        B = self.run_bits
         for i in range(L):
             pair = pairs.payload.pairs[i]
             # Lane 0 follows the element before it, but for a matrix's first.
             real = ~padded | (i < spare) if i < L - 1 else ~padded
             step = Mux(rlc, 1, real) if i else ~first
-            distance = Signal(self.run_bits + 1, name=f"distance{i}")
-            m.d.comb += [distance.eq(Mux(rlc, pair.run + step, step)),
+            distance = Signal(B + 1, name=f"distance{i}")
+            # A filler's value is 0: it enters as 1 (a pair is there), its run's top bit set.
+            run, value = filled.payload.tag[i][:B], filled.payload.tag[i][B:]
+            held = Signal(name=f"held{i}")
+            m.d.comb += [held.eq(value.any()),
+                         distance.eq(Mux(encode, Cat(run, ~held), Mux(rlc, pair.run + step, step))),
                          given.payload.tag.counts[i].eq(distance),
                          given.payload.values[i].eq(
-                             Mux(expand, mask.payload.mask[i],
-                                 Mux(rlc, pair.value, dense.payload.lanes[i])))]
+                             Mux(expand, mask.payload.mask[i], Mux(rlc, pair.value, Mux(
+                                 encode, Mux(held, value, filled.payload.values[i]),
+                                 dense.payload.lanes[i]))))]
 
     def _positions(self, m):
         """Each element's position, divided by ``columns``, the vector waiting beside; the
         positions of ZVC to Dense go to the expander instead. In CSR-to-BSR mode a tagged
         nonzero enters instead, its column lane 0's count (the scan gives it back as its
-        position) to be divided by C."""
+        position) to be divided by C. Dense to RLC's pairs go to the compactor's register
+        slice instead (:meth:`_outputs`)."""
         L, mode = self.lanes, self.mode
         expand, bsr = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.CSR_TO_BSR
-        found, enter, expander = self.nonzeros.positions, self.beside.enter, self.expander
+        encode = mode == MintMode.DENSE_TO_RLC
+        found, enter, expander = self.nonzeros.positions, self.entry.i, self.expander
+        wiring.connect(m, self.entry.o, self.beside.enter)
         tagged = self.blocks_unit.tagged
         m.d.comb += [
-            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand)),
+            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand & ~encode)),
             tagged.ready.eq(enter.ready & bsr),
             expander.vectors.valid.eq(found.valid & expand),
-            found.ready.eq(Mux(expand, expander.vectors.ready, enter.ready & ~bsr)),
+            found.ready.eq(Mux(expand, expander.vectors.ready,
+                               Mux(encode, self.cut.i.ready, enter.ready & ~bsr))),
         ]
         given, side = found.payload, enter.payload.side
         for target in (side, expander.vectors.payload):
@@ -533,7 +616,7 @@ class MintMerged(wiring.Component):
         # to CSC mode the scan alone, for the column pointers.
         scan, divider, beside = self.scan, self.divider, self.beside
         sums, dividends = scan.sums, divider.dividends
-        csc = mode == MintMode.CSR_TO_CSC
+        csc = mode.matches(MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC)
         self._scan_input(m, csc)
         m.d.comb += [dividends.valid.eq(sums.valid & ~csc),
                      sums.ready.eq(Mux(csc, self.sorter.scan_sums.ready, dividends.ready)),
@@ -570,9 +653,13 @@ class MintMerged(wiring.Component):
         m.d.comb += [into.payload.counts[i].eq(count) for i, count in enumerate(counts)]
 
     def _outputs(self, m):
-        """Out: the records to the compactor, its words and marks; the expander's vectors."""
+        """Out: the records to the compactor, its words and marks (in Dense to RLC mode the
+        pairs, straight from zero detection, and their words to the
+        :class:`~.convert_rlc.EndMarker`); the expander's vectors."""
         leave, vectors = self.beside.leave, self.compactor.vectors
-        side = leave.payload.side
+        side, encode = leave.payload.side, self.mode == MintMode.DENSE_TO_RLC
+        found = self.nonzeros.positions.payload
+        B = self.run_bits
         # A lane's sum is less than L past the vector's first: its top bit is the first's,
         # flipped where its low bits wrapped below the first's.
         k = exact_log2(self.lanes)
@@ -580,12 +667,15 @@ class MintMerged(wiring.Component):
         tops = [Signal(name=f"top{i}") for i in range(1, self.lanes)]
         m.d.comb += [top.eq(base[k] ^ (low < base[:k]))
                      for top, low in zip(tops, side.low, strict=True)]
-        sums = [base, *(Cat(low, top) for low, top in zip(side.low, tops, strict=True))]
+        sums = [Mux(encode, found.sums[i], sum_) for i, sum_ in enumerate(
+            [base, *(Cat(low, top) for low, top in zip(side.low, tops, strict=True))])]
         records = []
         for i in range(self.lanes):
             record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
-            m.d.comb += [record.row.eq(at.quotient), record.col.eq(at.remainder),
-                         record.value.eq(side.values[i])]
+            count = found.tag.counts[i]                 # a pair's run and filler bit
+            m.d.comb += [record.row.eq(Mux(encode, count[B], at.quotient)),
+                         record.col.eq(Mux(encode, count[:B], at.remainder)),
+                         record.value.eq(Mux(encode, found.values[i], side.values[i]))]
             records.append(record)
         # A register slice between the FIFO's block RAM and the compaction network or, in
         # Dense to CSF mode, the tree construction, or in CSR to BSR mode the banks: its
@@ -595,9 +685,12 @@ class MintMerged(wiring.Component):
         divided, bsr = self.blocks_unit.divided, self.mode == MintMode.CSR_TO_BSR
         cut, first = self.cut, leave.payload.data[0]
         into_cut = cut.i.payload
-        m.d.comb += [cut.i.valid.eq(leave.valid), leave.ready.eq(cut.i.ready),
-                     into_cut.mask.eq(side.mask), into_cut.total.eq(side.total),
-                     into_cut.last.eq(side.last), into_cut.mark.eq(side.mark),
+        m.d.comb += [cut.i.valid.eq(Mux(encode, self.nonzeros.positions.valid, leave.valid)),
+                     leave.ready.eq(cut.i.ready & ~encode),
+                     into_cut.mask.eq(Mux(encode, found.mask, side.mask)),
+                     into_cut.total.eq(Mux(encode, found.total, side.total)),
+                     into_cut.last.eq(Mux(encode, found.last, side.last)),
+                     into_cut.mark.eq(side.mark & ~encode),
                      into_cut.block_col.eq(first.quotient), into_cut.within.eq(first.remainder),
                      into_cut.row.eq(side.row)]
         m.d.comb += [into_cut.records[i].eq(r) for i, r in enumerate(records)]
@@ -629,15 +722,16 @@ class MintMerged(wiring.Component):
 
         words, marks = self.compactor.words, self.compactor.marks
         m.d.comb += [
-            self.words.valid.eq(words.valid), words.ready.eq(self.words.ready),
+            self.words.valid.eq(words.valid & ~encode),
+            words.ready.eq(Mux(encode, self.marker.given.ready, self.words.ready)),
             self.words.payload.eq(words.payload),
             self.marks.valid.eq(marks.valid), marks.ready.eq(self.marks.ready),
             self.marks.payload.ptr.eq(marks.payload.position),
             self.marks.payload.mask.eq(marks.payload.tag),
             self.marks.payload.last.eq(marks.payload.last),
         ]
+        self._rlc_pairs(m, encode)
         wiring.connect(m, wiring.flipped(self.values), self.expander.values)
-        wiring.connect(m, self.expander.dense, wiring.flipped(self.expanded))
         units = self.blocks_unit
         for name in ("row_ptr", "entries"):
             given, into = getattr(self, name), getattr(units, name)
@@ -646,27 +740,86 @@ class MintMerged(wiring.Component):
         for name in ("block_ptr", "blocks"):
             wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
         self._csc_streams(m)
+        self._to_dense(m)       # last: it takes row_ptr and entries from CSR to BSR's ready
+
+    def _rlc_pairs(self, m, encode):
+        """Dense to RLC's words to pairs, as :class:`~.convert_rlc.DenseToRlc` makes them:
+        a word's lanes past its count (0, 0), a filler's value 0, an empty word only ending
+        the matrix, ``last`` on the final pair vector."""
+        words, given, B = self.compactor.words, self.marker.given, self.run_bits
+        count = words.payload.count
+        m.d.comb += [given.valid.eq(words.valid & encode), given.payload.keep.eq(count != 0),
+                     given.payload.end.eq(words.payload.last)]
+        for i, lane in enumerate(words.payload.lanes):
+            record = self.record(lane)
+            pair = Cat(record.col[:B], Mux(record.row[0], 0, record.value))
+            m.d.comb += given.payload.item[i].eq(Mux(count >= i + 1, pair, 0))
+        taken, out = self.marker.taken, self.encoded.i
+        m.d.comb += [out.valid.eq(taken.valid), taken.ready.eq(out.ready),
+                     out.payload.pairs.eq(taken.payload.item),
+                     out.payload.last.eq(taken.payload.last)]
+        wiring.connect(m, self.encoded.o, wiring.flipped(self.rlc))
+
+    def _to_dense(self, m):
+        """COO and CSR to Dense: one :class:`~.convert_expand.CooToDense` takes the records
+        on ``records`` or from :class:`~.convert_expand.CsrToCoo` (the CSR on ``row_ptr``
+        and ``entries``); its vectors and ZVC to Dense's leave on ``expanded``."""
+        mode, linear, rows = self.mode, self.linear, self.csr_rows
+        coo, csr = mode == MintMode.COO_TO_DENSE, mode == MintMode.CSR_TO_DENSE
+        m.d.comb += [linear.shape.valid.eq(self.dense_shape.valid & (coo | csr)),
+                     self.dense_shape.ready.eq(linear.shape.ready & (coo | csr))]
+        m.d.comb += [linear.shape.payload[name].eq(self.dense_shape.payload[name])
+                     for name in ("rows", "cols", "nnz")]
+        given, made, into = self.records, rows.records, linear.records
+        to_csc = (mode == MintMode.COO_TO_CSC) & self.sorter.coo.ready
+        m.d.comb += [into.valid.eq(Mux(coo, given.valid, made.valid & csr)),
+                     given.ready.eq(Mux(coo, into.ready, to_csc)),
+                     made.ready.eq(into.ready & csr)]
+        for name in ("row", "col", "value", "last"):
+            m.d.comb += into.payload[name].eq(Mux(coo, given.payload[name], made.payload[name]))
+        pointer, entry = self.row_ptr, self.entries
+        m.d.comb += [rows.row_ptr.valid.eq(pointer.valid & csr),
+                     rows.row_ptr.payload.ptr.eq(pointer.payload.ptr),
+                     rows.row_ptr.payload.last.eq(pointer.payload.last),
+                     rows.entries.valid.eq(entry.valid & csr),
+                     rows.entries.payload.col.eq(entry.payload.col),
+                     rows.entries.payload.value.eq(entry.payload.value)]
+        with m.If(csr):
+            m.d.comb += [pointer.ready.eq(rows.row_ptr.ready),
+                         entry.ready.eq(rows.entries.ready)]
+        zvc, filled, out = self.expander.dense, linear.dense, self.expanded
+        fill = coo | csr
+        m.d.comb += [out.valid.eq(Mux(fill, filled.valid, zvc.valid)),
+                     filled.ready.eq(out.ready & fill), zvc.ready.eq(out.ready & ~fill),
+                     out.payload.eq(Mux(fill, filled.payload, zvc.payload))]
 
     def _csc_streams(self, m):
-        """CSR to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr`` (its
-        first pointer dropped) and ``entries`` shared with CSR to BSR, the pointers and
-        entries out."""
-        csc, sorter = self.mode == MintMode.CSR_TO_CSC, self.sorter
+        """CSR and COO to CSC's streams: ``shape`` and ``col_ids`` in, the CSR's ``row_ptr``
+        (its first pointer dropped) and ``entries`` shared with CSR to BSR, or the COO's
+        ``records`` (COO to Dense's, its ``ready`` driven there), the pointers and entries
+        out."""
+        sorter, from_csr = self.sorter, self.mode == MintMode.CSR_TO_CSC
+        csc = self.mode.matches(MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC)
+        from_coo = self.mode == MintMode.COO_TO_CSC
+        records = self.records.payload
+        m.d.comb += [sorter.from_coo.eq(from_coo),
+                     sorter.coo.valid.eq(self.records.valid & from_coo)]
+        m.d.comb += [sorter.coo.payload[name].eq(records[name])
+                     for name in ("row", "col", "value", "last")]
         for name in ("shape", "col_ids"):
             given, into = getattr(self, name), getattr(sorter, name)
             m.d.comb += [into.valid.eq(given.valid & csc), given.ready.eq(into.ready & csc),
                          into.payload.eq(given.payload)]
         pointer, entry = self.row_ptr, self.entries
         first = Signal(init=1)                          # the next pointer is a matrix's 0
-        with m.If(pointer.valid & pointer.ready & csc):
+        with m.If(pointer.valid & pointer.ready & from_csr):
             m.d.sync += first.eq(pointer.payload.last)
-        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & csc & ~first),
+        m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & from_csr & ~first),
                      sorter.row_ptr.payload.eq(pointer.payload.ptr),
-                     sorter.csr.valid.eq(entry.valid & csc),
+                     sorter.csr.valid.eq(entry.valid & from_csr),
                      sorter.csr.payload.col.eq(entry.payload.col),
-                     sorter.csr.payload.value.eq(entry.payload.value),
-                     sorter.coo.valid.eq(0), sorter.from_coo.eq(0)]
-        with m.If(csc):
+                     sorter.csr.payload.value.eq(entry.payload.value)]
+        with m.If(from_csr):
             m.d.comb += [pointer.ready.eq(first | sorter.row_ptr.ready),
                          entry.ready.eq(sorter.csr.ready)]
         for name in ("col_ptr", "csc"):

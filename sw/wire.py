@@ -494,6 +494,10 @@ class MintMode(enum.IntEnum):
     DENSE_TO_CSF = 5
     CSR_TO_BSR = 6
     CSR_TO_CSC = 7
+    DENSE_TO_RLC = 8
+    COO_TO_DENSE = 9
+    CSR_TO_DENSE = 10
+    COO_TO_CSC = 11
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

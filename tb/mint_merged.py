@@ -10,26 +10,33 @@ back to back, the mode and the sizes changing between them once the one before h
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.errors import ParameterError
+from ..hw.compose.csr_to_dense import CsrToDense
 from ..hw.convert_bsr import CsrToBsr
 from ..hw.convert_csc import CsrToCsc
 from ..hw.convert_csf import DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
-from ..hw.convert_rlc import RlcToCoo
-from ..sw import wire
+from ..hw.convert_expand import CooToDense
+from ..hw.convert_rlc import DenseToRlc, RlcToCoo, rlc_vector_layout
+from ..sw import conversion, wire
 from ..sw.wire import MintMode
+from . import convert_expand as expand
 from . import native
 from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
 from .convert_csc import CscBench, check_fits
 from .convert_csf import LEVELS, levels_to_csf, record_counts
 from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
-from .streams import Bench, Columns, Static
+from .convert_rlc import vectors_to_rlc
+from .streams import Bench, Codec, Columns, Static
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
-            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc}
+            MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc,
+            MintMode.DENSE_TO_RLC: DenseToRlc, MintMode.COO_TO_DENSE: CooToDense,
+            MintMode.CSR_TO_DENSE: CsrToDense, MintMode.COO_TO_CSC: CsrToCsc}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -39,11 +46,18 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.RLC_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_CSF: {name: name for name in LEVELS},
            MintMode.CSR_TO_BSR: {"block_ptr": "block_ptr", "blocks": "blocks"},
-           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
+           MintMode.CSR_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"},
+           MintMode.DENSE_TO_RLC: {"pairs": "rlc"},
+           MintMode.COO_TO_DENSE: {"dense": "expanded"},
+           MintMode.CSR_TO_DENSE: {"dense": "expanded"},
+           MintMode.COO_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
 """Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
-COO's records come out in the words Dense to COO's do)."""
+COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
+``rlc``, as the merged ``pairs`` is RLC to COO's input; COO and CSR to Dense's vectors on
+``expanded``, as ZVC to Dense's)."""
 
-OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc")
+OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc",
+           "rlc")
 
 DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
            MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
@@ -110,6 +124,34 @@ def _check_csr(component, matrix):
                              f"does not fit a scratchpad bank of depth {component.depth}")
 
 
+def _coo_csc_streams(component, matrix):
+    """COO to CSC's streams: the shape, the records' columns in their order and the
+    records; how many CSC pointer vectors and entries come out. The mode is one stable
+    counting sort by column, so each column's records must come in row order (row-major
+    or column-major, as a Matrix Market file's usually are; any other order needs a
+    first pass keyed on the rows, :func:`~sparseforge.tb.convert_csc.sort_records`'s
+    plan, which this bench does not play): refused otherwise. A matrix with repeats or
+    stored zeros is made canonical first (row-major)."""
+    matrix = sp.coo_array(matrix)
+    flat = matrix.row.astype(np.int64) * matrix.shape[1] + matrix.col
+    if np.count_nonzero(matrix.data) < matrix.nnz or len(np.unique(flat)) < matrix.nnz:
+        matrix = expand.sorted_coo(matrix)
+    order = np.argsort(matrix.col, kind="stable")
+    col, row = matrix.col[order], matrix.row[order].astype(np.int64)
+    if np.any((np.diff(row) < 0) & (np.diff(col) == 0)):
+        raise ParameterError("COO to CSC sorts by column in one pass: each column's records "
+                             "must come in row order")
+    lanes, nnz = component.lanes, matrix.nnz
+    records = {"row": matrix.row.astype(np.int64), "col": matrix.col.astype(np.int64),
+               "value": _bits(matrix.data, component.width),
+               "last": (np.arange(nnz) == nnz - 1).astype(np.int64)}
+    return ({"shape": Columns({"rows": [matrix.shape[0]], "cols": [matrix.shape[1]],
+                               "nnz": [nnz]}),
+             "col_ids": np.pad(records["col"], (0, -nnz % lanes)).reshape(-1, lanes).tolist(),
+             "records": Columns(records)},
+            {"col_ptr": matrix.shape[1] // lanes + 1, "csc": nnz})
+
+
 def _csr_streams(component, matrix, mode):
     """A canonical CSR matrix's row pointers and nonzeros, and how many BSR block-row
     pointers and blocks, or CSC pointer vectors and entries, come out; CSR to CSC's
@@ -127,6 +169,27 @@ def _csr_streams(component, matrix, mode):
     sources["col_ids"] = np.pad(matrix.indices.astype(np.int64),
                                 (0, -matrix.nnz % lanes)).reshape(-1, lanes).tolist()
     return sources, {"col_ptr": matrix.shape[1] // lanes + 1, "csc": matrix.nnz}
+
+
+def _to_dense_streams(component, mode, source):
+    """COO or CSR to Dense's streams of a scipy matrix, as the separate blocks' bench
+    (:mod:`.convert_expand`) makes them, its ``shape`` on ``dense_shape``."""
+    width = component.position_width
+    expand.check_shape(source.shape, width)
+    expand.check_area(source.shape)
+    if mode == MintMode.COO_TO_DENSE:
+        matrix = expand.sorted_coo(sp.coo_array(source))
+        sources = expand.coo_streams([matrix])
+    else:
+        matrix = expand.canonical_csr(sp.csr_array(source))
+        expand.check_csr(matrix, component.ptr_width)
+        sources = {**expand.csr_streams([matrix]),
+                   "shape": expand.shape_stream([matrix], [matrix.nnz])}
+    if expand.value_width(matrix.data) > component.width:
+        raise ParameterError(f"{matrix.dtype} values do not fit the converter's "
+                             f"{component.width}-bit values")
+    sources["dense_shape"] = sources.pop("shape")
+    return sources, {"expanded": expand.vectors(source.shape, component.lanes)}
 
 
 def streams(component, mode, source):
@@ -150,10 +213,23 @@ def streams(component, mode, source):
     if mode == MintMode.CSR_TO_CSC:
         check_fits(component.sorter, source)
         return _csr_streams(component, source, mode)
+    if mode == MintMode.COO_TO_CSC:
+        check_fits(component.sorter, source)
+        return _coo_csc_streams(component, source)
     if mode == MintMode.DENSE_TO_CSF:
         counts = record_counts(np.asarray(source), component.lanes)
         return ({"dense": _flat_dense(component, source)},
                 dict(zip(LEVELS, counts, strict=True)))
+    if mode in (MintMode.COO_TO_DENSE, MintMode.CSR_TO_DENSE):
+        return _to_dense_streams(component, mode, source)
+    if mode == MintMode.DENSE_TO_RLC:
+        if source.size > 1 << component.position_width:
+            raise ParameterError(f"a {source.shape[0]} x {source.shape[1]} matrix does not "
+                                 f"fit the converter's {component.position_width}-bit "
+                                 "filler count")
+        pairs = len(conversion.convert(source, "rlc", run_bits=component.run_bits).runs)
+        return ({"dense": _flat_dense(component, source)},
+                {"rlc": -(-pairs // component.lanes)})
     if mode == MintMode.RLC_TO_COO:
         nonzeros = int(np.count_nonzero(source.values))
         return {"pairs": _pairs(component, source)}, {"words": nonzeros // component.lanes + 1}
@@ -180,10 +256,18 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode in (MintMode.COO_TO_DENSE, MintMode.CSR_TO_DENSE):
+        return expand.split_dense(given["dense"], [source], component.lanes)[0]
+    if mode == MintMode.DENSE_TO_RLC:
+        codec = Codec(rlc_vector_layout(component.lanes, component.run_bits, component.width))
+        held = SimpleNamespace(lanes=component.lanes, run_bits=component.run_bits,
+                               value_width=component.width)
+        return vectors_to_rlc([codec.pack(p) for p in given["pairs"]], held, source.shape,
+                              source.dtype)
     if mode == MintMode.DENSE_TO_CSF:
         return levels_to_csf([given[name] for name in LEVELS],
                              [(source.shape, source.dtype)])[0]
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC):
         held = SimpleNamespace(component=component.sorter,
                                matrices=[(source.shape, source.nnz, source.dtype)])
         return CscBench.rebuild(held, given["col_ptr"], given["csc"])[0]

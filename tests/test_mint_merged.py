@@ -11,11 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.compose.csr_to_dense import CsrToDense
 from sparseforge.hw.convert_bsr import CsrToBsr
 from sparseforge.hw.convert_csc import CsrToCsc
 from sparseforge.hw.convert_csf import DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
-from sparseforge.hw.convert_rlc import RlcToCoo
+from sparseforge.hw.convert_expand import CooToDense
+from sparseforge.hw.convert_rlc import DenseToRlc, RlcToCoo
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
@@ -23,7 +25,7 @@ from sparseforge.sw import wire
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import MintMode
 from sparseforge.synth.flow import merged_rows
-from sparseforge.tb import convert_bsr, convert_dense, convert_rlc
+from sparseforge.tb import convert_bsr, convert_dense, convert_expand, convert_rlc
 from sparseforge.tb.convert_csc import CscBench
 from sparseforge.tb.convert_csf import RTL, CsfBench, run_native
 from sparseforge.tb.convert_dense import ConverterBench
@@ -32,15 +34,19 @@ from sparseforge.tb.streams import Static
 from tests.test_conversion import FIG8
 from tests.test_convert_bsr import assert_same, convert_all
 from tests.test_convert_csf import LASTFM, TAGS, densest, fig8f
+from tests.test_convert_rlc import DENSE_FULL, assert_same_rlc, encode_all
 
 TO = {MintMode.DENSE_TO_COO: "coo", MintMode.DENSE_TO_CSR: "csr",
       MintMode.DENSE_TO_ZVC: "zvc", MintMode.ZVC_TO_DENSE: "dense",
       MintMode.RLC_TO_COO: "coo", MintMode.DENSE_TO_CSF: "csf", MintMode.CSR_TO_BSR: "bsr",
-      MintMode.CSR_TO_CSC: "csc"}
+      MintMode.CSR_TO_CSC: "csc", MintMode.DENSE_TO_RLC: "rlc",
+      MintMode.COO_TO_DENSE: "dense", MintMode.CSR_TO_DENSE: "dense",
+      MintMode.COO_TO_CSC: "csc"}
 MATRIX_MODES = [mode for mode in MintMode if mode != MintMode.DENSE_TO_CSF]
 """The modes that convert matrices (Dense to CSF converts 3-D tensors)."""
 STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
-          "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4}
+          "marks": 0.5, "expanded": 0.4, "level0": 0.5, "level1": 0.3, "level2": 0.4,
+          "rlc": 0.5}
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
          "position_width": 8, "depth": 8, "max_rows": 16, "max_cols": 32, "max_nnz": 64}
@@ -59,25 +65,31 @@ def blocked(matrix):
 
 
 def source_of(mode, matrix, run_bits=RUN_BITS):
-    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC or its CSR (padded
-    to whole blocks)."""
+    """What ``mode`` takes for ``matrix``: the matrix, its ZVC, its RLC, its COO or its CSR
+    (padded to whole blocks for CSR to BSR)."""
     if mode == MintMode.ZVC_TO_DENSE:
         return cv.convert(matrix, "zvc")
     if mode == MintMode.RLC_TO_COO:
         return cv.convert(matrix, "rlc", run_bits=run_bits)
     if mode == MintMode.CSR_TO_BSR:
         return sp.csr_array(blocked(matrix))
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.CSR_TO_DENSE):
         return sp.csr_array(matrix)
+    if mode == MintMode.COO_TO_DENSE:
+        return sp.coo_array(matrix)
+    if mode == MintMode.COO_TO_CSC:                 # records column-major
+        return sp.coo_array(sp.csc_array(matrix))
     return matrix
 
 
-def golden(mode, matrix):
+def golden(mode, matrix, run_bits=RUN_BITS):
+    if mode == MintMode.DENSE_TO_RLC:
+        return cv.convert(matrix, "rlc", run_bits=run_bits)
     if mode == MintMode.CSR_TO_BSR:
         return cv.convert(sp.csr_array(blocked(matrix)), "bsr", block=BLOCK)
-    if mode == MintMode.CSR_TO_CSC:
+    if mode in (MintMode.CSR_TO_CSC, MintMode.COO_TO_CSC):
         return cv.convert(sp.csr_array(matrix), "csc")
-    return matrix if mode == MintMode.ZVC_TO_DENSE else cv.convert(matrix, TO[mode])
+    return matrix if TO[mode] == "dense" else cv.convert(matrix, TO[mode])
 
 
 def csf_tensors(lanes):
@@ -98,7 +110,7 @@ def run(component, mode, matrix, seed, rates=None, engine="native", work_dir=Non
     """``(result, golden, cycles)`` of ``matrix`` through the merged converter in ``mode``."""
     source = source_of(mode, matrix, component.run_bits)
     got, cycles = simulate(component, mode, source, seed, rates, engine, work_dir)
-    return got, golden(mode, matrix), cycles
+    return got, golden(mode, matrix, component.run_bits), cycles
 
 
 def separate_rlc(component, rlc, seed, rates=None):
@@ -119,7 +131,8 @@ def mixed(component, jobs, seed, rates=None):
     bench = MixedBench(component, [(mode, source_of(mode, m, component.run_bits))
                                    for mode, m in jobs], seed, rates)
     results = bench.results(pysim(bench).outputs)
-    return [(got, golden(mode, m)) for got, (mode, m) in zip(results, jobs, strict=True)]
+    return [(got, golden(mode, m, component.run_bits))
+            for got, (mode, m) in zip(results, jobs, strict=True)]
 
 
 @pytest.mark.parametrize("seed, rates", [(1, None), (2, STALLS)])
@@ -156,6 +169,70 @@ def test_rlc_mode_equals_the_separate_block_at_its_edges():
         got, _ = simulate(component, MintMode.RLC_TO_COO, rlc, seed_from_env(k + 7), STALLS,
                           "pysim")
         assert cv.same(got, want), k
+
+
+def test_rlc_encoding_mode_equals_the_separate_block_cycle_for_cycle():
+    """Dense to RLC: fillers ending inside a vector and filling whole ones, a filler
+    just before a nonzero, trailing zeros, a nonzero at the first and the last position,
+    a matrix of none: back to back under back-pressure, the pairs of the separate
+    :class:`~sparseforge.hw.convert_rlc.DenseToRlc` at the merged converter's widths and
+    the host encoder's; unstalled, in the same cycles (its units are the separate block's,
+    zero detection and the compactor shared)."""
+    component = MintMerged(**SMALL)
+    alone = DenseToRlc(lanes=4, run_bits=RUN_BITS, width=8, value_width=8)
+    gaps = np.zeros((5, 7), np.uint8)
+    gaps.reshape(-1)[[0, 4, 5, 21, 22, 34]] = [1, 2, 3, 4, 255, 6]
+    trailing = np.zeros((3, 9), np.uint8)
+    trailing.reshape(-1)[[3, 12]] = [7, 8]
+    matrices = [gaps, trailing, np.zeros((2, 3), np.uint8)]
+    want, _ = encode_all(alone, matrices, 5)
+    jobs = [(MintMode.DENSE_TO_RLC, matrix) for matrix in matrices]
+    for k, (got, golden_rlc) in enumerate(mixed(component, jobs, seed_from_env(5), STALLS)):
+        assert_same_rlc(want[k], golden_rlc)
+        assert_same_rlc(got, want[k])
+    _, cycles = simulate(component, MintMode.DENSE_TO_RLC, gaps, 0,
+                         dict.fromkeys([*STALLS, "dense"], 1.0), "pysim")
+    assert cycles == encode_all(alone, [gaps], 5, DENSE_FULL)[1]
+
+
+def test_rlc_encoding_mode_at_the_edge_of_its_filler_count():
+    """A 4 x 16 matrix (64 elements) fills a 6-bit filler count and encodes exactly, its
+    only nonzero the last element; a 5 x 13 one (65) is refused."""
+    component = MintMerged(**{**SMALL, "position_width": 6, "max_nnz": 32})
+    edge = np.zeros((4, 16), np.uint8)
+    edge[3, 15] = 9
+    got, want, _ = run(component, MintMode.DENSE_TO_RLC, edge, seed_from_env(6), STALLS,
+                       "pysim")
+    assert_same_rlc(got, want)
+    with pytest.raises(ParameterError, match="6-bit filler count"):
+        bench(component, MintMode.DENSE_TO_RLC, np.ones((5, 13), np.uint8), 0)
+
+
+@pytest.mark.parametrize("mode, separate", [(MintMode.COO_TO_DENSE, CooToDense),
+                                            (MintMode.CSR_TO_DENSE, CsrToDense)],
+                         ids=["coo", "csr"])
+def test_to_dense_modes_equal_the_separate_blocks_cycle_for_cycle(mode, separate):
+    """COO and CSR to Dense through the one :class:`~sparseforge.hw.convert_expand.CooToDense`
+    (CSR's records from :class:`~sparseforge.hw.convert_expand.CsrToCoo`): a matrix with
+    an empty row, gaps of whole rows and a nonzero at its first and last position gives
+    the separate block's dense vectors in its cycles, unstalled; a 4 x 16 matrix fills
+    6-bit positions and a 5 x 13 one is refused."""
+    component, alone = MintMerged(**SMALL), separate(lanes=4, width=8, value_width=8)
+    gaps = np.zeros((7, 5), np.uint8)
+    gaps[0, 0], gaps[1, 3], gaps[5, 2], gaps[6, 4] = 1, 2, 3, 4
+    full = dict.fromkeys([*STALLS, "records", "row_ptr", "entries", "dense_shape"], 1.0)
+    got, cycles = simulate(component, mode, source_of(mode, gaps), 0, full, "pysim")
+    (want,), alone_cycles = convert_expand.simulate(
+        alone, [source_of(mode, gaps)], 0, {**full, "shape": 1.0, "dense": 1.0}, "pysim")
+    assert np.array_equal(got, gaps) and np.array_equal(want, gaps)
+    assert cycles == alone_cycles
+    narrow = MintMerged(**{**SMALL, "position_width": 6, "max_nnz": 32})
+    edge = np.zeros((4, 16), np.uint8)
+    edge[0, 0], edge[3, 15] = 5, 6
+    got, want, _ = run(narrow, mode, edge, seed_from_env(9), STALLS, "pysim")
+    assert cv.same(got, want)
+    with pytest.raises(ParameterError, match="6-bit rows, columns and positions"):
+        bench(narrow, mode, source_of(mode, np.ones((5, 13), np.uint8)), 0)
 
 
 def test_positions_at_the_edge_of_position_width():
@@ -232,13 +309,14 @@ def test_csr_mode_marks_a_final_vector_that_does_not_end_a_row():
 
 def test_cycles_are_the_separate_converters_cycles_and_the_dividers():
     """One vector a cycle in every mode: a Dense-to-X mode takes the cycles its separate
-    converter takes and the position scan's and divider's latency; ZVC to Dense the 2
+    converter takes, the register slice's before the divider and the position scan's and
+    divider's latency; ZVC to Dense the 2
     more of zero detection, which its path now goes through; RLC to COO sends a vector
     of pairs a cycle, where the separate block sends a nonzero a cycle."""
     merged = MintMerged(**SMALL)
     fast = dict.fromkeys([*STALLS, "coo", "entries", "row_ptr", "dense", "records"], 1.0)
     dense_extra = merged.latency - DenseToCoo(lanes=4, width=8, index_width=4).latency
-    assert dense_extra == merged.beside.latency + 1
+    assert dense_extra == merged.entry.latency + merged.beside.latency + 1
     for mode, block, extra in ((MintMode.DENSE_TO_COO, DenseToCoo, dense_extra),
                                (MintMode.ZVC_TO_DENSE, ZvcToDense, 2)):
         _, _, cycles = run(merged, mode, EXAMPLE, 0, fast, "pysim")
@@ -490,6 +568,27 @@ def test_csc_mode_fig8c_and_directed_matrices_equal_the_separate_block():
     assert fig.indices.tolist() == [2, 3, 2, 0, 1, 0, 3]
 
 
+def test_coo_to_csc_mode_sorts_records_by_column():
+    """COO to CSC through the same sort (its records on ``records``, COO to Dense's
+    stream, the sort's COO mode), records column-major, back to back with CSR to CSC
+    between: the golden converter's CSC and the separate block's in its COO mode; records
+    whose column's rows come out of order (one pass cannot sort them) are refused."""
+    matrices = csc_matrices()[:3]
+    block = CsrToCsc(lanes=4, max_rows=16, max_cols=32, max_nnz=64, value_width=8)
+    alone = pysim(CscBench(block, [source_of(MintMode.COO_TO_CSC, m) for m in matrices],
+                           seed_from_env(33)))
+    jobs = [(mode, m) for m in matrices for mode in (MintMode.COO_TO_CSC, CSC)]
+    done = mixed(MintMerged(**SMALL), jobs, seed_from_env(34), STALLS)
+    for (mode, _), (got, want) in zip(jobs, done, strict=True):
+        assert cv.same(got, want), mode
+    for want, (got, _) in zip(alone.csc, done[::2], strict=True):
+        assert cv.same(got, want)
+    coo = sp.coo_array(EXAMPLE)
+    backwards = sp.coo_array((coo.data[::-1], (coo.row[::-1], coo.col[::-1])), shape=coo.shape)
+    with pytest.raises(ParameterError, match="each column's records must come in row order"):
+        bench(MintMerged(**SMALL), MintMode.COO_TO_CSC, backwards, 0)
+
+
 def test_csc_mode_at_the_edges_of_its_buffers():
     """16 rows, 32 columns and 64 nonzeros, the converter's most, convert (pointers up
     to 64 in 7 bits); one more row, column or nonzero is refused."""
@@ -534,13 +633,16 @@ def test_csf_mode_real_tensors_on_verilator(shared_data, tmp_path):
 def test_position_width_must_hold_the_csc_pointers_and_the_block_columns():
     """Pointers of 13 bits (4,096 nonzeros) fit 13-bit positions and not 12, and CSR to
     CSC's 7-bit ones (64 nonzeros) not 6-bit row pointers; a divisor C of 4 fits 3 bits
-    and not 2."""
+    and not 2; RLC runs of 4 bits fit the 4-bit columns of the records, and not 5."""
     MintMerged(**{**SMALL, "position_width": 13, "max_nnz": 4096, "ptr_width": 16})
     with pytest.raises(ParameterError, match="13-bit pointers, wider than position_width=12"):
         MintMerged(**{**SMALL, "position_width": 12, "max_nnz": 4096, "ptr_width": 16})
     with pytest.raises(ParameterError, match="7-bit pointers, wider than ptr_width=6"):
         MintMerged(**{**SMALL, "ptr_width": 6})
     MintMerged(**{**SMALL, "position_width": 3, "block_cols": 4, "max_nnz": 4})
+    MintMerged(**{**SMALL, "run_bits": 4})
+    with pytest.raises(ParameterError, match="run_bits=5 does not fit the 4-bit column"):
+        MintMerged(**{**SMALL, "run_bits": 5})
     with pytest.raises(ParameterError, match="block_cols=4 does not fit"):
         MintMerged(**{**SMALL, "position_width": 2, "block_cols": 4, "max_nnz": 2})
 
@@ -576,6 +678,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
                    ("dense_to_coo", 100, 5), ("dense_to_coo", 999, 0), ("dense_to_csr", 80, 0),
                    ("dense_to_zvc", 50, 0), ("zvc_to_dense", 60, 0), ("rlc_to_coo", 90, 0),
                    ("dense_to_csf", 70, 0), ("csr_to_bsr", 120, 0), ("csr_to_csc", 130, 0),
+                   ("dense_to_rlc", 40, 0), ("coo_to_dense", 30, 0), ("csr_to_dense", 35, 0),
                    ("divmod", 7, 0), ("mint_merged", 140, 10))]
     asked = []
 
@@ -585,7 +688,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
 
     (row,) = merged_rows(results, synth)
     assert asked == [MintMerged.DIVIDER]
-    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130
+    separate = 110 + 80 + 50 + 60 + 90 + 70 + 120 + 130 + 40 + 30 + 35
     assert row["block"] == "mint_merged" and row["separate_logic"] == separate
     assert row["ratio"] == 160 / separate and "43%" in row["paper"]
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
