@@ -9,6 +9,7 @@ import pytest
 
 from sparseforge.bench import mint
 from sparseforge.cli import main
+from sparseforge.hw.mint_merged import MintMerged
 from sparseforge.sw.sage import RATES_PATH, MintRates, rate_terms
 
 
@@ -19,7 +20,8 @@ def bench(capsys):
     return json.loads(out)
 
 
-MERGES = ["dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense"]
+MERGES = list(MintMerged.MERGES)
+"""The separate converters MINT_m replaces, as the block names them."""
 
 
 def check_software_area_and_sage(result):
