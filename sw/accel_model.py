@@ -25,7 +25,8 @@ RTL overlaps them:
   column id a round trip) runs ahead of the array, which reads its entries through the
   Tailor as they come; on passes that read the Tailor only, it is idle;
 - **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
-  in flight) while the tile before computes; a tile computes once loaded and once the
+  in flight, a word of ``cols * vlen`` values its beats of the data bus on R: two on the
+  4 x 4 build's 64-bit bus) while the tile before computes; a tile computes once loaded and once the
   one before has finished, its time the busiest PE row's (a nonzero ``tlen`` cycles, a
   slice's drain ``tlen``, a header or an idle lane one; in SpMV a nonzero and a drain
   one each: :class:`~sparseforge.hw.tensaurus_pe.TensaurusPe`);
@@ -216,6 +217,12 @@ def _b_words(plan_, tile):
     return kn * plan_.config.tlen
 
 
+def _beats(width, data):
+    """The beats of R a word of ``width`` bits takes on a ``data``-bit bus (the master
+    reads it as one burst of :func:`~sparseforge.sw.wire.word_bytes`)."""
+    return max(wire.word_bytes(width) * 8 // data, 1)
+
+
 def _nnz(image, band, tile):
     """A window's nonzeros (``A[band rows, k0:k1]``)."""
     lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
@@ -331,15 +338,17 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     return out
 
 
-def predict(plan_, matrix, memory=BENCH, tags=8):
+def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     """The :class:`Prediction` of ``plan_`` (of ``matrix``, A as CSR) on an ``accel``
-    whose tagged units keep ``tags`` reads in flight, against ``memory``."""
+    whose tagged units keep ``tags`` reads in flight and whose AXI data bus is ``data``
+    bits, against ``memory``."""
     c = plan_.config
     L, rate = memory.latency, memory.rate
     ordered = memory.ordered                        # an in-order port's round trip
     image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
     reads, writes = traffic(plan_, matrix)
-    read_gap = max(1.0 / rate, L / tags + memory.queue / rate)  # the MLU's cycles a word
+    beats = _beats(c.cols * c.vlen * c.dw, data)    # an MLU word's beats of R
+    read_gap = max(beats / rate, L / tags + memory.queue * beats / rate)  # cycles a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
     ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if plan_.mv else None

@@ -125,6 +125,20 @@ def test_the_bus_carries_every_access():
     assert accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0)).cycles < 200
 
 
+def test_mlu_words_wider_than_the_bus_take_their_beats():
+    """An MLU word of ``cols * vlen * dw`` bits crosses R in ``word / data`` beats, at
+    ``rate`` beats a cycle. SMALL's word is 16 bits: one beat on a 16-bit bus, two on an
+    8-bit one. The fitting band's 2 passes load 4 + 1 rows of B of tlen = 2 words each
+    (20 words) in 4 loads; a memory answering after 1 cycle at rate 0.5 (a beat every 2
+    cycles) and tags enough: the MLU's part is 4 * 1 + 20 * 2 * beats, 44 and 84."""
+    plan = accel_plan.plan(A, B, "uniform", AccelConfig(depth=8, **SMALL))
+    memory = accel_model.Memory(1, 1, 0.5)
+    mlu = [accel_model.predict(plan, A, memory, tags=8, data=data).parts["mlu"]
+           for data in (16, 8)]
+    assert mlu == [44, 84]
+    assert accel_model.predict(plan, A, memory, tags=8).parts["mlu"] == 44
+
+
 def test_dram_latency_and_rate():
     """``dram``'s ``extra`` cycles reach every access; a slower channel adds its coins'
     waits; the default is :data:`~sparseforge.sw.accel_model.DRAM`."""
