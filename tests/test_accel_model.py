@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sparseforge.sw import accel_model, accel_plan, formats
+from sparseforge.sw import accel_model, accel_plan, ciss_csr, formats
+from sparseforge.sw.accel_image import ADDR_WIDTH
 from sparseforge.sw.accel_plan import AccelConfig
 
 # A (3 x 5, 6 nonzeros) and B (5 x 3): M, K and N differ, so a term counted over the
@@ -137,6 +138,27 @@ def test_mlu_words_wider_than_the_bus_take_their_beats():
            for data in (16, 8)]
     assert mlu == [44, 84]
     assert accel_model.predict(plan, A, memory, tags=8).parts["mlu"] == 44
+
+
+def test_row_misses_by_hand():
+    """A (3 x 65,536: one nonzero a row, in columns 0, 40,000 and 65,535) and B of 2
+    columns: three bands of one row, a window each, one pass. B's region (65,536 rows of
+    2 words of 2 bytes) runs from byte 16,384 to 278,528, past 128 KiB; the tile list
+    follows it. Bank (group 0, bank 0) holds the tile words (row 2) and A's pointers,
+    column ids, values and B's first window (row 0): band 0's first access after its
+    tile word misses (B's first word, first in the round robin); bands 1 and 2 miss on
+    their tile word (back to row 2) and on their first pointer (back to row 0), their
+    windows of B in banks of their own (group 0 bank 1 row 1; group 3 bank 0 row 2)."""
+    a = sp.csr_array((np.arange(1, 4), ([0, 1, 2], [0, 40_000, 65_535])), shape=(3, 65_536))
+    plan = accel_plan.plan(a, np.ones((65_536, 2), dtype=np.int64), "uniform",
+                           AccelConfig(depth=8, **SMALL))
+    assert [(t.k0, t.k1) for band in plan.bands for t in band.inputs] == [
+        (0, 4), (40_000, 40_004), (65_532, 65_536)] and plan.passes == 1
+    image = ciss_csr.csr_image(a, 16, 16, ADDR_WIDTH, tiled=True)
+    assert accel_model._row_misses(plan, image) == [[0, 1], [2, 0], [2, 0]]
+    small = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
+    assert not np.any(accel_model._row_misses(small, ciss_csr.csr_image(
+        A, 16, 16, ADDR_WIDTH, tiled=True)))
 
 
 def test_dram_latency_and_rate():
