@@ -30,17 +30,30 @@ count is checked against), so it counts them (:func:`window_entries`: the nonzer
 sorted once, each window's slices scheduled) rather than encoding every window's
 stream. Host memory follows the nonzeros.
 
-Tiling policies (Tailors §4, :mod:`sparseforge.sw.swiftiles`), sizing the band for a
-Tailor of ``depth`` CISS entries, each of which carries up to ``rows`` nonzeros (one a
-PE lane), so a capacity of ``depth * pes`` nonzeros as the policies count:
+Tiling policies (Tailors §4, as :mod:`sparseforge.sw.swiftiles` applies them to
+coordinate-space tiles), sizing the bands in what the Tailor holds: CISS entries
+(:class:`BandEntries`), not nonzeros. An entry has a lane for each of the ``pes`` PE rows,
+and a band's stream carries a header for each of its rows in each window besides the
+nonzeros, and idle lanes wherever a window's rows do not share out evenly: near the
+Tailor's depth a band takes 1.1 to 4 times its nonzeros over the lanes (more, the shorter
+the band). Heights are capped by the MSU's ``out_rows``.
 
-- ``uniform``: the tile assumed dense, its size the capacity: ``capacity // K`` rows
-  (at least one). Never overbooks, rarely fills.
-- ``prescient``: the tallest band whose fullest instance fits, every candidate measured.
-- ``swiftiles``: the height Swiftiles estimates from sampled bands, to overbook a fraction
-  ``k`` of them.
+- ``uniform``: the band assumed dense: the tallest whose dense instance fits the Tailor
+  (at least one row). A sparser band never takes more entries, so only a row longer than
+  the Tailor overbooks it, as it does at any height.
+- ``prescient``: the tallest band height whose fullest band fits, candidate heights
+  measured over every band. A row that alone takes more than the Tailor overbooks at any
+  height, so no height meets the rule; the paper's construction would then cut rows
+  short, which a band cannot (the MSU's output tile is whole rows). Such a row is a band
+  of its own, and the rule holds for the bands between (the grid starting again after
+  it), so one long row does not make every band one row.
+- ``swiftiles``: Swiftiles' height (Section 4.2) from sampled bands' entries, so that a
+  fraction ``k`` of the bands overbook.
 """
 
+import itertools
+import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,15 +61,14 @@ import scipy.sparse as sp
 
 from ..core.errors import ParameterError
 from . import ciss, swiftiles, tensaurus_job, wire
-from .occupancy import Pattern, first_of_runs
+from .occupancy import first_of_runs
 
 KERNELS = ("spmm", "spmv")
 """The kernels a run takes (:data:`~sparseforge.sw.wire.TensaurusKernel`'s ``MM`` and
 ``MV``)."""
 
-POLICIES = {"uniform": swiftiles.uniform_tiling, "prescient": swiftiles.prescient_tiling,
-            "swiftiles": swiftiles.swiftiles}
-"""The tiling policies by name: each ``(pattern, capacity) -> Tiling``."""
+POLICIES = ("uniform", "prescient", "swiftiles")
+"""The tiling policies (Tailors §4) that size A's bands (:func:`bands_of`)."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +94,6 @@ class AccelConfig:
     def width(self):
         """R: B's columns a pass computes."""
         return self.tlen * self.cols * self.vlen
-
-    @property
-    def capacity(self):
-        """The Tailor's nonzeros as the tiling policies count them: ``depth * pes``."""
-        return self.depth * self.pes
 
     @property
     def entry_bytes(self):
@@ -177,7 +184,9 @@ class AccelPlan:
 
     @property
     def band_rows(self):
-        return self.bands[0].rows if self.bands else 0
+        """The tallest band's rows (a prescient band of a row longer than the Tailor is
+        shorter)."""
+        return max((band.rows for band in self.bands), default=0)
 
     @property
     def overbooked(self):
@@ -212,19 +221,166 @@ class AccelPlan:
         return again * (self.passes - 1)
 
 
-def band_height(matrix, policy, config, k=0.1, y=10, seed=None):
-    """``(rows, tiling)``: the band height ``policy`` picks for ``matrix`` (M x K, CSR)
-    and the Tailor of ``config``, capped by the MSU's ``out_rows``, and the
-    :class:`~sparseforge.sw.swiftiles.Tiling` it came from. The policies tile ``A^T``:
-    their SpMSpM construction grows the shared dimension (A's columns) first, so the tile
-    is whole rows of A."""
+def grid(height, begin, end):
+    """``(i0, rows)`` (int64 arrays) of the bands of ``height`` rows that cut each run of
+    rows ``[begin, end)`` (arrays, in order) from its first, the last cut short."""
+    begin, end = np.asarray(begin, dtype=np.int64), np.asarray(end, dtype=np.int64)
+    count = -(-(end - begin) // height)
+    step = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    i0 = np.repeat(begin, count) + step * height
+    return i0, np.minimum(height, np.repeat(end, count) - i0)
+
+
+@dataclass(frozen=True, eq=False)
+class BandEntries:
+    """The CISS entries bands of A's rows take in the Tailor, exactly as
+    :func:`~sparseforge.sw.ciss.encode` lays out each of a band's windows of ``span``
+    columns (``spm_rows``, in SpMV ``spm_rows * per``): a slice a row holding nonzeros
+    there, its header and its nonzeros on one lane, handed out in row order to the lane
+    that frees first (ties to the lower) of ``pes``; the window's stream as long as its
+    longest lane. A band's entries are its windows' summed.
+
+    Exact rather than a row's nonzeros over the lanes plus its header: the idle lanes
+    that estimate leaves out are most of a short band's entries, and the bands the
+    policies weigh are short (a Tailor of 64 entries holds bands of tens of rows). It is
+    affordable: one sort of the bands' nonzeros, then one vectorized step a slice rank
+    (at most the tallest band's rows) over every window at once.
+
+    ``shape``; ``ptr`` (int64, ``M + 1``) and ``col`` A's CSR pattern, stored zeros and
+    repeats dropped as the encoder drops them."""
+
+    shape: tuple
+    ptr: np.ndarray
+    col: np.ndarray
+    pes: int
+    span: int
+
+    @classmethod
+    def of(cls, matrix, pes, span):
+        a = sp.csr_array(matrix, copy=True)
+        a.sum_duplicates()
+        a.eliminate_zeros()
+        return cls(a.shape, a.indptr.astype(np.int64), a.indices.astype(np.int64), pes,
+                   span)
+
+    @property
+    def nnz(self):
+        return len(self.col)
+
+    def __call__(self, i0, rows):
+        """The entries of each band ``A[i0 : i0 + rows]`` (disjoint, ascending; int64)."""
+        i0, rows = np.asarray(i0, dtype=np.int64), np.asarray(rows, dtype=np.int64)
+        lo, count = self.ptr[i0], self.ptr[i0 + rows] - self.ptr[i0]
+        at = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        band = np.repeat(np.arange(len(i0)), count)
+        window = self.col[at] // self.span
+        order = np.lexsort((window, band))      # stable: rows stay ascending in a window
+        band, window = band[order], window[order]
+        row = np.searchsorted(self.ptr, at[order], side="right")
+        pair = first_of_runs(band) | first_of_runs(window)      # a (band, window)
+        start = np.flatnonzero(pair | first_of_runs(row))       # a slice
+        length = np.diff(np.append(start, len(row))) + 1        # its header and nonzeros
+        owner = np.cumsum(pair[start]) - 1                      # its window
+        firsts = np.flatnonzero(pair[start])
+        rank = np.arange(len(start)) - firsts[owner]            # its place in the window
+        loads = np.zeros((len(firsts), self.pes), dtype=np.int64)
+        by_rank = np.argsort(rank, kind="stable")
+        bounds = np.searchsorted(rank[by_rank], np.arange(rank.max(initial=-1) + 2))
+        for lo_, hi_ in itertools.pairwise(bounds):
+            slices = by_rank[lo_:hi_]                           # one a window at most
+            windows = owner[slices]
+            lanes = np.argmin(loads[windows], axis=1)
+            loads[windows, lanes] += length[slices]
+        return np.bincount(band[start[firsts]], weights=loads.max(axis=1, initial=0),
+                           minlength=len(i0)).astype(np.int64)
+
+
+def uniform_bands(entries, depth, cap):
+    """Uniform: the tallest band (at most ``cap`` rows, at least one) whose dense instance
+    fits ``depth`` entries. A dense band of h rows takes ``ceil(h / pes)`` lanes' worth of
+    every window, each ``columns + 1`` entries: ``ceil(h / pes) * (K + windows)``."""
+    start = time.perf_counter()
+    k = entries.shape[1]
+    dense = k + -(-k // entries.span)
+    height = max(1, min(cap, entries.pes * (depth // dense)))
+    tiling = swiftiles.Tiling("uniform", (k, height), time.perf_counter() - start)
+    return *grid(height, 0, entries.shape[0]), tiling
+
+
+def prescient_bands(entries, depth, cap, per_octave=4):
+    """Prescient: the tallest candidate height (1, then ``per_octave`` a doubling, up to
+    ``cap``, as :func:`~sparseforge.sw.swiftiles.prescient_candidates` spaces sizes) at
+    which every band fits ``depth`` entries, each candidate measured over every band.
+    A row longer than the Tailor alone is a band of its own and the grid starts again
+    after it (see the module)."""
+    start = time.perf_counter()
+    lone = np.flatnonzero(entries(*grid(1, 0, entries.shape[0])) > depth)
+    begin = np.concatenate([[0], lone + 1])                 # the runs between lone rows
+    end = np.append(lone, entries.shape[0])
+    steps = np.arange(math.ceil(per_octave * math.log2(max(cap, 1))) + 1)
+    heights = np.unique(np.append(np.floor(2.0 ** (steps / per_octave)), cap).astype(np.int64))
+    heights = heights[heights <= cap]
+    best, worst = 1, 0
+    for height in heights.tolist():
+        fullest = int(entries(*grid(height, begin, end)).max(initial=0))
+        if fullest <= depth:
+            best, worst = height, fullest
+    i0, rows = grid(best, begin, end)
+    i0, rows = np.append(i0, lone), np.append(rows, np.ones_like(lone))
+    order = np.argsort(i0, kind="stable")
+    tiling = swiftiles.PrescientTiling("prescient", (entries.shape[1], best),
+                                       time.perf_counter() - start, worst, len(heights))
+    return i0[order], rows[order], tiling
+
+
+def swiftiles_bands(entries, depth, cap, k=0.1, y=10, seed=None, rounds=3):
+    """Swiftiles (Section 4.2) in entries. The initial height is eq. 2's ``B / d`` for
+    whole rows: the rows whose nonzeros would fill every lane, ``depth * pes / (nnz /
+    M)`` (at most ``cap``: no taller band is used); ``N = ceil(y / k)`` random bands of
+    that height are sampled and their entries measured; ``O_k`` is the entries a fraction
+    ``k`` of them exceed, and the height ``sampled * depth / O_k`` (at least one, at most
+    ``cap``). The paper's linear scaling assumes the sampled size close to the final
+    one; a band's entries are not proportional to its height (its rows' headers in each
+    window and its idle lanes weigh more, the shorter the band), and the first estimate
+    is off by the lanes a row leaves idle, so the bands are sampled again at the estimate
+    until it repeats, at most ``rounds`` samplings."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    m = entries.shape[0]
+    height = max(1, min(cap, int(depth * entries.pes * m / max(entries.nnz, 1))))
+    for _ in range(rounds):
+        sampled = height
+        i0, rows = grid(sampled, 0, m)
+        n = min(swiftiles.samples_for(k, y), len(i0))
+        pick = np.sort(rng.choice(len(i0), n, replace=False))
+        samples = entries(i0[pick], rows[pick])
+        o_k = swiftiles.quantile_point(samples, k)
+        height = max(1, min(cap, int(sampled * depth / max(o_k, 1))))
+        if height == sampled:
+            break
+    predicted = float(np.mean(samples * height / sampled > depth))
+    tiling = swiftiles.SwiftilesTiling("swiftiles", (entries.shape[1], height),
+                                       time.perf_counter() - start, k, y,
+                                       (entries.shape[1], sampled), samples, o_k, predicted)
+    return *grid(height, 0, m), tiling
+
+
+def bands_of(matrix, policy, config, per=1, k=0.1, y=10, seed=None):
+    """``(i0, rows, tiling)``: the bands ``policy`` cuts ``matrix`` (M x K) into for the
+    Tailor of ``config``, each band's first row and rows (int64 arrays, in order), and the
+    :class:`~sparseforge.sw.swiftiles.Tiling` they came from (``tile_shape`` ``(K,
+    height)``, the tile of ``A^T`` the paper's SpMSpM construction grows: A's columns
+    whole, then its rows). ``per``: in SpMV, b's values a scratchpad row (windows of
+    ``spm_rows * per`` columns), else 1; ``k``, ``y`` and ``seed`` Swiftiles'."""
     if policy not in POLICIES:
         raise ParameterError(f"--tiling {policy}: expected one of {', '.join(POLICIES)}")
-    pattern = Pattern.from_matrix(sp.csr_array(matrix).T)
-    extra = {"k": k, "y": y, "seed": seed} if policy == "swiftiles" else {}
-    tiling = POLICIES[policy](pattern, config.capacity, **extra)
-    _, height = tiling.tile_shape
-    return max(1, min(int(height), config.out_rows)), tiling
+    entries = BandEntries.of(matrix, config.pes, config.spm_rows * per)
+    cap = max(1, min(config.out_rows, entries.shape[0]))
+    if policy == "uniform":
+        return uniform_bands(entries, config.depth, cap)
+    if policy == "prescient":
+        return prescient_bands(entries, config.depth, cap)
+    return swiftiles_bands(entries, config.depth, cap, k, y, seed)
 
 
 def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progress=None,
@@ -246,8 +402,8 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
         raise ParameterError(f"B is {b.shape}: expected ({a.shape[1]}, N) with N >= 1")
     if a.nnz == 0:
         raise ParameterError(f"A ({a.shape[0]} x {a.shape[1]}) has no nonzeros")
-    height, tiling = band_height(a, policy, config, seed=seed)
     per = wire.mv_layout(config.vlen)[0] if kernel == "spmv" else 1
+    starts, heights, tiling = bands_of(a, policy, config, per, seed=seed)
     limit = 1 << next(f.width for f in wire.ACCEL_TILE if f.name == "kn")
     if kernel == "spmv" and min(config.spm_rows * per, a.shape[1]) >= limit:
         raise ParameterError(f"--spm-rows {config.spm_rows}: spmv's windows of "
@@ -258,10 +414,9 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
     span = config.spm_rows * per
-    entries = window_entries(a, height, span, config.pes)
+    entries = window_entries(a, starts, span, config.pes)
     bands = []
-    total = -(-a.shape[0] // height)
-    for n, i0 in enumerate(range(0, a.shape[0], height)):
+    for n, (i0, rows) in enumerate(zip(starts.tolist(), heights.tolist(), strict=True)):
         windows = entries.get(n, {0: 0})        # a band of no nonzeros: one empty tile
         inputs, offset = [], 0
         for t, (w, count) in enumerate(windows.items()):
@@ -269,16 +424,17 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
             k1 = min(k0 + span, a.shape[1]) if count else 0
             inputs.append(InputTile(k0, k1, count, offset, t == len(windows) - 1))
             offset += count
-        bands.append(Band(i0, min(height, a.shape[0] - i0), tuple(inputs)))
+        bands.append(Band(i0, rows, tuple(inputs)))
         if progress:
-            progress(n + 1, total)
+            progress(n + 1, len(starts))
     return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
                      golden, kernel)
 
 
-def window_entries(matrix, height, span, pes):
+def window_entries(matrix, starts, span, pes):
     """``{band: {window: entries}}``: the CISS entries of each nonempty window of ``span``
-    of A's columns in each band of ``height`` rows, windows in order, for ``pes`` PEs.
+    of A's columns in each band (the bands starting at rows ``starts``, ascending from 0),
+    windows in order, for ``pes`` PEs.
     A window's stream is :func:`~sparseforge.sw.ciss.encode`'s of its nonzeros (stored
     zeros dropped): each nonempty row a slice of a header and its nonzeros, handed to
     the PE that frees first (:func:`~sparseforge.sw.ciss.schedule`), the stream as long
@@ -290,7 +446,8 @@ def window_entries(matrix, height, span, pes):
     held = a.data != 0
     rows, cols = rows[held], a.indices[held].astype(np.int64)
     windows = -(-a.shape[1] // span)
-    tile = rows // height * windows + cols // span          # band-major, then window
+    band = np.searchsorted(np.asarray(starts, dtype=np.int64), rows, side="right") - 1
+    tile = band * windows + cols // span                     # band-major, then window
     order = np.lexsort((rows, tile))
     tile, rows = tile[order], rows[order]
     starts = np.flatnonzero(first_of_runs(tile) | first_of_runs(rows))   # slices

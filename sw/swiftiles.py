@@ -173,6 +173,14 @@ def samples_for(k, y):
     return math.ceil(round(y / k, 9))  # rounded first: 10 / 0.1 must give 100, not 101
 
 
+def quantile_point(samples, k):
+    """O_k: the occupancy a fraction ``k`` of ``samples`` exceed (at most ``floor(k n)``
+    of the n samples lie above it)."""
+    n = len(samples)
+    tail = math.floor(round(k * n, 9))
+    return int(np.partition(samples, n - 1 - tail)[n - 1 - tail])
+
+
 def swiftiles(pattern, buffer, k=0.1, y=10, seed=None):
     """Swiftiles tile size for overbooking a fraction ``k`` of tiles (Section 4.2).
 
@@ -198,8 +206,7 @@ def swiftiles(pattern, buffer, k=0.1, y=10, seed=None):
     initial = TileGrid(pattern.shape, b_tile_shape(buffer / pattern.density, pattern.shape))
     n = min(samples_for(k, y), initial.n_tiles)
     samples = sampled_occupancy(pattern, initial, rng.choice(initial.n_tiles, n, replace=False))
-    tail = math.floor(round(k * n, 9))  # samples allowed above O_k
-    o_k = int(np.partition(samples, n - 1 - tail)[n - 1 - tail])
+    o_k = quantile_point(samples, k)
     # T = T0 * B / O_k; O_k = 0 (mostly empty tiles) scales as if it were 1 nonzero
     shape = b_tile_shape(initial.tile_size * buffer / max(o_k, 1), pattern.shape)
     seconds = time.perf_counter() - start

@@ -3,6 +3,8 @@
 AXI4-Lite, A's CSR, B and the tile list in an AXI4 memory that answers out of order,
 Y read back from memory equal to the golden product, the counters the host reads."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -25,13 +27,15 @@ def _matrix(seed):
     return a, rng.integers(-2, 3, (8, 5))
 
 
-@pytest.mark.parametrize("policy", ["prescient", pytest.param("uniform", marks=pytest.mark.soak)])
-def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy):
-    """Three passes over B's 5 columns (R = 2); with prescient bands the Tailor of 8
-    entries overbooks (bands of 13 entries) and its bumped part is refetched on each
-    later pass, as the plan counts; uniform bands fit."""
+@pytest.mark.parametrize("policy, planned", [
+    ("prescient", 14), pytest.param("uniform", 8, marks=pytest.mark.soak)])
+def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy, planned):
+    """Three passes over B's 5 columns (R = 2); prescient's bands for a Tailor of 14
+    entries (13 entries each) overbook the Tailor of 8 and its bumped part is refetched on
+    each later pass, as the plan counts; uniform's bands for it fit."""
     a, b = _matrix(1)
-    plan = accel_plan.plan(a, b, policy, CONFIG)
+    plan = accel_plan.plan(a, b, policy, dataclasses.replace(CONFIG, depth=planned))
+    plan = dataclasses.replace(plan, config=CONFIG)
     assert plan.passes == 3 and (plan.overbooked > 0) == (policy == "prescient")
     dut = Accel(**params_of(CONFIG), tile=64, tags=4, data=64)
     run = pysim(dut, plan, a, b, seed_from_env(1), limit=4000)
@@ -86,7 +90,7 @@ def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
     main(["run", "accel", "--kernel", "spmm",
           str(shared_data / "matrices/suitesparse/494_bus.mtx"), "--factors",
           str(tmp_path / "b.npy"), "--out", str(tmp_path / "y.npy"), "--buffer-kb", "1",
-          "--tiling", "prescient", "--pattern", "--json"])
+          "--tiling", "swiftiles", "--pattern", "--json"])
     r = json.loads(capsys.readouterr().out)
     assert r["equal_to_golden"] and r["overbooked_bands"] > 0
     assert r["refetched_entries"] == r["planned_refetched_entries"] > 0

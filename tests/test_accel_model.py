@@ -5,6 +5,7 @@ on Amaranth's simulator (the bench's AXI memory, :data:`~sparseforge.sw.accel_mo
 BENCH`) and, on a real matrix, natively (the DDR4-timed memory, :data:`~sparseforge.sw.
 accel_model.DRAM`)."""
 
+import dataclasses
 import os
 
 import numpy as np
@@ -45,9 +46,17 @@ def _hand(converted_passes):
     }
 
 
+def _one_band(depth):
+    """The plan of the 3 rows as one band (uniform's for a Tailor of 16 entries: the
+    band dense takes 2 lanes' worth of 5 columns and 2 headers, 14) on a Tailor of
+    ``depth`` entries."""
+    plan = accel_plan.plan(A, B, "uniform", AccelConfig(depth=16, **SMALL))
+    return dataclasses.replace(plan, config=AccelConfig(depth=depth, **SMALL))
+
+
 def test_traffic_by_hand_fitting_band():
     """A Tailor of 8 entries holds the band's 5 (3 + 2): converted once, on pass 1."""
-    plan = accel_plan.plan(A, B, "uniform", AccelConfig(depth=8, **SMALL))
+    plan = _one_band(8)
     assert [len(band.inputs) for band in plan.bands] == [2] and plan.passes == 2
     reads, writes = accel_model.traffic(plan, A)
     assert reads == _hand(1)
@@ -59,7 +68,7 @@ def test_traffic_by_hand_overbooked_band():
     """A Tailor of 4 entries, buffet region 2: the band's 5 entries overbook it and both
     tiles hold bumped entries, so pass 2 converts the band again (pointers, pre-pass,
     lanes); B, the tile list and Y are as before."""
-    plan = accel_plan.plan(A, B, "prescient", AccelConfig(depth=4, **SMALL))
+    plan = _one_band(4)
     assert plan.overbooked == 1 and plan.reconverted_entries() == 5
     reads, writes = accel_model.traffic(plan, A)
     assert reads == _hand(2)
@@ -75,11 +84,12 @@ SPMV = dict(pes=2, cols=1, vlen=2, tlen=2, spm_rows=2, out_rows=4, fifo=2)
 
 
 def test_spmv_traffic_by_hand():
-    """One pass; the conversion's reads as SpMM's; b read as the sequencer's ``rows1``,
-    ``ceil(kn / per)`` words a window: 2 + 1 of 32 bits (``cols * vlen`` values of 16
-    bits), not SpMM's ``kn * tlen``; Y's M = 3 rows of ``tlen * cols`` = 2 words of
-    ``vlen`` accumulators (64 bits)."""
-    plan = accel_plan.plan(A, np.arange(5), "uniform", AccelConfig(depth=8, **SPMV),
+    """One band (a Tailor of 16 entries holds the 3 rows dense) and one pass; the
+    conversion's reads as SpMM's; b read as the sequencer's ``rows1``, ``ceil(kn / per)``
+    words a window: 2 + 1 of 32 bits (``cols * vlen`` values of 16 bits), not SpMM's
+    ``kn * tlen``; Y's M = 3 rows of ``tlen * cols`` = 2 words of ``vlen`` accumulators
+    (64 bits)."""
+    plan = accel_plan.plan(A, np.arange(5), "uniform", AccelConfig(depth=16, **SPMV),
                            kernel="spmv")
     assert plan.passes == 1 and [(t.k0, t.k1) for t in plan.bands[0].inputs] == [(0, 4),
                                                                                 (4, 5)]
@@ -117,9 +127,8 @@ def test_the_bus_carries_every_access():
     fits converts on pass 1 only (27 and 7 bursts, 6 of Y); on pass 2 the MLU reads
     alone, its words of 2 bytes 32 to a burst of 64: the tile word, then 1 + 8 / 32 and
     1 + 2 / 32 for the 8 and 2 words, the tile word once interrupting them."""
-    for depth, policy, bursts in ((4, "prescient", 80), (8, "uniform",
-                                                         27 + 7 + 2 * 6 + 2.25 + 2.0625)):
-        plan = accel_plan.plan(A, B, policy, AccelConfig(depth=depth, **SMALL))
+    for depth, bursts in ((4, 80), (8, 27 + 7 + 2 * 6 + 2.25 + 2.0625)):
+        plan = _one_band(depth)
         p = accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0, burst=1000))
         assert bursts * 1000 <= p.cycles <= bursts * 1000 + 200, (depth, p.cycles)
         assert abs(p.parts["bus"] - bursts * 1000) < 1
@@ -253,15 +262,16 @@ def _real(shared_data, name, n, seed=1):
 
 @pytest.mark.soak
 def test_cycles_within_5_percent_of_rtl_on_a_real_matrix(shared_data):
-    """cage5 (37 x 37, 233 nonzeros), swiftiles bands overbooking a Tailor of 32
-    entries, 2 passes, 4 PE rows."""
+    """cage5 (37 x 37, 233 nonzeros), Swiftiles' bands for a Tailor of 40 entries
+    overbooking the Tailor of 32, 2 passes, 4 PE rows."""
     from sparseforge.hw.compose.accel import Accel
     from sparseforge.tb.accel import params_of, pysim
 
     a, b = _real(shared_data, "suitesparse/cage5.mtx", 8)
     config = AccelConfig(pes=4, cols=1, vlen=2, tlen=2, spm_rows=16, out_rows=16, depth=32,
                          fifo=8)
-    plan = accel_plan.plan(a, b, "swiftiles", config, seed=1)
+    plan = accel_plan.plan(a, b, "swiftiles", dataclasses.replace(config, depth=40), seed=1)
+    plan = dataclasses.replace(plan, config=config)
     assert plan.overbooked and plan.passes == 2
     run = pysim(Accel(**params_of(config), tile=1024, tags=TAGS, data=64), plan, a, b, 1,
                 limit=100_000)

@@ -289,15 +289,15 @@ def _named_rtl_rows(r):
 
 
 def _notes(rows):
-    notes = ["The tiling policies size a band in nonzeros (depth x PE rows); the Tailor "
-             "holds CISS entries, which also carry each row's header and idle lanes, so "
-             "more bands overbook than the policies aim at, prescient's included."]
+    notes = ["The tiling policies size a band in the CISS entries the Tailor holds (each "
+             "row's header in each window and the idle lanes besides the nonzeros), as the "
+             "encoder lays them out; prescient sets a row longer than the Tailor apart, a "
+             "band of its own."]
     short = [r["matrix"] for r in rows if r["tiling"]["policies"]["prescient"]["band_rows"] == 1]
     if short:
-        notes.append(f"Prescient bands of one row on {', '.join(short)}: a row of more "
-                     "nonzeros than the Tailor's capacity as the policies count it leaves no "
-                     "band height that always fits, so the policy falls to one row and B's "
-                     "rows load again for every row (Tailors Sec. 2.2.1).")
+        notes.append(f"Prescient bands of one row on {', '.join(short)}: no taller band "
+                     "fits the Tailor everywhere, so B's rows load again for every row "
+                     "(Tailors Sec. 2.2.1).")
     for r in rows:
         if r["tiling"]["ob_over_n"] < 1:
             p = r["tiling"]["policies"]
