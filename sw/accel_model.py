@@ -75,10 +75,11 @@ latency, a full-rate channel and windows of 64 and 256 columns (13 of 15 runs wi
 rms 3.5%): a row's first column id in a window waits :data:`ROW_QUEUE` more (behind
 the lanes' reads of the row before), a column id in the burst of the one before
 :data:`SAME_BURST` less (answered with that burst), and a tile's conversion and its
-bus's cycles overlap as their :data:`SOFT`-norm; SpMM's first pass, fitted without them,
-keeps its own predictions. It leaves out the DRAM's row conflicts between regions of a
-memory image past 128 KiB (email-Eu-core, bcsstk13: up to 5% short) and, as for SpMM, a
-small matrix whose rows are long (GD97_b +11%, impcol_a +6%).
+bus's cycles overlap as their :data:`SOFT`-norm. The pre-pass's two terms hold for
+SpMM's conversions on a DRAM as well (its reads are the same): with the bands the
+policies size in CISS entries, GD97_b's two bands of long rows from +11.3% to +4.7%, the
+default build's other cases within a point of before. SpMV leaves out email-Eu-core's
+4.5% (short).
 An image past 128 KiB (a row of each of the DRAM's 16 banks) meets **row misses**: a
 tile's accesses in the order the read ports interleave them, each bank's open row
 followed over the run (:func:`_row_misses`), each miss :data:`MISS` cycles more on the
@@ -294,11 +295,11 @@ FINISH = 4
 
 
 ROW_QUEUE = 11.0
-"""SpMV: cycles a row's first column id in a window waits beyond its round trip, queued
+"""Cycles a row's first column id in a window waits on a DRAM beyond its round trip, queued
 behind the lanes' reads of the row before on the one read channel and the DRAM's bus
 (fitted)."""
 SAME_BURST = 4.0
-"""SpMV: cycles fewer a column id in the DRAM burst of the pre-pass's read before waits:
+"""Cycles fewer a column id in the DRAM burst of the pre-pass's read before waits:
 the DRAM answers it with the burst it fetched last where no other access came between
 (fitted)."""
 SOFT = 4.0
@@ -327,8 +328,8 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     each: its cycles to its count and to its first entry, each column id and the band's
     row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
     tile_cycles` counts (a memory answering on the next cycle), and the words it reads
-    (pointers, the pre-pass's column ids, the lanes' column ids and values). In SpMV,
-    ``burst`` column ids to a DRAM burst, a column id waits as :data:`ROW_QUEUE` and
+    (pointers, the pre-pass's column ids, the lanes' column ids and values). On a DRAM,
+    ``burst`` column ids to a burst, a column id waits as :data:`ROW_QUEUE` and
     :data:`SAME_BURST` say."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
@@ -429,7 +430,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     read_gap = max(beats / rate, L / tags + memory.queue / rate)  # cycles a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
-    ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if plan_.mv else None
+    ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if memory.burst else 0
     misses = iter(_row_misses(plan_, image) if memory.burst else [])
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
