@@ -85,8 +85,8 @@ tile's accesses in the order the read ports interleave them, each bank's open ro
 followed over the run (:func:`_row_misses`), each miss :data:`MISS` cycles more on the
 tile's loads and, if the conversion's, on its conversion (fitted natively on
 nr-bio-dmela, 7,393 rows, 51,138 nonzeros, B of 16 columns on the 4 x 2 build: -10.7%
-to -1.2%; bcsstk13's SpMV -3.7% to -2.0%). An image within 128 KiB misses none, so the
-fits above stand. nr-bio-dmela on the 4 x 4 build is still predicted short (-11.8%, from
+to -1.0%; bcsstk13's SpMV -3.7% to -2.0%). An image within 128 KiB misses none, so the
+fits above stand. nr-bio-dmela on the 4 x 4 build is still predicted short (-11.6%, from
 -26.5%): its MLU words of two beats at a channel rate of 0.7 run near both the R
 channel's pace and the tags' round trips, and the model takes the larger of the two.
 The model predicts a run's expected cycles; the memory's random delays move one seed's
