@@ -25,10 +25,12 @@ RTL overlaps them:
   column id a round trip) runs ahead of the array, which reads its entries through the
   Tailor as they come; on passes that read the Tailor only, it is idle;
 - **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
-  in flight) while the tile before computes; a tile computes once loaded and once the
-  one before has finished, its time the busiest PE row's (a nonzero ``tlen`` cycles, a
-  slice's drain ``tlen``, a header or an idle lane one; in SpMV a nonzero and a drain
-  one each: :class:`~sparseforge.hw.tensaurus_pe.TensaurusPe`);
+  in flight, a word of ``cols * vlen`` values its beats of the data bus on R at most
+  ``rate`` a cycle: two on the 4 x 4 build's 64-bit bus) while the tile before
+  computes; a tile computes once loaded and once the one before has finished, its time
+  the busiest PE row's (a nonzero ``tlen`` cycles, a slice's drain ``tlen``, a header or
+  an idle lane one; in SpMV a nonzero and a drain one each:
+  :class:`~sparseforge.hw.tensaurus_pe.TensaurusPe`);
 - the **MSU** writes each band's panel of Y (one word a write beat) once its closing
   tile has drained, while the next band computes; the run ends when the last write is
   answered.
@@ -73,10 +75,20 @@ latency, a full-rate channel and windows of 64 and 256 columns (13 of 15 runs wi
 rms 3.5%): a row's first column id in a window waits :data:`ROW_QUEUE` more (behind
 the lanes' reads of the row before), a column id in the burst of the one before
 :data:`SAME_BURST` less (answered with that burst), and a tile's conversion and its
-bus's cycles overlap as their :data:`SOFT`-norm; SpMM's first pass, fitted without them,
-keeps its own predictions. It leaves out the DRAM's row conflicts between regions of a
-memory image past 128 KiB (email-Eu-core, bcsstk13: up to 5% short) and, as for SpMM, a
-small matrix whose rows are long (GD97_b +11%, impcol_a +6%).
+bus's cycles overlap as their :data:`SOFT`-norm. The pre-pass's two terms hold for
+SpMM's conversions on a DRAM as well (its reads are the same): with the bands the
+policies size in CISS entries, GD97_b's two bands of long rows from +11.3% to +4.7%, the
+default build's other cases within a point of before. SpMV leaves out email-Eu-core's
+4.5% (short).
+An image past 128 KiB (a row of each of the DRAM's 16 banks) meets **row misses**: a
+tile's accesses in the order the read ports interleave them, each bank's open row
+followed over the run (:func:`_row_misses`), each miss :data:`MISS` cycles more on the
+tile's loads and, if the conversion's, on its conversion (fitted natively on
+nr-bio-dmela, 7,393 rows, 51,138 nonzeros, B of 16 columns on the 4 x 2 build: -10.7%
+to -1.0%; bcsstk13's SpMV -3.7% to -2.0%). An image within 128 KiB misses none, so the
+fits above stand. nr-bio-dmela on the 4 x 4 build is still predicted short (-11.6%, from
+-26.5%): its MLU words of two beats at a channel rate of 0.7 run near both the R
+channel's pace and the tags' round trips, and the model takes the larger of the two.
 The model predicts a run's expected cycles; the memory's random delays move one seed's
 by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
@@ -89,9 +101,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ciss, ciss_csr, wire
+from . import accel_image, ciss, ciss_csr, wire
 from .accel_image import ADDR_WIDTH
-from .dram import DDR4_2400
+from .dram import DDR4_2400, Geometry
 
 
 @dataclass(frozen=True)
@@ -216,6 +228,12 @@ def _b_words(plan_, tile):
     return kn * plan_.config.tlen
 
 
+def _beats(width, data):
+    """The beats of R a word of ``width`` bits takes on a ``data``-bit bus (the master
+    reads it as one burst of :func:`~sparseforge.sw.wire.word_bytes`)."""
+    return max(wire.word_bytes(width) * 8 // data, 1)
+
+
 def _nnz(image, band, tile):
     """A window's nonzeros (``A[band rows, k0:k1]``)."""
     lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
@@ -277,11 +295,11 @@ FINISH = 4
 
 
 ROW_QUEUE = 11.0
-"""SpMV: cycles a row's first column id in a window waits beyond its round trip, queued
+"""Cycles a row's first column id in a window waits on a DRAM beyond its round trip, queued
 behind the lanes' reads of the row before on the one read channel and the DRAM's bus
 (fitted)."""
 SAME_BURST = 4.0
-"""SpMV: cycles fewer a column id in the DRAM burst of the pre-pass's read before waits:
+"""Cycles fewer a column id in the DRAM burst of the pre-pass's read before waits:
 the DRAM answers it with the burst it fetched last where no other access came between
 (fitted)."""
 SOFT = 4.0
@@ -310,8 +328,8 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     each: its cycles to its count and to its first entry, each column id and the band's
     row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
     tile_cycles` counts (a memory answering on the next cycle), and the words it reads
-    (pointers, the pre-pass's column ids, the lanes' column ids and values). In SpMV,
-    ``burst`` column ids to a DRAM burst, a column id waits as :data:`ROW_QUEUE` and
+    (pointers, the pre-pass's column ids, the lanes' column ids and values). On a DRAM,
+    ``burst`` column ids to a burst, a column id waits as :data:`ROW_QUEUE` and
     :data:`SAME_BURST` say."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
@@ -331,18 +349,89 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     return out
 
 
-def predict(plan_, matrix, memory=BENCH, tags=8):
+MISS = 14.0
+"""Cycles a DRAM row miss among a tile's accesses adds to its loads of B (they queue
+behind it on the read channel and in the bank's order), and a miss of its conversion's
+reads to the conversion too: the bank's precharge and activation (tRP + tRCD, 28 cycles
+at 1 GHz) less what the reads in flight hide (fitted natively on nr-bio-dmela, checked on
+bcsstk13's SpMV)."""
+
+
+def _row_misses(plan_, image):
+    """Each tile's DRAM row misses on each pass, in :func:`predict`'s order (a list of
+    ``[conversion's, MLU's]``, the tile word's counted as the conversion's) among its
+    accesses (its tile word; its conversion's row pointers, pre-pass column ids and
+    lanes' column ids and values; the MLU's words of B), the conversion's and the
+    MLU's interleaved evenly as the read ports' round robin takes them, one access a
+    burst (the next of the same burst answered with it), each missing where its bank
+    last opened another row. An image within one row of every bank (128 KiB) misses
+    none."""
+    c = plan_.config
+    regions = accel_image.layout(plan_, len(image.col))
+    word = {name: r.word for name, r in regions.items()}
+    base = {name: r.base for name, r in regions.items()}
+    per = wire.mv_layout(c.vlen)[0] if plan_.mv else None
+    order, owner, first = [], [], 0                 # first: the band's first tile word
+    for band, passes in _converted(plan_):
+        lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
+        col = image.col[lo:hi]
+        for p, tiles in enumerate(passes):
+            converts = {id(t) for t in tiles}
+            if tiles:
+                reads, per_row = ciss_csr.prepass_reads(image, _windows(band, tiles))
+                prepass = dict(zip([id(t) for t in tiles], np.split(reads, np.cumsum(
+                    [r.sum() for r in per_row])[:-1]), strict=True))
+            pointers = np.arange(band.i0, band.i0 + band.rows + 1)
+            for n, t in enumerate(band.inputs):
+                conv = np.zeros(0, dtype=np.int64)
+                if id(t) in converts:
+                    e = lo + np.flatnonzero((col >= t.k0) & (col < t.k1))
+                    lanes = np.stack([base["a_colid"] + word["a_colid"] * e,
+                                      base["a_values"] + word["a_values"] * e], 1).ravel()
+                    conv = np.concatenate([base["a_rowptr"] + word["a_rowptr"] * pointers,
+                                           base["a_colid"] + word["a_colid"] * prepass[id(t)],
+                                           lanes])
+                    pointers = pointers[:0]
+                w0 = t.k0 // per if plan_.mv else (p * plan_.shape[1] + t.k0) * c.tlen
+                mlu = base["b"] + word["b"] * np.arange(w0, w0 + _b_words(plan_, t))
+                at = np.argsort(np.concatenate([(np.arange(len(conv)) + 0.5) / max(len(conv), 1),
+                                                (np.arange(len(mlu)) + 0.5) / len(mlu)]),
+                                kind="stable")
+                order += [[base["tiles"] + word["tiles"] * (first + n)],
+                          np.concatenate([conv, mlu])[at]]
+                side = np.concatenate([np.zeros(len(conv) + 1, np.int64),
+                                       np.ones(len(mlu), np.int64)])
+                owner.append(2 * len(owner) + np.concatenate([side[:1], side[1:][at]]))
+        first += len(band.inputs)
+    steps = len(owner)
+    burst = np.concatenate(order) // DDR4_2400.burst_bytes
+    owner = np.concatenate(owner)
+    new = np.ones(len(burst), dtype=bool)
+    new[1:] = burst[1:] != burst[:-1]
+    group, bank, row, _ = Geometry(8).locate(burst[new])
+    key = group * DDR4_2400.banks + bank
+    by = np.argsort(key, kind="stable")
+    missed = np.zeros(len(by), dtype=bool)
+    missed[1:] = (key[by][1:] == key[by][:-1]) & (row[by][1:] != row[by][:-1])
+    counts = np.bincount(owner[new][by], weights=missed, minlength=2 * steps)
+    return counts.astype(int).reshape(steps, 2).tolist()
+
+
+def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     """The :class:`Prediction` of ``plan_`` (of ``matrix``, A as CSR) on an ``accel``
-    whose tagged units keep ``tags`` reads in flight, against ``memory``."""
+    whose tagged units keep ``tags`` reads in flight and whose AXI data bus is ``data``
+    bits, against ``memory``."""
     c = plan_.config
     L, rate = memory.latency, memory.rate
     ordered = memory.ordered                        # an in-order port's round trip
     image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
     reads, writes = traffic(plan_, matrix)
-    read_gap = max(1.0 / rate, L / tags + memory.queue / rate)  # the MLU's cycles a word
+    beats = _beats(c.cols * c.vlen * c.dw, data)    # an MLU word's beats of R
+    read_gap = max(beats / rate, L / tags + memory.queue / rate)  # cycles a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
-    ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if plan_.mv else None
+    ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if memory.burst else 0
+    misses = iter(_row_misses(plan_, image) if memory.burst else [])
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
@@ -360,9 +449,11 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                 given = commanded = word
                 words = _b_words(plan_, t)          # the MLU's reads of B's rows
                 others = 1                          # the tile word
+                missed = next(misses, (0, 0))       # its conversion's, its loads' misses
                 if id(t) in conv:                   # the converter, between tiles
                     given = max(word, conv_end)
                     cycles, first, converts = conv[id(t)]
+                    cycles += MISS * missed[0]
                     others += converts
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles
@@ -372,7 +463,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8):
                     commanded = max(word, feed_end)     # the feed done with the last pass
                     command = False
                 seq = max(take, given, commanded) + 1
-                load = L + words * read_gap
+                load = L + words * read_gap + MISS * sum(missed)
                 bursts = others + min(words, words / share + others)  # B's words share
                 bus = max(bus, min(take, given)) + bursts * memory.burst
                 busy["bus"] += bursts * memory.burst
