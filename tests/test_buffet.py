@@ -186,7 +186,7 @@ def test_verilog_lints_clean_with_wall(lint, params):
 # -- Verilator co-simulation ----------------------------------------------------
 
 @pytest.mark.verilator
-@LATENCIES
+@pytest.mark.parametrize("latency", [1, pytest.param(2, marks=pytest.mark.soak)])
 @pytest.mark.parametrize("depth", [4, pytest.param(64, marks=pytest.mark.soak)])  # a build each
 def test_ten_thousand_random_operations_on_verilator(tmp_path, depth, latency):
     seed = seed_from_env(11 + depth)

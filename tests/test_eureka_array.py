@@ -162,9 +162,10 @@ def _verilator(tmp_path, params, layer, rows, cols, seed, dense=False, rates=Non
 
 @pytest.mark.verilator
 @pytest.mark.parametrize(("pick", "rows", "cols", "dense"), [
-    (lambda root: dlmc_layers(root)[12], (0, 32), (0, 256), False),
+    pytest.param(lambda root: dlmc_layers(root)[12], (0, 32), (0, 256), False,
+                 marks=pytest.mark.soak),           # a sparse slice: test_eureka.py's
     pytest.param(lambda root: squeezenet_layers(root)[10], (0, 16), (0, 288), False,
-                 marks=pytest.mark.soak),           # sparse again: the DLMC slice covers it
+                 marks=pytest.mark.soak),           # native runs cover the sparse path
     (lambda root: squeezenet_layers(root)[10], (16, 24), (0, 96), True),
 ])
 def test_real_layer_slices_on_verilator(tmp_path, shared_data, pick, rows, cols, dense):

@@ -27,8 +27,9 @@ def run(layer, rows, cols, scheduled=True, rates=None, seed=0, shape=((0, 16), (
     return work, out
 
 
-@pytest.mark.parametrize(("rows", "cols"), [(2, 2), (4, 4)])
-@pytest.mark.parametrize("scheduled", [True, False])
+@pytest.mark.parametrize(("rows", "cols", "scheduled"), [
+    (2, 2, True), (2, 2, False), (4, 4, True),
+    pytest.param(4, 4, False, marks=pytest.mark.soak)])
 def test_runs_the_schedule_in_its_cycles_with_its_bubbles(shared_data, rows, cols, scheduled):
     """No back-pressure: slot after slot, each as long as its longest row's work."""
     work, out = run(dlmc_layers(shared_data)[3], rows, cols, scheduled, FREE)

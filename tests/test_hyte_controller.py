@@ -258,6 +258,7 @@ def test_email_eu_core_as_b_changes_the_tile_shape(shared_data):
         ((pattern.rows < 64) & (pattern.cols < 64)).sum()
 
 
+@pytest.mark.soak       # test_email_eu_core_as_b_changes_the_tile_shape: the default run's
 @pytest.mark.verilator
 def test_email_eu_core_natively_on_verilator(shared_data, tmp_path):
     matrix = read_matrix(shared_data / "matrices" / "graphs" / "email-Eu-core.mtx")

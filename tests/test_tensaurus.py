@@ -459,12 +459,14 @@ def test_plan_refuses_what_the_hardware_cannot_run():
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("kernel, name, spm_rows, out_rows, direct", [
-    ("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None, False),
+    pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", None, None,
+                 False, marks=pytest.mark.soak),    # test_run_tensaurus_command runs it
     pytest.param("spttmc", "tensors/movielens-latest-small_user-movie-tag.tns", None, None,
                  False, marks=pytest.mark.soak),
     pytest.param("spmm", "matrices/suitesparse/494_bus.mtx", None, None, False,
                  marks=pytest.mark.soak),   # each kernel once, tiles and output tiles once,
-    ("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8, False),      # the direct mode
+    pytest.param("spmv", "matrices/pypi/nx_karate_club.mtx", None, 8, False,
+                 marks=pytest.mark.soak),           # the direct mode
     pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
                  False, marks=pytest.mark.soak),
     pytest.param("spmttkrp", "tensors/movielens-latest-small_user-movie-tag.tns", 256, 128,
