@@ -28,11 +28,12 @@ def _matrix(seed):
 
 
 @pytest.mark.parametrize("policy, planned", [
-    ("prescient", 14), pytest.param("uniform", 8, marks=pytest.mark.soak)])
+    ("prescient", 14), pytest.param("uniform", 16, marks=pytest.mark.soak)])
 def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy, planned):
     """Three passes over B's 5 columns (R = 2); prescient's bands for a Tailor of 14
     entries (13 entries each) overbook the Tailor of 8 and its bumped part is refetched on
-    each later pass, as the plan counts; uniform's bands for it fit."""
+    each later pass, as the plan counts; uniform's bands for a Tailor of 16 (two rows
+    each, as dense) fit it."""
     a, b = _matrix(1)
     plan = accel_plan.plan(a, b, policy, dataclasses.replace(CONFIG, depth=planned))
     plan = dataclasses.replace(plan, config=CONFIG)
