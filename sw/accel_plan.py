@@ -26,9 +26,9 @@ and a window is ``spm_rows * per`` of A's columns, the b a scratchpad holds.
 The tiles are :func:`sparseforge.sw.tensaurus_job.plan`'s for an MSU of the band's
 height (a test holds the two equal); the host keeps only their lengths (the tile list
 carries each input tile's CISS entries, the length the TLU reads and the converter's
-count is checked against), so it counts them (:func:`window_entries`: the nonzeros
-sorted once, each window's slices scheduled) rather than encoding every window's
-stream. Host memory follows the nonzeros.
+count is checked against), so it counts them (:meth:`BandEntries.windows`: the
+nonzeros sorted once, every window's slices scheduled together) rather than encoding
+every window's stream. Host memory follows the nonzeros.
 
 Tiling policies (Tailors §4, as :mod:`sparseforge.sw.swiftiles` applies them to
 coordinate-space tiles), sizing the bands in what the Tailor holds: CISS entries
@@ -60,7 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from . import ciss, swiftiles, tensaurus_job, wire
+from . import swiftiles, tensaurus_job, wire
 from .occupancy import first_of_runs
 
 KERNELS = ("spmm", "spmv")
@@ -267,8 +267,9 @@ class BandEntries:
     def nnz(self):
         return len(self.col)
 
-    def __call__(self, i0, rows):
-        """The entries of each band ``A[i0 : i0 + rows]`` (disjoint, ascending; int64)."""
+    def windows(self, i0, rows):
+        """``(band, window, entries)`` (int64 arrays) of each nonempty window of each band
+        ``A[i0 : i0 + rows]`` (disjoint, ascending), band by band, windows in order."""
         i0, rows = np.asarray(i0, dtype=np.int64), np.asarray(rows, dtype=np.int64)
         lo, count = self.ptr[i0], self.ptr[i0 + rows] - self.ptr[i0]
         at = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(count.sum())
@@ -291,8 +292,12 @@ class BandEntries:
             windows = owner[slices]
             lanes = np.argmin(loads[windows], axis=1)
             loads[windows, lanes] += length[slices]
-        return np.bincount(band[start[firsts]], weights=loads.max(axis=1, initial=0),
-                           minlength=len(i0)).astype(np.int64)
+        return band[start[firsts]], window[start[firsts]], loads.max(axis=1, initial=0)
+
+    def __call__(self, i0, rows):
+        """The entries of each band ``A[i0 : i0 + rows]`` (disjoint, ascending; int64)."""
+        band, _, entries = self.windows(i0, rows)
+        return np.bincount(band, weights=entries, minlength=len(i0)).astype(np.int64)
 
 
 def uniform_bands(entries, depth, cap):
@@ -414,7 +419,10 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
     span = config.spm_rows * per
-    entries = window_entries(a, starts, span, config.pes)
+    entries = {}
+    for n, w, count in zip(*(x.tolist() for x in BandEntries.of(a, config.pes, span)
+                             .windows(starts, heights)), strict=True):
+        entries.setdefault(n, {})[w] = count
     bands = []
     for n, (i0, rows) in enumerate(zip(starts.tolist(), heights.tolist(), strict=True)):
         windows = entries.get(n, {0: 0})        # a band of no nonzeros: one empty tile
@@ -429,37 +437,6 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
             progress(n + 1, len(starts))
     return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
                      golden, kernel)
-
-
-def window_entries(matrix, starts, span, pes):
-    """``{band: {window: entries}}``: the CISS entries of each nonempty window of ``span``
-    of A's columns in each band (the bands starting at rows ``starts``, ascending from 0),
-    windows in order, for ``pes`` PEs.
-    A window's stream is :func:`~sparseforge.sw.ciss.encode`'s of its nonzeros (stored
-    zeros dropped): each nonempty row a slice of a header and its nonzeros, handed to
-    the PE that frees first (:func:`~sparseforge.sw.ciss.schedule`), the stream as long
-    as the longest lane. Only the lengths are counted, over the nonzeros sorted once,
-    not each window encoded (the tiles of :func:`~sparseforge.sw.tensaurus_job.plan`,
-    which ``tests/test_accel_plan.py`` checks this against)."""
-    a = sp.csr_array(matrix)
-    rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(a.indptr))
-    held = a.data != 0
-    rows, cols = rows[held], a.indices[held].astype(np.int64)
-    windows = -(-a.shape[1] // span)
-    band = np.searchsorted(np.asarray(starts, dtype=np.int64), rows, side="right") - 1
-    tile = band * windows + cols // span                     # band-major, then window
-    order = np.lexsort((rows, tile))
-    tile, rows = tile[order], rows[order]
-    starts = np.flatnonzero(first_of_runs(tile) | first_of_runs(rows))   # slices
-    lengths = np.diff(np.append(starts, len(rows))) + 1     # a header and its nonzeros
-    slice_tile = tile[starts]
-    firsts = np.flatnonzero(first_of_runs(slice_tile))
-    out = {}
-    for t, lo, hi in zip(slice_tile[firsts].tolist(), firsts.tolist(),
-                         [*firsts[1:].tolist(), len(starts)], strict=True):
-        band, window = divmod(t, windows)
-        out.setdefault(band, {})[window] = ciss.schedule(lengths[lo:hi], pes)[2]
-    return out
 
 
 def _golden(a, b, config):
