@@ -143,10 +143,12 @@ class AccelControl(wiring.Component):
             self.tiles.request.payload.eq(addr),
         ]
 
-        per, shift = wire.mv_layout(self.vlen)
+        _, shift = wire.mv_layout(self.vlen)
+        words = tile.kn >> shift                                # ceil(kn / per) words of b
+        if shift:
+            words = words + tile.kn[:shift].any()
         with m.If(cfg.mv):
-            m.d.comb += [comp.base1.eq(b_panel + (tile.k0 >> shift)),
-                         comp.rows1.eq((tile.kn + per - 1) >> shift)]
+            m.d.comb += [comp.base1.eq(b_panel + (tile.k0 >> shift)), comp.rows1.eq(words)]
         with m.Else():
             m.d.comb += [comp.base0.eq(b_panel + tile.k0 * self.tlen),
                          comp.rows0.eq(tile.kn)]
