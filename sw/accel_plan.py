@@ -377,9 +377,14 @@ def bands_of(matrix, policy, config, per=1, k=0.1, y=10, seed=None):
     height)``, the tile of ``A^T`` the paper's SpMSpM construction grows: A's columns
     whole, then its rows). ``per``: in SpMV, b's values a scratchpad row (windows of
     ``spm_rows * per`` columns), else 1; ``k``, ``y`` and ``seed`` Swiftiles'."""
+    return _bands(BandEntries.of(matrix, config.pes, config.spm_rows * per), policy, config,
+                  k, y, seed)
+
+
+def _bands(entries, policy, config, k=0.1, y=10, seed=None):
+    """:func:`bands_of` with A's :class:`BandEntries` counted already."""
     if policy not in POLICIES:
         raise ParameterError(f"--tiling {policy}: expected one of {', '.join(POLICIES)}")
-    entries = BandEntries.of(matrix, config.pes, config.spm_rows * per)
     cap = max(1, min(config.out_rows, entries.shape[0]))
     if policy == "uniform":
         return uniform_bands(entries, config.depth, cap)
@@ -408,7 +413,9 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     if a.nnz == 0:
         raise ParameterError(f"A ({a.shape[0]} x {a.shape[1]}) has no nonzeros")
     per = wire.mv_layout(config.vlen)[0] if kernel == "spmv" else 1
-    starts, heights, tiling = bands_of(a, policy, config, per, seed=seed)
+    span = config.spm_rows * per
+    counter = BandEntries.of(a, config.pes, span)
+    starts, heights, tiling = _bands(counter, policy, config, seed=seed)
     limit = 1 << next(f.width for f in wire.ACCEL_TILE if f.name == "kn")
     if kernel == "spmv" and min(config.spm_rows * per, a.shape[1]) >= limit:
         raise ParameterError(f"--spm-rows {config.spm_rows}: spmv's windows of "
@@ -418,10 +425,9 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     tensaurus_job._check_bits(a.data, config.dw, "A", "dw")
     tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
-    span = config.spm_rows * per
     entries = {}
-    for n, w, count in zip(*(x.tolist() for x in BandEntries.of(a, config.pes, span)
-                             .windows(starts, heights)), strict=True):
+    for n, w, count in zip(*(x.tolist() for x in counter.windows(starts, heights)),
+                           strict=True):
         entries.setdefault(n, {})[w] = count
     bands = []
     for n, (i0, rows) in enumerate(zip(starts.tolist(), heights.tolist(), strict=True)):

@@ -111,7 +111,8 @@ class Laps:
     the phase ``name`` now (a name lapped again adds to its seconds)."""
 
     def __init__(self):
-        self.seconds, self.at, self.began = {}, time.perf_counter(), time.perf_counter()
+        self.seconds = {}
+        self.at = self.began = time.perf_counter()
 
     def __call__(self, name, seconds=None):
         now = time.perf_counter()
