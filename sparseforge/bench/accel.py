@@ -36,7 +36,7 @@ from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.run.accel import RATES, TAGS, config_of
-from sparseforge.sw import accel_model, accel_plan
+from sparseforge.sw import accel_model, accel_plan, wire
 from sparseforge.sw.formats import read_matrix
 
 MATRICES = ("suitesparse/Erdos971.mtx", "suitesparse/rajat19.mtx")
@@ -193,9 +193,6 @@ def _bands(plan):
 
 def measure_matrix(path, seed, step):
     """Every figure of one matrix; ``step(label)`` after each native run."""
-    from sparseforge.hw.interfaces import ciss_entry_layout
-    from sparseforge.sw.wire import word_bytes
-
     def rtl(plan, b, label):
         row = _rtl(plan, a, b, seed, f"{path.name} {label}")
         step(f"{path.name} {label}")
@@ -219,8 +216,8 @@ def measure_matrix(path, seed, step):
     held_plan = dataclasses.replace(swift, config=held_config)
     held = {**rtl(held_plan, b, "holds it all"), **_bands(held_plan)}
     tailor = policies["swiftiles"]
-    entry = ciss_entry_layout(config.pes, config.dw, config.iw, order=2).size
-    cycles, bytes_read = prepared_ciss(swift, tailor["prediction"], word_bytes(entry),
+    entry = wire.CissWire(config.pes, config.dw, config.iw, order=2).entry_width
+    cycles, bytes_read = prepared_ciss(swift, tailor["prediction"], config.entry_bytes,
                                        -(-entry // DATA))
     prepared = {"source": "model", "cycles": cycles, "bytes_read": bytes_read,
                 "bytes_written": tailor["bytes_written"], "refetched": tailor["refetched"]}
