@@ -197,6 +197,7 @@ class LaneFetch(wiring.Component):
     ----------
     iw, dw, addr_width : bits of an index, a value and an address.
     inflight : items the order queue holds: reads in flight, ahead of the output.
+    order : 2 for a matrix; 3 for a tensor, whose elements carry their ``k`` too.
 
     Members
     -------
@@ -205,10 +206,12 @@ class LaneFetch(wiring.Component):
         Subtracted from every element's column: a window's first column, 0 for a whole
         matrix. Held while the lane owes items.
     mem : Out(MemoryPortSignature(addr_width, csr entry))
-        Reads of ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`) by element index.
+        Reads of ``{col, value}`` (:func:`~sparseforge.sw.wire.csr_entry`), or for a
+        tensor ``{col, k, value}`` (:func:`~sparseforge.sw.wire.tensor_entry`), by element
+        index.
     items : Out(stream(lane))
         The lane's items (a CISS entry's lane): a header ``{nnz 0, ij row}`` or an element
-        ``{nnz value, ij col - origin}``.
+        ``{nnz value, ij col - origin}`` (and its ``k`` as read, for a tensor).
     busy : Out(1)
         An item is owed: a slice waits, an element is still to read or an item to leave.
         From registers. A lane's items follow one another without a gap, so a busy lane
@@ -219,12 +222,13 @@ class LaneFetch(wiring.Component):
     cycles after its slice is taken).
     """
 
-    def __init__(self, iw, dw, addr_width, inflight):
-        self.iw, self.inflight = iw, inflight
-        lane = ciss_entry_layout(1, dw, iw, order=2).elem_shape
+    def __init__(self, iw, dw, addr_width, inflight, order=2):
+        self.iw, self.inflight, self.order = iw, inflight, order
+        lane = ciss_entry_layout(1, dw, iw, order).elem_shape
+        self.element = struct(wire.element_entry(iw, dw, order))
         super().__init__({"slices": In(stream.Signature(slice_layout(iw, addr_width))),
                           "origin": In(iw),
-                          "mem": Out(MemoryPortSignature(addr_width, iw + dw)),
+                          "mem": Out(MemoryPortSignature(addr_width, self.element.size)),
                           "items": Out(stream.Signature(lane)), "busy": Out(1)})
 
     def elaborate(self, platform):
@@ -254,13 +258,14 @@ class LaneFetch(wiring.Component):
         with m.If(fetched):
             m.d.sync += [left.eq(left - 1), addr.eq(addr + 1), reading.eq(left != 1)]
         head, out = queue.o.payload, skid.i
-        element = data.View(struct(wire.csr_entry(self.iw, len(out.payload.nnz))),
-                            response.payload)
+        element = data.View(self.element, response.payload)
         col = Signal(self.iw)                       # the element's column in the window
         m.d.comb += [col.eq(element.col - self.origin),
                      out.valid.eq(queue.o.valid & (head.header | response.valid)),
                      out.payload.nnz.eq(Mux(head.header, 0, element.value)),
                      out.payload.ij.eq(Mux(head.header, head.row, col)),
+                     *([out.payload.k.eq(Mux(head.header, 0, element.k))]
+                       if self.order == 3 else []),
                      response.ready.eq(queue.o.valid & ~head.header & out.ready),
                      queue.o.ready.eq(out.valid & out.ready)]
         return m
@@ -279,6 +284,7 @@ class Interleave(wiring.Component):
     ----------
     pes, dw, iw, addr_width : the entry (P lanes of ``dw``-bit values, ``iw``-bit
         indices); entries are counted in ``addr_width + 1`` bits.
+    order : the entry's (2 for a matrix, 3 for a tensor: a lane's ``k`` too).
 
     Members
     -------
@@ -299,9 +305,9 @@ class Interleave(wiring.Component):
     ``ready``.
     """
 
-    def __init__(self, pes, dw, iw, addr_width):
-        self.pes, self.idle = pes, wire.CissWire(pes, dw, iw, 2).idle
-        entry = ciss_entry_layout(pes, dw, iw, order=2)
+    def __init__(self, pes, dw, iw, addr_width, order=2):
+        self.pes, self.idle, self.order = pes, wire.CissWire(pes, dw, iw, order).idle, order
+        entry = ciss_entry_layout(pes, dw, iw, order)
         super().__init__({"lanes": In(stream.Signature(entry.elem_shape)).array(pes),
                           "busy": In(pes), "scheduled": In(1), "active": In(1),
                           "restart": In(1), "ciss": Out(stream.Signature(entry)),
@@ -322,6 +328,8 @@ class Interleave(wiring.Component):
             with m.If(load):
                 m.d.sync += [out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
                              out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
+                if self.order == 3:
+                    m.d.sync += out.payload[p].k.eq(Mux(valid[p], lane.payload.k, 0))
         m.d.sync += done.eq(Mux(self.restart | ~self.active | ~self.scheduled, 0,
                                 ~self.busy))
         with m.If(load):
@@ -363,19 +371,20 @@ class CsrToCissSignature(wiring.Signature):
         })
 
 
-def _schedule_and_fetch(m, block, lengths, given):
+def _schedule_and_fetch(m, block, lengths, given, order=2):
     """The converters' back half, after their slice lengths unit ``lengths``: the
     least-loaded schedule, a :class:`LaneFetch` a lane, the :class:`Interleave` into
-    ``block``'s ``ciss`` and ``count``; a conversion starts when ``given`` (its input
-    stream, whose payload the caller hands ``lengths``) comes while idle and ends with its
-    count. Returns the lanes."""
+    ``block``'s ``ciss`` and ``count`` (entries of ``order``); a conversion starts when
+    ``given`` (its input stream, whose payload the caller hands ``lengths``) comes while
+    idle and ends with its count. Returns the lanes and the conversion's start."""
     P, A = block.pes, block.addr_width
     m.submodules.schedule = schedule = LeastLoaded(P, block.iw, A)
-    m.submodules.interleave = join = Interleave(P, block.dw, block.iw, A)
+    m.submodules.interleave = join = Interleave(P, block.dw, block.iw, A, order)
     wiring.connect(m, lengths.slices, schedule.slices)
     lanes = []
     for p in range(P):
-        m.submodules[f"lane{p}"] = lane = LaneFetch(block.iw, block.dw, A, block.inflight)
+        m.submodules[f"lane{p}"] = lane = LaneFetch(block.iw, block.dw, A, block.inflight,
+                                                    order)
         wiring.connect(m, schedule.assign[p], lane.slices)
         wiring.connect(m, lane.mem, wiring.flipped(block.mem[p]))
         wiring.connect(m, lane.items, join.lanes[p])
@@ -391,7 +400,7 @@ def _schedule_and_fetch(m, block, lengths, given):
         m.d.sync += active.eq(1)
     with m.If(block.count.valid & block.count.ready):
         m.d.sync += active.eq(0)
-    return lanes
+    return lanes, start
 
 
 @block("csr_to_ciss")
@@ -640,6 +649,84 @@ class WindowLengths(wiring.Component):
         return m
 
 
+class CooPointers(wiring.Component):
+    """A band's row pointers from a tensor stored as COO sorted by ``(i, j, k)``: MINT's
+    cluster counter and prefix sum for COO (Section V), as the pointers CSR would hold.
+
+    :class:`WindowLengths` asks for ``row_ptr[x]`` for ``x = i0 .. i0 + rows`` in order,
+    as of a CSR; in COO ``row_ptr[x]`` is the first element whose i id is ``x`` or more
+    (the count of elements before it: the prefix sum of the rows' clusters). So the unit
+    walks the i ids forward from a position ``pos``, reading each once, and answers a
+    pointer at the first element past it: a cluster's length is the steps between two
+    answers, counted rather than summed, since the walk itself is the running sum.
+
+    Bands come in order and cover the slices, so a new band starts where the last one
+    stopped (the id read there is kept: the band after starts with it). A band is
+    converted again on a later pass over an overbooked Tailor (:class:`~sparseforge.hw.
+    accel_control.AccelControl`): a band's first window whose ``i0`` is the last band's
+    goes back to that band's first element; a run's first band (``i0 = 0``) to 0.
+
+    Parameters
+    ----------
+    iw, addr_width : bits of an i id and of an element index.
+
+    Members
+    -------
+    ptr : In(MemoryPortSignature(addr_width, addr_width))
+        The pointers, one request at a time, answered from a register.
+    ids : Out(MemoryPortSignature(addr_width, iw))
+        Reads the i id of element ``n`` at ``n``.
+    nnz : In(addr_width)
+        The tensor's elements: ``row_ptr`` of every slice past the last is ``nnz``.
+    restart, i0 : In
+        A band's first window, and its first slice.
+
+    Throughput: two cycles an element (its read, its answer), one an answer. The
+    id's comparison with the asked row is on the memory's answer, then a register.
+    """
+
+    def __init__(self, iw, addr_width):
+        super().__init__({"ptr": In(MemoryPortSignature(addr_width, addr_width)),
+                          "ids": Out(MemoryPortSignature(addr_width, iw)),
+                          "nnz": In(addr_width), "restart": In(1), "i0": In(addr_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        A = len(self.nnz)
+        pos, band_i0, band_pos = Signal(A), Signal(A), Signal(A)
+        known, reading = Signal(), Signal()              # the id at pos is held; read out
+        id_ = Signal.like(self.ids.response.payload, name="id")
+        ask, answer, ids = self.ptr.request, self.ptr.response, self.ids
+        x = ask.payload
+        load, past, end = Signal(), Signal(), Signal()
+        m.d.comb += [load.eq(~answer.valid | answer.ready), past.eq(known & (id_ >= x)),
+                     end.eq(pos == self.nnz),
+                     ask.ready.eq(ask.valid & (past | end & ~known) & load),
+                     ids.request.valid.eq(ask.valid & ~known & ~end & ~reading),
+                     ids.request.payload.eq(pos), ids.response.ready.eq(reading)]
+        with m.If(load):
+            m.d.sync += answer.valid.eq(ask.ready)
+        with m.If(ask.ready):
+            m.d.sync += answer.payload.eq(pos)
+        with m.If(ids.request.valid & ids.request.ready):
+            m.d.sync += reading.eq(1)
+        with m.If(ids.response.valid):                  # an id below the row: step on
+            m.d.sync += [reading.eq(0), id_.eq(ids.response.payload),
+                         known.eq(ids.response.payload >= x)]
+            with m.If(ids.response.payload < x):
+                m.d.sync += pos.eq(pos + 1)
+        with m.Elif(ask.valid & known & ~past):
+            m.d.sync += [pos.eq(pos + 1), known.eq(0)]
+        with m.If(self.restart):
+            with m.If(self.i0 == band_i0):
+                m.d.sync += [pos.eq(band_pos), known.eq(0)]
+            with m.Elif(self.i0 == 0):
+                m.d.sync += [pos.eq(0), known.eq(0), band_i0.eq(0), band_pos.eq(0)]
+            with m.Else():
+                m.d.sync += [band_i0.eq(self.i0), band_pos.eq(pos)]
+        return m
+
+
 class CsrTileToCissSignature(wiring.Signature):
     """A tile converter (CSR tile to CISS), seen from it: ``pes`` lanes, ``dw``-bit
     values, ``iw``-bit indices, ``addr_width``-bit element indices, bands of ``band``
@@ -665,16 +752,24 @@ class CsrTileToCissSignature(wiring.Signature):
     Every port's addresses are indices into the CSR's arrays; the parent adds their
     bases, so the ports map onto one memory (or the element ports onto one, the pointers
     onto another).
+
+    With ``order`` 3 the tile is a 3-D tensor's ``T[i0 : i0 + rows, k0 : k1, :]`` (its
+    mode-1 window; ``k0`` and ``k1`` bound j) stored as COO sorted by ``(i, j, k)``:
+    ``ptr`` reads the i ids (``iw`` bits) by element index, ``cols`` the j ids, each
+    lane's ``mem`` ``{col, k, value}`` (:func:`~sparseforge.sw.wire.tensor_entry`), and
+    ``nnz`` (in) holds the tensor's elements; ``ciss`` carries order-3 entries.
     """
 
-    def __init__(self, pes, dw, iw, addr_width, band):
+    def __init__(self, pes, dw, iw, addr_width, band, order=2):
+        coo = {"nnz": In(addr_width)} if order == 3 else {}
         super().__init__({
             "job": In(stream.Signature(job_layout(iw, addr_width, band))),
-            "ptr": Out(MemoryPortSignature(addr_width, addr_width)),
+            "ptr": Out(MemoryPortSignature(addr_width, iw if order == 3 else addr_width)),
             "cols": Out(MemoryPortSignature(addr_width, iw)),
-            "mem": Out(MemoryPortSignature(addr_width, iw + dw)).array(pes),
-            "ciss": Out(stream.Signature(ciss_entry_layout(pes, dw, iw, order=2))),
-            "count": Out(stream.Signature(addr_width + 1)),
+            "mem": Out(MemoryPortSignature(
+                addr_width, wire.width(wire.element_entry(iw, dw, order)))).array(pes),
+            "ciss": Out(stream.Signature(ciss_entry_layout(pes, dw, iw, order))),
+            "count": Out(stream.Signature(addr_width + 1)), **coo,
         })
 
 
@@ -760,27 +855,36 @@ class CsrTileToCiss(wiring.Component):
     """
 
     PARAMS = (*CsrToCiss.PARAMS,
-              Param("band", 64, 1, 4096, "rows of a band at most (cursor memory depth)"))
+              Param("band", 64, 1, 4096, "rows of a band at most (cursor memory depth)"),
+              Param("order", 2, 2, 3, "2: a CSR matrix; 3: a COO tensor, windows over j"))
     REPORT = ({}, {"pes": 8, "dw": 16, "iw": 16, "addr_width": 24, "band": 512})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.pes, self.dw, self.iw = v["pes"], v["dw"], v["iw"]
         self.addr_width, self.inflight, self.band = v["addr_width"], v["inflight"], v["band"]
+        self.order = v["order"]
         if self.band >= (1 << self.iw) - 1:
             raise ParameterError(f"band={self.band}: a row's index in the tile must stay "
                                  f"below the idle lane's {(1 << self.iw) - 1} (iw="
                                  f"{self.iw}), so band is at most {(1 << self.iw) - 2}")
         super().__init__(CsrTileToCissSignature(self.pes, self.dw, self.iw, self.addr_width,
-                                                self.band))
+                                                self.band, self.order))
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.lengths = lengths = WindowLengths(self.iw, self.dw, self.addr_width,
                                                        self.band)
-        wiring.connect(m, lengths.ptr, wiring.flipped(self.ptr))
         wiring.connect(m, lengths.cols, wiring.flipped(self.cols))
         m.d.comb += lengths.job.eq(self.job.payload)
-        lanes = _schedule_and_fetch(m, self, lengths, self.job)
+        lanes, start = _schedule_and_fetch(m, self, lengths, self.job, self.order)
         m.d.comb += [lane.origin.eq(lengths.origin) for lane in lanes]
+        if self.order == 2:
+            wiring.connect(m, lengths.ptr, wiring.flipped(self.ptr))
+        else:
+            m.submodules.pointers = pointers = CooPointers(self.iw, self.addr_width)
+            wiring.connect(m, lengths.ptr, pointers.ptr)
+            wiring.connect(m, pointers.ids, wiring.flipped(self.ptr))
+            m.d.comb += [pointers.nnz.eq(self.nnz), pointers.i0.eq(self.job.payload.i0),
+                         pointers.restart.eq(start & self.job.payload.first)]
         return m

@@ -88,6 +88,76 @@ def csr_image(matrix, dw, iw, addr_width, tiled=False):
 
 
 @dataclass(frozen=True, eq=False)
+class CooImage(CsrImage):
+    """A 3-D tensor as the block reads it in its tensor mode (``order`` 3): COO sorted by
+    ``(i, j, k)``, its arrays ``i``, ``col`` (j) and ``k`` (int64) and value ``bits``;
+    ``rows`` its slices and ``row_ptr`` the pointers its i ids stand for (the block's
+    cluster counter makes them; the host's models read them here)."""
+
+    i: np.ndarray = None
+    k: np.ndarray = None
+
+
+def coo_image(tensor, dw, iw, addr_width):
+    """The :class:`CooImage` of ``tensor`` (a 3-D :class:`~.formats.Tensor`) for a block
+    of ``dw``-bit values, ``iw``-bit indices and ``addr_width``-bit element indices:
+    its stored zeros dropped and its nonzeros sorted by ``(i, j, k)``, as the block
+    reads them; ParameterError (one line) for a repeated coordinate or an index past
+    ``iw`` bits (a slice index below the idle lane's)."""
+    if getattr(tensor, "ndim", None) != 3:
+        raise ParameterError(f"expected a 3-D tensor, not {getattr(tensor, 'ndim', '?')} "
+                             "modes")
+    held = tensor.values != 0
+    coords, values = tensor.coords[held], tensor.values[held]
+    order = np.lexsort(coords.T[::-1])
+    coords, values = coords[order], values[order]
+    if len(values) >= 1 << addr_width:
+        raise ParameterError(f"{len(values)} nonzeros: element indices of addr_width="
+                             f"{addr_width} bits reach at most {(1 << addr_width) - 1}")
+    if len(values):
+        same = (np.diff(coords, axis=0) == 0).all(axis=1)
+        if same.any():
+            where = tuple(int(c) for c in coords[np.argmax(same)])
+            raise ParameterError(f"coordinate {where} appears more than once")
+        top = coords.max(axis=0)
+        if top[0] >= (1 << iw) - 1 or (top[1:] >> iw).any():
+            raise ParameterError(f"an index of {int(top.max())} does not fit iw={iw} bits "
+                                 "(a slice index stays below the idle lane's)")
+    bits, kind, _ = value_bits(values, dw)
+    rows = tensor.shape[0]
+    row_ptr = np.searchsorted(coords[:, 0], np.arange(rows + 1)).astype(np.int64)
+    return CooImage(rows, row_ptr, coords[:, 1].copy(), bits, kind, coords[:, 0].copy(),
+                    coords[:, 2].copy())
+
+
+def coo_pointer_reads(image, jobs):
+    """The i ids the block's cluster counter (:class:`~sparseforge.hw.convert_ciss.
+    CooPointers`) reads for ``jobs`` of a :class:`CooImage`, in order: from each band's
+    first element forward, to the first element past the band (if any), the id where the
+    band before stopped not read again; a band converted again from its first."""
+    reads, pos, known, band = [], 0, False, (0, 0)
+    nnz = len(image.i)
+    for i0, rows, first in zip(jobs.i0.tolist(), jobs.rows.tolist(), jobs.first.tolist(),
+                               strict=True):
+        if not first:
+            continue
+        if i0 == band[0]:
+            pos, known = band[1], False
+        elif i0 == 0:
+            pos, known, band = 0, False, (0, 0)
+        else:
+            band = (i0, pos)
+        for x in range(i0, i0 + rows + 1) if rows else ():
+            while not (known and image.i[pos] >= x) and pos != nnz:
+                if not known:
+                    reads.append(pos)
+                known = not known and image.i[pos] >= x
+                if not known:
+                    pos += 1
+    return np.array(reads, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
 class TileJobs:
     """Tiles ``A[i0 : i0 + rows, k0 : k1]`` as a ``csr_tile_to_ciss`` block takes them, in
     order (int64 arrays): ``first`` is 1 on a band's first window, where the block reads

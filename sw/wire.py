@@ -254,6 +254,19 @@ def csr_entry(col_width, value_width):
     return (Field("col", col_width), Field("value", value_width))
 
 
+def tensor_entry(index_width, value_width):
+    """A 3-D tensor's nonzero as a converter lane reads it from COO: its mode-1 index
+    ``col`` (j), its mode-2 index ``k`` and its value's bits (the mode-0 index i is the
+    slice's, read apart)."""
+    return (Field("col", index_width), Field("k", index_width), Field("value", value_width))
+
+
+def element_entry(index_width, value_width, order=2):
+    """What a converter lane reads of a nonzero: :func:`csr_entry` for a matrix,
+    :func:`tensor_entry` for a 3-D tensor."""
+    return (csr_entry if order == 2 else tensor_entry)(index_width, value_width)
+
+
 def csc_entry(row_width, value_width):
     """A CSC nonzero as the converter emits it: its row id and its value's bits."""
     return (Field("row", row_width), Field("value", value_width))

@@ -23,9 +23,10 @@ import scipy.sparse as sp
 from ..core.errors import ParameterError
 from ..sw import ciss as golden
 from ..sw import wire
-from ..sw.ciss_csr import csr_image, prepass_reads
+from ..sw.ciss_csr import coo_image, coo_pointer_reads, csr_image, prepass_reads
+from ..sw.formats import Tensor
 from . import native
-from .streams import Bench, Codec, Columns
+from .streams import Bench, Codec, Columns, Static
 from .tensaurus_tlu import entry_ints
 
 CONVERSIONS = {}
@@ -65,9 +66,13 @@ class EntryWords(Codec):
 
 
 def element_words(image, reads, iw, dw):
-    """The memory's answers to ``reads`` (element indices): ``{col, value}`` words."""
-    return wire.pack_lanes(wire.csr_entry(iw, dw), 1, (), {
-        "col": image.col[reads][:, None], "value": image.bits[reads][:, None]})
+    """The memory's answers to ``reads`` (element indices): ``{col, value}`` words, or a
+    tensor's (a :class:`~sparseforge.sw.ciss_csr.CooImage`) ``{col, k, value}``."""
+    k = getattr(image, "k", None)
+    fields = {"col": image.col[reads][:, None], "value": image.bits[reads][:, None]}
+    if k is not None:
+        fields["k"] = k[reads][:, None]
+    return wire.pack_lanes(wire.element_entry(iw, dw, 2 if k is None else 3), 1, (), fields)
 
 
 def serve(bench, name, addrs, words, rate, answer_rate):
@@ -122,18 +127,32 @@ class TileBench(Bench):
     ``cols`` for the pointer and pre-pass ports (their requests and answers). The golden
     model of a tile is :func:`sparseforge.sw.ciss.encode` of ``A[i0 : i0 + rows, k0 :
     k1]``; the pre-pass's reads are :func:`~sparseforge.sw.ciss_csr.prepass_reads`'s and
-    each lane's its slices' elements in the window."""
+    each lane's its slices' elements in the window.
+
+    A block of ``order`` 3 takes a 3-D :class:`~sparseforge.sw.formats.Tensor` as
+    ``matrix``, stored as COO (:func:`~sparseforge.sw.ciss_csr.coo_image`); a tile is
+    ``T[i0 : i0 + rows, k0 : k1, :]`` (its window over j), and ``ptr`` reads the i ids
+    :func:`~sparseforge.sw.ciss_csr.coo_pointer_reads` says, the block told the
+    tensor's ``nnz``."""
 
     def __init__(self, component, matrix, jobs, seed, rates=None):
         super().__init__(component, seed)
         c = component
         names = ("job", "ciss", "count", "request", "response", "ptr", "cols")
         rates = {**dict.fromkeys(names, 0.7), **(rates or {})}
-        image = csr_image(matrix, c.dw, c.iw, c.addr_width, tiled=True)
-        csr = sp.csr_array(matrix)
-        self.golden = [golden.encode(csr[i0:i0 + n, k0:k1], c.pes, c.dw, c.iw)
-                       for i0, n, k0, k1 in zip(jobs.i0, jobs.rows, jobs.k0, jobs.k1,
-                                                strict=True)]
+        tensor = getattr(c, "order", 2) == 3
+        if tensor:
+            image = coo_image(matrix, c.dw, c.iw, c.addr_width)
+            self.golden = [golden.encode(_tensor_tile(image, c.dw, matrix.shape[2], i0, n, k0,
+                                                      k1), c.pes, c.dw, c.iw)
+                           for i0, n, k0, k1 in zip(jobs.i0, jobs.rows, jobs.k0, jobs.k1,
+                                                    strict=True)]
+        else:
+            image = csr_image(matrix, c.dw, c.iw, c.addr_width, tiled=True)
+            csr = sp.csr_array(matrix)
+            self.golden = [golden.encode(csr[i0:i0 + n, k0:k1], c.pes, c.dw, c.iw)
+                           for i0, n, k0, k1 in zip(jobs.i0, jobs.rows, jobs.k0, jobs.k1,
+                                                    strict=True)]
         mixed = [n for n, g in enumerate(self.golden) if g.nnz and g.kind != image.kind]
         if mixed:
             raise ParameterError(f"tile {mixed[0]}: its values are all integers, which "
@@ -149,11 +168,18 @@ class TileBench(Bench):
             "first": jobs.first}), rates["job"])]
         self.sinks = [self.sink_on("ciss", rates["ciss"], len(entries)),
                       self.sink_on("count", rates["count"], len(jobs))]
-        loads = np.flatnonzero(jobs.first & (jobs.rows > 0))
-        pointers = np.concatenate([np.zeros(0, np.int64), *(
-            jobs.i0[n] + np.arange(jobs.rows[n] + 1) for n in loads)])
+        if tensor:
+            ids = coo_pointer_reads(image, jobs)
+            serve(self, "ptr", ids, image.i[ids], rates["ptr"], rates["response"])
+            self.drivers_static = [Static("nnz", len(image.i))]
+        else:
+            loads = np.flatnonzero(jobs.first & (jobs.rows > 0))
+            pointers = np.concatenate([np.zeros(0, np.int64), *(
+                jobs.i0[n] + np.arange(jobs.rows[n] + 1) for n in loads)])
+            serve(self, "ptr", pointers, image.row_ptr[pointers], rates["ptr"],
+                  rates["response"])
+            self.drivers_static = []
         self.reads, _ = prepass_reads(image, jobs)
-        serve(self, "ptr", pointers, image.row_ptr[pointers], rates["ptr"], rates["response"])
         serve(self, "cols", self.reads, image.col[self.reads], rates["cols"], rates["response"])
         key = np.repeat(np.arange(image.rows, dtype=np.int64), np.diff(image.row_ptr))
         key = key << c.iw | image.col if len(key) else key
@@ -164,10 +190,20 @@ class TileBench(Bench):
                 lane_reads(image, g, p, f) for g, f in zip(self.golden, firsts, strict=True))])
             serve(self, f"mem__{p}", reads, element_words(image, reads, c.iw, c.dw),
                   rates["request"], rates["response"])
-        self.drivers = [*self.sources, *self.sinks]
+        self.drivers = [*self.drivers_static, *self.sources, *self.sinks]
 
     def from_outputs(self, cycles, outputs):
         return _run(self, cycles, outputs)
+
+
+def _tensor_tile(image, dw, depth, i0, rows, k0, k1):
+    """``T[i0 : i0 + rows, k0 : k1, :]`` of a :class:`~sparseforge.sw.ciss_csr.CooImage`
+    of ``dw``-bit values and ``depth`` slices of k, its slices from ``i0`` and its j from
+    ``k0`` (as the block numbers them)."""
+    held = (image.i >= i0) & (image.i < i0 + rows) & (image.col >= k0) & (image.col < k1)
+    coords = np.stack([image.i[held] - i0, image.col[held] - k0, image.k[held]], axis=1)
+    values = golden.bits_values(image.bits[held], image.kind, dw)
+    return Tensor(coords, values, (max(rows, 1), max(k1 - k0, 1), depth))
 
 
 def _run(bench, cycles, outputs):

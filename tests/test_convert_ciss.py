@@ -28,13 +28,16 @@ from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import ciss, wire
 from sparseforge.sw import conversion as cv
 from sparseforge.sw.ciss_csr import (
+    TileJobs,
+    coo_image,
+    coo_pointer_reads,
     csr_image,
     prepass_reads,
     tensaurus_windows,
     tile_cycles,
     tile_jobs,
 )
-from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.tensaurus_job import plan
 from sparseforge.tb.convert_ciss import (
     CONVERSIONS,
@@ -502,7 +505,9 @@ def test_the_tile_block_declares_its_named_signature():
 @pytest.mark.parametrize("params", [{"pes": 1, "dw": 2, "iw": 2, "addr_width": 2,
                                      "inflight": 2, "band": 1},
                                     {"pes": 1, "dw": 64, "iw": 32, "addr_width": 32,
-                                     "band": 4096}])
+                                     "band": 4096},
+                                    {"pes": 4, "dw": 16, "iw": 16, "addr_width": 24,
+                                     "band": 64, "order": 3}])
 def test_tile_verilog_lints_clean_with_wall(lint, params):
     assert lint("csr_tile_to_ciss", params) == ""
 
@@ -532,3 +537,107 @@ def test_soak_larger_real_matrix_tile_by_tile(shared_data, seed, pes, name, tile
     assert_encoded(full, bench)
     image = csr_image(matrix, 16, 16, 20, tiled=True)
     assert full.cycles == tile_cycles(image, jobs, bench.golden).sum()
+
+
+# -- a 3-D tensor stored as COO, tile by tile (windows over j) ------------------------------
+
+TENSOR = {**TILE, "order": 3}
+
+
+def hand_tensor():
+    """Slices cut by the windows over j in different places, an empty slice, fibers of
+    several k, a slice of one nonzero, the last slice empty."""
+    dense = np.zeros((7, 9, 4), dtype=np.int64)
+    dense[0, 1, [0, 3]] = [1, 2]
+    dense[0, 4, 2] = 3
+    dense[0, 8, [1, 2, 3]] = [4, 5, 6]
+    dense[2, 0, 0] = 7
+    dense[3, [2, 3, 5, 6], 1] = [8, 9, 10, 11]
+    dense[4, 7, 3] = 12
+    dense[5, 5, [0, 1, 2, 3]] = [13, 14, 15, 16]
+    coords = np.argwhere(dense)
+    return Tensor(coords, dense[tuple(coords.T)], dense.shape)
+
+
+def tensor_jobs(image):
+    """A band's windows over j, the same band again from its first window (a later pass
+    over an overbooked Tailor converting it again), then the next bands, one of them
+    past the last nonzero."""
+    bands = tile_jobs(image, [0, 0, 0, 4, 4, 6], [4, 4, 4, 2, 2, 1], [0, 3, 6, 0, 6, 0],
+                      [3, 6, 9, 6, 9, 9], 6, 8)
+    again = [0, 1, 2, 1, 2, 3, 4, 5]                  # band 0 from its second window again
+    first = np.array([1, 0, 0, 1, 0, 1, 0, 1])
+    return TileJobs(*(getattr(bands, f)[again] for f in ("i0", "rows", "k0", "k1")), first)
+
+
+def test_the_cluster_counter_reads_each_i_id_once_a_band():
+    image = coo_image(hand_tensor(), 8, 8, 12)
+    jobs = tensor_jobs(image)
+    assert image.row_ptr.tolist() == [0, 6, 6, 7, 11, 12, 16, 16]
+    assert jobs.first.tolist() == [1, 0, 0, 1, 0, 1, 0, 1]
+    # Band 0 to the first id past it (7), again from 0; band 4 from the 12 already
+    # read (11 was) to 15, then no id past the end.
+    assert coo_pointer_reads(image, jobs).tolist() == [*range(12), *range(12), 12, 13,
+                                                       14, 15]
+
+
+@pytest.mark.parametrize(("pes", "rates"), [(2, dict.fromkeys(TILE_STREAMS, 1.0)),
+                                            (3, {}), (1, {"ciss": 0.3, "ptr": 0.4})])
+def test_tensor_tiles_as_encode_makes_them_under_back_pressure(pes, rates):
+    tensor = hand_tensor()
+    jobs = tensor_jobs(coo_image(tensor, 8, 8, 12))
+    run, _ = convert_tiles({**TENSOR, "pes": pes}, tensor, jobs, seed_from_env(36), rates)
+    assert run.counts[7] == 0 and run.entries[3] == run.entries[1]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 4), st.integers(1, 8), st.integers(1, 9), st.integers(1, 5),
+       st.floats(0, 0.5), st.integers(1, 6), st.integers(1, 7), st.integers(0, 2**16))
+def test_hypothesis_tensor_tilings_under_back_pressure(pes, slices, j, k, density, height,
+                                                       span, seed):
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(1, 100, (slices, j, k)) * (rng.random((slices, j, k)) < density)
+    coords = np.argwhere(dense)
+    tensor = Tensor(coords, dense[tuple(coords.T)], dense.shape)
+    image = coo_image(tensor, 8, 8, 12)
+    i0 = np.arange(0, slices, height)
+    bands = [(a, min(height, slices - a), b) for a in i0 for b in range(0, j, span)]
+    jobs = tile_jobs(image, *(np.array([x[n] for x in bands]) for n in range(2)),
+                     np.array([b for *_, b in bands]),
+                     np.array([min(b + span, j) for *_, b in bands]), 6, 8)
+    rates = {s: 0.3 + 0.7 * rng.random() for s in TILE_STREAMS}
+    convert_tiles({**TENSOR, "pes": pes}, tensor, jobs, seed, rates)
+
+
+def test_the_host_refuses_a_tensor_it_would_convert_differently_in_one_line():
+    tensor = hand_tensor()
+    twice = Tensor(np.concatenate([tensor.coords, tensor.coords[:1]]),
+                   np.append(tensor.values, 1), tensor.shape)
+    with pytest.raises(ParameterError, match=r"^coordinate \(0, 1, 0\) appears more than "
+                                             r"once$"):
+        coo_image(twice, 8, 8, 12)
+    wide = Tensor(np.array([[0, 0, 256]]), np.array([1]), (1, 1, 257))
+    with pytest.raises(ParameterError, match=r"^an index of 256 does not fit iw=8 bits"):
+        coo_image(wide, 8, 8, 12)
+    coo_image(Tensor(np.array([[254, 255, 255]]), np.array([1]), (255, 256, 256)), 8, 8, 12)
+    with pytest.raises(ParameterError, match=r"^an index of 255 does not fit"):
+        coo_image(Tensor(np.array([[255, 0, 0]]), np.array([1]), (256, 1, 1)), 8, 8, 12)
+
+
+@pytest.mark.verilator
+def test_real_tensor_tile_by_tile_natively_against_encode(shared_data):
+    """MovieLens' tag tensor (58 x 1572 x 1475) in bands of 8 users and windows of 256
+    movies, random back-pressure and memory latency on every stream."""
+    path = shared_data / "tensors" / "movielens-latest-small_user-movie-tag.tns"
+    if not path.exists():
+        pytest.skip(f"no {path}")
+    tensor = read_tensor(path)
+    params = {**REAL, "pes": 4, "dw": 16, "band": 8, "order": 3}
+    image = coo_image(tensor, 16, 16, 20)
+    bands = [(a, min(8, tensor.shape[0] - a), b) for a in range(0, tensor.shape[0], 8)
+             for b in range(0, tensor.shape[1], 256)]
+    jobs = tile_jobs(image, np.array([a for a, _, _ in bands]),
+                     np.array([n for _, n, _ in bands]), np.array([b for *_, b in bands]),
+                     np.array([min(b + 256, tensor.shape[1]) for *_, b in bands]), 8, 16)
+    run, bench = run_tiles_native(CsrTileToCiss(**params), tensor, jobs, seed_from_env(37))
+    assert_encoded(run, bench)
