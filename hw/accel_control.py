@@ -11,7 +11,10 @@ panels, for each of the band's input tiles, read again from memory every pass:
   words a row; in SpMV, ``mv``, b's rows ``[k0 / per, ceil((k0 + kn) / per))`` as operand
   1, broadcast, a word each, :func:`~sparseforge.sw.wire.mv_layout`), the band's output
   rows in the pass's output panel, ``closes`` on the band's last tile (the MSU writes the
-  band's panel then) and ``last`` on the run's final job;
+  band's panel then) and ``last`` on the run's final job; in SpMTTKRP (``mttkrp``) the
+  tile's window is of j, B's rows ``[k0, k0 + kn)`` of the pass's panel go as operand 1
+  and C's ``c_rows`` rows (all of them: the scratchpads hold C whole) of its panel as
+  operand 0;
 - a **convert** job for the CSR-to-CISS converter (the window ``[k0, k0 + kn)`` of the
   band's rows), on the first pass for every tile and on later passes only for the
   tiles that hold entries the Tailor bumped (past its buffet region, ``depth - fifo``,
@@ -59,15 +62,18 @@ def pass_layout(index_width):
     return tailor_pass_layout(index_width)
 
 
-def accel_config_layout(addr_width):
+def accel_config_layout(addr_width, iw=16):
     """The run's registers as the sequencer takes them, word addresses: the tile list
     (``tiles_count`` words at ``tiles_base``), ``passes`` over B, B's first panel at
-    ``b_base`` and ``b_panel`` words between panels, the output's likewise; ``mv`` for
-    SpMV (the ``MV`` kernel: b's rows as operand 1)."""
+    ``b_base`` and ``b_panel`` words between panels, the output's and C's likewise;
+    ``mv`` for SpMV (the ``MV`` kernel: b's rows as operand 1); ``mttkrp`` for SpMTTKRP
+    (B's rows as operand 1, C's ``c_rows`` rows as operand 0)."""
     return data.StructLayout({"tiles_base": addr_width, "tiles_count": addr_width,
                               "passes": addr_width, "b_base": addr_width,
                               "b_panel": addr_width, "out_base": addr_width,
-                              "out_panel": addr_width, "mv": 1})
+                              "out_panel": addr_width, "mv": 1, "mttkrp": 1,
+                              "c_base": addr_width, "c_panel": addr_width,
+                              "c_rows": iw + 1})
 
 
 class AccelControlSignature(wiring.Signature):
@@ -82,7 +88,7 @@ class AccelControlSignature(wiring.Signature):
 
     def __init__(self, addr_width, iw, index_width):
         super().__init__({
-            "config": In(accel_config_layout(addr_width)),
+            "config": In(accel_config_layout(addr_width, iw)),
             "start": In(1),
             "busy": Out(1),
             "tiles": Out(MemoryPortSignature(addr_width, wire.width(wire.ACCEL_TILE))),
@@ -119,6 +125,7 @@ class AccelControl(wiring.Component):
         band_addr, band_left = Signal(A), Signal(A)      # the band's first word, then
         pass_ = Signal(A)
         b_panel, out_panel = Signal(A), Signal(A)        # the pass's panels' bases
+        c_panel = Signal(A)
         offset, length = Signal(A), Signal(A)            # in the band's stream; its L
         converted = Signal()                             # a window converted this pass
         commanded = Signal()                             # the pass's command sent
@@ -149,6 +156,9 @@ class AccelControl(wiring.Component):
             words = words + tile.kn[:shift].any()
         with m.If(cfg.mv):
             m.d.comb += [comp.base1.eq(b_panel + (tile.k0 >> shift)), comp.rows1.eq(words)]
+        with m.Elif(cfg.mttkrp):
+            m.d.comb += [comp.base0.eq(c_panel), comp.rows0.eq(cfg.c_rows),
+                         comp.base1.eq(b_panel + tile.k0 * self.tlen), comp.rows1.eq(tile.kn)]
         with m.Else():
             m.d.comb += [comp.base0.eq(b_panel + tile.k0 * self.tlen),
                          comp.rows0.eq(tile.kn)]
@@ -158,6 +168,7 @@ class AccelControl(wiring.Component):
                 m.d.sync += [addr.eq(cfg.tiles_base), left.eq(cfg.tiles_count),
                              band_addr.eq(cfg.tiles_base), band_left.eq(cfg.tiles_count),
                              pass_.eq(0), b_panel.eq(cfg.b_base), out_panel.eq(cfg.out_base),
+                             c_panel.eq(cfg.c_base),
                              offset.eq(0), length.eq(0), converted.eq(0), commanded.eq(0)]
                 m.next = "read"
             with m.State("read"):
@@ -195,13 +206,14 @@ class AccelControl(wiring.Component):
                             m.d.sync += [pass_.eq(pass_ + 1), addr.eq(band_addr),
                                          left.eq(band_left),
                                          b_panel.eq(b_panel + cfg.b_panel),
+                                         c_panel.eq(c_panel + cfg.c_panel),
                                          out_panel.eq(out_panel + cfg.out_panel)]
                             with m.If(first_pass):
                                 m.d.sync += length.eq(offset + tile.entries)
                         with m.Elif(left != 0):               # the next band
                             m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
                                          length.eq(0), b_panel.eq(cfg.b_base),
-                                         out_panel.eq(cfg.out_base)]
+                                         c_panel.eq(cfg.c_base), out_panel.eq(cfg.out_base)]
                         with m.Else():
                             m.next = "idle"
         return m

@@ -11,6 +11,9 @@ width, word ``n`` at ``base + n * word_bytes(width)``
   of ``tlen`` words of ``cols`` chunks (:func:`~sparseforge.sw.wire.mlu_words`); in SpMV
   b's rows of ``per`` values (:func:`~sparseforge.sw.wire.mv_layout`), a word each, the
   row in its first chunk;
+- for SpMTTKRP, instead of A: the tensor as COO sorted by ``(i, j, k)``, its i ids in
+  ``a_rowptr``, j ids in ``a_colid``, k ids in ``a_kid`` (``iw`` bits each) and values
+  in ``a_values``; and ``c``, C's panels as B's, K rows each;
 - ``tiles``: the tile list (:func:`~sparseforge.sw.accel_plan.tile_words`);
 - ``out``: where the MSU writes Y, one panel of R columns after another, each M rows of
   ``tlen * cols`` words of ``vlen`` accumulators (:func:`~sparseforge.sw.wire.
@@ -61,8 +64,11 @@ def layout(plan_, nnz):
     """``{name: Region}`` of a run of ``plan_`` on a matrix of ``nnz`` nonzeros."""
     c, m = plan_.config, plan_.shape[0]
     chunks = c.tlen * c.cols
-    sizes = {"a_rowptr": (ADDR_WIDTH, m + 1), "a_colid": (c.iw, nnz), "a_values": (c.dw, nnz),
-             "b": (c.cols * c.vlen * c.dw, plan_.b_words),
+    mlu = c.cols * c.vlen * c.dw
+    a = ({"a_rowptr": (c.iw, nnz), "a_colid": (c.iw, nnz), "a_kid": (c.iw, nnz)}
+         if plan_.mttkrp else {"a_rowptr": (ADDR_WIDTH, m + 1), "a_colid": (c.iw, nnz)})
+    sizes = {**a, "a_values": (c.dw, nnz), "b": (mlu, plan_.b_words),
+             **({"c": (mlu, plan_.c_words)} if plan_.mttkrp else {}),
              "tiles": (wire.width(wire.ACCEL_TILE),
                        sum(len(band.inputs) for band in plan_.bands)),
              "out": (c.vlen * c.acc_width, plan_.passes * m * chunks)}
@@ -96,19 +102,31 @@ def check(regions):
 
 def image(plan_, matrix, b):
     """``(memory, regions)``: the bytes of a run's memory (the output's zeroed) and its
-    :func:`layout`."""
+    :func:`layout`. For SpMTTKRP ``matrix`` is the tensor and ``b`` the factors ``(B,
+    C)``."""
     c = plan_.config
-    a = sp.csr_array(matrix)
-    b = np.asarray(b, dtype=np.int64).reshape(a.shape[1], -1)
-    regions = layout(plan_, a.nnz)
+    if plan_.mttkrp:
+        coo = accel_plan.tensor_image(matrix, c)
+        factors = [np.asarray(f, dtype=np.int64) for f in b]
+        stored = {"a_rowptr": coo.i, "a_colid": coo.col, "a_kid": coo.k,
+                  "a_values": coo.bits.astype(np.int64)}
+        nnz, b = len(coo.i), factors[0]
+    else:
+        a = sp.csr_array(matrix)
+        b = np.asarray(b, dtype=np.int64).reshape(a.shape[1], -1)
+        stored = {"a_rowptr": a.indptr, "a_colid": a.indices,
+                  "a_values": a.data.astype(np.int64) & ((1 << c.dw) - 1)}
+        nnz = a.nnz
+    regions = layout(plan_, nnz)
     end = max(r.base + r.size for r in regions.values())
     memory = np.zeros(-(-end // PAGE) * PAGE, dtype=np.uint8)
     contents = {
-        "a_rowptr": a.indptr, "a_colid": a.indices,
-        "a_values": a.data.astype(np.int64) & ((1 << c.dw) - 1),
+        **stored,
         "b": wire.mlu_words(_b_rows(plan_, b), c.cols, c.vlen, c.dw),
         "tiles": accel_plan.tile_words(plan_),
     }
+    if plan_.mttkrp:
+        contents["c"] = wire.mlu_words(_b_rows(plan_, factors[1]), c.cols, c.vlen, c.dw)
     for name, values in contents.items():
         region = regions[name]
         _put(memory, region, values)
@@ -161,20 +179,25 @@ def registers(plan_, regions):
     """The run's register values (``{name: value}``, :mod:`~sparseforge.sw.regmap`'s RW
     registers) for its ``regions``."""
     c = plan_.config
-    kernel = wire.TensaurusKernel.MV if plan_.mv else wire.TensaurusKernel.MM
+    kernel = wire.TensaurusKernel[{"spmm": "MM", "spmv": "MV",
+                                   "spmttkrp": "MTTKRP"}[plan_.kernel]]
     values = {"kernel": int(kernel), "passes": plan_.passes,
               "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count,
               "b_panel": plan_.shape[1] * c.tlen * regions["b"].word,
               "out_panel": plan_.shape[0] * c.tlen * c.cols * regions["out"].word}
-    for name in ("a_rowptr", "a_colid", "a_values", "b", "out"):
-        values[f"{name}_base"] = regions[name].base
-        values[f"{name}_size"] = regions[name].size
+    if plan_.mttkrp:
+        values |= {"c_panel": plan_.shape[2] * c.tlen * regions["c"].word,
+                   "c_rows": plan_.shape[2]}
+    for name in regions:
+        if name != "tiles":
+            values[f"{name}_base"] = regions[name].base
+            values[f"{name}_size"] = regions[name].size
     return values
 
 
 def output(plan_, memory, regions):
     """Y (``M x N``, int64) read from the output region of ``memory``."""
-    c, (m, _) = plan_.config, plan_.shape
+    c, m = plan_.config, plan_.shape[0]
     region = regions["out"]
     words = from_bytes(memory[region.base:region.base + region.size], region.word)
     values = wire.tensaurus_out_values(words.astype(object), c.vlen, c.acc_width)

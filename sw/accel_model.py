@@ -101,7 +101,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import accel_image, ciss, ciss_csr, wire
+from . import accel_image, accel_plan, ciss, ciss_csr, wire
 from .accel_image import ADDR_WIDTH
 from .dram import DDR4_2400, Geometry
 
@@ -190,10 +190,52 @@ def _windows(band, tiles):
                              np.array([t.k1 for t in tiles], dtype=np.int64), first)
 
 
+def _image(plan_, matrix):
+    """A as the converter reads it: CSR (:func:`~sparseforge.sw.ciss_csr.csr_image`), or
+    SpMTTKRP's tensor as COO (a :class:`~sparseforge.sw.ciss_csr.CooImage`, whose
+    ``row_ptr`` and ``col`` are its slices' and j ids, as CSR's to the pre-pass)."""
+    c = plan_.config
+    if plan_.mttkrp:
+        return accel_plan.tensor_image(matrix, c)
+    return ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
+
+
+def _tensor_traffic(plan_, image):
+    """:func:`traffic` of SpMTTKRP: the cluster counter's i ids
+    (:func:`~sparseforge.sw.ciss_csr.coo_pointer_reads`) where CSR reads row pointers,
+    the lanes' j ids, k ids and values, C's K rows with every tile's B rows."""
+    c = plan_.config
+    words = dict.fromkeys(("tiles", "a_prepass", "a_lanes", "b", "c"), 0)
+    jobs = []
+    for band, passes in _converted(plan_):
+        words["tiles"] += len(band.inputs) * plan_.passes
+        words["b"] += sum((t.k1 - t.k0) * c.tlen for t in band.inputs) * plan_.passes
+        words["c"] += len(band.inputs) * plan_.shape[2] * c.tlen * plan_.passes
+        for tiles in passes:
+            if tiles:
+                jobs.append(_windows(band, tiles))
+                words["a_prepass"] += len(ciss_csr.prepass_reads(image, jobs[-1])[0])
+                words["a_lanes"] += sum(_nnz(image, band, t) for t in tiles)
+    ids = ciss_csr.coo_pointer_reads(image, ciss_csr.TileJobs(*(
+        np.concatenate([getattr(j, f) for j in jobs]) for f in ("i0", "rows", "k0", "k1",
+                                                               "first"))))
+    index, mlu = wire.word_bytes(c.iw), wire.word_bytes(c.cols * c.vlen * c.dw)
+    reads = {"tiles": words["tiles"] * wire.word_bytes(wire.width(wire.ACCEL_TILE)),
+             "a_rowptr": len(ids) * index, "a_prepass": words["a_prepass"] * index,
+             "a_colid": words["a_lanes"] * index, "a_kid": words["a_lanes"] * index,
+             "a_values": words["a_lanes"] * wire.word_bytes(c.dw),
+             "b": words["b"] * mlu, "c": words["c"] * mlu}
+    writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes
+              * wire.word_bytes(c.vlen * c.acc_width)}
+    return reads, writes
+
+
 def traffic(plan_, matrix):
     """``(reads, writes)``: the bytes the run reads and writes, by region (exact)."""
     c = plan_.config
-    image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
+    image = _image(plan_, matrix)
+    if plan_.mttkrp:
+        return _tensor_traffic(plan_, image)
     tile_bytes = wire.word_bytes(wire.width(wire.ACCEL_TILE))
     mlu_bytes = wire.word_bytes(c.cols * c.vlen * c.dw)
     out_bytes = wire.word_bytes(c.vlen * c.acc_width)
@@ -225,6 +267,8 @@ def _b_words(plan_, tile):
     kn = tile.k1 - tile.k0
     if plan_.mv:
         return -(-kn // wire.mv_layout(plan_.config.vlen)[0])
+    if plan_.mttkrp:                                # and C's K rows
+        return (kn + plan_.shape[2]) * plan_.config.tlen
     return kn * plan_.config.tlen
 
 
@@ -250,18 +294,21 @@ class _Stream:
         def __init__(self, pes):
             self.pes = pes
 
-    def __init__(self, slices, count, pes):
+    def __init__(self, slices, count, pes, fibers=None):
         self.slices, self.count, self.wire = slices, count, self._Wire(pes)
+        self.fibers = np.zeros_like(count) if fibers is None else fibers
         self.pe, self.start, self.entries = ciss.schedule(count + 1, pes)
 
     def lane_cycles(self, tlen):
         """The busiest PE row's cycles: ``tlen`` a nonzero and a slice's drain, one a
-        header that ends nothing or an idle entry."""
+        header that ends nothing or an idle entry; in SpMTTKRP ``tlen`` more a fiber
+        (its ``OSR += TSR * B[j]``)."""
         pes = self.wire.pes
         nnz = np.bincount(self.pe, weights=self.count, minlength=pes)
         slices = np.bincount(self.pe, minlength=pes)
+        fibers = np.bincount(self.pe, weights=self.fibers, minlength=pes)
         idle = self.entries - nnz - slices
-        return int((tlen * (nnz + slices) + idle).max()) if len(self.slices) else 0
+        return int((tlen * (nnz + slices + fibers) + idle).max()) if len(self.slices) else 0
 
 
 def _streams(image, band, pes):
@@ -274,11 +321,24 @@ def _streams(image, band, pes):
     tile = np.searchsorted(bounds, image.col[lo:hi], side="right")
     key, count = np.unique(tile * band.rows + row, return_counts=True)
     which, rows = np.divmod(key, band.rows)
+    fibers = _fibers(image, lo, hi, tile * band.rows + row, key)
     out = []
     for n in range(len(band.inputs)):
         mine = which == n
-        out.append(_Stream(rows[mine], count[mine], pes))
+        out.append(_Stream(rows[mine], count[mine], pes,
+                           None if fibers is None else fibers[mine]))
     return out
+
+
+def _fibers(image, lo, hi, slot, key):
+    """A tensor's fibers (distinct j) in each slice of a tile, ``key`` its slices'
+    ``slot`` s (sorted) among the band's elements ``[lo, hi)``; None for a matrix."""
+    if getattr(image, "k", None) is None:
+        return None
+    col = image.col[lo:hi]
+    new = np.ones(len(col), dtype=bool)
+    new[1:] = (col[1:] != col[:-1]) | (slot[1:] != slot[:-1])
+    return np.bincount(np.searchsorted(key, slot[new]), minlength=len(key))
 
 
 START = 4
@@ -335,6 +395,12 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
     order, per_row = ciss_csr.prepass_reads(image, jobs)
     cycles = ciss_csr.tile_cycles(image, jobs, streams)
+    ids = _cluster_counts(image, band) if getattr(image, "k", None) is not None else None
+    if ids is not None:                             # a tensor's band pointers, read slower
+        hit = SAME_BURST * (1 - 1 / burst) if burst else 0.0     # ids burst after burst
+        late_ptr = ids * (2 + wait - hit) - (band.rows + 2)
+        heads = heads + late_ptr * jobs.first
+        cycles = cycles + late_ptr * jobs.first
     terms = (ROW_QUEUE, SAME_BURST, burst) if burst else ()
     waits = _prepass_waits(order, per_row, wait, *terms)
     out = {}
@@ -343,10 +409,17 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
         decided = head + np.cumsum(costs[n] + waits[n]) - 1
         late = waits[n].sum() + wait * (1 + jobs.first[n])
         first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
-        reads = (band.rows + 1) * jobs.first[n] + per_row[n].sum() \
-            + 2 * streams[n].count.sum()
+        reads = (band.rows + 1 if ids is None else ids) * jobs.first[n] \
+            + per_row[n].sum() + (2 if ids is None else 3) * streams[n].count.sum()
         out[id(t)] = (float(cycles[n] + late), float(first), int(reads))
     return out
+
+
+def _cluster_counts(image, band):
+    """The i ids the converter's cluster counter reads for a tensor's band: its elements
+    and the first past it (if any), one at a time, a round trip each."""
+    lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
+    return int(hi - lo + (hi < len(image.col)))
 
 
 MISS = 14.0
@@ -424,14 +497,14 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     c = plan_.config
     L, rate = memory.latency, memory.rate
     ordered = memory.ordered                        # an in-order port's round trip
-    image = ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
+    image = _image(plan_, matrix)
     reads, writes = traffic(plan_, matrix)
     beats = _beats(c.cols * c.vlen * c.dw, data)    # an MLU word's beats of R
     read_gap = max(beats / rate, L / tags + memory.queue / rate)  # cycles a word
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
     ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if memory.burst else 0
-    misses = iter(_row_misses(plan_, image) if memory.burst else [])
+    misses = iter(_row_misses(plan_, image) if memory.burst and not plan_.mttkrp else [])
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0

@@ -16,6 +16,16 @@ Its sequencer walks a loop nest the host lays out here:
   stream the converter makes of the window ``A[I, k0:k1]``, rows numbered from the
   band's first, columns from ``k0``.
 
+SpMTTKRP (``Y[i] = sum_{j,k} T[i,j,k] B[j] * C[k]``, Tensaurus §5.2) runs on a build of
+``order`` 3 (:attr:`AccelConfig.order`) with the tensor stored as COO sorted by ``(i, j,
+k)``: bands of slices and passes over the rank's panels as SpMM's (a pass ``R`` of the
+rank), windows of ``spm_rows`` over j (B's rows, operand 1), a slice's part of a window
+one run of its elements; C's ``K`` rows load whole with every tile (operand 0), so ``K``
+must fit a scratchpad (:func:`plan` refuses it otherwise, in one line: a window over k
+would cut every fiber). A band's CISS entries are counted as SpMM's with j for the
+column (:class:`BandEntries` of the tensor's ``(i, j)`` pattern, repeats kept: each is a
+nonzero of its own), and a dense slice holds ``J * K`` of them.
+
 SpMV runs on Tensaurus's own SpMV mapping (Section 5.2.4, the ``MV`` kernel of
 :class:`~sparseforge.sw.wire.TensaurusKernel`), not as SpMM of one column (a whole
 ``R``-wide row of B a nonzero, ``R - 1`` of its lanes computing zeros): b is broadcast
@@ -60,12 +70,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from . import swiftiles, tensaurus_job, wire
+from . import ciss_csr, swiftiles, tensaurus_job, wire
 from .occupancy import first_of_runs
 
-KERNELS = ("spmm", "spmv")
-"""The kernels a run takes (:data:`~sparseforge.sw.wire.TensaurusKernel`'s ``MM`` and
-``MV``)."""
+KERNELS = ("spmm", "spmv", "spmttkrp")
+"""The kernels a run takes (:data:`~sparseforge.sw.wire.TensaurusKernel`'s ``MM``, ``MV``
+and ``MTTKRP``)."""
 
 POLICIES = ("uniform", "prescient", "swiftiles")
 """The tiling policies (Tailors §4) that size A's bands (:func:`bands_of`)."""
@@ -89,6 +99,7 @@ class AccelConfig:
     dw: int = 16
     iw: int = 16
     acc_width: int = 32
+    order: int = 2
 
     @property
     def width(self):
@@ -99,7 +110,8 @@ class AccelConfig:
     def entry_bytes(self):
         """Bytes a CISS entry is stored in (``pes`` lanes, a memory word's whole bytes):
         what a refetched entry costs in traffic."""
-        return wire.word_bytes(wire.CissWire(self.pes, self.dw, self.iw, order=2).entry_width)
+        return wire.word_bytes(wire.CissWire(self.pes, self.dw, self.iw,
+                                             self.order).entry_width)
 
     @property
     def macs(self):
@@ -174,13 +186,23 @@ class AccelPlan:
         return self.kernel == "spmv"
 
     @property
+    def mttkrp(self):
+        """SpMTTKRP: ``shape`` is the tensor's ``(I, J, K)``, windows over j."""
+        return self.kernel == "spmttkrp"
+
+    @property
     def b_words(self):
-        """Words of B (MLU words) in memory: each pass's panel of K rows of ``tlen``
-        words; in SpMV b's ``ceil(K / per)`` rows of one word."""
+        """Words of B (MLU words) in memory: each pass's panel of K rows (SpMTTKRP: J)
+        of ``tlen`` words; in SpMV b's ``ceil(K / per)`` rows of one word."""
         c, k = self.config, self.shape[1]
         if self.mv:
             return -(-k // wire.mv_layout(c.vlen)[0])
         return self.passes * k * c.tlen
+
+    @property
+    def c_words(self):
+        """Words of C in memory (SpMTTKRP; else 0): each pass's panel of its K rows."""
+        return self.passes * self.shape[2] * self.config.tlen if self.mttkrp else 0
 
     @property
     def band_rows(self):
@@ -254,6 +276,8 @@ class BandEntries:
     col: np.ndarray
     pes: int
     span: int
+    depth: int = 1
+    """Nonzeros a column holds in a dense row: 1, or a tensor's K (its j's fiber)."""
 
     @classmethod
     def of(cls, matrix, pes, span):
@@ -306,7 +330,7 @@ def uniform_bands(entries, depth, cap):
     every window, each ``columns + 1`` entries: ``ceil(h / pes) * (K + windows)``."""
     start = time.perf_counter()
     k = entries.shape[1]
-    dense = k + -(-k // entries.span)
+    dense = k * entries.depth + -(-k // entries.span)
     height = max(1, min(cap, entries.pes * (depth // dense)))
     tiling = swiftiles.Tiling("uniform", (k, height), time.perf_counter() - start)
     return *grid(height, 0, entries.shape[0]), tiling
@@ -402,6 +426,8 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     plan` refuses them. ``progress(done, total)`` is called after each band."""
     if kernel not in KERNELS:
         raise ParameterError(f"--kernel {kernel}: expected one of {', '.join(KERNELS)}")
+    if kernel == "spmttkrp":
+        return _plan_mttkrp(matrix, b, policy, config, seed, progress)
     a = sp.csr_array(matrix)
     b = np.asarray(b)
     if kernel == "spmv" and b.ndim != 1 and b.shape[1:] != (1,):
@@ -416,7 +442,7 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     span = config.spm_rows * per
     counter = BandEntries.of(a, config.pes, span)
     starts, heights, tiling = _bands(counter, policy, config, seed=seed)
-    limit = 1 << next(f.width for f in wire.ACCEL_TILE if f.name == "kn")
+    limit = _KN_LIMIT
     if kernel == "spmv" and min(config.spm_rows * per, a.shape[1]) >= limit:
         raise ParameterError(f"--spm-rows {config.spm_rows}: spmv's windows of "
                              f"{config.spm_rows * per} columns of A (b's {per} values a "
@@ -425,6 +451,18 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
     tensaurus_job._check_bits(a.data, config.dw, "A", "dw")
     tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
+    bands = _bands_of(counter, starts, heights, span, a.shape[1], progress)
+    return AccelPlan(config, a.shape, b.shape[1], bands, -(-b.shape[1] // R), tiling,
+                     golden, kernel)
+
+
+_KN_LIMIT = 1 << next(f.width for f in wire.ACCEL_TILE if f.name == "kn")
+
+
+def _bands_of(counter, starts, heights, span, columns, progress):
+    """The :class:`Band` s of the bands ``starts``, ``heights``: each its nonempty windows
+    of ``span`` of the ``columns`` (an input tile each), a band of no nonzeros one empty
+    tile."""
     entries = {}
     for n, w, count in zip(*(x.tolist() for x in counter.windows(starts, heights)),
                            strict=True):
@@ -435,14 +473,60 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
         inputs, offset = [], 0
         for t, (w, count) in enumerate(windows.items()):
             k0 = w * span
-            k1 = min(k0 + span, a.shape[1]) if count else 0
+            k1 = min(k0 + span, columns) if count else 0
             inputs.append(InputTile(k0, k1, count, offset, t == len(windows) - 1))
             offset += count
         bands.append(Band(i0, rows, tuple(inputs)))
         if progress:
             progress(n + 1, len(starts))
-    return AccelPlan(config, a.shape, b.shape[1], tuple(bands), -(-b.shape[1] // R), tiling,
-                     golden, kernel)
+    return tuple(bands)
+
+
+def tensor_image(tensor, config):
+    """The :class:`~sparseforge.sw.ciss_csr.CooImage` of a 3-D tensor as the build of
+    ``config`` reads it (COO sorted by ``(i, j, k)``, stored zeros dropped)."""
+    from .accel_image import ADDR_WIDTH
+
+    return ciss_csr.coo_image(tensor, config.dw, config.iw, ADDR_WIDTH)
+
+
+def _plan_mttkrp(tensor, factors, policy, config, seed, progress):
+    """:func:`plan` of SpMTTKRP: ``tensor`` a 3-D :class:`~sparseforge.sw.formats.
+    Tensor`, ``factors`` ``(B, C)`` (J x R and K x R integers)."""
+    if getattr(tensor, "ndim", None) != 3:
+        raise ParameterError("spmttkrp takes a 3-D tensor (.tns), not "
+                             f"{getattr(tensor, 'ndim', 2)} modes")
+    if config.order != 3:
+        raise ParameterError(f"spmttkrp runs on a build of order 3, not {config.order}")
+    if len(factors) != 2:
+        raise ParameterError(f"spmttkrp takes two factors, B and C, not {len(factors)}")
+    b, c = (np.asarray(f) for f in factors)
+    _, J, depth = tensor.shape
+    for name, f, rows in (("B", b, J), ("C", c, depth)):
+        if f.ndim != 2 or f.shape[0] != rows or f.shape[1] == 0:
+            raise ParameterError(f"{name} is {f.shape}: expected ({rows}, R) with R >= 1 "
+                                 f"for the tensor of shape {tuple(tensor.shape)}")
+    if b.shape[1] != c.shape[1]:
+        raise ParameterError(f"B's rank {b.shape[1]} and C's {c.shape[1]} differ")
+    if depth > config.spm_rows:
+        raise ParameterError(f"--spm-rows {config.spm_rows}: C's {depth} rows must fit a "
+                             "scratchpad (SpMTTKRP windows go over j; C loads whole)")
+    image = tensor_image(tensor, config)
+    if not len(image.i):
+        raise ParameterError(f"the tensor {tuple(tensor.shape)} has no nonzeros")
+    span = min(config.spm_rows, _KN_LIMIT - 1)
+    counter = BandEntries((tensor.shape[0], J), image.row_ptr, image.col, config.pes, span,
+                          depth=depth)
+    starts, heights, tiling = _bands(counter, policy, config, seed=seed)
+    R = config.width
+    values = tensor.values[tensor.values != 0]
+    tensaurus_job._check_bits(values, config.dw, "the tensor", "dw")
+    for name, f in (("B", b), ("C", c)):
+        tensaurus_job._check_bits(f, config.dw, name, "dw")
+    golden = tensaurus_job._golden("mttkrp", tensor, [b, c], config.acc_width)
+    bands = _bands_of(counter, starts, heights, span, J, progress)
+    return AccelPlan(config, tuple(tensor.shape), b.shape[1], bands, -(-b.shape[1] // R),
+                     tiling, golden, "spmttkrp")
 
 
 def _golden(a, b, config):
@@ -483,13 +567,15 @@ def describe(plan_):
 @dataclass(frozen=True)
 class Bases:
     """Word addresses of a run's regions as the sequencer takes them: the tile list,
-    B's first panel and the words between panels, the output's likewise."""
+    B's first panel and the words between panels, the output's and C's likewise."""
 
     tiles: int = 0
     b: int = 0
     b_panel: int = 0
     out: int = 0
     out_panel: int = 0
+    c: int = 0
+    c_panel: int = 0
 
 
 def jobs(plan_, bases=Bases()):
@@ -513,10 +599,16 @@ def jobs(plan_, bases=Bases()):
                                  "entries": t.entries, "closes": int(t.closes)})
             for t in band.inputs:
                 panel = bases.b + p * bases.b_panel
-                b_rows = ({"base0": 0, "rows0": 0, "base1": panel + t.k0 // per,
-                           "rows1": -(-(t.k1 - t.k0) // per)} if plan_.mv else
-                          {"base0": panel + t.k0 * c.tlen, "rows0": t.k1 - t.k0,
-                           "base1": 0, "rows1": 0})
+                if plan_.mv:
+                    b_rows = {"base0": 0, "rows0": 0, "base1": panel + t.k0 // per,
+                              "rows1": -(-(t.k1 - t.k0) // per)}
+                elif plan_.mttkrp:
+                    b_rows = {"base0": bases.c + p * bases.c_panel,
+                              "rows0": plan_.shape[2], "base1": panel + t.k0 * c.tlen,
+                              "rows1": t.k1 - t.k0}
+                else:
+                    b_rows = {"base0": panel + t.k0 * c.tlen, "rows0": t.k1 - t.k0,
+                              "base1": 0, "rows1": 0}
                 computes.append({
                     "tensor_base": t.offset, "entries": t.entries, "dense": 0, "jn": 0,
                     "kn": 0, **b_rows,

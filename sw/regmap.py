@@ -80,15 +80,16 @@ REGISTERS = (
     Register("start", 0x04, "W1", 1, 0, "write 1 to start a run"),
     Register("kernel", 0x08, "RW", 2, 0, f"the kernel: {_KERNELS}; a matrix run is MM "
                                          "(SpMM) or MV (SpMV: b broadcast, the first PE "
-                                         "column computing)"),
+                                         "column computing), a tensor run (a build of "
+                                         "order 3) MTTKRP (SpMTTKRP)"),
     Register("cycles", 0x0C, "RO", 32, 0, "cycles of the last run (or of this one so far)"),
     Register("bytes_read", 0x10, "RO", 32, 0, "bytes read from memory by the last run"),
     Register("bytes_written", 0x14, "RO", 32, 0, "bytes written to memory by the last run"),
     Register("refetched", 0x18, "RO", 32, 0, "CISS entries the last run converted again for "
                                              "an overbooked Tailor (Tailors Sec. 3)"),
-    *_operand(0x20, "a_rowptr", "A's row pointers (CSR)"),
-    *_operand(0x28, "a_colid", "A's column ids (CSR)"),
-    *_operand(0x30, "a_values", "A's values (CSR)"),
+    *_operand(0x20, "a_rowptr", "A's row pointers (CSR), or a tensor's i ids (COO)"),
+    *_operand(0x28, "a_colid", "A's column ids (CSR), or a tensor's j ids (COO)"),
+    *_operand(0x30, "a_values", "A's values (CSR), or a tensor's (COO)"),
     *_operand(0x38, "b", "the dense operand B"),
     *_operand(0x40, "c", "the dense operand C (SpMTTKRP)"),
     *_operand(0x48, "out", "the output"),
@@ -97,6 +98,10 @@ REGISTERS = (
     Register("passes", 0x58, "RW", 16, 0, "passes over B's columns, R columns a pass"),
     Register("b_panel", 0x5C, "RW", 32, 0, "bytes from one of B's panels of R columns to the next"),
     Register("out_panel", 0x60, "RW", 32, 0, "bytes from one of the output's panels to the next"),
+    *_operand(0x64, "a_kid", "a tensor's k ids (COO, SpMTTKRP)"),
+    Register("c_panel", 0x6C, "RW", 32, 0, "bytes from one of C's panels of R columns to the "
+                                           "next (SpMTTKRP)"),
+    Register("c_rows", 0x70, "RW", 17, 0, "C's rows, K, every tile loads (SpMTTKRP)"),
 )
 
 STATUS = "status"

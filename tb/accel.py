@@ -53,12 +53,13 @@ def params_of(config):
     return {"pes": config.pes, "cols": config.cols, "vlen": config.vlen, "tlen": config.tlen,
             "spm_rows": config.spm_rows, "out_rows": config.out_rows, "depth": config.depth,
             "fifo": config.fifo, "dw": config.dw, "iw": config.iw,
-            "acc_width": config.acc_width}
+            "acc_width": config.acc_width, "order": config.order}
 
 
 def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
-    """Run ``plan`` (of ``matrix @ b``) through ``dut`` (an ``accel``) on Amaranth's
-    simulator: the :class:`AccelRun`. A run not done after ``limit`` reads of ``status``
+    """Run ``plan`` (of ``matrix @ b``; SpMTTKRP's of a tensor ``matrix`` and factors
+    ``b``, ``(B, C)``) through ``dut`` (an ``accel``) on Amaranth's simulator: the
+    :class:`AccelRun`. A run not done after ``limit`` reads of ``status``
     (a few cycles each) fails."""
     from amaranth.sim import Simulator
 

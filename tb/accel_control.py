@@ -45,7 +45,9 @@ class AccelControlBench(Bench):
                              strict=True)}
         config = {"tiles_base": bases.tiles, "tiles_count": len(words),
                   "passes": plan.passes, "b_base": bases.b, "b_panel": bases.b_panel,
-                  "out_base": bases.out, "out_panel": bases.out_panel, "mv": int(plan.mv)}
+                  "out_base": bases.out, "out_panel": bases.out_panel, "mv": int(plan.mv),
+                  "mttkrp": int(plan.mttkrp), "c_base": bases.c, "c_panel": bases.c_panel,
+                  "c_rows": plan.shape[2] if plan.mttkrp else 0}
         config = Codec(component.config.shape()).pack(config)
         self.drivers = [Static("config", config), StartPulses(runs),
                         DramPort("tiles", image, self.codecs),

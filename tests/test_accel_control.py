@@ -91,3 +91,25 @@ def test_converter_feed_flags_a_count_unlike_the_hosts():
     bench = ConverterFeedBench(_feed(), FEED_JOBS, seed_from_env(4), counts=[3, 0, 1, 1])
     pysim(bench)
     assert bench.error
+
+
+def test_spmttkrp_loads_c_whole_as_operand_0_and_b_windows_as_operand_1():
+    """A tensor's bands (windows of 8 over j) with passes and an overbooked Tailor: each
+    tile loads C's panel of the pass, all K rows, as operand 0 and its window's rows of
+    B's panel as operand 1."""
+    from sparseforge.sw.formats import Tensor
+
+    rng = np.random.default_rng(5)
+    dense = rng.integers(1, 9, (13, 20, 6)) * (rng.random((13, 20, 6)) < 0.15)
+    coords = np.argwhere(dense)
+    t = Tensor(coords, dense[tuple(coords.T)], dense.shape)
+    config = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=8, out_rows=6, depth=16,
+                         fifo=4, order=3)
+    factors = (rng.integers(-3, 4, (20, 5)), rng.integers(-3, 4, (6, 5)))
+    plan = accel_plan.plan(t, factors, "prescient", config, kernel="spmttkrp")
+    assert plan.passes == 3 and plan.overbooked > 0
+    bases = Bases(tiles=5, b=100, b_panel=80, out=7000, out_panel=300, c=2000, c_panel=12)
+    computes = accel_plan.jobs(plan, bases)[2]
+    assert {(c["base0"] - 2000) % 12 for c in computes} == {0}
+    assert {c["rows0"] for c in computes} == {6}
+    _run(plan, seed=7, bases=bases)

@@ -37,11 +37,11 @@ def test_the_map_is_well_formed_and_the_accelerators_first_draft():
 
 
 @pytest.mark.parametrize("change, legal", [
-    (dict(offset=0x64), True), (dict(offset=0x66), False), (dict(offset=0x60), False),
+    (dict(offset=0x74), True), (dict(offset=0x76), False), (dict(offset=0x70), False),
     (dict(width=32), True), (dict(width=33), False), (dict(reset=3), True),
     (dict(reset=4), False), (dict(access="WO"), False), (dict(name="status"), False)])
 def test_check_refuses_the_first_bad_register(change, legal):
-    extra = regmap.Register("spare", 0x68, "RW", 2, 0, "a spare register")
+    extra = regmap.Register("spare", 0x78, "RW", 2, 0, "a spare register")
     registers = (*regmap.REGISTERS, dataclasses.replace(extra, **change))
     if legal:
         regmap.check(registers)

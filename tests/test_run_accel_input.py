@@ -126,7 +126,7 @@ def test_the_smallest_buffers_are_accepted_and_the_next_refused(
         assert option in _refused(tmp_path, capsys, benches, *options)
 
 
-@pytest.mark.parametrize("option, value", [("--kernel", "spmttkrp"), ("--tiling", "best")])
+@pytest.mark.parametrize("option, value", [("--kernel", "spttmc"), ("--tiling", "best")])
 def test_an_unknown_kernel_or_policy_is_one_line(tmp_path, capsys, benches, option, value):
     """click's choice refuses them; the command line says it in one line, the choices
     named."""

@@ -5,7 +5,8 @@ The host writes the run's registers over AXI4-Lite (:mod:`sparseforge.sw.regmap`
 its memory (:mod:`sparseforge.sw.accel_image`): A as CSR, B in panels, the tile list
 (:mod:`sparseforge.sw.accel_plan`). On ``start`` the accelerator computes ``Y = A B``
 (SpMM), or ``y = A b`` (SpMV, on Tensaurus's own SpMV mapping, the ``MV`` kernel),
-through one AXI4 master:
+or, on a build of ``order`` 3, ``Y[i] = sum_{j,k} T[i,j,k] B[j] * C[k]`` (SpMTTKRP,
+Tensaurus §5.2's MTTKRP mapping) of a tensor stored as COO, through one AXI4 master:
 
 - the **sequencer** (:class:`~sparseforge.hw.accel_control.AccelControl`) walks the tile
   list band by band and pass by pass over B's column panels;
@@ -21,13 +22,30 @@ through one AXI4 master:
   entries from the Tailor as from memory, B's rows through the master (the MLU), and
   its MSU writes each band's panel of Y back through the master.
 
+**SpMTTKRP** (``order`` 3). The tensor is stored as COO sorted by ``(i, j, k)``: four
+arrays (i ids at ``a_rowptr``, j ids at ``a_colid``, k ids at ``a_kid``, values), the
+form FROSTT's files and most tensor libraries keep, so the host copies it as it is.
+CSF would hand the converter its slice pointers directly, but its fiber level would be a
+second pointer array each lane walks, and MINT converts COO with the units it already
+has: the converter's tensor mode (:class:`~sparseforge.hw.convert_ciss.CooPointers`, a
+cluster counter over the i ids) makes each band's slice pointers, the pre-pass counts a
+window's j ids as it counts a CSR's column ids, and each lane reads ``{j, k, value}``
+through a :class:`~sparseforge.hw.stream_units.Zip` of three arrays. Tiles are SpMM's:
+bands of slices (the MSU's rows), sized by the tiling policy in CISS entries and held
+in the Tailor across the passes over the rank's panels; windows go over j (B's rows,
+loaded per tile as SpMM's B), within a slice contiguous in ``(i, j, k)`` order, while
+C's ``K`` rows load whole with every tile (the host refuses a C the scratchpads do not
+hold: a window over k would cut every fiber, its elements no longer one run a lane
+reads).
+
 The register file's ``status`` says busy, done and error (an AXI error response, or a
 converter count unlike the tile list's); ``cycles``, ``bytes_read``, ``bytes_written``
 and ``refetched`` count the run.
 
 Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.axi_master`):
-in order, the tile list, the row pointers, the pre-pass's column ids, and each lane's
-column ids and values; tagged, the MLU's reads; writes, the MSU's.
+in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's column ids
+(j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
+tagged, the MLU's reads; writes, the MSU's.
 """
 
 from amaranth.hdl import Module
@@ -35,6 +53,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from ...core.errors import ParameterError
 from ...core.params import Param, check_params
 from ...core.registry import block
 from ...sw import wire
@@ -53,6 +72,9 @@ MOST_PES = (PORTS - 3) // 2
 """The most PE rows: the AXI master's in-order read ports are the tile list's, the row
 pointers', the pre-pass's column ids' and a column id and a value port a PE row."""
 
+MOST_TENSOR_PES = (PORTS - 3) // 3
+"""The most PE rows of a build of ``order`` 3: a j id, a k id and a value port a PE row."""
+
 
 @block("accel")
 class Accel(wiring.Component):
@@ -68,6 +90,8 @@ class Accel(wiring.Component):
     dw, iw, acc_width : bits of a value, an index, an accumulator.
     tags : reads in flight of each tagged unit (the TLU's, the MLU's).
     data : bits of the AXI data bus.
+    order : 2 for matrices (SpMM, SpMV; A as CSR), 3 for 3-D tensors (SpMTTKRP; T as
+        COO, at most :data:`MOST_TENSOR_PES` PE rows).
 
     Members
     -------
@@ -88,7 +112,8 @@ class Accel(wiring.Component):
               Param("iw", 16, 4, 32, "bits of an index"),
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("tags", 8, 2, 64, "reads in flight of each tagged unit", pow2=True),
-              Param("data", 64, 32, 512, "bits of the AXI data bus", pow2=True))
+              Param("data", 64, 32, 512, "bits of the AXI data bus", pow2=True),
+              Param("order", 2, 2, 3, "2: matrices (CSR); 3: tensors (COO, SpMTTKRP)"))
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -97,34 +122,41 @@ class Accel(wiring.Component):
         v = check_params(self.PARAMS, params)
         for name, value in v.items():
             setattr(self, name, value)
-        A, P = self.ADDR, self.pes
-        entry = ciss_entry_layout(P, self.dw, self.iw, order=2).size
+        A, P, order = self.ADDR, self.pes, self.order
+        if order == 3 and P > MOST_TENSOR_PES:
+            raise ParameterError(f"pes={P}: a build of order 3 takes at most "
+                                 f"{MOST_TENSOR_PES} PE rows (three in-order read ports "
+                                 "a row)")
+        entry = ciss_entry_layout(P, self.dw, self.iw, order).size
         self.chunks = self.tlen * self.cols
         self.regs = RegisterFile(addr_width=8)
         self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, self.vlen,
                                     A, self.iw, ceil_log2(self.tile))
         self.feed = ConverterFeed(A, self.iw, self.out_rows, entry)
         self.converter = CsrTileToCiss(pes=P, dw=self.dw, iw=self.iw, addr_width=A,
-                                       band=self.out_rows)
+                                       band=self.out_rows, order=order)
         self.held = HeldTile(addr_width=A, depth=self.depth, width=entry, fifo=self.fifo,
                              tile=self.tile, tags=self.tags)
         self.tensaurus = Tensaurus(rows=P, cols=self.cols, vlen=self.vlen, tlen=self.tlen,
-                                   dw=self.dw, iw=self.iw, acc_width=self.acc_width, order=2,
+                                   dw=self.dw, iw=self.iw, acc_width=self.acc_width, order=order,
                                    tags=self.tags, spm_rows=self.spm_rows,
                                    out_rows=self.out_rows, addr_width=A)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32),
                                 self.tensaurus.stats.payload.shape())
-        self.widths = {"tiles": wire.width(wire.ACCEL_TILE), "rowptr": A, "colid": self.iw,
+        self.widths = {"tiles": wire.width(wire.ACCEL_TILE),
+                       "rowptr": self.iw if order == 3 else A, "colid": self.iw,
                        "value": self.dw, "mlu": self.cols * self.vlen * self.dw,
                        "out": self.vlen * self.acc_width}
-        ordered = (self.widths["tiles"], A, self.iw, *(self.iw,) * P, *(self.dw,) * P)
+        self.fields = {f.name: f.width for f in wire.element_entry(self.iw, self.dw, order)}
+        ordered = (self.widths["tiles"], self.widths["rowptr"], self.iw,
+                   *(width for width in self.fields.values() for _ in range(P)))
         self.master = AxiMaster(
             widths={"tagged": (self.widths["mlu"],), "ordered": ordered,
                     "write": (self.widths["out"],)},
             reads=1, ordered=len(ordered), writes=1, addr_width=A, tag=ceil_log2(self.tags),
             data=self.data)
         self.offsets = [Offset(A, width) for width in ordered[1:]]
-        self.zips = [Zip(A, {"col": self.iw, "value": self.dw}) for _ in range(P)]
+        self.zips = [Zip(A, self.fields) for _ in range(P)]
         super().__init__({
             "s_axil": In(pins(AxiLiteSignature(8, 32))),
             "m_axi": Out(self.master.signature.members["m_axi"].signature),
@@ -152,6 +184,9 @@ class Accel(wiring.Component):
             cfg.out_base.eq(r.out_base >> shift["out"]),
             cfg.out_panel.eq(r.out_panel >> shift["out"]),
             cfg.mv.eq(r.kernel == wire.TensaurusKernel.MV),
+            cfg.mttkrp.eq(r.kernel == wire.TensaurusKernel.MTTKRP),
+            cfg.c_base.eq(r.c_base >> shift["mlu"]),
+            cfg.c_panel.eq(r.c_panel >> shift["mlu"]), cfg.c_rows.eq(r.c_rows),
             control.start.eq(r.start & ~status.busy),
             tens.kernel.eq(r.kernel), tens.direct.eq(0),
         ]
@@ -174,9 +209,13 @@ class Accel(wiring.Component):
         for p, zip_ in enumerate(self.zips):
             m.submodules[f"zip{p}"] = zip_
             wiring.connect(m, conv.mem[p], zip_.port)
-        ports += [z.part("col") for z in self.zips] + [z.part("value") for z in self.zips]
-        bases += ([r.a_colid_base >> shift["colid"]] * self.pes
-                  + [r.a_values_base >> shift["value"]] * self.pes)
+        arrays = {"col": r.a_colid_base >> shift["colid"], "k": r.a_kid_base >> shift["colid"],
+                  "value": r.a_values_base >> shift["value"]}
+        for name in self.fields:
+            ports += [z.part(name) for z in self.zips]
+            bases += [arrays[name]] * self.pes
+        if self.order == 3:
+            m.d.comb += conv.nnz.eq(r.a_colid_size >> shift["colid"])
         for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
             m.submodules[f"offset{k}"] = offset
             m.d.comb += offset.base.eq(base)

@@ -1,4 +1,4 @@
-"""``sparseforge run accel``: SpMM (or SpMV) through the whole accelerator's RTL.
+"""``sparseforge run accel``: SpMM, SpMV or SpMTTKRP through the whole accelerator's RTL.
 
 Plans the run on the host (:mod:`sparseforge.sw.accel_plan`: bands by the tiling policy,
 passes over B's columns, the tile list), lays out its memory (:mod:`sparseforge.sw.
@@ -6,7 +6,9 @@ accel_image`: A as CSR, as stored, less its stored zeros), builds the accelerato
 for its configuration and simulates it natively on Verilator against a DDR4-timed AXI4
 memory that answers out of order, its registers programmed over AXI4-Lite; reads Y back
 from memory, which must equal the golden product exactly (a difference is a hardware
-fault: exit 1). ``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added
+fault: exit 1). SpMTTKRP (``--kernel spmttkrp T.tns --factors B.npy C.npy``) runs on the
+accelerator's tensor build (``order`` 3), the tensor stored as COO sorted by (i, j, k).
+``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added
 latency and its channels' readiness at run time (the same build serves every value), and
 the host model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the
 same.
@@ -24,10 +26,10 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.run.tensaurus import pe_array
 from sparseforge.sw import accel_model, accel_plan
-from sparseforge.sw.formats import read_matrix, read_npy
+from sparseforge.sw.formats import Tensor, read_matrix, read_npy, read_tensor
 from sparseforge.sw.wire import word_bytes
 
-KERNELS = ("spmm", "spmv")
+KERNELS = ("spmm", "spmv", "spmttkrp")
 TAGS = 8
 DATA = 64
 """Bits of the AXI data bus: ``--mem-bytes-per-cycle`` at most its bytes."""
@@ -58,23 +60,24 @@ def memory_of(latency, bytes_per_cycle):
     return rate, accel_model.dram(latency, rate)
 
 
-def most_pe_rows():
-    """The accelerator's most PE rows (:data:`~sparseforge.hw.compose.accel.MOST_PES`)."""
-    from sparseforge.hw.compose.accel import MOST_PES
+def most_pe_rows(order=2):
+    """The accelerator's most PE rows (:data:`~sparseforge.hw.compose.accel.MOST_PES`;
+    a tensor build's, ``order`` 3, :data:`~sparseforge.hw.compose.accel.MOST_TENSOR_PES`)."""
+    from sparseforge.hw.compose.accel import MOST_PES, MOST_TENSOR_PES
 
-    return MOST_PES
+    return MOST_TENSOR_PES if order == 3 else MOST_PES
 
 
-def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
+def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows, order=2):
     """The build: the PE array, and a Tailor of the largest power of two of CISS entries
-    that ``buffer_kb`` KiB hold (its FIFO region a sixteenth of it)."""
+    (of ``order``) that ``buffer_kb`` KiB hold (its FIFO region a sixteenth of it)."""
     from sparseforge.hw.interfaces import ciss_entry_layout
 
     rows, cols = pes
-    if rows > most_pe_rows():
-        raise ParameterError(f"--pes {rows}x{cols}: at most {most_pe_rows()} PE rows (the "
-                             "AXI master's in-order read ports)")
-    entry = word_bytes(ciss_entry_layout(rows, 16, 16, order=2).size)
+    if rows > most_pe_rows(order):
+        raise ParameterError(f"--pes {rows}x{cols}: at most {most_pe_rows(order)} PE rows "
+                             "(the AXI master's in-order read ports)")
+    entry = word_bytes(ciss_entry_layout(rows, 16, 16, order).size)
     entries = buffer_kb * 1024 // entry
     if entries < 8:
         raise ParameterError(f"--buffer-kb {buffer_kb}: holds {entries} CISS entries of "
@@ -82,17 +85,17 @@ def config_of(pes, vlen, tlen, buffer_kb, spm_rows, out_rows):
     depth = 1 << (entries.bit_length() - 1)
     return accel_plan.AccelConfig(pes=rows, cols=cols, vlen=vlen, tlen=tlen,
                                   spm_rows=spm_rows, out_rows=out_rows, depth=depth,
-                                  fifo=max(2, depth // 16))
+                                  fifo=max(2, depth // 16), order=order)
 
 
-def measures(plan, matrix, run):
+def measures(plan, nnz, run):
     """What a run did with the build: ``refetched_bytes`` (the CISS entries the Tailor
     took again, at the bytes each is stored in), ``buffer_utilization`` (the Tailor's,
     Tailors's occupancy averaged over bands) and ``mac_utilization`` (useful MACs over
     the array's MACs times the cycles, Tensaurus's op a nonzero of A and a column of B)."""
     return {"refetched_bytes": run.refetched * plan.config.entry_bytes,
             "buffer_utilization": plan.buffer_utilization(),
-            "mac_utilization": plan.mac_utilization(int(matrix.count_nonzero()), run.cycles)}
+            "mac_utilization": plan.mac_utilization(nnz, run.cycles)}
 
 
 def timing(laps, cycles):
@@ -147,8 +150,9 @@ def run_natively(bench, laps):
 def _human(r):
     zeros = r["stored_zeros_dropped"]
     dropped = f" ({zeros:,} stored zero{'s' * (zeros != 1)} dropped)" if zeros else ""
-    click.echo(f"{r['kernel']} on {r['input']}: {r['shape'][0]} x {r['shape'][1]}, "
-               f"{r['nnz']:,} nonzeros{dropped}, B of {r['columns']} column(s)")
+    factors = "B and C" if r["kernel"] == "spmttkrp" else "B"
+    click.echo(f"{r['kernel']} on {r['input']}: {' x '.join(map(str, r['shape']))}, "
+               f"{r['nnz']:,} nonzeros{dropped}, {factors} of {r['columns']} column(s)")
     click.echo(f"  build        {r['pes']} PEs x {r['vlen']} lanes x tlen {r['tlen']} "
                f"(R = {r['width']} columns a pass), Tailor of {r['depth']} entries "
                f"({r['buffer_kb']} KiB), scratchpads of {r['spm_rows']} rows, bands of at "
@@ -177,18 +181,66 @@ def _human(r):
 def nonzeros(a):
     """``(A as CSR with its stored zeros dropped, how many were dropped)``: a stored zero
     adds nothing to the product, and the CISS stream the converter makes of A marks a
-    header with a zero value, so none may reach it."""
+    header with a zero value, so none may reach it. A tensor likewise (a
+    :class:`~sparseforge.sw.formats.Tensor`)."""
+    if isinstance(a, Tensor):
+        held = a.values != 0
+        return Tensor(a.coords[held], a.values[held], a.shape), int((~held).sum())
     a = sp.csr_array(a)
     stored = a.nnz
     a.eliminate_zeros()
     return a, stored - a.nnz
 
 
+def operands(kernel, path, factors, more, pattern):
+    """``(A, its stored zeros dropped, factors)`` of a run: ``path`` read as the kernel
+    takes it (SpMTTKRP a 3-D ``.tns``, SpMM and SpMV a matrix) and ``factors`` and
+    ``more`` (C's path, SpMTTKRP's only) as ``.npy``; ParameterError in one line where
+    they do not fit the kernel."""
+    tensor = str(path).lower().endswith((".tns", ".tns.gz"))
+    if kernel == "spmttkrp":
+        if not tensor:
+            raise ParameterError(f"{path}: spmttkrp takes a 3-D tensor (.tns), not a matrix")
+        if len(more) != 1:
+            raise ParameterError("spmttkrp takes two factors: --factors B.npy C.npy")
+        a = read_input(path, read_tensor)
+        if a.ndim != 3:
+            raise ParameterError(f"{path}: a tensor of {a.ndim} modes; spmttkrp takes 3")
+    else:
+        if tensor:
+            raise ParameterError(f"{path}: a tensor; {kernel} takes a matrix (.mtx)")
+        if more:
+            raise ParameterError(f"{kernel} takes one factor (--factors B.npy), not "
+                                 f"{1 + len(more)}")
+        a = read_input(path, read_matrix)
+    mats = [read_npy(p) for p in (factors, *more)]
+    if kernel == "spmv" and mats[0].ndim != 1 and mats[0].shape[1:] != (1,):
+        raise ParameterError(f"{factors} is {mats[0].shape}: spmv takes a vector; spmm a "
+                             "matrix")
+    a, dropped = nonzeros(a)
+    values = a.values if kernel == "spmttkrp" else a.data
+    if pattern:
+        values = np.ones(len(values), dtype=np.int64)
+        a = (Tensor(a.coords, values, a.shape) if kernel == "spmttkrp"
+             else a.astype(bool).astype(np.int64))
+    if not np.all(np.mod(values, 1) == 0):
+        raise ParameterError(f"{path}: values that are not integers (the PEs compute on "
+                             "integers of dw=16 bits); --pattern takes its sparsity alone")
+    if kernel == "spmttkrp":
+        a = Tensor(a.coords, values.astype(np.int64), a.shape)
+    for p, m in zip((factors, *more), mats, strict=True):
+        if not np.issubdtype(m.dtype, np.integer):
+            raise ParameterError(f"{p}: {m.dtype} values; the PEs compute on integers of "
+                                 "dw=16 bits")
+    return a, dropped, mats
+
+
 @click.command("accel")
 @click.option("--kernel", type=click.Choice(KERNELS), required=True)
-@click.argument("matrix", type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--factors", required=True, type=click.Path(dir_okay=False),
-              help="B.npy: K x N integers (spmv: a vector of K).")
+              help="B.npy: K x N integers (spmv: a vector of K); spmttkrp: B.npy (J x R) "
+                   "then C.npy (K x R) as the next argument.")
 @click.option("--out", "out", required=True, type=OutputFile(".npy"),
               help="Where to write Y (.npy).")
 @click.option("--tiling", type=click.Choice(list(accel_plan.POLICIES)), default="swiftiles",
@@ -215,30 +267,22 @@ def nonzeros(a):
                    "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
-def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
+def command(kernel, paths, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
             out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
-    accelerator's RTL."""
+    accelerator's RTL; or, ``--kernel spmttkrp T.tns --factors B.npy C.npy``, the tensor's
+    SpMTTKRP (T stored as COO, its stored zeros dropped)."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     laps = Laps()
+    matrix, *more = paths
     if spm_rows & (spm_rows - 1):
         raise ParameterError(f"--spm-rows {spm_rows}: a power of two")
     rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
-    config = config_of(pe_array(pes), vlen, tlen, buffer_kb, spm_rows, out_rows)
-    a = read_input(matrix, read_matrix)
-    b = read_npy(factors)
-    if kernel == "spmv" and b.ndim != 1 and b.shape[1:] != (1,):
-        raise ParameterError(f"{factors} is {b.shape}: spmv takes a vector; spmm a matrix")
-    a, dropped = nonzeros(a)
-    if pattern:
-        a = a.astype(bool).astype(np.int64)
-    if not np.all(np.mod(a.data, 1) == 0):
-        raise ParameterError(f"{matrix}: values that are not integers (the PEs compute on "
-                             "integers of dw=16 bits); --pattern takes its sparsity alone")
-    if not np.issubdtype(b.dtype, np.integer):
-        raise ParameterError(f"{factors}: {b.dtype} values; the PEs compute on integers of "
-                             "dw=16 bits")
+    order = 3 if kernel == "spmttkrp" else 2
+    config = config_of(pe_array(pes), vlen, tlen, buffer_kb, spm_rows, out_rows, order)
+    a, dropped, mats = operands(kernel, matrix, factors, more, pattern)
+    b = mats[0] if order == 2 else tuple(mats)
     laps("input")
     plan = accel_plan.plan(a, b, tiling, config, seed=seed, kernel=kernel)
     laps("plan")
@@ -255,9 +299,10 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
                 f"{plan.golden[tuple(bad[0])]}" if len(bad) else "status.error set"
         raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
     y = run.y[:, 0] if kernel == "spmv" and b.ndim == 1 else run.y
+    nnz = len(a.values) if order == 3 else int(a.nnz)
     np.save(Path(out), y)
     laps("check")
-    emit({"kernel": kernel, "input": matrix, "shape": list(a.shape), "nnz": int(a.nnz),
+    emit({"kernel": kernel, "input": matrix, "shape": list(a.shape), "nnz": nnz,
           "stored_zeros_dropped": dropped,
           "columns": plan.columns, "pes": pes, "vlen": vlen, "tlen": tlen,
           "width": config.width, "depth": config.depth, "buffer_kb": buffer_kb,
@@ -267,7 +312,7 @@ def command(kernel, matrix, factors, out, tiling, buffer_kb, pes, vlen, tlen, sp
           "passes": plan.passes, "overbooked_bands": plan.overbooked,
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "refetched_entries": run.refetched,
-          "planned_refetched_entries": plan.refetched_entries(), **measures(plan, a, run),
+          "planned_refetched_entries": plan.refetched_entries(), **measures(plan, nnz, run),
           "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
           "model_bytes_read": model.bytes_read,
           **timing(laps, run.cycles), "out": out,
