@@ -681,7 +681,13 @@ class CooPointers(wiring.Component):
     restart, i0 : In
         A band's first window, and its first slice.
 
-    Throughput: two cycles an element (its read, its answer), one an answer. The
+    Throughput: two cycles an element (its read, its answer), one an answer; on a memory
+    of round trip ``L``, an element every ``L + 1`` cycles, since each read waits for
+    the id before it. So a band's first window waits about ``(nnz + 1) (L + 1)`` cycles
+    for its pointers before the pre-pass (itself a j id a round trip) starts: on a DRAM
+    the two are most of an accelerator's SpMTTKRP cycles. Reading the ids ahead (they
+    are consecutive) would lift it, at the price of reads past a band, which a band
+    converted again must discard; one read at a time keeps every read the band's. The
     id's comparison with the asked row is on the memory's answer, then a register.
     """
 

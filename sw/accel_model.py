@@ -95,6 +95,18 @@ beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short w
 the MLU's reads are many), a pre-pass read answered with the burst it shares with the
 one before (a small matrix whose rows are long, at an added latency, up to 13% long),
 and the MSU's buffer halves holding a band back when two writes queue.
+
+**SpMTTKRP** (a tensor build, ``order`` 3) runs on the same units and terms, the tensor
+read as COO (:func:`_image`): its traffic (:func:`_tensor_traffic`, exact) has the
+converter's cluster counter reading a band's i ids from its first element to the first
+past it where CSR reads row pointers, each lane a j id, a k id and a value an element,
+and every tile loading C's ``K`` rows besides its window's rows of B; its conversion's
+head the i ids, one a round trip (:func:`_cluster_counts`), the DRAM answering the next
+of a burst sooner (:data:`SAME_BURST`); a PE row's work ``tlen`` more a fiber (``OSR +=
+TSR * B[j]``); its row misses followed through the tensor's arrays and C's and B's
+panels (:func:`_tensor_row_misses`), a miss among the conversion's reads costing
+:data:`TENSOR_MISS`, since the cluster counter's reads go one at a time and nothing
+hides it.
 """
 
 from dataclasses import dataclass
@@ -490,6 +502,73 @@ def _row_misses(plan_, image):
     return counts.astype(int).reshape(steps, 2).tolist()
 
 
+TENSOR_MISS = 17.0
+"""Cycles a DRAM row miss among a tensor's conversion's reads adds to it, more than
+:data:`MISS`: the cluster counter reads its i ids one at a time, so less hides a miss
+(fitted natively on MovieLens-100k's prescient bands, 100,000 nonzeros: -30.3% without
+the tensor's row misses, -9.9% at :data:`MISS`, -2.1%)."""
+
+
+def _tensor_row_misses(plan_, image):
+    """:func:`_row_misses` of SpMTTKRP: a tile's conversion reads its band's i ids (on the
+    pass's first conversion: from the band's first element to the first past it), the
+    pre-pass's j ids and, each element, its j id, k id and value; the MLU C's K rows of
+    the pass's panel, then the window's rows of B's."""
+    c = plan_.config
+    nnz = len(image.col)
+    regions = accel_image.layout(plan_, nnz)
+    word = {name: r.word for name, r in regions.items()}
+    base = {name: r.base for name, r in regions.items()}
+
+    def at(name, index):
+        return base[name] + word[name] * index
+
+    K = plan_.shape[2]
+    order, owner, first = [], [], 0
+    for band, passes in _converted(plan_):
+        lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
+        col = image.col[lo:hi]
+        for p, tiles in enumerate(passes):
+            converts = {id(t) for t in tiles}
+            if tiles:
+                reads, per_row = ciss_csr.prepass_reads(image, _windows(band, tiles))
+                prepass = dict(zip([id(t) for t in tiles], np.split(reads, np.cumsum(
+                    [r.sum() for r in per_row])[:-1]), strict=True))
+            ids = np.arange(lo, min(hi + 1, nnz))
+            for n, t in enumerate(band.inputs):
+                conv = np.zeros(0, dtype=np.int64)
+                if id(t) in converts:
+                    e = lo + np.flatnonzero((col >= t.k0) & (col < t.k1))
+                    lanes = np.stack([at("a_colid", e), at("a_kid", e), at("a_values", e)],
+                                     1).ravel()
+                    conv = np.concatenate([at("a_rowptr", ids), at("a_colid", prepass[id(t)]),
+                                           lanes])
+                    ids = ids[:0]
+                mlu = np.concatenate([at("c", np.arange(p * K * c.tlen, (p + 1) * K * c.tlen)),
+                                      at("b", np.arange((p * plan_.shape[1] + t.k0) * c.tlen,
+                                                        (p * plan_.shape[1] + t.k1) * c.tlen))])
+                where = np.argsort(np.concatenate([
+                    (np.arange(len(conv)) + 0.5) / max(len(conv), 1),
+                    (np.arange(len(mlu)) + 0.5) / len(mlu)]), kind="stable")
+                order += [[at("tiles", first + n)], np.concatenate([conv, mlu])[where]]
+                side = np.concatenate([np.zeros(len(conv) + 1, np.int64),
+                                       np.ones(len(mlu), np.int64)])
+                owner.append(2 * len(owner) + np.concatenate([side[:1], side[1:][where]]))
+        first += len(band.inputs)
+    steps = len(owner)
+    burst = np.concatenate(order) // DDR4_2400.burst_bytes
+    owner = np.concatenate(owner)
+    new = np.ones(len(burst), dtype=bool)
+    new[1:] = burst[1:] != burst[:-1]
+    group, bank, row, _ = Geometry(8).locate(burst[new])
+    key = group * DDR4_2400.banks + bank
+    by = np.argsort(key, kind="stable")
+    missed = np.zeros(len(by), dtype=bool)
+    missed[1:] = (key[by][1:] == key[by][:-1]) & (row[by][1:] != row[by][:-1])
+    counts = np.bincount(owner[new][by], weights=missed, minlength=2 * steps)
+    return counts.astype(int).reshape(steps, 2).tolist()
+
+
 def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     """The :class:`Prediction` of ``plan_`` (of ``matrix``, A as CSR) on an ``accel``
     whose tagged units keep ``tags`` reads in flight and whose AXI data bus is ``data``
@@ -504,7 +583,8 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     share = max(DDR4_2400.burst_bytes // wire.word_bytes(c.cols * c.vlen * c.dw), 1)
     op = 1 if plan_.mv else c.tlen                 # a nonzero's operations, a drain's
     ids_a_burst = DDR4_2400.burst_bytes // wire.word_bytes(c.iw) if memory.burst else 0
-    misses = iter(_row_misses(plan_, image) if memory.burst and not plan_.mttkrp else [])
+    misses = iter(((_tensor_row_misses if plan_.mttkrp else _row_misses)(plan_, image))
+                  if memory.burst else [])
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
@@ -526,7 +606,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                 if id(t) in conv:                   # the converter, between tiles
                     given = max(word, conv_end)
                     cycles, first, converts = conv[id(t)]
-                    cycles += MISS * missed[0]
+                    cycles += (TENSOR_MISS if plan_.mttkrp else MISS) * missed[0]
                     others += converts
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles

@@ -140,3 +140,36 @@ def test_counted_windows_are_the_encoded_streams(seed, pes, kernel):
     p, encoded = _entries_by_encoding(a, b, "uniform", config, kernel)
     assert [[(t.k0, t.k1, t.entries) for t in band.inputs] for band in p.bands] == encoded
     assert any(len(band) == 1 and band[0][2] == 0 for band in encoded)   # the empty band
+
+
+@pytest.mark.parametrize("policy", accel_plan.POLICIES)
+def test_a_tensors_counted_windows_are_the_encoded_streams(policy):
+    """SpMTTKRP's bands: each window over j counted as sw.ciss.encode lays out the
+    tensor's tile ``T[band, j0:j1, :]`` (fibers of several k, empty slices, a stored
+    zero dropped), the golden output the kernel's, C's rows at the scratchpads' edge."""
+    from sparseforge.sw import ciss, tensor_kernels
+    from sparseforge.sw.formats import Tensor
+
+    rng = np.random.default_rng(11)
+    dense = rng.integers(-3, 4, (17, 11, 4)) * (rng.random((17, 11, 4)) < 0.2)
+    dense[5:9] = 0
+    coords = np.argwhere(dense)
+    values = dense[tuple(coords.T)]
+    values[0] = 0                                             # a stored zero
+    t = Tensor(coords, values, dense.shape)
+    b, c = rng.integers(-3, 4, (11, 3)), rng.integers(-3, 4, (4, 3))
+    config = AccelConfig(pes=3, cols=1, vlen=1, tlen=2, spm_rows=4, out_rows=6, depth=24,
+                         fifo=2, order=3)
+    p = accel_plan.plan(t, (b, c), policy, config, seed=1, kernel="spmttkrp")
+    held = values != 0
+    for band in p.bands:
+        for tile in band.inputs:
+            mine = (held & (coords[:, 0] >= band.i0) & (coords[:, 0] < band.i0 + band.rows)
+                    & (coords[:, 1] >= tile.k0) & (coords[:, 1] < tile.k1))
+            local = coords[mine] - [band.i0, tile.k0, 0]
+            shape = (band.rows, max(tile.k1 - tile.k0, 1), 4)
+            assert ciss.encode(Tensor(local, values[mine], shape), 3, 16, 16).entries \
+                == tile.entries
+    assert sum(t.entries > 0 for band in p.bands for t in band.inputs) > len(p.bands)
+    np.testing.assert_array_equal(p.golden, tensor_kernels.spmttkrp(t, [None, b, c]))
+    assert p.passes == 2 and p.c_words == 2 * 4 * 2
