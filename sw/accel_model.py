@@ -109,7 +109,9 @@ to the tensor. Natively on the tensor build (4 x 2 PEs, scratchpads of 2,048 row
 Tailor of 1,024 entries, rank 12 in two passes): MovieLens' tag tensor (3,683 nonzeros)
 +5.9% prescient, +1.7% uniform, -1.3% swiftiles; MovieLens-100k (100,000 nonzeros, an
 image of 1.2 MB whose row misses the model follows: -30% without them) -9.9%
-prescient, -12.7% uniform, +7.0% swiftiles. What it leaves out there: a miss's cost
+prescient, -12.7% uniform, +7.0% swiftiles; Last.fm's user-artist-tag tensor (108,469
+nonzeros, rank 8 in one pass, scratchpads of 8,192 rows: the MLU's loads of C bound it)
++1.0% prescient, -4.0% swiftiles. What it leaves out there: a miss's cost
 among the cluster counter's one-at-a-time reads (more than :data:`MISS`, where nothing
 hides it: prescient's many short bands predicted short) against the longer bands'
 (swiftiles') misses it counts that the DRAM's order avoids, and uniform's one-slice
