@@ -122,12 +122,14 @@ def test_memory_slower_costs_cycles():
 def test_the_bus_carries_every_access():
     """A DRAM whose bus takes 1000 cycles a burst, and no other wait: the run is the
     bus's. The overbooked band converts both tiles on both passes, each access a burst:
-    80 (4 tile words, 2 conversions of 4 pointers, 6 pre-pass column ids, 6 column ids
-    and 6 values, 20 words of B; 12 of Y: 3 rows of 2 words, 2 passes). The band that
-    fits converts on pass 1 only (27 and 7 bursts, 6 of Y); on pass 2 the MLU reads
-    alone, its words of 2 bytes 32 to a burst of 64: the tile word, then 1 + 8 / 32 and
-    1 + 2 / 32 for the 8 and 2 words, the tile word once interrupting them."""
-    for depth, bursts in ((4, 80), (8, 27 + 7 + 2 * 6 + 2.25 + 2.0625)):
+    74 (4 tile words, 2 conversions of 4 pointers, 6 pre-pass column ids, 6 column ids
+    and 6 values, 20 words of B; 6 of Y, 3 rows of 2 words, on pass 1, the next pass's
+    reads between them), and pass 2's 6 writes of Y, the run's last, alone on the bus:
+    its words of 4 bytes 16 to a burst, 6 / 16. The band that fits converts on pass 1
+    only (27 and 7 bursts, 6 of Y, then 6 / 16); on pass 2 the MLU reads alone, its
+    words of 2 bytes 32 to a burst of 64: the tile word, then 1 + 8 / 32 and 1 + 2 / 32
+    for the 8 and 2 words, the tile word once interrupting them."""
+    for depth, bursts in ((4, 74 + 6 / 16), (8, 27 + 7 + 6 + 6 / 16 + 2.25 + 2.0625)):
         plan = _one_band(depth)
         p = accel_model.predict(plan, A, accel_model.Memory(1, 1, 1.0, burst=1000))
         assert bursts * 1000 <= p.cycles <= bursts * 1000 + 200, (depth, p.cycles)
@@ -147,6 +149,33 @@ def test_mlu_words_wider_than_the_bus_take_their_beats():
            for data in (16, 8)]
     assert mlu == [44, 84]
     assert accel_model.predict(plan, A, memory, tags=8).parts["mlu"] == 44
+
+
+def test_reads_circulating_through_r_by_hand():
+    """Mean value analysis of ``tags`` reads circulating between ``away`` cycles off R and
+    ``service`` on it. One read: the two in turn. Two: the second finds the first on R
+    with probability ``service / (away + service)``; 3 off and 1 on, it waits a quarter
+    of a beat, (3 + 1.25) / 2 = 2.125 cycles a read; 1 off and 3 on, three quarters of
+    three, (1 + 5.25) / 2 = 3.125 (the arguments swapped show)."""
+    assert accel_model._circulating(5.0, 2.0, 1) == 7.0
+    assert accel_model._circulating(3.0, 1.0, 2) == pytest.approx(2.125)
+    assert accel_model._circulating(1.0, 3.0, 2) == pytest.approx(3.125)
+
+
+def test_a_word_of_two_beats_holds_its_tag_on_r_by_hand():
+    """A memory answering 8 cycles after a request at rate 1, 2 tags: a one-beat word 4
+    cycles (8 / 2, as fitted). Its reads' time off R, ``a``, makes that 4: (a + 1 + 1 /
+    (a + 1)) / 2 = 4, a = 6.873; a word of two beats is then (a + 2 (1 + 2 / (a + 2))) /
+    2 = 4.662 cycles, more than the round trip's 4 and R's 2. At rate 0.5, latency 1 and 8
+    tags the words are R's alone: 2 and 4 cycles a word of one and two beats."""
+    memory = accel_model.Memory(latency=8, ordered=8, rate=1.0)
+    assert accel_model._tagged_gap(memory, 2, 1) == 4.0
+    away = (6 + 60 ** 0.5) / 2
+    assert away == pytest.approx(6.873, abs=1e-3)
+    assert accel_model._tagged_gap(memory, 2, 2) == pytest.approx(
+        (away + 2 * (1 + 2 / (away + 2))) / 2) == pytest.approx(4.662, abs=1e-3)
+    bound = accel_model.Memory(1, 1, 0.5)
+    assert [accel_model._tagged_gap(bound, 8, b) for b in (1, 2)] == pytest.approx([2, 4])
 
 
 def test_row_misses_by_hand():
