@@ -178,6 +178,27 @@ def test_a_word_of_two_beats_holds_its_tag_on_r_by_hand():
     assert [accel_model._tagged_gap(bound, 8, b) for b in (1, 2)] == pytest.approx([2, 4])
 
 
+def test_loads_queue_on_the_bus_by_hand(monkeypatch):
+    """A unit busy 3 cycles whose accesses hold the bus 4 takes their norm: 5 at norm 2 (1
+    beyond the bus's 4), 337 ** (1 / 4) at 4, 7 at norm 1 (one after the other); a unit
+    with nothing on the bus takes its own cycles. In a run, the MLU's loads queue on the
+    DRAM's bus (``LOADS``): the nearer a sum, the longer; a memory without that bus is
+    not touched."""
+    assert accel_model._queued(3, 4, 2) == pytest.approx(1)
+    assert accel_model._queued(4, 3, 4) == pytest.approx(337 ** 0.25 - 4)
+    assert accel_model._queued(3, 4, 1) == pytest.approx(3)
+    assert accel_model._queued(5, 0, 6) == pytest.approx(0, abs=1e-12)
+    plan = _one_band(4)
+    dram, plain = accel_model.Memory(40, 4, 1.0, burst=4), accel_model.Memory(40, 4, 1.0)
+    cycles = []
+    for norm in (1.0, 2.0, accel_model.LOADS):
+        monkeypatch.setattr(accel_model, "LOADS", norm)
+        cycles.append((accel_model.predict(plan, A, dram).cycles,
+                       accel_model.predict(plan, A, plain).cycles))
+    assert cycles[0][0] > cycles[1][0] > cycles[2][0]
+    assert cycles[0][1] == cycles[1][1] == cycles[2][1]
+
+
 def test_row_misses_by_hand():
     """A (3 x 65,536: one nonzero a row, in columns 0, 40,000 and 65,535) and B of 2
     columns: three bands of one row, a window each, one pass. B's region (65,536 rows of
