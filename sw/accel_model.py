@@ -92,16 +92,21 @@ nr-bio-dmela, 7,393 rows, 51,138 nonzeros, B of 16 columns on the 4 x 2 build: -
 to -1.0%; bcsstk13's SpMV -3.7% to -2.0%). An image within 128 KiB misses none, so the
 fits above stand. nr-bio-dmela on the 4 x 4 build, its MLU words of two beats at a
 channel rate of 0.7 near both the R channel's pace and the tags' round trips, is
-predicted from the tags circulating through R (:func:`_tagged_gap`): -11.6% to -1.5%,
+predicted from the tags circulating through R (:func:`_tagged_gap`): -11.6% to -1.2%,
 its 4 x 2 build (words of one beat) as before. The run's last writes sharing bursts take
-the SpMV of a few bands from long to within 5% (GD97_b +11.2% to +1.4%, impcol_a +5.9% to +4.7%,
-GD98_a +23% to -4.3%, cage5 +12% to +3.2%).
+the SpMV of a few bands from long to within 5% (GD97_b +11.2% to +1.4%, impcol_a +5.9%
+to +4.7%, GD98_a +23% to -4.3%, cage5 +12% to +3.2%).
 The model predicts a run's expected cycles; the memory's random delays move one seed's
 by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
 the MLU's reads are many), a pre-pass read answered with the burst it shares with the
 one before (a small matrix whose rows are long, at an added latency, up to 13% long),
-and the MSU's buffer halves holding a band back when two writes queue.
+the MSU's buffer halves holding a band back when two writes queue, and an SpMM
+conversion whose reads hold the DRAM's bus about as long as the conversion takes
+(dwt_878, a Tailor of 32 KiB, B of 16 columns: -6.9% on the 4 x 2 build, -8.4% on
+4 x 4; SpMV's norm on SpMM's conversions, tried, takes the default build's GD97_b to
++11%); SpMV of two bands whose conversion runs at the bus's pace is long
+(nx_les_miserables, 77 rows: +11.5%).
 """
 
 from dataclasses import dataclass
