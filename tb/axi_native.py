@@ -27,17 +27,17 @@ On Amaranth's simulator the same driver serves the pins with the checking
 :class:`~sparseforge.tb.axi.AxiMemory` (random delays in place of DRAM timing: the same
 data, other cycles).
 
-The gateware is sized by ``capacity``, ``reads`` and ``in_writes`` (bursts in flight on
+The memory is sized by ``capacity``, ``reads`` and ``in_writes`` (bursts in flight on
 each side) and ``bookings`` (DRAM bursts the controller keeps in view), never by the
-image; a bench keeps them fixed so that every run reuses one build, and its Verilog: they
-are the memory's :attr:`AxiDram.design`, by which a native run keeps the design's
-Verilog (:func:`~sparseforge.tb.native.top_verilog`).
+image; they are the memory's :attr:`AxiDram.design`, by which a native run keeps the
+design's Verilog (:func:`~sparseforge.tb.native.top_verilog`), though the model reads
+them, as the part's timing, when the run starts.
 
 The memory, cycle for cycle:
 
 - AR: a burst is taken on a cycle where its coin allows, a slot of the table of ``reads``
-  reads in flight is free (slots are taken in turn) and the DRAM controller
-  (:class:`~sparseforge.tb.dram.DramScheduler`, the named part's timing) books the last
+  reads in flight is free (slots are taken in turn) and the DRAM controller (the rules
+  of :class:`~sparseforge.tb.dram.DramScheduler`, the named part's timing) books the last
   of its DRAM bursts: they are booked one a cycle, so a 4 KiB burst takes 64 cycles,
   and only while the controller has ``bookings`` in view (its ``room``). Its completion
   is that of its last DRAM burst, or the cycle it is taken if the burst is the one just
@@ -61,33 +61,35 @@ The memory, cycle for cycle:
 - Reads and writes both waiting to book take turns.
 
 Coins are the house's seeded LFSRs (:func:`~sparseforge.tb.native.coin`), one a channel.
-Every cycle's work is in the design; the storage is a Verilog array (:data:`RAM`) loaded
-from the image when the simulation starts and written back when it ends. A transfer on
-any channel counts as movement for the run's deadlock watchdog (``Bench.patience``),
-which must exceed the part's worst read (:attr:`~sparseforge.sw.dram.Timing.worst`).
+The rules run in C++ beside the Verilated design (``axi_native.cpp``, :data:`SOURCE`),
+called once a rising edge by a Verilog wrapper on the pins (:data:`VERILOG`): a
+simulator evaluates gateware whole every cycle, and this memory's tables and DRAM
+timing in gateware were a third of the accelerator's simulated logic, where the C++
+does only what a cycle moves. Its storage is loaded from the image when the simulation
+starts and written back when it ends. A transfer on any channel counts as movement for
+the run's deadlock watchdog (``Bench.patience``), which must exceed the part's worst
+read (:attr:`~sparseforge.sw.dram.Timing.worst`).
 """
 
 import random
 from dataclasses import dataclass
-from types import SimpleNamespace
+from importlib import resources
 
 import numpy as np
 from amaranth.back import rtlil
-from amaranth.hdl import Array, Cat, ClockSignal, Const, Instance, Module, Mux, Signal
+from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from ..core.errors import ParameterError
 from ..core.export import clean_verilog
-from ..hw.axi import BURST_INCR, OKAY, SLVERR, AxiSignature, pins
+from ..hw.axi import OKAY, AxiSignature, pins
 from ..sim import native
 from ..sim.runners import flat_ports
 from ..sw.dram import timing
 from .axi import AxiMemory
-from .dram import TIME, DramScheduler, _max
-from .native import coin, lfsr
-from .streams import rate_threshold, stream_seed
+from .streams import LFSR_TAPS, rate_threshold, stream_seed
 
 CHANNELS = ("ar", "aw", "w", "r", "b")
 """The channels with a coin: readiness on AR, AW, W; a beat or an answer offered on R, B."""
@@ -100,192 +102,97 @@ LATENCY = 12
 """Bits of the run-time ``latency`` setting: cycles added to every access, at most
 ``2**LATENCY - 1`` (well inside a bench's watchdog, which sees no transfer meanwhile)."""
 
-SETTINGS = (("size", 64), ("writes", 32), ("interleave", 1), ("latency", LATENCY),
-            *((f"{c}_{f}", w) for c in CHANNELS for f, w in (("rate", 17), ("seed", 31))))
-"""The run-time settings, packed from bit 0 up: the image's bytes, the write bursts whose
-answers end the run, interleaving, the latency added to every access, and each
-channel's coin (its rate of 65536, its seed but bit 0, which is always set)."""
+TIMINGS = ("cl", "trcd", "trp", "tras", "trtp", "tccd_l", "trrd_s", "trrd_l", "tfaw",
+           "trefi", "trfc", "burst")
+"""The part's timings the controller keeps (:class:`~sparseforge.sw.dram.Timing`'s)."""
 
-RAM = """
-// The storage of sparseforge.tb.axi_native's AXI memory: DEPTH rows of WIDTH bits,
-// loaded from source image IMAGE when the simulation starts (rows past it zero), a
-// registered read and a byte-strobed write a cycle; when it ends, the image's rows go
-// to sink DUMP and the STATS counters (64 bits each) to sink DUMP + 1.
-module sf_axi_ram #(parameter integer IMAGE = 0, parameter integer DUMP = 0,
-                    parameter integer WIDTH = 64, parameter integer ABITS = 10,
-                    parameter integer STATS = 1) (
-    input clk, input re, input [ABITS-1:0] raddr, output reg [WIDTH-1:0] rdata,
-    input we, input [ABITS-1:0] waddr, input [WIDTH-1:0] wdata,
-    input [WIDTH/8-1:0] wstrb, input [64*STATS-1:0] stats);
-  import "DPI-C" function void sf_source_open(input int id, output longint items,
-                                              output int rate, output int seed);
-  import "DPI-C" function longint sf_source_chunk(input int id, input longint index,
-                                                 input int chunk);
-  import "DPI-C" function void sf_sink_open(input int id, output longint items,
-                                            output int rate, output int seed);
-  import "DPI-C" function void sf_sink_chunk(input int id, input int chunk,
-                                             input longint value);
-  localparam integer CHUNKS = (WIDTH + 63) / 64;
-  reg [WIDTH-1:0] rows [0:(1 << ABITS)-1];
-  reg [64*CHUNKS-1:0] word;
-  longint n;
-  /* verilator lint_off UNUSEDSIGNAL */
-  longint unused;
-  int r, s;
-  /* verilator lint_on UNUSEDSIGNAL */
-  initial begin
-    sf_source_open(IMAGE, n, r, s);
-    sf_sink_open(DUMP, unused, r, s);
-    sf_sink_open(DUMP + 1, unused, r, s);
-    for (longint i = 0; i < (1 << ABITS); i++) begin
-      for (int k = 0; k < CHUNKS; k++) word[64*k +: 64] = sf_source_chunk(IMAGE, i, k);
-      rows[i[ABITS-1:0]] = word[WIDTH-1:0];
-    end
-  end
-  always @(posedge clk) begin
-    if (re) rdata <= rows[raddr];
-    if (we)
-      for (int b = 0; b < WIDTH / 8; b++) if (wstrb[b]) rows[waddr][8*b +: 8] <= wdata[8*b +: 8];
-  end
-  final begin
-    for (longint i = 0; i < n; i++) begin
-      word = {{(64*CHUNKS-WIDTH){1'b0}}, rows[i[ABITS-1:0]]};
-      for (int k = 0; k < CHUNKS; k++) sf_sink_chunk(DUMP, k, word[64*k +: 64]);
-    end
-    for (int k = 0; k < STATS; k++) sf_sink_chunk(DUMP + 1, 0, stats[64*k +: 64]);
+SETTINGS = ("size", "writes", "interleave", "latency", "taps",
+            *(f"{c}_{f}" for c in CHANNELS for f in ("rate", "seed")),
+            "addr_width", "data_width", "capacity", "reads", "in_writes", "bookings",
+            "group_bits", "column_bits", "bank_bits", "row_bits", "burst_bytes", *TIMINGS)
+"""What the C++ model reads when the run starts, a 64-bit value each, in this order (its
+``Setting``): the image's bytes, the write bursts whose answers end the run,
+interleaving, the latency added to every access, the coins' LFSR feedback and each
+channel's rate (of 65536) and seed; then the memory's sizes and the DRAM part's
+geometry (bits of a burst address's fields) and timing."""
+
+SOURCE = resources.files("sparseforge.tb").joinpath("axi_native.cpp")
+"""The model in C++ (``axi_native.cpp``), built with every native run that holds one."""
+
+VERILOG = """
+// The AXI4 slave memory of sparseforge.tb.axi_native: the design's pins handed, each
+// rising edge, to its C++ model (tb/axi_native.cpp), which answers with the next cycle's
+// registers; AR's readiness is the model's ar_ok and the burst's span on the pins.
+// Settings from source image SOURCE, contents from SOURCE + 1; when the simulation
+// ends, the contents go to sink SINK and the counters to SINK + 1.
+module sf_axi_dram #(parameter integer SOURCE = 0, parameter integer SINK = 0,
+                     parameter integer ADDR = 32, parameter integer DATA = 64,
+                     parameter integer RID = 1, parameter integer WID = 1) (
+    input clk, input rst,
+    input [RID-1:0] arid, input [ADDR-1:0] araddr, input [7:0] arlen, input [2:0] arsize,
+    input [1:0] arburst, input arvalid, output arready,
+    output reg [RID-1:0] rid, output reg [DATA-1:0] rdata, output reg [1:0] rresp,
+    output reg rlast, output reg rvalid, input rready,
+    input [WID-1:0] awid, input [ADDR-1:0] awaddr, input [7:0] awlen, input [2:0] awsize,
+    input [1:0] awburst, input awvalid, output reg awready,
+    input [DATA-1:0] wdata, input [DATA/8-1:0] wstrb, input wlast, input wvalid,
+    output reg wready,
+    output reg [WID-1:0] bid, output reg [1:0] bresp, output reg bvalid, input bready,
+    output moved, output reg done);
+  import "DPI-C" function void sf_axi_open(input int source, input int sink);
+  import "DPI-C" function void sf_axi_close(input int source);
+  import "DPI-C" pure function bit sf_axi_ends(input int source, input int part,
+                                               input longint addr, input int size,
+                                               input int len);
+  import "DPI-C" function void sf_axi_step(
+      input int source, input bit reset, input int ar_id, input int ar, input longint ar_addr,
+      input int aw_id, input int aw, input longint aw_addr, input bit [1023:0] w_data,
+      input bit [127:0] w_strb, input int ctl, output int r_id, output bit [1023:0] r_data,
+      output int rctl, output int b_id, output int state);
+  reg ar_ok;
+  reg [9:0] part;
+  initial sf_axi_open(SOURCE, SINK);
+  final sf_axi_close(SOURCE);
+  assign arready = arvalid && ar_ok && sf_axi_ends(SOURCE, 32'(part), 64'(araddr),
+                                                   32'(arsize), 32'(arlen));
+  assign moved = (arvalid & arready) | (rvalid & rready) | (awvalid & awready)
+                 | (wvalid & wready) | (bvalid & bready);
+  always @(posedge clk) begin : edge_
+    /* verilator lint_off UNUSEDSIGNAL */
+    int r_id, rctl, b_id, state;        // the model's words, of which the bus takes some
+    bit [1023:0] r_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    sf_axi_step(SOURCE, rst, 32'(arid), 32'({arvalid, arburst, arsize, arlen}), 64'(araddr),
+                32'(awid), 32'({awvalid, awburst, awsize, awlen}), 64'(awaddr),
+                1024'(wdata), 128'(wstrb), 32'({bready, rready, wlast, wvalid}), r_id, r_data,
+                rctl, b_id, state);
+    rid <= r_id[RID-1:0];
+    rdata <= r_data[DATA-1:0];
+    {rvalid, rlast, rresp} <= rctl[3:0];
+    bid <= b_id[WID-1:0];
+    {bvalid, bresp} <= state[2:0];
+    {done, ar_ok, wready, awready} <= state[7:4];
+    part <= state[25:16];
   end
 endmodule
 """
-
-
-def _wire(m, value, name=None):
-    """``value`` in a signal of its own: an expression used more than once is built once
-    (Amaranth copies an expression into every statement that uses it)."""
-    signal = Signal(len(value), name=name)
-    m.d.comb += signal.eq(value)
-    return signal
-
-
-def _bit(bits, index):
-    """Bit ``index`` of ``bits``, as a multiplexer (a shift would be wider than its use)."""
-    return Array(bits[i] for i in range(len(bits)))[index]
-
-
-def _rotate(m, bits, by):
-    """``bits`` turned so that bit ``by`` comes first."""
-    n = len(bits)
-    return _wire(m, Array(Cat(*(bits[(i + k) % n] for i in range(n))) for k in range(n))[by])
-
-
-def _times(value, size, width):
-    """``value << size`` (``size`` 0 to 7) in ``width`` bits, as a multiplexer of constant
-    shifts."""
-    return Array((value << k)[:width] for k in range(8))[size]
-
-
-def _first(m, bits, base):
-    """``(any, index)``: whether ``bits`` has a bit set, and the first set from ``base``
-    on, round the ring."""
-    turned = _rotate(m, bits, base)
-    offset = Const(0, len(base))
-    for i in reversed(range(len(bits))):
-        offset = Mux(turned[i], i, offset)
-    return _wire(m, turned.any()), _wire(m, (base + offset)[:len(base)])
-
-
-class _Table:
-    """A ring of ``n`` bursts in flight: their address fields, completion and beats sent,
-    as arrays indexed by slot, and which slots are ``busy``."""
-
-    FIELDS = ("id", "addr", "len", "size", "burst", "done", "beat")
-
-    def __init__(self, name, n, addr_width, id_width):
-        def array(field, width):
-            return Array(Signal(width, name=f"{name}_{field}{i}") for i in range(n))
-
-        self.name, self.n = name, n
-        self.id, self.addr = array("id", id_width), array("addr", addr_width)
-        self.len, self.size = array("len", 8), array("size", 3)
-        self.burst = array("burst", 2)
-        self.done, self.beat = array("done", TIME), array("beat", 8)
-        self.busy = Signal(n, name=f"{name}_busy")
-
-    def store(self, m, slot, pins, prefix):
-        """The address channel ``prefix``'s burst into ``slot``."""
-        m.d.sync += [*(getattr(self, f)[slot].eq(getattr(pins, f"{prefix}{f}"))
-                       for f in ("id", "addr", "len", "size", "burst")),
-                     self.beat[slot].eq(0)]
-
-    def at(self, m, slot, role):
-        """Slot ``slot``'s fields, each in a signal of its own (arithmetic on several
-        fields indexed at once would multiply their multiplexers)."""
-        return SimpleNamespace(**{f: _wire(m, getattr(self, f)[slot], f"{self.name}_{role}_{f}")
-                                  for f in self.FIELDS})
-
-    def heads(self, m, base):
-        """Per slot: busy and the oldest busy of its ID (the ring's oldest at ``base``)."""
-        n = self.n
-        ages = [_wire(m, (Const(n + i, len(base) + 1) - base)[:len(base)]) for i in range(n)]
-        out = []
-        for i in range(n):
-            older = Const(0)
-            for j in range(n):
-                if j != i:
-                    older |= self.busy[j] & (self.id[j] == self.id[i]) & (ages[j] < ages[i])
-            out.append(self.busy[i] & ~older)
-        return _wire(m, Cat(*out), f"{self.name}_heads")
-
-
-class _Beat:
-    """Where beat ``beat`` of a burst at ``addr`` of ``2**size`` bytes lies on a bus of
-    ``lanes`` bytes: its ``row`` of the storage, its byte lanes ``mask``, its ``bytes``,
-    and whether it is ``bad`` (past ``limit`` bytes, wider than the bus, or not INCR)."""
-
-    def __init__(self, m, burst, lanes, row_bits, limit):
-        lane_bits, width = exact_log2(lanes), len(burst.addr) + 9
-        at = _wire(m, _aligned(m, burst.addr, burst.size) + _times(burst.beat, burst.size,
-                                                                   width))
-        self.row = at[lane_bits:][:row_bits]
-        self.bytes = _wire(m, _times(Const(1, 8), burst.size, 8))
-        if lane_bits:                   # the lanes that agree with the address above size
-            below = _wire(m, Array(Const((1 << k) - 1, lane_bits) for k in range(8))
-                          [burst.size])
-            self.mask = _wire(m, Cat(*(Cat(*((at[b] if k >> b & 1 else ~at[b]) | below[b]
-                                             for b in range(lane_bits))).all()
-                                       for k in range(lanes))))
-        else:
-            self.mask = Const(1, 1)
-        wide = burst.size > lane_bits if lane_bits < 7 else Const(0)
-        self.bad = _wire(m, wide | (burst.burst != BURST_INCR) | (at + self.bytes > limit))
-
-
-def _aligned(m, addr, size):
-    """``addr`` with its low ``size`` bits clear."""
-    ones = (1 << len(addr)) - 1
-    return _wire(m, addr & Array(Const(ones >> k << k, len(addr)) for k in range(8))[size])
-
-
-def _dram_bursts(m, addr, size, len_, burst_bytes):
-    """``(first, last)``: the DRAM bursts of ``burst_bytes`` an AXI burst spans."""
-    shift, width = exact_log2(burst_bytes), len(addr) + 9
-    start = _aligned(m, addr, size)
-    end = _wire(m, start + _times(len_ + 1, size, width) - 1)[:width]
-    return start[shift:], end[shift:]
+"""The memory's Verilog: a wrapper calling the C++ model (:data:`SOURCE`) each edge."""
 
 
 class AxiDramMemory(wiring.Component):
     """An AXI4 slave over a memory image with DRAM timing, by the rules of
-    :mod:`sparseforge.tb.axi_native`.
+    :mod:`sparseforge.tb.axi_native`: :data:`VERILOG`'s wrapper on the pins, the rules
+    in its C++ model.
 
     Parameters
     ----------
     source, sink : the ids of its first source image (settings, then contents) and first
         sink image (contents, then counters) in the native run.
     addr_width, data_width, read_id, write_id : the bus's
-        (:class:`~sparseforge.hw.axi.AxiSignature`).
+        (:class:`~sparseforge.hw.axi.AxiSignature`); at most 512 data bits.
     timing : :class:`~sparseforge.sw.dram.Timing`.
     capacity : bytes of storage, a power of two.
-    reads, writes : bursts in flight at most on each side (powers of two).
+    reads, writes : bursts in flight at most on each side (powers of two, at most 64).
     bookings : DRAM bursts the controller keeps in view (``DramScheduler``'s).
 
     Members
@@ -304,11 +211,19 @@ class AxiDramMemory(wiring.Component):
             if not isinstance(value, int) or value < least or value & (value - 1):
                 raise ParameterError(f"{name}={value!r}: expected a power of two, at least "
                                      f"{least}")
+        for name, value in (("reads", reads), ("writes", writes)):
+            if value > 64:
+                raise ParameterError(f"{name}={value}: at most 64 bursts in flight")
         if capacity < data_width // 8:
             raise ParameterError(f"capacity={capacity}: less than a beat of the "
                                  f"{data_width}-bit bus")
+        if data_width > 512:
+            raise ParameterError(f"data_width={data_width}: the memory serves buses of at "
+                                 "most 512 bits")
         self.source, self.sink, self.timing = source, sink, timing_
-        self.data_width, self.capacity = data_width, capacity
+        self.addr_width, self.data_width = addr_width, data_width
+        self.read_id, self.write_id = read_id, write_id
+        self.capacity = capacity
         self.reads, self.writes, self.bookings = reads, writes, bookings
         super().__init__({"axi": In(pins(AxiSignature(addr_width, data_width, read_id,
                                                       write_id))),
@@ -316,174 +231,13 @@ class AxiDramMemory(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        p, lanes = self.axi, self.data_width // 8
-        row_bits = max(exact_log2(self.capacity // lanes), 1)
-        burst_bytes = self.timing.part.burst_bytes
-
-        settings = Signal(sum(w for _, w in SETTINGS))
-        m.submodules.settings = Instance(
-            "sf_source_port", p_ID=self.source, p_WIDTH=len(settings), i_clk=ClockSignal(),
-            i_rst=Const(0), i_load=Const(0), i_index=Const(0, 64), o_item=settings,
-            o_items=Signal(64), o_rate=Signal(32), o_seed=Signal(32))
-        field, at = {}, 0
-        for name, width in SETTINGS:
-            field[name], at = settings[at:at + width], at + width
-
-        limit, expected, interleave = field["size"], field["writes"], field["interleave"]
-        latency = field["latency"]
-
-        def seed(c):
-            return Cat(Const(1, 1), field[f"{c}_seed"])
-
-        coins = {c: _wire(m, coin(m, field[f"{c}_rate"], seed(c)), f"coin_{c}")
-                 for c in CHANNELS}
-        pick = lfsr(m, seed("r").rotate_left(7))
-
-        m.submodules.scheduler = dram = DramScheduler(self.timing, self.bookings, room=True)
-        now = dram.now
-        counters = {name: Signal(64, name=name) for name in COUNTERS}
-        adds = {name: [] for name in COUNTERS}
-
-        def count(name, when, amount=1):
-            adds[name].append(Mux(when, amount, 0))
-
-        re, raddr, rdata = Signal(), Signal(row_bits), Signal(self.data_width)
-        we, waddr = Signal(), Signal(row_bits)
-        wdata, wstrb = Signal(self.data_width), Signal(lanes)
-        m.submodules.ram = Instance(
-            "sf_axi_ram", p_IMAGE=self.source + 1, p_DUMP=self.sink, p_WIDTH=self.data_width,
-            p_ABITS=row_bits, p_STATS=len(COUNTERS), i_clk=ClockSignal(), i_re=re,
-            i_raddr=raddr, o_rdata=rdata, i_we=we, i_waddr=waddr, i_wdata=wdata,
-            i_wstrb=wstrb, i_stats=Cat(*counters.values()))
-
-        reads = _Table("read", self.reads, len(p.araddr), len(p.arid))
-        writes = _Table("write", self.writes, len(p.awaddr), len(p.awid))
-
-        # -- booking: an AR's DRAM bursts as it waits; a written burst's after its beats
-        r_issue = Signal(exact_log2(self.reads))
-        r_first, r_last = _dram_bursts(m, p.araddr, p.arsize, p.arlen, burst_bytes)
-        r_part, r_far = Signal(10), Signal(TIME)
-        want_r = _wire(m, p.arvalid & ~_bit(reads.busy, r_issue) & coins["ar"])
-
-        wb = exact_log2(self.writes)
-        w_alloc, w_fill, w_book = Signal(wb + 1), Signal(wb + 1), Signal(wb + 1)
-        aslot, fslot, bslot = w_alloc[:wb], w_fill[:wb], w_book[:wb]
-        booked = Signal(self.writes)
-        booking = writes.at(m, bslot, "booking")
-        w_first, w_last = _dram_bursts(m, booking.addr, booking.size, booking.len,
-                                       burst_bytes)
-        w_part, w_far = Signal(10), Signal(TIME)
-        want_w = _wire(m, w_book != w_fill)
-
-        turn = Signal()                         # writes book first on a tie
-        grant_w = _wire(m, want_w & (turn | ~want_r) & dram.room)
-        grant_r = _wire(m, want_r & ~(want_w & (turn | ~want_r)) & dram.room)
-        m.d.comb += [dram.go.eq(grant_r | grant_w),
-                     dram.burst.eq(Mux(grant_w, w_first + w_part, r_first + r_part))]
-        with m.If(want_r & want_w & dram.room):
-            m.d.sync += turn.eq(~turn)
-
-        r_end = _wire(m, r_first + r_part == r_last)
-        r_done = _max(m, r_far, dram.done)
-        m.d.comb += p.arready.eq(grant_r & r_end)
-        with m.If(grant_r):
-            m.d.sync += [r_part.eq(Mux(r_end, 0, r_part + 1)), r_far.eq(Mux(r_end, 0, r_done))]
-        with m.If(p.arready):
-            reads.store(m, r_issue, p, "ar")
-            m.d.sync += [reads.done[r_issue].eq(_max(m, r_done, now) + latency),
-                         r_issue.eq(r_issue + 1)]
-
-        w_end = _wire(m, w_first + w_part == w_last)
-        w_done = _max(m, w_far, dram.done)
-        with m.If(grant_w):
-            m.d.sync += [w_part.eq(Mux(w_end, 0, w_part + 1)), w_far.eq(Mux(w_end, 0, w_done))]
-            with m.If(w_end):
-                m.d.sync += [writes.done[bslot].eq(_max(m, w_done, now) + latency),
-                             w_book.eq(w_book + 1),
-                             booked.bit_select(bslot, 1).eq(1)]
-
-        # -- R: a due read's beat into the register, its data read by row
-        heads = reads.heads(m, r_issue)
-        due = Cat(*(heads[i] & (reads.done[i] <= now + 1) for i in range(self.reads)))
-        current, going = Signal(range(self.reads)), Signal()
-        hold = ~interleave & going
-        candidates = _wire(m, Mux(hold, Cat(*(current == i for i in range(self.reads))), due))
-        base = _wire(m, Mux(interleave, pick[:len(r_issue)], r_issue))
-        some, slot = _first(m, candidates, base)
-        chosen = reads.at(m, slot, "chosen")
-        beat = _Beat(m, chosen, lanes, row_bits, limit)
-        last = _wire(m, chosen.beat == chosen.len)
-        r_valid, r_mask, r_bad = Signal(), Signal(lanes), Signal()
-        load = _wire(m, some & (~r_valid | p.rready) & coins["r"])
-        m.d.comb += [re.eq(load), raddr.eq(beat.row), p.rvalid.eq(r_valid),
-                     p.rdata.eq(Mux(r_bad, 0, rdata & Cat(*(b.replicate(8) for b in r_mask))))]
-        _, oldest = _first(m, reads.busy, r_issue)
-        with m.If(load):
-            m.d.sync += [r_valid.eq(1), p.rid.eq(chosen.id), p.rlast.eq(last),
-                         p.rresp.eq(Mux(beat.bad, SLVERR, OKAY)), r_mask.eq(beat.mask),
-                         r_bad.eq(beat.bad), reads.beat[slot].eq(chosen.beat + 1),
-                         current.eq(slot), going.eq(~last)]
-            with m.If(last):
-                m.d.sync += reads.busy.bit_select(slot, 1).eq(0)
-        with m.Elif(p.rready):
-            m.d.sync += r_valid.eq(0)
-        with m.If(p.arready):
-            m.d.sync += reads.busy.bit_select(r_issue, 1).eq(1)
-        count("read_bursts", p.arready)
-        count("bytes_read", load, beat.bytes)
-        count("errors", load & beat.bad)
-        count("overtakes", load & (chosen.beat == 0) & (slot != oldest))
-        count("interleaved", load & going & (slot != current))
-        count("read_cycles", reads.busy.any() | r_valid)
-
-        # -- AW and W: the burst's fields, then its beats stored as they come
-        took_aw = _wire(m, p.awvalid & p.awready)
-        m.d.comb += p.awready.eq(coins["aw"] & ~_bit(writes.busy, aslot))
-        w_bad = Signal(self.writes)
-        with m.If(took_aw):
-            writes.store(m, aslot, p, "aw")
-            m.d.sync += [w_alloc.eq(w_alloc + 1), writes.busy.bit_select(aslot, 1).eq(1),
-                         booked.bit_select(aslot, 1).eq(0), w_bad.bit_select(aslot, 1).eq(0)]
-        filling = writes.at(m, fslot, "filling")
-        wbeat = _Beat(m, filling, lanes, row_bits, limit)
-        m.d.comb += p.wready.eq(coins["w"] & (w_fill != w_alloc))
-        took_w = _wire(m, p.wvalid & p.wready)
-        m.d.comb += [we.eq(took_w & ~wbeat.bad), waddr.eq(wbeat.row), wdata.eq(p.wdata),
-                     wstrb.eq(p.wstrb & wbeat.mask)]
-        with m.If(took_w):
-            m.d.sync += writes.beat[fslot].eq(filling.beat + 1)
-            with m.If(wbeat.bad | (p.wlast != (filling.beat == filling.len))):
-                m.d.sync += w_bad.bit_select(fslot, 1).eq(1)
-            with m.If(filling.beat == filling.len):
-                m.d.sync += w_fill.eq(w_fill + 1)
-
-        # -- B: the oldest due answer that is its ID's oldest
-        w_heads = writes.heads(m, aslot)
-        answers = Cat(*(w_heads[i] & booked[i] & (writes.done[i] <= now + 1)
-                        for i in range(self.writes)))
-        any_b, answer = _first(m, answers, aslot)
-        b_valid, answered = Signal(), Signal(32)
-        give = _wire(m, any_b & (~b_valid | p.bready) & coins["b"])
-        bad_b = _wire(m, _bit(w_bad, answer))
-        m.d.comb += p.bvalid.eq(b_valid)
-        with m.If(give):
-            m.d.sync += [b_valid.eq(1), p.bid.eq(writes.id[answer]),
-                         p.bresp.eq(Mux(bad_b, SLVERR, OKAY)),
-                         writes.busy.bit_select(answer, 1).eq(0)]
-        with m.Elif(p.bready):
-            m.d.sync += b_valid.eq(0)
-        with m.If(p.bvalid & p.bready):
-            m.d.sync += answered.eq(answered + 1)
-        count("write_bursts", took_aw)
-        count("bytes_written", took_w, wbeat.bytes)
-        count("errors", give & bad_b)
-
-        for name, terms in adds.items():
-            m.d.sync += counters[name].eq(sum(terms, counters[name]))
-        moved = [(getattr(p, f"{c}valid") & getattr(p, f"{c}ready")) for c in CHANNELS]
-        m.d.comb += [self.moved.eq(Cat(*moved).any()),
-                     self.done.eq((answered >= expected) & ~reads.busy.any()
-                                  & ~writes.busy.any() & ~r_valid & ~b_valid)]
+        pins_ = {f"{'o' if member.flow == Out else 'i'}_{name}": getattr(self.axi, name)
+                 for name, member in self.axi.signature.members.items()}
+        m.submodules.model = Instance(
+            "sf_axi_dram", p_SOURCE=self.source, p_SINK=self.sink, p_ADDR=self.addr_width,
+            p_DATA=self.data_width, p_RID=self.read_id, p_WID=self.write_id,
+            i_clk=ClockSignal(), i_rst=ResetSignal(), o_moved=self.moved, o_done=self.done,
+            **pins_)
         return m
 
 
@@ -544,7 +298,7 @@ class AxiDram:
     the checking memory's random delays); ``interleave``
     lets R's beats of different IDs interleave; ``writes`` the write bursts whose
     answers end the run; ``capacity``, ``reads``, ``in_writes``, ``bookings`` size the
-    gateware (:class:`AxiDramMemory`).
+    memory (:class:`AxiDramMemory`).
     """
 
     def __init__(self, bench, name, image, rates=None, timing_=None, interleave=True,
@@ -576,7 +330,12 @@ class AxiDram:
 
     # -- a native run (tb.native's hooks) ---------------------------------------------------
 
-    verilog = RAM
+    verilog = VERILOG
+
+    @property
+    def cpp(self):
+        """The C++ its unit calls (:data:`SOURCE`), built with the run's model."""
+        return SOURCE.read_text()
 
     @property
     def design(self):
@@ -606,16 +365,21 @@ class AxiDram:
         contents = (padded.view(np.uint32).reshape(rows, words) if lanes >= 4 else
                     np.pad(padded.reshape(rows, lanes), ((0, 0), (0, 4 - lanes)))
                     .view(np.uint32).reshape(rows, 1))
+        reads, in_writes, bookings = self.sizes
+        part, t = self.timing.part, self.timing
         values = {"size": len(self.image), "writes": self.writes,
-                  "interleave": int(self.interleave), "latency": self.latency}
+                  "interleave": int(self.interleave), "latency": self.latency,
+                  "taps": LFSR_TAPS, "addr_width": self.addr_width,
+                  "data_width": self.data_width, "capacity": self.capacity, "reads": reads,
+                  "in_writes": in_writes, "bookings": bookings,
+                  "group_bits": exact_log2(part.bank_groups),
+                  "column_bits": exact_log2(part.columns // part.burst_length),
+                  "bank_bits": exact_log2(part.banks), "row_bits": exact_log2(part.rows),
+                  "burst_bytes": part.burst_bytes, **{k: getattr(t, k) for k in TIMINGS}}
         for c in CHANNELS:
-            values |= {f"{c}_rate": rate_threshold(self.rates[c]),
-                       f"{c}_seed": self.seeds[c] >> 1}
-        packed, at = 0, 0
-        for name, width in SETTINGS:
-            packed, at = packed | values[name] << at, at + width
-        settings = [packed >> (32 * k) & 0xFFFFFFFF for k in range(-(-at // 32))]
-        return ([native.Image(np.array([settings], dtype=np.uint32), 0, 1),
+            values |= {f"{c}_rate": rate_threshold(self.rates[c]), f"{c}_seed": self.seeds[c]}
+        settings = np.array([values[name] for name in SETTINGS], dtype=np.uint64)
+        return ([native.Image(settings.view(np.uint32).reshape(1, -1), 0, 1),
                  native.Image(contents, 0, 1)],
                 [native.Image(words, 0, 1, 0), native.Image(2, 0, 1, 0)])
 

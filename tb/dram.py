@@ -87,17 +87,15 @@ class DramScheduler(wiring.Component):
     done : Out(TIME)
     now : Out(TIME)
         Cycles since reset.
-    room : Out(1)
-        With ``room=True`` only: the oldest of the last ``bookings`` has ended, so a
-        booking on this cycle keeps every burst still ahead in view. A user whose reads
-        in flight do not bound its bookings
-        (:class:`~sparseforge.tb.axi_native.AxiDramMemory`) books only then.
+
+    The AXI memory of :mod:`sparseforge.tb.axi_native` keeps these rules in C++, and one
+    more: as its reads in flight do not bound its bookings, it books only when the
+    oldest of the last ``bookings`` has ended (every burst still ahead stays in view).
     """
 
-    def __init__(self, timing_, bookings, room=False):
+    def __init__(self, timing_, bookings):
         self.timing, self.bookings = timing_, bookings
-        super().__init__({"burst": In(32), "go": In(1), "done": Out(TIME), "now": Out(TIME),
-                          **({"room": Out(1)} if room else {})})
+        super().__init__({"burst": In(32), "go": In(1), "done": Out(TIME), "now": Out(TIME)})
 
     def elaborate(self, platform):
         m = Module()
@@ -139,8 +137,6 @@ class DramScheduler(wiring.Component):
 
         shared = last_valid & (self.burst == last)
         m.d.comb += self.done.eq(Mux(shared, last_done, slot + r.burst))
-        if "room" in self.signature.members:
-            m.d.comb += self.room.eq(booked[-1] + r.burst <= now)
         m.d.sync += now.eq(now + 1)
         with m.If(self.go & ~shared):
             column = slot - r.cl

@@ -23,7 +23,8 @@ component beside the block, with the same rules cycle for cycle:
   ``native(m, ports, source, sink)`` puts it beside the design on its ``ports``, its
   images numbered from ids ``source`` and ``sink``, and returns its ``(moved, done)``;
   ``images()`` are its ``(sources, sinks)``, ``verilog`` the modules it instantiates,
-  and ``collect(taken)`` takes its sinks' words after the run.
+  ``cpp`` (if it has one) the C++ they call through DPI, built with the model, and
+  ``collect(taken)`` takes its sinks' words after the run.
 
 So a native run and the Python-driven one of the same bench take the same
 cycles; the native one checks its sinks against the bench's ``outputs``
@@ -433,7 +434,9 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
         waves = waves_file(name, bench.seed)
     top = NativeTop(bench)
     modules = "".join(dict.fromkeys(d.verilog for d, _ in top.attached))
-    binary, built = native.build(top_verilog(top, name) + modules, name, waves=bool(waves))
+    cpp = list(dict.fromkeys(d.cpp for d, _ in top.attached if getattr(d, "cpp", None)))
+    binary, built = native.build(top_verilog(top, name) + modules, name, waves=bool(waves),
+                                 cpp=cpp)
     sources = [*map(source_image, top.sources), *map(memory_image, top.memories),
                *(static_image(d, width) for d, width in top.statics),
                *(i for _, (images, _) in top.attached for i in images)]
