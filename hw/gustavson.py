@@ -195,7 +195,7 @@ class GustavsonPe(wiring.Component):
         w4, c4 = Signal(), Signal(cb)          # the write one cycle back
         lane = Array(r.data for r in reads)[c2[:lb]]
         m.d.sync += [w3.eq(w2), end3.eq(end2), c3.eq(c2), p3.eq(p2), old3.eq(lane),
-                     first3.eq(~(occ.bit_select(c2, 1) | (w3 & (c3 == c2)))),
+                     first3.eq(~(Array(occ)[c2] | (w3 & (c3 == c2)))),
                      hit1.eq(w3 & (c3 == c2)), hit2.eq(w4 & (c4 == c2))]
 
         # -- S3: the sum, written back ---------------------------------------------------

@@ -27,12 +27,12 @@ class ColumnTile:
 def operands(a, b):
     """``(A, B)`` as canonical integer CSR (int64), or :class:`ParameterError` where they
     do not multiply or hold values that are not integers."""
+    a, b = sp.csr_matrix(a), sp.csr_matrix(b)
     if a.shape[1] != b.shape[0]:
         raise ParameterError(f"A is {a.shape[0]} x {a.shape[1]} and B {b.shape[0]} x "
                              f"{b.shape[1]}: A's columns must be B's rows")
     out = []
     for name, m in (("A", a), ("B", b)):
-        m = sp.csr_matrix(m)
         m.sum_duplicates()
         if m.dtype.kind == "f" and not np.array_equal(m.data, np.round(m.data)):
             raise ParameterError(f"{name} holds values that are not integers: the engine's "

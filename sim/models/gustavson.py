@@ -21,6 +21,11 @@ PIPELINE = 4
 """Cycles from a row's last product taken to its drain's first vector: the multiply,
 the accumulator read, its registered data and the add and write (``hw/gustavson.py``)."""
 
+FILL = 13
+"""Cycles a job spends outside its rows: its first entry through the deal and request
+queues to the PE's first B element, and its last drain vector through zero detection,
+the prefix sum, the compactor and the output queues to the last word of C."""
+
 
 @dataclass(frozen=True)
 class RowWork:
@@ -84,8 +89,11 @@ def cycles(work, pes):
     """The engine's cycles for one job from its rows' work, rows dealt to the ``pes``
     PEs in turn: each PE takes one B item a cycle, waits :data:`PIPELINE` cycles for its
     row's last sum and drains a vector a cycle, row after row; the job ends with its
-    slowest PE (the B port answering at once, C taken at once)."""
+    slowest PE, :data:`FILL` cycles on. The B port answers at once and C is taken at
+    once; a PE that waits for its turn at the reorder is not modelled. For one PE the RTL
+    takes these cycles within two (a full word's flush through the compactor, not
+    counted here, may or may not hold a drain back)."""
     load = np.zeros(pes, dtype=np.int64)
     for i, w in enumerate(work):
         load[i % pes] += w.items + PIPELINE + w.vectors
-    return int(load.max())
+    return int(load.max()) + FILL
