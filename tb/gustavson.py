@@ -41,6 +41,15 @@ class GustavsonResult:
     requests: list
     work: list
 
+    @property
+    def multiplies(self):
+        """B elements scaled, every job's."""
+        return sum(w.multiplies for work in self.work for w in work)
+
+    def utilization(self, pes):
+        """Multiplies over the ``pes`` multipliers' cycles."""
+        return self.multiplies / (pes * self.cycles)
+
 
 class GustavsonBench(Bench):
     """C = ``a`` · ``b`` through ``component`` (a :class:`~sparseforge.hw.gustavson.
@@ -62,9 +71,10 @@ class GustavsonBench(Bench):
         row = 0                                 # C's rows dealt so far, across jobs
         for tile in self.tiles:
             entries.append(host.a_entries(self.a, component.value_width))
-            c, work = model.tile(self.a, tile.b, tile.offset, cols, L)
+            (rows, cs, values), work = model.tile(self.a, tile.b, tile.offset, cols, L)
             self.work.append(work)
-            self.want.append(c)
+            self.want.append(sp.csr_matrix((values, (rows, cs)), shape=self.a.shape[:1]
+                                           + self.b.shape[1:]))
             self._serve(tile, row, requests, answers, component)
             row += self.a.shape[0]
         self.requests = requests

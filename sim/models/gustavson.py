@@ -15,7 +15,6 @@ accelerator builds on.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 PIPELINE = 4
 """Cycles from a row's last product taken to its drain's first vector: the multiply,
@@ -47,12 +46,13 @@ class RowWork:
 
 
 def tile(a, b, offset, cols, lanes):
-    """``(C, work)``: C = A·B over columns ``offset .. offset + cols - 1`` (a CSR of
-    C's shape, cancelled sums dropped), and a :class:`RowWork` per row of A.
+    """``((rows, cols, values), work)``: C = A·B over columns ``offset .. offset + cols
+    - 1`` as coordinate arrays in row-major order (cancelled sums dropped), and a
+    :class:`RowWork` per row of A.
 
-    A and B are integer CSRs (:func:`~sparseforge.sw.gustavson.operands`); B may hold
-    columns past the tile, which are read and dropped, as the engine does."""
-    a, b = sp.csr_matrix(a), sp.csr_matrix(b)
+    A and B are integer CSRs (anything with ``shape``, ``indptr``, ``indices`` and
+    ``data``, as :func:`~sparseforge.sw.gustavson.operands` gives); B may hold columns
+    past the tile, which are read and dropped, as the engine does."""
     acc = np.zeros(cols, dtype=object)          # exact: Python ints
     occupied = np.zeros(cols, dtype=bool)
     rows, cols_out, values, work = [], [], [], []
@@ -80,9 +80,8 @@ def tile(a, b, offset, cols, lanes):
         work.append(RowWork(requests, multiplies, empty_rows,
                             max(int(groups.sum()), 1), len(kept)))
         occupied[:] = False
-    c = sp.csr_matrix((np.array(values, dtype=np.int64), (rows, cols_out)),
-                      shape=(a.shape[0], b.shape[1]))
-    return c, work
+    return (np.array(rows, dtype=np.int64), np.array(cols_out, dtype=np.int64),
+            np.array(values, dtype=np.int64)), work
 
 
 def cycles(work, pes):
