@@ -31,7 +31,7 @@ INDEX = Param("index_width", 16, 4, 32, "bits of a row and a column id")
 VALUE = Param("value_width", 16, 2, 32, "bits of a value of A and of B (two's complement)")
 ACC = Param("acc_width", 32, 4, 64, "bits of a value of C (two's complement)",
             at_least=("value_width", "value_width"))
-INFLIGHT = Param("inflight", 8, 4, 256, "B rows a PE requests ahead of their elements")
+INFLIGHT = Param("inflight", 32, 4, 256, "B rows a PE requests ahead of their elements")
 
 OUT_QUEUE = 4
 """C words a PE's output queue holds: a PE drains into it while the reorder serves
@@ -293,8 +293,10 @@ class Gustavson(wiring.Component):
     index_width : bits of a row and a column id (of A, B and C).
     value_width : bits of a value of A and of B; acc_width : of C (at least twice
         ``value_width``: a product fits).
-    inflight : B rows a PE requests ahead of their elements (covers the B port's
-        latency).
+    inflight : B rows a PE requests ahead of their elements: covers the B port's
+        latency, and lets the deal run on past a PE busy with a long row (rows go in
+        turn, so a PE that takes no entry holds the A stream for all: on GD97_b·GD97_bᵀ
+        with 4 PEs and no stalls, 8 took 16% more cycles than the model's, 32 3%).
     levels : adder and multiplexer levels between the compactor's pipeline registers.
 
     Members
@@ -317,7 +319,7 @@ class Gustavson(wiring.Component):
 
     PARAMS = (PES, COLS, LANES, INDEX, VALUE, ACC, INFLIGHT, LEVELS)
     REPORT = ({"pes": 2, "cols": 64, "lanes": 4, "index_width": 16, "value_width": 16,
-               "acc_width": 32, "inflight": 8},)
+               "acc_width": 32, "inflight": 32},)
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)

@@ -87,12 +87,14 @@ def tile(a, b, offset, cols, lanes):
 def cycles(work, pes):
     """The engine's cycles for one job from its rows' work, rows dealt to the ``pes``
     PEs in turn: each PE takes one B item a cycle, waits :data:`PIPELINE` cycles for its
-    row's last sum and drains a vector a cycle, row after row; the job ends with its
-    slowest PE, :data:`FILL` cycles on. The B port answers at once and C is taken at
-    once; a PE that waits for its turn at the reorder is not modelled. For one PE the RTL
-    takes these cycles within two (a full word's flush through the compactor, not
-    counted here, may or may not hold a drain back)."""
+    row's last sum and drains a vector a cycle, row after row, and A's stream brings one
+    entry a cycle to them all; the job ends with its slowest PE (or its last entry),
+    :data:`FILL` cycles on. The B port answers at once and C is taken at once; a PE that
+    waits for its turn at the reorder is not modelled. For one PE the RTL takes these
+    cycles within two (a full word's flush through the compactor, not counted here, may
+    or may not hold a drain back)."""
     load = np.zeros(pes, dtype=np.int64)
     for i, w in enumerate(work):
         load[i % pes] += w.items + PIPELINE + w.vectors
-    return int(load.max()) + FILL
+    entries = sum(max(w.requests, 1) for w in work)     # A's stream: one entry a cycle
+    return max(int(load.max()), entries) + FILL
