@@ -49,6 +49,12 @@ class RowReadSignature(wiring.Signature):
       elements in request order, ``{col, value}`` in column order, ``last`` on a row's
       final one; an empty row is one element with ``empty`` and ``last``. The server
       answers after any latency and may stall; the reader may hold ``ready`` low.
+
+    A HYTE accessor (:class:`~.hyte_accessor.HyteAccessorSignature`) serves it through
+    an adapter that reads segment ``row - k0`` (the tile's first row) at offsets 0, 1,
+    ... until ``END``, holding one answer back to mark ``last``, and fetches a ``MISS``
+    from memory; a reader of B's CSR reads ``row_ptr[row]``, ``row_ptr[row + 1]`` and
+    the elements between. Only this engine speaks it so far, so it lives beside it.
     """
 
     def __init__(self, index_width, value_width):
