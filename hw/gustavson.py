@@ -317,10 +317,15 @@ class Gustavson(wiring.Component):
         Each row of C, every job's rows in order: ``{col, value}`` in column order,
         ``lanes`` a word, the row's final word with ``last`` (and its ``count``).
 
-    Critical path (design for 100 MHz): S3's three-way bypass multiplexer and the
-    ``acc_width`` adder before the bank write and the bypass register; the product is
-    registered before it, and the bank's read data is registered (S2) before its lane
-    is chosen.
+    Clock (designed for 100 MHz): the product is registered (S2) before the add, and
+    the bank's read data is registered (S2) before its lane is chosen, so S3 holds only
+    the three-way bypass multiplexer and the ``acc_width`` adder before the bank write.
+    The critical path as placed is the drain's pick instead: the occupancy bitmap's
+    groups ORed, their lowest set one found (a carry chain over ``cols / lanes``),
+    encoded to the banks' read address, and the word read; at the report's 64 columns
+    the banks are small enough for Yosys to build them of flip-flops, whose read is a
+    multiplexer more on that path. A wider tile lengthens the pick's chain: register
+    the pick (one cycle more per row) where that path fails.
     """
 
     PARAMS = (PES, COLS, LANES, INDEX, VALUE, ACC, INFLIGHT, LEVELS)
