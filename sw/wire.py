@@ -761,3 +761,35 @@ word each (:mod:`sparseforge.sw.accel_plan`): its band's first row ``i0`` and ``
 its window's first column ``k0`` and ``kn`` columns, its CISS ``entries`` (the TLU's
 length, against which the converter's count is checked) and ``closes`` on the band's
 last input tile."""
+
+
+# -- Gustavson SpGEMM (HYTE Section 2): the engine's streams -------------------------------
+
+def gustavson_job(index_width):
+    """A job of the Gustavson engine: the column ``offset`` of B's column tile it computes
+    (its accumulator holds columns ``offset ..``); the job's rows of A follow on its A
+    stream."""
+    return (Field("offset", index_width),)
+
+
+def gustavson_a_entry(index_width, value_width):
+    """A nonzero A(i, k) on the Gustavson engine's A stream, row by row: ``k`` (the row
+    of B it scales), ``value`` (two's complement), ``row_end`` on a row's last entry,
+    ``empty`` on the one entry of a row with no nonzeros (its ``k`` and ``value`` unread)
+    and ``last`` on a job's final entry."""
+    return (Field("k", index_width), Field("value", value_width), Field("row_end", 1),
+            Field("empty", 1), Field("last", 1))
+
+
+def row_request(index_width):
+    """A read of a sparse matrix's row: its ``row`` id (the server knows where the row
+    lies: a CSR's row pointers, a HYTE accessor's segment metadata)."""
+    return (Field("row", index_width),)
+
+
+def row_element(index_width, value_width):
+    """An element of a row read (:func:`row_request`): ``col``, ``value`` (two's
+    complement), ``last`` on the row's final element; an empty row answers one element
+    with ``empty`` and ``last`` set (its ``col`` and ``value`` unread)."""
+    return (Field("col", index_width), Field("value", value_width), Field("last", 1),
+            Field("empty", 1))
