@@ -119,16 +119,24 @@ TSR * B[j]``); its row misses followed through the tensor's arrays and C's and B
 panels (:func:`_row_misses`), each :data:`MISS` as SpMM's. No constant is fitted
 to the tensor. Natively on the tensor build (4 x 2 PEs, scratchpads of 2,048 rows, a
 Tailor of 1,024 entries, rank 12 in two passes): MovieLens' tag tensor (3,683 nonzeros)
-+5.9% prescient, +1.7% uniform, -1.3% swiftiles; MovieLens-100k (100,000 nonzeros, an
-image of 1.2 MB whose row misses the model follows: -30% without them) -9.9%
-prescient, -12.7% uniform, +7.0% swiftiles; Last.fm's user-artist-tag tensor (108,469
-nonzeros, rank 8 in one pass, scratchpads of 8,192 rows: the MLU's loads of C bound it)
-+1.0% prescient, -4.0% swiftiles. What it leaves out there: a miss's cost
-among the cluster counter's one-at-a-time reads (more than :data:`MISS`, where nothing
-hides it: prescient's many short bands predicted short) against the longer bands'
-(swiftiles') misses it counts that the DRAM's order avoids, and uniform's one-slice
-bands' loads of C and B, thousands of words a tile, slower a word than SpMM's short
-loads.
++5.9% prescient, +1.9% uniform, -1.3% swiftiles; MovieLens-100k (100,000 nonzeros, an
+image of 1.2 MB whose row misses the model follows: -30% without them) -9.8% prescient,
+-12.5% uniform, +7.0% swiftiles, its first 200 users -3.1% prescient, -4.1% swiftiles;
+Last.fm's user-artist-tag tensor (108,469 nonzeros, rank 8 in one pass, scratchpads of
+8,192 rows: the MLU's loads of C bound it) +1.0% prescient, -3.4% swiftiles. What it
+leaves out there, as MovieLens-100k's first 500 users show it (prescient's 32 bands,
+none overbooked, and swiftiles' 20, two overbooked, at ranks 8 and 12): a single pass's
+conversion predicted long (+12.8% prescient, +21.4% swiftiles; the converter's cycles,
+half of them its row misses at :data:`MISS`, longer than the RTL's); and the second
+pass's loads of C and B (a band's 3,794 words) nearly free in the model, the next band's
+conversion running beside them, where the RTL spends about a load's length a band on
+them (the second pass's cycles: prescient 12,000 against the RTL's 357,000; swiftiles,
+whose overbooked bands convert again, 419,000 against 554,000). The two cancel on the
+whole tensor's two passes by the bands' count (prescient short, swiftiles long);
+uniform's one-user bands, load-bound, are short for a reason not traced. Tried on the
+model and not kept: the band's next conversion held back until the band leaves the
+Tailor, or a pass's loads until the pass before is fed, closes at most 149,000 of the
+357,000; both, with a pass's loads held back until the tile before is computed, 480,000.
 """
 
 from dataclasses import dataclass

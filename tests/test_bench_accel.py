@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sparseforge.bench import accel as bench
-from sparseforge.sw.accel_model import Memory, Prediction
+from sparseforge.sw.accel_model import Memory, Prediction, traffic
 from sparseforge.sw.accel_plan import AccelConfig, AccelPlan, Band, InputTile
 
 
@@ -62,10 +62,10 @@ def test_prepared_ciss_is_never_faster_than_the_busiest_other_unit():
 
 @pytest.mark.soak
 def test_quick_run_rtl_exact_beside_the_model(capsys, shared_data):
-    """One small matrix, seven native runs, every one's Y exact (else the bench fails);
-    the model's traffic equal to the RTL's counters; the Tailor refetches, the
-    single-pass runs and the Tailor that holds it all do not, and the traffic orders
-    them."""
+    """One small matrix, seven native runs, and a small tensor, three, every one's Y
+    exact (else the bench fails); the model's traffic equal to the RTL's counters; the
+    Tailor refetches, the single-pass runs and the Tailor that holds it all do not, and
+    the traffic orders them."""
     from sparseforge.cli import main
 
     main(["bench", "accel", "--quick", "--json"])
@@ -83,6 +83,14 @@ def test_quick_run_rtl_exact_beside_the_model(capsys, shared_data):
     assert a["reuse_speedup"] == a["no_buffer"]["cycles"] / a["tailor"]["cycles"]
     assert c["prepared_ciss"]["source"] == "model"
     assert c["prepared_ciss"]["bytes_read"] < c["in_line"]["bytes_read"]
+    # SpMTTKRP on MovieLens' tag tensor: each policy exact natively (else the bench
+    # fails), the model's traffic the RTL's, prescient's and Swiftiles' bands overbooked.
+    t = r["tensor"]["policies"]
+    assert list(t) == list(bench.accel_plan.POLICIES)
+    assert all(row["source"] == "RTL" and row["model_bytes_read"] == row["bytes_read"]
+               for row in t.values())
+    assert all(row["refetched"] > 0 for row in t.values())
+    assert r["summary"]["max_model_error"] >= max(abs(row["error"]) for row in t.values())
 
 
 def test_bands_count_the_overbooked_bands_converted_again_whole():
@@ -96,3 +104,44 @@ def test_bands_count_the_overbooked_bands_converted_again_whole():
     whole = Band(0, 2, (InputTile(0, 4, 7, 0, False), InputTile(4, 8, 3, 7, True)))
     bands = bench._bands(dataclasses.replace(plan, bands=(whole,)))
     assert (bands["overbooked"], bands["reconverted"], bands["reconverted_whole"]) == (1, 20, 1)
+
+
+def test_tensor_rows_are_labelled_as_the_matrices(tmp_path, monkeypatch):
+    """SpMTTKRP's rows, one a policy, carry the SpMM rows' figures: RTL cycles (here a
+    native run answered with the golden output and 1000 cycles), the model's exact
+    traffic beside the RTL's, its error, the bands; each counts in the largest error,
+    named after the tensor and its policy."""
+    from sparseforge.tb import accel as tb_accel
+    from sparseforge.tb.accel import AccelRun
+
+    rng = np.random.default_rng(3)
+    dense = rng.integers(1, 5, (5, 7, 3)) * (rng.random((5, 7, 3)) < 0.4)
+    lines = [" ".join(map(str, (*(x + 1 for x in co), dense[tuple(co)])))
+             for co in np.argwhere(dense)]
+    path = tmp_path / "t.tns"
+    path.write_text("\n".join(lines) + "\n")
+
+    def run(harness, plan, tensor, factors, seed, **_):
+        bytes_read = sum(traffic(plan, tensor)[0].values())
+        return AccelRun(plan.golden, 1000, bytes_read, 0, plan.refetched_entries(),
+                        {"error": 0})
+
+    monkeypatch.setattr(tb_accel, "simulate", run)
+    steps = []
+    t = bench.measure_tensor(path, 1, steps.append)
+    assert t["nnz"] == np.count_nonzero(dense) and t["shape"] == [5, 7, 3]
+    assert t["rank"] == bench.RANK and t["passes"] == 2
+    assert list(t["policies"]) == list(bench.accel_plan.POLICIES) == [s.split()[-1]
+                                                                      for s in steps]
+    for row in t["policies"].values():
+        assert row["source"] == "RTL" and row["cycles"] == 1000
+        assert row["model_bytes_read"] == row["bytes_read"] > 0
+        assert row["error"] == pytest.approx(row["model_cycles"] / 1000 - 1)
+        assert {"bands", "band_rows", "overbooked", "reconverted"} <= set(row)
+    worst = max(abs(row["error"]) for row in t["policies"].values())
+    m = {"matrix": "m.mtx", "tailor": {"no_buffer": {"error": 0.0}, "holds_all": {
+        "error": 0.0}}, "tiling": {"policies": {"swiftiles": {"error": 0.01}}}}
+    rows = bench._rtl_rows([m], t)
+    assert [(what, name) for what, name, _ in rows][-3:] == [
+        ("t.tns", f"spmttkrp {p}") for p in bench.accel_plan.POLICIES]
+    assert max(abs(r["error"]) for _, _, r in rows) == max(worst, 0.01)

@@ -20,6 +20,9 @@ differs only in its Tailor (:data:`HOLD_ALL_KB`):
 - **(c) conversion in line** (A read as CSR, MINT's tile converter feeding the Tailor)
   beside a prepared CISS image read directly: the model's figures (:func:`prepared_ciss`),
   beside MINT's claim that conversion costs little of the whole.
+- **(d) SpMTTKRP** on a real tensor (:data:`TENSOR`, stored as COO and converted in line)
+  under each tiling policy on the tensor build (:data:`TENSOR_BUILD`), labelled as (b)'s
+  rows: Tailors' own kernel beside its SpMM.
 
 Nothing is cached in the repository; the builds are cached where every native run's are.
 """
@@ -35,9 +38,9 @@ from tqdm import tqdm
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
-from sparseforge.run.accel import RATES, TAGS, config_of
+from sparseforge.run.accel import RATES, TAGS, config_of, nonzeros
 from sparseforge.sw import accel_model, accel_plan, wire
-from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 
 MATRICES = ("suitesparse/Erdos971.mtx", "suitesparse/rajat19.mtx")
 """Power-law and circuit rows (row-length variation 1.2 and 2.4): tiles that vary."""
@@ -49,13 +52,23 @@ BUILD = {"pes": (4, 2), "vlen": 2, "tlen": 2, "buffer_kb": 1, "spm_rows": 64, "o
 HOLD_ALL_KB = 16
 """The other build's Tailor (1024 entries): longer than every band the benched plans make."""
 PASSES = 3
+TENSOR = "movielens-latest-small_user-movie-tag.tns"
+"""MovieLens' tag tensor (58 users x 1,572 movies x 1,475 tags, 3,683 nonzeros): a user's
+slice alone overbooks the tensor build's Tailor, and a native run takes seconds, so the
+quick mode runs it too."""
+TENSOR_BUILD = {**BUILD, "buffer_kb": 32, "spm_rows": 2048, "order": 3}
+"""``run accel --kernel spmttkrp --spm-rows 2048``'s build: the default Tailor (1,024
+entries), scratchpads that hold C's 1,475 rows."""
+RANK = 12
+"""B's and C's columns: two passes of R = 8."""
 DATA = 64
 """The AXI data bus's bits, as ``run accel`` builds it."""
 
 DEFINITIONS = {
     "cycles": "the accelerator's cycle counter, start to done (RTL), or the host model's "
               "prediction (model); error = model / RTL - 1",
-    "bytes read": "bytes the accelerator read from memory (A as CSR, B, the tile list)",
+    "bytes read": "bytes the accelerator read from memory (A as CSR, B, the tile list; "
+                  "SpMTTKRP: the tensor as COO, B and C)",
     "refetched": "CISS entries converted again on later passes for an overbooked Tailor "
                  "(Tailors Sec. 3: the bumped part); the converter makes the input tiles "
                  "holding them again whole ('reconverted', the plan's)",
@@ -245,6 +258,33 @@ def measure_matrix(path, seed, step):
     }
 
 
+def _tensor_operands(path, seed):
+    """The tensor's pattern with values 1..4, and B and C of :data:`RANK` columns of
+    integers in -3..3, from ``seed``."""
+    t = nonzeros(read_tensor(path))[0]
+    rng = np.random.default_rng(seed)
+    values = rng.integers(1, 5, len(t.values))
+    factors = tuple(rng.integers(-3, 4, (n, RANK)) for n in t.shape[1:])
+    return Tensor(t.coords, values, t.shape), factors
+
+
+def measure_tensor(path, seed, step):
+    """SpMTTKRP of the tensor at ``path`` under each policy; ``step(label)`` after each
+    native run."""
+    config = config_of(**TENSOR_BUILD)
+    t, factors = _tensor_operands(path, seed)
+    policies = {}
+    for policy in accel_plan.POLICIES:
+        plan = accel_plan.plan(t, factors, policy, config, seed=seed, kernel="spmttkrp")
+        row = _rtl(plan, t, factors, seed, f"{path.name} {policy}")
+        step(f"{path.name} {policy}")
+        del row["prediction"]
+        policies[policy] = {**row, **_bands(plan)}
+    return {"tensor": path.name, "shape": list(t.shape), "nnz": len(t.values),
+            "rank": RANK, "passes": plan.passes, "depth": config.depth,
+            "policies": policies}
+
+
 def measure(names, seed):
     """Every matrix of ``names`` (under the shared data's ``matrices/``)."""
     root = shared_data_dir()
@@ -252,22 +292,23 @@ def measure(names, seed):
         raise SparseforgeError("shared data folder not found: put it at ../shared/data beside "
                                "the repository or set SPARSEFORGE_DATA")
     paths = [root / "matrices" / name for name in names]
-    runs = len(paths) * (len(accel_plan.POLICIES) + PASSES + 1)
+    runs = len(paths) * (len(accel_plan.POLICIES) + PASSES + 1) + len(accel_plan.POLICIES)
     with tqdm(total=runs, desc="bench accel", unit="run", file=sys.stderr) as bar:
         def step(label):
             bar.set_postfix_str(label)
             bar.update()
         rows = [measure_matrix(path, seed, step) for path in paths]
+        tensor = measure_tensor(root / "tensors" / TENSOR, seed, step)
     config = config_of(**BUILD)
     return {"build": {**BUILD, "pes": "x".join(map(str, BUILD["pes"])), "depth": config.depth,
                       "fifo": config.fifo, "width": config.width, "data": DATA, "tags": TAGS},
             "hold_all_depth": config_of(**{**BUILD, "buffer_kb": HOLD_ALL_KB}).depth,
             "passes": PASSES, "seed": seed, "definitions": DEFINITIONS, "matrices": rows,
-            "summary": _summary(rows), "paper": {k: v[0] for k, v in PAPER.items()},
-            "notes": _notes(rows)}
+            "tensor": tensor, "summary": _summary(rows, tensor),
+            "paper": {k: v[0] for k, v in PAPER.items()}, "notes": _notes(rows, tensor)}
 
 
-def _summary(rows):
+def _summary(rows, tensor):
     return {"reuse_speedup": geomean([r["tailor"]["reuse_speedup"] for r in rows]),
             "streaming_overhead": float(np.mean([r["tailor"]["streaming_overhead"]
                                                  for r in rows])),
@@ -275,8 +316,7 @@ def _summary(rows):
             "ob_over_p": geomean([r["tiling"]["ob_over_p"] for r in rows]),
             "overbooked": float(np.mean([r["tiling"]["overbooked"] for r in rows])),
             "conversion_share": float(np.mean([r["conversion"]["share"] for r in rows])),
-            "max_model_error": max(abs(row["error"]) for r in rows
-                                   for _, row in _named_rtl_rows(r))}
+            "max_model_error": max(abs(row["error"]) for _, _, row in _rtl_rows(rows, tensor))}
 
 
 def _named_rtl_rows(r):
@@ -285,7 +325,14 @@ def _named_rtl_rows(r):
             *r["tiling"]["policies"].items()]
 
 
-def _notes(rows):
+def _rtl_rows(rows, tensor):
+    """``(input, name, row)`` of every RTL row: each matrix's, then the tensor's."""
+    return [*((r["matrix"], name, row) for r in rows for name, row in _named_rtl_rows(r)),
+            *((tensor["tensor"], f"spmttkrp {name}", row)
+              for name, row in tensor["policies"].items())]
+
+
+def _notes(rows, tensor):
     notes = ["The tiling policies size a band in the CISS entries the Tailor holds (each "
              "row's header in each window and the idle lanes besides the nonzeros), as the "
              "encoder lays them out; prescient sets a row longer than the Tailor apart, a "
@@ -311,8 +358,8 @@ def _notes(rows):
                      "window of spm_rows columns, its pre-pass over the band's rows "
                      "included), and where the first holds bumped entries that is the band, "
                      "so the Tailor saves no conversion there.")
-    missed = sorted({f"{r['matrix']} {name} ({row['error']:+.0%})" for r in rows
-                     for name, row in _named_rtl_rows(r) if abs(row["error"]) > 0.05})
+    missed = sorted({f"{what} {name} ({row['error']:+.0%})"
+                     for what, name, row in _rtl_rows(rows, tensor) if abs(row["error"]) > 0.05})
     if missed:
         notes.append("The model misses the RTL by more than its 5% target on: "
                      + ", ".join(missed) + ".")
@@ -369,6 +416,15 @@ def _human(result):
         click.echo(f"  conversion share {c['share']:.1%}, bytes read in line / prepared "
                    f"{c['bytes_ratio']:.2f}; the model has the converter busy {busy:,} of "
                    f"the in-line run's {c['in_line']['model_cycles']:,} cycles")
+    t = result["tensor"]
+    click.echo()
+    click.echo(f"{t['tensor']}: {' x '.join(map(str, t['shape']))}, {t['nnz']:,} nonzeros, "
+               f"B and C of {t['rank']} columns ({t['passes']} passes), a Tailor of "
+               f"{t['depth']} CISS entries")
+    click.echo(head)
+    click.echo("(d) SpMTTKRP, tiling policies")
+    for name, row in t["policies"].items():
+        click.echo(_row(name, row))
     s = result["summary"]
     ours = {"reuse": f"{s['reuse_speedup']:.2f}x reuse speed-up (geomean)",
             "streaming_overhead": f"{s['streaming_overhead']:.1%} (mean)",
