@@ -420,13 +420,13 @@ class MintMerged(wiring.Component):
     unregistered, through the nonzeros' prefix sum and zero detection to the input's
     ready and the ``first`` register (mostly routing, on a die the block mostly fills).
     A second :class:`~.stream_units.Skid` (``entry``) before ``enter`` cuts it as the one
-    before the compactor cut the other, at a cycle of latency. The critical path is now
-    in :class:`FiberTree`, still below 100 MHz: ``fibers - 1`` (a P-bit subtract), its
-    compare with ``j``, ``i``'s increment and the lanes' ``(i, j)`` multiplexers, one
-    carry chain after another into the marks' registers (some 46 levels, two fifths
-    logic). ``fibers`` is held while a tensor streams, so registering ``fibers - 1`` and
-    whether ``j`` is a slice's last fiber (updated as ``j`` moves) would take the
-    subtract and the compare out of it. The synthesis report names the critical path.
+    before the compactor cut the other, at a cycle of latency. The critical path then
+    lay in :class:`FiberTree` (78.8 MHz): ``fibers - 1`` (a P-bit subtract), its compare
+    with ``j``, ``i``'s increment and the lanes' ``(i, j)`` multiplexers, one carry chain
+    after another into the marks' registers (some 46 levels, two fifths logic). ``fibers``
+    is held while a tensor streams, so ``fibers - 1``, ``i + 1``, ``j + 1`` and whether
+    ``j`` is a slice's last fiber are now registers, set as ``(i, j)`` move, and a lane's
+    ``(i, j)`` is two multiplexers from them. The synthesis report names the critical path.
     Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
     to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
     ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its
