@@ -113,11 +113,14 @@ class FiberTree(wiring.Component):
     COO: with ``K >= L`` a vector holds at most one lane of ``k = 0``, where the next fiber
     begins; ``(i, j)`` of the current fiber are registers, and the next is ``(i, j + 1)``,
     or ``(i + 1, 0)`` past ``j = J - 1`` (a slice begins), so the lanes at and past the one
-    take the next. (A second division of the fiber by J would cost the divider a second
-    pass.) :class:`~.convert_csf.TreeMarks` then finds each fiber's and slice's first leaf;
-    each level's node counts are a register and, within the vector, the leaves' from the
-    nonzeros' prefix sum and the fibers' and slices' (at most two a vector) from adders;
-    :class:`~.convert_csf.LevelRecords` sends the records.
+    take the next. ``i + 1``, ``j + 1`` and whether ``j = J - 1`` are registers as well,
+    set as ``(i, j)`` move (``J - 1`` a register of the held ``fibers``), so the next fiber
+    is two multiplexers from registers, not an adder and a compare. (A second division of
+    the fiber by J would cost the divider a second pass.) :class:`~.convert_csf.TreeMarks`
+    then finds each fiber's and slice's first leaf; each level's node counts are a register
+    and, within the vector, the leaves' from the nonzeros' prefix sum and the fibers' and
+    slices' (at most two a vector) from adders; :class:`~.convert_csf.LevelRecords` sends
+    the records.
 
     Parameters
     ----------
@@ -129,7 +132,8 @@ class FiberTree(wiring.Component):
     Members
     -------
     fibers : In(fibers_width)
-        J, the tensor's fibers a slice (its ``dim1``), held while it streams.
+        J, the tensor's fibers a slice (its ``dim1``), held from the cycle before its
+        first vector until its last is taken.
     vectors : In(stream({cols[L], values[L], mask, sums[L], total, last}))
         Each lane's ``k`` (its remainder by K), value and nonzero bit, the nonzeros before
         each lane and through the vector (modulo ``2 * L``, as
@@ -140,7 +144,8 @@ class FiberTree(wiring.Component):
 
     Latency and throughput: 3 cycles (the marks, the counts, the levels' registers); one
     vector a cycle while its records are taken. Between registers: the lanes' fiber compare and
-    ``(i, j)`` multiplexers; the marks' segmented OR; the counts' adders.
+    ``(i, j)`` multiplexers (their inputs registers); the marks' segmented OR; the counts'
+    adders.
     """
 
     def __init__(self, lanes, index_width, count_width, value_width, fibers_width):
@@ -172,13 +177,19 @@ class FiberTree(wiring.Component):
         given, into = self.vectors, marks.given
         m.d.comb += [into.valid.eq(given.valid), given.ready.eq(into.ready)]
 
-        # The fibers: the current one's (i, j), and whether none has begun in the tensor.
+        # The fibers: the current one's (i, j), their successors, whether j is its slice's
+        # last (J - 1) and whether none has begun in the tensor, all registers, so the next
+        # fiber's (i, j) is two multiplexers; the adders and the compare run beside them
+        # into the registers. ``fibers`` is held, so ``J - 1`` is a register too.
         i, j, fresh = Signal(w), Signal(w), Signal(init=1)
+        i_up, j_up, last = Signal(w), Signal(w), Signal()
+        fibers_less = Signal.like(self.fibers - 1)
+        m.d.sync += fibers_less.eq(self.fibers - 1)
         wrap = Signal()                                 # the next fiber begins a slice
         next_i, next_j = Signal(w), Signal(w)
-        m.d.comb += [wrap.eq(fresh | (j == self.fibers - 1)),
-                     next_i.eq(Mux(fresh, 0, i + (j == self.fibers - 1))),
-                     next_j.eq(Mux(wrap, 0, j + 1))]
+        m.d.comb += [wrap.eq(fresh | last),
+                     next_i.eq(Mux(fresh, 0, Mux(last, i_up, i))),
+                     next_j.eq(Mux(wrap, 0, j_up))]
         # A signal of its own: a port partly computed and partly passed through would leave
         # bits unread in the Verilog.
         begins = Signal(L)
@@ -196,7 +207,9 @@ class FiberTree(wiring.Component):
                      tag.total.eq(given.payload.total), tag.last.eq(given.payload.last)]
         with m.If(given.valid & given.ready):
             with m.If(begins.any()):
-                m.d.sync += [i.eq(next_i), j.eq(next_j), fresh.eq(0)]
+                m.d.sync += [i.eq(next_i), j.eq(next_j), fresh.eq(0),
+                             i_up.eq(next_i + 1), j_up.eq(next_j + 1),
+                             last.eq(Mux(wrap, fibers_less == 0, j_up == fibers_less))]
             with m.If(given.payload.last):
                 m.d.sync += fresh.eq(1)
 
@@ -407,13 +420,13 @@ class MintMerged(wiring.Component):
     unregistered, through the nonzeros' prefix sum and zero detection to the input's
     ready and the ``first`` register (mostly routing, on a die the block mostly fills).
     A second :class:`~.stream_units.Skid` (``entry``) before ``enter`` cuts it as the one
-    before the compactor cut the other, at a cycle of latency. The critical path is now
-    in :class:`FiberTree`, still below 100 MHz: ``fibers - 1`` (a P-bit subtract), its
-    compare with ``j``, ``i``'s increment and the lanes' ``(i, j)`` multiplexers, one
-    carry chain after another into the marks' registers (some 46 levels, two fifths
-    logic). ``fibers`` is held while a tensor streams, so registering ``fibers - 1`` and
-    whether ``j`` is a slice's last fiber (updated as ``j`` moves) would take the
-    subtract and the compare out of it. The synthesis report names the critical path.
+    before the compactor cut the other, at a cycle of latency. The critical path then
+    lay in :class:`FiberTree` (78.8 MHz): ``fibers - 1`` (a P-bit subtract), its compare
+    with ``j``, ``i``'s increment and the lanes' ``(i, j)`` multiplexers, one carry chain
+    after another into the marks' registers (some 46 levels, two fifths logic). ``fibers``
+    is held while a tensor streams, so ``fibers - 1``, ``i + 1``, ``j + 1`` and whether
+    ``j`` is a slice's last fiber are now registers, set as ``(i, j)`` move, and a lane's
+    ``(i, j)`` is two multiplexers from them. The synthesis report names the critical path.
     Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
     to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
     ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its

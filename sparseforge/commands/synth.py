@@ -2,13 +2,17 @@
 
 import csv
 import io
+import json
 
 import click
 from tqdm import tqdm
 
 from ..cli import OutputFile, emit, json_option, param_option, parse_params
 from ..core.errors import ParameterError
+from ..core.export import rtlil_text
 from ..core.registry import blocks
+from ..core.tools import cache_dir
+from ..sweep import Cache, cache_keys
 from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synthesize
 
 COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",
@@ -88,8 +92,28 @@ def _human(result):
                    f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
                    "registered inputs and outputs")
         click.echo(f"  path    {_path_text(r['critical_path'])}")
+    if r.get("cached"):
+        click.echo("  (kept from an earlier run of this design, flow, device and seeds)")
     for table in r.get("parts", ()):
         _parts(table)
+
+
+def kept(name, params, target, device, seeds, with_fmax=True):
+    """:func:`~sparseforge.synth.flow.synthesize`'s result (its JSON form), from the cache's
+    ``synth`` folder where a run of the same design on the same flow, tools, target,
+    ``device`` (``auto`` as such) and ``seeds`` is kept, keyed as a sweep's point
+    (:func:`~sparseforge.sweep.cache_keys`); else run and kept. ``cached`` says which. A
+    kept critical path names the source lines of the run that made it."""
+    il, resolved, _ = rtlil_text(name, params)
+    key, _ = cache_keys(name, resolved, il, target, device, seeds if with_fmax else (), None)
+    store = Cache(cache_dir("synth"))
+    found = store.get(key)
+    if found is None:
+        found = json.loads(json.dumps(synthesize(name, params, target, with_fmax, device,
+                                                 seeds), default=str))
+        store.put(key, found)
+        return {**found, "cached": False}
+    return {**found, "cached": True}
 
 
 def device_for(target, device, default):
@@ -124,17 +148,17 @@ def command(block, params, target, device, seeds, no_fmax, report, md, csv_path,
         raise ParameterError("--md and --csv write the report: add --report")
     device = device_for(target, device, "auto" if report else "25k")
     if block:
-        result = synthesize(block, parse_params(params), target, with_fmax=not no_fmax,
-                            device=device, seeds=tuple(range(1, seeds + 1)))
+        result = kept(block, parse_params(params), target, device,
+                      tuple(range(1, seeds + 1)), with_fmax=not no_fmax)
         result["parts"] = parts_rows([result])
     else:
         jobs = [(name, cfg) for name, b in blocks().items()
                 for cfg in getattr(b.cls, "REPORT", ({},))]
-        result = {"report": [synthesize(name, cfg, target, with_fmax=not no_fmax,
-                                        device=device, seeds=tuple(range(1, seeds + 1)))
+        result = {"report": [kept(name, cfg, target, device, tuple(range(1, seeds + 1)),
+                                  with_fmax=not no_fmax)
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
-        result["merged"] = merged_rows(result["report"], lambda name, params: synthesize(
-            name, params, target, with_fmax=False, device=device))
+        result["merged"] = merged_rows(result["report"], lambda name, params: kept(
+            name, params, target, device, (), with_fmax=False))
         result["parts"] = parts_rows(result["report"])
         if md:
             with open(md, "w") as f:
