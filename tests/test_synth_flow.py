@@ -3,6 +3,7 @@
 critical path named with its source lines, the device's own area, Fmax over seeds."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -80,9 +81,10 @@ def test_critical_path_names_its_ends_sources_levels_and_routing():
 
 
 @pytest.mark.synth
-def test_synth_json_reports_the_device_area_seeds_and_path():
+def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
     out = subprocess.run([sys.executable, "-m", "sparseforge", "synth", "prefix_sum",
-                          "--seeds", "2", "--json"], capture_output=True, text=True)
+                          "--seeds", "2", "--json"], capture_output=True, text=True,
+                         env={**os.environ, "SPARSEFORGE_CACHE": str(tmp_path)})  # placed
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert list(r["fmax_seeds"]) == ["1", "2"] and r["fmax_mhz"] in r["fmax_seeds"].values()
