@@ -119,24 +119,30 @@ TSR * B[j]``); its row misses followed through the tensor's arrays and C's and B
 panels (:func:`_row_misses`), each :data:`MISS` as SpMM's. No constant is fitted
 to the tensor. Natively on the tensor build (4 x 2 PEs, scratchpads of 2,048 rows, a
 Tailor of 1,024 entries, rank 12 in two passes): MovieLens' tag tensor (3,683 nonzeros)
-+5.9% prescient, +1.9% uniform, -1.3% swiftiles; MovieLens-100k (100,000 nonzeros, an
-image of 1.2 MB whose row misses the model follows: -30% without them) -9.8% prescient,
--12.5% uniform, +7.0% swiftiles, its first 200 users -3.1% prescient, -4.1% swiftiles;
++6.8% prescient, +2.4% uniform, -0.6% swiftiles; MovieLens-100k (100,000 nonzeros, an
+image of 1.2 MB whose row misses the model follows: -30% without them) -8.1% prescient,
+-10.9% uniform, +8.3% swiftiles, its first 200 users +3.0% prescient, +1.5% swiftiles;
 Last.fm's user-artist-tag tensor (108,469 nonzeros, rank 8 in one pass, scratchpads of
-8,192 rows: the MLU's loads of C bound it) +1.0% prescient, -3.4% swiftiles. What it
-leaves out there, as MovieLens-100k's first 500 users show it (prescient's 32 bands,
-none overbooked, and swiftiles' 20, two overbooked, at ranks 8 and 12): a single pass's
+8,192 rows: the MLU's loads of C bound it) +1.0% prescient, -3.4% swiftiles. A later
+pass that converts nothing loads its first tile's C and B beside the pass before's last
+conversion: Tensaurus's load stage takes that tile once the tile before is handed to
+compute, while its conversion still runs, so the two read the DRAM's banks interleaved
+(:func:`_row_misses`; counted as alone before, the errors were +5.9/+1.9/-1.3%,
+-9.8/-12.5/+7.0% and the first 200 users' -3.1/-4.1%). What it leaves out there, as
+MovieLens-100k's first 500 users show it (prescient's 32 bands of one tile, none
+overbooked, and swiftiles' 20, two overbooked, at ranks 8 and 12): a single pass's
 conversion predicted long (+12.8% prescient, +21.4% swiftiles; the converter's cycles,
 half of them its row misses at :data:`MISS`, longer than the RTL's); and the second
-pass's loads of C and B (a band's 3,794 words) nearly free in the model, the next band's
-conversion running beside them, where the RTL spends about a load's length a band on
-them (the second pass's cycles: prescient 12,000 against the RTL's 357,000; swiftiles,
-whose overbooked bands convert again, 419,000 against 554,000). The two cancel on the
-whole tensor's two passes by the bands' count (prescient short, swiftiles long);
-uniform's one-user bands, load-bound, are short for a reason not traced. Tried on the
-model and not kept: the band's next conversion held back until the band leaves the
-Tailor, or a pass's loads until the pass before is fed, closes at most 149,000 of the
-357,000; both, with a pass's loads held back until the tile before is computed, 480,000.
+pass still short (its cycles, rank 12's less rank 8's: prescient 55,000 against the
+RTL's 357,000, about a band's load of 3,794 words each band; swiftiles 458,000 against
+554,000). Tried and not kept: the band's next conversion held back until the band
+leaves the Tailor (the Tailor's feed takes the next band's first pass command only after
+the shrink) brings prescient's second pass to 194,000 but moves SpMM's simulated cases
+by up to 16% (``pes2-2passes-uniform-16rows``: 3,838 cycles to 4,466), so the RTL's
+converter runs ahead of the feed there; a pass's loads held back until the tile before
+is computed overshoots (480,000). Which state the sequencer waits in on the second
+pass is not measured: a slice's waveform is written as FST, and no reader of it is at
+hand.
 """
 
 from dataclasses import dataclass
@@ -502,7 +508,10 @@ def _row_misses(plan_, image):
     none. In SpMTTKRP the conversion reads its band's i ids in place of row pointers (on
     the pass's first conversion: from the band's first element to the first past it) and
     each element's k id too; the MLU C's ``K`` rows of the pass's panel before the
-    window's rows of B."""
+    window's rows of B. A later pass that converts nothing (a fitting band's) loads its
+    first tile beside the pass before's last conversion (Tensaurus's load stage takes it
+    once that tile computes): its reads join that conversion's, after that tile's own
+    loads, its misses still its own."""
     c = plan_.config
     nnz = len(image.col)
     regions = accel_image.layout(plan_, nnz)
@@ -513,7 +522,7 @@ def _row_misses(plan_, image):
     per = wire.mv_layout(c.vlen)[0] if plan_.mv else None
     arrays = ("a_colid", "a_kid", "a_values") if plan_.mttkrp else ("a_colid", "a_values")
     c_words = plan_.shape[2] * c.tlen if plan_.mttkrp else 0       # C's K rows a pass
-    order, owner, first = [], [], 0                 # first: the band's first tile word
+    steps, first = [], 0                            # [tile word, conversion, MLU's]
     for band, passes in _converted(plan_):
         lo, hi = image.row_ptr[band.i0], image.row_ptr[band.i0 + band.rows]
         col = image.col[lo:hi]
@@ -538,14 +547,21 @@ def _row_misses(plan_, image):
                 if plan_.mttkrp:
                     mlu = np.concatenate([at("c", np.arange(p * c_words, (p + 1) * c_words)),
                                           mlu])
-                where = np.argsort(np.concatenate([
-                    (np.arange(len(conv)) + 0.5) / max(len(conv), 1),
-                    (np.arange(len(mlu)) + 0.5) / len(mlu)]), kind="stable")
-                order += [[at("tiles", first + n)], np.concatenate([conv, mlu])[where]]
-                side = np.concatenate([np.zeros(len(conv) + 1, np.int64),
-                                       np.ones(len(mlu), np.int64)])
-                owner.append(2 * len(owner) + np.concatenate([side[:1], side[1:][where]]))
+                steps.append([at("tiles", first + n), conv, [(len(steps), mlu)]])
+                if p and not tiles and not n:       # loading beside the last conversion
+                    steps[-1 - len(band.inputs)][2] += steps[-1][2]
+                    steps[-1][2] = []
         first += len(band.inputs)
+    order, owner = [], []
+    for k, (word, conv, loads) in enumerate(steps):
+        mlu = np.concatenate([a for _, a in loads]) if loads else np.zeros(0, np.int64)
+        whose = np.concatenate([np.full(len(a), 2 * j + 1) for j, a in loads] or [[]])
+        where = np.argsort(np.concatenate([
+            (np.arange(len(conv)) + 0.5) / max(len(conv), 1),
+            (np.arange(len(mlu)) + 0.5) / max(len(mlu), 1)]), kind="stable")
+        order += [[word], np.concatenate([conv, mlu])[where]]
+        side = np.concatenate([np.full(len(conv), 2 * k), whose]).astype(np.int64)
+        owner.append(np.concatenate([[2 * k], side[where]]))
     steps = len(owner)
     burst = np.concatenate(order) // DDR4_2400.burst_bytes
     owner = np.concatenate(owner)

@@ -235,6 +235,24 @@ def test_row_misses_by_hand():
         A, 16, 16, ADDR_WIDTH, tiled=True)))
 
 
+def test_a_later_pass_loads_beside_the_last_conversion_by_hand():
+    """The A above with B of 4 columns: 2 passes, each band fitting, so pass 2 converts
+    nothing and its first tile's loads run beside pass 1's last conversion. Band 0 in
+    bank (group 0, bank 0): its tile word in row 4; its pointers, pre-pass and lane's
+    column ids and value and pass 1's 8 words of B in row 0; pass 2's 8 words of B (the
+    panel at byte 278,528) in row 2. The 5 conversion's and 16 MLU's accesses
+    interleaved evenly: pass 1's words first, then from the 9th on pass 2's, between the
+    conversion's 3rd, 4th and 5th accesses: the first access after the tile word misses
+    (pass 1's B), each of the conversion's last 2 (back to row 0) and of pass 2's 3 runs
+    of words (to row 2); pass 2's tile word misses again (back to row 4)."""
+    a = sp.csr_array((np.arange(1, 4), ([0, 1, 2], [0, 40_000, 65_535])), shape=(3, 65_536))
+    plan = accel_plan.plan(a, np.ones((65_536, 4), dtype=np.int64), "uniform",
+                           AccelConfig(depth=8, **SMALL))
+    assert plan.passes == 2 and [(t.k0, t.k1) for t in plan.bands[0].inputs] == [(0, 4)]
+    image = ciss_csr.csr_image(a, 16, 16, ADDR_WIDTH, tiled=True)
+    assert accel_model._row_misses(plan, image)[:2] == [[2, 1], [1, 3]]
+
+
 def test_dram_latency_and_rate():
     """``dram``'s ``extra`` cycles reach every access; a slower channel adds its coins'
     waits; the default is :data:`~sparseforge.sw.accel_model.DRAM`."""
