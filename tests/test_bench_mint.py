@@ -222,3 +222,21 @@ def test_the_rate_table_prices_a_matrix_it_was_not_fitted_on(shared_data):
         assert conversion.same(result, conversion.convert(source, pair[1]))
         priced = rates.rates[pair].cycles(*m.shape, conversion.nonzeros(source))
         assert abs(priced - cycles) < 0.05 * cycles, (pair, priced, cycles)
+
+
+def test_synthesis_places_each_block_on_the_smallest_part_that_holds_it(monkeypatch, tmp_path):
+    """A full run places MINT_m, which the 25k cannot hold: each block goes to the
+    smallest ECP5 that holds it, and a second call takes the kept result."""
+    from sparseforge.bench import mint
+
+    calls = []
+
+    def synthesize(name, params, target, with_fmax, device):
+        calls.append(device)
+        return {"block": name, "params": params, "fmax_mhz": 100.0}
+
+    monkeypatch.setenv("SPARSEFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr("sparseforge.synth.flow.synthesize", synthesize)
+    first = mint._synthesized("buffet", {"depth": 64, "width": 32}, with_fmax=True)
+    again = mint._synthesized("buffet", {"depth": 64, "width": 32}, with_fmax=True)
+    assert calls == ["auto"] and not first.get("cached") and again["cached"]

@@ -347,9 +347,11 @@ def _logic(r):
 
 
 def _synthesized(name, params, with_fmax):
-    """``synthesize(name, params, "ecp5", with_fmax)``, kept in the cache under a hash of
-    the block's RTLIL and the flow's sources, so a run repeats no place and route of an
-    unchanged block; without ``with_fmax`` a kept result with Fmax serves too."""
+    """``synthesize(name, params, "ecp5", with_fmax)`` on the smallest ECP5 that holds the
+    block (MINT_m does not fit the 25k), kept in the cache under a hash of the block's
+    RTLIL and the flow's sources (the device follows from them), so a run repeats no
+    place and route of an unchanged block; without ``with_fmax`` a kept result with Fmax
+    serves too."""
     import hashlib
     from pathlib import Path
 
@@ -368,7 +370,7 @@ def _synthesized(name, params, with_fmax):
     for path in kept[:1] if with_fmax else kept:
         if path.exists():
             return {**json.loads(path.read_text()), "cached": True}
-    result = synthesize(name, params, "ecp5", with_fmax=with_fmax)
+    result = synthesize(name, params, "ecp5", with_fmax=with_fmax, device="auto")
     kept[0 if with_fmax else 1].write_text(json.dumps(result, default=str))
     return result
 
