@@ -948,8 +948,10 @@ class MintMerged(wiring.Component):
         CISS's rows (``dense_shape``'s ``rows``) and its row pointers on ``row_ptr``
         (``first`` is set where the next is a matrix's 0, which is dropped) through
         :class:`~.convert_ciss.SliceLengths` to the schedule, lanes and join of
-        :class:`~.convert_ciss.CsrToCiss`. The mode gates their inputs; nothing else
-        drives their outputs."""
+        :class:`~.convert_ciss.CsrToCiss` (wired by that module's own
+        ``_schedule_and_fetch``, which both its converters share, so the wiring is not
+        written twice). The mode gates their inputs; nothing else drives their
+        outputs."""
         mode, pointer = self.mode, self.row_ptr
         unblock = mode == MintMode.BSR_TO_COO
         walker, tags, slicer = self.walker, self.slice_tags, self.slicer

@@ -809,6 +809,30 @@ def test_csr_to_ciss_mode_equals_the_separate_block_back_to_back():
                                                   full)).cycles
 
 
+@pytest.mark.verilator
+@pytest.mark.soak
+def test_walker_modes_on_a_real_matrix_on_verilator(shared_data, tmp_path):
+    """BSR to COO and CSR to CISS on 494_bus natively under random back-pressure on every
+    stream (the memories answering at random): the golden converter's COO and the host
+    encoder's CISS, and the separate blocks' native runs; BSR to COO in fewer cycles than
+    the separate block's (a block's row a cycle against a nonzero a cycle), CSR to CISS in
+    the separate block's within the stalls' noise."""
+    matrix = cv.convert(read_matrix(shared_data / "matrices" / "suitesparse/494_bus.mtx"),
+                        "dense")
+    component = MintMerged(**convert_dense.params_for(DenseToCoo, matrix), ptr_width=32)
+    got, want, cycles = run(component, UNBLOCK, matrix, seed_from_env(52), work_dir=tmp_path)
+    alone, alone_cycles = convert_bsr.run_coo(source_of(UNBLOCK, matrix),
+                                              seed=seed_from_env(53))
+    assert same(got, want) and same(got, alone) and cycles < alone_cycles
+    got, want, cycles = run(component, CISS, matrix, seed_from_env(54), work_dir=tmp_path)
+    block = CsrToCiss(pes=component.pes, dw=ciss_width(component.width),
+                      iw=component.index_width, addr_width=component.addr_width)
+    alone, _ = convert_ciss.run_native(block, [sp.csr_array(matrix)], seed_from_env(55))
+    assert same(got, want)
+    assert list(got.entries) == alone.entries[0] and got.count == alone.counts[0]
+    assert abs(cycles - alone.cycles) <= 0.1 * alone.cycles
+
+
 def test_position_width_must_hold_the_csc_pointers_and_the_block_columns():
     """Pointers of 13 bits (4,096 nonzeros) fit 13-bit positions and not 12, and CSR to
     CSC's 7-bit ones (64 nonzeros) not 6-bit row pointers; a divisor C of 4 fits 3 bits
