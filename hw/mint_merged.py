@@ -546,8 +546,9 @@ class MintMerged(wiring.Component):
         self.slice_tags = Queue(slice_tag_layout(self.block[0], self.ptr_width), depth=TAGS,
                                 latency=1)
         self.slicer = Slicer(self.block, self.ptr_width, self.width)
-        # Its leaves' data as wide as the counts too: a level's end carries its total
-        # there, which CSF to COO reads (level 2's would lose bits in a narrower one).
+        # Its leaves' data as wide as the counts too: a level's end rides in a leaf's
+        # data, and a narrower one would leave the top bits of ``csf2``'s total unread (a
+        # lint warning); the values' extra bits are constant zeros, which synthesis drops.
         self.tree_walk = CsfToCoo(lanes=L, index_width=self.index_width,
                                   count_width=self.ptr_width,
                                   value_width=max(self.width, self.ptr_width))
