@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """MINT_m: one converter for Dense to COO, CSR, ZVC, CSF and RLC, ZVC, COO and CSR to Dense,
-RLC to COO, CSR to BSR, CSR and COO to CSC, its conversion chosen at run time (MINT Section
-V-A, Fig. 8a; its area in Section VII-B).
+RLC, BSR and CSF to COO, CSR to BSR, CSR and COO to CSC and CSR to CISS, its conversion
+chosen at run time (MINT Section V-A, Fig. 8a; its area in Section VII-B).
 
 The separate converters (MINT_b: :mod:`.convert_dense`, :mod:`.convert_rlc`,
 :mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_csc`) each carry their own
@@ -59,10 +59,30 @@ coordinates share the paper's eight-lane divide and modulo unit:
   :class:`~.convert_expand.CsrToCoo`, where the separate COO-to-Dense and CSR-to-Dense
   blocks have one each; nothing else of MINT_m fits them (the expander places packed
   values by a mask's sums, as :mod:`.convert_expand` says), so they share only the
-  ``expanded`` output with ZVC to Dense.
+  ``expanded`` output with ZVC to Dense;
+- BSR to COO is :class:`~.convert_bsr.BsrToCoo`'s :class:`~.convert_bsr.SliceWalker`
+  (each block row's blocks read R times, the block-row pointers on CSR's ``row_ptr``) and
+  :class:`~.convert_bsr.Slicer` (a block's row ``i`` on pass ``i``, its coordinates from
+  counters: no position to divide) before the shared zero detection, prefix sum and
+  compactor, which drop the fill and pack the nonzeros, C a vector, into COO words
+  (where the separate block's end marker and serializer send one a cycle); the row
+  slice's row and columns ride beside the vector in the lanes' distances' place;
+- CSF to COO is :class:`~.convert_csf.CsfToCoo` (its serializers and tree walk, one
+  leaf a cycle): its comparators of fptr entries with the leaves and fibers walked share
+  nothing with the rest (no position, no packing: a leaf a cycle), so only the mode's
+  gating is added;
+- CSR to CISS (Tensaurus Section 4) is :class:`~.convert_ciss.CsrToCiss`'s units:
+  :class:`~.convert_ciss.SliceLengths` (its row pointers on CSR's ``row_ptr``, its rows
+  on ``dense_shape``), :class:`~.convert_ciss.LeastLoaded`, a
+  :class:`~.convert_ciss.LaneFetch` a PE row, each reading its rows' elements through
+  its own memory port, and :class:`~.convert_ciss.Interleave`. Its prefix sums are CSR's
+  own pointers and its comparators the least-loaded choice between every pair of lanes,
+  kept as running differences: none of MINT_m's scans or comparators fits them.
 
 The mode only steers handshakes and the marks; no datapath is duplicated per mode.
 """
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -74,9 +94,10 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from ..sw.wire import MintMode
-from .convert_bsr import CsrBlocks, CsrToBsrSignature
+from .convert_bsr import TAGS, CsrBlocks, CsrToBsrSignature, Slicer, SliceWalker, slice_tag_layout
+from .convert_ciss import CsrToCissSignature, SliceLengths, _schedule_and_fetch
 from .convert_csc import CsrToCsc, CsrToCscSignature
-from .convert_csf import MODES, LevelRecords, TreeMarks, level_streams
+from .convert_csf import MODES, CsfToCoo, LevelRecords, TreeMarks, level_streams
 from .convert_dense import (
     LANES,
     LEVELS,
@@ -94,7 +115,13 @@ from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, record_
 from .mint_units import popcount
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Beside, Lockstep, Queue, Skid
+from .stream_units import Beside, Lockstep, MemoryPortSignature, Queue, Skid
+
+
+def ciss_width(width):
+    """Bits of a CISS value for values of ``width`` bits: at least 2 (a CISS value is two's
+    complement, :class:`~sparseforge.sw.wire.CissWire`)."""
+    return max(width, 2)
 
 
 def mint_mark(lanes, ptr_width):
@@ -251,8 +278,8 @@ class FiberTree(wiring.Component):
 
 
 class MintMergedSignature(wiring.Signature):
-    """The merged converter (MINT_m), seen from it: the Dense, ZVC and RLC conversions of
-    the separate converters through one set of streams, ``mode`` choosing the conversion.
+    """The merged converter (MINT_m), seen from it: the conversions of the separate
+    converters through one set of streams, ``mode`` choosing the conversion.
 
     - ``mode`` (in, :class:`~sparseforge.sw.wire.MintMode`): held while a matrix
       streams; change it only once the previous matrix's inputs have all been taken and
@@ -300,11 +327,28 @@ class MintMergedSignature(wiring.Signature):
       bits; COO to CSC takes ``shape``, ``col_ids`` and its records on ``records`` (its
       ``coo``, rows and columns truncated to the sort's widths), each column's records in
       row order.
+    - ``bsr_mem`` (memory port out, :class:`~.stream_units.MemoryPortSignature`): BSR to
+      COO's block reads, as :class:`~.convert_bsr.BsrToCooSignature`'s ``mem`` (block
+      words as CSR to BSR's ``blocks`` carries them), the block-row pointers on
+      ``row_ptr``; the nonzeros leave on ``words`` as Dense to COO's do (rows and columns
+      of ``index_width`` bits).
+    - ``csf0`` .. ``csf2`` (streams in) and ``tensor`` (stream out,
+      :func:`~sparseforge.sw.wire.tensor_record`): a 3-D tensor's CSF levels and its COO
+      records, for CSF to COO, as :class:`~.convert_csf.CsfToCooSignature`'s ``level0`` ..
+      ``level2`` and ``records`` (counts and pointers of ``ptr_width`` bits).
+    - ``ciss_mem`` (``ciss[0]`` memory ports out), ``ciss`` and ``ciss_count`` (streams
+      out): CSR to CISS for ``ciss[0]`` PE rows and ``ciss[1]``-bit element indices, as
+      :class:`~.convert_ciss.CsrToCissSignature`'s ``mem``, ``ciss`` and ``count``; the
+      matrix's rows come in ``dense_shape``'s ``rows`` (its other fields unread) and its
+      row pointers on ``row_ptr``, every one (the first, 0, is dropped).
     """
 
     def __init__(self, lanes, width, index_width, ptr_width, run_bits, position_width,
-                 block=(2, 2), csc=(1024, 1024, 4096)):
+                 block=(2, 2), csc=(1024, 1024, 4096), ciss=(4, 20)):
         entry = wire.coo_entry(index_width, width)
+        ciss_members = CsrToCissSignature(ciss[0], ciss_width(width), index_width,
+                                          ciss[1]).members
+        trees = level_streams(In, lanes, index_width, ptr_width, width).values()
         super().__init__({
             "mode": In(MintMode),
             "columns": In(position_width), "fibers": In(position_width),
@@ -323,13 +367,19 @@ class MintMergedSignature(wiring.Signature):
             **{name: member for name, member
                in CsrToCscSignature(lanes, *csc, width).members.items()
                if name in ("shape", "col_ids", "col_ptr", "csc")},
+            "bsr_mem": Out(MemoryPortSignature(ptr_width, wire.width(
+                wire.bsr_block(ptr_width, width, block)))),
+            **{f"csf{n}": member for n, member in enumerate(trees)},
+            "tensor": Out(stream.Signature(struct(wire.tensor_record(index_width, width)))),
+            "ciss_mem": ciss_members["mem"], "ciss": ciss_members["ciss"],
+            "ciss_count": ciss_members["count"],
         })
 
 
 @block("mint_merged")
 class MintMerged(wiring.Component):
-    """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC, COO or CSR to Dense, RLC to COO,
-    CSR to BSR, CSR or COO to CSC, as ``mode`` says.
+    """MINT_m: Dense to COO, CSR, ZVC, CSF or RLC, ZVC, COO or CSR to Dense, RLC, BSR or CSF
+    to COO, CSR to BSR, CSR or COO to CSC, CSR to CISS, as ``mode`` says.
 
     Parameters
     ----------
@@ -353,18 +403,25 @@ class MintMerged(wiring.Component):
     max_rows, max_cols, max_nnz : CSR to CSC's largest matrix, as
         :class:`~.convert_csc.CsrToCsc`'s (its pointers, ``ceil_log2(max_nnz + 1)`` bits,
         fit ``position_width`` and ``ptr_width``).
+    pes, addr_width, inflight : CSR to CISS's PE rows, element indices and reads in
+        flight a lane, as :class:`~.convert_ciss.CsrToCiss`'s (its values ``width`` bits,
+        at least 2: :func:`ciss_width`; its indices ``index_width``).
+
+    ``block_cols`` is at most ``lanes`` (a block's row is one vector in BSR to COO) and
+    ``lanes`` at most 16 (CSF to COO's level records).
 
     Members
     -------
     mode : In(MintMode)
     columns, fibers : In(P)
-    dense, mask, values, pairs, row_ptr, entries, shape, col_ids, dense_shape, records
-        : In(stream(...))
-    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc, rlc
-        : Out(stream(...))
+    dense, mask, values, pairs, row_ptr, entries, shape, col_ids, dense_shape, records,
+    csf0, csf1, csf2 : In(stream(...))
+    words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc, rlc,
+    tensor, ciss, ciss_count : Out(stream(...))
+    bsr_mem, ciss_mem : Out(MemoryPortSignature)
         As :class:`~sparseforge.hw.mint_merged.MintMergedSignature` says: each mode emits
-        on the streams its separate converter has, by these names, RLC to COO on
-        ``words`` as Dense to COO does, Dense to RLC on ``rlc``.
+        on the streams its separate converter has, by these names, RLC and BSR to COO on
+        ``words`` as Dense to COO does, Dense to RLC on ``rlc``, CSF to COO on ``tensor``.
 
     Structure: :class:`~.convert_dense.NonzeroPositions`; then either the
     :class:`~.convert_dense.Expander` (ZVC to Dense), or the position
@@ -380,7 +437,11 @@ class MintMerged(wiring.Component):
     :class:`~.convert_rlc.RunLengths` and :class:`~.convert_rlc.Fillers` feed zero
     detection, whose pairs go straight to the register slice before the compactor. COO
     and CSR to Dense run through :class:`~.convert_expand.CooToDense` (after
-    :class:`~.convert_expand.CsrToCoo` for CSR) beside the rest.
+    :class:`~.convert_expand.CsrToCoo` for CSR) beside the rest. In BSR-to-COO mode
+    :class:`~.convert_bsr.Slicer`'s row slices enter zero detection and go, as Dense to
+    RLC's pairs do, past the divider to the compactor. CSF to COO
+    (:class:`~.convert_csf.CsfToCoo`) and CSR to CISS (:class:`~.convert_ciss.CsrToCiss`'s
+    units) run beside the rest.
     A dense stream's padding
     lanes, those of a row's last vector past ``columns % L``, add nothing to the position.
 
@@ -399,7 +460,12 @@ class MintMerged(wiring.Component):
     :class:`~.convert_csc.CsrToCsc` does, one nonzero a cycle through scatter and drain.
     Dense to RLC takes the cycles :class:`~.convert_rlc.DenseToRlc` takes, one dense
     vector a cycle: its path is the separate block's; COO and CSR to Dense take the
-    separate blocks' cycles, one dense vector a cycle.
+    separate blocks' cycles, one dense vector a cycle. BSR to COO reads a block a cycle
+    (R reads a block) and sends its row's nonzeros in one vector, where
+    :class:`~.convert_bsr.BsrToCoo` sends one a cycle: ``R b`` cycles for ``b`` blocks
+    where the separate block takes up to ``R b + n``. CSF to COO and CSR to CISS take
+    the separate blocks' cycles (a leaf a cycle; an entry a cycle while the rows keep the
+    schedule fed).
 
     Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
     Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
@@ -430,8 +496,9 @@ class MintMerged(wiring.Component):
     Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
     to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
     ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its
-    registers; the report places it on the smallest ECP5 that holds it. CSF and BSR to
-    COO (walkers that share no unit here) and CSR to CISS are not merged yet.
+    registers; the report places it on the smallest ECP5 that holds it. BSR to COO shares
+    zero detection, the prefix sum and the compactor; CSF to COO and CSR to CISS, whose
+    units fit nothing here, add their separate blocks' logic.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
@@ -448,11 +515,14 @@ class MintMerged(wiring.Component):
               Param("max_rows", 1024, 2, 1 << 24, "CSR to CSC's most rows", pow2=True),
               Param("max_cols", 1024, 32, 1 << 20, "CSR to CSC's most columns", pow2=True),
               Param("max_nnz", 4096, 2, 1 << 20, "CSR to CSC's most nonzeros (its "
-                    "scratchpad's depth)", pow2=True))
+                    "scratchpad's depth)", pow2=True),
+              Param("pes", 4, 1, 64, "CSR to CISS's PE rows (lanes of an entry)"),
+              Param("addr_width", 20, 2, 32, "bits of CSR to CISS's element indices"),
+              Param("inflight", 4, 2, 64, "CSR to CISS's reads in flight per lane"))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
               "dense_to_csf", "csr_to_bsr", "csr_to_csc", "dense_to_rlc", "coo_to_dense",
-              "csr_to_dense")
+              "csr_to_dense", "bsr_to_coo", "csf_to_coo", "csr_to_ciss")
     """The separate converters (MINT_b) it replaces, each at its first report
     configuration; ``synth --report`` prints the ratio."""
     DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
@@ -477,7 +547,25 @@ class MintMerged(wiring.Component):
             raise ParameterError(f"run_bits={self.run_bits} does not fit the "
                                  f"{self.index_width}-bit column of a record (index_width)")
         L, P, B = self.lanes, self.position_width, self.run_bits
+        if self.block[1] > L:
+            raise ParameterError(f"block_cols={self.block[1]} exceeds lanes={L}: BSR to COO "
+                                 "sends a block's row as one vector")
+        if L > 16:
+            raise ParameterError(f"lanes={L}: CSF to COO's level records hold at most 16")
+        self.pes, self.addr_width, self.inflight = v["pes"], v["addr_width"], v["inflight"]
         self.record = struct(wire.coo_entry(self.index_width, self.width))
+        # BSR to COO's walker and slicer; CSF to COO's tree walk; CSR to CISS's rows.
+        self.walker = SliceWalker(self.block[0], self.ptr_width)
+        self.slice_tags = Queue(slice_tag_layout(self.block[0], self.ptr_width), depth=TAGS,
+                                latency=1)
+        self.slicer = Slicer(self.block, self.ptr_width, self.width)
+        # Its leaves' data as wide as the counts too: a level's end rides in a leaf's
+        # data, and a narrower one would leave the top bits of ``csf2``'s total unread (a
+        # lint warning); the values' extra bits are constant zeros, which synthesis drops.
+        self.tree_walk = CsfToCoo(lanes=L, index_width=self.index_width,
+                                  count_width=self.ptr_width,
+                                  value_width=max(self.width, self.ptr_width))
+        self.slice_lengths = SliceLengths(self.index_width, self.addr_width)
         self.runs = RunLengths(L, B, P, self.width, self.levels)
         self.events = Queue(event_layout(L, B, P, self.width), depth=QUEUE, latency=2)
         self.fillers = Fillers(L, B, P, self.width)
@@ -486,8 +574,12 @@ class MintMerged(wiring.Component):
         # (at least their narrowest widths: the positions and pointers fit them)
         self.linear = CooToDense(lanes=L, width=max(P, WIDE.lo), value_width=self.width)
         self.csr_rows = CsrToCoo(width=max(self.ptr_width, WIDE.lo), value_width=self.width)
-        tag = data.StructLayout({"counts": data.ArrayLayout(self.run_bits + 1, L),
-                                 "row_end": 1})
+        # A lane's distance (or a pair's run), or in BSR to COO mode the row slice's row
+        # and columns.
+        slice_ = data.StructLayout({"row": self.index_width,
+                                    "cols": data.ArrayLayout(self.index_width, self.block[1])})
+        tag = data.StructLayout({"per": data.UnionLayout({
+            "counts": data.ArrayLayout(self.run_bits + 1, L), "slice": slice_}), "row_end": 1})
         self.nonzeros = NonzeroPositions(L, self.width, tag, self.levels)
         self.scan = PrefixSum(lanes=L, width=P, variant="kogge_stone", inclusive=1)
         self.divider = DivMod(lanes=L, width=P, levels=self.divide_levels)
@@ -520,14 +612,15 @@ class MintMerged(wiring.Component):
                         + self.compactor.latency)
         super().__init__(MintMergedSignature(L, self.width, self.index_width, self.ptr_width,
                                              self.run_bits, P, self.block,
-                                             (v["max_rows"], v["max_cols"], v["max_nnz"])))
+                                             (v["max_rows"], v["max_cols"], v["max_nnz"]),
+                                             (self.pes, self.addr_width)))
 
     def elaborate(self, platform):
         m = Module()
         for name in ("runs", "events", "fillers", "marker", "encoded", "nonzeros", "entry",
                      "scan", "divider", "beside", "cut", "compactor", "expander", "linear",
-                     "csr_rows",
-                     "tree", "blocks_unit", "sorter"):
+                     "csr_rows", "tree", "blocks_unit", "sorter", "walker", "slice_tags",
+                     "slicer", "tree_walk", "slice_lengths"):
             m.submodules[name] = getattr(self, name)
         self._vectors(m)
         self._positions(m)
@@ -537,10 +630,14 @@ class MintMerged(wiring.Component):
     def _vectors(self, m):
         """In: a dense vector, an RLC vector, a mask word one bit a lane or, in Dense to
         RLC mode, a vector of pairs from :class:`~.convert_rlc.Fillers`, each lane's
-        distance from the element before it (a pair's run) beside."""
+        distance from the element before it (a pair's run) beside; in BSR to COO mode a
+        block's row slice from :class:`~.convert_bsr.Slicer`, its row and columns
+        beside (lanes past C zero)."""
         L, mode, given = self.lanes, self.mode, self.nonzeros.vectors
         expand, rlc = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.RLC_TO_COO
-        encode = mode == MintMode.DENSE_TO_RLC
+        encode, unblock = mode == MintMode.DENSE_TO_RLC, mode == MintMode.BSR_TO_COO
+        slices = self.slicer.slices
+        items = slices.payload.item.items
         from_dense = mode.matches(MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR,
                                   MintMode.DENSE_TO_ZVC, MintMode.DENSE_TO_CSF)
         dense, mask, pairs = self.dense, self.mask, self.pairs
@@ -553,14 +650,20 @@ class MintMerged(wiring.Component):
                      runs.payload.last.eq(dense.payload.last),
                      filled.ready.eq(given.ready & encode)]
         m.d.comb += [
-            given.valid.eq(Mux(expand, mask.valid, Mux(rlc, pairs.valid, Mux(
-                encode, filled.valid, dense.valid & from_dense)))),
+            given.valid.eq(Mux(unblock, slices.valid, Mux(expand, mask.valid, Mux(
+                rlc, pairs.valid, Mux(encode, filled.valid, dense.valid & from_dense))))),
             dense.ready.eq(Mux(encode, runs.ready, given.ready & from_dense)),
             mask.ready.eq(given.ready & expand), pairs.ready.eq(given.ready & rlc),
-            given.payload.last.eq(Mux(expand, mask.payload.last, Mux(rlc, pairs.payload.last, Mux(
-                encode, filled.payload.last, dense.payload.last)))),
+            slices.ready.eq(given.ready & unblock),
+            given.payload.last.eq(Mux(unblock, slices.payload.end, Mux(
+                expand, mask.payload.last, Mux(rlc, pairs.payload.last, Mux(
+                    encode, filled.payload.last, dense.payload.last))))),
             given.payload.tag.row_end.eq(dense.payload.row_end),
         ]
+        beside = given.payload.tag.per.slice
+        with m.If(unblock):
+            m.d.comb += beside.row.eq(items[0].row)
+            m.d.comb += [col.eq(item.col) for col, item in zip(beside.cols, items, strict=True)]
         first = Signal(init=1)                      # the next vector starts a matrix
         with m.If(given.valid & given.ready):
             m.d.sync += first.eq(given.payload.last)
@@ -577,32 +680,35 @@ class MintMerged(wiring.Component):
             # A filler's value is 0: it enters as 1 (a pair is there), its run's top bit set.
             run, value = filled.payload.tag[i][:B], filled.payload.tag[i][B:]
             held = Signal(name=f"held{i}")
+            # (the end marker's items are whatever the memory last answered)
+            block_value = Mux(slices.payload.end, 0, items[i].value) if i < self.block[1] else 0
             m.d.comb += [held.eq(value.any()),
                          distance.eq(Mux(encode, Cat(run, ~held), Mux(rlc, pair.run + step, step))),
-                         given.payload.tag.counts[i].eq(distance),
-                         given.payload.values[i].eq(
-                             Mux(expand, mask.payload.mask[i], Mux(rlc, pair.value, Mux(
+                         given.payload.values[i].eq(Mux(unblock, block_value, Mux(
+                             expand, mask.payload.mask[i], Mux(rlc, pair.value, Mux(
                                  encode, Mux(held, value, filled.payload.values[i]),
-                                 dense.payload.lanes[i]))))]
+                                 dense.payload.lanes[i])))))]
+            with m.If(~unblock):
+                m.d.comb += given.payload.tag.per.counts[i].eq(distance)
 
     def _positions(self, m):
         """Each element's position, divided by ``columns``, the vector waiting beside; the
         positions of ZVC to Dense go to the expander instead. In CSR-to-BSR mode a tagged
         nonzero enters instead, its column lane 0's count (the scan gives it back as its
-        position) to be divided by C. Dense to RLC's pairs go to the compactor's register
-        slice instead (:meth:`_outputs`)."""
+        position) to be divided by C. Dense to RLC's pairs and BSR to COO's row slices go
+        to the compactor's register slice instead (:meth:`_outputs`)."""
         L, mode = self.lanes, self.mode
         expand, bsr = mode == MintMode.ZVC_TO_DENSE, mode == MintMode.CSR_TO_BSR
-        encode = mode == MintMode.DENSE_TO_RLC
+        direct = mode.matches(MintMode.DENSE_TO_RLC, MintMode.BSR_TO_COO)
         found, enter, expander = self.nonzeros.positions, self.entry.i, self.expander
         wiring.connect(m, self.entry.o, self.beside.enter)
         tagged = self.blocks_unit.tagged
         m.d.comb += [
-            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand & ~encode)),
+            enter.valid.eq(Mux(bsr, tagged.valid, found.valid & ~expand & ~direct)),
             tagged.ready.eq(enter.ready & bsr),
             expander.vectors.valid.eq(found.valid & expand),
             found.ready.eq(Mux(expand, expander.vectors.ready,
-                               Mux(encode, self.cut.i.ready, enter.ready & ~bsr))),
+                               Mux(direct, self.cut.i.ready, enter.ready & ~bsr))),
         ]
         given, side = found.payload, enter.payload.side
         for target in (side, expander.vectors.payload):
@@ -622,7 +728,7 @@ class MintMerged(wiring.Component):
                      side.mark.eq(csr_mark | (mode == MintMode.DENSE_TO_ZVC)),
                      enter.payload.data.last.eq(ends), side.row.eq(tagged.payload.row)]
         m.d.comb += [count.eq(Mux(bsr, tagged.payload.col if i == 0 else 0,
-                                  given.tag.counts[i])) for i, count in enumerate(counts)]
+                                  given.tag.per.counts[i])) for i, count in enumerate(counts)]
         m.d.comb += [enter.payload.data.counts[i].eq(count) for i, count in enumerate(counts)]
 
         # The position scan and the divider, one pipeline between the FIFO's ends; in CSR
@@ -668,9 +774,12 @@ class MintMerged(wiring.Component):
     def _outputs(self, m):
         """Out: the records to the compactor, its words and marks (in Dense to RLC mode the
         pairs, straight from zero detection, and their words to the
-        :class:`~.convert_rlc.EndMarker`); the expander's vectors."""
+        :class:`~.convert_rlc.EndMarker`; in BSR to COO mode a row slice's nonzeros,
+        straight from zero detection too); the expander's vectors."""
         leave, vectors = self.beside.leave, self.compactor.vectors
         side, encode = leave.payload.side, self.mode == MintMode.DENSE_TO_RLC
+        unblock = self.mode == MintMode.BSR_TO_COO
+        direct = encode | unblock               # straight from zero detection to the slice
         found = self.nonzeros.positions.payload
         B = self.run_bits
         # A lane's sum is less than L past the vector's first: its top bit is the first's,
@@ -680,15 +789,17 @@ class MintMerged(wiring.Component):
         tops = [Signal(name=f"top{i}") for i in range(1, self.lanes)]
         m.d.comb += [top.eq(base[k] ^ (low < base[:k]))
                      for top, low in zip(tops, side.low, strict=True)]
-        sums = [Mux(encode, found.sums[i], sum_) for i, sum_ in enumerate(
+        sums = [Mux(direct, found.sums[i], sum_) for i, sum_ in enumerate(
             [base, *(Cat(low, top) for low, top in zip(side.low, tops, strict=True))])]
-        records = []
+        records, block = [], found.tag.per.slice        # a row slice's row and columns
         for i in range(self.lanes):
             record, at = Signal(self.record, name=f"record{i}"), leave.payload.data[i]
-            count = found.tag.counts[i]                 # a pair's run and filler bit
-            m.d.comb += [record.row.eq(Mux(encode, count[B], at.quotient)),
-                         record.col.eq(Mux(encode, count[:B], at.remainder)),
-                         record.value.eq(Mux(encode, found.values[i], side.values[i]))]
+            count = found.tag.per.counts[i]                 # a pair's run and filler bit
+            col = block.cols[i] if i < self.block[1] else 0
+            m.d.comb += [record.row.eq(Mux(encode, count[B], Mux(unblock, block.row,
+                                                                 at.quotient))),
+                         record.col.eq(Mux(encode, count[:B], Mux(unblock, col, at.remainder))),
+                         record.value.eq(Mux(direct, found.values[i], side.values[i]))]
             records.append(record)
         # A register slice between the FIFO's block RAM and the compaction network or, in
         # Dense to CSF mode, the tree construction, or in CSR to BSR mode the banks: its
@@ -698,12 +809,12 @@ class MintMerged(wiring.Component):
         divided, bsr = self.blocks_unit.divided, self.mode == MintMode.CSR_TO_BSR
         cut, first = self.cut, leave.payload.data[0]
         into_cut = cut.i.payload
-        m.d.comb += [cut.i.valid.eq(Mux(encode, self.nonzeros.positions.valid, leave.valid)),
-                     leave.ready.eq(cut.i.ready & ~encode),
-                     into_cut.mask.eq(Mux(encode, found.mask, side.mask)),
-                     into_cut.total.eq(Mux(encode, found.total, side.total)),
-                     into_cut.last.eq(Mux(encode, found.last, side.last)),
-                     into_cut.mark.eq(side.mark & ~encode),
+        m.d.comb += [cut.i.valid.eq(Mux(direct, self.nonzeros.positions.valid, leave.valid)),
+                     leave.ready.eq(cut.i.ready & ~direct),
+                     into_cut.mask.eq(Mux(direct, found.mask, side.mask)),
+                     into_cut.total.eq(Mux(direct, found.total, side.total)),
+                     into_cut.last.eq(Mux(direct, found.last, side.last)),
+                     into_cut.mark.eq(side.mark & ~direct),
                      into_cut.block_col.eq(first.quotient), into_cut.within.eq(first.remainder),
                      into_cut.row.eq(side.row)]
         m.d.comb += [into_cut.records[i].eq(r) for i, r in enumerate(records)]
@@ -752,8 +863,9 @@ class MintMerged(wiring.Component):
                          into.payload.eq(given.payload)]
         for name in ("block_ptr", "blocks"):
             wiring.connect(m, getattr(units, name), wiring.flipped(getattr(self, name)))
-        self._csc_streams(m)
-        self._to_dense(m)       # last: it takes row_ptr and entries from CSR to BSR's ready
+        first = self._csc_streams(m)
+        self._to_dense(m)       # it takes row_ptr and entries from CSR to BSR's ready
+        self._walks(m, first)   # and these in their modes, after it
 
     def _rlc_pairs(self, m, encode):
         """Dense to RLC's words to pairs, as :class:`~.convert_rlc.DenseToRlc` makes them:
@@ -825,7 +937,8 @@ class MintMerged(wiring.Component):
                          into.payload.eq(given.payload)]
         pointer, entry = self.row_ptr, self.entries
         first = Signal(init=1)                          # the next pointer is a matrix's 0
-        with m.If(pointer.valid & pointer.ready & from_csr):
+        dropping = from_csr | (self.mode == MintMode.CSR_TO_CISS)
+        with m.If(pointer.valid & pointer.ready & dropping):
             m.d.sync += first.eq(pointer.payload.last)
         m.d.comb += [sorter.row_ptr.valid.eq(pointer.valid & from_csr & ~first),
                      sorter.row_ptr.payload.eq(pointer.payload.ptr),
@@ -837,3 +950,58 @@ class MintMerged(wiring.Component):
                          entry.ready.eq(sorter.csr.ready)]
         for name in ("col_ptr", "csc"):
             wiring.connect(m, getattr(sorter, name), wiring.flipped(getattr(self, name)))
+        return first
+
+    def _walks(self, m, first):
+        """The conversions that walk a format by its pointers, each on the units of its
+        separate block: BSR to COO's block-row pointers on ``row_ptr`` to the
+        :class:`~.convert_bsr.SliceWalker`, its reads on ``bsr_mem`` and their tags
+        through a queue to the :class:`~.convert_bsr.Slicer` (whose row slices
+        :meth:`_vectors` takes); CSF to COO's levels on ``csf0`` .. ``csf2`` through
+        :class:`~.convert_csf.CsfToCoo`'s serializers and tree walk to ``tensor``; CSR to
+        CISS's rows (``dense_shape``'s ``rows``) and its row pointers on ``row_ptr``
+        (``first`` is set where the next is a matrix's 0, which is dropped) through
+        :class:`~.convert_ciss.SliceLengths` to the schedule, lanes and join of
+        :class:`~.convert_ciss.CsrToCiss` (wired by that module's own
+        ``_schedule_and_fetch``, which both its converters share, so the wiring is not
+        written twice). The mode gates their inputs; nothing else drives their
+        outputs."""
+        mode, pointer = self.mode, self.row_ptr
+        unblock = mode == MintMode.BSR_TO_COO
+        walker, tags, slicer = self.walker, self.slice_tags, self.slicer
+        m.d.comb += [walker.block_ptr.valid.eq(pointer.valid & unblock),
+                     walker.block_ptr.payload.eq(pointer.payload)]
+        with m.If(unblock):
+            m.d.comb += pointer.ready.eq(walker.block_ptr.ready)
+        wiring.connect(m, walker.request, wiring.flipped(self.bsr_mem.request))
+        wiring.connect(m, walker.tags, tags.i)
+        wiring.connect(m, tags.o, slicer.tags)
+        wiring.connect(m, wiring.flipped(self.bsr_mem.response), slicer.response)
+
+        unfold = mode == MintMode.CSF_TO_COO
+        for n in range(MODES):
+            given, into = getattr(self, f"csf{n}"), getattr(self.tree_walk, f"level{n}")
+            m.d.comb += [into.valid.eq(given.valid & unfold), given.ready.eq(into.ready & unfold)]
+            m.d.comb += [into.payload[name].eq(given.payload[name])
+                         for name in ("mask", "last", "total")]
+            for lane, held in zip(into.payload.lanes, given.payload.lanes, strict=True):
+                m.d.comb += [lane.id.eq(held.id), lane.data.eq(held.data)]
+        records, out = self.tree_walk.records, self.tensor
+        m.d.comb += [out.valid.eq(records.valid), records.ready.eq(out.ready)]
+        m.d.comb += [out.payload[name].eq(records.payload[name])
+                     for name in ("i", "j", "k", "value", "last")]
+
+        ciss, lengths = mode == MintMode.CSR_TO_CISS, self.slice_lengths
+        shape = self.dense_shape
+        rows = stream.Signature(self.index_width).create(path=("ciss_rows",))
+        m.d.comb += [rows.valid.eq(shape.valid & ciss), rows.payload.eq(shape.payload.rows),
+                     lengths.row_ptr.valid.eq(pointer.valid & ciss & ~first),
+                     lengths.row_ptr.payload.eq(pointer.payload.ptr),
+                     lengths.rows.eq(rows.payload)]
+        with m.If(ciss):
+            m.d.comb += [shape.ready.eq(rows.ready),
+                         pointer.ready.eq(first | lengths.row_ptr.ready)]
+        held = SimpleNamespace(pes=self.pes, iw=self.index_width, dw=ciss_width(self.width),
+                               addr_width=self.addr_width, inflight=self.inflight,
+                               mem=self.ciss_mem, ciss=self.ciss, count=self.ciss_count)
+        _schedule_and_fetch(m, held, lengths, rows)

@@ -511,6 +511,12 @@ class MintMode(enum.IntEnum):
     COO_TO_DENSE = 9
     CSR_TO_DENSE = 10
     COO_TO_CSC = 11
+    """One stable counting sort by column: each column's records must come in row order
+    (row-major or column-major); other orders are refused before they reach it."""
+    BSR_TO_COO = 12
+    CSF_TO_COO = 13
+    CSR_TO_CISS = 14
+    """To Tensaurus's CISS (Section 4), entry for entry as the host encoder lays it out."""
 
 
 # -- Tensaurus: CISS entries (Section 4, Fig. 3d) ------------------------------------------

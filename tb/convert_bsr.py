@@ -241,6 +241,16 @@ def slice_reads(matrix):
     return np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
 
 
+def block_words(matrix, width, value_width):
+    """The memory words (:func:`~sparseforge.sw.wire.bsr_block`, ``width``-bit block
+    columns, ``value_width``-bit values) of a BSR ``matrix``'s blocks, in order."""
+    (R, C), n = matrix.blocksize, int(matrix.indptr[-1])
+    return wire.pack_lanes(wire.bsr_block(width, value_width, (R, C)), 1, (), {
+        "block_col": matrix.indices[:n, None].astype(np.uint64),
+        **{f"value{k}": wire.value_bits(matrix.data[:n].reshape(n, R * C)[:, k:k + 1])[0]
+           for k in range(R * C)}})
+
+
 class BsrCooBench(Bench):
     """Streams ``matrices`` (canonical ``bsr_array`` s of the block's R x C blocks)
     through a :class:`~sparseforge.hw.convert_bsr.BsrToCoo`, back to back.
@@ -255,7 +265,7 @@ class BsrCooBench(Bench):
         super().__init__(component, seed)
         rates = {**dict.fromkeys((BLOCK_PTR, RECORDS, REQUEST, RESPONSE), 0.7),
                  **(rates or {})}
-        W, V, (R, C) = component.width, component.value_width, component.block
+        W, V = component.width, component.value_width
         for m in matrices:
             self._check(component, m)
         blocks = [int(m.indptr[-1]) for m in matrices]
@@ -266,11 +276,8 @@ class BsrCooBench(Bench):
         ptr = np.concatenate([m.indptr for m in matrices]).astype(np.int64)
         last = np.concatenate([np.arange(len(m.indptr)) == len(m.indptr) - 1
                                for m in matrices])
-        fields = wire.bsr_block(W, V, (R, C))
-        words = np.concatenate([np.zeros(0, dtype=object), *(wire.pack_lanes(fields, 1, (), {
-            "block_col": m.indices[:n, None].astype(np.uint64),
-            **{f"value{k}": wire.value_bits(m.data[:n].reshape(n, R * C)[:, k:k + 1])[0]
-               for k in range(R * C)}}) for m, n in zip(matrices, blocks, strict=True))])
+        words = np.concatenate([np.zeros(0, dtype=object),
+                                *(block_words(m, W, V) for m in matrices)])
         addrs = np.concatenate([np.zeros(0, np.int64), *(
             base + slice_reads(m) for m, base in zip(matrices, bases[:-1], strict=True))])
         self.golden = [conversion.convert(m, "coo") for m in matrices]

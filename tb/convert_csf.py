@@ -89,7 +89,8 @@ class CsfBench(Bench):
         tensors = [np.asarray(t) for t in tensors]
         lanes = component.lanes
         for dense in tensors:
-            check_fits(component, dense)
+            check_fits(dense, lanes, component.index_width, component.count_width,
+                       component.value_width)
         self.tensors = [(t.shape, t.dtype) for t in tensors]
         rates = {**dict.fromkeys(("shape", "dense", *LEVELS), 0.7), **(rates or {})}
         shapes = np.array([t.shape for t in tensors], dtype=np.int64).reshape(-1, MODES)
@@ -115,22 +116,21 @@ class CsfBench(Bench):
                                                    for s in self.sinks]))
 
 
-def check_fits(component, dense):
-    """Refuse (ParameterError) a tensor ``component`` does not take."""
-    lanes, shape = component.lanes, dense.shape
+def check_fits(dense, lanes, index_width, count_width, value_width, block="dense_to_csf"):
+    """Refuse (ParameterError) a dense tensor a Dense-to-CSF converter of ``lanes`` lanes,
+    ``index_width``-bit coordinates, ``count_width``-bit counts and ``value_width``-bit
+    values does not take (``block`` names it in the message)."""
+    dense = np.asarray(dense)
+    shape = dense.shape
     if dense.ndim != MODES:
-        raise ParameterError(f"the dense_to_csf block converts 3-D tensors; this one is "
+        raise ParameterError(f"the {block} block converts 3-D tensors; this one is "
                              f"{dense.ndim}-D")
-    if min(shape) < 1 or max(shape) > 1 << component.index_width or shape[2] < lanes:
+    if min(shape) < 1 or max(shape) > 1 << index_width or shape[2] < lanes:
         raise ParameterError(f"a {' x '.join(map(str, shape))} tensor does not fit the "
-                             f"dense_to_csf block: modes of 1 to {1 << component.index_width}"
+                             f"{block} block: modes of 1 to {1 << index_width}"
                              f", the last at least lanes = {lanes}")
-    if np.count_nonzero(dense) >> component.count_width:
-        raise ParameterError(f"{np.count_nonzero(dense)} nonzeros do not fit the "
-                             f"{component.count_width}-bit counts")
-    if wire.value_width(dense.dtype) > component.value_width:
-        raise ParameterError(f"{dense.dtype} values do not fit the block's "
-                             f"{component.value_width}-bit values")
+    check_extent(shape, np.count_nonzero(dense), dense.dtype, index_width, count_width,
+                 value_width)
 
 
 def run_native(component, tensors, seed, rates=None):
@@ -175,18 +175,24 @@ def check_order(source, block):
     return order
 
 
-def check_extent(component, shape, nonzeros, dtype):
-    """Refuse (ParameterError) a tensor of ``shape`` beyond ``component``'s widths."""
-    if max(shape) > 1 << component.index_width:
+def check_extent(shape, nonzeros, dtype, index_width, count_width, value_width):
+    """Refuse (ParameterError) a tensor of ``shape``, ``nonzeros`` and ``dtype`` beyond a
+    CSF converter's ``index_width``-bit coordinates, ``count_width``-bit counts or
+    ``value_width``-bit values."""
+    if max(shape) > 1 << index_width:
         raise ParameterError(f"a {' x '.join(map(str, shape))} tensor does not fit the "
-                             f"{component.index_width}-bit coordinates: modes of 1 to "
-                             f"{1 << component.index_width}")
-    if nonzeros >> component.count_width:
-        raise ParameterError(f"{nonzeros} nonzeros do not fit the {component.count_width}"
-                             "-bit counts")
-    if wire.value_width(dtype) > component.value_width:
-        raise ParameterError(f"{dtype} values do not fit the block's "
-                             f"{component.value_width}-bit values")
+                             f"{index_width}-bit coordinates: modes of 1 to "
+                             f"{1 << index_width}")
+    if nonzeros >> count_width:
+        raise ParameterError(f"{nonzeros} nonzeros do not fit the {count_width}-bit counts")
+    if wire.value_width(dtype) > value_width:
+        raise ParameterError(f"{dtype} values do not fit the block's {value_width}-bit "
+                             "values")
+
+
+def widths(component):
+    """``(index_width, count_width, value_width)`` of a CSF converter ``component``."""
+    return component.index_width, component.count_width, component.value_width
 
 
 def sorted_records(tensor):
@@ -231,7 +237,8 @@ class CooToCsfBench(Bench):
         self.tensors = []
         for tensor in tensors:
             check_order(tensor, "coo_to_csf")
-            check_extent(component, tensor.shape, len(tensor.values), tensor.values.dtype)
+            check_extent(tensor.shape, len(tensor.values), tensor.values.dtype,
+                         *widths(component))
             coords = sorted_records(tensor)
             bits = wire.value_bits(tensor.values)[0]
             if not len(bits):
@@ -292,16 +299,10 @@ class CsfToCooBench(Bench):
         rates = {"records": 0.7, **dict.fromkeys(LEVELS, 0.7), **(rates or {})}
         rng = np.random.default_rng(seed) if scatter else None
         words, self.tensors, records = [[] for _ in LEVELS], [], 0
-        L, cw = component.lanes, component.count_width
         for csf in tensors:
-            check_order(csf, "csf_to_coo")
-            check_extent(component, csf.shape, len(csf.values), csf.values.dtype)
-            data = [*csf.fptr, wire.value_bits(csf.values)[0]]
-            for n in range(MODES):
-                width = component.value_width if n == MODES - 1 else cw
-                columns = level_records(csf.fids[n], data[n][:len(csf.fids[n])], L, rng)
-                words[n].append(wire.pack_lanes(wire.csf_node(component.index_width, width),
-                                                L, wire.csf_level_end(L, cw), columns))
+            for n, packed in enumerate(level_words(csf, component.lanes, *widths(component),
+                                                   rng)):
+                words[n].append(packed)
             self.tensors.append((tuple(csf.shape), csf.values.dtype))
             records += max(len(csf.values), 1)
         self.sources = [self.source_on(name, np.concatenate(parts), rates[name])
@@ -310,22 +311,46 @@ class CsfToCooBench(Bench):
         self.drivers = [*self.sources, self.sink]
 
     def from_outputs(self, cycles, outputs):
-        records = outputs["records"]
-        ends = np.flatnonzero([r["last"] for r in records])
-        if len(ends) != len(self.tensors) or ends[-1:].tolist() != [len(records) - 1]:
-            raise AssertionError(f"last is set on records {ends.tolist()[:8]} of "
-                                 f"{len(self.tensors)} tensors: expected once per tensor, on "
-                                 "its final record")
-        out = []
-        for t, (shape, dtype) in enumerate(self.tensors):
-            mine = records[(ends[t - 1] + 1 if t else 0):ends[t] + 1]
-            if len(mine) == 1 and mine[0]["value"] == 0:        # a tensor with no leaf
-                mine = []
-            coords = np.array([[r[name] for name in ("i", "j", "k")] for r in mine],
-                              dtype=np.int64).reshape(-1, MODES)
-            values = wire.bits_values([r["value"] for r in mine], dtype)
-            out.append(Tensor(coords, values, shape))
-        return CooResult(cycles, out)
+        return CooResult(cycles, records_to_tensors(outputs["records"], self.tensors))
+
+
+def level_words(csf, lanes, index_width, count_width, value_width, rng=None):
+    """The three levels' packed records (:func:`~.hw.convert_csf.csf_level_layout`) of a
+    3-D tensor's ``csf`` for a CSF-to-COO converter of those widths (refused,
+    ParameterError, where it does not fit them), as :func:`level_records` places the
+    nodes."""
+    check_order(csf, "csf_to_coo")
+    check_extent(csf.shape, len(csf.values), csf.values.dtype, index_width, count_width,
+                 value_width)
+    data = [*csf.fptr, wire.value_bits(csf.values)[0]]
+    words = []
+    for n in range(MODES):
+        width = value_width if n == MODES - 1 else count_width
+        columns = level_records(csf.fids[n], data[n][:len(csf.fids[n])], lanes, rng)
+        words.append(wire.pack_lanes(wire.csf_node(index_width, width), lanes,
+                                     wire.csf_level_end(lanes, count_width), columns))
+    return words
+
+
+def records_to_tensors(records, tensors):
+    """The COO :class:`~sparseforge.sw.formats.Tensor` of each of ``tensors`` (``(shape,
+    dtype)`` each) from a CSF-to-COO converter's records (dicts, in order), ``last`` checked
+    once per tensor on its final record."""
+    ends = np.flatnonzero([r["last"] for r in records])
+    if len(ends) != len(tensors) or ends[-1:].tolist() != [len(records) - 1]:
+        raise AssertionError(f"last is set on records {ends.tolist()[:8]} of "
+                             f"{len(tensors)} tensors: expected once per tensor, on "
+                             "its final record")
+    out = []
+    for t, (shape, dtype) in enumerate(tensors):
+        mine = records[(ends[t - 1] + 1 if t else 0):ends[t] + 1]
+        if len(mine) == 1 and mine[0]["value"] == 0:        # a tensor with no leaf
+            mine = []
+        coords = np.array([[r[name] for name in ("i", "j", "k")] for r in mine],
+                          dtype=np.int64).reshape(-1, MODES)
+        values = wire.bits_values([r["value"] for r in mine], dtype)
+        out.append(Tensor(coords, values, shape))
+    return out
 
 
 def as_tensor(source):

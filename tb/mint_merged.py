@@ -1,12 +1,16 @@
 # amaranth: UnusedElaboratable=no
 """Testbench of the merged converter (``mint_merged``, MINT_m): each of its modes runs a
-matrix (a tensor for Dense to CSF) exactly as the separate converter of that conversion
-does (:mod:`.convert_dense`, :mod:`.convert_rlc`, :mod:`.convert_csf`), its streams
-renamed to the merged ones, and the result is rebuilt by that converter's own rebuilding,
-so MINT_m and MINT_b are held to one check. :class:`MixedBench` runs matrices and tensors
-back to back, the mode and the sizes changing between them once the one before has left.
+matrix (a tensor for Dense to CSF, its CSF for CSF to COO) exactly as the separate
+converter of that conversion does (:mod:`.convert_dense`, :mod:`.convert_rlc`,
+:mod:`.convert_csf`, :mod:`.convert_bsr`, :mod:`.convert_ciss`), its streams renamed to the
+merged ones, and the result is rebuilt by that converter's own rebuilding, so MINT_m and
+MINT_b are held to one check. The memory ports (BSR to COO's, CSR to CISS's lanes')
+answer each read once it is made, the reads known up front and checked. :class:`MixedBench`
+runs matrices and tensors back to back, the mode and the sizes changing between them once
+the one before has left.
 """
 
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,29 +18,54 @@ import scipy.sparse as sp
 
 from ..core.errors import ParameterError
 from ..hw.compose.csr_to_dense import CsrToDense
-from ..hw.convert_bsr import CsrToBsr
+from ..hw.convert_bsr import BsrToCoo, CsrToBsr
+from ..hw.convert_ciss import CsrToCiss
 from ..hw.convert_csc import CsrToCsc
-from ..hw.convert_csf import DenseToCsf
+from ..hw.convert_csf import CsfToCoo, DenseToCsf
 from ..hw.convert_dense import DenseToCoo, DenseToCsr, DenseToZvc, ZvcToDense
 from ..hw.convert_expand import CooToDense
 from ..hw.convert_rlc import DenseToRlc, RlcToCoo, rlc_vector_layout
+from ..hw.mint_merged import ciss_width
+from ..sw import ciss as ciss_golden
 from ..sw import conversion, wire
+from ..sw.ciss_csr import csr_image
 from ..sw.wire import MintMode
 from . import convert_expand as expand
 from . import native
-from .convert_bsr import _blocks, bank_need, block_columns, blocks_to_bsr, pointer_columns
+from .convert_bsr import (
+    _blocks,
+    bank_need,
+    block_columns,
+    block_words,
+    blocks_to_bsr,
+    canonical_bsr,
+    pointer_columns,
+    slice_reads,
+)
+from .convert_ciss import EntryWords, element_words, lane_reads
 from .convert_csc import CscBench, check_fits
-from .convert_csf import LEVELS, levels_to_csf, record_counts
-from .convert_dense import SPECS, ConverterBench, ConverterResult, _bits
+from .convert_csf import (
+    LEVELS,
+    MODES,
+    level_words,
+    levels_to_csf,
+    record_counts,
+    records_to_tensors,
+)
+from .convert_csf import check_fits as check_tensor
+from .convert_dense import RATE, SPECS, ConverterBench, ConverterResult, _bits
 from .convert_rlc import vectors_to_rlc
 from .streams import Bench, Codec, Columns, Static
+from .tensaurus_tlu import entry_ints
 
 SEPARATE = {MintMode.DENSE_TO_COO: DenseToCoo, MintMode.DENSE_TO_CSR: DenseToCsr,
             MintMode.DENSE_TO_ZVC: DenseToZvc, MintMode.ZVC_TO_DENSE: ZvcToDense,
             MintMode.RLC_TO_COO: RlcToCoo, MintMode.DENSE_TO_CSF: DenseToCsf,
             MintMode.CSR_TO_BSR: CsrToBsr, MintMode.CSR_TO_CSC: CsrToCsc,
             MintMode.DENSE_TO_RLC: DenseToRlc, MintMode.COO_TO_DENSE: CooToDense,
-            MintMode.CSR_TO_DENSE: CsrToDense, MintMode.COO_TO_CSC: CsrToCsc}
+            MintMode.CSR_TO_DENSE: CsrToDense, MintMode.COO_TO_CSC: CsrToCsc,
+            MintMode.BSR_TO_COO: BsrToCoo, MintMode.CSF_TO_COO: CsfToCoo,
+            MintMode.CSR_TO_CISS: CsrToCiss}
 """The separate converter (MINT_b) each mode stands for."""
 
 STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
@@ -50,14 +79,55 @@ STREAMS = {MintMode.DENSE_TO_COO: {"coo": "words"},
            MintMode.DENSE_TO_RLC: {"pairs": "rlc"},
            MintMode.COO_TO_DENSE: {"dense": "expanded"},
            MintMode.CSR_TO_DENSE: {"dense": "expanded"},
-           MintMode.COO_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"}}
-"""Each mode's outputs: the separate converter's stream name -> the merged one's (RLC to
-COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
+           MintMode.COO_TO_CSC: {"col_ptr": "col_ptr", "csc": "csc"},
+           MintMode.BSR_TO_COO: {"coo": "words", "mem__request": "bsr_mem__request"},
+           MintMode.CSF_TO_COO: {"records": "tensor"},
+           MintMode.CSR_TO_CISS: {"ciss": "ciss", "count": "ciss_count"}}
+"""Each mode's outputs: the separate converter's stream name -> the merged one's (RLC and
+BSR to COO's records come out in the words Dense to COO's do; Dense to RLC's ``pairs`` on
 ``rlc``, as the merged ``pairs`` is RLC to COO's input; COO and CSR to Dense's vectors on
-``expanded``, as ZVC to Dense's)."""
+``expanded``, as ZVC to Dense's). CSR to CISS's lanes' reads are on ``ciss_mem``
+(:func:`outputs_of`)."""
 
-OUTPUTS = ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr", "csc",
-           "rlc")
+
+def outputs_of(component, mode=None):
+    """The merged converter's outputs (a memory port's reads among them): all of them, or
+    ``{separate name: merged name}`` of ``mode``'s."""
+    if mode is None:
+        return ("words", "marks", "expanded", *LEVELS, "block_ptr", "blocks", "col_ptr",
+                "csc", "rlc", "bsr_mem__request", "tensor", "ciss", "ciss_count",
+                *(f"ciss_mem__{p}__request" for p in range(component.pes)))
+    if mode == MintMode.CSR_TO_CISS:
+        return {**STREAMS[mode], **{f"mem__{p}__request": f"ciss_mem__{p}__request"
+                                    for p in range(component.pes)}}
+    return STREAMS[mode]
+
+
+@dataclass(frozen=True)
+class Answers:
+    """A memory port's answers: ``words`` in the order of its reads, ``addrs``, which
+    ``request`` (the port's read stream) must carry; each answer is offered once its read
+    is made."""
+
+    words: list
+    request: str
+    addrs: np.ndarray
+    span: int = 0
+    """Addresses the matrix takes: the next matrix's reads on the port start past them."""
+
+    def __len__(self):
+        return len(self.words)
+
+    def tolist(self):
+        return list(self.words)
+
+
+@dataclass(frozen=True)
+class CissEntries:
+    """CSR to CISS's result: its entries (each as an int, lane 0 lowest) and its count."""
+
+    entries: tuple
+    count: int
 
 DIVIDES = (MintMode.DENSE_TO_COO, MintMode.DENSE_TO_CSR, MintMode.RLC_TO_COO,
            MintMode.DENSE_TO_CSF, MintMode.CSR_TO_BSR)
@@ -94,18 +164,85 @@ def _pairs(component, rlc):
                            wire.rlc_end(), columns)
 
 
-def _check_tensor(component, tensor):
-    """Refuse (ParameterError) a tensor the Dense-to-CSF mode does not take."""
-    shape, L = np.shape(tensor), component.lanes
-    if len(shape) != 3:
-        raise ParameterError(f"Dense to CSF converts 3-D tensors; this one is {len(shape)}-D")
-    if min(shape) < 1 or max(shape) > 1 << component.index_width or shape[2] < L:
-        raise ParameterError(f"a {' x '.join(map(str, shape))} tensor does not fit the "
-                             f"converter: modes of 1 to {1 << component.index_width}, the "
-                             f"last at least lanes = {L}")
-    if np.count_nonzero(tensor) >> component.ptr_width:
-        raise ParameterError(f"{np.count_nonzero(tensor)} nonzeros do not fit the "
-                             f"{component.ptr_width}-bit counts")
+def _bsr_streams(component, matrix):
+    """BSR to COO's streams: the block-row pointers on ``row_ptr``, the block words the
+    slice walker reads (each block row's blocks R times) answered on ``bsr_mem``; the
+    words of the nonzeros (the fill dropped) and the reads out."""
+    matrix = canonical_bsr(sp.bsr_array(matrix))
+    if matrix.blocksize != component.block:
+        raise ParameterError(f"a BSR matrix of {matrix.blocksize[0]} x "
+                             f"{matrix.blocksize[1]} blocks: the converter takes "
+                             f"{component.block[0]} x {component.block[1]}")
+    blocks = int(matrix.indptr[-1])
+    if max(blocks + 1, len(matrix.indptr)) > 1 << component.ptr_width or max(
+            matrix.shape) > 1 << component.index_width:
+        raise ParameterError(f"a {matrix.shape[0]} x {matrix.shape[1]} matrix of {blocks} "
+                             f"blocks does not fit the converter's {component.index_width}-"
+                             f"bit rows and columns and {component.ptr_width}-bit pointers")
+    _bits(matrix.data, component.width)                 # refused where wider
+    words = block_words(matrix, component.ptr_width, component.width)
+    addrs = slice_reads(matrix)
+    last = np.arange(len(matrix.indptr)) == len(matrix.indptr) - 1
+    nonzeros = conversion.convert(matrix, "coo").nnz
+    return ({"row_ptr": Columns({"ptr": matrix.indptr.astype(np.int64), "last": last}),
+             "bsr_mem__response": Answers(list(words[addrs]), "bsr_mem__request", addrs,
+                                          blocks)},
+            {"words": nonzeros // component.lanes + 1, "bsr_mem__request": len(addrs)})
+
+
+def check_reads(reads, outputs, fail):
+    """``fail`` (a message) unless each memory port's read stream in ``outputs`` carried
+    the addresses ``reads`` (``{stream: addresses}``) says."""
+    for name, want in reads.items():
+        got = [int(a) for a in outputs[name]]
+        if got != [int(a) for a in want]:
+            bad = next((i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w),
+                       min(len(got), len(want)))
+            fail(f"{name}: read {bad} of {len(want)} differs ({got[bad:bad + 1]} for "
+                 f"{list(want[bad:bad + 1])})")
+
+
+def _csf_streams(component, csf):
+    """CSF to COO's streams: each level's records on ``csf0`` .. ``csf2``, ``lanes``
+    nodes a record; a record a leaf (one for a tensor of none) out on ``tensor``. A 3-D
+    tensor's only: a matrix's CSF (two levels) is refused."""
+    if len(csf.shape) != MODES:
+        raise ParameterError(f"CSF to COO takes a 3-D tensor's CSF; this one is "
+                             f"{len(csf.shape)}-D")
+    words = level_words(csf, component.lanes, component.index_width, component.ptr_width,
+                        component.width)
+    return ({f"csf{n}": packed for n, packed in enumerate(words)},
+            {"tensor": max(len(csf.values), 1)})
+
+
+def _ciss_streams(component, matrix):
+    """CSR to CISS's streams: the rows on ``dense_shape``, the row pointers on ``row_ptr``,
+    and each lane's reads of the elements of its rows (the golden encoder's schedule)
+    answered on ``ciss_mem``; the entries and their count out."""
+    c, matrix = component, sp.csr_array(matrix)
+    dw = ciss_width(c.width)
+    image = csr_image(matrix, dw, c.index_width, c.addr_width)
+    golden = ciss_golden.encode(matrix, c.pes, dw, c.index_width)
+    last = np.arange(image.rows + 1) == image.rows
+    sources = {"row_ptr": Columns({"ptr": image.row_ptr, "last": last}),
+               "dense_shape": Columns({"rows": [matrix.shape[0]], "cols": [matrix.shape[1]],
+                                       "nnz": [matrix.nnz]})}
+    sinks = {"ciss": golden.entries, "ciss_count": 1}
+    for p in range(c.pes):
+        reads = lane_reads(image, golden, p)
+        sources[f"ciss_mem__{p}__response"] = Answers(
+            list(element_words(image, reads, c.index_width, dw)),
+            f"ciss_mem__{p}__request", reads)
+        sinks[f"ciss_mem__{p}__request"] = len(reads)
+    return sources, sinks
+
+
+def golden_ciss(component, matrix):
+    """The host encoder's CISS of ``matrix`` for the merged converter's lanes and widths, as
+    :func:`rebuild` gives CSR to CISS's result."""
+    golden = ciss_golden.encode(sp.csr_array(matrix), component.pes,
+                                ciss_width(component.width), component.index_width)
+    return CissEntries(tuple(entry_ints(golden)), golden.entries)
 
 
 def _check_csr(component, matrix):
@@ -198,7 +335,14 @@ def streams(component, mode, source):
     whose positions or sizes need more than the converter's ``position_width`` bits is
     refused in a mode that divides."""
     if mode == MintMode.DENSE_TO_CSF:
-        _check_tensor(component, source)
+        check_tensor(source, component.lanes, component.index_width, component.ptr_width,
+                     component.width, "mint_merged")
+    if mode == MintMode.BSR_TO_COO:
+        return _bsr_streams(component, source)
+    if mode == MintMode.CSF_TO_COO:
+        return _csf_streams(component, source)
+    if mode == MintMode.CSR_TO_CISS:
+        return _ciss_streams(component, source)
     columns, fibers = sizes(mode, source)
     # the largest dividend (a position, or in CSR to BSR a column) and divisor
     largest = (columns - 1 if mode == MintMode.CSR_TO_BSR
@@ -241,11 +385,32 @@ def streams(component, mode, source):
     return sources, sinks
 
 
+class MergedBench(ConverterBench):
+    """A :class:`~.convert_dense.ConverterBench` whose sources may be a memory port's
+    :class:`Answers`: each offered once its read is taken, the reads checked."""
+
+    def __init__(self, component, sources, sinks, seed, rates=None):
+        answers = {name: items for name, items in sources.items()
+                   if isinstance(items, Answers)}
+        plain = {name: items for name, items in sources.items() if name not in answers}
+        rates = {**dict.fromkeys(answers, RATE), **(rates or {})}
+        super().__init__(component, plain, sinks, seed, rates)
+        if "ciss" in sinks:             # the entries as ints, as the separate block's bench
+            self.codecs["ciss"] = self.streams["ciss"].codec = EntryWords(
+                self.codecs["ciss"].shape)
+        for name, given in answers.items():
+            self.outputs[given.request] = given.addrs
+            source = self.source_on(name, given.tolist(), rates[name],
+                                    after={given.request: np.arange(1, len(given) + 1)})
+            self.sources.append(source)
+            self.drivers.append(source)
+
+
 def bench(component, mode, source, seed, rates=None):
-    """The :class:`~.convert_dense.ConverterBench` of ``source`` through the merged
-    ``component`` in ``mode``, ``columns`` held at its column count."""
+    """The :class:`MergedBench` of ``source`` through the merged ``component`` in
+    ``mode``, ``columns`` held at its column count."""
     sources, sinks = streams(component, mode, source)
-    run = ConverterBench(component, sources, sinks, seed, rates)
+    run = MergedBench(component, sources, sinks, seed, rates)
     columns, fibers = sizes(mode, source)
     run.drivers[:0] = [Static("mode", mode.value), Static("columns", columns),
                        Static("fibers", fibers)]
@@ -256,6 +421,12 @@ def rebuild(component, mode, source, outputs):
     """The result of what the merged converter emitted, rebuilt as its separate
     converter's would be (RLC to COO's as Dense to COO's words are)."""
     given = {name: outputs[merged] for name, merged in STREAMS[mode].items()}
+    if mode == MintMode.CSF_TO_COO:
+        return records_to_tensors(given["records"], [(source.shape, source.values.dtype)])[0]
+    if mode == MintMode.CSR_TO_CISS:
+        if len(given["count"]) != 1:
+            raise AssertionError(f"{len(given['count'])} counts for one matrix")
+        return CissEntries(tuple(given["ciss"]), given["count"][0])
     if mode in (MintMode.COO_TO_DENSE, MintMode.CSR_TO_DENSE):
         return expand.split_dense(given["dense"], [source], component.lanes)[0]
     if mode == MintMode.DENSE_TO_RLC:
@@ -279,14 +450,16 @@ def rebuild(component, mode, source, outputs):
     if mode == MintMode.DENSE_TO_ZVC:
         given["values"] = [{**w, "lanes": [r["value"] for r in w["lanes"]]}
                            for w in given["values"]]
-    block = DenseToCoo if mode == MintMode.RLC_TO_COO else SEPARATE[mode]
+    block = DenseToCoo if mode in (MintMode.RLC_TO_COO, MintMode.BSR_TO_COO) else SEPARATE[mode]
     return SPECS[block].rebuild(component, source, given)
 
 
 def simulate(component, mode, source, seed, rates=None, engine="native", work_dir=None):
     """``(result, cycles)`` of ``source`` through ``component`` in ``mode``, on Verilator
-    (``native``) or Amaranth's simulator (``pysim``)."""
-    done = native.simulate(bench(component, mode, source, seed, rates), engine, work_dir)
+    (``native``) or Amaranth's simulator (``pysim``); the memory ports' reads checked."""
+    run = bench(component, mode, source, seed, rates)
+    done = native.simulate(run, engine, work_dir)
+    check_reads(run.outputs, done.outputs, run.fail)
     return rebuild(component, mode, source, done.outputs), done.cycles
 
 
@@ -319,28 +492,39 @@ class MixedBench(Bench):
 
     def __init__(self, component, jobs, seed, rates=None):
         super().__init__(component, seed)
-        self.jobs = list(jobs)
-        owners, items = {}, {}
+        self.jobs, self.names = list(jobs), outputs_of(component)
+        owners, items, requests, spans = {}, {}, {}, {}
+        self.reads = {}                     # a memory port's reads, over every job
         self.ends, self.consumed = [], []   # per job: each output's, input's count through it
-        through = dict.fromkeys(OUTPUTS, 0)
+        through = dict.fromkeys(self.names, 0)
         for j, (mode, source) in enumerate(self.jobs):
             sources, sinks = streams(component, mode, source)
             for name, words in sources.items():
                 items.setdefault(name, []).extend(
                     words.tolist() if hasattr(words, "tolist") else list(words))
                 owners.setdefault(name, []).extend([j] * len(words))
+                if isinstance(words, Answers):
+                    requests[name], base = words.request, spans.get(words.request, 0)
+                    self.reads.setdefault(words.request, []).extend(words.addrs + base)
+                    spans[words.request] = base + words.span
             for name, count in sinks.items():
                 through[name] += count
             self.ends.append(dict(through))
             self.consumed.append({name: len(given) for name, given in owners.items()})
-        rates = {**dict.fromkeys([*items, *OUTPUTS], 0.7), **(rates or {})}
+        rates = {**dict.fromkeys([*items, *self.names], 0.7), **(rates or {})}
+        self.codecs["ciss"] = EntryWords(self.codecs["ciss"].shape)
+
         def gate(name):
             return lambda n, o=owners[name]: o[n] == self.current()
 
-        self.sources = {name: self.source_on(name, items[name], rates[name], gate=gate(name))
-                        for name in items}
+        def after(name):
+            return ({requests[name]: np.arange(1, len(items[name]) + 1)} if name in requests
+                    else None)
+
+        self.sources = {name: self.source_on(name, items[name], rates[name], after(name),
+                                             gate=gate(name)) for name in items}
         self.sinks = {name: self.sink_on(name, rates[name], through[name])
-                      for name in OUTPUTS}
+                      for name in self.names}
         self.drivers = [_Schedule(self), *self.sources.values(), *self.sinks.values()]
 
     def current(self):
@@ -348,7 +532,7 @@ class MixedBench(Bench):
         left (the last once all have): a matrix of no nonzeros through CSR to CSC sends its
         last output (its pointers) before it takes its row pointers."""
         for j, (ends, taken) in enumerate(zip(self.ends, self.consumed, strict=True)):
-            if (any(len(self.sinks[name].received) < ends[name] for name in OUTPUTS)
+            if (any(len(self.sinks[name].received) < ends[name] for name in self.names)
                     or any(len(self.sources[name].accepted) < count
                            for name, count in taken.items())):
                 return j
@@ -364,10 +548,12 @@ class MixedBench(Bench):
         return ConverterResult(cycles, outputs)
 
     def results(self, outputs):
-        """Each job's result, rebuilt from its share of ``outputs``."""
-        done, start = [], dict.fromkeys(OUTPUTS, 0)
+        """Each job's result, rebuilt from its share of ``outputs``; the memory ports'
+        reads checked."""
+        check_reads(self.reads, outputs, self.fail)
+        done, start = [], dict.fromkeys(self.names, 0)
         for (mode, source), ends in zip(self.jobs, self.ends, strict=True):
-            share = {name: outputs[name][start[name]:ends[name]] for name in OUTPUTS}
+            share = {name: outputs[name][start[name]:ends[name]] for name in self.names}
             done.append(rebuild(self.component, mode, source, share))
             start = ends
         return done

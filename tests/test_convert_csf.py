@@ -278,7 +278,9 @@ def test_the_rtl_block_takes_a_last_mode_shorter_than_its_lanes_padded():
 
 
 def test_the_rtl_block_takes_modes_of_65536_and_refuses_one_more():
-    check_fits(DenseToCsf(**RTL), np.zeros((1, 65536, 8), dtype=np.uint8))
+    block = DenseToCsf(**RTL)
+    check_fits(np.zeros((1, 65536, 8), dtype=np.uint8), block.lanes, block.index_width,
+               block.count_width, block.value_width)
     with pytest.raises(ParameterError, match="modes of 1 to 65536"):
         rtl_convert(np.zeros((1, 65537, 8), dtype=np.uint8), "csf")
 
