@@ -514,9 +514,9 @@ def test_a_full_scratchpad_is_one_pass_and_one_more_nonzero_makes_two():
 def test_a_matrix_of_another_size_reuses_the_build(monkeypatch):
     built = []
 
-    def build(verilog, name, waves=False):
+    def build(verilog, name, **options):
         built.append(verilog)
-        return real_build(verilog, name, waves)
+        return real_build(verilog, name, **options)
 
     real_build = native_build.build
     monkeypatch.setattr(native_build, "build", build)

@@ -188,13 +188,14 @@ def test_spmm_on_a_real_matrix_end_to_end(tmp_path, capsys, shared_data):
     ("45k", 43848, 0, 109, "--device 85k holds it"), ("45k", 43848, 0, 108, None),
     ("85k", 83641, 0, 1, "no ECP5 here holds it")])
 def test_a_block_past_the_chosen_fpga_is_refused_before_place_and_route(
-        monkeypatch, capsys, device, luts, carries, brams, refused):
+        monkeypatch, capsys, tmp_path, device, luts, carries, brams, refused):
     """``synth --device D`` refuses a block whose Yosys count already passes D's LUT4s
     (a carry cell two) or block RAMs, in one line naming the device that holds it, and
     never starts nextpnr; at the device's capacity exactly it places. Yosys's count is
     stood in for here (the accelerator's own takes minutes)."""
     from sparseforge.synth import flow
 
+    monkeypatch.setenv("SPARSEFORGE_CACHE", str(tmp_path))      # no kept result stands in
     cells = {"LUT4": luts, "CCU2C": carries, "DP16KD": brams, "TRELLIS_FF": 10}
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: (cells, "", False))
     placed = []

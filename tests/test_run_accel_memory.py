@@ -33,14 +33,11 @@ def _inputs(tmp_path):
 
 
 def _settings(bench):
-    """The memory's run-time settings as the native run reads them, by name."""
+    """The memory's run-time settings as the native run reads them (one 64-bit word
+    each), by name."""
     sources, _ = bench.memory.images()
-    words = sources[0].words.ravel()
-    packed = sum(int(w) << 32 * k for k, w in enumerate(words))
-    out, at = {}, 0
-    for name, width in axi_native.SETTINGS:
-        out[name], at = packed >> at & ((1 << width) - 1), at + width
-    return out
+    values = np.ascontiguousarray(sources[0].words).view(np.uint64).ravel()
+    return dict(zip(axi_native.SETTINGS, map(int, values), strict=True))
 
 
 @pytest.fixture
