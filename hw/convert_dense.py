@@ -177,6 +177,15 @@ class CompactSignature(wiring.Signature):
         super().__init__(members)
 
 
+def take_positions(m, found, vectors):
+    """:class:`NonzeroPositions`'s ``found`` vectors into a :class:`Compactor`'s
+    ``vectors``: the handshake and each vector's mask, positions, total and ``last`` (the
+    records are the caller's to give)."""
+    m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
+                 *(getattr(vectors.payload, name).eq(getattr(found.payload, name))
+                   for name in ("mask", "sums", "total", "last"))]
+
+
 class Compactor(wiring.Component):
     """Packs the kept records of each vector into words of ``lanes`` (Section V-B, the
     placement of Figure 8d step 5 and 8f step 4).
@@ -485,11 +494,7 @@ class _DenseToWords(wiring.Component):
                      given.payload.last.eq(dense.payload.last)]
         m.d.comb += [given.payload.tag[name].eq(value) for name, value in self.tag(m).items()]
         found, vectors = nonzeros.positions, compactor.vectors
-        m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
-                     vectors.payload.mask.eq(found.payload.mask),
-                     vectors.payload.sums.eq(found.payload.sums),
-                     vectors.payload.total.eq(found.payload.total),
-                     vectors.payload.last.eq(found.payload.last)]
+        take_positions(m, found, vectors)
         for i in range(self.lanes):
             record = data.View(self.record, vectors.payload.records[i])
             m.d.comb += [record[name].eq(value)

@@ -33,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
-from .convert_dense import LEVELS, Compactor, NonzeroPositions
+from .convert_dense import LEVELS, Compactor, NonzeroPositions, take_positions
 from .divider import DivMod
 from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, struct
 from .mint_units import ZeroDetect, popcount
@@ -623,12 +623,8 @@ class DenseToRlc(wiring.Component):
         wiring.connect(m, fillers.vectors, nonzeros.vectors)
         wiring.connect(m, nonzeros.positions, cut.i)
         found, vectors = cut.o, compactor.vectors
-        m.d.comb += [vectors.valid.eq(found.valid), found.ready.eq(vectors.ready),
-                     vectors.payload.records.eq(found.payload.tag),
-                     vectors.payload.mask.eq(found.payload.mask),
-                     vectors.payload.sums.eq(found.payload.sums),
-                     vectors.payload.total.eq(found.payload.total),
-                     vectors.payload.last.eq(found.payload.last)]
+        take_positions(m, found, vectors)
+        m.d.comb += vectors.payload.records.eq(found.payload.tag)
         # A word's lanes past its count are (0, 0); an empty word only ends the matrix.
         words, given = compactor.words, marker.given
         count = words.payload.count

@@ -18,7 +18,7 @@ from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
-from .convert_dense import LEVELS, Compactor, NonzeroPositions
+from .convert_dense import LEVELS, Compactor, NonzeroPositions, take_positions
 from .interfaces import record_word_layout, struct
 from .stream_units import Queue, Skid, any_of, lowest
 
@@ -257,11 +257,7 @@ class GustavsonPe(wiring.Component):
         m.submodules.nonzeros = nonzeros = self.nonzeros
         m.submodules.compactor = compactor = self.compactor
         found, packed = nonzeros.positions, compactor.vectors
-        m.d.comb += [packed.valid.eq(found.valid), found.ready.eq(packed.ready),
-                     packed.payload.mask.eq(found.payload.mask),
-                     packed.payload.sums.eq(found.payload.sums),
-                     packed.payload.total.eq(found.payload.total),
-                     packed.payload.last.eq(found.payload.last)]
+        take_positions(m, found, packed)
         for x in range(L):
             record = data.View(self.record, packed.payload.records[x])
             m.d.comb += [record.col.eq(Cat(Const(x, lb), found.payload.tag.base[lb:])),
