@@ -40,13 +40,18 @@ def test_spmm_exact_with_passes_and_an_overbooked_tailor(policy, planned):
     assert plan.passes == 3 and (plan.overbooked > 0) == (policy == "prescient")
     dut = Accel(**params_of(CONFIG), tile=64, tags=4, data=64)
     run = pysim(dut, plan, a, b, seed_from_env(1), limit=4000)
-    np.testing.assert_array_equal(run.y, a @ b)
+    # Y's words: 3 panels of 6 rows of tlen * cols = 2 words of 4 bytes.
+    check_run(run, plan, a, a @ b, 3 * 6 * 2 * 4)
+
+
+def check_run(run, plan, a, want, written):
+    """``run`` of ``plan`` on ``a``: Y equal to ``want``, done without error, its
+    refetches as planned, ``written`` bytes of Y; the host model's traffic exact and its
+    cycles within 5% (its BENCH memory is this bench's AxiMemory)."""
+    np.testing.assert_array_equal(run.y, want)
     assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
     assert run.refetched == plan.refetched_entries()
-    # Y's words: 3 panels of 6 rows of tlen * cols = 2 words of 4 bytes.
-    assert run.bytes_written == 3 * 6 * 2 * 4
-    # The host model: the traffic exact, the cycles within 5% (its BENCH memory is this
-    # bench's AxiMemory).
+    assert run.bytes_written == written
     model = accel_model.predict(plan, a, accel_model.BENCH, tags=4)
     assert (model.bytes_read, model.bytes_written, model.refetched) == (
         run.bytes_read, run.bytes_written, run.refetched)
