@@ -109,7 +109,7 @@ conversion whose reads hold the DRAM's bus about as long as the conversion takes
 (nx_les_miserables, 77 rows: +11.5%).
 
 **SpMTTKRP** (a tensor build, ``order`` 3) runs on the same units and terms, the tensor
-read as COO (:func:`_image`): its traffic (:func:`_tensor_traffic`, exact) has the
+read as COO (:func:`_image`): its traffic (:func:`traffic`, exact) has the
 converter's cluster counter reading a band's i ids from its first element to the first
 past it where CSR reads row pointers, each lane a j id, a k id and a value an element,
 and every tile loading C's ``K`` rows besides its window's rows of B; its conversion's
@@ -255,63 +255,41 @@ def _image(plan_, matrix):
     return ciss_csr.csr_image(matrix, c.dw, c.iw, ADDR_WIDTH, tiled=True)
 
 
-def _tensor_traffic(plan_, image):
-    """:func:`traffic` of SpMTTKRP: the cluster counter's i ids
-    (:func:`~sparseforge.sw.ciss_csr.coo_pointer_reads`) where CSR reads row pointers,
-    the lanes' j ids, k ids and values, C's K rows with every tile's B rows."""
+def traffic(plan_, matrix):
+    """``(reads, writes)``: the bytes the run reads and writes, by region (exact). In
+    SpMTTKRP the cluster counter's i ids (:func:`~sparseforge.sw.ciss_csr.
+    coo_pointer_reads`) where CSR reads row pointers, each element's k id too, and C's
+    ``K`` rows with every tile's rows of B."""
     c = plan_.config
-    words = dict.fromkeys(("tiles", "a_prepass", "a_lanes", "b", "c"), 0)
+    image = _image(plan_, matrix)
+    c_words = plan_.shape[2] * c.tlen if plan_.mttkrp else 0       # C's K rows a tile
+    words = dict.fromkeys(("tiles", "a_rowptr", "a_prepass", "a_lanes", "b", "c"), 0)
     jobs = []
     for band, passes in _converted(plan_):
         words["tiles"] += len(band.inputs) * plan_.passes
-        words["b"] += sum((t.k1 - t.k0) * c.tlen for t in band.inputs) * plan_.passes
-        words["c"] += len(band.inputs) * plan_.shape[2] * c.tlen * plan_.passes
-        for tiles in passes:
-            if tiles:
-                jobs.append(_windows(band, tiles))
-                words["a_prepass"] += len(ciss_csr.prepass_reads(image, jobs[-1])[0])
-                words["a_lanes"] += sum(_nnz(image, band, t) for t in tiles)
-    ids = ciss_csr.coo_pointer_reads(image, ciss_csr.TileJobs(*(
-        np.concatenate([getattr(j, f) for j in jobs]) for f in ("i0", "rows", "k0", "k1",
-                                                               "first"))))
-    index, mlu = wire.word_bytes(c.iw), wire.word_bytes(c.cols * c.vlen * c.dw)
-    reads = {"tiles": words["tiles"] * wire.word_bytes(wire.width(wire.ACCEL_TILE)),
-             "a_rowptr": len(ids) * index, "a_prepass": words["a_prepass"] * index,
-             "a_colid": words["a_lanes"] * index, "a_kid": words["a_lanes"] * index,
-             "a_values": words["a_lanes"] * wire.word_bytes(c.dw),
-             "b": words["b"] * mlu, "c": words["c"] * mlu}
-    writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes
-              * wire.word_bytes(c.vlen * c.acc_width)}
-    return reads, writes
-
-
-def traffic(plan_, matrix):
-    """``(reads, writes)``: the bytes the run reads and writes, by region (exact)."""
-    c = plan_.config
-    image = _image(plan_, matrix)
-    if plan_.mttkrp:
-        return _tensor_traffic(plan_, image)
-    tile_bytes = wire.word_bytes(wire.width(wire.ACCEL_TILE))
-    mlu_bytes = wire.word_bytes(c.cols * c.vlen * c.dw)
-    out_bytes = wire.word_bytes(c.vlen * c.acc_width)
-    words = dict.fromkeys(("tiles", "a_rowptr", "a_prepass", "a_lanes", "b"), 0)
-    for band, passes in _converted(plan_):
-        words["tiles"] += len(band.inputs) * plan_.passes
-        words["b"] += sum(_b_words(plan_, t) for t in band.inputs) * plan_.passes
+        words["b"] += sum(_b_words(plan_, t) - c_words for t in band.inputs) * plan_.passes
+        words["c"] += len(band.inputs) * c_words * plan_.passes
         for tiles in passes:
             if not tiles:
                 continue
-            jobs = _windows(band, tiles)
+            jobs.append(_windows(band, tiles))
             words["a_rowptr"] += band.rows + 1
-            words["a_prepass"] += len(ciss_csr.prepass_reads(image, jobs)[0])
+            words["a_prepass"] += len(ciss_csr.prepass_reads(image, jobs[-1])[0])
             words["a_lanes"] += sum(_nnz(image, band, t) for t in tiles)
-    reads = {"tiles": words["tiles"] * tile_bytes,
-             "a_rowptr": words["a_rowptr"] * wire.word_bytes(ADDR_WIDTH),
-             "a_prepass": words["a_prepass"] * wire.word_bytes(c.iw),
-             "a_colid": words["a_lanes"] * wire.word_bytes(c.iw),
-             "a_values": words["a_lanes"] * wire.word_bytes(c.dw),
-             "b": words["b"] * mlu_bytes}
-    writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes * out_bytes}
+    index, mlu = wire.word_bytes(c.iw), wire.word_bytes(c.cols * c.vlen * c.dw)
+    pointers = words["a_rowptr"] * wire.word_bytes(ADDR_WIDTH)
+    if plan_.mttkrp:
+        pointers = len(ciss_csr.coo_pointer_reads(image, ciss_csr.TileJobs(*(
+            np.concatenate([getattr(j, f) for j in jobs])
+            for f in ("i0", "rows", "k0", "k1", "first"))))) * index
+    reads = {"tiles": words["tiles"] * wire.word_bytes(wire.width(wire.ACCEL_TILE)),
+             "a_rowptr": pointers, "a_prepass": words["a_prepass"] * index,
+             "a_colid": words["a_lanes"] * index,
+             **({"a_kid": words["a_lanes"] * index} if plan_.mttkrp else {}),
+             "a_values": words["a_lanes"] * wire.word_bytes(c.dw), "b": words["b"] * mlu,
+             **({"c": words["c"] * mlu} if plan_.mttkrp else {})}
+    writes = {"out": plan_.shape[0] * c.tlen * c.cols * plan_.passes
+              * wire.word_bytes(c.vlen * c.acc_width)}
     return reads, writes
 
 
