@@ -111,12 +111,6 @@ def signed_bits(values, width, what):
     return values & ((1 << width) - 1)
 
 
-def from_bits(bits, width):
-    """Two's-complement ``width``-bit ``bits`` as int64 values."""
-    bits = np.asarray(bits, dtype=np.int64) & ((1 << width) - 1)
-    return np.where(bits >> (width - 1), bits - (1 << width), bits)
-
-
 def join(shape, tiles):
     """C from its column tiles (CSRs of C's shape, disjoint in columns), canonical."""
     c = sp.csr_matrix(shape, dtype=np.int64)

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..sim.models import gustavson as model
 from ..sw import gustavson as host
+from ..sw.ciss import bits_values
 from . import native
 from .streams import Bench, Columns
 
@@ -171,7 +172,7 @@ def rebuild(component, rows, cols, jobs, words):
             row, held = row + 1, []
     if row != rows * jobs or held:
         raise AssertionError(f"{row} rows of C emitted, expected {rows * jobs}")
-    values = host.from_bits(np.array(out_values, dtype=np.int64), aw)
+    values = bits_values(np.array(out_values, dtype=np.uint64), "int", aw)
     c = sp.csr_matrix((values, (out_rows, out_cols)), shape=(rows, cols), dtype=np.int64)
     c.sort_indices()
     return c
