@@ -167,3 +167,9 @@ def output(plan_, memory, regions):
     out = sp.csr_matrix((values, (rows, cols)), shape=(m, n), dtype=np.int64)
     out.sort_indices()
     return out
+
+
+def multiplies(plan_):
+    """B's elements the PEs scale, every tile's: each tile reads B's whole row for each
+    nonzero of A (the elements of other tiles dropped after the multiply's slot)."""
+    return len(plan_.offsets) * int(np.diff(plan_.b.indptr)[plan_.a.indices].sum())

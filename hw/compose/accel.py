@@ -81,6 +81,8 @@ MOST_GUSTAVSON_PES = (PORTS - 4) // 3
 arrays, and B's three arrays a PE (:class:`~.spgemm.Spgemm`)."""
 
 ENGINES = ("tensaurus", "gustavson")
+TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column tile holds",
+                  pow2=True)
 
 
 @block("accel")
@@ -123,8 +125,7 @@ class Accel(wiring.Component):
               Param("order", 2, 2, 3, "2: matrices (CSR); 3: tensors (COO, SpMTTKRP)"),
               choice("engine", "tensaurus", ENGINES, "the engine: Tensaurus's array (SpMM, "
                      "SpMV, SpMTTKRP) or Gustavson's PEs (SpGEMM)"),
-              Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column tile holds",
-                    pow2=True),
+              TILE_COLS,
               Param("lanes", 4, 2, 16, "Gustavson: records a word of C", pow2=True),
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
                                             "elements a CSR reader reads ahead"))
