@@ -74,15 +74,22 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
     ``b``, ``(B, C)``) through ``dut`` (an ``accel``) on Amaranth's simulator: the
     :class:`AccelRun`. A run not done after ``limit`` reads of ``status``
     (a few cycles each) fails."""
+    return pysim_runs(dut, [(plan, matrix, b)], seed, limit, rates)[0]
+
+
+def pysim_runs(dut, runs, seed, limit=200_000, rates=None):
+    """:func:`pysim`'s runs ``[(plan, matrix, b), ...]`` one after another on one
+    simulation of ``dut``, never reset between them: before each the host writes the
+    run's memory image over the memory (the runs' regions may coincide) and programs its
+    registers. Their :class:`AccelRun` s."""
     from amaranth.sim import Simulator
 
-    side = host_of(plan)
-    image, regions = side.image(plan, matrix, b)
-    memory = AxiMemory(Pins(dut.m_axi), dut.data, len(image), random.Random(seed),
+    images = [host_of(plan).image(plan, matrix, b) for plan, matrix, b in runs]
+    memory = AxiMemory(Pins(dut.m_axi), dut.data, max(len(i) for i, _ in images),
+                       random.Random(seed),
                        rates=rates or dict.fromkeys(("ar", "aw", "w", "r", "b"), 0.7))
-    memory.memory[:] = image.tobytes()
     regs = regmap.by_name()
-    found = {}
+    found = []
 
     async def serve(ctx):
         while True:
@@ -92,27 +99,31 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
 
     async def host(ctx):
         bus = LiteHost(ctx, dut.s_axil)
-        for offset, value in regmap.writes(side.registers(plan, regions)):
-            assert await bus.write(offset, value) == 0, f"register at {offset:#x} refused"
-        for _ in range(limit):
-            word, _ = await bus.read(regs["status"].offset)
-            status = regmap.decode_status(word)
-            if status["done"] and not status["busy"]:
-                break
-        else:
-            raise AssertionError(f"accel: not done after {limit} polls: a hang")
-        found["status"] = status
-        for name in ("cycles", "bytes_read", "bytes_written", "refetched"):
-            found[name] = (await bus.read(regs[name].offset))[0]
+        for (plan, _, _), (image, regions) in zip(runs, images, strict=True):
+            memory.memory[:len(image)] = image.tobytes()
+            for offset, value in regmap.writes(host_of(plan).registers(plan, regions)):
+                assert await bus.write(offset, value) == 0, f"register at {offset:#x} refused"
+            for _ in range(limit):
+                word, _ = await bus.read(regs["status"].offset)
+                status = regmap.decode_status(word)
+                if status["done"] and not status["busy"]:
+                    break
+            else:
+                raise AssertionError(f"accel: not done after {limit} polls: a hang")
+            read = {"status": status}
+            for name in ("cycles", "bytes_read", "bytes_written", "refetched"):
+                read[name] = (await bus.read(regs[name].offset))[0]
+            y = host_of(plan).output(plan, np.frombuffer(bytes(memory.memory), dtype=np.uint8),
+                                     regions)
+            found.append(AccelRun(y, read["cycles"], read["bytes_read"],
+                                  read["bytes_written"], read["refetched"], read["status"]))
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(serve, background=True)
     sim.add_testbench(host)
     sim.run()
-    y = side.output(plan, np.frombuffer(bytes(memory.memory), dtype=np.uint8), regions)
-    return AccelRun(y, found["cycles"], found["bytes_read"], found["bytes_written"],
-                    found["refetched"], found["status"])
+    return found
 
 
 class AccelHarness(HostedRegisters):

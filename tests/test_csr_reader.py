@@ -53,3 +53,7 @@ def test_parameters_at_their_edges():
         CsrRowReader(inflight=1)
     with pytest.raises(ParameterError, match="inflight=257"):
         CsrRowReader(inflight=257)
+
+
+def test_verilog_lints_clean_with_wall(lint):
+    assert lint("csr_reader", {}) == ""

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The Gustavson SpGEMM engine attached to memory: ``accel``'s engine for C = A·B.
 
 The engine (:class:`~sparseforge.hw.gustavson.Gustavson`) computes rows of C from a
