@@ -25,7 +25,7 @@ from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_opti
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.run.tensaurus import pe_array
-from sparseforge.sw import accel_model, accel_plan, accel_spgemm
+from sparseforge.sw import accel_model, accel_plan, accel_spgemm, accel_spgemm_model
 from sparseforge.sw.formats import Tensor, read_matrix, read_npy, read_tensor
 from sparseforge.sw.wire import word_bytes
 
@@ -376,7 +376,7 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
     from sparseforge.hw.compose.accel import TILE_COLS
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
-    rate, _ = memory_of(mem_latency, mem_bytes_per_cycle)
+    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
     n = gustavson_pes(pes)
     try:
         TILE_COLS.check(tile_cols)
@@ -388,6 +388,8 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
     config = accel_spgemm.SpgemmConfig(pes=n, tile_cols=tile_cols)
     plan = accel_spgemm.plan(a, b, config)
     laps("plan")
+    model = accel_spgemm_model.predict(plan, memory)
+    laps("model")
     status(f"run accel: C = A·B, {len(plan.offsets)} column tile(s) of {tile_cols}; "
            "simulating...")
     component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
@@ -411,6 +413,8 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "multiplies": multiplies,
           "mac_utilization": multiplies / (n * run.cycles),
+          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+          "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
           **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
          as_json, _spgemm_human)
 
@@ -425,9 +429,11 @@ def _spgemm_human(r):
                f"columns: {r['tiles']} tile(s), A streamed once a tile")
     click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, "
                f"{r['mem_latency']} cycles added to every access, every channel ready "
-               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles)")
+               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles); the host model "
+               f"predicts {r['model_cycles']:,} ({r['model_error']:+.1%})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
-               f"{r['dram_bytes_written']:,} written")
+               f"{r['dram_bytes_written']:,} written (the model: "
+               f"{r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
     click.echo(f"  utilization  the multipliers {r['mac_utilization']:.1%} ({r['multiplies']:,} "
                "products of B's elements, every tile's)")
     split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")
