@@ -38,6 +38,22 @@ C's ``K`` rows load whole with every tile (the host refuses a C the scratchpads 
 hold: a window over k would cut every fiber, its elements no longer one run a lane
 reads).
 
+**SpGEMM** (``engine`` ``gustavson``, the ``SPGEMM`` kernel): C = A·B of two sparse
+matrices on Gustavson's PEs (:class:`~sparseforge.hw.compose.spgemm.Spgemm`), A and B
+read as CSR where the user stored them, B's column tiles listed in the tile list
+(:mod:`sparseforge.sw.accel_spgemm`), C written back as the engine's words and its rows'
+lengths.
+
+The engine is a **build parameter**, not a second engine beside the first in one build
+chosen by the kernel register: the two share everything but the engine (the register
+file and its one map, the master, the run's status and counters, the host's driver and
+benches), so a build parameter keeps one composite and one host path; while both in one
+build would need Tensaurus's in-order ports (three, and two a PE row) and Gustavson's
+(four, and three a PE) on one master of :data:`~sparseforge.hw.axi_master.PORTS`, so
+at most two PE rows and one Gustavson PE, and the area of both for a run that uses one.
+A Gustavson build computes SpGEMM whatever the kernel register says (the host writes
+``SPGEMM``).
+
 The register file's ``status`` says busy, done and error (an AXI error response, or a
 converter count unlike the tile list's); ``cycles``, ``bytes_read``, ``bytes_written``
 and ``refetched`` count the run.
@@ -45,7 +61,8 @@ and ``refetched`` count the run.
 Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.axi_master`):
 in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's column ids
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
-tagged, the MLU's reads; writes, the MSU's.
+tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
+list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
 """
 
 from amaranth.hdl import Module
@@ -87,7 +104,8 @@ TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column til
 
 @block("accel")
 class Accel(wiring.Component):
-    """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master.
+    """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master;
+    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place.
 
     Parameters
     ----------
@@ -101,6 +119,11 @@ class Accel(wiring.Component):
     data : bits of the AXI data bus.
     order : 2 for matrices (SpMM, SpMV; A as CSR), 3 for 3-D tensors (SpMTTKRP; T as
         COO, at most :data:`MOST_TENSOR_PES` PE rows).
+    engine : ``tensaurus`` (the parameters above) or ``gustavson`` (SpGEMM: ``pes`` PEs,
+        at most :data:`MOST_GUSTAVSON_PES`, with ``tile_cols``, ``lanes``, ``inflight``,
+        ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
+    tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
+        the reads its PEs and CSR readers make ahead.
 
     Members
     -------
