@@ -1,4 +1,5 @@
-"""``sparseforge run accel``: SpMM, SpMV or SpMTTKRP through the whole accelerator's RTL.
+"""``sparseforge run accel``: SpMM, SpMV, SpMTTKRP or SpGEMM through the whole
+accelerator's RTL.
 
 Plans the run on the host (:mod:`sparseforge.sw.accel_plan`: bands by the tiling policy,
 passes over B's columns, the tile list), lays out its memory (:mod:`sparseforge.sw.
@@ -11,7 +12,10 @@ accelerator's tensor build (``order`` 3), the tensor stored as COO sorted by (i,
 ``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added
 latency and its channels' readiness at run time (the same build serves every value), and
 the host model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the
-same.
+same. SpGEMM (``--kernel spgemm A.mtx [B.mtx] --out C.npz``) runs on the accelerator's
+Gustavson build (:mod:`sparseforge.sw.accel_spgemm`: A and B as CSR, as stored, B's
+column tiles in the tile list), C read back from the engine's words and row lengths and
+saved with ``scipy.sparse.save_npz``; its model is :mod:`sparseforge.sw.accel_spgemm_model`.
 """
 
 import time
