@@ -125,13 +125,18 @@ def test_pes_up_to_what_the_master_serves():
 
 @pytest.fixture
 def matrices(tmp_path):
-    """A (4 x 5), B (5 x 20), a tensor and a real-valued A, as files."""
+    """A (4 x 5), B (5 x 20), a tensor, a real-valued A, an A of values past 16 bits and
+    a pair of ids past 16 bits, as files."""
     from scipy.io import mmwrite
 
     paths = {}
     for name, m in (("a", A), ("b", B), ("half", A * 0.5)):
         paths[name] = tmp_path / f"{name}.mtx"
         mmwrite(paths[name], sp.coo_matrix(m))
+    wide = sp.coo_matrix(([1], ([0], [70_000])), shape=(1, 70_001))
+    for name, m in (("big", A * 40_000), ("wide", wide), ("tall", wide.T)):
+        paths[name] = tmp_path / f"{name}.mtx"
+        mmwrite(paths[name], m if sp.issparse(m) else sp.coo_matrix(m))
     paths["t"] = tmp_path / "t.tns"
     paths["t"].write_text("1 1 1 2\n")
     return paths
@@ -145,6 +150,8 @@ def matrices(tmp_path):
     (["{a}", "{b}", "--tile-cols", "12"], "--tile-cols 12"),
     (["{a}", "{b}", "--out", "{dir}/c.npy"], "spgemm writes C as .npz"),
     (["{a}", "{b}", "{a}"], "at most B, not 3"),
+    (["{big}", "{b}"], "A holds 40000, past 16-bit"),
+    (["{wide}", "{tall}"], "index_width=16"),
 ])
 def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
     paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
