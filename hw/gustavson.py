@@ -19,7 +19,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .convert_dense import LEVELS, Compactor, NonzeroPositions, take_positions
-from .interfaces import record_word_layout, struct
+from .interfaces import RowReadSignature, record_word_layout, struct
 from .stream_units import Queue, Skid, any_of, lowest
 
 PES = Param("pes", 2, 1, 16, "PEs, each computing whole rows of C")
@@ -36,33 +36,6 @@ INFLIGHT = Param("inflight", 32, 4, 256, "B rows a PE requests ahead of their el
 OUT_QUEUE = 4
 """C words a PE's output queue holds: a PE drains into it while the reorder serves
 another, so a row that ends before its turn does not hold its PE's next row back."""
-
-
-class RowReadSignature(wiring.Signature):
-    """A read port on a sparse matrix's rows (B's, for the Gustavson engine), seen from
-    the block that reads them.
-
-    - ``request`` (stream out, :func:`~sparseforge.sw.wire.row_request`): the ``row`` to
-      read. It names the row, not an address: where a row lies is the server's
-      metadata (a CSR's row pointers; the HYTE accessor's segment begins, Section 6.3).
-    - ``response`` (stream in, :func:`~sparseforge.sw.wire.row_element`): each row's
-      elements in request order, ``{col, value}`` in column order, ``last`` on a row's
-      final one; an empty row is one element with ``empty`` and ``last``. The server
-      answers after any latency and may stall; the reader may hold ``ready`` low.
-
-    A HYTE accessor (:class:`~.hyte_accessor.HyteAccessorSignature`) serves it through
-    an adapter that reads segment ``row - k0`` (the tile's first row) at offsets 0, 1,
-    ... until ``END``, holding one answer back to mark ``last``, and fetches a ``MISS``
-    from memory; a reader of B's CSR reads ``row_ptr[row]``, ``row_ptr[row + 1]`` and
-    the elements between. Only this engine speaks it so far, so it lives beside it.
-    """
-
-    def __init__(self, index_width, value_width):
-        super().__init__({
-            "request": Out(stream.Signature(struct(wire.row_request(index_width)))),
-            "response": In(stream.Signature(struct(wire.row_element(index_width,
-                                                                     value_width)))),
-        })
 
 
 def pe_entry(index_width, value_width):

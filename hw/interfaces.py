@@ -379,6 +379,35 @@ def spm_fill_layout(iw, tlen, vlen, dw):
                               "lanes": chunk_layout(vlen, dw)})
 
 
+class RowReadSignature(wiring.Signature):
+    """A read port on a sparse matrix's rows (B's, for the Gustavson engine), seen from
+    the block that reads them.
+
+    - ``request`` (stream out, :func:`~sparseforge.sw.wire.row_request`): the ``row`` to
+      read. It names the row, not an address: where a row lies is the server's
+      metadata (a CSR's row pointers; the HYTE accessor's segment begins, Section 6.3).
+    - ``response`` (stream in, :func:`~sparseforge.sw.wire.row_element`): each row's
+      elements in request order, ``{col, value}`` in column order, ``last`` on a row's
+      final one; an empty row is one element with ``empty`` and ``last``. The server
+      answers after any latency and may stall; the reader may hold ``ready`` low.
+
+    The Gustavson engine (:mod:`~.gustavson`) reads B's rows through it; the CSR row
+    reader (:mod:`~.csr_reader`) serves it from a CSR in memory (``row_ptr[row]``,
+    ``row_ptr[row + 1]``, then the elements between). A HYTE accessor
+    (:class:`~.hyte_accessor.HyteAccessorSignature`) can serve it instead through an
+    adapter that reads segment ``row - k0`` (the tile's first row) at offsets 0, 1, ...
+    until ``END``, holding one answer back to mark ``last``, and fetches a ``MISS`` from
+    memory.
+    """
+
+    def __init__(self, index_width, value_width):
+        super().__init__({
+            "request": Out(stream.Signature(struct(wire.row_request(index_width)))),
+            "response": In(stream.Signature(struct(wire.row_element(index_width,
+                                                                     value_width)))),
+        })
+
+
 class TaggedMemoryPortSignature(wiring.Signature):
     """A read port on a memory that answers out of order, seen from the reader.
 

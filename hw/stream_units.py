@@ -574,11 +574,22 @@ def lowest(m, bits):
     return first, rest
 
 
+def _tree(op, values, empty):
+    """``empty`` and ``values`` combined pairwise by ``op`` (the value of a left fold from
+    ``empty``), a balanced tree: its depth the log of their number, so a wide one (the
+    Gustavson PE's groups of a 2048-column tile) neither nests past Python's recursion
+    limit nor chains in logic."""
+    values = [Const(empty), *values]
+    while len(values) > 1:
+        values = [functools.reduce(op, values[k:k + 2]) for k in range(0, len(values), 2)]
+    return values[0]
+
+
 def any_of(values):
     """The OR of ``values`` (0 for none)."""
-    return functools.reduce(operator.or_, values, Const(0))
+    return _tree(operator.or_, values, 0)
 
 
 def all_of(values):
     """The AND of ``values`` (1 for none)."""
-    return functools.reduce(operator.and_, values, Const(1))
+    return _tree(operator.and_, values, 1)

@@ -72,12 +72,24 @@ def layout(plan_, nnz):
              "tiles": (wire.width(wire.ACCEL_TILE),
                        sum(len(band.inputs) for band in plan_.bands)),
              "out": (c.vlen * c.acc_width, plan_.passes * m * chunks)}
+    return place(sizes)
+
+
+def place(sizes):
+    """``{name: Region}`` for ``sizes`` (``{name: (width, count)}``): each region on its
+    own pages, in order from the second page (address 0 is no operand's), checked."""
     regions, at = {}, PAGE
     for name, (width, count) in sizes.items():
         regions[name] = Region(at, width, count)
         at += -(-max(regions[name].size, 1) // PAGE) * PAGE
     check(regions)
     return regions
+
+
+def blank(regions):
+    """A run's memory, zeroed: every byte of ``regions``, to the end of the last page."""
+    end = max(r.base + r.size for r in regions.values())
+    return np.zeros(-(-end // PAGE) * PAGE, dtype=np.uint8)
 
 
 def check(regions):
@@ -118,8 +130,7 @@ def image(plan_, matrix, b):
                   "a_values": a.data.astype(np.int64) & ((1 << c.dw) - 1)}
         nnz = a.nnz
     regions = layout(plan_, nnz)
-    end = max(r.base + r.size for r in regions.values())
-    memory = np.zeros(-(-end // PAGE) * PAGE, dtype=np.uint8)
+    memory = blank(regions)
     contents = {
         **stored,
         "b": wire.mlu_words(_b_rows(plan_, b), c.cols, c.vlen, c.dw),
@@ -128,8 +139,7 @@ def image(plan_, matrix, b):
     if plan_.mttkrp:
         contents["c"] = wire.mlu_words(_b_rows(plan_, factors[1]), c.cols, c.vlen, c.dw)
     for name, values in contents.items():
-        region = regions[name]
-        _put(memory, region, values)
+        put(memory, regions[name], values)
     return memory, regions
 
 
@@ -149,7 +159,7 @@ def _b_rows(plan_, b):
     return panels.reshape(-1, R)
 
 
-def _put(memory, region, values):
+def put(memory, region, values):
     """Write ``values`` (ints; Python ints past 64 bits) as ``region``'s words."""
     memory[region.base:region.base + region.size] = to_bytes(values, region.word)
 
@@ -164,6 +174,11 @@ def to_bytes(values, n):
     limbs = [((values.astype(object) >> (64 * j)) & ((1 << 64) - 1)).astype(np.uint64)
              for j in range(n // 8)]
     return np.stack(limbs, axis=-1).astype("<u8").view(np.uint8).reshape(-1)
+
+
+def read(memory, region):
+    """``region``'s words in ``memory``, as :func:`from_bytes` gives them."""
+    return from_bytes(memory[region.base:region.base + region.size], region.word)
 
 
 def from_bytes(raw, n):
@@ -198,8 +213,7 @@ def registers(plan_, regions):
 def output(plan_, memory, regions):
     """Y (``M x N``, int64) read from the output region of ``memory``."""
     c, m = plan_.config, plan_.shape[0]
-    region = regions["out"]
-    words = from_bytes(memory[region.base:region.base + region.size], region.word)
+    words = read(memory, regions["out"])
     values = wire.tensaurus_out_values(words.astype(object), c.vlen, c.acc_width)
     panels = values.reshape(plan_.passes, m, -1)
     return np.concatenate(list(panels), axis=1)[:, :plan_.columns]

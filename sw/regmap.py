@@ -21,7 +21,7 @@ changes nothing, and sets the status register's sticky ``refused`` bit, which th
 accepted ``start`` clears. A write to an RO register is answered SLVERR; an offset where
 no register is, DECERR.
 
-The kernel codes are :class:`~sparseforge.sw.wire.TensaurusKernel`'s.
+The kernel codes are :class:`~sparseforge.sw.wire.AccelKernel`'s.
 """
 
 import json
@@ -68,7 +68,7 @@ def _operand(offset, name, what):
             Register(f"{name}_size", offset + 4, "RW", 32, 0, f"bytes of {what}"))
 
 
-_KERNELS = ", ".join(f"{k.value} {k.name}" for k in wire.TensaurusKernel)
+_KERNELS = ", ".join(f"{k.value} {k.name}" for k in wire.AccelKernel)
 
 REGISTERS = (
     Register("status", 0x00, "RO", 4, 0, "the run's state (bit fields)", (
@@ -78,10 +78,11 @@ REGISTERS = (
         Field("refused", 3, 1, "a write came while busy and was refused (sticky; cleared "
                                "by the next start)", own=True))),
     Register("start", 0x04, "W1", 1, 0, "write 1 to start a run"),
-    Register("kernel", 0x08, "RW", 2, 0, f"the kernel: {_KERNELS}; a matrix run is MM "
+    Register("kernel", 0x08, "RW", 3, 0, f"the kernel: {_KERNELS}; a matrix run is MM "
                                          "(SpMM) or MV (SpMV: b broadcast, the first PE "
                                          "column computing), a tensor run (a build of "
-                                         "order 3) MTTKRP (SpMTTKRP)"),
+                                         "order 3) MTTKRP (SpMTTKRP), a run on a Gustavson "
+                                         "build SPGEMM"),
     Register("cycles", 0x0C, "RO", 32, 0, "cycles of the last run (or of this one so far)"),
     Register("bytes_read", 0x10, "RO", 32, 0, "bytes read from memory by the last run"),
     Register("bytes_written", 0x14, "RO", 32, 0, "bytes written to memory by the last run"),
@@ -92,7 +93,7 @@ REGISTERS = (
     *_operand(0x30, "a_values", "A's values (CSR), or a tensor's (COO)"),
     *_operand(0x38, "b", "the dense operand B"),
     *_operand(0x40, "c", "the dense operand C (SpMTTKRP)"),
-    *_operand(0x48, "out", "the output"),
+    *_operand(0x48, "out", "the output (SpGEMM: C's words, as the engine emits them)"),
     Register("tiles_base", 0x50, "RW", 32, 0, "byte address of the tile list"),
     Register("tiles_count", 0x54, "RW", 32, 0, "tiles in the tile list"),
     Register("passes", 0x58, "RW", 16, 0, "passes over B's columns, R columns a pass"),
@@ -102,6 +103,11 @@ REGISTERS = (
     Register("c_panel", 0x6C, "RW", 32, 0, "bytes from one of C's panels of R columns to the "
                                            "next (SpMTTKRP)"),
     Register("c_rows", 0x70, "RW", 17, 0, "C's rows, K, every tile loads (SpMTTKRP)"),
+    Register("a_rows", 0x74, "RW", 17, 0, "A's rows, each column tile's C rows (SpGEMM)"),
+    *_operand(0x78, "b_rowptr", "B's row pointers (CSR, SpGEMM)"),
+    *_operand(0x80, "b_colid", "B's column ids (CSR, SpGEMM)"),
+    *_operand(0x88, "b_values", "B's values (CSR, SpGEMM)"),
+    *_operand(0x90, "out_rowlen", "C's row lengths, one a row of each column tile (SpGEMM)"),
 )
 
 STATUS = "status"

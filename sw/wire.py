@@ -650,6 +650,13 @@ class TensaurusKernel(enum.IntEnum):
     MV = 3
 
 
+
+AccelKernel = enum.IntEnum("AccelKernel", {**{k.name: k.value for k in TensaurusKernel},
+                                           "SPGEMM": len(TensaurusKernel)})
+AccelKernel.__doc__ = """The ``accel`` kernel register's codes: Tensaurus's
+(:class:`TensaurusKernel`), then ``SPGEMM``, C = A·B of two sparse matrices on a
+Gustavson build."""
+
 def mv_layout(vlen):
     """``(per, shift)``: b's elements a scratchpad row holds in MV, and its log2. A row
     of ``vlen`` lanes holds ``per``, the largest power of two that fits, so b's element

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..hw.compose.accel import Accel
 from ..hw.lite_host import LiteOp
-from ..sw import accel_image, regmap
+from ..sw import accel_image, accel_spgemm, regmap
 from . import native
 from .axi import AxiMemory, LiteHost, Pins
 from .axi_native import AxiDram
@@ -36,8 +36,9 @@ COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
 
 @dataclass(frozen=True)
 class AccelRun:
-    """A run's output ``y``, its ``cycles`` (the accelerator's count), the memory
-    traffic it counted, the entries it refetched and its ``status`` fields."""
+    """A run's output ``y`` (SpGEMM's C: a CSR), its ``cycles`` (the accelerator's
+    count), the memory traffic it counted, the entries it refetched and its ``status``
+    fields."""
 
     y: np.ndarray
     cycles: int
@@ -47,9 +48,21 @@ class AccelRun:
     status: dict
 
 
+def host_of(plan):
+    """The host module of ``plan``'s kernel (its ``image``, ``registers`` and ``output``):
+    :mod:`~sparseforge.sw.accel_spgemm` for SpGEMM, else
+    :mod:`~sparseforge.sw.accel_image`."""
+    return accel_spgemm if plan.kernel == "spgemm" else accel_image
+
+
 def params_of(config):
     """The ``accel`` block's parameters for a host :class:`~sparseforge.sw.accel_plan.
-    AccelConfig`."""
+    AccelConfig` (a Tensaurus build) or :class:`~sparseforge.sw.accel_spgemm.SpgemmConfig`
+    (a Gustavson build)."""
+    if isinstance(config, accel_spgemm.SpgemmConfig):
+        return {"engine": "gustavson", "pes": config.pes, "tile_cols": config.tile_cols,
+                "lanes": config.lanes, "inflight": config.inflight, "dw": config.dw,
+                "iw": config.iw, "acc_width": config.acc_width}
     return {"pes": config.pes, "cols": config.cols, "vlen": config.vlen, "tlen": config.tlen,
             "spm_rows": config.spm_rows, "out_rows": config.out_rows, "depth": config.depth,
             "fifo": config.fifo, "dw": config.dw, "iw": config.iw,
@@ -61,14 +74,22 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
     ``b``, ``(B, C)``) through ``dut`` (an ``accel``) on Amaranth's simulator: the
     :class:`AccelRun`. A run not done after ``limit`` reads of ``status``
     (a few cycles each) fails."""
+    return pysim_runs(dut, [(plan, matrix, b)], seed, limit, rates)[0]
+
+
+def pysim_runs(dut, runs, seed, limit=200_000, rates=None):
+    """:func:`pysim`'s runs ``[(plan, matrix, b), ...]`` one after another on one
+    simulation of ``dut``, never reset between them: before each the host writes the
+    run's memory image over the memory (the runs' regions may coincide) and programs its
+    registers. Their :class:`AccelRun` s."""
     from amaranth.sim import Simulator
 
-    image, regions = accel_image.image(plan, matrix, b)
-    memory = AxiMemory(Pins(dut.m_axi), dut.data, len(image), random.Random(seed),
+    images = [host_of(plan).image(plan, matrix, b) for plan, matrix, b in runs]
+    memory = AxiMemory(Pins(dut.m_axi), dut.data, max(len(i) for i, _ in images),
+                       random.Random(seed),
                        rates=rates or dict.fromkeys(("ar", "aw", "w", "r", "b"), 0.7))
-    memory.memory[:] = image.tobytes()
     regs = regmap.by_name()
-    found = {}
+    found = []
 
     async def serve(ctx):
         while True:
@@ -78,27 +99,31 @@ def pysim(dut, plan, matrix, b, seed, limit=200_000, rates=None):
 
     async def host(ctx):
         bus = LiteHost(ctx, dut.s_axil)
-        for offset, value in regmap.writes(accel_image.registers(plan, regions)):
-            assert await bus.write(offset, value) == 0, f"register at {offset:#x} refused"
-        for _ in range(limit):
-            word, _ = await bus.read(regs["status"].offset)
-            status = regmap.decode_status(word)
-            if status["done"] and not status["busy"]:
-                break
-        else:
-            raise AssertionError(f"accel: not done after {limit} polls: a hang")
-        found["status"] = status
-        for name in ("cycles", "bytes_read", "bytes_written", "refetched"):
-            found[name] = (await bus.read(regs[name].offset))[0]
+        for (plan, _, _), (image, regions) in zip(runs, images, strict=True):
+            memory.memory[:len(image)] = image.tobytes()
+            for offset, value in regmap.writes(host_of(plan).registers(plan, regions)):
+                assert await bus.write(offset, value) == 0, f"register at {offset:#x} refused"
+            for _ in range(limit):
+                word, _ = await bus.read(regs["status"].offset)
+                status = regmap.decode_status(word)
+                if status["done"] and not status["busy"]:
+                    break
+            else:
+                raise AssertionError(f"accel: not done after {limit} polls: a hang")
+            read = {"status": status}
+            for name in ("cycles", "bytes_read", "bytes_written", "refetched"):
+                read[name] = (await bus.read(regs[name].offset))[0]
+            y = host_of(plan).output(plan, np.frombuffer(bytes(memory.memory), dtype=np.uint8),
+                                     regions)
+            found.append(AccelRun(y, read["cycles"], read["bytes_read"],
+                                  read["bytes_written"], read["refetched"], read["status"]))
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(serve, background=True)
     sim.add_testbench(host)
     sim.run()
-    y = accel_image.output(plan, np.frombuffer(bytes(memory.memory), dtype=np.uint8), regions)
-    return AccelRun(y, found["cycles"], found["bytes_read"], found["bytes_written"],
-                    found["refetched"], found["status"])
+    return found
 
 
 class AccelHarness(HostedRegisters):
@@ -121,7 +146,7 @@ def commands(plan, regions):
     regs = regmap.by_name()
     done = next(f for f in regs["status"].fields if f.name == "done")
     out = [{"op": LiteOp.WRITE, "addr": offset, "data": value}
-           for offset, value in regmap.writes(accel_image.registers(plan, regions))]
+           for offset, value in regmap.writes(host_of(plan).registers(plan, regions))]
     out.append({"op": LiteOp.WAIT, "addr": regs["status"].offset, "data": 1 << done.lsb})
     out += [{"op": LiteOp.READ, "addr": regs[name].offset, "data": 0} for name in COUNTERS]
     return out
@@ -136,7 +161,7 @@ class AccelBench(Bench):
     def __init__(self, component, plan, matrix, b, seed, rates=None, latency=0):
         super().__init__(component, seed)
         self.plan = plan
-        image, self.regions = accel_image.image(plan, matrix, b)
+        image, self.regions = host_of(plan).image(plan, matrix, b)
         self.commands = commands(plan, self.regions)
         self.memory = AxiDram(self, "m_axi", image.tobytes(), rates=rates, capacity=1 << 24,
                               latency=latency)
@@ -152,8 +177,8 @@ class AccelBench(Bench):
         read = dict(zip(COUNTERS, (r["data"] for r in responses[-len(COUNTERS):]),
                         strict=True))
         memory = self.memory.result()
-        y = accel_image.output(self.plan, np.frombuffer(memory.image, dtype=np.uint8),
-                               self.regions)
+        y = host_of(self.plan).output(self.plan, np.frombuffer(memory.image, dtype=np.uint8),
+                                      self.regions)
         return AccelRun(y, read["cycles"], read["bytes_read"], read["bytes_written"],
                         read["refetched"], regmap.decode_status(read["status"]))
 

@@ -10,6 +10,7 @@ exactly, in every run."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from amaranth.hdl import Fragment
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.registry import get
@@ -188,6 +189,9 @@ def test_parameters_at_their_edges():
     largest = {"pes": 16, "cols": 4096, "lanes": 16, "index_width": 32, "value_width": 32,
                "acc_width": 64, "inflight": 256}
     Gustavson(**largest)
+    # a PE of the widest tile in the narrowest lanes elaborates (its 2048 groups' ORs once
+    # nested past Python's recursion limit)
+    Fragment.get(Gustavson(**{**largest, "pes": 1, "lanes": 2}), None)
     Gustavson(pes=1, cols=8, lanes=4, index_width=4, value_width=2, acc_width=4,
               inflight=4)
     for name, bad in (("pes", 17), ("pes", 0), ("cols", 8192), ("cols", 4), ("cols", 48),

@@ -17,7 +17,7 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.axi import DECERR, OKAY, SLVERR
 from sparseforge.hw.regfile import RegisterFile
 from sparseforge.sim.runners import cocotb_verilog, seed_from_env
-from sparseforge.sw import regmap
+from sparseforge.sw import regmap, wire
 from sparseforge.tb.axi import LiteHost, ports_verilog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,11 +37,11 @@ def test_the_map_is_well_formed_and_the_accelerators_first_draft():
 
 
 @pytest.mark.parametrize("change, legal", [
-    (dict(offset=0x74), True), (dict(offset=0x76), False), (dict(offset=0x70), False),
+    (dict(offset=0x98), True), (dict(offset=0x9A), False), (dict(offset=0x94), False),
     (dict(width=32), True), (dict(width=33), False), (dict(reset=3), True),
     (dict(reset=4), False), (dict(access="WO"), False), (dict(name="status"), False)])
 def test_check_refuses_the_first_bad_register(change, legal):
-    extra = regmap.Register("spare", 0x78, "RW", 2, 0, "a spare register")
+    extra = regmap.Register("spare", 0x9C, "RW", 2, 0, "a spare register")
     registers = (*regmap.REGISTERS, dataclasses.replace(extra, **change))
     if legal:
         regmap.check(registers)
@@ -61,10 +61,11 @@ def test_fields_must_fit_and_stay_apart():
 
 
 def test_writes_program_the_rw_registers_in_offset_order_then_start():
-    writes = regmap.writes({"tiles_count": 5, "kernel": 3, "b_base": (1 << 32) - 1})
-    assert writes == [(REGS["kernel"].offset, 3), (REGS["b_base"].offset, (1 << 32) - 1),
+    top = max(wire.AccelKernel)
+    writes = regmap.writes({"tiles_count": 5, "kernel": top, "b_base": (1 << 32) - 1})
+    assert writes == [(REGS["kernel"].offset, top), (REGS["b_base"].offset, (1 << 32) - 1),
                       (REGS["tiles_count"].offset, 5), (REGS["start"].offset, 1)]
-    for values, message in (({"kernel": 4}, "kernel=4"), ({"b_base": 1 << 32}, "b_base="),
+    for values, message in (({"kernel": 8}, "kernel=8"), ({"b_base": 1 << 32}, "b_base="),
                             ({"cycles": 1}, "'cycles'"), ({"nope": 1}, "'nope'")):
         with pytest.raises(ParameterError, match=message):
             regmap.writes(values)
@@ -102,7 +103,7 @@ def test_the_regs_command(capsys):
     assert json.loads(capsys.readouterr().out)["writes"][-1] == {"offset": 4, "value": 1}
     main(["regs", "--c"])
     assert capsys.readouterr().out == regmap.c_header()
-    for args, word in ((["--set", "kernel=4"], "kernel=4"), (["--set", "kernel"], "--set"),
+    for args, word in ((["--set", "kernel=8"], "kernel=8"), (["--set", "kernel"], "--set"),
                        (["--c", "--md"], "--c")):
         with pytest.raises(SystemExit) as exit_info:
             main(["regs", *args])

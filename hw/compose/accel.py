@@ -38,6 +38,22 @@ C's ``K`` rows load whole with every tile (the host refuses a C the scratchpads 
 hold: a window over k would cut every fiber, its elements no longer one run a lane
 reads).
 
+**SpGEMM** (``engine`` ``gustavson``, the ``SPGEMM`` kernel): C = A·B of two sparse
+matrices on Gustavson's PEs (:class:`~sparseforge.hw.compose.spgemm.Spgemm`), A and B
+read as CSR where the user stored them, B's column tiles listed in the tile list
+(:mod:`sparseforge.sw.accel_spgemm`), C written back as the engine's words and its rows'
+lengths.
+
+The engine is a **build parameter**, not a second engine beside the first in one build
+chosen by the kernel register: the two share everything but the engine (the register
+file and its one map, the master, the run's status and counters, the host's driver and
+benches), so a build parameter keeps one composite and one host path; while both in one
+build would need Tensaurus's in-order ports (three, and two a PE row) and Gustavson's
+(four, and three a PE) on one master of :data:`~sparseforge.hw.axi_master.PORTS`, so
+at most two PE rows and one Gustavson PE, and the area of both for a run that uses one.
+A Gustavson build computes SpGEMM whatever the kernel register says (the host writes
+``SPGEMM``).
+
 The register file's ``status`` says busy, done and error (an AXI error response, or a
 converter count unlike the tile list's); ``cycles``, ``bytes_read``, ``bytes_written``
 and ``refetched`` count the run.
@@ -45,7 +61,8 @@ and ``refetched`` count the run.
 Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.axi_master`):
 in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's column ids
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
-tagged, the MLU's reads; writes, the MSU's.
+tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
+list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
 """
 
 from amaranth.hdl import Module
@@ -54,7 +71,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ...core.errors import ParameterError
-from ...core.params import Param, check_params
+from ...core.params import Param, check_params, choice
 from ...core.registry import block
 from ...sw import wire
 from ..accel_control import AccelControl, ConverterFeed, RunStatus
@@ -66,6 +83,7 @@ from ..regfile import RegisterFile
 from ..stream_units import Offset, Zip
 from ..tailor_feed import report_layout
 from .held_tile import HeldTile
+from .spgemm import Spgemm
 from .tensaurus import Tensaurus
 
 MOST_PES = (PORTS - 3) // 2
@@ -75,10 +93,19 @@ pointers', the pre-pass's column ids' and a column id and a value port a PE row.
 MOST_TENSOR_PES = (PORTS - 3) // 3
 """The most PE rows of a build of ``order`` 3: a j id, a k id and a value port a PE row."""
 
+MOST_GUSTAVSON_PES = (PORTS - 4) // 3
+"""The most PEs of a Gustavson build: in-order read ports for the tile list and A's three
+arrays, and B's three arrays a PE (:class:`~.spgemm.Spgemm`)."""
+
+ENGINES = ("tensaurus", "gustavson")
+TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column tile holds",
+                  pow2=True)
+
 
 @block("accel")
 class Accel(wiring.Component):
-    """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master.
+    """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master;
+    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place.
 
     Parameters
     ----------
@@ -92,6 +119,11 @@ class Accel(wiring.Component):
     data : bits of the AXI data bus.
     order : 2 for matrices (SpMM, SpMV; A as CSR), 3 for 3-D tensors (SpMTTKRP; T as
         COO, at most :data:`MOST_TENSOR_PES` PE rows).
+    engine : ``tensaurus`` (the parameters above) or ``gustavson`` (SpGEMM: ``pes`` PEs,
+        at most :data:`MOST_GUSTAVSON_PES`, with ``tile_cols``, ``lanes``, ``inflight``,
+        ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
+    tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
+        the reads its PEs and CSR readers make ahead.
 
     Members
     -------
@@ -113,7 +145,13 @@ class Accel(wiring.Component):
               Param("acc_width", 32, 2, 64, "bits of an accumulator"),
               Param("tags", 8, 2, 64, "reads in flight of each tagged unit", pow2=True),
               Param("data", 64, 32, 512, "bits of the AXI data bus", pow2=True),
-              Param("order", 2, 2, 3, "2: matrices (CSR); 3: tensors (COO, SpMTTKRP)"))
+              Param("order", 2, 2, 3, "2: matrices (CSR); 3: tensors (COO, SpMTTKRP)"),
+              choice("engine", "tensaurus", ENGINES, "the engine: Tensaurus's array (SpMM, "
+                     "SpMV, SpMTTKRP) or Gustavson's PEs (SpGEMM)"),
+              TILE_COLS,
+              Param("lanes", 4, 2, 16, "Gustavson: records a word of C", pow2=True),
+              Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
+                                            "elements a CSR reader reads ahead"))
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -122,6 +160,19 @@ class Accel(wiring.Component):
         v = check_params(self.PARAMS, params)
         for name, value in v.items():
             setattr(self, name, value)
+        self.regs = RegisterFile(addr_width=8)
+        widths = self._gustavson() if self.engine == "gustavson" else self._tensaurus()
+        self.master = AxiMaster(
+            widths=widths, reads=len(widths["tagged"]), ordered=len(widths["ordered"]),
+            writes=len(widths["write"]), addr_width=self.ADDR, tag=ceil_log2(self.tags),
+            data=self.data)
+        super().__init__({
+            "s_axil": In(pins(AxiLiteSignature(8, 32))),
+            "m_axi": Out(self.master.signature.members["m_axi"].signature),
+        })
+
+    def _tensaurus(self):
+        """The Tensaurus engine's units; the master's port widths by kind."""
         A, P, order = self.ADDR, self.pes, self.order
         if order == 3 and P > MOST_TENSOR_PES:
             raise ParameterError(f"pes={P}: a build of order 3 takes at most "
@@ -129,7 +180,6 @@ class Accel(wiring.Component):
                                  "a row)")
         entry = ciss_entry_layout(P, self.dw, self.iw, order).size
         self.chunks = self.tlen * self.cols
-        self.regs = RegisterFile(addr_width=8)
         self.control = AccelControl(self.depth, self.fifo, self.tlen, self.chunks, self.vlen,
                                     A, self.iw, ceil_log2(self.tile))
         self.feed = ConverterFeed(A, self.iw, self.out_rows, entry)
@@ -150,29 +200,85 @@ class Accel(wiring.Component):
         self.fields = {f.name: f.width for f in wire.element_entry(self.iw, self.dw, order)}
         ordered = (self.widths["tiles"], self.widths["rowptr"], self.iw,
                    *(width for width in self.fields.values() for _ in range(P)))
-        self.master = AxiMaster(
-            widths={"tagged": (self.widths["mlu"],), "ordered": ordered,
-                    "write": (self.widths["out"],)},
-            reads=1, ordered=len(ordered), writes=1, addr_width=A, tag=ceil_log2(self.tags),
-            data=self.data)
         self.offsets = [Offset(A, width) for width in ordered[1:]]
         self.zips = [Zip(A, self.fields) for _ in range(P)]
-        super().__init__({
-            "s_axil": In(pins(AxiLiteSignature(8, 32))),
-            "m_axi": Out(self.master.signature.members["m_axi"].signature),
-        })
+        return {"tagged": (self.widths["mlu"],), "ordered": ordered,
+                "write": (self.widths["out"],)}
+
+    def _gustavson(self):
+        """The Gustavson engine with its readers and writer; the master's port widths."""
+        if self.pes > MOST_GUSTAVSON_PES:
+            raise ParameterError(f"pes={self.pes}: a Gustavson build takes at most "
+                                 f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "
+                                 "PE)")
+        self.spgemm = Spgemm(self.pes, self.ADDR, cols=self.tile_cols, lanes=self.lanes,
+                             index_width=self.iw, value_width=self.dw,
+                             acc_width=self.acc_width, inflight=self.inflight)
+        self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
+        self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.spgemm.reads]
+        return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
+                "write": (self.spgemm.word.size, self.iw)}
 
     def elaborate(self, platform):
         m = Module()
-        regs, control, feed, conv = self.regs, self.control, self.feed, self.converter
-        held, tens, status, master = self.held, self.tensaurus, self.status, self.master
-        for name in ("regs", "control", "feed", "converter", "held", "tensaurus", "status",
-                     "master"):
+        regs, status, master = self.regs, self.status, self.master
+        for name in ("regs", "status", "master"):
             m.submodules[name] = getattr(self, name)
         wiring.connect(m, wiring.flipped(self.s_axil), regs.s_axil)
         wiring.connect(m, master.m_axi, wiring.flipped(self.m_axi))
         r = regs.regs
+        engine = self._elaborate_gustavson if self.engine == "gustavson" else \
+            self._elaborate_tensaurus
+        issued, fault = engine(m, r)
 
+        # The run's state and counters.
+        bus = master.m_axi
+        m.d.comb += [
+            status.start.eq(r.start), status.issued.eq(issued),
+            status.idle.eq(master.idle), status.fault.eq(master.error | fault),
+            status.ar_taken.eq(bus.arvalid & bus.arready), status.ar_len.eq(bus.arlen),
+            status.ar_size.eq(bus.arsize),
+            status.aw_taken.eq(bus.awvalid & bus.awready), status.aw_len.eq(bus.awlen),
+            status.aw_size.eq(bus.awsize),
+            r.busy.eq(status.busy), r.done.eq(status.done), r.error.eq(status.error),
+            r.cycles.eq(status.cycles), r.bytes_read.eq(status.bytes_read),
+            r.bytes_written.eq(status.bytes_written), r.refetched.eq(status.refetched),
+        ]
+        return m
+
+    def _ordered(self, m, ports, bases, first):
+        """In-order ``ports`` each moved to its base (``bases``, word addresses) onto the
+        master's in-order ports from ``first``."""
+        for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
+            m.submodules[f"offset{k}"] = offset
+            m.d.comb += offset.base.eq(base)
+            wiring.connect(m, port, offset.port)
+            wiring.connect(m, offset.mem, self.master.ordered[first + k])
+
+    def _elaborate_gustavson(self, m, r):
+        """The Gustavson engine's wiring: ``(issued, fault)``."""
+        spgemm, status, master = self.spgemm, self.status, self.master
+        m.submodules.spgemm = spgemm
+        cfg, shift = spgemm.config, wire.word_shift
+        m.d.comb += [cfg.tiles_count.eq(r.tiles_count), cfg.rows.eq(r.a_rows),
+                     cfg.words_base.eq(r.out_base >> shift(spgemm.word.size)),
+                     cfg.lengths_base.eq(r.out_rowlen_base >> shift(self.iw)),
+                     spgemm.start.eq(r.start & ~status.busy)]
+        bases = [getattr(r, f"{array}_base") >> shift(width)
+                 for _, width, array in spgemm.reads]
+        self._ordered(m, spgemm.ports(), bases, 0)
+        wiring.connect(m, spgemm.c_words, master.write[0])
+        wiring.connect(m, spgemm.c_lengths, master.write[1])
+        wiring.connect(m, spgemm.stats, status.stats)
+        m.d.comb += status.report.valid.eq(0)
+        return spgemm.busy, 0
+
+    def _elaborate_tensaurus(self, m, r):
+        """The Tensaurus engine's wiring: ``(issued, fault)``."""
+        control, feed, conv = self.control, self.feed, self.converter
+        held, tens, status, master = self.held, self.tensaurus, self.status, self.master
+        for name in ("control", "feed", "converter", "held", "tensaurus"):
+            m.submodules[name] = getattr(self, name)
         # Registers (byte addresses) to the units (word addresses of their ports).
         cfg = control.config
         shift = {name: wire.word_shift(width) for name, width in self.widths.items()}
@@ -188,7 +294,7 @@ class Accel(wiring.Component):
             cfg.c_base.eq(r.c_base >> shift["mlu"]),
             cfg.c_panel.eq(r.c_panel >> shift["mlu"]), cfg.c_rows.eq(r.c_rows),
             control.start.eq(r.start & ~status.busy),
-            tens.kernel.eq(r.kernel), tens.direct.eq(0),
+            tens.kernel.eq(r.kernel[:2]), tens.direct.eq(0),
         ]
 
         # The sequencer's jobs: windows through the converter into the Tailor, tiles to
@@ -216,28 +322,11 @@ class Accel(wiring.Component):
             bases += [arrays[name]] * self.pes
         if self.order == 3:
             m.d.comb += conv.nnz.eq(r.a_colid_size >> shift["colid"])
-        for k, (port, offset, base) in enumerate(zip(ports, self.offsets, bases, strict=True)):
-            m.submodules[f"offset{k}"] = offset
-            m.d.comb += offset.base.eq(base)
-            wiring.connect(m, port, offset.port)
-            wiring.connect(m, offset.mem, master.ordered[k + 1])
+        self._ordered(m, ports, bases, 1)
         wiring.connect(m, tens.matrix_mem, master.tagged[0])
         wiring.connect(m, tens.out_mem, master.write[0])
 
-        # The run's state and counters.
-        bus = master.m_axi
         wiring.connect(m, tens.stats, status.stats)
         wiring.connect(m, held.report, status.report)
-        m.d.comb += [
-            status.start.eq(r.start), status.issued.eq(control.busy),
-            status.idle.eq(master.idle), status.fault.eq(master.error | feed.error),
-            feed.clear.eq(r.start & ~status.busy),
-            status.ar_taken.eq(bus.arvalid & bus.arready), status.ar_len.eq(bus.arlen),
-            status.ar_size.eq(bus.arsize),
-            status.aw_taken.eq(bus.awvalid & bus.awready), status.aw_len.eq(bus.awlen),
-            status.aw_size.eq(bus.awsize),
-            r.busy.eq(status.busy), r.done.eq(status.done), r.error.eq(status.error),
-            r.cycles.eq(status.cycles), r.bytes_read.eq(status.bytes_read),
-            r.bytes_written.eq(status.bytes_written), r.refetched.eq(status.refetched),
-        ]
-        return m
+        m.d.comb += feed.clear.eq(r.start & ~status.busy)
+        return control.busy, feed.error

@@ -1,4 +1,5 @@
-"""``sparseforge run accel``: SpMM, SpMV or SpMTTKRP through the whole accelerator's RTL.
+"""``sparseforge run accel``: SpMM, SpMV, SpMTTKRP or SpGEMM through the whole
+accelerator's RTL.
 
 Plans the run on the host (:mod:`sparseforge.sw.accel_plan`: bands by the tiling policy,
 passes over B's columns, the tile list), lays out its memory (:mod:`sparseforge.sw.
@@ -11,7 +12,10 @@ accelerator's tensor build (``order`` 3), the tensor stored as COO sorted by (i,
 ``--mem-latency`` and ``--mem-bytes-per-cycle`` set that memory's added
 latency and its channels' readiness at run time (the same build serves every value), and
 the host model (:func:`~sparseforge.sw.accel_model.dram`) predicts the run against the
-same.
+same. SpGEMM (``--kernel spgemm A.mtx [B.mtx] --out C.npz``) runs on the accelerator's
+Gustavson build (:mod:`sparseforge.sw.accel_spgemm`: A and B as CSR, as stored, B's
+column tiles in the tile list), C read back from the engine's words and row lengths and
+saved with ``scipy.sparse.save_npz``; its model is :mod:`sparseforge.sw.accel_spgemm_model`.
 """
 
 import time
@@ -25,11 +29,11 @@ from sparseforge.cli import OutputFile, emit, json_option, read_input, seed_opti
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.run.tensaurus import pe_array
-from sparseforge.sw import accel_model, accel_plan
+from sparseforge.sw import accel_model, accel_plan, accel_spgemm, accel_spgemm_model
 from sparseforge.sw.formats import Tensor, read_matrix, read_npy, read_tensor
 from sparseforge.sw.wire import word_bytes
 
-KERNELS = ("spmm", "spmv", "spmttkrp")
+KERNELS = ("spmm", "spmv", "spmttkrp", "spgemm")
 TAGS = 8
 DATA = 64
 """Bits of the AXI data bus: ``--mem-bytes-per-cycle`` at most its bytes."""
@@ -238,11 +242,12 @@ def operands(kernel, path, factors, more, pattern):
 @click.command("accel")
 @click.option("--kernel", type=click.Choice(KERNELS), required=True)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--factors", required=True, type=click.Path(dir_okay=False),
+@click.option("--factors", type=click.Path(dir_okay=False),
               help="B.npy: K x N integers (spmv: a vector of K); spmttkrp: B.npy (J x R) "
-                   "then C.npy (K x R) as the next argument.")
-@click.option("--out", "out", required=True, type=OutputFile(".npy"),
-              help="Where to write Y (.npy).")
+                   "then C.npy (K x R) as the next argument; spgemm takes none (B is the "
+                   "second matrix, or A again).")
+@click.option("--out", "out", required=True, type=OutputFile(".npy", ".npz"),
+              help="Where to write Y (.npy); spgemm's C (.npz, scipy.sparse.save_npz).")
 @click.option("--tiling", type=click.Choice(list(accel_plan.POLICIES)), default="swiftiles",
               show_default=True, help="How the host sizes A's bands for the Tailor "
                                       "(Tailors Sec. 4).")
@@ -250,7 +255,11 @@ def operands(kernel, path, factors, more, pattern):
               help="The Tailor's size: the largest power of two of CISS entries it holds. "
                    "Its utilization (buffer_utilization) is Tailors's: the share of it a "
                    "band's entries occupy, averaged over bands.")
-@click.option("--pes", default="4x2", show_default=True, help="The PE array, RxC.")
+@click.option("--pes", help="The PE array, RxC (default 4x2); spgemm: the Gustavson "
+                            "PEs, N (default 2).")
+@click.option("--tile-cols", type=int, default=64, show_default=True,
+              help="spgemm: C's columns a column tile holds (the PEs' accumulator), a "
+                   "power of two from 8 to 4096.")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
 @click.option("--tlen", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=64, show_default=True)
@@ -267,14 +276,26 @@ def operands(kernel, path, factors, more, pattern):
                    "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
-def command(kernel, paths, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm_rows,
-            out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
+def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, vlen, tlen,
+            spm_rows, out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
     accelerator's RTL; or, ``--kernel spmttkrp T.tns --factors B.npy C.npy``, the tensor's
-    SpMTTKRP (T stored as COO, its stored zeros dropped)."""
+    SpMTTKRP (T stored as COO, its stored zeros dropped); or, ``--kernel spgemm A.mtx
+    [B.mtx] --out C.npz``, C = A·B (A·A without B) on the Gustavson build."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     laps = Laps()
+    if (kernel == "spgemm") != str(out).lower().endswith(".npz"):
+        raise ParameterError(f"--out {out}: spgemm writes C as .npz, the other kernels Y "
+                             "as .npy")
+    if kernel == "spgemm":
+        if factors:
+            raise ParameterError("spgemm takes no --factors: B is the second matrix")
+        return spgemm(paths, out, pes or "2", tile_cols, pattern, mem_latency,
+                      mem_bytes_per_cycle, seed, as_json, laps)
+    if factors is None:
+        raise ParameterError(f"{kernel} needs --factors")
+    pes = pes or "4x2"
     matrix, *more = paths
     if spm_rows & (spm_rows - 1):
         raise ParameterError(f"--spm-rows {spm_rows}: a power of two")
@@ -317,3 +338,110 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, vlen, tlen, spm
           "model_bytes_read": model.bytes_read,
           **timing(laps, run.cycles), "out": out,
           "equal_to_golden": True}, as_json, _human)
+
+
+def gustavson_pes(text):
+    """The Gustavson build's PEs from ``--pes N``."""
+    from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise ParameterError(f"--pes {text}: spgemm takes a number of PEs, e.g. 2") from None
+    if not 1 <= n <= MOST_GUSTAVSON_PES:
+        raise ParameterError(f"--pes {n}: spgemm takes 1 to {MOST_GUSTAVSON_PES} PEs (three "
+                             "of the AXI master's in-order read ports a PE)")
+    return n
+
+
+def spgemm_operands(paths, pattern):
+    """``(A, B, stored zeros dropped)`` of C = A·B from ``paths`` (A, and B or A again),
+    each read as a matrix; ParameterError in one line for a tensor or a third path."""
+    if len(paths) > 2:
+        raise ParameterError(f"spgemm takes A and at most B, not {len(paths)} matrices")
+    mats, dropped = [], 0
+    for path in paths:
+        if str(path).lower().endswith((".tns", ".tns.gz")):
+            raise ParameterError(f"{path}: a tensor; spgemm takes matrices (.mtx)")
+        m, zeros = nonzeros(read_input(path, read_matrix))
+        if pattern:
+            m = m.astype(bool).astype(np.int64)
+        if not np.all(np.mod(m.data, 1) == 0):
+            raise ParameterError(f"{path}: values that are not integers (the PEs compute "
+                                 "on integers); --pattern takes its sparsity alone")
+        mats.append(m)
+        dropped += zeros
+    return mats[0], mats[-1], dropped
+
+
+def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle, seed,
+           as_json, laps):
+    """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build."""
+    from sparseforge.hw.compose.accel import TILE_COLS
+    from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
+
+    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
+    n = gustavson_pes(pes)
+    try:
+        TILE_COLS.check(tile_cols)
+    except ParameterError:
+        raise ParameterError(f"--tile-cols {tile_cols}: expected {TILE_COLS.allowed()}") \
+            from None
+    a, b, dropped = spgemm_operands(paths, pattern)
+    laps("input")
+    config = accel_spgemm.SpgemmConfig(pes=n, tile_cols=tile_cols)
+    plan = accel_spgemm.plan(a, b, config)
+    laps("plan")
+    model = accel_spgemm_model.predict(plan, memory)
+    laps("model")
+    status(f"run accel: C = A·B, {len(plan.offsets)} column tile(s) of {tile_cols}; "
+           "simulating...")
+    component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
+    bench = AccelBench(component, plan, a, b, seed, dict.fromkeys(RATES, rate), mem_latency)
+    laps("image")
+    run = run_natively(bench, laps)
+    wrong = run.y != plan.golden
+    if run.status["error"] or wrong.nnz:
+        i, j = (int(x[0]) for x in wrong.nonzero()) if wrong.nnz else (None, None)
+        where = (f"C({i}, {j}) is {run.y[i, j]}, the golden {plan.golden[i, j]}"
+                 if wrong.nnz else "status.error set")
+        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    sp.save_npz(Path(out), run.y)
+    laps("check")
+    multiplies = accel_spgemm.multiplies(plan)
+    emit({"kernel": "spgemm", "input": paths[0], "b_input": paths[-1],
+          "shape": list(plan.shape), "nnz": int(plan.a.nnz), "b_nnz": int(plan.b.nnz),
+          "c_nnz": int(plan.golden.nnz), "stored_zeros_dropped": dropped, "pes": n,
+          "tile_cols": tile_cols, "tiles": len(plan.offsets),
+          "mem_latency": mem_latency, "mem_bytes_per_cycle": mem_bytes_per_cycle,
+          "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
+          "dram_bytes_written": run.bytes_written, "multiplies": multiplies,
+          "mac_utilization": multiplies / (n * run.cycles),
+          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+          "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
+          **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
+         as_json, _spgemm_human)
+
+
+def _spgemm_human(r):
+    zeros = r["stored_zeros_dropped"]
+    dropped = f" ({zeros:,} stored zero{'s' * (zeros != 1)} dropped)" if zeros else ""
+    m, k, n = r["shape"]
+    click.echo(f"spgemm on {r['input']} x {r['b_input']}: A {m} x {k} ({r['nnz']:,} "
+               f"nonzeros), B {k} x {n} ({r['b_nnz']:,}){dropped}; C has {r['c_nnz']:,}")
+    click.echo(f"  build        {r['pes']} Gustavson PEs, column tiles of {r['tile_cols']} "
+               f"columns: {r['tiles']} tile(s), A streamed once a tile")
+    click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, "
+               f"{r['mem_latency']} cycles added to every access, every channel ready "
+               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles); the host model "
+               f"predicts {r['model_cycles']:,} ({r['model_error']:+.1%})")
+    click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
+               f"{r['dram_bytes_written']:,} written (the model: "
+               f"{r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
+    click.echo(f"  utilization  the multipliers {r['mac_utilization']:.1%} ({r['multiplies']:,} "
+               "products of B's elements, every tile's)")
+    split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")
+    click.echo(f"  simulation   {r['sim_cycles_per_second']:,.0f} cycles a second; the whole "
+               f"run {r['seconds']['total']:.1f} s, {r['whole_over_run']:.2f} times the "
+               f"simulation proper ({split})")
+    click.echo(f"  output       {r['out']}: equal to scipy's A @ B")

@@ -1,0 +1,175 @@
+"""Host side of an ``accel`` SpGEMM run (C = A·B on a Gustavson build): the plan, the
+memory image, the registers, and C read back.
+
+- **Memory**: A and B as the user stores them, CSR's three arrays each (row pointers of
+  :data:`~sparseforge.sw.accel_image.ADDR_WIDTH` bits, column ids of ``iw``, values of
+  ``dw``, two's complement), nothing converted; the tile list, one
+  :func:`~sparseforge.sw.wire.gustavson_job` word a column tile of B
+  (:func:`~sparseforge.sw.gustavson.column_tiles`: only tiles holding a nonzero of B;
+  one at column 0 where B has none, so every run writes C's rows); ``out``, where the
+  engine writes C's words one after another, sized for the most C can take (a row of a
+  tile holds at most its products, and at most the tile's columns); ``out_rowlen``,
+  where it writes each row's length, a word a row of C a tile, tile after tile.
+- **C back**: the row lengths say how many words each row took (``n // lanes + 1``: full
+  words, then the ``last`` one), so the words are split into rows with no scan of their
+  flags; the tiles' rows are then joined by column into C's CSR, its ``indptr`` the
+  prefix sum of the joined lengths. A word whose ``last`` flag disagrees with the
+  lengths is a hardware fault (:class:`ValueError`).
+
+Host memory follows the nonzeros and the tiles' rows (``rows x tiles`` lengths).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..core.errors import ParameterError
+from . import accel_image, gustavson, wire
+from .ciss import bits_values
+
+
+@dataclass(frozen=True)
+class SpgemmConfig:
+    """A Gustavson build of the accelerator: ``pes`` PEs, column tiles of ``tile_cols``
+    columns, ``lanes`` records a word of C, ``inflight`` reads ahead, and the widths."""
+
+    pes: int = 2
+    tile_cols: int = 64
+    lanes: int = 4
+    inflight: int = 16
+    dw: int = 16
+    iw: int = 16
+    acc_width: int = 32
+
+
+@dataclass(frozen=True)
+class SpgemmPlan:
+    """A run: its build, ``a`` and ``b`` (canonical integer CSRs), the column tiles'
+    ``offsets``, the ``words`` of C the out region holds at most, and the ``golden``
+    product (scipy's, canonical)."""
+
+    config: SpgemmConfig
+    a: sp.csr_matrix
+    b: sp.csr_matrix
+    offsets: tuple
+    words: int
+    golden: sp.csr_matrix
+    kernel: str = "spgemm"
+
+    @property
+    def shape(self):
+        return self.a.shape[0], self.a.shape[1], self.b.shape[1]
+
+
+def plan(a, b, config):
+    """The :class:`SpgemmPlan` of C = ``a`` · ``b`` on ``config``'s build, or
+    :class:`~sparseforge.core.errors.ParameterError` in one line where the operands do not
+    multiply, hold values that are not integers or do not fit the build (ids past
+    ``iw`` bits, values past ``dw``, sums past ``acc_width``)."""
+    c = config
+    a, b = gustavson.operands(a, b)
+    if a.shape[0] == 0:
+        raise ParameterError("A has no rows: C = A·B has none to compute")
+    gustavson.check_fits(a, b, c.iw, c.acc_width)
+    for name, m in (("A", a), ("B", b)):
+        gustavson.signed_bits(m.data, c.dw, name)
+    tiles = gustavson.column_tiles(b, c.tile_cols) or [gustavson.ColumnTile(0, b)]
+    offsets = tuple(t.offset for t in tiles)
+    golden = a @ b
+    golden.eliminate_zeros()
+    golden.sort_indices()
+    return SpgemmPlan(c, a, b, offsets, _words_bound(a, b, offsets, c), golden)
+
+
+def _words_bound(a, b, offsets, c):
+    """The most words of C the run can write: per row of A and tile, its products in the
+    tile (at most the tile's columns) over ``lanes``, plus the row's ``last`` word."""
+    _, tile = np.unique(b.indices // c.tile_cols, return_inverse=True)   # as column_tiles
+    rows = np.repeat(np.arange(b.shape[0]), np.diff(b.indptr))
+    per = sp.csr_matrix((np.ones(b.nnz, dtype=np.int64), (rows, tile)),
+                        shape=(b.shape[0], len(offsets)))
+    pattern = sp.csr_matrix((np.ones(a.nnz, dtype=np.int64), a.indices, a.indptr),
+                            shape=a.shape)
+    products = (pattern @ per).data
+    return a.shape[0] * len(offsets) + int((np.minimum(products, c.tile_cols) //
+                                             c.lanes).sum())
+
+
+def word_fields(c):
+    """A word of C as the engine writes it: ``lanes`` records ``{col, value}`` (lane 0
+    lowest), then :func:`~sparseforge.sw.wire.word_end`."""
+    lanes = tuple(wire.Field(f"{f.name}{x}", f.width) for x in range(c.lanes)
+                  for f in wire.csr_entry(c.iw, c.acc_width))
+    return lanes + wire.word_end(c.lanes)
+
+
+def layout(plan_):
+    """``{name: Region}`` of ``plan_``'s run."""
+    c, (m, k, _) = plan_.config, plan_.shape
+    A = accel_image.ADDR_WIDTH
+    sizes = {"a_rowptr": (A, m + 1), "a_colid": (c.iw, plan_.a.nnz),
+             "a_values": (c.dw, plan_.a.nnz), "b_rowptr": (A, k + 1),
+             "b_colid": (c.iw, plan_.b.nnz), "b_values": (c.dw, plan_.b.nnz),
+             "tiles": (wire.width(wire.gustavson_job(c.iw)), len(plan_.offsets)),
+             "out": (wire.width(word_fields(c)), plan_.words),
+             "out_rowlen": (c.iw, m * len(plan_.offsets))}
+    return accel_image.place(sizes)
+
+
+def image(plan_, a=None, b=None):
+    """``(memory, regions)``: the bytes of ``plan_``'s run (C's regions zeroed) and its
+    :func:`layout`; ``a`` and ``b`` are the plan's own (taken for the accelerator's
+    other kernels' call)."""
+    c, regions = plan_.config, layout(plan_)
+    memory = accel_image.blank(regions)
+    contents = {"tiles": np.asarray(plan_.offsets, dtype=np.int64)}
+    for name, m in (("a", plan_.a), ("b", plan_.b)):
+        contents |= {f"{name}_rowptr": m.indptr, f"{name}_colid": m.indices,
+                     f"{name}_values": m.data & ((1 << c.dw) - 1)}
+    for name, values in contents.items():
+        accel_image.put(memory, regions[name], values)
+    return memory, regions
+
+
+def registers(plan_, regions):
+    """The run's register values (``{name: value}``)."""
+    values = {"kernel": int(wire.AccelKernel.SPGEMM), "a_rows": plan_.shape[0],
+              "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count}
+    for name, region in regions.items():
+        if name != "tiles":
+            values[f"{name}_base"], values[f"{name}_size"] = region.base, region.size
+    return values
+
+
+def output(plan_, memory, regions):
+    """C (a canonical CSR of A·B's shape) from the run's ``memory``."""
+    c, (m, _, n) = plan_.config, plan_.shape
+    L = c.lanes
+    lengths = accel_image.read(memory, regions["out_rowlen"]).astype(np.int64)
+    per_row = lengths // L + 1
+    total = int(per_row.sum())
+    if total > plan_.words:
+        raise ValueError(f"C's row lengths take {total} words, past the {plan_.words} "
+                         "the out region holds")
+    raw = accel_image.read(memory, regions["out"])[:total]
+    fields = wire.unpack(word_fields(c), raw.astype(object))
+    row = np.repeat(np.arange(len(lengths)), per_row)
+    nth = np.arange(total) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    if not np.array_equal(fields["last"], (nth == per_row[row] - 1).astype(np.int64)):
+        raise ValueError("C's words are not framed as its row lengths say")
+    held = np.clip(lengths[row] - nth * L, 0, L)
+    keep = np.arange(L)[None, :] < held[:, None]                    # words x lanes
+    cols = np.stack([fields[f"col{x}"] for x in range(L)], axis=1)[keep]
+    bits = np.stack([fields[f"value{x}"] for x in range(L)], axis=1)[keep]
+    values = bits_values(bits.astype(np.uint64), "int", c.acc_width)
+    rows = np.repeat(row % m, L).reshape(-1, L)[keep]
+    out = sp.csr_matrix((values, (rows, cols)), shape=(m, n), dtype=np.int64)
+    out.sort_indices()
+    return out
+
+
+def multiplies(plan_):
+    """B's elements the PEs scale, every tile's: each tile reads B's whole row for each
+    nonzero of A (the elements of other tiles dropped after the multiply's slot)."""
+    return len(plan_.offsets) * int(np.diff(plan_.b.indptr)[plan_.a.indices].sum())

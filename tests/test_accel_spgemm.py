@@ -1,0 +1,196 @@
+# amaranth: UnusedElaboratable=no
+"""SpGEMM on the accelerator's Gustavson build: C = A·B from A's and B's CSRs in an AXI4
+memory that answers out of order, C read back from the engine's words and row lengths,
+exact; the counters against hand-worked traffic; two runs back to back on one build; the
+host's refusals at their edges. Real matrices natively on Verilator in the soak."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sparseforge.cli import main
+from sparseforge.core.errors import ParameterError
+from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES, Accel
+from sparseforge.sim.runners import seed_from_env
+from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model
+from sparseforge.tb.accel import params_of, pysim_runs
+
+CONFIG = accel_spgemm.SpgemmConfig(pes=2, tile_cols=8, lanes=2, inflight=4, dw=8, iw=8,
+                                   acc_width=20)
+
+# A is 4 x 5, B 5 x 20 in three column tiles of 8 (0-7, 8-15, 16-19). A's row 2 is
+# empty; B's row 3 is empty and A's row 3 reads it alone; C(1, 0) = 3 - 3 cancels.
+A = np.array([[1, 0, 2, 0, 0],
+              [3, 0, 0, 0, 1],
+              [0, 0, 0, 0, 0],
+              [0, 0, 0, 5, 0]])
+B = np.zeros((5, 20), dtype=np.int64)
+B[0, [0, 9, 17]] = [1, -1, 2]
+B[1, [3, 8]] = [4, 1]
+B[2, [1, 16, 19]] = [3, 1, -2]
+B[4, [0, 9]] = [-3, 1]
+
+
+def exact(a, b):
+    c = sp.csr_matrix(a) @ sp.csr_matrix(b)
+    c.eliminate_zeros()
+    return c
+
+
+def test_back_to_back_runs_exact_with_column_tiles_and_counted_traffic():
+    """Two runs on one build, never reset: the hand matrices, then B's values negated and
+    doubled (the same layout, so the second run's C overwrites the first's in place).
+    Traffic by hand, for each run (T = 3 tiles, bytes a word: row pointers 4, ids and
+    values and row lengths 1 (8 bits), a tile word 1, a word of C 8 (2 x (8 + 20) + 2 +
+    1 = 59 bits)):
+
+    - read: the tile list 3; per tile A's 4 rows' pointers 2 x 4 x 4 = 32 and its 5
+      nonzeros' ids and values 10, and per A nonzero B's row's pointers 2 x 4 = 40 and
+      its elements (rows 0, 2, 0, 4, 3: 3 + 3 + 3 + 2 + 0 = 11) 22: 3 + 3 x 104 = 315;
+    - written: C's rows per tile (row lengths 2 0 0 0 | 1 1 0 0 | 3 1 0 0, one word a
+      row plus one more where a row holds two or more: 5 + 4 + 5 = 14 words) 14 x 8 =
+      112, and 12 row lengths 12: 124.
+
+    The host model's traffic is the same, its accesses counted: reads 3 + 3 x (8 + 10 +
+    10 + 22) = 153, writes 14 + 12 = 26.
+    """
+    second = -2 * B
+    plans = [accel_spgemm.plan(A, b, CONFIG) for b in (B, second)]
+    assert [p.offsets for p in plans] == [(0, 8, 16)] * 2
+    dut = Accel(**params_of(CONFIG), tags=4, data=64)
+    runs = pysim_runs(dut, [(p, A, b) for p, b in zip(plans, (B, second), strict=True)],
+                      seed_from_env(3), limit=4000)
+    for run, b in zip(runs, (B, second), strict=True):
+        assert (run.y != exact(A, b)).nnz == 0 and run.y.shape == (4, 20)
+        assert run.y[1, 0] == 0 and run.y[2].nnz == 0 and run.y[3].nnz == 0
+        assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+        assert (run.bytes_read, run.bytes_written) == (315, 124)
+        assert 0 < run.cycles < 2000
+    for plan in plans:
+        model = accel_spgemm_model.predict(plan, accel_model.BENCH)
+        assert (model.reads, model.writes, model.bytes_read, model.bytes_written) == (
+            153, 26, 315, 124)
+    assert runs[1].y[0, 19] == 8 and runs[0].y[0, 19] == -4
+
+
+def test_model_cycles_by_hand():
+    """The model's cycles on the hand matrices: 153 + 26 = 179 accesses of 4.25 cycles of
+    the DDR4 bus each (760.75) against the PEs' 3 tiles x (11 products + 4 rows) = 45
+    over 2 PEs (22.5); plus four round trips of 16.8 (the memory always ready): 827.95.
+    A memory with no bus bound and round trips of 10 leaves the PEs' (one PE: 45): 85."""
+    plan = accel_spgemm.plan(A, B, CONFIG)
+    assert accel_spgemm_model.predict(plan, accel_model.dram(rate=1.0)).cycles == 828
+    one = accel_spgemm.plan(A, B, dataclasses.replace(CONFIG, pes=1))
+    free = accel_model.Memory(latency=10, ordered=10, rate=1.0)
+    assert accel_spgemm_model.predict(one, free).cycles == 85
+
+
+def test_the_host_refuses_operands_at_their_edges():
+    """Ids up to 2**iw accepted, one more refused; values in dw-bit two's complement
+    accepted at both ends, one past refused; C's sums past acc_width refused; shapes that
+    do not multiply and values that are not integers refused."""
+    c = CONFIG
+    edge = sp.csr_matrix(([1], ([0], [255])), shape=(1, 256))
+    accel_spgemm.plan(edge, sp.csr_matrix(([1], ([255], [0])), shape=(256, 1)), c)
+    with pytest.raises(ParameterError, match="index_width=8"):
+        accel_spgemm.plan(sp.csr_matrix((1, 257)), sp.csr_matrix((257, 1)), c)
+    for value, ok in ((127, True), (-128, True), (128, False), (-129, False)):
+        a = sp.csr_matrix(([value], ([0], [0])), shape=(1, 1))
+        if ok:
+            accel_spgemm.plan(a, sp.csr_matrix(([1], ([0], [0])), shape=(1, 1)), c)
+        else:
+            with pytest.raises(ParameterError, match=f"A holds {value}"):
+                accel_spgemm.plan(a, sp.csr_matrix(([1], ([0], [0])), shape=(1, 1)), c)
+    big = sp.csr_matrix(np.full((1, 40), 127))
+    with pytest.raises(ParameterError, match="C = A·B holds"):      # 40 x 127^2 > 2^19
+        accel_spgemm.plan(big, big.T, c)
+    accel_spgemm.plan(big[:, :32], big[:, :32].T, c)               # 32 x 127^2 < 2^19
+    with pytest.raises(ParameterError, match="A's columns must be B's rows"):
+        accel_spgemm.plan(A, B[:4], c)
+    with pytest.raises(ParameterError, match="not integers"):
+        accel_spgemm.plan(A * 0.5, B, c)
+
+
+def test_pes_up_to_what_the_master_serves():
+    """Four PEs take the master's sixteen in-order read ports (the tile list, A's three
+    arrays, three a PE); a fifth is refused before elaboration."""
+    assert MOST_GUSTAVSON_PES == 4
+    Accel(engine="gustavson", pes=4)
+    with pytest.raises(ParameterError, match="pes=5: a Gustavson build takes at most 4"):
+        Accel(engine="gustavson", pes=5)
+
+
+@pytest.fixture
+def matrices(tmp_path):
+    """A (4 x 5), B (5 x 20), a tensor, a real-valued A, an A of values past 16 bits and
+    a pair of ids past 16 bits, as files."""
+    from scipy.io import mmwrite
+
+    paths = {}
+    for name, m in (("a", A), ("b", B), ("half", A * 0.5)):
+        paths[name] = tmp_path / f"{name}.mtx"
+        mmwrite(paths[name], sp.coo_matrix(m))
+    wide = sp.coo_matrix(([1], ([0], [70_000])), shape=(1, 70_001))
+    for name, m in (("big", A * 40_000), ("wide", wide), ("tall", wide.T)):
+        paths[name] = tmp_path / f"{name}.mtx"
+        mmwrite(paths[name], m if sp.issparse(m) else sp.coo_matrix(m))
+    paths["t"] = tmp_path / "t.tns"
+    paths["t"].write_text("1 1 1 2\n")
+    return paths
+
+
+@pytest.mark.parametrize("args, word", [
+    (["{b}", "{a}"], "A is 5 x 20 and B 4 x 5"),
+    (["{t}"], "a tensor; spgemm takes matrices"),
+    (["{half}", "{b}"], "not integers"),
+    (["{a}", "{b}", "--pes", "5"], "--pes 5: spgemm takes 1 to 4"),
+    (["{a}", "{b}", "--tile-cols", "12"], "--tile-cols 12"),
+    (["{a}", "{b}", "--out", "{dir}/c.npy"], "spgemm writes C as .npz"),
+    (["{a}", "{b}", "{a}"], "at most B, not 3"),
+    (["{big}", "{b}"], "A holds 40000, past 16-bit"),
+    (["{wide}", "{tall}"], "index_width=16"),
+])
+def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
+    paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
+    args = [a.format(**paths) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "c.npz")]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "accel", "--kernel", "spgemm", *args])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and out == "" and err.count("\n") == 1, err
+    assert word in err
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name, seed", [("bcspwr01", 1), ("GD97_b", 2), ("ash219", 3),
+                                        ("bcspwr03", 4)])
+def test_real_matrices_natively_exact(tmp_path, capsys, shared_data, name, seed):
+    """C = A·A (ash219: A·Aᵀ, A being 219 x 85) on real matrices natively under the DRAM
+    model's random delays: exact, C saved; the host model's traffic exact and its cycles
+    within 20% (it leaves the DRAM's row misses out: it runs low)."""
+    path = shared_data / "matrices" / "suitesparse" / f"{name}.mtx"
+    args = [str(path)]
+    if name == "ash219":
+        from scipy.io import mmread, mmwrite
+
+        mmwrite(tmp_path / "at.mtx", sp.coo_matrix(mmread(path)).T)
+        args.append(str(tmp_path / "at.mtx"))
+    main(["run", "accel", "--kernel", "spgemm", *args, "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--seed", str(seed), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["cycles"] > 0 and r["dram_bytes_written"] > 0
+    assert (r["model_bytes_read"], r["model_bytes_written"]) == (
+        r["dram_bytes_read"], r["dram_bytes_written"])
+    assert abs(r["model_error"]) <= 0.2
+    assert sp.load_npz(tmp_path / "c.npz").nnz == r["c_nnz"]
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("params", [
+    {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64}])
+def test_the_gustavson_build_lints_clean_with_wall(lint, params):
+    assert lint("accel", params) == ""
