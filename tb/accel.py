@@ -17,7 +17,7 @@ then reads the counters, and Y from memory.
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,13 +31,18 @@ from .lite_host import HostedRegisters
 from .streams import Bench
 
 COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
+DRAM_BURSTS = ("dram_reads", "dram_writes", "shared_reads", "shared_writes")
+"""The memory's DRAM bursts (:class:`~sparseforge.tb.axi_native.AxiRun`) a run reports."""
 """The registers the host reads after a run, in order."""
 
 
 @dataclass(frozen=True)
 class AccelRun:
     """A run's output ``y``, its ``cycles`` (the accelerator's count), the memory
-    traffic it counted, the entries it refetched and its ``status`` fields."""
+    traffic it counted, the entries it refetched, its ``status`` fields and ``dram``:
+    the DRAM bursts its reads and writes took on the memory's data bus and those answered
+    with the burst before (:data:`DRAM_BURSTS`; 0 on Amaranth's simulator, whose memory
+    has no DRAM)."""
 
     y: np.ndarray
     cycles: int
@@ -45,6 +50,7 @@ class AccelRun:
     bytes_written: int
     refetched: int
     status: dict
+    dram: dict = field(default_factory=dict)
 
 
 def params_of(config):
@@ -155,7 +161,8 @@ class AccelBench(Bench):
         y = accel_image.output(self.plan, np.frombuffer(memory.image, dtype=np.uint8),
                                self.regions)
         return AccelRun(y, read["cycles"], read["bytes_read"], read["bytes_written"],
-                        read["refetched"], regmap.decode_status(read["status"]))
+                        read["refetched"], regmap.decode_status(read["status"]),
+                        {k: getattr(memory, k) for k in DRAM_BURSTS})
 
 
 def simulate(component, plan, matrix, b, seed, rates=None, engine="native", work_dir=None,
