@@ -31,9 +31,9 @@ from .lite_host import HostedRegisters
 from .streams import Bench
 
 COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
+"""The registers the host reads after a run, in order."""
 DRAM_BURSTS = ("dram_reads", "dram_writes", "shared_reads", "shared_writes")
 """The memory's DRAM bursts (:class:`~sparseforge.tb.axi_native.AxiRun`) a run reports."""
-"""The registers the host reads after a run, in order."""
 
 
 @dataclass(frozen=True)
