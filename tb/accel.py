@@ -17,7 +17,7 @@ then reads the counters, and Y from memory.
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,13 +32,17 @@ from .streams import Bench
 
 COUNTERS = ("cycles", "bytes_read", "bytes_written", "refetched", "status")
 """The registers the host reads after a run, in order."""
+DRAM_BURSTS = ("dram_reads", "dram_writes", "shared_reads", "shared_writes")
+"""The memory's DRAM bursts (:class:`~sparseforge.tb.axi_native.AxiRun`) a run reports."""
 
 
 @dataclass(frozen=True)
 class AccelRun:
     """A run's output ``y`` (SpGEMM's C: a CSR), its ``cycles`` (the accelerator's
-    count), the memory traffic it counted, the entries it refetched and its ``status``
-    fields."""
+    count), the memory traffic it counted, the entries it refetched, its ``status``
+    fields and ``dram``: the DRAM bursts its reads and writes took on the memory's data
+    bus and those answered with the burst before (:data:`DRAM_BURSTS`; 0 on Amaranth's
+    simulator, whose memory has no DRAM)."""
 
     y: np.ndarray
     cycles: int
@@ -46,6 +50,7 @@ class AccelRun:
     bytes_written: int
     refetched: int
     status: dict
+    dram: dict = field(default_factory=dict)
 
 
 def host_of(plan):
@@ -180,7 +185,8 @@ class AccelBench(Bench):
         y = host_of(self.plan).output(self.plan, np.frombuffer(memory.image, dtype=np.uint8),
                                       self.regions)
         return AccelRun(y, read["cycles"], read["bytes_read"], read["bytes_written"],
-                        read["refetched"], regmap.decode_status(read["status"]))
+                        read["refetched"], regmap.decode_status(read["status"]),
+                        {k: getattr(memory, k) for k in DRAM_BURSTS})
 
 
 def simulate(component, plan, matrix, b, seed, rates=None, engine="native", work_dir=None,

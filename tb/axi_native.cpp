@@ -202,7 +202,8 @@ unsigned first(uint64_t bits, unsigned base, unsigned n) {
 }
 
 enum Counter { BYTES_READ, BYTES_WRITTEN, READ_BURSTS, WRITE_BURSTS, READ_CYCLES, OVERTAKES,
-               INTERLEAVED, ERRORS, COUNTERS };
+               INTERLEAVED, ERRORS, DRAM_READS, DRAM_WRITES, SHARED_READS, SHARED_WRITES,
+               COUNTERS };
 
 struct Memory {
     int source = 0, sink = 0;
@@ -451,6 +452,9 @@ struct Memory {
                 booked |= 1ull << bslot;
             }
         }
+        if (go)             // a DRAM burst on the data bus, or answered with the one before
+            counters[plan.shared ? (grant_w ? SHARED_WRITES : SHARED_READS)
+                                 : (grant_w ? DRAM_WRITES : DRAM_READS)] += 1;
         dram.edge(go, plan);
         if (load) {
             r_valid = true;

@@ -95,7 +95,8 @@ CHANNELS = ("ar", "aw", "w", "r", "b")
 """The channels with a coin: readiness on AR, AW, W; a beat or an answer offered on R, B."""
 
 COUNTERS = ("bytes_read", "bytes_written", "read_bursts", "write_bursts", "read_cycles",
-            "overtakes", "interleaved", "errors")
+            "overtakes", "interleaved", "errors", "dram_reads", "dram_writes", "shared_reads",
+            "shared_writes")
 """The memory's counters, 64 bits each, in :class:`AxiRun`'s order."""
 
 LATENCY = 12
@@ -246,8 +247,12 @@ class AxiRun:
     """What an :class:`AxiDram` memory saw: its final contents (``image``, bytes as long as
     the image it started with) and its counters (``read_cycles``: cycles with a read in
     flight; ``overtakes``: read bursts answered before an older one; ``interleaved``:
-    beats that broke into another burst's; ``errors``: SLVERR beats and answers). On
-    Amaranth's simulator ``overtakes`` is not counted (0)."""
+    beats that broke into another burst's; ``errors``: SLVERR beats and answers; of the
+    DRAM bursts the reads and the writes span, ``dram_reads`` and ``dram_writes`` those
+    that took a turn of the DRAM's data bus, ``shared_reads`` and ``shared_writes`` those
+    answered with the burst booked just before, which take none). On Amaranth's
+    simulator ``overtakes`` and the DRAM's bursts are not counted (0): its memory has no
+    DRAM."""
 
     image: bytes
     bytes_read: int
@@ -258,6 +263,10 @@ class AxiRun:
     overtakes: int
     interleaved: int
     errors: int
+    dram_reads: int
+    dram_writes: int
+    shared_reads: int
+    shared_writes: int
 
 
 class _Flat:
@@ -399,7 +408,7 @@ class AxiDram:
         s = self.seen
         return AxiRun(bytes(self.memory.memory[:len(self.image)]), s["bytes_read"],
                       s["bytes_written"], s["read_bursts"], s["write_bursts"],
-                      s["read_cycles"], 0, self.memory.interleaved, s["errors"])
+                      s["read_cycles"], 0, self.memory.interleaved, s["errors"], 0, 0, 0, 0)
 
     # -- Amaranth's simulator: the checking memory -----------------------------------------
 

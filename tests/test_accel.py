@@ -101,6 +101,11 @@ def test_run_accel_on_a_real_matrix_natively(tmp_path, capsys, shared_data):
     assert r["equal_to_golden"] and r["overbooked_bands"] > 0
     assert r["refetched_entries"] == r["planned_refetched_entries"] > 0
     assert r["dram_bytes_written"] == 2 * 494 * 4 * 8      # 2 panels of 494 rows, 4 words
+    # Each 8-byte word of Y within one DRAM burst: on the data bus or shared with the one
+    # before; the model's bursts, each access one, at least the RTL's on the bus.
+    dram = r["dram_bursts"]
+    assert dram["dram_writes"] + dram["shared_writes"] == 2 * 494 * 4
+    assert 0 < dram["dram_reads"] + dram["dram_writes"] <= r["model_dram_bursts"]
 
 
 @pytest.mark.soak

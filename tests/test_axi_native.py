@@ -312,13 +312,33 @@ def test_answers_overtake_across_ids_and_interleave_only_when_allowed(native_run
     assert run.master.overtakes > 0 and run.master.interleaved == 0
 
 
+def _spanned(bursts):
+    """The DRAM bursts (64 bytes) the INCR ``bursts`` span, worked from their addresses."""
+    size = timing().part.burst_bytes
+    spans = 0
+    for a in bursts:
+        start = a["addr"] >> a["size"] << a["size"]
+        spans += (start + ((a["len"] + 1) << a["size"]) - 1) // size - start // size + 1
+    return spans
+
+
 def test_counters_add_up(native_run):
+    """Every DRAM burst an AXI burst spans is counted once: on the data bus, or answered
+    with the burst booked just before (the master's words, 8 bytes at 8-byte strides,
+    each within one; the raw side's bursts, up to 512 bytes at any size, over several;
+    tests/test_axi_native_dram.py counts the shared ones by hand)."""
     bench, run, *_ = native_run
     t = bench.traffic
     assert run.master.read_bursts == sum(map(len, t.tagged)) + len(t.ordered)
     assert run.master.write_bursts == len(t.writes)
     assert run.master.bytes_read == STRIDE * run.master.read_bursts     # two 4-byte beats
     assert 0 < run.raw.read_cycles <= run.cycles
+    m, r = run.master, run.raw
+    assert m.dram_reads + m.shared_reads == m.read_bursts
+    assert m.dram_writes + m.shared_writes == m.write_bursts
+    assert r.dram_reads + r.shared_reads == _spanned(t.ar) > len(t.ar)
+    assert r.dram_writes + r.shared_writes == _spanned(t.aw) > len(t.aw)
+    assert min(m.dram_reads, m.dram_writes, r.dram_reads, r.dram_writes) > 0
 
 
 def test_the_python_memory_gives_the_same_data(native_run):

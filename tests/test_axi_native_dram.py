@@ -31,7 +31,7 @@ import pytest
 
 from sparseforge.sw.dram import Dram, Geometry, timing
 from sparseforge.tb import native
-from sparseforge.tb.axi_native import SOURCE, AxiDram
+from sparseforge.tb.axi_native import COUNTERS, SOURCE, AxiDram
 from sparseforge.tb.streams import Bench
 
 from .test_axi_native import CAPACITY, SIZES, Harness, HarnessBench, Traffic
@@ -45,10 +45,14 @@ LATENCY = 3
 
 STUBS = r"""
 // A native run's images as the model reads them: the settings (source 0), an empty
-// image (source 1), sinks that drop what they are given.
+// image (source 1), sinks that drop the contents (sink 0) and keep the counters (sink 1).
 #include <vector>
-static std::vector<long long> settings;
-extern "C" void sf_test_settings(const long long *v, int n) { settings.assign(v, v + n); }
+static std::vector<long long> settings, counted;
+extern "C" void sf_test_settings(const long long *v, int n) {
+    settings.assign(v, v + n);
+    counted.clear();
+}
+extern "C" long long sf_test_counted(int k) { return counted[k]; }
 extern "C" void sf_source_open(int id, long long *items, int *rate, int *seed) {
     *items = id == 0; *rate = 0; *seed = 1;
 }
@@ -56,7 +60,7 @@ extern "C" long long sf_source_chunk(int id, long long, int chunk) {
     return id == 0 ? settings[chunk] : 0;
 }
 extern "C" void sf_sink_open(int, long long *items, int *, int *) { *items = 0; }
-extern "C" void sf_sink_chunk(int, int, long long) {}
+extern "C" void sf_sink_chunk(int id, int, long long v) { if (id == 1) counted.push_back(v); }
 """
 
 
@@ -75,6 +79,7 @@ def compile_model(folder, source):
     lib.sf_axi_ends.restype = ctypes.c_ubyte
     lib.sf_axi_ends.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int,
                                 ctypes.c_int]
+    lib.sf_test_counted.restype = ctypes.c_longlong
     lib.sf_axi_step.argtypes = [ctypes.c_int, ctypes.c_ubyte, ctypes.c_int, ctypes.c_int,
                                 ctypes.c_longlong, ctypes.c_int, ctypes.c_int,
                                 ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p,
@@ -130,6 +135,13 @@ def run_trace(lib, reads, timing_=T, latency=LATENCY):
     return issued, answered
 
 
+def counters(lib):
+    """The memory's counters (:data:`~sparseforge.tb.axi_native.COUNTERS`) after the trace
+    just run, as it leaves them when the run closes."""
+    lib.sf_axi_close(0)
+    return {name: lib.sf_test_counted(k) for k, name in enumerate(COUNTERS)}
+
+
 def expected(reads, issued, timing_=T, latency=LATENCY):
     """Each read's answer cycle by the module docstring's pipeline from the model's
     completions at the cycles the reads were issued."""
@@ -175,6 +187,10 @@ def test_one_id_in_order(model_cpp):
     assert answered[2] == 200 + 17 + 13 + 11 + 4 + LATENCY
     assert answered[11] == 1000 + 97 + 13 + 11 + 4 + LATENCY
     assert answered[7] == answered[6] + 1, "words of one burst leave a cycle apart"
+    # Reads 7 and 8 are answered with read 6's burst: 12 of the 14 take the data bus.
+    dram = counters(model_cpp)
+    assert (dram["dram_reads"], dram["shared_reads"], dram["read_bursts"]) == (12, 2, 14)
+    assert dram["dram_writes"] == dram["shared_writes"] == 0
 
 
 def test_ids_overtake(model_cpp):

@@ -335,7 +335,8 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, vlen
           "dram_bytes_written": run.bytes_written, "refetched_entries": run.refetched,
           "planned_refetched_entries": plan.refetched_entries(), **measures(plan, nnz, run),
           "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
-          "model_bytes_read": model.bytes_read,
+          "model_bytes_read": model.bytes_read, "dram_bursts": run.dram,
+          "model_dram_bursts": round(model.parts["bus"] / memory.burst),
           **timing(laps, run.cycles), "out": out,
           "equal_to_golden": True}, as_json, _human)
 
