@@ -448,8 +448,8 @@ def plan(matrix, b, policy="swiftiles", config=AccelConfig(), seed=None, progres
                              f"{config.spm_rows * per} columns of A (b's {per} values a "
                              f"row) past the tile list's {limit - 1}")
     R = config.width
-    tensaurus_job._check_bits(a.data, config.dw, "A", "dw")
-    tensaurus_job._check_bits(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
+    wire.signed_words(a.data, config.dw, "A", "dw")
+    wire.signed_words(b[:, :R] if kernel == "spmm" else b, config.dw, "B", "dw")
     golden = _golden(a, b, config)
     bands = _bands_of(counter, starts, heights, span, a.shape[1], progress)
     return AccelPlan(config, a.shape, b.shape[1], bands, -(-b.shape[1] // R), tiling,
@@ -520,9 +520,9 @@ def _plan_mttkrp(tensor, factors, policy, config, seed, progress):
     starts, heights, tiling = _bands(counter, policy, config, seed=seed)
     R = config.width
     values = tensor.values[tensor.values != 0]
-    tensaurus_job._check_bits(values, config.dw, "the tensor", "dw")
+    wire.signed_words(values, config.dw, "the tensor", "dw")
     for name, f in (("B", b), ("C", c)):
-        tensaurus_job._check_bits(f, config.dw, name, "dw")
+        wire.signed_words(f, config.dw, name, "dw")
     golden = tensaurus_job._golden("mttkrp", tensor, [b, c], config.acc_width)
     bands = _bands_of(counter, starts, heights, span, J, progress)
     return AccelPlan(config, tuple(tensor.shape), b.shape[1], bands, -(-b.shape[1] // R),

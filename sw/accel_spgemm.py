@@ -73,7 +73,7 @@ def plan(a, b, config):
         raise ParameterError("A has no rows: C = A·B has none to compute")
     gustavson.check_fits(a, b, c.iw, c.acc_width)
     for name, m in (("A", a), ("B", b)):
-        gustavson.signed_bits(m.data, c.dw, name)
+        wire.signed_words(m.data, c.dw, name, "dw")
     tiles = gustavson.column_tiles(b, c.tile_cols) or [gustavson.ColumnTile(0, b)]
     offsets = tuple(t.offset for t in tiles)
     golden = a @ b

@@ -55,7 +55,7 @@ from ..core.errors import FormatError, ParameterError
 from .formats import Tensor, open_npz
 from .occupancy import first_of_runs
 from .tensor_kernels import coordinates, lex_order
-from .wire import CissWire, pack_lane_words, unpack_lane_words
+from .wire import CissWire, pack_lane_words, signed_words, unpack_lane_words
 
 MAX_IDLE = 1 << 24
 """Idle lanes a stream may always hold; beyond this, no more than its other lanes."""
@@ -207,7 +207,7 @@ def value_bits(values, dw):
         raise ParameterError(f"values of type {values.dtype}: CISS carries integer or real "
                              "values")
     if values.dtype.kind in "iu" or np.array_equal(values, np.round(values)):
-        return _int_bits(values, dw), "int", 0
+        return signed_words(values, dw, "the values", "dw"), "int", 0
     if dw not in FLOATS:
         raise ParameterError(f"the values are not all integers, so they go as IEEE floats: "
                              f"dw must be 16, 32 or 64, not {dw}")
@@ -219,16 +219,6 @@ def value_bits(values, dw):
     rounded = int(np.count_nonzero(narrow != values))
     bits = narrow.view(np.dtype(f"u{dw // 8}")).astype(np.uint64)
     return bits, "float", rounded
-
-
-def _int_bits(values, dw):
-    """Integral values as ``dw``-bit two's complement (uint64), each checked to fit."""
-    for extreme in (values.min(), values.max()) if len(values) else ():
-        if not (np.isfinite(extreme) and -(1 << (dw - 1)) <= int(extreme) < 1 << (dw - 1)):
-            raise ParameterError(f"value {extreme} does not fit in {dw}-bit two's complement "
-                                 f"(dw={dw})")
-    bits = values.astype(np.int64).view(np.uint64)
-    return bits & np.uint64((1 << dw) - 1) if dw < 64 else bits
 
 
 def decode(ciss):

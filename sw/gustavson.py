@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
+from .wire import signed_words
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def check_fits(a, b, index_width, acc_width):
                                  f"index_width={index_width} bits reach "
                                  f"{1 << index_width}")
     c = a @ b
-    signed_bits(c.data, acc_width, "C = A·B")
+    signed_words(c.data, acc_width, "C = A·B", "acc_width")
 
 
 def column_tiles(b, cols):
@@ -91,24 +92,12 @@ def a_entries(a, value_width):
     k = np.zeros(n, dtype=np.int64)
     value = np.zeros(n, dtype=np.int64)
     k[empty == 0] = a.indices
-    value[empty == 0] = signed_bits(a.data, value_width, "A")
+    value[empty == 0] = signed_words(a.data, value_width, "A", "value_width")
     row_end = np.zeros(n, dtype=np.int64)
     row_end[ends - 1] = 1
     last = np.zeros(n, dtype=np.int64)
     last[-1] = 1
     return {"k": k, "value": value, "row_end": row_end, "empty": empty, "last": last}
-
-
-def signed_bits(values, width, what):
-    """``values`` as ``width``-bit two's complement (int64), or :class:`ParameterError`
-    naming ``what`` where one does not fit."""
-    values = np.asarray(values, dtype=np.int64)
-    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
-    if values.size and (values.min() < lo or values.max() > hi):
-        bad = values[(values < lo) | (values > hi)][0]
-        raise ParameterError(f"{what} holds {bad}, past {width}-bit two's complement "
-                             f"[{lo}, {hi}]")
-    return values & ((1 << width) - 1)
 
 
 def join(shape, tiles):

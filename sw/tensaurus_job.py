@@ -236,19 +236,6 @@ def _integers(values, what):
     return values.astype(np.int64)
 
 
-def _check_bits(values, bits, what, name):
-    """Refuse ``values`` past ``bits``-bit two's complement, naming ``what``, the value
-    and the setting ``name`` that would hold it."""
-    if not values.size:
-        return
-    low, high = int(values.min()), int(values.max())
-    worst = low if -low > high else high
-    if low < -(1 << (bits - 1)) or high >= 1 << (bits - 1):
-        need = (worst if worst >= 0 else ~worst).bit_length() + 1
-        raise ParameterError(f"{what}: value {worst} is past {bits}-bit signed integers "
-                             f"({name}={bits}; {name}={need} holds it)")
-
-
 def _as_tensor(operand, kernel, what):
     """The sparse operand as a Tensor of integer values (a dense one's nonzeros)."""
     if kernel in DENSE:
@@ -319,7 +306,7 @@ def plan(kernel, operand, factors, rows=2, cols=2, vlen=2, dw=16, iw=16, acc_wid
     tlen = tlen_of(mode, rank, cols, vlen)
     padded = [np.pad(m, ((0, 0), (0, tlen * cols * vlen - rank))) for m in mats]
     for m, label in zip([tensor.values, *mats], [what, *labels], strict=True):
-        _check_bits(m, dw, label, "dw")
+        wire.signed_words(m, dw, label, "dw")
     golden = _golden(mode, tensor, mats, acc_width)
     if mode == "mm":
         operands = (padded[0],)
@@ -388,7 +375,7 @@ def _golden(mode, tensor, mats, acc_width):
         raise ParameterError(f"the output may reach {bound.max():.3g}: past what 64-bit "
                              "integers check exactly; scale the values down")
     golden = kernel(tensor, mats)
-    _check_bits(golden, acc_width, "the output", "acc_width")
+    wire.signed_words(golden, acc_width, "the output", "acc_width")
     return golden
 
 

@@ -392,6 +392,27 @@ def value_bits(values):
     return np.ascontiguousarray(values).view(unsigned).astype(np.uint64), 8 * unsigned.itemsize
 
 
+def signed_words(values, bits, what, name=None):
+    """Integral ``values`` as ``bits``-bit two's complement words (uint64): the one check
+    of every signed field the host writes. ParameterError names ``what``, the value
+    furthest out and, where the width is the setting ``name``, the width that holds it."""
+    values = np.asarray(values)
+    if values.size:
+        low, high = values.min(), values.max()
+        for extreme in (low, high):
+            if not np.isfinite(extreme):
+                raise ParameterError(f"{what}: value {extreme} is not a finite integer")
+        low, high = int(low), int(high)
+        if low < -(1 << (bits - 1)) or high >= 1 << (bits - 1):
+            worst = low if -low > high else high
+            need = (worst if worst >= 0 else ~worst).bit_length() + 1
+            setting = f" ({name}={bits}; {name}={need} holds it)" if name else ""
+            raise ParameterError(f"{what}: value {worst} is past {bits}-bit two's "
+                                 f"complement{setting}")
+    words = values.astype(np.int64).view(np.uint64)
+    return words & np.uint64((1 << bits) - 1) if bits < 64 else words
+
+
 def value_width(dtype):
     """The bits a value of ``dtype`` streams in (:func:`value_bits`'s width)."""
     return value_bits(np.zeros(0, dtype))[1]

@@ -16,7 +16,7 @@ from ..hw.csr_reader import CsrRowReader
 from ..hw.interfaces import RowReadSignature
 from ..hw.stream_units import MemoryPortSignature, Zip
 from ..sim.models import csr_reader as model
-from ..sw import gustavson as host
+from ..sw import wire
 from . import native
 from .dram import DramPort
 from .streams import Bench, Columns
@@ -67,7 +67,7 @@ class CsrReaderBench(Bench):
         super().__init__(component, seed)
         m = sp.csr_matrix(matrix)
         vw = component.value_width
-        bits = host.signed_bits(m.data, vw, "the matrix")
+        bits = wire.signed_words(m.data, vw, "the matrix")
         self.want = model.answers(m.indptr, m.indices, bits, rows)
         count = len(self.want["last"])
         self.drivers = [

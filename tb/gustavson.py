@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..sim.models import gustavson as model
 from ..sw import gustavson as host
+from ..sw import wire
 from ..sw.ciss import bits_values
 from . import native
 from .streams import Bench, Columns
@@ -119,7 +120,7 @@ class GustavsonBench(Bench):
                 else:
                     last = np.zeros(hi - lo, dtype=np.int64)
                     last[-1] = 1
-                    items = {"col": b.indices[lo:hi], "value": host.signed_bits(
+                    items = {"col": b.indices[lo:hi], "value": wire.signed_words(
                         b.data[lo:hi], vw, "B"), "last": last,
                         "empty": np.zeros(hi - lo, dtype=np.int64)}
                 for key, values in items.items():

@@ -165,8 +165,8 @@ def test_a_value_at_the_edge_of_dw(value, bits):
     if bits is None:
         assert plan("spmttkrp", tensor, factors).golden[0, 0] == value
         return
-    with pytest.raises(ParameterError, match=f"T.tns: value {value} is past 16-bit signed "
-                                             rf"integers \(dw=16; dw={bits} holds it\)"):
+    with pytest.raises(ParameterError, match=f"T.tns: value {value} is past 16-bit two's "
+                                             rf"complement \(dw=16; dw={bits} holds it\)"):
         plan("spmttkrp", tensor, factors, names=["T.tns", "B.npy", "C.npy"])
 
 
@@ -181,7 +181,7 @@ def test_an_output_at_the_edge_of_the_accumulator(total, bits):
         assert plan("spmm", a, [b], dw=32).golden[0, 0] == total
         return
     with pytest.raises(ParameterError, match=rf"the output: value {total} is past 32-bit "
-                                             rf"signed integers \(acc_width=32; "
+                                             rf"two's complement \(acc_width=32; "
                                              rf"acc_width={bits} holds it\)"):
         plan("spmm", a, [b], dw=32)
 

@@ -189,7 +189,7 @@ def test_stored_zeros_are_dropped():
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"iw": 1}, "slice index 2 (mode 0) needs 2 bits"),
     ({"iw": 2, "mode": 1}, "mode 2 index 5 needs 3 bits"),
-    ({"dw": 3}, "value 5 does not fit in 3-bit two's complement"),
+    ({"dw": 3}, "value 5 is past 3-bit two's complement (dw=3; dw=4 holds it)"),
     ({"pes": 0}, "pes=0"),
     ({"pes": wire.CISS_MAX_PES + 1}, "pes=1025"),
     ({"mode": 3}, "mode=3"),
@@ -219,8 +219,8 @@ def test_the_largest_legal_indices_and_values_round_trip():
     ([[7, 0, 0]], [1], "slice index 7 (mode 0) needs 4 bits, as 7 marks idle lanes"),
     ([[0, 8, 0]], [1], "mode 1 index 8 needs 4 bits"),
     ([[0, 0, 8]], [1], "mode 2 index 8 needs 4 bits"),
-    ([[0, 0, 0], [1, 1, 1]], [1, 128], "value 128 does not fit in 8-bit two's complement"),
-    ([[0, 0, 0], [1, 1, 1]], [-129, 1], "value -129 does not fit in 8-bit two's complement"),
+    ([[0, 0, 0], [1, 1, 1]], [1, 128], "value 128 is past 8-bit two's complement (dw=8; dw=9"),
+    ([[0, 0, 0], [1, 1, 1]], [-129, 1], "value -129 is past 8-bit two's complement (dw=8; dw=9"),
 ])
 def test_the_first_illegal_index_or_value_is_refused(coords, values, message):
     """Just past the edges of the test above: a slice index equal to the idle marker, a j

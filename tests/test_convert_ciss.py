@@ -244,7 +244,7 @@ def test_real_matrices_natively_against_encode(shared_data):
     (csr(np.eye(1, 256, 255)), r"column 255 \(row 0\) does not fit iw=7 bits"),
     (csr(np.eye(128, 1)), r"128 rows: .* at most 127 rows"),
     (csr(np.ones((2, 8))), r"16 nonzeros: row pointers of addr_width=4 bits hold at most 15"),
-    (csr(np.array([[-129, 1]])), r"value -129 does not fit in 8-bit two's complement"),
+    (csr(np.array([[-129, 1]])), r"value -129 is past 8-bit two's complement \(dw=8; dw=9"),
     (np.eye(3), "expected a scipy sparse matrix, not ndarray"),
 ])
 def test_the_host_refuses_what_the_block_cannot_convert_in_one_line(matrix, message):
