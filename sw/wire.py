@@ -235,6 +235,14 @@ def hyte_counts(count_width):
     return tuple(Field(f"cnt{r}{c}", count_width) for r in range(2) for c in range(2))
 
 
+def hyte_quadrants(count_width, coord_width):
+    """A tile the accessor counts (Section 6.4): its next ``rows`` segments (the tile's
+    extent along k), the first ``split_k`` of them its upper half, and ``split_j``, the
+    first coordinate of its right half along j."""
+    return (Field("rows", count_width), Field("split_k", count_width),
+            Field("split_j", coord_width))
+
+
 def hyte_tile(dim_width):
     """One dimension of a tile command (Section 6.2), which lists :data:`HYTE_DIMS` in
     turn: ``begin``, ``t`` (the extent, at most the dimension) and ``change`` (0 same,
