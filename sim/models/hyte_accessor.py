@@ -65,6 +65,7 @@ class Accessor:
         self.capacity, self.mode, self.max_segments = capacity, mode, max_segments
         self.coord_mask = (1 << coord_width) - 1
         self.segments = deque()
+        self.used = 0           # words taken: stored data, and an entry per stored segment
         self.bypass = False
         self.next_id = 0        # ident of the next segment (absolute, never reused)
         self.counting = None    # the tile being counted (Quadrants), else None
@@ -74,11 +75,6 @@ class Accessor:
     def occupancy(self):
         """Segments held (bypassed ones included)."""
         return len(self.segments)
-
-    @property
-    def used(self):
-        """Words taken: stored data plus one metadata entry per stored segment."""
-        return sum(len(s.words) + s.stored for s in self.segments)
 
     @property
     def free(self):
@@ -129,6 +125,7 @@ class Accessor:
                                 f"(open: {self.open is not None})")
         stored = not self.bypass and self._fits()
         self.bypass |= not stored
+        self.used += stored
         self.segments.append(Segment(self.next_id, length, stored))
         self.next_id += 1
         if self.counting is not None:
@@ -142,6 +139,7 @@ class Accessor:
         seg = self.open
         if seg.stored and not self.bypass and self._fits():
             seg.words.append(value)
+            self.used += 1
         else:
             self.bypass = True
             seg.cut |= seg.stored
@@ -155,7 +153,8 @@ class Accessor:
         if not self.can_evict(n):
             raise AccessorError(f"evict({n}) with {self.complete_count()} complete segments")
         for _ in range(n):
-            self.segments.popleft()
+            gone = self.segments.popleft()
+            self.used -= len(gone.words) + gone.stored
         if not self.segments:
             self.bypass = False
 

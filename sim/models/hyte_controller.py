@@ -42,6 +42,7 @@ from ...sw.wire import HYTE_DIMS as DIMS
 from ...sw.wire import HYTE_ORDERS as ORDERS
 from ...sw.wire import HyteMode
 from .hyte_accessor import Accessor
+from .hyte_positions import SegmentPositions
 
 J, K = DIMS.index("j"), DIMS.index("k")
 
@@ -181,7 +182,8 @@ def counts_dict(counts):
 class TileFetcher:
     """B's tiles fetched into a buffering :class:`~.hyte_accessor.Accessor` of
     ``bufsize`` words, which counts each tile's quadrants itself (Section 6.4): a
-    command's rows ``k`` are its segments, each word a column ``j`` of the tile; the
+    command's rows ``k`` are its segments (found from the positions kept across tiles,
+    :class:`~.hyte_positions.SegmentPositions`), each word a column ``j`` of the tile; the
     halves are those of the unclamped ``2**log_t`` extents. The tile is evicted whole
     after it is counted; ``stored`` and ``fetched`` add up the words it held and took;
     ``program`` lists what it gave the accessor, as :mod:`sparseforge.tb.hyte_accessor`
@@ -191,6 +193,7 @@ class TileFetcher:
         order = np.lexsort((pattern.cols, pattern.rows))
         self.rows, self.cols = pattern.rows[order], pattern.cols[order]
         self.ptr = np.searchsorted(self.rows, np.arange(pattern.shape[0] + 1))
+        self.positions = SegmentPositions(self.ptr, self.cols)
         self.accessor = Accessor(bufsize, HyteMode.BUFFERING,
                                  coord_width=max(16, (2 * pattern.shape[1]).bit_length()))
         self.stored = self.fetched = 0
@@ -204,8 +207,7 @@ class TileFetcher:
         ops.append(("tile", (ek - bk, max(1, (1 << log_tk) >> 1),
                              bj + max(1, (1 << log_tj) >> 1))))
         for k in range(bk, ek):
-            cols = self.cols[self.ptr[k]:self.ptr[k + 1]]
-            cols = cols[np.searchsorted(cols, bj):np.searchsorted(cols, bj + tj)]
+            cols = self.cols[slice(*self.positions.segment(k, bj, bj + tj))]
             ops += [("segment", len(cols)), *(("fill", int(c)) for c in cols)]
         acc.tile(*ops[0][1])
         for port, item in ops[1:]:
