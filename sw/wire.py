@@ -243,6 +243,24 @@ def hyte_quadrants(count_width, coord_width):
             Field("split_j", coord_width))
 
 
+def hyte_fetch(dim_width):
+    """A segment to find (Section 6.2): row ``row``'s elements with columns in ``[bj,
+    ej)`` (``ej`` one bit wider: a tile may end at ``2**dim_width``)."""
+    return (Field("row", dim_width), Field("bj", dim_width), Field("ej", dim_width + 1))
+
+
+def hyte_segment(pos_width):
+    """A segment found: the positions ``[begin, end)`` of its elements in B's arrays."""
+    return (Field("begin", pos_width), Field("end", pos_width))
+
+
+def hyte_kept(dim_width, pos_width):
+    """A row's kept position entry, one memory word: its last segment's column bounds
+    ``bj``, ``ej`` and positions ``begin``, ``end`` (the row pointers and column ids share
+    the memory, in the word's low bits)."""
+    return (*hyte_fetch(dim_width)[1:], *hyte_segment(pos_width))
+
+
 def hyte_tile(dim_width):
     """One dimension of a tile command (Section 6.2), which lists :data:`HYTE_DIMS` in
     turn: ``begin``, ``t`` (the extent, at most the dimension) and ``change`` (0 same,

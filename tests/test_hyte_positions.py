@@ -1,13 +1,20 @@
-"""The fiber-segment positions HYTE keeps across tiles (Section 6.2, Fig. 5a): by hand,
-refused fetches, and every order's tuned walk of a real matrix against its columns."""
+# amaranth: UnusedElaboratable=no
+"""The fiber-segment positions HYTE keeps across tiles (Section 6.2, Fig. 5a): the model
+by hand, refused fetches, and every order's tuned walk of a real matrix against its
+columns; the RTL against the model under random stalls, by hand and on a real matrix's
+walk; parameters and lint."""
 
 import numpy as np
 import pytest
 
+from sparseforge.core.errors import ParameterError
+from sparseforge.hw.hyte_positions import HytePositions
 from sparseforge.sim.models.hyte_controller import Config, J, K, matrix_trace
 from sparseforge.sim.models.hyte_positions import PositionError, SegmentPositions
+from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.wire import HYTE_ORDERS
+from sparseforge.tb.hyte_positions import simulate
 
 # Fig. 5(a)'s B in CSR: row 0 holds columns 0, 2, 5; row 1 none; row 2 columns 1, 6.
 PTR, COLS = np.array([0, 3, 3, 5]), np.array([0, 2, 5, 1, 6])
@@ -63,3 +70,63 @@ def test_every_orders_tuned_walk_fetches_each_tiles_own_columns(shared_data, ord
             got[-1].append(item)
     assert got == want
     assert len(set(trace.shapes)) > 1 and sum(map(len, got)) == 2 * matrix.nnz
+
+
+def fetches_of(trace, rows):
+    """The ``(row, bj, ej)`` fetched for each of ``trace``'s commands, in order."""
+    out = []
+    for c in trace.commands:
+        (bk, tk), (bj, tj) = ((c[d]["begin"], c[d]["t"]) for d in (K, J))
+        out += [(k, bj, bj + tj) for k in range(bk, min(bk + tk, rows))]
+    return out
+
+
+def reads(traffic):
+    return traffic["row_pointers"] + traffic["entry_reads"] + traffic["elements"]
+
+
+def test_by_hand_in_the_rtl_under_stalls():
+    fetches = [(k, 0, 4) for k in range(3)] + [(k, 4, 8) for k in range(3)] + [
+        (0, 4, 8), (0, 0, 2), (0, 2, 4)]
+    run, bench = simulate(HytePositions(dim_width=4, pos_width=4, addr_width=14),
+                          PTR, COLS, fetches, seed_from_env(1))
+    assert run.segments == [{"begin": b, "end": e} for b, e in
+                            [(0, 2), (3, 3), (3, 4), (2, 3), (3, 3), (4, 5), (2, 3), (0, 1),
+                             (1, 2)]]
+    assert run.reads == reads(bench.model_traffic) == 13 + 5 + 12
+
+
+def test_a_real_matrixs_walk_in_the_rtl_under_stalls(shared_data):
+    # bcspwr03 as B walked j > k > i (i innermost: each B tile fetched again for the
+    # second i tile, with the same bounds), tuned: sweeps starting over at the row
+    # pointers, the same tile again, and the next tile along j all come up.
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
+    trace = matrix_trace(matrix, Config(16, matrix.shape[1], matrix.shape[0], 3, 4, 4,
+                                        HYTE_ORDERS.index("jki"), 12))
+    fetches = fetches_of(trace, matrix.shape[0])[:400]
+    csr = matrix.tocsr()
+    csr.sort_indices()
+    run, bench = simulate(HytePositions(), csr.indptr, csr.indices, fetches,
+                          seed_from_env(2))
+    assert len(run.segments) == len(fetches)
+    assert run.reads == reads(bench.model_traffic)
+    kinds = {"reset": 0, "same": 0, "next": 0}
+    last = {}
+    for row, bj, ej in fetches:
+        kinds["reset" if bj == 0 else "same" if last[row] == (bj, ej) else "next"] += 1
+        last[row] = (bj, ej)
+    assert min(kinds.values()) > 20, kinds
+
+
+@pytest.mark.parametrize("params, message", [({"dim_width": 1}, "dim_width=1"),
+                                             ({"pos_width": 33}, "pos_width=33"),
+                                             ({"addr_width": 3}, "addr_width=3")])
+def test_bad_parameters(params, message):
+    with pytest.raises(ParameterError, match=message):
+        HytePositions(**params)
+
+
+@pytest.mark.parametrize("params", [{}, {"dim_width": 2, "pos_width": 2, "addr_width": 4},
+                                    {"dim_width": 32, "pos_width": 32, "addr_width": 48}])
+def test_verilog_lints_clean_with_wall(lint, params):
+    assert lint("hyte_positions", params) == ""
