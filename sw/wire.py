@@ -255,10 +255,10 @@ def hyte_segment(pos_width):
 
 
 def hyte_kept(dim_width, pos_width):
-    """A row's kept position entry, one memory word: its last segment's column bounds
-    ``bj``, ``ej`` and positions ``begin``, ``end`` (the row pointers and column ids share
-    the memory, in the word's low bits)."""
-    return (*hyte_fetch(dim_width)[1:], *hyte_segment(pos_width))
+    """A row's kept position entry, one memory word: its last segment's positions
+    ``begin``, ``end`` (low bits: a reader of the positions alone reads them as a
+    :func:`hyte_segment`) and column bounds ``bj``, ``ej``."""
+    return (*hyte_segment(pos_width), *hyte_fetch(dim_width)[1:])
 
 
 def hyte_tile(dim_width):
