@@ -183,7 +183,7 @@ class Allocation(wiring.Component):
             complete.eq(Mux(do_evict, complete - count, complete) + done),
             stored.eq(Mux(do_evict, Mux(partial, stored - count, 0), stored) + store_seg),
             used.eq(Mux(do_evict, Mux(partial, used - count, 0), used)
-                    + store_seg + store_fill),
+                    + (store_seg | store_fill)),        # never both: one carry chain
             mhead.eq(Mux(do_evict, Mux(partial, mhead + count, mtail), mhead)),
             words.eq(Mux(do_evict & ~partial, 0, words) + store_fill)]
         with m.If(do_evict):
@@ -290,7 +290,10 @@ class QuadrantCounter(wiring.Component):
     (the upper half until ``split_k`` have begun), each word counted in its quadrant
     (the right half from ``split_j``), and once ``rows`` segments have completed the
     counts go out, held until taken; a tile of no rows sends zeros at once. Segments
-    taken while idle are not counted.
+    taken while idle are not counted. What the allocation takes is registered before it
+    is counted (the counts leave two cycles after the tile's last word), so the
+    allocation's handshake, which waits on its room compare, does not also drive the
+    counters' adders.
 
     Members
     -------
@@ -320,14 +323,19 @@ class QuadrantCounter(wiring.Component):
             m.d.sync += [counting.eq(rows != 0), counts.valid.eq(rows == 0), left.eq(rows),
                          begun.eq(0), split_k.eq(tile.payload.split_k),
                          split_j.eq(tile.payload.split_j), *(c.eq(0) for c in cnt)]
+        # What the allocation took, registered: its handshakes stay off the counters'
+        # adders; what was taken before a tile is counting is not counted.
+        took = SeenSignature(len(seen.coord)).flip().create(path=("took",))
+        m.d.sync += [getattr(took, f).eq(getattr(seen, f))
+                     for f in ("segment", "fill", "coord", "complete")]
         with m.If(counting):
-            with m.If(seen.segment):
+            with m.If(took.segment):
                 m.d.sync += [begun.eq(begun + 1), lower.eq(begun >= split_k)]
-            with m.If(seen.fill), m.Switch(Cat(seen.coord >= split_j, lower)):
+            with m.If(took.fill), m.Switch(Cat(took.coord >= split_j, lower)):
                 for n in range(4):
                     with m.Case(n):
                         m.d.sync += cnt[n].eq(cnt[n] + 1)
-            with m.If(seen.complete):
+            with m.If(took.complete):
                 m.d.sync += left.eq(left - 1)
                 with m.If(left == 1):
                     m.d.sync += [counting.eq(0), counts.valid.eq(1)]
