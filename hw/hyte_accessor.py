@@ -301,9 +301,9 @@ class QuadrantCounter(wiring.Component):
     :class:`SeenSignature`.
     """
 
-    def __init__(self, count_width, coord_width):
+    def __init__(self, depth, width, count_width, coord_width):
         self.count_width = count_width
-        ports = HyteAccessorSignature(4, 1, count_width, coord_width).members
+        ports = HyteAccessorSignature(depth, width, count_width, coord_width).members
         super().__init__({"tile": ports["tile"], "counts": ports["counts"],
                           "seen": In(SeenSignature(coord_width))})
 
@@ -434,8 +434,7 @@ class HyteAccessor(wiring.Component):
                      self.occupancy.eq(allocation.occupancy), self.free.eq(allocation.free),
                      self.bypass.eq(allocation.bypass)]
         wiring.connect(m, allocation.held, reads.held)
-        m.submodules.quadrants = quadrants = QuadrantCounter(self.count_width,
-                                                             self.coord_width)
+        m.submodules.quadrants = quadrants = QuadrantCounter(*ports)
         wiring.connect(m, wiring.flipped(self.tile), quadrants.tile)
         wiring.connect(m, quadrants.counts, wiring.flipped(self.counts))
         wiring.connect(m, allocation.seen, quadrants.seen)

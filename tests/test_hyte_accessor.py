@@ -208,10 +208,17 @@ def test_long_random_program_natively_on_verilator(tmp_path, mode):
 
 @pytest.mark.parametrize("params, message", [({"depth": 6}, "depth=6"),
                                              ({"width": 0}, "width=0"),
-                                             ({"count_width": 8}, "count_width=8")])
+                                             ({"count_width": 8}, "count_width=8"),
+                                             ({"width": 8, "coord_width": 9},
+                                              "coord_width=9"),
+                                             ({"coord_width": 0}, "coord_width=0")])
 def test_bad_parameters(params, message):
     with pytest.raises(ParameterError, match=message):
         HyteAccessor(**params)
+
+
+def test_a_coordinate_may_be_the_whole_word():
+    assert HyteAccessor(width=8, coord_width=8).coord_width == 8
 
 
 @pytest.mark.parametrize("params", [{"depth": 4, "width": 1, "coord_width": 1}, {},
