@@ -184,7 +184,10 @@ class TileFetcher:
     ``bufsize`` words, which counts each tile's quadrants itself (Section 6.4): a
     command's rows ``k`` are its segments (found from the positions kept across tiles,
     :class:`~.hyte_positions.SegmentPositions`), each word a column ``j`` of the tile; the
-    halves are those of the unclamped ``2**log_t`` extents. The tile is evicted whole
+    halves are those of the command's extents ``t`` (as the tile command gives them, so
+    the hardware derives them from it: :class:`~sparseforge.hw.compose.hyte_tiling.
+    QuadrantSpec`; a tile cut off at the matrix's edge keeps its full extent's halves).
+    The tile is evicted whole
     after it is counted; ``stored`` and ``fetched`` add up the words it held and took;
     ``program`` lists what it gave the accessor, as :mod:`sparseforge.tb.hyte_accessor`
     replays it on the hardware."""
@@ -199,13 +202,12 @@ class TileFetcher:
         self.stored = self.fetched = 0
         self.program = []
 
-    def counts(self, command, log_tk, log_tj):
+    def counts(self, command):
         """The quadrant counts of ``command``'s B tile, as the accessor took them."""
         acc, ops = self.accessor, []
         (bk, tk), (bj, tj) = ((command[d]["begin"], command[d]["t"]) for d in (K, J))
         ek = min(bk + tk, len(self.ptr) - 1)            # cut off at the matrix's edge
-        ops.append(("tile", (ek - bk, max(1, (1 << log_tk) >> 1),
-                             bj + max(1, (1 << log_tj) >> 1))))
+        ops.append(("tile", (ek - bk, max(1, tk >> 1), bj + max(1, tj >> 1))))
         for k in range(bk, ek):
             cols = self.cols[slice(*self.positions.segment(k, bj, bj + tj))]
             ops += [("segment", len(cols)), *(("fill", int(c)) for c in cols)]
@@ -243,10 +245,9 @@ def matrix_trace(matrix, config, rule="tiles"):
     static, tuned = Controller(config, rule), Controller(config, rule)
     untuned = TileFetcher(pattern, config.bufsize)
     while (cmd := static.next()) is not None:
-        untuned.counts(cmd, static.log_t["k"], static.log_t["j"])
+        untuned.counts(cmd)
     fetcher = TileFetcher(pattern, config.bufsize)
-    commands, counts = tuned.commands(
-        lambda cmd: fetcher.counts(cmd, tuned.log_t["k"], tuned.log_t["j"]))
+    commands, counts = tuned.commands(fetcher.counts)
     shapes = [(c[K]["t"], c[J]["t"]) for c in commands]
     return Trace(commands, counts, shapes, untuned.hit_rate, fetcher.hit_rate,
                  fetcher.program)
