@@ -277,9 +277,9 @@ def first_tiles(trace, n):
     return trace.fetches[:ends[n - 1] + 1]
 
 
+@pytest.mark.soak       # test_hyte_tiling checks these counts inside the closed loop
 @pytest.mark.parametrize("engine, tiles", [
-    ("pysim", 10), pytest.param("native", None, marks=[pytest.mark.soak,
-                                                        pytest.mark.verilator])])
+    ("pysim", 10), pytest.param("native", None, marks=pytest.mark.verilator)])
 def test_the_counts_tuned_from_are_the_rtl_accessors(email, tmp_path, engine, tiles):
     # email-Eu-core as B: its tiles, as the tuned run fetched them, through the
     # accessor's RTL under random stalls, which counts their quadrants itself; its
