@@ -1,12 +1,13 @@
 """The HYTE tensor accessor (HYTE Section 6.3, Fig. 5b): a Buffet at fiber-segment
 granularity, with the segments' metadata kept beside their data."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
@@ -31,10 +32,19 @@ class HyteAccessorSignature(wiring.Signature):
       metadata; taken once they are complete and no read is being answered.
     - ``occupancy`` (out): segments held; ``free`` (out): words free of ``capacity``;
       ``bypass`` (out): later data bypass the buffer (buffering mode, after an overflow).
+    - ``tile`` (stream in, :func:`~sparseforge.sw.wire.hyte_quadrants`): count the next
+      ``rows`` segments' words by quadrant; taken while no segment is open and no
+      tile is being counted (its counts taken).
+    - ``counts`` (stream out, :func:`~sparseforge.sw.wire.hyte_counts`): a tile's
+      ``cnt00..cnt11`` once its last segment is complete, every word counted, stored
+      or bypassed; a word's coordinate is its low ``coord_width`` bits.
     """
 
-    def __init__(self, depth, width, count_width):
+    def __init__(self, depth, width, count_width, coord_width):
         super().__init__({
+            "tile": In(stream.Signature(struct(wire.hyte_quadrants(count_width,
+                                                                   coord_width)))),
+            "counts": Out(stream.Signature(struct(wire.hyte_counts(count_width)))),
             "mode": In(HyteMode),
             "capacity": In(range(depth + 1)),
             "segment": In(stream.Signature(count_width)),
@@ -71,6 +81,16 @@ class HeldSignature(wiring.Signature):
         })
 
 
+class SeenSignature(wiring.Signature):
+    """What the allocation takes on a cycle, as the quadrant counter sees it; seen from
+    the allocation: ``segment``, a segment begun; ``fill``, a word taken, ``coord`` its
+    low ``coord_width`` bits; ``complete``, a segment completed (all its words taken)."""
+
+    def __init__(self, coord_width):
+        super().__init__({"segment": Out(1), "fill": Out(1), "coord": Out(coord_width),
+                          "complete": Out(1)})
+
+
 class Allocation(wiring.Component):
     """Segments, fills and evicts: the two rings' pointers and the words they use.
 
@@ -80,13 +100,15 @@ class Allocation(wiring.Component):
     :class:`HyteAccessorSignature` says.
     data_write, meta_write: the rings' write ports; head_read: a metadata read port,
     the data head after a partial evict.
-    held: :class:`HeldSignature`.
+    held: :class:`HeldSignature`; seen: :class:`SeenSignature`.
     """
 
-    def __init__(self, depth, width, count_width):
+    def __init__(self, depth, width, count_width, coord_width):
         self.depth, self.count_width = depth, count_width
-        A, ports = exact_log2(depth), HyteAccessorSignature(depth, width, count_width).members
+        A = exact_log2(depth)
+        ports = HyteAccessorSignature(depth, width, count_width, coord_width).members
         super().__init__({
+            "seen": Out(SeenSignature(coord_width)),
             **{name: ports[name] for name in ("mode", "capacity", "segment", "fill", "evict",
                                               "occupancy", "free", "bypass")},
             "data_write": In(memory.WritePort.Signature(addr_width=A, shape=width)),
@@ -154,12 +176,14 @@ class Allocation(wiring.Component):
         # ``segs`` segments, so their difference is kept unsigned.
         partial = count < stored                        # some metadata entries are kept
         done = (do_seg & (seg.payload == 0)) | ends     # a segment completes
+        m.d.comb += [self.seen.segment.eq(do_seg), self.seen.fill.eq(do_fill),
+                     self.seen.coord.eq(fill.payload), self.seen.complete.eq(done)]
         m.d.sync += [
             segs.eq(Mux(do_evict, (segs - count)[:cw], segs) + do_seg),
             complete.eq(Mux(do_evict, complete - count, complete) + done),
             stored.eq(Mux(do_evict, Mux(partial, stored - count, 0), stored) + store_seg),
             used.eq(Mux(do_evict, Mux(partial, used - count, 0), used)
-                    + store_seg + store_fill),
+                    + (store_seg | store_fill)),        # never both: one carry chain
             mhead.eq(Mux(do_evict, Mux(partial, mhead + count, mtail), mhead)),
             words.eq(Mux(do_evict & ~partial, 0, words) + store_fill)]
         with m.If(do_evict):
@@ -188,9 +212,10 @@ class ReadPath(wiring.Component):
     held: the flip of :class:`HeldSignature`.
     """
 
-    def __init__(self, depth, width, count_width):
+    def __init__(self, depth, width, count_width, coord_width):
         self.depth, self.count_width = depth, count_width
-        A, ports = exact_log2(depth), HyteAccessorSignature(depth, width, count_width).members
+        A = exact_log2(depth)
+        ports = HyteAccessorSignature(depth, width, count_width, coord_width).members
         meta = memory.ReadPort.Signature(addr_width=A, shape=A)
         super().__init__({
             "read": ports["read"], "read_data": ports["read_data"],
@@ -257,6 +282,66 @@ class ReadPath(wiring.Component):
         return m
 
 
+class QuadrantCounter(wiring.Component):
+    """The four counters of Section 6.4: a tile's words by quadrant, from what the
+    allocation takes.
+
+    A tile is taken while idle; from then each segment begun is the tile's next row
+    (the upper half until ``split_k`` have begun), each word counted in its quadrant
+    (the right half from ``split_j``), and once ``rows`` segments have completed the
+    counts go out, held until taken; a tile of no rows sends zeros at once. Segments
+    taken while idle are not counted. What the allocation takes is registered before it
+    is counted (the counts leave two cycles after the tile's last word), so the
+    allocation's handshake, which waits on its room compare, does not also drive the
+    counters' adders.
+
+    Members
+    -------
+    tile, counts: as :class:`HyteAccessorSignature` says; seen: the flip of
+    :class:`SeenSignature`.
+    """
+
+    def __init__(self, depth, width, count_width, coord_width):
+        self.count_width = count_width
+        ports = HyteAccessorSignature(depth, width, count_width, coord_width).members
+        super().__init__({"tile": ports["tile"], "counts": ports["counts"],
+                          "seen": In(SeenSignature(coord_width))})
+
+    def elaborate(self, platform):
+        m = Module()
+        cw, tile, counts, seen = self.count_width, self.tile, self.counts, self.seen
+        counting, lower = Signal(), Signal()             # lower: the open segment's half
+        left, begun, split_k = Signal(cw), Signal(cw), Signal(cw)
+        split_j = Signal.like(tile.payload.split_j)
+        cnt = [Signal(cw, name=f"cnt{n >> 1}{n & 1}") for n in range(4)]
+        m.d.comb += [tile.ready.eq(~counting & ~counts.valid),
+                     *(counts.payload[f"cnt{n >> 1}{n & 1}"].eq(cnt[n]) for n in range(4))]
+        with m.If(counts.valid & counts.ready):
+            m.d.sync += counts.valid.eq(0)
+        with m.If(tile.valid & tile.ready):
+            rows = tile.payload.rows
+            m.d.sync += [counting.eq(rows != 0), counts.valid.eq(rows == 0), left.eq(rows),
+                         begun.eq(0), split_k.eq(tile.payload.split_k),
+                         split_j.eq(tile.payload.split_j), *(c.eq(0) for c in cnt)]
+        # What the allocation took, registered: its handshakes stay off the counters'
+        # adders; what was taken before a tile is counting is not counted.
+        took = SeenSignature(len(seen.coord)).flip().create(path=("took",))
+        m.d.sync += [getattr(took, f).eq(getattr(seen, f))
+                     for f in ("segment", "fill", "coord", "complete")]
+        with m.If(counting):
+            with m.If(took.segment):
+                m.d.sync += [begun.eq(begun + 1), lower.eq(begun >= split_k)]
+            with m.If(took.fill), m.Switch(Cat(took.coord >= split_j, lower)):
+                for n in range(4):
+                    with m.Case(n):
+                        m.d.sync += cnt[n].eq(cnt[n] + 1)
+            with m.If(took.complete):
+                m.d.sync += left.eq(left - 1)
+                with m.If(left == 1):
+                    m.d.sync += [counting.eq(0), counts.valid.eq(1)]
+        return m
+
+
 @block("hyte_accessor")
 class HyteAccessor(wiring.Component):
     """A tensor accessor: fiber segments and their begin locations in one allocation.
@@ -281,13 +366,18 @@ class HyteAccessor(wiring.Component):
     marked: the parent evicts a buffered tile whole once reused, which ends its bypass.
     :mod:`sparseforge.sim.models.hyte_accessor` states the semantics in full. An
     :class:`Allocation` (segments, fills, evicts) and a :class:`ReadPath` share the
-    two memories, joined by a :class:`HeldSignature`.
+    two memories, joined by a :class:`HeldSignature`; a :class:`QuadrantCounter` counts
+    the words the allocation takes by quadrant of the tile (Section 6.4), for the
+    tiling controller's tuning.
 
     Parameters
     ----------
     depth : entries of each ring, the largest ``capacity`` (a power of two).
     width : bits of a data word.
-    count_width : bits of a segment length, read offset, segment number and evict count.
+    count_width : bits of a segment length, read offset, segment number and evict count,
+        and of a quadrant count.
+    coord_width : the low bits of a word that are its coordinate along j (a B
+        element's column, :func:`~sparseforge.sw.wire.csr_entry`), at most ``width``.
 
     Members
     -------
@@ -313,17 +403,24 @@ class HyteAccessor(wiring.Component):
     PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
                     pow2=True),
               Param("width", 32, 1, 256, "bits of a data word"),
-              Param("count_width", 16, 16, 32, "bits of a length, offset, segment or count"))
+              Param("count_width", 16, 16, 32, "bits of a length, offset, segment or count"),
+              Param("coord_width", 16, 1, 32, "low bits of a word that are its coordinate j"))
     REPORT = ({"depth": 64, "width": 32}, {"depth": 1024, "width": 32})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.depth, self.width, self.count_width = v["depth"], v["width"], v["count_width"]
-        super().__init__(HyteAccessorSignature(self.depth, self.width, self.count_width))
+        self.coord_width = v["coord_width"]
+        if self.coord_width > self.width:
+            raise ParameterError(f"coord_width={self.coord_width}: a word's coordinate is "
+                                 f"some of its width={self.width} bits, no more")
+        super().__init__(HyteAccessorSignature(self.depth, self.width, self.count_width,
+                                               self.coord_width))
 
     def elaborate(self, platform):
         m = Module()
-        A, ports = exact_log2(self.depth), (self.depth, self.width, self.count_width)
+        A = exact_log2(self.depth)
+        ports = (self.depth, self.width, self.count_width, self.coord_width)
         m.submodules.data = data = Memory(shape=self.width, depth=self.depth, init=[])
         m.submodules.meta = meta = Memory(shape=A, depth=self.depth, init=[])
         m.submodules.allocation = allocation = Allocation(*ports)
@@ -337,6 +434,10 @@ class HyteAccessor(wiring.Component):
                      self.occupancy.eq(allocation.occupancy), self.free.eq(allocation.free),
                      self.bypass.eq(allocation.bypass)]
         wiring.connect(m, allocation.held, reads.held)
+        m.submodules.quadrants = quadrants = QuadrantCounter(*ports)
+        wiring.connect(m, wiring.flipped(self.tile), quadrants.tile)
+        wiring.connect(m, quadrants.counts, wiring.flipped(self.counts))
+        wiring.connect(m, allocation.seen, quadrants.seen)
         # No port is transparent: a read looks an entry or word up at least a cycle
         # after it was written, and the evict's head entry is an old one.
         wiring.connect(m, allocation.data_write, data.write_port())

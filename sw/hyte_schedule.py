@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..core.errors import ParameterError
+from .wire import HYTE_DIMS, HYTE_ORDERS
 
 DATAFLOWS = ("gust", "ip", "op")
 OUTERMOST = {"gust": "i", "ip": "i", "op": "k"}
@@ -87,6 +88,23 @@ class Scheme:
         if self.innermost is None:
             return "intra-tile reuse only"
         return " > ".join([*(d for d in "ijk" if d != self.innermost), self.innermost])
+
+
+def controller_config(stats, scheme, hw):
+    """The tiling controller's job for ``scheme`` (the fields of
+    :func:`~sparseforge.sw.wire.hyte_config`), as the host writes it: the dimensions; each
+    extent's log (the next power of two: a whole dimension that is not one is clamped by
+    the controller); the order with the scheme's innermost loop last, the outer two as
+    ``ijk`` lists them (k innermost where only intra-tile reuse is planned: each command
+    a new B tile, which is what the tuning measures); ``bufsize``, B's allocation in
+    nonzeros, the tuned tensor's buffer."""
+    inner = scheme.innermost or "k"
+    order = "".join(d for d in "ijk" if d != inner) + inner
+    logs = {d: (t - 1).bit_length() for d, t in zip("ikj", scheme.tile, strict=True)}
+    return {"i": stats.i, "j": stats.j, "k": stats.k,
+            **{f"log_t{d}": logs[d] for d in HYTE_DIMS},
+            "order": HYTE_ORDERS.index(order),
+            "bufsize": scheme.allocation["B"] // hw.nonzero_bytes}
 
 
 def _sizes(n):

@@ -235,6 +235,32 @@ def hyte_counts(count_width):
     return tuple(Field(f"cnt{r}{c}", count_width) for r in range(2) for c in range(2))
 
 
+def hyte_quadrants(count_width, coord_width):
+    """A tile the accessor counts (Section 6.4): its next ``rows`` segments (the tile's
+    extent along k), the first ``split_k`` of them its upper half, and ``split_j``, the
+    first coordinate of its right half along j."""
+    return (Field("rows", count_width), Field("split_k", count_width),
+            Field("split_j", coord_width))
+
+
+def hyte_fetch(dim_width):
+    """A segment to find (Section 6.2): row ``row``'s elements with columns in ``[bj,
+    ej)`` (``ej`` one bit wider: a tile may end at ``2**dim_width``)."""
+    return (Field("row", dim_width), Field("bj", dim_width), Field("ej", dim_width + 1))
+
+
+def hyte_segment(pos_width):
+    """A segment found: the positions ``[begin, end)`` of its elements in B's arrays."""
+    return (Field("begin", pos_width), Field("end", pos_width))
+
+
+def hyte_kept(dim_width, pos_width):
+    """A row's kept position entry, one memory word: its last segment's positions
+    ``begin``, ``end`` (low bits: a reader of the positions alone reads them as a
+    :func:`hyte_segment`) and column bounds ``bj``, ``ej``."""
+    return (*hyte_segment(pos_width), *hyte_fetch(dim_width)[1:])
+
+
 def hyte_tile(dim_width):
     """One dimension of a tile command (Section 6.2), which lists :data:`HYTE_DIMS` in
     turn: ``begin``, ``t`` (the extent, at most the dimension) and ``change`` (0 same,

@@ -1,7 +1,8 @@
 """Testbench of the HYTE tiling controller (``hyte_controller``): a job's config, and
 after each tile command the quadrant counts of that command's B tile.
 
-The counts come from an oracle (random, or a real matrix's tile occupancy): the model
+The counts come from a function of the command (random, or a real matrix's tiles as
+the accessor counted them): the model
 (:class:`~sparseforge.sim.models.hyte_controller.Controller`) is run with it up front,
 which gives every command and every count; count ``n`` waits for command ``n`` (an
 ``after`` gate), so the bench runs natively as well.

@@ -311,6 +311,8 @@ class RamPort:
     wait; its answer is offered from the next cycle, in order, until taken. A native run
     builds :class:`~sparseforge.tb.native.RamMemory` with the same rules, of ``depth``
     words (an address past them fails here). ``codec`` unpacks a write's ``{addr, data}``.
+    With ``writes`` ``None`` it is a read-only memory whose ``words`` the bench sets up
+    (Amaranth's simulator only).
     """
 
     def __init__(self, name, writes, depth, stall, codec):
@@ -335,7 +337,7 @@ class RamPort:
         self.fired = None
         if self.answers and io.get(f"{self.name}__response__ready"):
             self.fired = self.answers.pop(0)
-        if io.get(f"{self.writes}__valid") and io.get(f"{self.writes}__ready"):
+        if self.writes and io.get(f"{self.writes}__valid") and io.get(f"{self.writes}__ready"):
             write = self.codec.unpack(io.get(f"{self.writes}__payload"))
             self.words[self._within(write["addr"])] = write["data"]
         if self.free and io.get(f"{self.name}__request__valid"):

@@ -14,7 +14,16 @@ from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
 from sparseforge.sw import hyte_estimate as h
 from sparseforge.sw.formats import read_matrix
-from sparseforge.sw.hyte_schedule import Hardware, Stats, cost, search, space, tailors_scheme
+from sparseforge.sw.hyte_schedule import (
+    Hardware,
+    Stats,
+    controller_config,
+    cost,
+    search,
+    space,
+    tailors_scheme,
+)
+from sparseforge.sw.wire import HYTE_ORDERS
 
 
 def random_pair(seed, n=300, density=0.02):
@@ -200,6 +209,24 @@ def test_cost_model_against_figures_worked_by_hand(case):
     assert scheme.parts == parts
     assert scheme.cycles == parts["dram"]
     assert scheme.allocation == allocation
+
+
+@pytest.mark.parametrize("tile, innermost, logs, order, bufsize", [
+    # j innermost: i > k > j; a 44-byte buffer, 20 bytes of it B's: 2 nonzeros.
+    ((8, 2, 4), "j", (3, 2, 1), "ikj", 2),
+    # A whole dimension that is not a power of two (5, 3) rounds up; 1 is 2**0; no
+    # inter-tile reuse keeps k innermost and the whole buffer on B (10 bytes: 1).
+    ((5, 1, 3), None, (3, 2, 0), "ijk", 1),
+    ((1, 8, 16), "i", (0, 4, 3), "jki", 1),
+])
+def test_the_controller_is_programmed_with_the_schemes_tile_order_and_b_buffer(
+        tile, innermost, logs, order, bufsize):
+    hw = small_hw(44 if innermost == "j" else 10)
+    scheme = cost(SMALL, hw, "gust", tile, innermost)
+    config = controller_config(SMALL, scheme, hw)
+    assert config == {"i": 8, "j": 16, "k": 8, "log_ti": logs[0], "log_tj": logs[1],
+                      "log_tk": logs[2], "order": HYTE_ORDERS.index(order),
+                      "bufsize": bufsize}
 
 
 def test_search_finds_the_cheapest_of_its_space_and_beats_no_worse_than_exhaustive():

@@ -11,6 +11,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.hw.hyte_accessor import HyteAccessor
 from sparseforge.hw.hyte_controller import HyteController
 from sparseforge.hw.hyte_tuner import TUNED, Tuner
 from sparseforge.sim.models.hyte_controller import (
@@ -25,11 +26,12 @@ from sparseforge.sim.models.hyte_controller import (
     decide,
     hit_rate,
     matrix_trace,
-    quadrant_counts,
 )
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.occupancy import Pattern
+from sparseforge.sw.wire import HyteMode
+from sparseforge.tb.hyte_accessor import simulate as simulate_accessor
 from sparseforge.tb.hyte_controller import ControllerBench, random_oracle, simulate
 
 STALLS = {"config": 0.5, "counts": 0.4, "tile": 0.3}
@@ -246,16 +248,54 @@ def test_random_jobs_under_stalls(rule, seed):
     assert commands == bench.outputs["tile"]
 
 
-def test_email_eu_core_as_b_changes_the_tile_shape(shared_data):
+EMAIL = Config(256, 1005, 1005, 8, 6, 6, 0, 64)
+
+
+@pytest.fixture(scope="module")
+def email(shared_data):
+    """email-Eu-core as B and its tuned run from 64 x 64 tiles (:data:`EMAIL`)."""
     matrix = read_matrix(shared_data / "matrices" / "graphs" / "email-Eu-core.mtx")
-    config = Config(256, 1005, 1005, 8, 6, 6, 0, 64)
-    trace = matrix_trace(matrix, config)
+    return matrix, matrix_trace(matrix, EMAIL)
+
+
+def test_email_eu_core_as_b_changes_the_tile_shape(email):
+    matrix, trace = email
     assert len(set(trace.shapes)) > 1
     assert trace.after > trace.before
-    pattern = Pattern.from_matrix(matrix)
-    first = trace.commands[0]
-    assert sum(map(sum, quadrant_counts(pattern, first, 6, 6))) == \
-        ((pattern.rows < 64) & (pattern.cols < 64)).sum()
+    # The accessor's counts of the first 64 x 64 tile, its quadrants 32 x 32.
+    p = Pattern.from_matrix(matrix)
+    inside = (p.rows < 64) & (p.cols < 64)
+    r, c = p.rows[inside] >= 32, p.cols[inside] >= 32
+    assert trace.counts[0] == [[int((~r & ~c).sum()), int((~r & c).sum())],
+                               [int((r & ~c).sum()), int((r & c).sum())]]
+    assert min(map(min, trace.counts[0])) > 0
+
+
+def first_tiles(trace, n):
+    """The accessor program of ``trace``'s first ``n`` tiles (each ends with its evict)."""
+    ends = [i for i, (port, _) in enumerate(trace.fetches) if port == "evict"]
+    return trace.fetches[:ends[n - 1] + 1]
+
+
+@pytest.mark.soak       # test_hyte_tiling checks these counts inside the closed loop
+@pytest.mark.parametrize("engine, tiles", [
+    ("pysim", 10), pytest.param("native", None, marks=pytest.mark.verilator)])
+def test_the_counts_tuned_from_are_the_rtl_accessors(email, tmp_path, engine, tiles):
+    # email-Eu-core as B: its tiles, as the tuned run fetched them, through the
+    # accessor's RTL under random stalls, which counts their quadrants itself; its
+    # counts are the ones the controller was given (and the RTL controller replays
+    # them in test_email_eu_core_natively_on_verilator).
+    _, trace = email
+    tiles = tiles or len(trace.commands)
+    program = first_tiles(trace, tiles)
+    accessor = HyteAccessor(depth=64, width=16, coord_width=16)
+    _, bench = simulate_accessor(accessor, program, EMAIL.bufsize, HyteMode.BUFFERING,
+                                 seed_from_env(11), engine=engine, work_dir=tmp_path)
+    # The bench checks each count against the model as it leaves (natively, against
+    # these): the model's are the trace's.
+    assert bench.outputs["counts"] == [counts_dict(c) for c in trace.counts[:tiles]]
+    assert len(bench.counts.received) == tiles or engine == "native"
+    assert sum(port == "fill" for port, _ in program) > 500
 
 
 @pytest.mark.soak       # test_email_eu_core_as_b_changes_the_tile_shape: the default run's

@@ -37,9 +37,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...sw.occupancy import Pattern, tile_occupancy
+from ...sw.occupancy import Pattern
 from ...sw.wire import HYTE_DIMS as DIMS
 from ...sw.wire import HYTE_ORDERS as ORDERS
+from ...sw.wire import HyteMode
+from .hyte_accessor import Accessor
+from .hyte_positions import SegmentPositions
 
 J, K = DIMS.index("j"), DIMS.index("k")
 
@@ -117,7 +120,8 @@ def decide(counts, log_tk, log_tj, config, rule="tiles"):
 
 
 class Controller:
-    """The tiling controller of one job: :meth:`commands` drives it with a counts oracle."""
+    """The tiling controller of one job: :meth:`commands` drives it, given each
+    command's counts."""
 
     def __init__(self, config, rule="tiles"):
         self.config, self.rule = config, rule
@@ -173,27 +177,54 @@ def counts_dict(counts):
     return {f"cnt{r}{c}": int(counts[r][c]) for r in range(2) for c in range(2)}
 
 
-# -- a real matrix as the tuned tensor B (K x J) ------------------------------------
+# -- a real matrix as the tuned tensor B (K x J), fetched through an accessor --------
 
-def quadrant_counts(pattern, command, log_tk, log_tj):
-    """The quadrant counts of B's tile of ``command`` (rows k, columns j), halves of the
-    unclamped ``2**log_t`` extents, cut off at the matrix's edge."""
-    rows, cols = pattern.rows, pattern.cols
-    bk, bj = command[K]["begin"], command[J]["begin"]
-    hk, hj = max(1, (1 << log_tk) // 2), max(1, (1 << log_tj) // 2)
-    ek, ej = bk + (1 << log_tk), bj + (1 << log_tj)
-    inside = (rows >= bk) & (rows < ek) & (cols >= bj) & (cols < ej)
-    r = (rows[inside] >= bk + hk).astype(np.int64)
-    c = (cols[inside] >= bj + hj).astype(np.int64)
-    n = np.bincount(2 * r + c, minlength=4)
-    return [[int(n[0]), int(n[1])], [int(n[2]), int(n[3])]]
+class TileFetcher:
+    """B's tiles fetched into a buffering :class:`~.hyte_accessor.Accessor` of
+    ``bufsize`` words, which counts each tile's quadrants itself (Section 6.4): a
+    command's rows ``k`` are its segments (found from the positions kept across tiles,
+    :class:`~.hyte_positions.SegmentPositions`), each word a column ``j`` of the tile; the
+    halves are those of the command's extents ``t`` (as the tile command gives them, so
+    the hardware derives them from it: :class:`~sparseforge.hw.compose.hyte_tiling.
+    QuadrantSpec`; a tile cut off at the matrix's edge keeps its full extent's halves).
+    The tile is evicted whole
+    after it is counted; ``stored`` and ``fetched`` add up the words it held and took;
+    ``program`` lists what it gave the accessor, as :mod:`sparseforge.tb.hyte_accessor`
+    replays it on the hardware."""
 
+    def __init__(self, pattern, bufsize):
+        order = np.lexsort((pattern.cols, pattern.rows))
+        self.rows, self.cols = pattern.rows[order], pattern.cols[order]
+        self.ptr = np.searchsorted(self.rows, np.arange(pattern.shape[0] + 1))
+        self.positions = SegmentPositions(self.ptr, self.cols)
+        self.accessor = Accessor(bufsize, HyteMode.BUFFERING,
+                                 coord_width=max(16, (2 * pattern.shape[1]).bit_length()))
+        self.stored = self.fetched = 0
+        self.program = []
 
-def actual_hit_rate(pattern, tk, tj, bufsize):
-    """B's nonzeros that fit their tile's buffer over all tiles of ``tk x tj``."""
-    tk, tj = min(tk, pattern.shape[0]), min(tj, pattern.shape[1])
-    occ = tile_occupancy(pattern, (tk, tj))
-    return float(np.minimum(occ.counts, bufsize).sum() / max(pattern.nnz, 1))
+    def counts(self, command):
+        """The quadrant counts of ``command``'s B tile, as the accessor took them."""
+        acc, ops = self.accessor, []
+        (bk, tk), (bj, tj) = ((command[d]["begin"], command[d]["t"]) for d in (K, J))
+        ek = min(bk + tk, len(self.ptr) - 1)            # cut off at the matrix's edge
+        ops.append(("tile", (ek - bk, max(1, tk >> 1), bj + max(1, tj >> 1))))
+        for k in range(bk, ek):
+            cols = self.cols[slice(*self.positions.segment(k, bj, bj + tj))]
+            ops += [("segment", len(cols)), *(("fill", int(c)) for c in cols)]
+        acc.tile(*ops[0][1])
+        for port, item in ops[1:]:
+            getattr(acc, port)(item)
+        self.stored += sum(len(seg.words) for seg in acc.segments)
+        self.fetched += sum(seg.filled for seg in acc.segments)
+        ops.append(("evict", acc.occupancy))
+        acc.evict(acc.occupancy)
+        self.program += ops
+        return acc.counts.pop()
+
+    @property
+    def hit_rate(self):
+        """B's words the buffer held over those fetched."""
+        return self.stored / max(self.fetched, 1)
 
 
 @dataclass(frozen=True)
@@ -201,19 +232,22 @@ class Trace:
     commands: list
     counts: list
     shapes: list            # (Tk, Tj) of each command
-    before: float           # actual hit rate of the initial B tile shape
-    after: float            # of the last shape
+    before: float           # B's hit rate walked at the initial shape, untuned
+    after: float            # B's hit rate of this (tuned) run
+    fetches: list           # what this run gave B's accessor (TileFetcher.program)
 
 
 def matrix_trace(matrix, config, rule="tiles"):
-    """The controller's commands with a real matrix as B (``K x J``), and the hit rate
-    before and after tuning (:func:`actual_hit_rate`)."""
+    """The controller's commands with a real matrix as B (``K x J``), its tiles' counts
+    taken by an accessor (:class:`TileFetcher`), and B's hit rate in the buffer walked
+    untuned at the initial shape and in this run."""
     pattern = Pattern.from_matrix(matrix)
-    ctl = Controller(config, rule)
-    commands, counts = ctl.commands(
-        lambda cmd: quadrant_counts(pattern, cmd, ctl.log_t["k"], ctl.log_t["j"]))
+    static, tuned = Controller(config, rule), Controller(config, rule)
+    untuned = TileFetcher(pattern, config.bufsize)
+    while (cmd := static.next()) is not None:
+        untuned.counts(cmd)
+    fetcher = TileFetcher(pattern, config.bufsize)
+    commands, counts = tuned.commands(fetcher.counts)
     shapes = [(c[K]["t"], c[J]["t"]) for c in commands]
-    return Trace(commands, counts, shapes,
-                 actual_hit_rate(pattern, 1 << config.log_tk, 1 << config.log_tj,
-                                 config.bufsize),
-                 actual_hit_rate(pattern, *shapes[-1], config.bufsize))
+    return Trace(commands, counts, shapes, untuned.hit_rate, fetcher.hit_rate,
+                 fetcher.program)
