@@ -11,8 +11,7 @@ from amaranth.lib import wiring
 from ..hw.gustavson import Gustavson
 from ..hw.hyte_accessor import HyteAccessor
 from ..hw.hyte_rows import HyteRows
-from ..sw import gustavson as host
-from ..sw.wire import HyteMode
+from ..sw.wire import HyteMode, signed_words
 from .gustavson import GustavsonBench
 from .streams import Codec, RamPort, Static
 
@@ -77,7 +76,7 @@ class AccessorGustavsonBench(GustavsonBench):
             raise AssertionError(f"B spans {len(self.tiles)} column tiles: one here")
         comp, b = self.component, self.tiles[0].b
         elements = [{"col": int(c), "value": int(v)} for c, v in
-                    zip(b.indices, host.signed_bits(b.data, comp.value_width, "B"),
+                    zip(b.indices, signed_words(b.data, comp.value_width, "B"),
                         strict=True)]
         kept = Codec(comp.rows.kept_layout)
         element = Codec(comp.rows.element)
