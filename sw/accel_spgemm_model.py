@@ -17,18 +17,21 @@ data bus, each as the DDR4 part's timing (:func:`sparseforge.sw.dram.timing`) sa
 - tCCD_L - ``burst`` more for a burst in the **bank group** of the one before it. A
   reader's column id and value of one element are requested together, granted on
   consecutive cycles and booked back to back: they conflict where their two bursts lie
-  in one bank group (the arrays are paged apart, so for 16-bit ids and values always).
-  Every other access follows one of another port, of any of the four groups alike: a
-  quarter of them conflict;
-- the **refresh**: every tREFI the banks stop for tRFC, a share ``tRFC / tREFI`` of the
-  cycles the bus does not run;
+  in one bank group (:func:`~sparseforge.sw.accel_spgemm.layout` puts a values array
+  a burst past its ids' offset, so where ids and values are of one size, never). Every
+  other access follows one of another port, of any of the four groups alike: a quarter
+  of them conflict.
 
-plus a round trip for each of the four reads a tile's first product waits on in turn
+Plus a round trip for each of the four reads a tile's first product waits on in turn
 (its tile word, A's pointers, A's element, B's pointers and element are five; the first
-overlaps the start). Row misses: an image within the 128 KiB the DRAM's banks keep open
-misses only after a refresh closes them, a miss a bank an epoch, hidden behind the
-other banks' bursts; a larger image's misses are not modelled. The cycles are the
-larger of the bus's and the PEs' (one B element a cycle each, a row's drain a cycle).
+overlaps the start); plus the **refresh**: from tREFI on, every tREFI the banks stop for
+tRFC, each window the run reaches (:func:`refreshed`) tRFC more. The cycles before it
+are the larger of the bus's and the PEs' (one B element a cycle each, a row's drain a
+cycle).
+
+Row misses: an image within the 128 KiB the DRAM's banks keep open misses only after a
+refresh closes them, a miss a bank a window, hidden behind the other banks' bursts; a
+larger image's misses are not modelled.
 """
 
 from dataclasses import dataclass
@@ -84,6 +87,15 @@ def paired_conflicts(plan_, part=dram.DDR4_2400):
     return pairs, int(same["a"].sum() + (reads * same["b"]).sum())
 
 
+def refreshed(cycles, timing):
+    """``cycles`` of work stretched by the refresh windows they reach: the first at
+    tREFI, then every tREFI, each tRFC long."""
+    windows = 0
+    while (cycles + windows * timing.trfc) // timing.trefi > windows:
+        windows += 1
+    return cycles + windows * timing.trfc
+
+
 def predict(plan_, memory=accel_model.DRAM, timing=None):
     """The :class:`SpgemmPrediction` of ``plan_`` against ``memory``
     (:class:`~sparseforge.sw.accel_model.Memory`: its round trip ``ordered``; a DRAM's
@@ -104,8 +116,8 @@ def predict(plan_, memory=accel_model.DRAM, timing=None):
     bursts = reads + writes
     pairs, same = (tiles * n for n in paired_conflicts(plan_, t.part))
     conflicts = same + (bursts - pairs) / t.part.bank_groups
-    bus = (bursts * t.burst + conflicts * (t.tccd_l - t.burst)) / (1 - t.trfc / t.trefi) \
-        if memory.burst else 0.0
+    bus = bursts * t.burst + conflicts * (t.tccd_l - t.burst) if memory.burst else 0.0
     pes = tiles * (elements + m) / c.pes
-    return SpgemmPrediction(round(max(bus, pes) + 4 * memory.ordered), reads, writes,
-                            bytes_read, bytes_written, bursts, conflicts)
+    cycles = max(bus, pes) + 4 * memory.ordered
+    return SpgemmPrediction(round(refreshed(cycles, t) if memory.burst else cycles), reads,
+                            writes, bytes_read, bytes_written, bursts, conflicts)

@@ -15,7 +15,7 @@ from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES, Accel
 from sparseforge.sim.runners import seed_from_env
-from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model
+from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model, dram
 from sparseforge.tb.accel import params_of, pysim_runs
 
 CONFIG = accel_spgemm.SpgemmConfig(pes=2, tile_cols=8, lanes=2, inflight=4, dw=8, iw=8,
@@ -79,31 +79,39 @@ def test_back_to_back_runs_exact_with_column_tiles_and_counted_traffic():
 def test_model_cycles_by_hand():
     """The model's cycles on the hand matrices (A 4 x 5, B 5 x 20: they differ), on the
     DDR4 part's bus: 153 + 26 = 179 accesses, a DRAM burst each, of 4 cycles (tCCD_S);
-    the column id and value of an element in one bank group (8-bit words at the same
-    offset of arrays paged apart), A's 5 nonzeros and B's 11 elements read 3 tiles over,
-    48 pairs, and a quarter of the other 131 bursts after one of their group: 80.75
-    bursts 1 cycle more (tCCD_L 5); (716 + 80.75) / (1 - 350 / 7800) of refresh =
-    834.18, against the PEs' 3 tiles x (11 products + 4 rows) = 45 over 2 PEs (22.5);
-    plus four round trips of 16.8 (the memory always ready): 901.38. A memory with no
-    DRAM bus and round trips of 10 leaves the PEs' (one PE: 45): 85."""
+    an element's column id and value in different bank groups (8-bit words, the values a
+    burst into their page), so of A's 5 nonzeros and B's 11 elements read 3 tiles over,
+    48 pairs, none conflicts, and a quarter of the other 131 bursts follow one of their
+    group: 32.75 bursts 1 cycle more (tCCD_L 5): 716 + 32.75 = 748.75, against the PEs'
+    3 tiles x (11 products + 4 rows) = 45 over 2 PEs (22.5); plus four round trips of
+    16.8 (the memory always ready): 815.95, short of the first refresh (7,800). A memory
+    with no DRAM bus and round trips of 10 leaves the PEs' (one PE: 45): 85."""
     plan = accel_spgemm.plan(A, B, CONFIG)
-    assert accel_spgemm_model.paired_conflicts(plan) == (16, 16)
+    assert accel_spgemm_model.paired_conflicts(plan) == (16, 0)
     model = accel_spgemm_model.predict(plan, accel_model.dram(rate=1.0))
-    assert (model.dram_bursts, model.conflicts, model.cycles) == (179, 80.75, 901)
+    assert (model.dram_bursts, model.conflicts, model.cycles) == (179, 32.75, 816)
     one = accel_spgemm.plan(A, B, dataclasses.replace(CONFIG, pes=1))
     free = accel_model.Memory(latency=10, ordered=10, rate=1.0)
     assert accel_spgemm_model.predict(one, free).cycles == 85
 
 
+def test_model_refresh_windows_at_their_edges():
+    """A run reaching cycle 7,800 (tREFI) meets the first refresh, 350 cycles (tRFC); one
+    that the first window pushes to 15,600 meets the second."""
+    t = dram.timing()
+    assert [accel_spgemm_model.refreshed(n, t) for n in (7799, 7800, 15249, 15250)] == [
+        7799, 8150, 15599, 15950]
+
+
 def test_model_pairs_conflict_only_within_one_bank_group():
-    """16-bit ids beside 8-bit values: element e's id at byte 2e of its page, its value at
-    byte e, in one 64-byte burst's bank group for e < 32 and in the next group's from 32
-    on. A is one row of 40 ones, B 40 rows of a one each (read once): 80 pairs, 64 of them
-    in one group."""
+    """16-bit ids beside 8-bit values: element e's id at byte 2e of its page, in the
+    first 64-byte burst's bank group for e < 32 and in the second's from 32 on; its value
+    a burst into its page, at byte 64 + e, in the second's. A is one row of 40 ones, B
+    40 rows of a one each (read once): 80 pairs, the 16 of e >= 32 in one group."""
     c = dataclasses.replace(CONFIG, iw=16, dw=8)
     a = sp.csr_matrix(np.ones((1, 40), dtype=np.int64))
     plan = accel_spgemm.plan(a, a.T.tocsr(), c)
-    assert accel_spgemm_model.paired_conflicts(plan) == (80, 64)
+    assert accel_spgemm_model.paired_conflicts(plan) == (80, 16)
 
 
 def test_the_host_refuses_operands_at_their_edges():
