@@ -193,7 +193,7 @@ def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
 
 @pytest.mark.soak
 @pytest.mark.parametrize("name, seed", [("bcspwr01", 1), ("GD97_b", 2), ("ash219", 3),
-                                        ("bcspwr03", 4)])
+                                        ("bcspwr03", 4), ("bcspwr05", 5), ("494_bus", 6)])
 def test_real_matrices_natively_exact(tmp_path, capsys, shared_data, name, seed):
     """C = A·A (ash219: A·Aᵀ, A being 219 x 85) on real matrices natively under the DRAM
     model's random delays: exact, C saved; the host model's traffic exact, its DRAM
