@@ -75,13 +75,14 @@ def layout(plan_, nnz):
     return place(sizes)
 
 
-def place(sizes):
+def place(sizes, skew=None):
     """``{name: Region}`` for ``sizes`` (``{name: (width, count)}``): each region on its
-    own pages, in order from the second page (address 0 is no operand's), checked."""
-    regions, at = {}, PAGE
+    own pages, in order from the second page (address 0 is no operand's), ``skew[name]``
+    bytes into its first page (0 where not given), checked."""
+    regions, at, skew = {}, PAGE, skew or {}
     for name, (width, count) in sizes.items():
-        regions[name] = Region(at, width, count)
-        at += -(-max(regions[name].size, 1) // PAGE) * PAGE
+        regions[name] = Region(at + skew.get(name, 0), width, count)
+        at += -(-(skew.get(name, 0) + max(regions[name].size, 1)) // PAGE) * PAGE
     check(regions)
     return regions
 

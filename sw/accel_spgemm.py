@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.errors import ParameterError
-from . import accel_image, gustavson, wire
+from . import accel_image, dram, gustavson, wire
 from .ciss import bits_values
 
 
@@ -105,7 +105,11 @@ def word_fields(c):
 
 
 def layout(plan_):
-    """``{name: Region}`` of ``plan_``'s run."""
+    """``{name: Region}`` of ``plan_``'s run. A CSR reader asks for an element's column id
+    and value together and the master issues them back to back, so each values array
+    starts a DRAM burst into its page: an element's value lies a bank group past its
+    column id (as long as ids and values are of one size), and the DRAM takes the two
+    bursts tCCD_S apart rather than tCCD_L (:mod:`~sparseforge.sw.accel_spgemm_model`)."""
     c, (m, k, _) = plan_.config, plan_.shape
     A = accel_image.ADDR_WIDTH
     sizes = {"a_rowptr": (A, m + 1), "a_colid": (c.iw, plan_.a.nnz),
@@ -114,7 +118,8 @@ def layout(plan_):
              "tiles": (wire.width(wire.gustavson_job(c.iw)), len(plan_.offsets)),
              "out": (wire.width(word_fields(c)), plan_.words),
              "out_rowlen": (c.iw, m * len(plan_.offsets))}
-    return accel_image.place(sizes)
+    burst = dram.DDR4_2400.burst_bytes
+    return accel_image.place(sizes, {"a_values": burst, "b_values": burst})
 
 
 def image(plan_, a=None, b=None):

@@ -1,5 +1,5 @@
-"""A first-order model of an ``accel`` SpGEMM run (:mod:`~sparseforge.sw.accel_spgemm`):
-its memory traffic exactly, its cycles from the bound the memory sets.
+"""A model of an ``accel`` SpGEMM run (:mod:`~sparseforge.sw.accel_spgemm`): its memory
+traffic exactly, its DRAM bursts, and its cycles from the DRAM's data bus they hold.
 
 Traffic, per column tile of B (``T`` of them), as the Gustavson build reads and writes:
 the tile's word of the tile list; A's rows again, two row pointers a row and a column id
@@ -7,37 +7,54 @@ and a value a nonzero; for each nonzero A(i, k) B's row k, two row pointers and 
 id and a value for each of its elements (every tile reads the whole row and drops the
 other tiles' columns); C's words (a row of ``n`` nonzeros in the tile ``n // lanes + 1``
 words) and a row length a row. Every pointer, id, value and length is a read or write of
-its own (one AXI burst, :mod:`~sparseforge.hw.csr_reader`), so the run is bound by the
-memory's accesses rather than its bytes: the DDR4 model's data bus takes a burst of its
-own for each (:attr:`~sparseforge.sw.accel_model.Memory.burst` cycles). The model's
-cycles are the larger of that bound and the PEs' (one B element a cycle each, a row's
-drain a cycle), plus a round trip for each of the four reads a tile's first product
-waits on in turn (its tile word, A's pointers, A's element, B's pointers and element are
-five; the first overlaps the start).
+its own (one AXI burst, :mod:`~sparseforge.hw.csr_reader`), and the DRAM (``sw.dram``'s
+controller, as the native memory runs it) books a **burst** of its own for each: the
+read ports' requests interleave, so an access rarely finds the burst the access before
+it fetched (the few that do are not predicted). The run is bound by those bursts on the
+data bus, each as the DDR4 part's timing (:func:`sparseforge.sw.dram.timing`) says:
 
-What it leaves out: the DRAM's row misses and bank conflicts beyond the burst's average,
-the PEs waiting on each other at the reorder, and the tail of writes after the last
-product.
+- ``burst`` cycles a burst (tCCD_S: bursts of different bank groups back to back);
+- tCCD_L - ``burst`` more for a burst in the **bank group** of the one before it. A
+  reader's column id and value of one element are requested together, granted on
+  consecutive cycles and booked back to back: they conflict where their two bursts lie
+  in one bank group (:func:`~sparseforge.sw.accel_spgemm.layout` puts a values array
+  a burst past its ids' offset, so where ids and values are of one size, never). Every
+  other access follows one of another port, of any of the four groups alike: a quarter
+  of them conflict.
+
+Plus a round trip for each of the four reads a tile's first product waits on in turn
+(its tile word, A's pointers, A's element, B's pointers and element are five; the first
+overlaps the start); plus the **refresh**: from tREFI on, every tREFI the banks stop for
+tRFC, each window the run reaches (:func:`refreshed`) tRFC more. The cycles before it
+are the larger of the bus's and the PEs' (one B element a cycle each, a row's drain a
+cycle).
+
+Row misses: an image within the 128 KiB the DRAM's banks keep open misses only after a
+refresh closes them, a miss a bank a window, hidden behind the other banks' bursts; a
+larger image's misses are not modelled.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import accel_image, accel_model, wire
-from .accel_spgemm import word_fields
+from . import accel_image, accel_model, dram, wire
+from .accel_spgemm import layout, word_fields
 
 
 @dataclass(frozen=True)
 class SpgemmPrediction:
-    """A run's predicted ``cycles``, and its exact ``reads`` and ``writes`` (accesses)
-    and ``bytes_read`` and ``bytes_written``."""
+    """A run's predicted ``cycles``, its exact ``reads`` and ``writes`` (accesses),
+    ``bytes_read`` and ``bytes_written``, its ``dram_bursts`` (one an access) and
+    ``conflicts``: the bursts in the bank group of the burst before (expected)."""
 
     cycles: int
     reads: int
     writes: int
     bytes_read: int
     bytes_written: int
+    dram_bursts: int
+    conflicts: float
 
 
 def row_lengths(plan_):
@@ -50,9 +67,41 @@ def row_lengths(plan_):
     return out
 
 
-def predict(plan_, memory=accel_model.DRAM):
+def _group(region, index, part):
+    """The bank group of the DRAM burst holding word ``index`` of ``region``."""
+    return (region.base + np.asarray(index) * region.word) // part.burst_bytes \
+        % part.bank_groups
+
+
+def paired_conflicts(plan_, part=dram.DDR4_2400):
+    """``(pairs, conflicts)`` of a tile: the column id and value reads of one element
+    (A's nonzeros once, B's elements once for each nonzero of A in their row), and those
+    of them whose two bursts share a bank group."""
+    regions = layout(plan_)
+    same = {name: _group(regions[f"{name}_colid"], np.arange(m.nnz), part)
+            == _group(regions[f"{name}_values"], np.arange(m.nnz), part)
+            for name, m in (("a", plan_.a), ("b", plan_.b))}
+    reads = np.repeat(np.bincount(plan_.a.indices, minlength=plan_.b.shape[0]),
+                      np.diff(plan_.b.indptr))                # each B element's reads
+    pairs = plan_.a.nnz + int(reads.sum())
+    return pairs, int(same["a"].sum() + (reads * same["b"]).sum())
+
+
+def refreshed(cycles, timing):
+    """``cycles`` of work stretched by the refresh windows they reach: the first at
+    tREFI, then every tREFI, each tRFC long."""
+    windows = 0
+    while (cycles + windows * timing.trfc) // timing.trefi > windows:
+        windows += 1
+    return cycles + windows * timing.trfc
+
+
+def predict(plan_, memory=accel_model.DRAM, timing=None):
     """The :class:`SpgemmPrediction` of ``plan_`` against ``memory``
-    (:class:`~sparseforge.sw.accel_model.Memory`)."""
+    (:class:`~sparseforge.sw.accel_model.Memory`: its round trip ``ordered``; a DRAM's
+    bus where its ``burst`` is not 0) whose DRAM has ``timing``
+    (:func:`sparseforge.sw.dram.timing`, DDR4-2400 at 1 GHz)."""
+    t = timing or dram.timing()
     c, (m, _, _) = plan_.config, plan_.shape
     size = wire.word_bytes
     ptr, col, value = size(accel_image.ADDR_WIDTH), size(c.iw), size(c.dw)
@@ -64,7 +113,11 @@ def predict(plan_, memory=accel_model.DRAM):
     words = int((row_lengths(plan_) // c.lanes + 1).sum())
     writes = words + tiles * m
     bytes_written = words * size(wire.width(word_fields(c))) + tiles * m * col
+    bursts = reads + writes
+    pairs, same = (tiles * n for n in paired_conflicts(plan_, t.part))
+    conflicts = same + (bursts - pairs) / t.part.bank_groups
+    bus = bursts * t.burst + conflicts * (t.tccd_l - t.burst) if memory.burst else 0.0
     pes = tiles * (elements + m) / c.pes
-    bound = max((reads + writes) * memory.burst, pes)
-    return SpgemmPrediction(round(bound + 4 * memory.ordered), reads, writes, bytes_read,
-                            bytes_written)
+    cycles = max(bus, pes) + 4 * memory.ordered
+    return SpgemmPrediction(round(refreshed(cycles, t) if memory.burst else cycles), reads,
+                            writes, bytes_read, bytes_written, bursts, conflicts)

@@ -420,6 +420,7 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
           "mac_utilization": multiplies / (n * run.cycles),
           "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
           "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
+          "dram_bursts": run.dram, "model_dram_bursts": model.dram_bursts,
           **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
          as_json, _spgemm_human)
 
@@ -439,6 +440,13 @@ def _spgemm_human(r):
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written (the model: "
                f"{r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
+    bursts = r["dram_bursts"]
+    if bursts:
+        took = bursts["dram_reads"] + bursts["dram_writes"]
+        shared = bursts["shared_reads"] + bursts["shared_writes"]
+        click.echo(f"  DRAM         {took:,} bursts on the bus, {shared:,} accesses answered "
+                   f"with the burst before (the model: {r['model_dram_bursts']:,} accesses, "
+                   "a burst each)")
     click.echo(f"  utilization  the multipliers {r['mac_utilization']:.1%} ({r['multiplies']:,} "
                "products of B's elements, every tile's)")
     split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")
