@@ -11,6 +11,7 @@ from amaranth.lib import wiring
 from ..hw.gustavson import Gustavson
 from ..hw.hyte_accessor import HyteAccessor
 from ..hw.hyte_rows import HyteRows
+from ..sim.models.hyte_accessor import Accessor
 from ..sw.wire import HyteMode, signed_words
 from .gustavson import GustavsonBench
 from .streams import Codec, RamPort, Static
@@ -22,9 +23,10 @@ class GustavsonOnAccessor(wiring.Component):
     """The engine with one PE, its B port served by a :class:`~sparseforge.hw.hyte_rows.
     HyteRows` from a :class:`~sparseforge.hw.hyte_accessor.HyteAccessor` of ``depth``:
     the engine's ``job``, ``a`` and ``c``, the accessor's ``mode``, ``capacity``,
-    ``segment`` and ``fill``, and the server's memory ports and registers outside."""
+    ``segment`` and ``fill``, and the server's memory ports and registers outside;
+    ``server_inflight`` the server's ``inflight``."""
 
-    def __init__(self, depth, **engine):
+    def __init__(self, depth, server_inflight=4, **engine):
         self.engine = Gustavson(pes=1, **engine)
         e = self.engine
         self.pes, self.cols, self.lanes = e.pes, e.cols, e.lanes
@@ -32,7 +34,8 @@ class GustavsonOnAccessor(wiring.Component):
                                                               e.acc_width)
         self.accessor = HyteAccessor(depth=depth, width=e.index_width + e.value_width,
                                      coord_width=e.index_width)
-        self.rows = HyteRows(index_width=e.index_width, value_width=e.value_width)
+        self.rows = HyteRows(index_width=e.index_width, value_width=e.value_width,
+                             inflight=server_inflight)
         acc, rows = self.accessor.signature.members, self.rows.signature.members
         super().__init__({
             **{n: e.signature.members[n] for n in ("job", "a", "c")},
@@ -59,6 +62,17 @@ class GustavsonOnAccessor(wiring.Component):
                      rows.kept_base.eq(self.kept_base),
                      rows.elements_base.eq(self.elements_base)]
         return m
+
+
+def bypassed(b, capacity):
+    """Per row of the CSR ``b``, its words the model's buffering accessor of
+    ``capacity`` words did not hold (each read from memory every time it is asked)."""
+    model = Accessor(capacity, HyteMode.BUFFERING)
+    for k in range(b.shape[0]):
+        model.segment(int(b.indptr[k + 1] - b.indptr[k]))
+        for c in b.indices[b.indptr[k]:b.indptr[k + 1]]:
+            model.fill(int(c))
+    return [seg.length - len(seg.words) for seg in model.segments]
 
 
 class AccessorGustavsonBench(GustavsonBench):

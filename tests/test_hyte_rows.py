@@ -11,7 +11,7 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.hyte_rows import HyteRows
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.tb import native
-from sparseforge.tb.hyte_rows import AccessorGustavsonBench, GustavsonOnAccessor
+from sparseforge.tb.hyte_rows import AccessorGustavsonBench, GustavsonOnAccessor, bypassed
 
 
 def operands(seed):
@@ -27,27 +27,31 @@ def operands(seed):
     return sp.csr_array(a), sp.csr_array(b)
 
 
-@pytest.mark.parametrize("capacity, misses", [pytest.param(256, False, marks=pytest.mark.soak),
-                                              (40, True)])   # 40: HIT, MISS and END
-def test_c_exact_from_the_accessor_whole_and_overflowing(capacity, misses):
+@pytest.mark.parametrize("capacity, inflight", [
+    pytest.param(256, 4, marks=pytest.mark.soak),
+    (40, 1), (40, 4)])   # 40: HIT, MISS and END; one read at a time and four ahead
+def test_c_exact_from_the_accessor_whole_and_overflowing(capacity, inflight):
     a, b = operands(3)
     b.eliminate_zeros()
-    comp = GustavsonOnAccessor(256, cols=16, lanes=4, index_width=8, value_width=8,
-                               acc_width=16, inflight=4)
+    comp = GustavsonOnAccessor(256, inflight, cols=16, lanes=4, index_width=8,
+                               value_width=8, acc_width=16, inflight=4)
     bench = AccessorGustavsonBench(comp, a, b, capacity, seed_from_env(4))
     result = native.simulate(bench, "pysim", None)
     want = (a.astype(np.int64) @ b.astype(np.int64)).tocsr()
     assert (result.c != want).nnz == 0 and result.c.nnz == want.nnz
     # 40 words hold part of B's entries and their rows' metadata: the rest bypassed
-    # (a row cut among them) and read from memory each time a row is asked for; the
-    # rows held are read from the buffer.
-    asked = int(np.diff(b.indptr)[a.indices].sum())
-    assert (bench.misses > 0) == misses and b.nnz + b.shape[0] > 40
-    assert bench.misses < asked
+    # (a row cut among them) and read from memory each time a row is asked for, and
+    # no more, however many reads go ahead; the rows held are read from the buffer.
+    missed = np.array(bypassed(b, capacity))
+    assert bench.misses == int(missed[a.indices].sum())
+    assert (bench.misses > 0) == (capacity == 40) and b.nnz + b.shape[0] > 40
+    assert bench.misses < int(np.diff(b.indptr)[a.indices].sum())
 
 
 @pytest.mark.parametrize("params, message", [({"index_width": 3}, "index_width=3"),
-                                             ({"count_width": 8}, "count_width=8")])
+                                             ({"count_width": 8}, "count_width=8"),
+                                             ({"inflight": 0}, "inflight=0"),
+                                             ({"inflight": 257}, "inflight=257")])
 def test_bad_parameters(params, message):
     with pytest.raises(ParameterError, match=message):
         HyteRows(**params)
@@ -55,6 +59,6 @@ def test_bad_parameters(params, message):
 
 @pytest.mark.parametrize("params", [{}, {"index_width": 32, "value_width": 32,
                                          "count_width": 32, "pos_width": 32,
-                                         "addr_width": 48}])
+                                         "addr_width": 48, "inflight": 256}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("hyte_rows", params) == ""

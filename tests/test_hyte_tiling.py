@@ -1,8 +1,10 @@
 # amaranth: UnusedElaboratable=no
-"""HYTE's tiling loop closed in RTL: the controller's commands on a real matrix, tuned
-from the counts the accessor takes of the tiles the parent fetches, equal to the
-model's under random stalls; the tile to count derived from a command; parameters and
-lint."""
+"""HYTE's tiling loop closed in RTL: the controller's commands on real matrices, tuned
+from the counts the accessor takes of the tiles the composite fetches from memory at
+the positions kept across tiles, and the words the parent reads, equal to the model's
+under random stalls; parameters and lint."""
+
+from collections import Counter
 
 import pytest
 
@@ -11,20 +13,51 @@ from sparseforge.hw.compose.hyte_tiling import HyteTiling
 from sparseforge.sim.models.hyte_controller import Config, J, K
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.wire import HyteStatus
 from sparseforge.tb.hyte_tiling import simulate
 
 
-def test_a_real_matrixs_tiles_tune_the_shape_in_rtl(shared_data):
-    # bcspwr03 as B (118 x 118) from 16 x 16 tiles with 12 words of buffer: the shape
-    # changes mid-run, decided from the RTL accessor's counts of the tiles fetched.
-    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
-    config = Config(8, 118, 118, 3, 4, 4, 0, 12)
-    commands, bench = simulate(HyteTiling(dim_width=8, depth=16, width=8), matrix, config,
-                               seed_from_env(6))
+def run(shared_data, name, config, seed):
+    """``(matrix, commands, bench)``: ``name`` as B through the composite, ``config``
+    its job."""
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / f"{name}.mtx")
+    comp = HyteTiling(dim_width=8, depth=16, width=8, pos_width=12, addr_width=14)
+    commands, bench = simulate(comp, matrix, config, seed_from_env(seed))
     assert commands == bench.trace.commands and bench.counts == bench.trace.counts
+    return matrix, commands, bench
+
+
+def statuses(bench):
+    """How many of the parent's reads answered each status."""
+    return Counter(HyteStatus(a["status"]) for a in bench.outputs["read_data"])
+
+
+def test_a_real_matrixs_tiles_fetched_from_memory_tune_the_shape_in_rtl(shared_data):
+    # bcspwr03 as B (118 x 118) from 16 x 16 tiles with 12 words of buffer: the shape
+    # changes mid-run, decided from the RTL accessor's counts of the tiles the
+    # composite fetched itself from B's CSR arrays; every word the parent read (each
+    # tile's, stored or bypassed) equals the model's.
+    matrix, commands, bench = run(shared_data, "bcspwr03",
+                                  Config(8, 118, 118, 3, 4, 4, 0, 12), 6)
     shapes = {(c[K]["t"], c[J]["t"]) for c in commands}
     assert len(shapes) > 1 and (16, 16) in shapes
     assert sum(port == "fill" for port, _ in bench.trace.fetches) == matrix.nnz
+    # Both paths of the buffer: words held (HIT) and bypassed (MISS), and segments
+    # ended (END); the bench checked each answer as it left. A kept entry written per
+    # segment found.
+    seen = statuses(bench)
+    assert min(seen[HyteStatus.HIT], seen[HyteStatus.MISS], seen[HyteStatus.END]) > 0
+    assert len(bench.streams["writes__request"].received) == sum(
+        port == "segment" for port, _ in bench.trace.fetches)
+
+
+def test_a_rectangular_matrix_in_another_order(shared_data):
+    # lp_afiro as B (27 x 51, so K and J differ), order jik, 8 x 8 tiles, 6 words.
+    matrix, commands, bench = run(shared_data, "lp_afiro",
+                                  Config(8, 51, 27, 3, 3, 3, 2, 6), 8)
+    assert matrix.shape == (27, 51) and len({(c[K]["t"], c[J]["t"]) for c in commands}) > 1
+    seen = statuses(bench)
+    assert min(seen[HyteStatus.HIT], seen[HyteStatus.MISS]) > 0
 
 
 @pytest.mark.parametrize("params, message", [({"width": 7, "dim_width": 8}, "width=7"),

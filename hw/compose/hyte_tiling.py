@@ -1,10 +1,11 @@
 # amaranth: UnusedElaboratable=no
 """HYTE's tiling loop closed in hardware (Sections 6.2-6.4): the tiling controller's
-commands, B's tiles in a tensor accessor that counts their quadrants, and the
-controller tuning B's tile shape from those counts."""
+commands, B's tiles fetched from memory at the positions kept across tiles into a
+tensor accessor that counts their quadrants, and the controller tuning B's tile shape
+from those counts."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...core.errors import ParameterError
@@ -13,26 +14,38 @@ from ...core.registry import block
 from ...sw import wire
 from ..hyte_accessor import HyteAccessor
 from ..hyte_controller import HyteController, hyte_config_layout, hyte_tile_layout
+from ..hyte_positions import HytePositions
 from ..hyte_tuner import RULES
 from ..interfaces import struct
+from ..stream_units import MemoryPortSignature
 
 K, J = wire.HYTE_DIMS.index("k"), wire.HYTE_DIMS.index("j")
 
 
+def tile_rows_layout(dim_width):
+    """B's rows in a commanded tile: the segments of rows ``row`` to ``row + rows - 1``
+    with columns in ``[bj, ej)`` (:func:`~sparseforge.sw.wire.hyte_fetch`'s fields)."""
+    fetch = struct(wire.hyte_fetch(dim_width))
+    return data.StructLayout({**{name: f.shape for name, f in fetch}, "rows": dim_width})
+
+
 class QuadrantSpec(wiring.Component):
-    """Each tile command, and the tile of B the accessor is to count for it.
+    """Each tile command, the tile of B the accessor is to count for it, and B's rows
+    to fetch into it.
 
     The job passes through (its ``k`` kept); each command goes to the parent and, on
-    the same cycle, B's tile to the accessor: its rows, the command's ``t_k`` cut off at
-    ``K``, split at half of ``t_k`` (at least 1), and its columns split at ``b_j`` plus
-    half of ``t_j``. The controller sends a command only once the last one's counts are
-    taken, so the accessor's counter is free to take it.
+    the same cycle, B's tile to the accessor and its rows to the fetcher: its rows, the
+    command's ``t_k`` cut off at ``K``, split at half of ``t_k`` (at least 1), and its
+    columns ``[b_j, b_j + t_j)``, split at ``b_j`` plus half of ``t_j``. The controller
+    sends a command only once the last one's counts are taken, so the accessor's
+    counter is free to take it.
 
     Members
     -------
     job : In(stream(:func:`~..hyte_controller.hyte_config_layout`)); config : Out(...)
     commands : In(stream(:func:`~..hyte_controller.hyte_tile_layout`)); tile : Out(...)
     quadrants : Out(stream(:func:`~sparseforge.sw.wire.hyte_quadrants`))
+    rows : Out(stream(:func:`tile_rows_layout`))
     """
 
     def __init__(self, dim_width, count_width):
@@ -43,28 +56,114 @@ class QuadrantSpec(wiring.Component):
             "job": In(config), "config": Out(config),
             "commands": In(tile), "tile": Out(tile),
             "quadrants": Out(stream.Signature(struct(wire.hyte_quadrants(count_width,
-                                                                         dim_width))))})
+                                                                         dim_width)))),
+            "rows": Out(stream.Signature(tile_rows_layout(dim_width)))})
 
     def elaborate(self, platform):
         m = Module()
-        job, config, commands, tile, quadrants = (self.job, self.config, self.commands,
-                                                  self.tile, self.quadrants)
+        job, config, commands = self.job, self.config, self.commands
+        outputs = (self.tile, self.quadrants, self.rows)
         k = Signal(self.dim_width)
         m.d.comb += [config.valid.eq(job.valid), config.payload.eq(job.payload),
                      job.ready.eq(config.ready)]
         with m.If(job.valid & job.ready):
             m.d.sync += k.eq(job.payload.k)
+        # Each output is offered when the others can take it: all take it at once.
+        for out in outputs:
+            others = [o.ready for o in outputs if o is not out]
+            m.d.comb += out.valid.eq(commands.valid & others[0] & others[1])
+        m.d.comb += commands.ready.eq(self.tile.ready & self.quadrants.ready &
+                                      self.rows.ready)
         cmd = commands.payload
         (bk, tk), (bj, tj) = ((cmd[d].begin, cmd[d].t) for d in (K, J))
-        left = Signal(self.dim_width)
+        left, rows = Signal(self.dim_width), self.quadrants.payload.rows
         m.d.comb += [left.eq(k - bk),
-                     tile.payload.eq(cmd),
-                     tile.valid.eq(commands.valid & quadrants.ready),
-                     quadrants.valid.eq(commands.valid & tile.ready),
-                     commands.ready.eq(tile.ready & quadrants.ready),
-                     quadrants.payload.rows.eq(Mux(left < tk, left, tk)),
-                     quadrants.payload.split_k.eq(Mux(tk > 1, tk >> 1, 1)),
-                     quadrants.payload.split_j.eq(bj + Mux(tj > 1, tj >> 1, 1))]
+                     self.tile.payload.eq(cmd),
+                     rows.eq(Mux(left < tk, left, tk)),
+                     self.quadrants.payload.split_k.eq(Mux(tk > 1, tk >> 1, 1)),
+                     self.quadrants.payload.split_j.eq(bj + Mux(tj > 1, tj >> 1, 1)),
+                     self.rows.payload.row.eq(bk), self.rows.payload.rows.eq(rows),
+                     self.rows.payload.bj.eq(bj), self.rows.payload.ej.eq(bj + tj)]
+        return m
+
+
+class TileFetch(wiring.Component):
+    """Fetches each commanded tile of B into the accessor, once the last is evicted.
+
+    A tile's rows wait for the accessor to be ``empty`` (the parent evicted the last
+    tile), so a tile is alone in the buffer and its words are stored or bypassed as
+    the model has them. Then a fetch per row goes to the positions unit
+    (:class:`~..hyte_positions.HytePositions`); per segment ``[begin, end)`` it finds,
+    the accessor takes its length and then its words, read from ``cols_base + begin``
+    on: requests go out while the answers flow to the accessor, as many in flight as
+    the memory takes.
+
+    Members
+    -------
+    rows : In(stream(:func:`tile_rows_layout`)); empty : In(1)
+    fetch : Out(stream(:func:`~sparseforge.sw.wire.hyte_fetch`))
+    found : In(stream(:func:`~sparseforge.sw.wire.hyte_segment`))
+    segment, fill : Out, the accessor's (:class:`~..hyte_accessor.HyteAccessorSignature`)
+    columns : Out(:class:`~..stream_units.MemoryPortSignature`); cols_base : In
+    """
+
+    def __init__(self, dim_width, count_width, pos_width, addr_width, width):
+        self.pos_width = pos_width
+        super().__init__({
+            "rows": In(stream.Signature(tile_rows_layout(dim_width))), "empty": In(1),
+            "fetch": Out(stream.Signature(struct(wire.hyte_fetch(dim_width)))),
+            "found": In(stream.Signature(struct(wire.hyte_segment(pos_width)))),
+            "segment": Out(stream.Signature(count_width)),
+            "fill": Out(stream.Signature(width)),
+            "columns": Out(MemoryPortSignature(addr_width, width)),
+            "cols_base": In(addr_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        rows, fetch, found, mem = self.rows, self.fetch, self.found, self.columns
+        left = Signal.like(rows.payload.rows)
+        row = Signal.like(fetch.payload.row)
+        bounds = Signal.like(rows.payload)
+        m.d.comb += [fetch.payload.row.eq(row), fetch.payload.bj.eq(bounds.bj),
+                     fetch.payload.ej.eq(bounds.ej)]
+        with m.FSM():
+            with m.State("idle"):
+                m.d.comb += rows.ready.eq(self.empty)
+                with m.If(rows.valid & self.empty):
+                    m.d.sync += [bounds.eq(rows.payload), row.eq(rows.payload.row),
+                                 left.eq(rows.payload.rows)]
+                    m.next = "walk"
+            with m.State("walk"):
+                with m.If(left == 0):
+                    m.next = "idle"
+                with m.Else():
+                    m.d.comb += fetch.valid.eq(1)
+                    with m.If(fetch.ready):
+                        m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
+
+        pos, stop, words = (Signal(self.pos_width, name=n) for n in ("pos", "stop", "words"))
+        seg = found.payload
+        m.d.comb += [mem.request.payload.eq(self.cols_base + pos),
+                     self.fill.payload.eq(mem.response.payload)]
+        with m.FSM():
+            with m.State("length"):
+                m.d.comb += [self.segment.valid.eq(found.valid),
+                             self.segment.payload.eq(seg.end - seg.begin),
+                             found.ready.eq(self.segment.ready)]
+                with m.If(found.valid & self.segment.ready):
+                    m.d.sync += [pos.eq(seg.begin), stop.eq(seg.end),
+                                 words.eq(seg.end - seg.begin)]
+                    m.next = "words"
+            with m.State("words"):
+                m.d.comb += [mem.request.valid.eq(pos != stop),
+                             self.fill.valid.eq(mem.response.valid),
+                             mem.response.ready.eq(self.fill.ready)]
+                with m.If(mem.request.valid & mem.request.ready):
+                    m.d.sync += pos.eq(pos + 1)
+                with m.If(self.fill.valid & self.fill.ready):
+                    m.d.sync += words.eq(words - 1)
+                with m.If(words == 0):
+                    m.next = "length"
         return m
 
 
@@ -73,34 +172,43 @@ class HyteTiling(wiring.Component):
     """The tiling controller and B's accessor, the tuning loop between them closed.
 
     A :class:`~..hyte_controller.HyteController` sends the job's tile commands; a
-    :class:`QuadrantSpec` hands each to the parent and tells the
-    :class:`~..hyte_accessor.HyteAccessor` which tile of B to count; the parent fetches
-    that tile into the accessor (a segment per row of B in the tile, a word per element,
-    its column in the word's low ``dim_width`` bits), reads and evicts it; the
-    accessor's quadrant counts go to the controller, which tunes B's shape from them and
-    sends the next command.
+    :class:`QuadrantSpec` hands each to the parent, tells the
+    :class:`~..hyte_accessor.HyteAccessor` which tile of B to count and the
+    :class:`TileFetch` which rows of B to fetch; the fetcher has the
+    :class:`~..hyte_positions.HytePositions` find each row's segment of the tile from
+    the positions kept across tiles and fills the accessor with its words (each word
+    B's column id, in its low ``dim_width`` bits). The parent reads the tile and
+    evicts it; the accessor's quadrant counts go to the controller, which tunes B's
+    shape from them and sends the next command.
 
     Parameters
     ----------
     dim_width, rule : the controller's; count_width : the controller's and the
         accessor's (at least 16).
     depth, width : the accessor's (``width`` at least ``dim_width``).
+    pos_width, addr_width : the positions unit's.
 
     Members
     -------
     config, tile : the controller's (:class:`~..hyte_controller.HyteControllerSignature`).
-    mode, capacity, segment, fill, read, read_data, evict, occupancy, free, bypass :
-        the accessor's (:class:`~..hyte_accessor.HyteAccessorSignature`).
+    mode, capacity, read, read_data, evict, occupancy, free, bypass : the accessor's
+        (:class:`~..hyte_accessor.HyteAccessorSignature`).
+    memory, writes, ptr_base, cols_base, kept_base : the positions unit's
+        (:class:`~..hyte_positions.SegmentPositionsSignature`).
+    columns : Out(:class:`~..stream_units.MemoryPortSignature`): reads of B's column
+        ids, ``width`` bits a word, at ``cols_base`` on (the memory ``memory`` reads).
 
-    Latency and throughput: the controller's and the accessor's; the counts leave the
-    accessor two cycles after the tile's last word.
+    Latency and throughput: the controller's, the positions unit's and the accessor's;
+    a tile's fetch begins once the last tile is evicted, and its counts leave the
+    accessor two cycles after its last word.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a dimension"),
               Param("count_width", 16, 16, 32, "bits of a quadrant count and bufsize"),
               choice("rule", "tiles", RULES, "hit-rate estimate"),
               Param("depth", 64, 4, 1 << 15, "the accessor's words", pow2=True),
-              Param("width", 32, 2, 256, "bits of a word of B"))
+              Param("width", 32, 2, 256, "bits of a word of B"),
+              *(p for p in HytePositions.PARAMS if p.name != "dim_width"))
     REPORT = ({},)
 
     def __init__(self, **params):
@@ -115,27 +223,48 @@ class HyteTiling(wiring.Component):
         self.accessor = HyteAccessor(depth=v["depth"], width=v["width"],
                                      count_width=v["count_width"],
                                      coord_width=v["dim_width"])
+        self.positions = HytePositions(dim_width=v["dim_width"], pos_width=v["pos_width"],
+                                       addr_width=v["addr_width"])
         self.spec = QuadrantSpec(v["dim_width"], v["count_width"])
+        self.fetcher = TileFetch(v["dim_width"], v["count_width"], v["pos_width"],
+                                 v["addr_width"], v["width"])
         ctl, acc = self.controller.signature.members, self.accessor.signature.members
+        pos = self.positions.signature.members
         super().__init__({
             "config": ctl["config"], "tile": ctl["tile"],
-            **{n: acc[n] for n in ("mode", "capacity", "segment", "fill", "read",
-                                   "read_data", "evict", "occupancy", "free", "bypass")}})
+            **{n: acc[n] for n in ("mode", "capacity", "read", "read_data", "evict",
+                                   "occupancy", "free", "bypass")},
+            **{n: pos[n] for n in ("memory", "writes", "ptr_base", "cols_base",
+                                   "kept_base")},
+            "columns": self.fetcher.signature.members["columns"]})
 
     def elaborate(self, platform):
         m = Module()
         ctl, acc, spec = self.controller, self.accessor, self.spec
+        pos, fetcher = self.positions, self.fetcher
         m.submodules.controller, m.submodules.accessor, m.submodules.spec = ctl, acc, spec
+        m.submodules.positions, m.submodules.fetcher = pos, fetcher
         wiring.connect(m, wiring.flipped(self.config), spec.job)
         wiring.connect(m, spec.config, ctl.config)
         wiring.connect(m, ctl.tile, spec.commands)
         wiring.connect(m, spec.tile, wiring.flipped(self.tile))
         wiring.connect(m, spec.quadrants, acc.tile)
         wiring.connect(m, acc.counts, ctl.counts)
-        for name in ("segment", "fill", "read", "evict"):
+        wiring.connect(m, spec.rows, fetcher.rows)
+        wiring.connect(m, fetcher.fetch, pos.fetch)
+        wiring.connect(m, pos.segment, fetcher.found)
+        wiring.connect(m, fetcher.segment, acc.segment)
+        wiring.connect(m, fetcher.fill, acc.fill)
+        for name in ("memory", "writes"):
+            wiring.connect(m, getattr(pos, name), wiring.flipped(getattr(self, name)))
+        wiring.connect(m, fetcher.columns, wiring.flipped(self.columns))
+        for name in ("read", "evict"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(acc, name))
         wiring.connect(m, acc.read_data, wiring.flipped(self.read_data))
         m.d.comb += [acc.mode.eq(self.mode), acc.capacity.eq(self.capacity),
                      self.occupancy.eq(acc.occupancy), self.free.eq(acc.free),
-                     self.bypass.eq(acc.bypass)]
+                     self.bypass.eq(acc.bypass), fetcher.empty.eq(acc.occupancy == 0),
+                     fetcher.cols_base.eq(self.cols_base),
+                     *(getattr(pos, n).eq(getattr(self, n))
+                       for n in ("ptr_base", "cols_base", "kept_base"))]
         return m
