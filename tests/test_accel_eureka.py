@@ -1,0 +1,110 @@
+"""Pruned GEMM on the accelerator's Eureka build, host side: the plan, memory image,
+registers and Y read back, checked by hand on a tiny layer whose W and X differ and run
+through the engine's model (W X exact from the image alone); the refusals at their
+edges; a slice of a real pruned layer."""
+
+import numpy as np
+import pytest
+
+from sparseforge.core.errors import ParameterError
+from sparseforge.sim.models import accel_eureka as engine
+from sparseforge.sw import accel_eureka, accel_image, layers, regmap, wire
+
+# W is 6 x 10: at P = 1 a grid of 2 x 3 blocks of 4 x 4. Block (0, 0) holds rows 0 (three
+# values) and 1 (one), block (0, 2) row 3's W(3, 9), blocks (1, 1) and (1, 2) row 5's two;
+# blocks (1, 0) and (0, 1) are empty and not sent.
+W = np.zeros((6, 10), dtype=np.int64)
+W[0, [0, 1, 2]] = [1, -2, 3]
+W[1, 0] = 4
+W[3, 9] = -5
+W[5, [4, 8]] = [6, 7]
+X = np.arange(60).reshape(10, 6) % 7 - 3          # 6 columns: two panels of 4 at cols=1
+TINY = accel_eureka.EurekaConfig(compaction=1, cols=1, acc_width=20)
+
+
+def through_engine(plan):
+    memory, regions = accel_eureka.image(plan)
+    engine.run(memory, accel_eureka.registers(plan, regions), plan.config)
+    return accel_eureka.output(plan, memory, regions)
+
+
+def test_tiny_layer_by_hand():
+    """The sent blocks, their SUDS cycles, the registers and the traffic by hand.
+
+    Block (0, 0)'s rows hold 3 and 1 values: row 0 displaces one value onto the MAC row
+    below it, so it takes 2 cycles, the others 1: 5 a pass, 10 over the two panels.
+    Words (bytes): a block's place 2 x 16 bits, 4; a record 5 + 4 x 4 x (8 + 2 + 1) = 181
+    bits, 32; a slab 4 x 4 x 8 bits, 16; a tile 4 x 4 x 20 bits, 64. A pass reads 4
+    blocks' places, records and slabs, 4 x 52 = 208, two passes 416; it writes a tile of
+    each of the two block rows, 2 x 2 x 64 = 256."""
+    plan = accel_eureka.plan(W, X, TINY)
+    assert plan.grid == (2, 3) and plan.panels == 2
+    assert plan.placed.block_rows.tolist() == [0, 0, 1, 1]
+    assert plan.placed.block_cols.tolist() == [0, 2, 1, 2]
+    assert plan.placed.cycles.tolist() == [2, 1, 1, 1]
+    assert accel_eureka.array_cycles(plan) == 10
+    assert accel_eureka.traffic(plan) == (416, 256)
+    memory, regions = accel_eureka.image(plan)
+    regs = accel_eureka.registers(plan, regions)
+    assert regs["kernel"] == wire.AccelKernel.PRUNED_GEMM == 5
+    assert (regs["passes"], regs["tiles_count"], regs["b_panel"], regs["out_panel"]) == (
+        2, 4, 48, 128)
+    assert (regs["w_records_size"], regs["b_size"], regs["out_size"]) == (128, 96, 256)
+    assert regmap.writes(regs)[-1] == (regmap.by_name()["start"].offset, 1)
+    # X's first slab word: rows 0-3 of X's columns 0-3, row-major, lane 0 lowest.
+    first = int(accel_image.read(memory, regions["b"])[0])
+    assert [(first >> (8 * k) & 0xFF) for k in range(4)] == [(v & 0xFF) for v in X[0, :4]]
+    assert not memory[regions["out"].base:regions["out"].base + regions["out"].size].any()
+    y = through_engine(plan)
+    assert np.array_equal(y, W @ X)
+    assert y[0, 0] == 1 * -3 + -2 * 3 + 3 * 2 and not y[2].any() and not y[4].any()
+
+
+@pytest.mark.parametrize("compaction", [1, 2, 4])
+@pytest.mark.parametrize("cols", [1, 2])
+def test_every_compaction_and_width_exact(compaction, cols):
+    plan = accel_eureka.plan(W, -2 * X, accel_eureka.EurekaConfig(compaction, cols))
+    assert np.array_equal(through_engine(plan), W @ (-2 * X))
+
+
+def test_all_zero_weights_give_zeros():
+    plan = accel_eureka.plan(np.zeros((5, 3), dtype=int), X[:3], TINY)
+    assert len(plan.records) == 0
+    assert np.array_equal(through_engine(plan), np.zeros((5, 6)))
+
+
+def test_the_widest_values_accepted_the_first_past_refused():
+    top = accel_eureka.EurekaConfig(compaction=1, acc_width=16)
+    w = np.array([[127, -128]])
+    x = np.array([[127], [-128]])          # 127^2 + 128^2 = 32513 < 2^15
+    plan = accel_eureka.plan(w, x, top)
+    assert through_engine(plan)[0, 0] == 32513
+    with pytest.raises(ParameterError, match="weight_width"):
+        accel_eureka.plan(np.array([[128, 0]]), x, top)
+    with pytest.raises(ParameterError, match="act_width"):
+        accel_eureka.plan(w, np.array([[127], [-129]]), top)
+    with pytest.raises(ParameterError, match="acc_width=15"):
+        accel_eureka.plan(w, x, accel_eureka.EurekaConfig(compaction=1, acc_width=15))
+
+
+def test_bad_input_refused_in_one_line():
+    with pytest.raises(ParameterError, match="needs X of W's columns") as err:
+        accel_eureka.plan(W, X[:9], TINY)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ParameterError, match="integers"):
+        accel_eureka.plan(W * 0.5, X, TINY)
+    with pytest.raises(ParameterError, match="nothing to compute"):
+        accel_eureka.plan(W, X[:, :0], TINY)
+    with pytest.raises(ParameterError, match="iw=2"):
+        accel_eureka.plan(np.ones((16, 4), dtype=int), X[:4],
+                          accel_eureka.EurekaConfig(compaction=1, iw=2))
+    accel_eureka.plan(np.ones((12, 4), dtype=int), X[:4],
+                      accel_eureka.EurekaConfig(compaction=1, iw=2))     # 3 block rows fit
+
+
+def test_a_real_pruned_layer_slice(shared_data):
+    path = layers.dlmc_layers(shared_data)[0]
+    w, x = layers.real_slice(path, (0, 40), (0, 96), 12, seed=3)
+    plan = accel_eureka.plan(w, x, accel_eureka.EurekaConfig(compaction=4, cols=2))
+    assert 0 < len(plan.records) < plan.grid[0] * plan.grid[1] + 1
+    assert np.array_equal(through_engine(plan), w @ x)
