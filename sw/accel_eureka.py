@@ -9,14 +9,15 @@ columns a *panel*, and makes one pass over W's blocks a panel.
 
 - **Memory**: ``w_records``, each sent block's record
   (:meth:`~sparseforge.sw.eureka_format.EurekaFormat.records`), a word a block;
-  ``tiles``, each sent block's place on the grid (:func:`~sparseforge.sw.wire.
-  eureka_block`), a word a block; ``b``, X as the array takes it, one slab word a block
-  column (its 4P rows by the panel's columns, row-major, two's complement: the
-  ``inputs`` payload of :class:`~sparseforge.hw.eureka_array.EurekaArray`), panel after
-  panel, K and N padded with zeros to whole slabs; ``out``, Y, one tile word a block row
-  (its 4 rows by the panel's columns, in Y's row order), panel after panel. The engine
-  sums a block row's tiles, each put in Y's row order by its rotation, and writes the
-  sum once; a block row with no sent block is not written and reads as the zeros the
+  ``tiles``, each sent block's place on the grid and whether it ends its block row
+  (:func:`~sparseforge.sw.wire.eureka_block`), a word a block; ``b``, X as the array
+  takes it, one slab word a block column (its 4P rows by the panel's columns,
+  row-major, two's complement: the ``inputs`` payload of
+  :class:`~sparseforge.hw.eureka_array.EurekaArray`), panel after panel, K and N padded
+  with zeros to whole slabs; ``out``, Y, one tile word a block row (its 4 rows by the
+  panel's columns, in Y's row order), panel after panel. The engine sums a block row's
+  tiles, each put in Y's row order by its rotation, and writes the sum at the row's
+  ``end``; a block row with no sent block is not written and reads as the zeros the
   host laid down.
 - **Y back**: the tile words unpacked, panels side by side, the padding cut off.
 
@@ -40,13 +41,12 @@ from .wire import ROWS
 @dataclass(frozen=True)
 class EurekaConfig:
     """An Eureka build of the accelerator: compaction ``P``, ``cols`` 4x4 sub-arrays side
-    by side (4 ``cols`` of X's columns a panel), operand and accumulator widths, and ``iw``
-    bits of a block's row and column."""
+    by side (4 ``cols`` of X's columns a panel), ``dw`` bits of W's and X's values,
+    ``acc_width`` of Y's, and ``iw`` bits of a block's row and column."""
 
     compaction: int = 4
     cols: int = 1
-    weight_width: int = 8
-    act_width: int = 8
+    dw: int = 8
     acc_width: int = 32
     iw: int = 16
 
@@ -90,8 +90,8 @@ class PrunedPlan:
 def plan(w, x, config):
     """The :class:`PrunedPlan` of Y = ``w`` X (``w`` M x K, sparse or dense; ``x`` K x N),
     or :class:`~sparseforge.core.errors.ParameterError` in one line where the shapes do
-    not multiply or a value does not fit the build (W past ``weight_width``, X past
-    ``act_width``, a sum past ``acc_width``, the grid past ``iw`` bits)."""
+    not multiply or a value does not fit the build (W or X past ``dw``, a sum past
+    ``acc_width``, the grid past ``iw`` bits)."""
     c = config
     w = sp.csr_matrix(w)
     x = np.asarray(x)
@@ -102,12 +102,11 @@ def plan(w, x, config):
     if 0 in w.shape or x.shape[1] == 0:
         raise ParameterError(f"W X of {w.shape[0]} x {w.shape[1]} by {x.shape[0]} x "
                              f"{x.shape[1]} is empty: nothing to compute")
-    for name, values, bits, setting in (("W", w.data, c.weight_width, "weight_width"),
-                                        ("X", x, c.act_width, "act_width")):
+    for name, values in (("W", w.data), ("X", x)):
         if values.size and not np.array_equal(values, np.rint(values)):
             raise ParameterError(f"{name}: values must be integers (quantize the layer "
                                  "first)")
-        wire.signed_words(values, bits, name, setting)
+        wire.signed_words(values, c.dw, name, "dw")
     w = sp.csr_matrix(w, dtype=np.int64)
     w.eliminate_zeros()
     w.sort_indices()
@@ -122,7 +121,7 @@ def plan(w, x, config):
                              "of a block's row and column")
     compacted = compact(w, c.compaction)
     placed = displace(compacted, optimal(compacted.counts))
-    records = EurekaFormat(c.compaction, c.weight_width).records(placed)
+    records = EurekaFormat(c.compaction, c.dw).records(placed)
     return PrunedPlan(c, w, x, placed, records, grid, w @ x)
 
 
@@ -132,16 +131,16 @@ def slab_words(plan_):
     padded = np.zeros((cols * c.depth, plan_.panels * c.columns), dtype=np.int64)
     padded[:plan_.x.shape[0], :plan_.x.shape[1]] = plan_.x
     slabs = padded.reshape(cols, c.depth, plan_.panels, c.columns).transpose(2, 0, 1, 3)
-    return wire.tensaurus_out_words(slabs.reshape(-1, c.depth * c.columns), c.act_width)
+    return wire.tensaurus_out_words(slabs.reshape(-1, c.depth * c.columns), c.dw)
 
 
 def layout(plan_):
     """``{name: Region}`` of ``plan_``'s run."""
     c, sent = plan_.config, len(plan_.records)
-    fmt = EurekaFormat(c.compaction, c.weight_width)
+    fmt = EurekaFormat(c.compaction, c.dw)
     sizes = {"tiles": (wire.width(wire.eureka_block(c.iw)), sent),
              "w_records": (fmt.record_width, sent),
-             "b": (c.depth * c.columns * c.act_width, plan_.panels * plan_.grid[1]),
+             "b": (c.depth * c.columns * c.dw, plan_.panels * plan_.grid[1]),
              "out": (ROWS * c.columns * c.acc_width, plan_.panels * plan_.grid[0])}
     return accel_image.place(sizes)
 
@@ -153,8 +152,9 @@ def image(plan_, w=None, x=None):
     regions = layout(plan_)
     memory = accel_image.blank(regions)
     p = plan_.placed
+    end = np.append(p.block_rows[1:] != p.block_rows[:-1], True)[:len(p.block_rows)]
     blocks = wire.pack(wire.eureka_block(plan_.config.iw),
-                       {"row": p.block_rows, "col": p.block_cols})
+                       {"row": p.block_rows, "col": p.block_cols, "end": end})
     for name, values in (("tiles", blocks), ("w_records", plan_.records),
                          ("b", slab_words(plan_))):
         accel_image.put(memory, regions[name], np.asarray(values, dtype=object))

@@ -178,8 +178,9 @@ class EurekaWire:
 
 def eureka_block(index_width):
     """Where a sent block of W lies on its block grid: its block ``row`` (the 4 rows of Y
-    its tile adds to) and block ``col`` (the 4P rows of X its slab holds)."""
-    return (Field("row", index_width), Field("col", index_width))
+    its tile adds to), block ``col`` (the 4P rows of X its slab holds), and ``end`` on the
+    last sent block of its block row (the row's sum is then complete)."""
+    return (Field("row", index_width), Field("col", index_width), Field("end", 1))
 
 
 # -- HYTE: the tensor accessor (Section 6.3) and the tiling controller (6.2, 6.4) --

@@ -4,8 +4,8 @@ What the engine does with a run's registers and memory
 (:mod:`sparseforge.sw.accel_eureka`), cycle-free: for each pass (a panel of X's
 columns) it walks the block list, reads each block's record and the slab of X its block
 column selects, runs the block on the sub-array (:func:`.eureka.drained`), puts the tile
-in Y's row order by its rotation and adds it to its block row's sum; when the block row
-changes, or the list ends, it writes the sum as the block row's tile word of the panel.
+in Y's row order by its rotation and adds it to its block row's sum; at the block's
+``end`` it writes the sum as the block row's tile word of the panel.
 """
 
 from types import SimpleNamespace
@@ -48,7 +48,7 @@ def run(memory, regs, config):
     (``{name: value}``) on a build of ``config``
     (:class:`~sparseforge.sw.accel_eureka.EurekaConfig`)."""
     c = config
-    fmt = EurekaWire(c.compaction, c.weight_width)
+    fmt = EurekaWire(c.compaction, c.dw)
     count = regs["tiles_count"]
     if count == 0:                       # W all zeros: Y stays as the host zeroed it
         return memory
@@ -56,12 +56,12 @@ def run(memory, regs, config):
     place = wire.unpack(places, _words(memory, regs["tiles_base"], wire.width(places), count))
     rows, cols = place["row"], place["col"]
     blocks = _blocks(fmt, _words(memory, regs["w_records_base"], fmt.record_width, count))
-    slab = c.depth * c.columns * c.act_width
+    slab = c.depth * c.columns * c.dw
     tile = ROWS * c.columns * c.acc_width
-    ends = np.flatnonzero(np.append(rows[1:] != rows[:-1], True))
+    ends = np.flatnonzero(place["end"])
     for p in range(regs["passes"]):
         panel = _words(memory, regs["b_base"] + p * regs["b_panel"], slab, int(cols.max()) + 1)
-        slabs = wire.tensaurus_out_values(panel[cols], c.depth * c.columns, c.act_width)
+        slabs = wire.tensaurus_out_values(panel[cols], c.depth * c.columns, c.dw)
         tiles = eureka.tiles(blocks, slabs.reshape(-1, c.depth, c.columns))
         sums = np.add.reduceat(tiles, np.append(0, ends[:-1] + 1), axis=0)
         words = wire.tensaurus_out_words(sums.reshape(len(sums), -1), c.acc_width)
