@@ -182,15 +182,19 @@ def output(plan_, memory, regions):
     return tiles.transpose(1, 2, 0, 3).reshape(plan_.grid[0] * ROWS, -1)[:m, :n]
 
 
-def traffic(plan_):
-    """``(bytes read, bytes written)`` of the run as the engine makes it: every pass reads
-    each sent block's place, record and slab, and writes a tile word for each block row
-    holding a sent block."""
+def traffic(plan_, data=64):
+    """``(bytes read, bytes written)`` of the run as the engine makes it on a bus of
+    ``data`` bits: every pass reads each sent block's place, record and slab, and writes
+    a tile word for each block row holding a sent block; a word crosses the bus as
+    :func:`~sparseforge.sw.wire.word_beats` says."""
+    def moved(name):
+        beats, size = wire.word_beats(regions[name].width, data)
+        return beats << size
+
     regions = layout(plan_)
-    sent = len(plan_.records)
-    per_pass = sent * sum(regions[name].word for name in ("tiles", "w_records", "b"))
+    per_pass = len(plan_.records) * sum(moved(name) for name in ("tiles", "w_records", "b"))
     rows = len(np.unique(plan_.placed.block_rows))
-    return plan_.panels * per_pass, plan_.panels * rows * regions["out"].word
+    return plan_.panels * per_pass, plan_.panels * rows * moved("out")
 
 
 def array_cycles(plan_):
