@@ -201,3 +201,10 @@ def array_cycles(plan_):
     """Cycles the array computes: each pass its sent blocks' critical paths (SUDS's
     optimal schedule, Eureka §3.1)."""
     return plan_.panels * int(plan_.placed.cycles.sum())
+
+
+def dense_cycles(plan_):
+    """Cycles the array would compute in dense mode: every block of the grid, 4P cycles
+    each, every pass (Eureka's dense tensor-core baseline, §4)."""
+    c = plan_.config
+    return plan_.panels * plan_.grid[0] * plan_.grid[1] * c.depth

@@ -5,9 +5,13 @@ Amaranth's simulator against an AXI memory with random delays, two runs back to 
 exact, its traffic as the host counts it; the refusals at their edges; a slice of a real
 pruned layer."""
 
+import json
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+from sparseforge.cli import main
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import Accel
 from sparseforge.sim.models import accel_eureka as engine
@@ -49,6 +53,7 @@ def test_tiny_layer_by_hand():
     assert plan.placed.block_cols.tolist() == [0, 2, 1, 2]
     assert plan.placed.cycles.tolist() == [2, 1, 1, 1]
     assert accel_eureka.array_cycles(plan) == 10
+    assert accel_eureka.dense_cycles(plan) == 2 * 6 * 4        # every block, 4P cycles
     assert accel_eureka.traffic(plan) == (384, 160)
     memory, regions = accel_eureka.image(plan)
     regs = accel_eureka.registers(plan, regions)
@@ -134,3 +139,73 @@ def test_a_real_pruned_layer_slice(shared_data):
     plan = accel_eureka.plan(w, x, accel_eureka.EurekaConfig(compaction=4, cols=2))
     assert 0 < len(plan.records) < plan.grid[0] * plan.grid[1] + 1
     assert np.array_equal(through_engine(plan), w @ x)
+
+
+@pytest.fixture
+def files(tmp_path):
+    """The tiny W as a layer file, X, X of the wrong rows, of values past int8, of
+    floats, a tensor and a file that holds no matrix."""
+    from scipy.io import mmwrite
+
+    paths = {"w": tmp_path / "w.mtx", "t": tmp_path / "t.tns", "junk": tmp_path / "junk.mtx"}
+    mmwrite(paths["w"], sp.coo_matrix(W))
+    paths["t"].write_text("1 1 1 2\n")
+    paths["junk"].write_text("this is no matrix\n")
+    for name, x in (("x", X), ("short", X[:9]), ("wide", X * 100), ("real", X * 0.5)):
+        paths[name] = tmp_path / f"{name}.npy"
+        np.save(paths[name], x)
+    return paths
+
+
+@pytest.mark.parametrize("args, word", [
+    (["{w}", "--factors", "{short}"], "W is 6 x 10 and X 9 x 6"),
+    (["{w}", "--factors", "{wide}"], "X: value 300"),
+    (["{w}", "--factors", "{real}"], "float64 values"),
+    (["{t}", "--factors", "{x}"], "a tensor; pruned-gemm takes"),
+    (["{junk}", "--factors", "{x}"], "junk.mtx"),
+    (["{w}"], "needs --factors"),
+    (["{w}", "{w}", "--factors", "{x}"], "one layer W, not 2"),
+    (["{w}", "--factors", "{x}", "--pes", "5"], "--pes 5: pruned-gemm takes 1 to 4"),
+])
+def test_bad_input_is_one_line(files, tmp_path, capsys, args, word):
+    paths = {k: str(v) for k, v in files.items()}
+    args = [a.format(**paths) for a in args]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "accel", "--kernel", "pruned-gemm", *args, "--out",
+              str(tmp_path / "y.npy")])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and out == "" and err.count("\n") == 1, err
+    assert word in err
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("layer, rows, cols, columns, compaction, pes, seed", [
+    ("dlmc", None, None, 8, 4, 2, 1),
+    ("fire2_conv3x3_2", None, None, 12, 2, 2, 2),
+    ("conv_final", (0, 96), (0, 160), 4, 1, 1, 3),
+    ("conv_final", (500, 640), (256, 512), 16, 4, 4, 4),
+])
+def test_real_layers_natively_exact(tmp_path, capsys, shared_data, layer, rows, cols,
+                                    columns, compaction, pes, seed):
+    """Y = W X of real pruned layers (a DLMC ResNet-50 pattern, SqueezeNet's quantized
+    layers whole and sliced) natively under the DRAM model's random delays: exact, and
+    the traffic the host counts."""
+    from scipy.io import mmwrite
+
+    path = (layers.dlmc_layers(shared_data)[0] if layer == "dlmc"
+            else shared_data / layers.SQUEEZENET / f"{layer}.mtx")
+    w = layers.int8_layer(path, seed).tocsr()
+    if rows:
+        w = w[slice(*rows), slice(*cols)]
+        path = tmp_path / "slice.mtx"
+        mmwrite(path, w)
+    x = np.random.default_rng(seed).integers(-128, 128, size=(w.shape[1], columns))
+    np.save(tmp_path / "x.npy", x)
+    main(["run", "accel", "--kernel", "pruned-gemm", str(path), "--factors",
+          str(tmp_path / "x.npy"), "--out", str(tmp_path / "y.npy"), "--compaction",
+          str(compaction), "--pes", str(pes), "--seed", str(seed), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and np.array_equal(np.load(tmp_path / "y.npy"), w @ x)
+    assert (r["dram_bytes_read"], r["dram_bytes_written"]) == (
+        r["model_bytes_read"], r["model_bytes_written"])
+    assert r["array_cycles"] < r["dense_cycles"] and r["array_cycles"] < r["cycles"]
