@@ -44,6 +44,12 @@ read as CSR where the user stored them, B's column tiles listed in the tile list
 (:mod:`sparseforge.sw.accel_spgemm`), C written back as the engine's words and its rows'
 lengths.
 
+**Pruned GEMM** (``engine`` ``eureka``, the ``PRUNED_GEMM`` kernel): Y = W X of pruned
+weights and dense activations on an Eureka sub-array row
+(:class:`~sparseforge.hw.compose.pruned_gemm.PrunedGemm`), W read as the SUDS block
+records the host's optimal scheduler made and their places, X as slabs, Y written as
+tiles (:mod:`sparseforge.sw.accel_eureka`).
+
 The engine is a **build parameter**, not a second engine beside the first in one build
 chosen by the kernel register: the two share everything but the engine (the register
 file and its one map, the master, the run's status and counters, the host's driver and
@@ -63,6 +69,8 @@ in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's col
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
 tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
 list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
+On an Eureka build: in order, the blocks' places, their records and X's slabs; writes,
+Y's tiles.
 """
 
 from amaranth.hdl import Module
@@ -108,7 +116,8 @@ TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column til
 @block("accel")
 class Accel(wiring.Component):
     """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master;
-    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place.
+    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place, or
+    on an Eureka build, the Eureka sub-array row with its walkers.
 
     Parameters
     ----------
@@ -127,6 +136,8 @@ class Accel(wiring.Component):
         ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
     tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
         the reads its PEs and CSR readers make ahead.
+    compaction : the Eureka engine's P (``engine`` ``eureka``: ``cols`` 4x4 sub-arrays
+        side by side, at most four, with ``dw``, ``iw``, ``acc_width``).
 
     Members
     -------
