@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from ..core.errors import ParameterError
 from . import accel_plan, wire
+from .wire import from_bytes, to_bytes
 
 PAGE = 4096
 ADDR_WIDTH = 24
@@ -165,30 +166,9 @@ def put(memory, region, values):
     memory[region.base:region.base + region.size] = to_bytes(values, region.word)
 
 
-def to_bytes(values, n):
-    """Words ``values`` as ``n`` bytes each, little-endian (uint8 array)."""
-    values = np.asarray(values)
-    if n <= 8:
-        words = (values.astype(np.uint64) if values.dtype == object
-                 else values.astype(np.int64).astype(np.uint64))
-        return words.astype(f"<u{n}").view(np.uint8)
-    limbs = [((values.astype(object) >> (64 * j)) & ((1 << 64) - 1)).astype(np.uint64)
-             for j in range(n // 8)]
-    return np.stack(limbs, axis=-1).astype("<u8").view(np.uint8).reshape(-1)
-
-
 def read(memory, region):
     """``region``'s words in ``memory``, as :func:`from_bytes` gives them."""
     return from_bytes(memory[region.base:region.base + region.size], region.word)
-
-
-def from_bytes(raw, n):
-    """The words of ``raw`` bytes, ``n`` each: uint64, or Python ints past 8 bytes."""
-    raw = np.ascontiguousarray(raw, dtype=np.uint8)
-    if n <= 8:
-        return raw.view(f"<u{n}").astype(np.uint64)
-    limbs = raw.view("<u8").reshape(-1, n // 8).astype(object)
-    return sum(limbs[:, j] << (64 * j) for j in range(n // 8))
 
 
 def registers(plan_, regions):

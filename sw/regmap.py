@@ -82,7 +82,7 @@ REGISTERS = (
                                          "(SpMM) or MV (SpMV: b broadcast, the first PE "
                                          "column computing), a tensor run (a build of "
                                          "order 3) MTTKRP (SpMTTKRP), a run on a Gustavson "
-                                         "build SPGEMM"),
+                                         "build SPGEMM, on an Eureka build PRUNED_GEMM"),
     Register("cycles", 0x0C, "RO", 32, 0, "cycles of the last run (or of this one so far)"),
     Register("bytes_read", 0x10, "RO", 32, 0, "bytes read from memory by the last run"),
     Register("bytes_written", 0x14, "RO", 32, 0, "bytes written to memory by the last run"),
@@ -108,6 +108,7 @@ REGISTERS = (
     *_operand(0x80, "b_colid", "B's column ids (CSR, SpGEMM)"),
     *_operand(0x88, "b_values", "B's values (CSR, SpGEMM)"),
     *_operand(0x90, "out_rowlen", "C's row lengths, one a row of each column tile (SpGEMM)"),
+    *_operand(0x98, "w_records", "W's SUDS block records, one a sent block (PRUNED_GEMM)"),
 )
 
 STATUS = "status"

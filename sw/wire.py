@@ -176,6 +176,13 @@ class EurekaWire:
         return width(self.header) + self.slots * self.slot_width
 
 
+def eureka_block(index_width):
+    """Where a sent block of W lies on its block grid: its block ``row`` (the 4 rows of Y
+    its tile adds to), block ``col`` (the 4P rows of X its slab holds), and ``end`` on the
+    last sent block of its block row (the row's sum is then complete)."""
+    return (Field("row", index_width), Field("col", index_width), Field("end", 1))
+
+
 # -- HYTE: the tensor accessor (Section 6.3) and the tiling controller (6.2, 6.4) --
 
 class HyteStatus(enum.IntEnum):
@@ -699,10 +706,12 @@ class TensaurusKernel(enum.IntEnum):
 
 
 AccelKernel = enum.IntEnum("AccelKernel", {**{k.name: k.value for k in TensaurusKernel},
-                                           "SPGEMM": len(TensaurusKernel)})
+                                           "SPGEMM": len(TensaurusKernel),
+                                           "PRUNED_GEMM": len(TensaurusKernel) + 1})
 AccelKernel.__doc__ = """The ``accel`` kernel register's codes: Tensaurus's
 (:class:`TensaurusKernel`), then ``SPGEMM``, C = A·B of two sparse matrices on a
-Gustavson build."""
+Gustavson build, and ``PRUNED_GEMM``, Y = W X of pruned weights and dense activations on
+an Eureka build."""
 
 def mv_layout(vlen):
     """``(per, shift)``: b's elements a scratchpad row holds in MV, and its log2. A row
@@ -794,6 +803,27 @@ def word_bytes(width):
     if width < 1:
         raise ParameterError(f"word width={width}: expected at least 1 bit")
     return 1 << (-(-width // 8) - 1).bit_length()
+
+
+def to_bytes(values, n):
+    """Words ``values`` as ``n`` bytes each, little-endian (uint8 array)."""
+    values = np.asarray(values)
+    if n <= 8:
+        words = (values.astype(np.uint64) if values.dtype == object
+                 else values.astype(np.int64).astype(np.uint64))
+        return words.astype(f"<u{n}").view(np.uint8)
+    limbs = [((values.astype(object) >> (64 * j)) & ((1 << 64) - 1)).astype(np.uint64)
+             for j in range(n // 8)]
+    return np.stack(limbs, axis=-1).astype("<u8").view(np.uint8).reshape(-1)
+
+
+def from_bytes(raw, n):
+    """The words of ``raw`` bytes, ``n`` each: uint64, or Python ints past 8 bytes."""
+    raw = np.ascontiguousarray(raw, dtype=np.uint8)
+    if n <= 8:
+        return raw.view(f"<u{n}").astype(np.uint64)
+    limbs = raw.view("<u8").reshape(-1, n // 8).astype(object)
+    return sum(limbs[:, j] << (64 * j) for j in range(n // 8))
 
 
 def word_shift(width):

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..hw.compose.accel import Accel
 from ..hw.lite_host import LiteOp
-from ..sw import accel_image, accel_spgemm, regmap
+from ..sw import accel_eureka, accel_image, accel_spgemm, regmap
 from . import native
 from .axi import AxiMemory, LiteHost, Pins
 from .axi_native import AxiDram
@@ -55,15 +55,20 @@ class AccelRun:
 
 def host_of(plan):
     """The host module of ``plan``'s kernel (its ``image``, ``registers`` and ``output``):
-    :mod:`~sparseforge.sw.accel_spgemm` for SpGEMM, else
-    :mod:`~sparseforge.sw.accel_image`."""
-    return accel_spgemm if plan.kernel == "spgemm" else accel_image
+    :mod:`~sparseforge.sw.accel_spgemm` for SpGEMM, :mod:`~sparseforge.sw.accel_eureka`
+    for pruned GEMM, else :mod:`~sparseforge.sw.accel_image`."""
+    return {"spgemm": accel_spgemm, "pruned-gemm": accel_eureka}.get(plan.kernel,
+                                                                     accel_image)
 
 
 def params_of(config):
     """The ``accel`` block's parameters for a host :class:`~sparseforge.sw.accel_plan.
-    AccelConfig` (a Tensaurus build) or :class:`~sparseforge.sw.accel_spgemm.SpgemmConfig`
-    (a Gustavson build)."""
+    AccelConfig` (a Tensaurus build), :class:`~sparseforge.sw.accel_spgemm.SpgemmConfig`
+    (a Gustavson build) or :class:`~sparseforge.sw.accel_eureka.EurekaConfig` (an Eureka
+    build)."""
+    if isinstance(config, accel_eureka.EurekaConfig):
+        return {"engine": "eureka", "compaction": config.compaction, "cols": config.cols,
+                "dw": config.dw, "iw": config.iw, "acc_width": config.acc_width}
     if isinstance(config, accel_spgemm.SpgemmConfig):
         return {"engine": "gustavson", "pes": config.pes, "tile_cols": config.tile_cols,
                 "lanes": config.lanes, "inflight": config.inflight, "dw": config.dw,

@@ -36,12 +36,16 @@ def test_the_map_is_well_formed_and_the_accelerators_first_draft():
     assert [f.name for f in REGS["status"].fields] == ["done", "error", "busy", "refused"]
 
 
+END = max(r.offset for r in regmap.REGISTERS) + 4
+"""The first offset past the map."""
+
+
 @pytest.mark.parametrize("change, legal", [
-    (dict(offset=0x98), True), (dict(offset=0x9A), False), (dict(offset=0x94), False),
+    (dict(offset=END), True), (dict(offset=END + 2), False), (dict(offset=END - 4), False),
     (dict(width=32), True), (dict(width=33), False), (dict(reset=3), True),
     (dict(reset=4), False), (dict(access="WO"), False), (dict(name="status"), False)])
 def test_check_refuses_the_first_bad_register(change, legal):
-    extra = regmap.Register("spare", 0x9C, "RW", 2, 0, "a spare register")
+    extra = regmap.Register("spare", END + 4, "RW", 2, 0, "a spare register")
     registers = (*regmap.REGISTERS, dataclasses.replace(extra, **change))
     if legal:
         regmap.check(registers)

@@ -44,6 +44,12 @@ read as CSR where the user stored them, B's column tiles listed in the tile list
 (:mod:`sparseforge.sw.accel_spgemm`), C written back as the engine's words and its rows'
 lengths.
 
+**Pruned GEMM** (``engine`` ``eureka``, the ``PRUNED_GEMM`` kernel): Y = W X of pruned
+weights and dense activations on an Eureka sub-array row
+(:class:`~sparseforge.hw.compose.pruned_gemm.PrunedGemm`), W read as the SUDS block
+records the host's optimal scheduler made and their places, X as slabs, Y written as
+tiles (:mod:`sparseforge.sw.accel_eureka`).
+
 The engine is a **build parameter**, not a second engine beside the first in one build
 chosen by the kernel register: the two share everything but the engine (the register
 file and its one map, the master, the run's status and counters, the host's driver and
@@ -63,6 +69,8 @@ in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's col
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
 tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
 list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
+On an Eureka build: in order, the blocks' places, their records and X's slabs; writes,
+Y's tiles.
 """
 
 from amaranth.hdl import Module
@@ -78,11 +86,14 @@ from ..accel_control import AccelControl, ConverterFeed, RunStatus
 from ..axi import AxiLiteSignature, pins
 from ..axi_master import PORTS, AxiMaster
 from ..convert_ciss import CsrTileToCiss
+from ..eureka_array import COLS
+from ..eureka_mac import COMPACTION
 from ..interfaces import ciss_entry_layout
 from ..regfile import RegisterFile
 from ..stream_units import Offset, Zip
 from ..tailor_feed import report_layout
 from .held_tile import HeldTile
+from .pruned_gemm import PrunedGemm
 from .spgemm import Spgemm
 from .tensaurus import Tensaurus
 
@@ -97,7 +108,7 @@ MOST_GUSTAVSON_PES = (PORTS - 4) // 3
 """The most PEs of a Gustavson build: in-order read ports for the tile list and A's three
 arrays, and B's three arrays a PE (:class:`~.spgemm.Spgemm`)."""
 
-ENGINES = ("tensaurus", "gustavson")
+ENGINES = ("tensaurus", "gustavson", "eureka")
 TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column tile holds",
                   pow2=True)
 
@@ -105,7 +116,8 @@ TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column til
 @block("accel")
 class Accel(wiring.Component):
     """The accelerator: registers, sequencer, converter, Tailor, Tensaurus, one AXI master;
-    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place.
+    or, on a Gustavson build, the Gustavson engine with its CSR readers in their place, or
+    on an Eureka build, the Eureka sub-array row with its walkers.
 
     Parameters
     ----------
@@ -124,6 +136,8 @@ class Accel(wiring.Component):
         ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
     tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
         the reads its PEs and CSR readers make ahead.
+    compaction : the Eureka engine's P (``engine`` ``eureka``: ``cols`` 4x4 sub-arrays
+        side by side, at most four, with ``dw``, ``iw``, ``acc_width``).
 
     Members
     -------
@@ -147,11 +161,13 @@ class Accel(wiring.Component):
               Param("data", 64, 32, 512, "bits of the AXI data bus", pow2=True),
               Param("order", 2, 2, 3, "2: matrices (CSR); 3: tensors (COO, SpMTTKRP)"),
               choice("engine", "tensaurus", ENGINES, "the engine: Tensaurus's array (SpMM, "
-                     "SpMV, SpMTTKRP) or Gustavson's PEs (SpGEMM)"),
+                     "SpMV, SpMTTKRP), Gustavson's PEs (SpGEMM) or an Eureka sub-array "
+                     "row (pruned GEMM)"),
               TILE_COLS,
               Param("lanes", 4, 2, 16, "Gustavson: records a word of C", pow2=True),
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
-                                            "elements a CSR reader reads ahead"))
+                                            "elements a CSR reader reads ahead"),
+              COMPACTION)
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -161,7 +177,7 @@ class Accel(wiring.Component):
         for name, value in v.items():
             setattr(self, name, value)
         self.regs = RegisterFile(addr_width=8)
-        widths = self._gustavson() if self.engine == "gustavson" else self._tensaurus()
+        widths = getattr(self, f"_{self.engine}")()
         self.master = AxiMaster(
             widths=widths, reads=len(widths["tagged"]), ordered=len(widths["ordered"]),
             writes=len(widths["write"]), addr_width=self.ADDR, tag=ceil_log2(self.tags),
@@ -219,6 +235,16 @@ class Accel(wiring.Component):
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
                 "write": (self.spgemm.word.size, self.iw)}
 
+    def _eureka(self):
+        """The Eureka engine (a sub-array row of ``cols`` sub-arrays); the master's port
+        widths."""
+        self.pruned = PrunedGemm(self.ADDR, self.compaction, self.dw, self.acc_width,
+                                 COLS.check(self.cols), self.iw)
+        self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
+        self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.pruned.reads]
+        return {"tagged": (), "ordered": tuple(w for _, w, _ in self.pruned.reads),
+                "write": (self.pruned.tile.size,)}
+
     def elaborate(self, platform):
         m = Module()
         regs, status, master = self.regs, self.status, self.master
@@ -227,9 +253,7 @@ class Accel(wiring.Component):
         wiring.connect(m, wiring.flipped(self.s_axil), regs.s_axil)
         wiring.connect(m, master.m_axi, wiring.flipped(self.m_axi))
         r = regs.regs
-        engine = self._elaborate_gustavson if self.engine == "gustavson" else \
-            self._elaborate_tensaurus
-        issued, fault = engine(m, r)
+        issued, fault = getattr(self, f"_elaborate_{self.engine}")(m, r)
 
         # The run's state and counters.
         bus = master.m_axi
@@ -255,6 +279,29 @@ class Accel(wiring.Component):
             wiring.connect(m, port, offset.port)
             wiring.connect(m, offset.mem, self.master.ordered[first + k])
 
+    def _reads(self, m, r, engine):
+        """``engine``'s in-order reads (its ``reads`` and ``ports()``), each at the base
+        its register gives, onto the master's in-order ports."""
+        bases = [getattr(r, f"{array}_base") >> wire.word_shift(width)
+                 for _, width, array in engine.reads]
+        self._ordered(m, engine.ports(), bases, 0)
+
+    def _elaborate_eureka(self, m, r):
+        """The Eureka engine's wiring: ``(issued, fault)``."""
+        pruned, status, shift = self.pruned, self.status, wire.word_shift
+        m.submodules.pruned = pruned
+        cfg, slab, tile = pruned.config, pruned.reads[2][1], pruned.tile.size
+        m.d.comb += [cfg.count.eq(r.tiles_count), cfg.passes.eq(r.passes),
+                     cfg.b_panel.eq(r.b_panel >> shift(slab)),
+                     cfg.out_base.eq(r.out_base >> shift(tile)),
+                     cfg.out_panel.eq(r.out_panel >> shift(tile)),
+                     pruned.start.eq(r.start & ~status.busy)]
+        self._reads(m, r, pruned)
+        wiring.connect(m, pruned.out, self.master.write[0])
+        wiring.connect(m, pruned.stats, status.stats)
+        m.d.comb += status.report.valid.eq(0)
+        return pruned.busy, 0
+
     def _elaborate_gustavson(self, m, r):
         """The Gustavson engine's wiring: ``(issued, fault)``."""
         spgemm, status, master = self.spgemm, self.status, self.master
@@ -264,9 +311,7 @@ class Accel(wiring.Component):
                      cfg.words_base.eq(r.out_base >> shift(spgemm.word.size)),
                      cfg.lengths_base.eq(r.out_rowlen_base >> shift(self.iw)),
                      spgemm.start.eq(r.start & ~status.busy)]
-        bases = [getattr(r, f"{array}_base") >> shift(width)
-                 for _, width, array in spgemm.reads]
-        self._ordered(m, spgemm.ports(), bases, 0)
+        self._reads(m, r, spgemm)
         wiring.connect(m, spgemm.c_words, master.write[0])
         wiring.connect(m, spgemm.c_lengths, master.write[1])
         wiring.connect(m, spgemm.stats, status.stats)

@@ -16,6 +16,8 @@ same. SpGEMM (``--kernel spgemm A.mtx [B.mtx] --out C.npz``) runs on the acceler
 Gustavson build (:mod:`sparseforge.sw.accel_spgemm`: A and B as CSR, as stored, B's
 column tiles in the tile list), C read back from the engine's words and row lengths and
 saved with ``scipy.sparse.save_npz``; its model is :mod:`sparseforge.sw.accel_spgemm_model`.
+Pruned GEMM (``--kernel pruned-gemm W --factors X.npy``) runs on the Eureka build
+(:mod:`sparseforge.run.accel_eureka`).
 """
 
 import time
@@ -33,7 +35,7 @@ from sparseforge.sw import accel_model, accel_plan, accel_spgemm, accel_spgemm_m
 from sparseforge.sw.formats import Tensor, read_matrix, read_npy, read_tensor
 from sparseforge.sw.wire import word_bytes
 
-KERNELS = ("spmm", "spmv", "spmttkrp", "spgemm")
+KERNELS = ("spmm", "spmv", "spmttkrp", "spgemm", "pruned-gemm")
 TAGS = 8
 DATA = 64
 """Bits of the AXI data bus: ``--mem-bytes-per-cycle`` at most its bytes."""
@@ -256,10 +258,14 @@ def operands(kernel, path, factors, more, pattern):
                    "Its utilization (buffer_utilization) is Tailors's: the share of it a "
                    "band's entries occupy, averaged over bands.")
 @click.option("--pes", help="The PE array, RxC (default 4x2); spgemm: the Gustavson "
-                            "PEs, N (default 2).")
+                            "PEs, N (default 2); pruned-gemm: Eureka's 4x4 sub-arrays side "
+                            "by side, N (default 2).")
 @click.option("--tile-cols", type=int, default=64, show_default=True,
               help="spgemm: C's columns a column tile holds (the PEs' accumulator), a "
                    "power of two from 8 to 4096.")
+@click.option("--compaction", type=click.Choice(["1", "2", "4"]), default="4",
+              show_default=True, help="pruned-gemm: Eureka's compaction factor P (blocks of "
+                                      "4 x 4P).")
 @click.option("--vlen", type=click.IntRange(1, 16), default=2, show_default=True)
 @click.option("--tlen", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--spm-rows", type=click.IntRange(2, 1 << 16), default=64, show_default=True)
@@ -276,12 +282,14 @@ def operands(kernel, path, factors, more, pattern):
                    "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
-def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, vlen, tlen,
-            spm_rows, out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed, as_json):
+def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, compaction, vlen,
+            tlen, spm_rows, out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed,
+            as_json):
     """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
     accelerator's RTL; or, ``--kernel spmttkrp T.tns --factors B.npy C.npy``, the tensor's
     SpMTTKRP (T stored as COO, its stored zeros dropped); or, ``--kernel spgemm A.mtx
-    [B.mtx] --out C.npz``, C = A·B (A·A without B) on the Gustavson build."""
+    [B.mtx] --out C.npz``, C = A·B (A·A without B) on the Gustavson build; or, ``--kernel
+    pruned-gemm W.smtx --factors X.npy``, Y = W X of a pruned layer on the Eureka build."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     laps = Laps()
@@ -293,6 +301,11 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, vlen
             raise ParameterError("spgemm takes no --factors: B is the second matrix")
         return spgemm(paths, out, pes or "2", tile_cols, pattern, mem_latency,
                       mem_bytes_per_cycle, seed, as_json, laps)
+    if kernel == "pruned-gemm":
+        from sparseforge.run.accel_eureka import pruned_gemm
+
+        return pruned_gemm(paths, factors, out, pes or "2", int(compaction), mem_latency,
+                           mem_bytes_per_cycle, seed, as_json, laps)
     if factors is None:
         raise ParameterError(f"{kernel} needs --factors")
     pes = pes or "4x2"
