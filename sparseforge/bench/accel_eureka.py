@@ -113,8 +113,11 @@ def human(section, echo):
         bound = {"r": "memory-bound: the AXI read data channel",
                  "dram": "memory-bound: the DRAM's data bus",
                  "array": "bound by the array"}[r["bound"]]
+        parts = r["model_parts"]
         echo(_line("accelerator (RTL)", r["cycles"],
-                   f"model {r['model_cycles']:,} ({r['error']:+.1%}); {bound} (model)"))
+                   f"model {r['model_cycles']:,} ({r['error']:+.1%}); {bound} (model: R "
+                   f"{parts['r']:,.0f}, DRAM bus {parts['dram']:,.0f}, array "
+                   f"{parts['array']:,})"))
         echo(_line("array, optimal SUDS", r["array"], "the array's compute alone"))
         echo(_line("dense (Eureka's def.)", r["dense"], "compute alone"))
         echo(_line("2:4 (Eureka's def.)", r["two_four"], "compute alone"))
