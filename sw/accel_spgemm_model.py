@@ -87,6 +87,12 @@ def paired_conflicts(plan_, part=dram.DDR4_2400):
     return pairs, int(same["a"].sum() + (reads * same["b"]).sum())
 
 
+def bus(bursts, conflicts, timing):
+    """Cycles the DRAM's data bus is held by ``bursts``, ``conflicts`` of them in the bank
+    group of the burst before (tCCD_L apart, the others tCCD_S: a burst's ``burst``)."""
+    return bursts * timing.burst + conflicts * (timing.tccd_l - timing.burst)
+
+
 def refreshed(cycles, timing):
     """``cycles`` of work stretched by the refresh windows they reach: the first at
     tREFI, then every tREFI, each tRFC long."""
@@ -116,8 +122,8 @@ def predict(plan_, memory=accel_model.DRAM, timing=None):
     bursts = reads + writes
     pairs, same = (tiles * n for n in paired_conflicts(plan_, t.part))
     conflicts = same + (bursts - pairs) / t.part.bank_groups
-    bus = bursts * t.burst + conflicts * (t.tccd_l - t.burst) if memory.burst else 0.0
+    held = bus(bursts, conflicts, t) if memory.burst else 0.0
     pes = tiles * (elements + m) / c.pes
-    cycles = max(bus, pes) + 4 * memory.ordered
+    cycles = max(held, pes) + 4 * memory.ordered
     return SpgemmPrediction(round(refreshed(cycles, t) if memory.burst else cycles), reads,
                             writes, bytes_read, bytes_written, bursts, conflicts)

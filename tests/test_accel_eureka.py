@@ -16,7 +16,15 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import Accel
 from sparseforge.sim.models import accel_eureka as engine
 from sparseforge.sim.runners import seed_from_env
-from sparseforge.sw import accel_eureka, accel_image, layers, regmap, wire
+from sparseforge.sw import (
+    accel_eureka,
+    accel_eureka_model,
+    accel_image,
+    accel_model,
+    layers,
+    regmap,
+    wire,
+)
 from sparseforge.tb.accel import params_of, pysim_runs
 
 # W is 6 x 10: at P = 1 a grid of 2 x 3 blocks of 4 x 4. Block (0, 0) holds rows 0 (three
@@ -69,6 +77,26 @@ def test_tiny_layer_by_hand():
     y = through_engine(plan)
     assert np.array_equal(y, W @ X)
     assert y[0, 0] == 1 * -3 + -2 * 3 + 3 * 2 and not y[2].any() and not y[4].any()
+
+
+def test_the_model_of_the_tiny_layer_by_hand():
+    """Two passes of 4 sent blocks: 8 blocks, 24 reads; 4 tile writes (2 block rows a
+    pass). Beats on R a block: a place 1, a record 3 (181 bits), a slab 2 (128): 48.
+    DRAM bursts: every word within one burst (a place 8 bytes, a record 32, a slab 16, a
+    tile 64), 24 + 4 = 28, a quarter at tCCD_L: 28 x 4 + 7 x 1 = 119 bus cycles.
+    At R ready half of cycles: 48 x 2 + 24 x 1 = 120 cycles of R bound it past the
+    bus's 119 and the array's 10; two round trips of 10: 140. At the default DRAM's 0.7:
+    R 48 / 0.7 + 24 x 0.43 = 78.9, so the bus bounds: 119 + 2 x 18.5 = 156."""
+    plan = accel_eureka.plan(W, X, TINY)
+    half = accel_model.Memory(latency=0, ordered=10, rate=0.5, burst=4.25)
+    p = accel_eureka_model.predict(plan, half)
+    assert (p.reads, p.writes, p.beats, p.dram_bursts) == (24, 4, 48, 28)
+    assert p.parts == {"r": 120, "dram": 119, "array": 10} and p.cycles == 140
+    assert (p.bytes_read, p.bytes_written) == accel_eureka.traffic(plan)
+    d = accel_eureka_model.predict(plan)
+    assert round(d.parts["r"], 1) == 78.9 and d.cycles == 156
+    ideal = accel_model.Memory(latency=0, ordered=0, rate=1.0)     # no DRAM: R alone
+    assert accel_eureka_model.predict(plan, ideal).cycles == 48
 
 
 def test_the_build_back_to_back_exact_with_counted_traffic():
@@ -209,3 +237,5 @@ def test_real_layers_natively_exact(tmp_path, capsys, shared_data, layer, rows, 
     assert (r["dram_bytes_read"], r["dram_bytes_written"]) == (
         r["model_bytes_read"], r["model_bytes_written"])
     assert r["array_cycles"] < r["dense_cycles"] and r["array_cycles"] < r["cycles"]
+    accesses = sum(r["dram_bursts"].values())         # bursts and the few answered shared
+    assert abs(r["model_error"]) <= 0.05 and r["model_dram_bursts"] == accesses

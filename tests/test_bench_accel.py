@@ -1,5 +1,6 @@
 """``sparseforge bench accel``: its ratios by the papers' definitions against hand-worked
-values, the prepared-CISS figure against a plan worked by hand, and (soak) a quick run."""
+values, the prepared-CISS figure against a plan worked by hand, the Eureka section's
+figures by hand and its lines, and (soak) a quick run."""
 
 import dataclasses
 import json
@@ -91,6 +92,12 @@ def test_quick_run_rtl_exact_beside_the_model(capsys, shared_data):
                for row in t.values())
     assert all(row["refetched"] > 0 for row in t.values())
     assert r["summary"]["max_model_error"] >= max(abs(row["error"]) for row in t.values())
+    # The Eureka build on the pruned layers' slices: exact natively (else the bench fails),
+    # the host's traffic the RTL's, the model within 5%, the array faster than 2:4.
+    e = r["eureka"]["layers"]
+    assert len(e) == len(bench.accel_eureka.QUICK_LAYERS)
+    assert all(abs(row["error"]) <= 0.05 and row["array"] < row["two_four"] for row in e)
+    assert all(row["model_bytes_read"] == row["bytes_read"] for row in e)
 
 
 def test_bands_count_the_overbooked_bands_converted_again_whole():
@@ -145,3 +152,54 @@ def test_tensor_rows_are_labelled_as_the_matrices(tmp_path, monkeypatch):
     assert [(what, name) for what, name, _ in rows][-3:] == [
         ("t.tns", f"spmttkrp {p}") for p in bench.accel_plan.POLICIES]
     assert max(abs(r["error"]) for _, _, r in rows) == max(worst, 0.01)
+
+
+def test_eureka_figures_by_both_definitions_by_hand():
+    """The tiny layer of tests/test_accel_eureka.py (W 6 x 10 at P = 1: 2 x 3 blocks of
+    4 x 4, 4 sent, their SUDS cycles 2, 1, 1, 1; X of 6 columns: 2 panels) against an RTL
+    run of 200 cycles. By Eureka's definitions every block takes 4P = 4 cycles dense and 2
+    under 2:4: 2 x 6 x 4 = 48 and 24; the array 2 x 5 = 10. Paper's definition: 48 / 10
+    = 4.8x over dense, 2.4x over 2:4; ours: 48 / 200 = 0.24x and 0.12x. The model (the
+    default DRAM) has the bus bound it: 156 cycles, 22% short of 200."""
+    from sparseforge.bench import accel_eureka as section
+    from sparseforge.sw import accel_eureka
+    from tests.test_accel_eureka import TINY, W, X
+
+    r = section.layer_figures(accel_eureka.plan(W, X, TINY), 200)
+    assert (r["dense"], r["two_four"], r["array"]) == (48, 24, 10)
+    assert r["paper"] == {"over_dense": 4.8, "over_two_four": 2.4}
+    assert r["ours"] == {"over_dense": 0.24, "over_two_four": 0.12}
+    assert (r["model_cycles"], r["bound"]) == (156, "dram")
+    assert r["error"] == pytest.approx(-0.22)
+
+
+def test_eureka_section_runs_every_quick_slice_and_labels_the_lines(shared_data,
+                                                                     monkeypatch):
+    """The quick slices, each through a native run (here answered with W X in 5,000
+    cycles): a row a slice of the real layer's shape, the traffic the host counts, and
+    the printed lines name both definitions, the bound and the paper's claims."""
+    from sparseforge.bench import accel_eureka as section
+    from sparseforge.sw import accel_eureka
+    from sparseforge.tb import accel as tb_accel
+    from sparseforge.tb.accel import AccelRun
+
+    def run(harness, plan, w, x, seed, **_):
+        return AccelRun(plan.golden, 5000, accel_eureka.traffic(plan)[0], 0, 0, {"error": 0})
+
+    monkeypatch.setattr(tb_accel, "simulate", run)
+    steps = []
+    s = section.measure(shared_data, True, 1, steps.append)
+    assert len(s["layers"]) == len(steps) == len(section.QUICK_LAYERS)
+    for r, (_, rows, cols) in zip(s["layers"], section.QUICK_LAYERS, strict=True):
+        assert r["rows"] == list(rows) and r["cols"] == list(cols)
+        assert r["shape"] == [rows[1] - rows[0], cols[1] - cols[0], section.COLUMNS]
+        assert r["passes"] == 2 and r["cycles"] == 5000
+        assert r["model_bytes_read"] == r["bytes_read"] > 0
+        assert r["dense"] == 2 * r["blocks"] * 16 == 2 * r["two_four"]
+        assert r["array"] < r["two_four"] and r["bound"] == "r"
+        assert r["ours"]["over_dense"] == r["dense"] / 5000
+    lines = []
+    section.human(s, lines.append)
+    text = "\n".join(lines)
+    assert text.count("(memory-bound)") == 2 * len(s["layers"])
+    assert "paper's def." in text and "2.4x over 2:4" in text and "2.0x over dense" in text

@@ -20,6 +20,9 @@ differs only in its Tailor (:data:`HOLD_ALL_KB`):
 - **(c) conversion in line** (A read as CSR, MINT's tile converter feeding the Tailor)
   beside a prepared CISS image read directly: the model's figures (:func:`prepared_ciss`),
   beside MINT's claim that conversion costs little of the whole.
+- **(e) the Eureka build** on real pruned layers (:mod:`sparseforge.bench.accel_eureka`):
+  its RTL cycles beside the array's SUDS cycles, dense and 2:4 execution's by Eureka's
+  definitions, and the speed-ups by the paper's definition and ours.
 - **(d) SpMTTKRP** on a real tensor (:data:`TENSOR`, stored as COO and converted in line)
   under each tiling policy on the tensor build (:data:`TENSOR_BUILD`), labelled as (b)'s
   rows: Tailors' own kernel beside its SpMM.
@@ -35,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
+from sparseforge.bench import accel_eureka
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
@@ -285,26 +289,30 @@ def measure_tensor(path, seed, step):
             "policies": policies}
 
 
-def measure(names, seed):
-    """Every matrix of ``names`` (under the shared data's ``matrices/``)."""
+def measure(names, seed, quick=False):
+    """Every matrix of ``names`` (under the shared data's ``matrices/``), the tensor and
+    the Eureka build's layers (their slices where ``quick``)."""
     root = shared_data_dir()
     if root is None:
         raise SparseforgeError("shared data folder not found: put it at ../shared/data beside "
                                "the repository or set SPARSEFORGE_DATA")
     paths = [root / "matrices" / name for name in names]
-    runs = len(paths) * (len(accel_plan.POLICIES) + PASSES + 1) + len(accel_plan.POLICIES)
+    layers = accel_eureka.QUICK_LAYERS if quick else accel_eureka.LAYERS
+    runs = (len(paths) * (len(accel_plan.POLICIES) + PASSES + 1) + len(accel_plan.POLICIES)
+            + len(layers))
     with tqdm(total=runs, desc="bench accel", unit="run", file=sys.stderr) as bar:
         def step(label):
             bar.set_postfix_str(label)
             bar.update()
         rows = [measure_matrix(path, seed, step) for path in paths]
         tensor = measure_tensor(root / "tensors" / TENSOR, seed, step)
+        eureka = accel_eureka.measure(root, quick, seed, step)
     config = config_of(**BUILD)
     return {"build": {**BUILD, "pes": "x".join(map(str, BUILD["pes"])), "depth": config.depth,
                       "fifo": config.fifo, "width": config.width, "data": DATA, "tags": TAGS},
             "hold_all_depth": config_of(**{**BUILD, "buffer_kb": HOLD_ALL_KB}).depth,
             "passes": PASSES, "seed": seed, "definitions": DEFINITIONS, "matrices": rows,
-            "tensor": tensor, "summary": _summary(rows, tensor),
+            "tensor": tensor, "eureka": eureka, "summary": _summary(rows, tensor),
             "paper": {k: v[0] for k, v in PAPER.items()}, "notes": _notes(rows, tensor)}
 
 
@@ -425,6 +433,8 @@ def _human(result):
     click.echo("(d) SpMTTKRP, tiling policies")
     for name, row in t["policies"].items():
         click.echo(_row(name, row))
+    click.echo()
+    accel_eureka.human(result["eureka"], click.echo)
     s = result["summary"]
     ours = {"reuse": f"{s['reuse_speedup']:.2f}x reuse speed-up (geomean)",
             "streaming_overhead": f"{s['streaming_overhead']:.1%} (mean)",
@@ -443,11 +453,12 @@ def _human(result):
 
 
 @click.command("accel")
-@click.option("--quick", is_flag=True, help="One small matrix (for tests).")
+@click.option("--quick", is_flag=True, help="One small matrix, slices of the pruned layers "
+              "(for tests).")
 @seed_option(1, "Seed of the values, B, the memory's readiness and the swiftiles sampling.")
 @json_option
 def command(quick, seed, as_json):
     """What the Tailor, the tiling policies and in-line conversion buy in the accelerator's
     RTL on real matrices, beside the papers."""
-    emit(measure(QUICK if quick else MATRICES, seed), as_json, _human)
+    emit(measure(QUICK if quick else MATRICES, seed, quick), as_json, _human)
 

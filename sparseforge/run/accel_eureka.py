@@ -18,7 +18,7 @@ from sparseforge.cli import emit, read_input
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
 from sparseforge.run.accel import DATA, RATES, TAGS, memory_of, run_natively, timing
-from sparseforge.sw import accel_eureka, layers
+from sparseforge.sw import accel_eureka, accel_eureka_model, layers
 from sparseforge.sw.formats import read_npy
 
 SUB_ARRAYS = (1, 4)
@@ -61,13 +61,15 @@ def pruned_gemm(paths, factors, out, pes, compaction, mem_latency, mem_bytes_per
     """``run accel --kernel pruned-gemm``: Y = W X on the accelerator's Eureka build."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
-    rate, _ = memory_of(mem_latency, mem_bytes_per_cycle)
+    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
     n = sub_arrays(pes)
     w, x = operands(paths, factors, seed)
     laps("input")
     config = accel_eureka.EurekaConfig(compaction=compaction, cols=n)
     plan = accel_eureka.plan(w, x, config)
     laps("plan")
+    model = accel_eureka_model.predict(plan, memory, data=DATA)
+    laps("model")
     status(f"run accel: W X, {len(plan.records)} blocks sent of {plan.grid[0] * plan.grid[1]},"
            f" {plan.panels} pass(es); simulating...")
     component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
@@ -81,7 +83,6 @@ def pruned_gemm(paths, factors, out, pes, compaction, mem_latency, mem_bytes_per
         raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
     np.save(Path(out), run.y)
     laps("check")
-    read, written = accel_eureka.traffic(plan, DATA)
     emit({"kernel": "pruned-gemm", "input": paths[0], "shape": list(plan.shape),
           "nnz": int(plan.w.nnz), "compaction": compaction, "sub_arrays": n,
           "blocks": plan.grid[0] * plan.grid[1], "blocks_sent": len(plan.records),
@@ -90,8 +91,10 @@ def pruned_gemm(paths, factors, out, pes, compaction, mem_latency, mem_bytes_per
           "array_cycles": accel_eureka.array_cycles(plan),
           "dense_cycles": accel_eureka.dense_cycles(plan),
           "dram_bytes_read": run.bytes_read, "dram_bytes_written": run.bytes_written,
-          "model_bytes_read": read, "model_bytes_written": written,
-          "dram_bursts": run.dram, **timing(laps, run.cycles), "out": out,
+          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+          "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
+          "dram_bursts": run.dram, "model_dram_bursts": model.dram_bursts,
+          **timing(laps, run.cycles), "out": out,
           "equal_to_golden": True}, as_json, _human)
 
 
@@ -103,6 +106,7 @@ def _human(r):
                f"{r['compaction']}: {r['blocks_sent']:,} of {r['blocks']:,} blocks sent, "
                f"{r['passes']} pass(es)")
     click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz); the "
+               f"host model predicts {r['model_cycles']:,} ({r['model_error']:+.1%}); the "
                f"array computes {r['array_cycles']:,} (SUDS's optimal schedule; dense "
                f"mode {r['dense_cycles']:,})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
