@@ -19,9 +19,7 @@ class ReadStage(wiring.Component):
     request's index). ``accepted`` pulses on the cycle a read is accepted; its
     data appears on ``read_data`` ``latency`` cycles later at the earliest.
     Reads sustain one per cycle; back-pressure on ``read_data`` holds the
-    pipeline, each stage holding its read until the next stage frees. The
-    memory reads ``addr`` on every cycle its output is free, whether a read is
-    accepted or not, so its enable waits for no lookup of the owner's.
+    pipeline, each stage holding its read until the next stage frees.
 
     ``latency`` 1: ``mem`` is a synchronous read port, transparent to the
     owner's write port, so a read sees the write of its own cycle; its data
@@ -29,13 +27,14 @@ class ReadStage(wiring.Component):
 
     ``latency`` 2: ``mem`` is an asynchronous port (address out, data in),
     read into a register that Yosys merges into the block RAM, then into an
-    output register. A collision with a write is the owner's to tell:
-    ``hit`` says a write the RAM has not taken before the read's cycle
-    writes its element, with ``hit_data``, which replaces the data after the
-    output register. So
-    the block RAM's data out goes straight into a register, and the memory is
-    marked ``no_rw_check`` (see :meth:`memory`): Yosys builds no collision
-    logic of its own.
+    output register. That register takes the memory's data on every cycle it
+    is free, whether a read is accepted or not, so the block RAM's enable
+    waits for no lookup of the owner's. A collision with a write is the
+    owner's to tell: ``hit`` says a write the RAM has not taken before the
+    read's cycle writes its element, with ``hit_data``, which replaces the
+    data after the output register. So the block RAM's data out goes straight
+    into a register, and the memory is marked ``no_rw_check`` (see
+    :meth:`memory`): Yosys builds no collision logic of its own.
     """
 
     def __init__(self, depth, width, index, latency=1):
@@ -80,7 +79,7 @@ class ReadStage(wiring.Component):
             self.mem.addr.eq(self.addr),
         ]
         if self.latency == 1:
-            m.d.comb += [self.mem.en.eq(frees),
+            m.d.comb += [self.mem.en.eq(self.accepted),
                          frees.eq(~fetched | self.read_data.ready),
                          self.read_data.valid.eq(fetched),
                          self.read_data.payload.eq(self.mem.data)]
