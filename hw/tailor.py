@@ -70,7 +70,7 @@ class Tailor(wiring.Component):
     tile's last index back to ``first`` (correct for any L), so a held
     element is less than F behind the newest, and the low ``log2 F`` bits of
     that distance give its slot. No stream position is kept: the newest is
-    held as its slot and address, the frontier as its distance behind the newest (at most
+    held as its slot, the frontier as its distance behind the newest (at most
     F), so whether a copy is behind the frontier (the reader passed it; it
     belongs to an earlier pass) is one more ``log2 F``-bit compare.
 
@@ -78,26 +78,16 @@ class Tailor(wiring.Component):
     owfill) and one read port, as in the Buffet; the FIFO region adds index
     arithmetic and a handful of registers (see the synthesis report).
 
-    Timing: at read latency 2 the write reaches the block RAM from registers,
-    as in the Buffet (a read of the element being written takes the write's
-    data: ``hit``); a read's FIFO address counts back from the newest's, and
-    the slot an owfill overwrites is matched by its distance behind the
-    newest, so neither waits for a sum with a slot. The frontier's three next
-    values are registered with the read's pick among them, so the read's
-    acceptance ends in a flip-flop. What is left is many paths of one length,
-    each a carry chain or two between registers and the late handshakes: the
-    write port's priorities (an update's compare, the owfill it blocks, the
-    shrink the owfill blocks) fanned out to the next value of every register
-    of the state and the frontier; the lookup (the window's tile-wide
-    compares, the distance behind the newest, whether it is reached) into the
-    read's acceptance and the memory address; the frontier's distance into
-    whether a stalled read's next copy is beyond it. Going further needs the
-    lookup a stage ahead of the read, with bypasses for what changes the
-    state in between, which changes the cycle a read is accepted on. The
-    window, the tile's end and the frontier each keep tile-wide values, each
-    with a subtractor for a shrink and compares with the read index, which is
-    why the Tailor takes several times the Buffet's logic. The synthesis
-    report gives the clock and the cells.
+    Timing: the frontier's three next values are registered with the read's
+    pick among them, so the read's acceptance ends in a flip-flop. The critical
+    path runs from those registers through the frontier's distance, whether a
+    stalled read's next copy is beyond it and that copy's lead, into the
+    stall's next value: every lookup and every next value starts from the
+    frontier's distance and the window's tile-wide indices, with a carry chain
+    or two between. The window, the tile's end and the frontier each keep
+    tile-wide values, each with a subtractor for a shrink and compares with
+    the read index, which is why the Tailor takes several times the Buffet's
+    logic. The synthesis report gives the clock and the cells.
     """
 
     PARAMS = (
@@ -169,15 +159,14 @@ class Tailor(wiring.Component):
         wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
         # Only an element already held can be hit: in the FIFO region, the slot the
         # owfill takes; else the first bumped index, which the split's owfill overwrites.
-        hazard = do_owfill & Mux(r.split, loc.bumped & (loc.behind == control.owfill_behind),
+        hazard = do_owfill & Mux(r.split, loc.bumped & (loc.slot == control.owfill_slot),
                                  r.full & (child.read.payload == g.base))
         m.d.comb += [reads.present.eq(loc.present & ~hazard), reads.addr.eq(loc.addr)]
         if self.latency == 2:
-            # An update writes the buffet region only, where equal indices are one element;
-            # the registered write the RAM takes this cycle is matched by its address.
-            now = do_update & (self.update.payload.index == child.read.payload)
-            m.d.comb += [reads.hit.eq(now | wr.en & (wr.addr == loc.addr)),
-                         reads.hit_data.eq(Mux(now, self.update.payload.data, wr.data))]
+            # An update writes the buffet region only, where equal indices are one element.
+            same = self.update.payload.index == child.read.payload
+            m.d.comb += [reads.hit.eq(do_update & same),
+                         reads.hit_data.eq(self.update.payload.data)]
 
         # -- the frontier and the FIFO region's credits ----------------------------
         m.d.comb += [
@@ -197,20 +186,15 @@ class Tailor(wiring.Component):
         """The single write port: an update, else a fill or an owfill; returns which is accepted."""
         parent, r = self.parent, control.region
         do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
-        index = self.update.payload.index
+        writable = Signal(range(self.depth + 1))    # indices an update may touch
         m.d.comb += [
-            # Indices an update may touch: both compares at once, from registers.
-            self.update.ready.eq(Mux(r.split, index < r.first, index < r.occupancy)),
+            writable.eq(Mux(r.split, r.first, r.occupancy)),
+            self.update.ready.eq(self.update.payload.index < writable),
             do_update.eq(self.update.valid & self.update.ready),
             parent.fill.ready.eq(~r.full & ~do_update),
             do_fill.eq(parent.fill.valid & parent.fill.ready),
             parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
             do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
-        ]
-        # At read latency 2 the write reaches the block RAM a cycle later, from
-        # registers, as in the Buffet (a read of the element takes it as ``hit``).
-        domain = m.d.sync if self.latency == 2 else m.d.comb
-        domain += [
             wr.en.eq(do_update | do_fill | do_owfill),
             wr.addr.eq(Mux(do_owfill, control.owfill_addr,
                            Mux(do_update, r.head + self.update.payload.index,

@@ -14,8 +14,6 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from .buffet import plus_one_minus
-
 
 class Geometry:
     """The Tailor's sizes (D, F, B = D - F, tile L) and the signatures its units share.
@@ -41,7 +39,6 @@ class Geometry:
             "first": range(depth),           # while split: the first bumped index
             "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
             "newest": self.slot_bits,        # the FIFO slot of the newest owfill
-            "newest_addr": range(depth),     # while split: its address, fifo_base + newest
             "newest_index": self.index_width,
             "oldest_index": self.index_width,  # the index of the oldest element held
             "held": range(fifo + 1),         # elements in the FIFO region
@@ -54,6 +51,7 @@ class Geometry:
             "bumped": 1,                     # its index is past the buffet region
             "in_tile": 1,                    # the index is below the tile's end (if known)
             "addr": range(depth),            # its memory address, if present
+            "slot": self.slot_bits,          # its FIFO slot, if present there
             "behind": self.slot_bits,        # how far behind the newest, if present in the FIFO
             "lead": self.distance,           # newest - the stream position of its next copy
             "beyond": 1,                     # that copy is beyond the frontier (lead < distance)
@@ -67,8 +65,7 @@ class SplitControl(wiring.Component):
     FIFO region), BACKFILL (after a partial shrink: owfills append until the
     buffer is full, then split again). Inputs are the transfers accepted this
     cycle; ``region`` is the state at the start of the cycle. ``rejoin`` says
-    the next owfill backfills, ``owfill_addr`` where it goes (while split,
-    ``owfill_behind`` how far behind the newest that slot is), and ``restart``
+    the next owfill backfills, ``owfill_addr`` where it goes, and ``restart``
     that stream positions start again from 0 on the next cycle.
     """
 
@@ -83,8 +80,7 @@ class SplitControl(wiring.Component):
             "region": Out(g.region),
             "rejoin": Out(1),
             "owfill_addr": Out(range(g.depth)),
-            "owfill_behind": Out(g.slot_bits),  # while split: its slot's distance behind
-                                                # the newest (mod F), from registers
+            "owfill_slot": Out(g.slot_bits),    # while split: its FIFO slot
             "restart": Out(1),
         })
 
@@ -106,7 +102,6 @@ class SplitControl(wiring.Component):
         bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
         last_index = Signal(g.index_width)
         fifo_base = Signal(range(D))
-        newest_addr = Signal(range(D))
         full = occupancy == D
 
         # The next owfill: where it goes in the stream and in the buffer.
@@ -122,7 +117,7 @@ class SplitControl(wiring.Component):
             self.rejoin.eq(split & (first != B) & wraps),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
             next_slot.eq(Mux(self.rejoin | ~split, 0, newest + 1)),  # the split's: position F
-            self.owfill_behind.eq(Mux(self.rejoin, newest, F - 1)),     # slot 0, or the oldest
+            self.owfill_slot.eq(next_slot),
             self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
                                     head + Mux(full, B, occupancy))),
         ]
@@ -138,8 +133,7 @@ class SplitControl(wiring.Component):
         m.d.sync += [
             head.eq(Mux(shrink, head + count, head)),
             occupancy.eq(Mux(split, Mux(owfill & self.rejoin, first + 1, Mux(ends, 0, occupancy)),
-                             Mux(shrink, Mux(grows, plus_one_minus(occupancy, count),
-                                             occupancy - count),
+                             Mux(shrink, Mux(grows, occupancy + 1 - count, occupancy - count),
                                  Mux(grows, occupancy + 1, occupancy)))),
             first.eq(Mux(streams & ~split, B, Mux(trims, first - count, first))),
             newest.eq(Mux(streams, next_slot, newest)),
@@ -151,7 +145,6 @@ class SplitControl(wiring.Component):
             held.eq(Mux(streams, Mux(split, Mux(held != F, held + 1, F), 1),
                         Mux(releases | ends, 0, held))),
             fifo_base.eq(Mux(streams & ~split, head + B, fifo_base)),   # a trim keeps it
-            newest_addr.eq(Mux(streams, self.owfill_addr, newest_addr)),
             last_index.eq(Mux(streams & last, next_index,
                               Mux(trims, last_index - count, last_index))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
@@ -162,7 +155,7 @@ class SplitControl(wiring.Component):
         m.d.comb += [
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
-            r.newest.eq(newest), r.newest_addr.eq(newest_addr), r.newest_index.eq(newest_index),
+            r.newest.eq(newest), r.newest_index.eq(newest_index),
             r.oldest_index.eq(oldest_index), r.held.eq(held),
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
         ]
@@ -199,10 +192,9 @@ class RegionLocator(wiring.Component):
     window of indices, from ``oldest_index`` to ``newest_index`` (wrapping
     from the tile's end to ``first``): compares with registers, no arithmetic
     on the index. Its distance ``behind`` the newest is then below F, so the
-    low ``log2 F`` bits give it, its address (counted back from the newest's,
-    ``newest_addr``, so no slot is summed first), and whether the copy is not
-    behind the frontier, ``distance`` behind the newest (a copy the reader
-    already passed belongs to an earlier pass).
+    low ``log2 F`` bits give it, its slot, and whether the copy is not behind
+    the frontier, ``distance`` behind the newest (a copy the reader already
+    passed belongs to an earlier pass).
     """
 
     def __init__(self, geometry):
@@ -229,7 +221,6 @@ class RegionLocator(wiring.Component):
         reach = self.distance               # newest - frontier: copies not yet passed
         reached = Signal()
         previous = Signal(g.distance)       # newest_index - bumped: the newest's index a pass back
-        wrap_addr, fifo_addr = Signal(range(g.depth)), Signal(range(g.depth))
         m.d.comb += [
             boundary.eq(Mux(r.split, r.first, g.base)),
             ahead.eq(index > r.newest_index),
@@ -244,12 +235,9 @@ class RegionLocator(wiring.Component):
             loc.behind.eq(behind),
             reached.eq((reach >= 0) & ((reach[s:] != 0) | Mux(ahead, behind_wrap <= reach[:s],
                                                               behind_here <= reach[:s]))),
-            # Its slot is ``newest - behind`` mod F: the address counts back from the
-            # newest's, wrapping F ahead when it passes FIFO slot 0.
-            wrap_addr.eq(r.newest_addr + g.fifo),
-            fifo_addr.eq(Mux(behind <= r.newest, r.newest_addr - behind, wrap_addr - behind)),
+            loc.slot.eq(r.newest - behind),
             loc.bumped.eq(index >= boundary),
-            loc.addr.eq(Mux(r.split & loc.bumped, fifo_addr, r.head + index)),
+            loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + loc.slot, r.head + index)),
             loc.present.eq(Mux(r.split, ~loc.bumped | (held & reached), index < r.occupancy)),
             # The next copy: later in this pass, in the next (once the end is known),
             # or just after the newest. Whether it is beyond the frontier compares the
@@ -337,22 +325,18 @@ class FrontierUnit(wiring.Component):
         # before it (at most lead); a shrink renumbers positions, the frontier not below
         # 0, so the distance grows by its count, to at most F. ``near`` and ``level``
         # compare before the shrink, which adds to both sides.
-        # ``lead + count``, capped, is ``D - (i - count)``: one difference with the index,
-        # which the cap compares with B - 1 and B beside the subtraction from D.
         lead, near, level = Signal(g.distance), Signal(), Signal()
-        renumbered = Signal(signed(g.index_width + 1))      # i - count
         m.d.comb += [lead.eq(D - self.index), near.eq(distance <= lead),
-                     level.eq(distance == lead), renumbered.eq(self.index - self.count)]
+                     level.eq(distance == lead)]
         kept = capped(distance + self.count, "kept")
-        stall_shrunk = Mux(renumbered < g.base, F, D - renumbered)
-        read_shrunk = Mux(renumbered < g.base - 1, F, D - 1 - renumbered)
         m.d.sync += [
             idle.eq(outcome(Mux(self.owfill, stay_on, distance), kept, distance)),
             stall.eq(outcome(Mux(self.owfill, Mux(loc.beyond, loc.lead + 1, stay_on),
                                  Mux(loc.beyond, loc.lead, distance)),
-                             Mux(near, kept, stall_shrunk), Mux(near, distance, lead))),
+                             Mux(near, kept, capped(lead + self.count, "stall_shrunk")),
+                             Mux(near, distance, lead))),
             read.eq(outcome(Mux(self.owfill, loc.behind, loc.behind - 1),
-                            Mux(near & ~level, kept, read_shrunk),
+                            Mux(near & ~level, kept, capped(lead - 1 + self.count, "read_shrunk")),
                             Mux(near & ~level, distance, lead - 1))),
         ]
 

@@ -79,7 +79,6 @@ def region(model, head, geometry):
             "head": head, "occupancy": model.occupancy, "first": first,
             "fifo_base": (head + first) % DEPTH,
             "newest": model.newest % FIFO if split else 0,
-            "newest_addr": (head + first + model.newest % FIFO) % DEPTH if split else 0,
             "newest_index": model.index_at(model.newest) if split else 0,
             "oldest_index": model.index_at(min(model.region)) if split and model.region else 0,
             "held": len(model.region), "known": known,
@@ -126,8 +125,7 @@ def test_split_control_holds_the_models_state(trace):
     g = Geometry(DEPTH, FIFO, TILE)
     dut = SplitControl(g)
     fields = ("split", "backfill", "full", "occupancy", "held")
-    split_fields = ("first", "fifo_base", "newest_addr", "newest_index", "oldest_index",
-                    "known")
+    split_fields = ("first", "fifo_base", "newest_index", "oldest_index", "known")
 
     async def testbench(ctx):
         for n, ((model, ops), head) in enumerate(zip(trace, heads(trace), strict=True)):
