@@ -1,6 +1,6 @@
 """The Buffet storage idiom (Pellauer et al., ASPLOS 2019; Tailors paper §3.2)."""
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory, ReadPort
 from amaranth.lib.wiring import In, Out
@@ -27,13 +27,14 @@ class ReadStage(wiring.Component):
 
     ``latency`` 2: ``mem`` is an asynchronous port (address out, data in),
     read into a register that Yosys merges into the block RAM, then into an
-    output register. A collision with a write is the owner's to tell:
-    ``hit`` says a write the RAM has not taken before the read's cycle
-    writes its element, with ``hit_data``, which replaces the data after the
-    output register. So
-    the block RAM's data out goes straight into a register, and the memory is
-    marked ``no_rw_check`` (see :meth:`memory`): Yosys builds no collision
-    logic of its own.
+    output register. That register takes the memory's data on every cycle it
+    is free, whether a read is accepted or not, so the block RAM's enable
+    waits for no lookup of the owner's. A collision with a write is the
+    owner's to tell: ``hit`` says a write the RAM has not taken before the
+    read's cycle writes its element, with ``hit_data``, which replaces the
+    data after the output register. So the block RAM's data out goes straight
+    into a register, and the memory is marked ``no_rw_check`` (see
+    :meth:`memory`): Yosys builds no collision logic of its own.
     """
 
     def __init__(self, depth, width, index, latency=1):
@@ -102,7 +103,7 @@ class ReadStage(wiring.Component):
         ]
         m.d.sync += [fetched.eq(self.accepted | (fetched & ~advance)),
                      held.eq(advance | (held & ~self.read_data.ready))]
-        with m.If(self.accepted):
+        with m.If(frees):
             m.d.sync += [data.eq(self.mem.data), hit.eq(self.hit), hit_data.eq(self.hit_data)]
         with m.If(advance):
             m.d.sync += [out.eq(data), out_hit.eq(hit), out_hit_data.eq(hit_data)]
@@ -164,11 +165,15 @@ class Buffet(wiring.Component):
     count; head plus an index) starts at a register.
 
     Timing: the write reaches the block RAM from registers (the read of an
-    element being written takes the write's data: ``hit``), the read's second
-    register is the RAM's own output register (the flow folds it in:
-    :mod:`sparseforge.synth.outreg`), and the critical path is the occupancy's
-    successor: ``occupancy + 1`` -> ``+ 1`` -> ``- count`` -> ``occupancy + 1``
-    (two carry chains in series). At ``read_latency=1`` it is the block RAM's
+    element being written takes the write's data: ``hit``, the write matched
+    by its index from the read's head, so no sum of the head and the read's
+    index comes before the compare), the read's second register is the RAM's
+    own output register (the flow folds it in: :mod:`sparseforge.synth.outreg`),
+    and no carry chain follows another: the successor after a shrink and a
+    fill, ``occupancy + 1 - count``, is one chain after a carry-save layer
+    (:func:`plus_one_minus`). The critical path runs from the occupancy
+    through the update's and the shrink's compares into the registered
+    write's index. At ``read_latency=1`` it is the block RAM's
     data out -> the transparency multiplexer Yosys builds for the
     read-during-write -> output. The synthesis report gives the clock
     (``sparseforge synth buffet -p depth=1024 -p width=32``).
@@ -234,6 +239,10 @@ class Buffet(wiring.Component):
         ]
         m.d.comb += [wr.en.eq(w_en), wr.addr.eq(w_addr), wr.data.eq(w_data)]
 
+        # Shrink frees from the head and returns its count as credits.
+        count = child.shrink.payload
+        do_shrink, kept = self._occupancy(m, occupancy, occupancy_up, do_fill)
+
         wiring.connect(m, wiring.flipped(child.read), reads.read)
         wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
         m.d.comb += [reads.present.eq(child.read.payload < occupancy),
@@ -241,13 +250,17 @@ class Buffet(wiring.Component):
         if self.latency == 2:
             # A read's element may be written on its cycle (by an update: a fill's is
             # absent) or be the registered write the RAM takes on it; the newer wins.
-            now = do_update & (self.update.payload.index == child.read.payload)
-            m.d.comb += [reads.hit.eq(now | w_en & (w_addr == reads.addr)),
+            # The registered write is matched by its index from the next cycle's head
+            # (``w_index``, its offset less this cycle's shrink), so the compare waits
+            # for no sum of the head and the read's index.
+            w_index = Signal(range(self.depth))
+            index = self.update.payload.index
+            m.d.sync += w_index.eq(Mux(do_shrink, Mux(do_update, index - count, kept),
+                                       Mux(do_update, index, occupancy)))
+            now = do_update & (index == child.read.payload)
+            m.d.comb += [reads.hit.eq(now | w_en & (w_index == child.read.payload)),
                          reads.hit_data.eq(Mux(now, self.update.payload.data, w_data))]
 
-        # Shrink frees from the head and returns its count as credits.
-        count = child.shrink.payload
-        do_shrink = self._occupancy(m, occupancy, occupancy_up, do_fill)
         m.d.sync += [
             head.eq(Mux(do_shrink, head + count, head) & mask),
             tail.eq(Mux(do_fill, tail + 1, tail) & mask),
@@ -256,10 +269,11 @@ class Buffet(wiring.Component):
         return m
 
     def _occupancy(self, m, occupancy, occupancy_up, do_fill):
-        """The next ``occupancy`` and ``occupancy + 1``; returns whether a shrink is accepted.
+        """The next ``occupancy`` and ``occupancy + 1``; returns whether a shrink is
+        accepted and ``occupancy - count``.
 
         Each is picked from sums over registers, for each outcome of the shrink
-        and the fill; the borrow of one is the shrink's ready.
+        and the fill, each one carry chain; the borrow of one is the shrink's ready.
         """
         shrink = self.child.shrink
         count = shrink.payload
@@ -273,7 +287,7 @@ class Buffet(wiring.Component):
             occupancy_up2.eq(occupancy_up + 1),
             kept.eq(occupancy - count),
             kept_up.eq(occupancy_up - count),
-            kept_up2.eq(occupancy_up2 - count),
+            kept_up2.eq(plus_one_minus(occupancy_up, count)),
             shrink.ready.eq(kept >= 0),
             do_shrink.eq(shrink.valid & shrink.ready),
         ]
@@ -283,4 +297,15 @@ class Buffet(wiring.Component):
             occupancy_up.eq(Mux(do_shrink, Mux(do_fill, kept_up2, kept_up),
                                 Mux(do_fill, occupancy_up2, occupancy_up))),
         ]
-        return do_shrink
+        return do_shrink, kept
+
+
+def plus_one_minus(a, c):
+    """``a + 1 - c`` in one carry chain, as ``a + ~c + 2``: a carry-save layer (a LUT a
+    bit) takes the three operands to two. As ``(a + 1) - c`` it would be two carry
+    chains in series. The result has ``a``'s width (modulo its range)."""
+    n = len(a)
+    c = c.as_unsigned() | C(0, n)               # zero-extended: ~c is ones above it
+    total = Cat(~(a[0] ^ c[0]), a[1] ^ c[1], *(~(a[i] ^ c[i]) for i in range(2, n)))
+    majority = [a[0] & ~c[0], a[1] | ~c[1], *(a[i] & ~c[i] for i in range(2, n))]
+    return total + Cat(C(0, 1), *majority[:n - 1])

@@ -79,15 +79,23 @@ class Tailor(wiring.Component):
     arithmetic and a handful of registers (see the synthesis report).
 
     Timing: the frontier's three next values are registered with the read's
-    pick among them, so the read's acceptance ends in a flip-flop. The critical
-    path runs from those registers through the frontier's distance, whether a
-    stalled read's next copy is beyond it and that copy's lead, into the
-    stall's next value: every lookup and every next value starts from the
-    frontier's distance and the window's tile-wide indices, with a carry chain
-    or two between. The window, the tile's end and the frontier each keep
-    tile-wide values, each with a subtractor for a shrink and compares with
-    the read index, which is why the Tailor takes several times the Buffet's
-    logic. The synthesis report gives the clock and the cells.
+    pick among them, so the read's acceptance ends in a flip-flop, and at read
+    latency 2 the block RAM reads whenever its output register is free (see
+    :class:`~sparseforge.hw.buffet.ReadStage`), so no lookup reaches its
+    enable. What is left is many paths of one length, each a carry chain or
+    two between registers and the late handshakes: the write port's
+    priorities (an update's compare, the owfill it blocks, the shrink the
+    owfill blocks) fanned out to the next values of the state and the
+    frontier; the lookup (the window's tile-wide compares, the distance behind
+    the newest, whether it is reached) into the read's acceptance and the
+    memory address; the frontier's distance into whether a stalled read's
+    next copy is beyond it. Going further needs the lookup a stage ahead of
+    the read, with bypasses for what changes the state in between, which
+    changes the cycle a read is accepted on. The window, the tile's end and
+    the frontier each keep tile-wide values, each with a subtractor for a
+    shrink and compares with the read index, which is why the Tailor takes
+    several times the Buffet's logic. The synthesis report gives the clock
+    and the cells.
     """
 
     PARAMS = (

@@ -4,9 +4,11 @@
 import random
 
 import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.sim import Simulator
 
 from sparseforge.core.errors import ParameterError
-from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.buffet import Buffet, plus_one_minus
 from sparseforge.sim.models.buffet import Buffet as Model
 from sparseforge.sim.models.buffet import BuffetError
 from sparseforge.sim.runners import pysim, seed_from_env, verilator
@@ -165,6 +167,30 @@ def test_back_pressure_holds_every_read_in_flight(latency):
     early = [c for c, _ in bench.sources["read"].accepted if c < 30]
     assert len(early) == latency                     # one read per pipeline stage
     assert [v for _, v in bench.sink.received] == list(range(8))
+
+
+@pytest.mark.parametrize("bits, count_bits", [(2, 2), (4, 3)])
+def test_plus_one_minus_is_one_more_than_the_difference(bits, count_bits):
+    """Every ``a`` and ``c`` of these widths, a narrower ``c`` zero-extended: the sum
+    modulo the result's range, so a negative one wraps as the register would."""
+    a, c = Signal(bits), Signal(count_bits)
+    out = Signal(bits)
+    m = Module()
+    m.d.comb += out.eq(plus_one_minus(a, c))
+    sim = Simulator(m)
+    got = {}
+
+    async def testbench(ctx):
+        for x in range(1 << bits):
+            for y in range(1 << count_bits):
+                ctx.set(a, x)
+                ctx.set(c, y)
+                got[x, y] = ctx.get(out)
+
+    sim.add_testbench(testbench)
+    sim.run()
+    assert got == {(x, y): (x + 1 - y) % (1 << bits) for x, y in got}
+    assert len(got) == 1 << (bits + count_bits)
 
 
 # -- parameters and Verilog -----------------------------------------------------
