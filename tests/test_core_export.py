@@ -153,10 +153,12 @@ def test_fusesoc_lint_fails_on_a_broken_core(tmp_path, break_it, words):
 
 def test_a_zeroed_memory_is_one_loop_whatever_its_depth():
     """Yosys writes a memory's initial contents a line a word; a zero start becomes one
-    loop, so a deep memory's Verilog (and Verilator's C++ of it) does not grow with it."""
+    loop, so a deep memory's Verilog (and Verilator's C++ of it) does not grow with it:
+    only the logic over its addresses does, a few lines a bit of them (the occupancy's
+    carry-save layer is written a bit a line)."""
     small, large = (verilog_text("buffet", {"depth": depth, "width": 12})[0]
                     for depth in (16, 1 << 14))
-    assert abs(len(large.splitlines()) - len(small.splitlines())) < 5
+    assert len(large.splitlines()) - len(small.splitlines()) < 10 * (14 - 4)
     assert re.search(r"for \(i = 0; i < 16384; i = i \+ 1\)\n\s+\S+ ?\[i\] = 12'h0;", large)
 
 
