@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..hw.compose.accel import Accel
 from ..hw.lite_host import LiteOp
@@ -51,6 +52,24 @@ class AccelRun:
     refetched: int
     status: dict
     dram: dict = field(default_factory=dict)
+
+    def fault(self, golden, name="Y"):
+        """Why the run is not ``golden`` (a dense array, or a CSR for SpGEMM's C): the
+        status's error, or the first element of ``y`` unlike it, named ``name``; None
+        where the run equals it."""
+        if self.status["error"]:
+            return "status.error set"
+        if sp.issparse(golden):
+            wrong = np.transpose((self.y != golden).nonzero())
+        elif np.array_equal(self.y, golden):
+            return None
+        else:
+            wrong = np.argwhere(self.y != golden)
+        if not len(wrong):
+            return None
+        at = tuple(int(i) for i in wrong[0])
+        return (f"{name}({', '.join(map(str, at))}) is {self.y[at]}, the golden "
+                f"{golden[at]}")
 
 
 def host_of(plan):

@@ -15,7 +15,7 @@ from sparseforge.hw.compose.accel import MOST_PES, Accel
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import accel_model, accel_plan
 from sparseforge.sw.accel_plan import AccelConfig
-from sparseforge.tb.accel import params_of, pysim
+from sparseforge.tb.accel import AccelRun, params_of, pysim
 
 CONFIG = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=4, out_rows=4, depth=8, fifo=2)
 
@@ -151,3 +151,21 @@ def test_pe_rows_up_to_what_the_master_serves():
     assert check_params(Accel.PARAMS, {"pes": 6})["pes"] == 6
     with pytest.raises(ParameterError, match=r"pes=7: expected an integer in \[1, 6\]"):
         check_params(Accel.PARAMS, {"pes": 7})
+
+
+def test_a_run_names_its_first_difference_from_the_golden_output():
+    """One check serves every kernel: a dense Y and SpGEMM's CSR C, each equal (None), one
+    element off (named with its index, the run's value and the golden's), or the status's
+    error set whatever Y holds."""
+    def run(y, error=0):
+        return AccelRun(y, 1, 0, 0, 0, {"error": error})
+
+    golden = np.array([[1, 2], [3, 4]])
+    assert run(golden.copy()).fault(golden) is None
+    off = golden.copy()
+    off[1, 0] = 7
+    assert run(off).fault(golden) == "Y(1, 0) is 7, the golden 3"
+    assert run(golden.copy(), error=1).fault(golden) == "status.error set"
+    c = sp.csr_matrix(golden)
+    assert run(c.copy()).fault(c, "C") is None
+    assert run(sp.csr_matrix(off)).fault(c, "C") == "C(1, 0) is 7, the golden 3"

@@ -177,7 +177,7 @@ def _rtl(plan, a, b, seed, label):
     harness = AccelHarness(**params_of(plan.config), tile=1 << 16, tags=TAGS, data=DATA)
     run = simulate(harness, plan, a, b, seed, rates=dict.fromkeys(RATES, 0.7),
                    progress=f"bench accel: {label}")
-    if run.status["error"] or not np.array_equal(run.y, plan.golden):
+    if run.fault(plan.golden):
         raise click.ClickException(f"hardware fault: {label} differs from the golden product "
                                    f"(replay with --seed {seed})")
     model = accel_model.predict(plan, a, accel_model.DRAM, tags=TAGS)

@@ -79,7 +79,7 @@ def measure(root, quick, seed, step):
         label = f"{path.name} rows {span[0]}-{span[1]}"
         run = simulate(harness, plan_, w, x, seed, rates=dict.fromkeys(RATES, 0.7),
                        progress=f"bench accel: {label}")
-        if run.status["error"] or not (run.y == plan_.golden).all():
+        if run.fault(plan_.golden):
             raise ClickException(f"hardware fault: {label} differs from W X (replay with "
                                  f"--seed {seed})")
         step(label)

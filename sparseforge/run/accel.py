@@ -326,12 +326,7 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, comp
     laps("model")
     bench = AccelBench(component, plan, a, b, seed, dict.fromkeys(RATES, rate), mem_latency)
     laps("image")
-    run = run_natively(bench, laps)
-    if run.status["error"] or not np.array_equal(run.y, plan.golden):
-        bad = np.argwhere(run.y != plan.golden)
-        where = f"Y{tuple(bad[0])} is {run.y[tuple(bad[0])]}, the golden " \
-                f"{plan.golden[tuple(bad[0])]}" if len(bad) else "status.error set"
-        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    run = checked(run_natively(bench, laps), plan.golden, seed)
     y = run.y[:, 0] if kernel == "spmv" and b.ndim == 1 else run.y
     nnz = len(a.values) if order == 3 else int(a.nnz)
     np.save(Path(out), y)
@@ -352,6 +347,15 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, comp
           "model_dram_bursts": round(model.parts["bus"] / memory.burst),
           **timing(laps, run.cycles), "out": out,
           "equal_to_golden": True}, as_json, _human)
+
+
+def checked(run, golden, seed, name="Y"):
+    """``run`` where it equals ``golden``; else a hardware fault (exit 1) naming the first
+    difference and the seed that replays it."""
+    where = run.fault(golden, name)
+    if where:
+        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    return run
 
 
 def gustavson_pes(text):
@@ -413,13 +417,7 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
     component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
     bench = AccelBench(component, plan, a, b, seed, dict.fromkeys(RATES, rate), mem_latency)
     laps("image")
-    run = run_natively(bench, laps)
-    wrong = run.y != plan.golden
-    if run.status["error"] or wrong.nnz:
-        i, j = (int(x[0]) for x in wrong.nonzero()) if wrong.nnz else (None, None)
-        where = (f"C({i}, {j}) is {run.y[i, j]}, the golden {plan.golden[i, j]}"
-                 if wrong.nnz else "status.error set")
-        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    run = checked(run_natively(bench, laps), plan.golden, seed, "C")
     sp.save_npz(Path(out), run.y)
     laps("check")
     multiplies = accel_spgemm.multiplies(plan)

@@ -17,7 +17,7 @@ import numpy as np
 from sparseforge.cli import emit, read_input
 from sparseforge.core.errors import ParameterError
 from sparseforge.core.tools import status
-from sparseforge.run.accel import DATA, RATES, TAGS, memory_of, run_natively, timing
+from sparseforge.run.accel import DATA, RATES, TAGS, checked, memory_of, run_natively, timing
 from sparseforge.sw import accel_eureka, accel_eureka_model, layers
 from sparseforge.sw.formats import read_npy
 
@@ -75,12 +75,7 @@ def pruned_gemm(paths, factors, out, pes, compaction, mem_latency, mem_bytes_per
     component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
     bench = AccelBench(component, plan, w, x, seed, dict.fromkeys(RATES, rate), mem_latency)
     laps("image")
-    run = run_natively(bench, laps)
-    if run.status["error"] or not np.array_equal(run.y, plan.golden):
-        bad = np.argwhere(run.y != plan.golden)
-        where = (f"Y{tuple(int(i) for i in bad[0])} is {run.y[tuple(bad[0])]}, the golden "
-                 f"{plan.golden[tuple(bad[0])]}" if len(bad) else "status.error set")
-        raise click.ClickException(f"hardware fault: {where} (replay with --seed {seed})")
+    run = checked(run_natively(bench, laps), plan.golden, seed)
     np.save(Path(out), run.y)
     laps("check")
     emit({"kernel": "pruned-gemm", "input": paths[0], "shape": list(plan.shape),
