@@ -79,22 +79,31 @@ class PrunedGemm(wiring.Component):
         """The in-order read ports, in :attr:`reads` order."""
         return [getattr(self, name) for name, _, _ in self.reads]
 
-    def _walk(self, m, request, begin, name):
-        """Ask ``request`` for index 0 .. count - 1, ``passes`` times from ``begin``;
-        return whether it is still asking."""
+    def _count(self, m, step, begin, name):
+        """Count ``step``s over index 0 .. count - 1, ``passes`` times from ``begin``:
+        ``(index, active, ending)``, the index now, whether the count goes on, and whether
+        this step is its last."""
         cfg, A = self.config, self.addr_width
         index, left, active = Signal(A, name=f"{name}_index"), \
             Signal(16, name=f"{name}_left"), Signal(name=f"{name}_active")
-        m.d.comb += [request.valid.eq(active), request.payload.eq(index)]
+        ending = Signal(name=f"{name}_ending")
+        m.d.comb += ending.eq(step & (index + 1 == cfg.count) & (left == 1))
         with m.If(begin):
             m.d.sync += [index.eq(0), left.eq(cfg.passes),
                          active.eq((cfg.count != 0) & (cfg.passes != 0))]
-        with m.Elif(request.valid & request.ready):
+        with m.Elif(step):
             m.d.sync += index.eq(index + 1)
             with m.If(index + 1 == cfg.count):
                 m.d.sync += [index.eq(0), left.eq(left - 1)]
-                with m.If(left == 1):
-                    m.d.sync += active.eq(0)
+            with m.If(ending):
+                m.d.sync += active.eq(0)
+        return index, active, ending
+
+    def _walk(self, m, request, begin, name):
+        """Ask ``request`` for index 0 .. count - 1, ``passes`` times from ``begin``;
+        return whether it is still asking."""
+        index, active, _ = self._count(m, request.valid & request.ready, begin, name)
+        m.d.comb += [request.valid.eq(active), request.payload.eq(index)]
         return active
 
     def elaborate(self, platform):
@@ -167,17 +176,14 @@ class PrunedGemm(wiring.Component):
             m.d.sync += sums.eq(Mux(end, 0, total.as_value()))
 
         # -- done: every block of every pass drained ---------------------------------------
-        index, left, finished = Signal(A), Signal(16), Signal()
-        with m.If(tile.valid & tile.ready):
-            m.d.sync += index.eq(index + 1)
-            with m.If(index + 1 == cfg.count):
-                m.d.sync += [index.eq(0), left.eq(left - 1)]
-                with m.If(left == 1):
-                    m.d.sync += finished.eq(1)
+        finished = Signal()
+        _, _, drained = self._count(m, tile.valid & tile.ready, begin, "drained")
+        with m.If(drained):
+            m.d.sync += finished.eq(1)
         m.d.comb += self.stats.valid.eq(finished)
         with m.If(self.stats.valid & self.stats.ready):
             m.d.sync += finished.eq(0)
         with m.If(begin):
-            m.d.sync += [index.eq(0), left.eq(cfg.passes), sums.eq(0), holding.eq(0),
+            m.d.sync += [sums.eq(0), holding.eq(0),
                          finished.eq((cfg.count == 0) | (cfg.passes == 0))]
         return m
