@@ -164,13 +164,10 @@ def image(plan_, w=None, x=None):
 def registers(plan_, regions):
     """The run's register values (``{name: value}``): the block list in ``tiles``, the
     records, X's slabs in ``b``, Y in ``out``; a pass a panel."""
-    values = {"kernel": int(wire.AccelKernel.PRUNED_GEMM), "passes": plan_.panels,
-              "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count,
-              "b_panel": plan_.grid[1] * regions["b"].word,
-              "out_panel": plan_.grid[0] * regions["out"].word}
-    for name in ("w_records", "b", "out"):
-        values[f"{name}_base"], values[f"{name}_size"] = regions[name].base, regions[name].size
-    return values
+    return {"kernel": int(wire.AccelKernel.PRUNED_GEMM), "passes": plan_.panels,
+            "b_panel": plan_.grid[1] * regions["b"].word,
+            "out_panel": plan_.grid[0] * regions["out"].word,
+            **accel_image.region_registers(regions)}
 
 
 def output(plan_, memory, regions):

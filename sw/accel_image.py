@@ -171,6 +171,16 @@ def read(memory, region):
     return from_bytes(memory[region.base:region.base + region.size], region.word)
 
 
+def region_registers(regions):
+    """The registers naming ``regions``: the tile list's base and count, every other
+    region's base and size (``{name}_base``, ``{name}_size``)."""
+    values = {"tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count}
+    for name, region in regions.items():
+        if name != "tiles":
+            values[f"{name}_base"], values[f"{name}_size"] = region.base, region.size
+    return values
+
+
 def registers(plan_, regions):
     """The run's register values (``{name: value}``, :mod:`~sparseforge.sw.regmap`'s RW
     registers) for its ``regions``."""
@@ -178,16 +188,12 @@ def registers(plan_, regions):
     kernel = wire.TensaurusKernel[{"spmm": "MM", "spmv": "MV",
                                    "spmttkrp": "MTTKRP"}[plan_.kernel]]
     values = {"kernel": int(kernel), "passes": plan_.passes,
-              "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count,
               "b_panel": plan_.shape[1] * c.tlen * regions["b"].word,
-              "out_panel": plan_.shape[0] * c.tlen * c.cols * regions["out"].word}
+              "out_panel": plan_.shape[0] * c.tlen * c.cols * regions["out"].word,
+              **region_registers(regions)}
     if plan_.mttkrp:
         values |= {"c_panel": plan_.shape[2] * c.tlen * regions["c"].word,
                    "c_rows": plan_.shape[2]}
-    for name in regions:
-        if name != "tiles":
-            values[f"{name}_base"] = regions[name].base
-            values[f"{name}_size"] = regions[name].size
     return values
 
 

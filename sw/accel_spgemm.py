@@ -139,12 +139,8 @@ def image(plan_, a=None, b=None):
 
 def registers(plan_, regions):
     """The run's register values (``{name: value}``)."""
-    values = {"kernel": int(wire.AccelKernel.SPGEMM), "a_rows": plan_.shape[0],
-              "tiles_base": regions["tiles"].base, "tiles_count": regions["tiles"].count}
-    for name, region in regions.items():
-        if name != "tiles":
-            values[f"{name}_base"], values[f"{name}_size"] = region.base, region.size
-    return values
+    return {"kernel": int(wire.AccelKernel.SPGEMM), "a_rows": plan_.shape[0],
+            **accel_image.region_registers(regions)}
 
 
 def output(plan_, memory, regions):
