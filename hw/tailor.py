@@ -89,9 +89,16 @@ class Tailor(wiring.Component):
     frontier; the lookup (the window's tile-wide compares, the distance behind
     the newest, whether it is reached) into the read's acceptance and the
     memory address; the frontier's distance into whether a stalled read's
-    next copy is beyond it. Going further needs the lookup a stage ahead of
-    the read, with bypasses for what changes the state in between, which
-    changes the cycle a read is accepted on. The window, the tile's end and
+    next copy is beyond it. Going further takes more than the lookup a stage
+    ahead of the read (with bypasses for what changes the state in between,
+    which changes the cycle a read is accepted on): with the lookup's results
+    taken from registers, the write registered as the Buffet's is and the
+    owfill given priority over an update, the place-and-route still finds
+    paths nearly as long in the frontier's own arithmetic on the read's index
+    before a split (``D - index``, its compare with the distance, the
+    shrink's sum and its cap: carry chains in series) and in the write
+    port's acceptances fanned out to the frontier's next values, so those
+    next values need their chains taken apart too. The window, the tile's end and
     the frontier each keep tile-wide values, each with a subtractor for a
     shrink and compares with the read index, which is why the Tailor takes
     several times the Buffet's logic. The synthesis report gives the clock
