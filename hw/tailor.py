@@ -97,8 +97,12 @@ class Tailor(wiring.Component):
     paths nearly as long in the frontier's own arithmetic on the read's index
     before a split (``D - index``, its compare with the distance, the
     shrink's sum and its cap: carry chains in series) and in the write
-    port's acceptances fanned out to the frontier's next values, so those
-    next values need their chains taken apart too. The window, the tile's end and
+    port's acceptances fanned out to the frontier's next values; with those
+    cut as well, the backfill's wrap test (``rejoin``, a tile-wide compare)
+    into the frontier's restart, then the shrink's compares into the state's
+    next values. Every next value waits for a handshake decided from a compare
+    in the same cycle, so the clock needs the state's updates a stage behind
+    their acceptances, not only the lookup. The window, the tile's end and
     the frontier each keep tile-wide values, each with a subtractor for a
     shrink and compares with the read index, which is why the Tailor takes
     several times the Buffet's logic. The synthesis report gives the clock
