@@ -6,15 +6,27 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from sparseforge.board import buffet_program, self_check
+from sparseforge.board import (
+    accel_program,
+    accel_run,
+    accel_selftest,
+    buffet_program,
+    out_words,
+    self_check,
+)
 from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.compose.accel import Accel
+from sparseforge.hw.lite_host import LiteOp
 from sparseforge.hw.selfcheck import SelfCheck
 from sparseforge.hw.stream_units import Skid
+from sparseforge.sw import accel_image, regmap
+from sparseforge.tb.accel import host_of
 
 SMALL = {"depth": 8, "width": 8}
 
@@ -139,6 +151,94 @@ def test_a_block_that_never_takes_an_operation_fails():
 def test_the_wrapper_rejects_unknown_ports():
     with pytest.raises(ValueError, match="'parent__credit'"):
         buffet_check(ops=[("parent__credit", 1)])
+
+
+# -- the accelerator's self-test ------------------------------------------------------
+
+def accel_build(engine):
+    """The accelerator as ``build accel --board`` builds it for ``engine``."""
+    check, params = self_check("accel", {"engine": engine}, seed=1, n_ops=0)
+    return check, Accel(**params)
+
+
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_the_output_words_are_what_the_host_reads_back_as_the_golden_output(engine,
+                                                                             shared_data):
+    _, accel = accel_build(engine)
+    plan, matrix, b = accel_run(accel, seed=1)
+    image, regions = host_of(plan).image(plan, matrix, b)
+    accel_image.put(image, regions["out"], out_words(plan, plan.golden))
+    np.testing.assert_array_equal(host_of(plan).output(plan, image, regions), plan.golden)
+    assert plan.golden.any()
+
+
+def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
+    """SpMM of a real 18 x 18 graph (37 nonzeros) by 12 columns, two passes of 8, from the
+    on-chip memory through the whole accelerator."""
+    check, accel = accel_build("tensaurus")
+    assert (accel.pes, accel.cols, accel.vlen, accel.tlen) == (2, 2, 2, 2)
+    plan, matrix, _ = accel_run(accel, seed=1)
+    assert matrix.shape == (18, 18) and matrix.nnz == 37 and plan.passes == 2
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (1, 0)
+    assert cycle < check.limit
+
+
+def test_the_pruned_gemm_self_test_fails_on_a_corrupted_expectation(shared_data):
+    """The last output element off by one: every word is checked, the last one too."""
+    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+
+    def corrupt(y):
+        y[-1, -1] += 1
+        return y
+
+    assert run(accel_selftest(accel, 1, expected=corrupt))[:2] == (0, 1)
+
+
+def test_a_run_never_started_hangs_and_the_watchdog_fails_it(shared_data):
+    """The program without its write of ``start``: the wait for ``done`` never ends."""
+    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    start = regmap.by_name()["start"].offset
+    check = accel_selftest(accel, 1, program=lambda c: [x for x in c if x["addr"] != start])
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (0, 1) and cycle == check.limit
+
+
+def test_a_refused_register_write_fails_at_once(shared_data):
+    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    unmapped = max(r.offset for r in regmap.REGISTERS) + 4
+    check = accel_selftest(accel, 1, program=lambda c: [{**c[0], "addr": unmapped}, *c])
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (0, 1) and cycle < 20
+
+
+@pytest.mark.soak
+def test_soak_the_pruned_gemm_self_test_passes_and_spmm_fails_a_corrupted_one(shared_data):
+    check, _ = accel_build("eureka")
+    assert run(check)[:2] == (1, 0)
+    accel = Accel(**self_check("accel", {}, 1, 0)[1])
+
+    def corrupt(y):
+        y[0, 0] ^= 1
+        return y
+
+    assert run(accel_selftest(accel, 1, expected=corrupt))[:2] == (0, 1)
+
+
+def test_a_response_with_a_failing_bit_fails_the_run(shared_data):
+    """The wait for ``done`` fails on ``status.error``: a response's word against its
+    command's ``fail`` bits, here a read of ``passes`` just written with 1."""
+    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    plan, matrix, b = accel_run(accel, 1)
+    program = accel_program(plan, host_of(plan).image(plan, matrix, b)[1])
+    error = next(f for f in regmap.by_name()["status"].fields if f.name == "error")
+    assert [c["fail"] for c in program if c["op"] == LiteOp.WAIT] == [1 << error.lsb]
+    assert not any(c["fail"] for c in program if c["op"] != LiteOp.WAIT)
+    passes = regmap.by_name()["passes"].offset
+    probe = [{"op": LiteOp.WRITE, "addr": passes, "data": 1, "fail": 0},
+             {"op": LiteOp.READ, "addr": passes, "data": 0, "fail": 1}]
+    passed, failed, cycle = run(accel_selftest(accel, 1, program=lambda c: probe + c))
+    assert (passed, failed) == (0, 1) and cycle < 30
 
 
 # -- the command line ---------------------------------------------------------------
