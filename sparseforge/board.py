@@ -41,7 +41,7 @@ from .hw.selfcheck import SelfCheck
 from .sw import accel_eureka, accel_eureka_model, accel_image, accel_model, accel_plan, regmap, wire
 from .sw.buffet_program import BuffetProgram
 from .sw.layers import DLMC, int8_layer, real_slice
-from .synth.flow import achieved_mhz
+from .synth.flow import PNR_OPTIONS, achieved_mhz
 from .tb.accel import commands, host_of
 from .tb.buffet import port, random_program
 
@@ -202,17 +202,22 @@ def accel_selftest(accel, seed, n_ops=None, expected=None, program=None):
     first, end = out.base // step, -(-(out.base + out.size) // step)
     cmds = accel_program(plan, regions)
     cmds = cmds if program is None else program(cmds)
-    return AccelSelfTest(accel, bus_words(image, accel.data), cmds, first,
-                         bus_words(want[first * step:end * step], accel.data),
-                         watchdog(plan, matrix, len(cmds)))
+    check = AccelSelfTest(accel, bus_words(image, accel.data), cmds, first,
+                          bus_words(want[first * step:end * step], accel.data),
+                          watchdog(plan, matrix, len(cmds)))
+    check.workload = {"kernel": plan.kernel, "data": str(ACCEL_DATA[accel.engine]),
+                      "shape": [int(d) for d in plan.shape], "nnz": int(matrix.nnz),
+                      "columns": int(b.shape[1]), "memory_bytes": len(image),
+                      "watchdog_cycles": check.limit}
+    return check
 
 
 SELF_CHECKS = {"buffet": _buffet_check, "accel": accel_selftest}
 """Blocks that can run on a board: ``name -> f(component, seed, n_ops) -> SelfCheck``
 (or :class:`~sparseforge.hw.compose.accel_selftest.AccelSelfTest`, for the accelerator)."""
 
-DEFAULTS = {"accel": lambda params: ACCEL_BUILDS.get(params.get("engine", "tensaurus"), {})}
-"""A block's self-check build, by the parameters given, under them."""
+DEFAULTS = {"accel": lambda resolved: ACCEL_BUILDS.get(resolved["engine"], {})}
+"""A block's self-check build (by its parameters as given, resolved), under them."""
 
 
 class BoardTop(Elaboratable):
@@ -237,14 +242,21 @@ def platform_for(board):
     return BOARDS[board]()
 
 
-def self_check(name, params, seed, n_ops):
-    """The :class:`SelfCheck` of block ``name`` with ``params``, and the resolved parameters."""
+def self_check_params(name, params):
+    """The parameters of block ``name``'s self-check build: ``params`` over the block's
+    self-check defaults (:data:`DEFAULTS`), resolved."""
     block = get(name)
     if name not in SELF_CHECKS:
         raise SparseforgeError(f"block {name!r} has no self-check to run on a board "
                                f"(blocks with one: {', '.join(SELF_CHECKS)})")
-    resolved = block.resolve({**DEFAULTS.get(name, lambda _: {})(params), **params})
-    return SELF_CHECKS[name](block.cls(**resolved), seed, n_ops), resolved
+    defaults = DEFAULTS.get(name, lambda _: {})(block.resolve(params))
+    return block.resolve({**defaults, **params})
+
+
+def self_check(name, params, seed, n_ops):
+    """The :class:`SelfCheck` of block ``name`` with ``params``, and the resolved parameters."""
+    resolved = self_check_params(name, params)
+    return SELF_CHECKS[name](get(name).cls(**resolved), seed, n_ops), resolved
 
 
 def _family(platform):
@@ -297,7 +309,8 @@ def build(name, params, board, outdir=None, seed=1, n_ops=256):
     check, resolved = self_check(name, params, seed, n_ops)
     outdir = Path(outdir or Path("build", f"{name}-{board}"))
     plan = platform.prepare(BoardTop(check), name="top",
-                            nextpnr_opts="--report report.json --timing-allow-fail")
+                            nextpnr_opts=" ".join(("--report report.json --timing-allow-fail",
+                                                   *PNR_OPTIONS)))
     root = _run(plan, platform, outdir)
     report = json.loads((root / "report.json").read_text())
     bitstream = root / f"top.{_family(platform)['stages'][-1][1]}"
@@ -309,6 +322,9 @@ def build(name, params, board, outdir=None, seed=1, n_ops=256):
             "device": f"{platform.device}-{platform.package}", "bitstream": str(bitstream),
             "bytes": bitstream.stat().st_size, "clock_mhz": clock, "fmax_mhz": fmax,
             "timing_met": fmax is not None and fmax >= clock, "resources": resources,
+            "margin_mhz": None if fmax is None else fmax - clock,
+            "slack_ns": None if fmax is None else 1e3 / clock - 1e3 / fmax,
             "ops": len(check.program), "checked": len(check.expected), "seed": seed,
+            **({"workload": check.workload} if hasattr(check, "workload") else {}),
             "leds": {str(n): meaning for n, meaning in LEDS.items()},
             "flash": _family(platform)["flash"].format(bit=bitstream)}

@@ -19,7 +19,9 @@ from sparseforge.board import (
     buffet_program,
     out_words,
     self_check,
+    self_check_params,
 )
+from sparseforge.core.errors import ParameterError
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.accel import Accel
 from sparseforge.hw.lite_host import LiteOp
@@ -156,15 +158,14 @@ def test_the_wrapper_rejects_unknown_ports():
 # -- the accelerator's self-test ------------------------------------------------------
 
 def accel_build(engine):
-    """The accelerator as ``build accel --board`` builds it for ``engine``."""
-    check, params = self_check("accel", {"engine": engine}, seed=1, n_ops=0)
-    return check, Accel(**params)
+    """The self-test ``build accel --board`` builds for ``engine``."""
+    return self_check("accel", {"engine": engine}, seed=1, n_ops=0)[0]
 
 
 @pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
 def test_the_output_words_are_what_the_host_reads_back_as_the_golden_output(engine,
                                                                              shared_data):
-    _, accel = accel_build(engine)
+    accel = Accel(**self_check_params("accel", {"engine": engine}))
     plan, matrix, b = accel_run(accel, seed=1)
     image, regions = host_of(plan).image(plan, matrix, b)
     accel_image.put(image, regions["out"], out_words(plan, plan.golden))
@@ -175,7 +176,8 @@ def test_the_output_words_are_what_the_host_reads_back_as_the_golden_output(engi
 def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
     """SpMM of a real 18 x 18 graph (37 nonzeros) by 12 columns, two passes of 8, from the
     on-chip memory through the whole accelerator."""
-    check, accel = accel_build("tensaurus")
+    check = accel_build("tensaurus")
+    accel = check.accel
     assert (accel.pes, accel.cols, accel.vlen, accel.tlen) == (2, 2, 2, 2)
     plan, matrix, _ = accel_run(accel, seed=1)
     assert matrix.shape == (18, 18) and matrix.nnz == 37 and plan.passes == 2
@@ -186,7 +188,7 @@ def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
 
 def test_the_pruned_gemm_self_test_fails_on_a_corrupted_expectation(shared_data):
     """The last output element off by one: every word is checked, the last one too."""
-    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
 
     def corrupt(y):
         y[-1, -1] += 1
@@ -197,7 +199,7 @@ def test_the_pruned_gemm_self_test_fails_on_a_corrupted_expectation(shared_data)
 
 def test_a_run_never_started_hangs_and_the_watchdog_fails_it(shared_data):
     """The program without its write of ``start``: the wait for ``done`` never ends."""
-    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
     start = regmap.by_name()["start"].offset
     check = accel_selftest(accel, 1, program=lambda c: [x for x in c if x["addr"] != start])
     passed, failed, cycle = run(check)
@@ -205,18 +207,27 @@ def test_a_run_never_started_hangs_and_the_watchdog_fails_it(shared_data):
 
 
 def test_a_refused_register_write_fails_at_once(shared_data):
-    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
     unmapped = max(r.offset for r in regmap.REGISTERS) + 4
     check = accel_selftest(accel, 1, program=lambda c: [{**c[0], "addr": unmapped}, *c])
     passed, failed, cycle = run(check)
     assert (passed, failed) == (0, 1) and cycle < 20
 
 
+def test_the_self_tests_build_is_under_the_parameters_given(shared_data):
+    params = self_check_params("accel", {"engine": "eureka", "compaction": 1})
+    assert (params["compaction"], params["cols"], params["dw"]) == (1, 1, 8)
+    assert self_check_params("accel", {"engine": 2}) == self_check_params(
+        "accel", {"engine": "eureka"})
+    with pytest.raises(ParameterError, match="engine=gustavson"):
+        accel_run(Accel(**self_check_params("accel", {"engine": "gustavson"})), 1)
+
+
 @pytest.mark.soak
 def test_soak_the_pruned_gemm_self_test_passes_and_spmm_fails_a_corrupted_one(shared_data):
-    check, _ = accel_build("eureka")
+    check = accel_build("eureka")
     assert run(check)[:2] == (1, 0)
-    accel = Accel(**self_check("accel", {}, 1, 0)[1])
+    accel = Accel(**self_check_params("accel", {}))
 
     def corrupt(y):
         y[0, 0] ^= 1
@@ -228,7 +239,7 @@ def test_soak_the_pruned_gemm_self_test_passes_and_spmm_fails_a_corrupted_one(sh
 def test_a_response_with_a_failing_bit_fails_the_run(shared_data):
     """The wait for ``done`` fails on ``status.error``: a response's word against its
     command's ``fail`` bits, here a read of ``passes`` just written with 1."""
-    accel = Accel(**self_check("accel", {"engine": "eureka"}, 1, 0)[1])
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
     plan, matrix, b = accel_run(accel, 1)
     program = accel_program(plan, host_of(plan).image(plan, matrix, b)[1])
     error = next(f for f in regmap.by_name()["status"].fields if f.name == "error")
@@ -291,3 +302,17 @@ def test_ulx3s_bitstream(tmp_path):
     assert r["device"].startswith("LFE5U-85F")
     assert 0 < r["resources"]["TRELLIS_COMB"]["used"] < 2000
     assert r["resources"]["TRELLIS_IO"]["used"] == 3     # the clock and two LEDs
+
+
+@pytest.mark.soak
+@pytest.mark.synth
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_ulx3s_accel_bitstream(tmp_path, engine, shared_data):
+    """The accelerator's self-test on the ULX3S's 85F: its whole place and route."""
+    out = sf("build", "accel", "-p", f"engine={engine}", "--board", "ulx3s",
+             "-o", str(tmp_path), "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["timing_met"] and r["margin_mhz"] == r["fmax_mhz"] - r["clock_mhz"] > 0
+    assert r["workload"]["kernel"] == {"tensaurus": "spmm", "eureka": "pruned-gemm"}[engine]
+    assert r["resources"]["DP16KD"]["used"] > 0
