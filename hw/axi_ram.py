@@ -11,7 +11,8 @@ burst. IDs are echoed. Bursts are INCR, of beats of ``2**size`` bytes at most th
 beat a burst's addresses are aligned to its beats, as AXI's INCR bursts are. A beat
 outside the memory's ``depth`` words answers DECERR (a read's data is then any word, a
 write's beat is dropped), so a stray address fails a run instead of landing elsewhere;
-a W beat whose WLAST disagrees with the burst's length makes its B SLVERR.
+a burst not INCR answers SLVERR (its writes dropped), and so does a write burst with a W
+beat whose WLAST disagrees with its length.
 
 ``peek`` is a second read port on the same memory (a synchronous read, a cycle's
 latency), for a checker that reads results without the AXI protocol.
@@ -26,7 +27,7 @@ from amaranth.utils import ceil_log2, exact_log2
 from ..core.errors import ParameterError
 from ..core.params import Param, check_params
 from ..core.registry import block
-from .axi import DECERR, OKAY, SLVERR, AxiSignature, attach, pins
+from .axi import BURST_INCR, DECERR, OKAY, SLVERR, AxiSignature, attach, pins
 
 
 @block("axi_ram")
@@ -112,42 +113,49 @@ class AxiRam(wiring.Component):
         step = Const(1, len(addr)) << size
         return (addr & ~(step - 1)) + step
 
-    def _burst(self, id_width):
-        return (Signal(), Signal(self.addr), Signal(9), Signal(3), Signal(id_width))
+    def _burst(self, m, channel, id_width):
+        """A burst's state, loaded when ``channel`` (AR, AW) is taken: going, address,
+        beats left, size, ID, and whether it is INCR."""
+        state = (Signal(), Signal(self.addr), Signal(9), Signal(3), Signal(id_width),
+                 Signal())
+        busy, addr, left, size, id_, incr = state
+        a = channel.payload
+        with m.If(channel.valid & channel.ready):
+            m.d.sync += [busy.eq(1), addr.eq(a.addr), left.eq(a.len + 1), size.eq(a.size),
+                         id_.eq(a.id), incr.eq(a.burst == BURST_INCR)]
+        return state
 
     def _read(self, m, read, port):
-        busy, addr, left, size, id_ = self._burst(self.read_id)
         ar, r = read.ar, read.r
+        busy, addr, left, size, id_, incr = self._burst(m, ar, self.read_id)
         word, inside = self._word(addr)
         issue = busy & (~r.valid | r.ready)
         m.d.comb += [ar.ready.eq(~busy), port.addr.eq(word), port.en.eq(issue),
                      r.payload.data.eq(port.data)]
-        with m.If(ar.valid & ar.ready):
-            m.d.sync += [busy.eq(1), addr.eq(ar.payload.addr), left.eq(ar.payload.len + 1),
-                         size.eq(ar.payload.size), id_.eq(ar.payload.id)]
         with m.If(issue):
             m.d.sync += [r.valid.eq(1), r.payload.id.eq(id_), r.payload.last.eq(left == 1),
-                         r.payload.resp.eq(Mux(inside, OKAY, DECERR)),
+                         r.payload.resp.eq(Mux(incr, Mux(inside, OKAY, DECERR), SLVERR)),
                          addr.eq(self._next(addr, size)), left.eq(left - 1),
                          busy.eq(left != 1)]
         with m.Elif(r.ready):
             m.d.sync += r.valid.eq(0)
 
     def _write(self, m, write, port):
-        busy, addr, left, size, id_ = self._burst(self.write_id)
         aw, w, b = write.aw, write.w, write.b
+        busy, addr, left, size, id_, incr = self._burst(m, aw, self.write_id)
         word, inside = self._word(addr)
         error = Signal(2)
         beat = w.valid & w.ready
         m.d.comb += [aw.ready.eq(~busy & ~b.valid), w.ready.eq(busy),
                      port.addr.eq(word), port.data.eq(w.payload.data),
-                     port.en.eq(w.payload.strb & (beat & inside).replicate(len(port.en)))]
+                     port.en.eq(w.payload.strb
+                                & (beat & inside & incr).replicate(len(port.en)))]
         with m.If(aw.valid & aw.ready):
-            m.d.sync += [busy.eq(1), addr.eq(aw.payload.addr), left.eq(aw.payload.len + 1),
-                         size.eq(aw.payload.size), id_.eq(aw.payload.id), error.eq(OKAY)]
+            m.d.sync += error.eq(OKAY)
         # The burst's response so far and this beat's: the first error stays.
         now = Mux(error != OKAY, error,
-                  Mux(~inside, DECERR, Mux(w.payload.last != (left == 1), SLVERR, OKAY)))
+                  Mux(~incr | (w.payload.last != (left == 1)), SLVERR,
+                      Mux(inside, OKAY, DECERR)))
         with m.If(beat):
             m.d.sync += [addr.eq(self._next(addr, size)), left.eq(left - 1), error.eq(now)]
             with m.If(left == 1):

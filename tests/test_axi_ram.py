@@ -107,11 +107,11 @@ INIT = [int.from_bytes(bytes(range(4 * k, 4 * k + 4)), "little") for k in range(
 """16 words of 32 bits whose bytes count from 0: byte ``a`` holds ``a``."""
 
 
-async def read(ctx, s, id_, addr, length, size):
+async def read(ctx, s, id_, addr, length, size, burst=1):
     """A read burst on ``s``'s pins, R taken every other cycle: ``[(id, data, resp,
     last)]``."""
     ctx.set(s.arid, id_), ctx.set(s.araddr, addr), ctx.set(s.arlen, length)
-    ctx.set(s.arsize, size), ctx.set(s.arburst, 1), ctx.set(s.arvalid, 1)
+    ctx.set(s.arsize, size), ctx.set(s.arburst, burst), ctx.set(s.arvalid, 1)
     await ctx.tick().until(s.arready)
     ctx.set(s.arvalid, 0)
     beats, cycle = [], 0
@@ -126,11 +126,11 @@ async def read(ctx, s, id_, addr, length, size):
     return beats
 
 
-async def write(ctx, s, id_, addr, size, beats):
+async def write(ctx, s, id_, addr, size, beats, burst=1):
     """A write burst of ``beats`` (``(data, strb, last)``) on ``s``'s pins: ``(id,
     resp)``."""
     ctx.set(s.awid, id_), ctx.set(s.awaddr, addr), ctx.set(s.awlen, len(beats) - 1)
-    ctx.set(s.awsize, size), ctx.set(s.awburst, 1), ctx.set(s.awvalid, 1)
+    ctx.set(s.awsize, size), ctx.set(s.awburst, burst), ctx.set(s.awvalid, 1)
     await ctx.tick().until(s.awready)
     ctx.set(s.awvalid, 0)
     for data, strb, last in beats:
@@ -191,6 +191,17 @@ def test_strobes_pick_the_bytes_a_wrong_wlast_answers_slverr_and_peek_sees_it():
     assert b == (1, SLVERR) and word == 0x07FF05FF
 
 
+def test_a_fixed_burst_answers_slverr_and_writes_nothing():
+    async def bench(ctx, s, ram):
+        b = await write(ctx, s, 0, 8, 2, [(0xDEAD, 0xF, 0), (0xBEEF, 0xF, 1)], burst=0)
+        r = await read(ctx, s, 6, 8, 0, 2, burst=0)
+        return b, r, [ctx.get(ram.memory.data[a]) for a in range(16)]
+
+    b, r, contents = by_hand(bench)
+    assert b == (0, SLVERR) and [(beat[0], beat[2]) for beat in r] == [(6, SLVERR)]
+    assert contents == INIT
+
+
 def test_depth_is_refused_past_the_address_bits_and_init_past_the_depth():
     AxiRam(addr=8, data=32, depth=64)                    # 256 bytes: all 8 address bits
     with pytest.raises(ParameterError, match="depth=128"):
@@ -198,3 +209,7 @@ def test_depth_is_refused_past_the_address_bits_and_init_past_the_depth():
     AxiRam([0] * 4, depth=4)
     with pytest.raises(ParameterError, match="init: 5 words"):
         AxiRam([0] * 5, depth=4)
+
+
+def test_verilog_lints_clean_with_wall(lint):
+    assert lint("axi_ram", AxiRam.REPORT[0]) == ""
