@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
@@ -22,6 +23,8 @@ from sparseforge.board import (
     self_check_params,
 )
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.export import clean_verilog
+from sparseforge.core.tools import verilator_lint
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.accel import Accel
 from sparseforge.hw.lite_host import LiteOp
@@ -302,6 +305,17 @@ def test_ulx3s_bitstream(tmp_path):
     assert r["device"].startswith("LFE5U-85F")
     assert 0 < r["resources"]["TRELLIS_COMB"]["used"] < 2000
     assert r["resources"]["TRELLIS_IO"]["used"] == 3     # the clock and two LEDs
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_the_self_tests_verilog_lints_clean_with_wall(tmp_path, engine, shared_data):
+    """The whole self-test as the board gets it: the accelerator, its memory, the host
+    and the checker."""
+    path = tmp_path / "accel_self_test.v"
+    path.write_text(clean_verilog(rtlil.convert(accel_build(engine), name="accel_self_test",
+                                                emit_src=False)))
+    assert verilator_lint(path) == ""
 
 
 @pytest.mark.soak
