@@ -37,7 +37,8 @@ def _human(r):
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False),
               help="Build folder (default build/BLOCK-BOARD).")
 @click.option("--ops", "n_ops", type=click.IntRange(16, 4096), default=256, show_default=True,
-              help="Operations in the self-check program.")
+              help="Operations in the self-check program (the accelerator's run is its "
+                   "data's: unused).")
 @seed_option(1, "Seed of the self-check program.")
 @json_option
 def command(block, params, board, outdir, n_ops, seed, as_json):
