@@ -184,6 +184,9 @@ def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
     assert (accel.pes, accel.cols, accel.vlen, accel.tlen) == (2, 2, 2, 2)
     plan, matrix, _ = accel_run(accel, seed=1)
     assert matrix.shape == (18, 18) and matrix.nnz == 37 and plan.passes == 2
+    # Y's words checked: 2 passes of 18 rows of tlen * cols = 4 words of vlen = 2
+    # accumulators, 64 bits: a bus word each.
+    assert len(check.expected) == 2 * 18 * 4
     passed, failed, cycle = run(check)
     assert (passed, failed) == (1, 0)
     assert cycle < check.limit
@@ -192,12 +195,18 @@ def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
 def test_the_pruned_gemm_self_test_fails_on_a_corrupted_expectation(shared_data):
     """The last output element off by one: every word is checked, the last one too."""
     accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
+    plan = accel_run(accel, 1)[0]
+    # 8 x 32 at P = 2: 2 x 4 blocks; X's 8 columns two panels of 4; Y's words a block
+    # row's tile of 4 x 4 accumulators of 32 bits, 8 bus words.
+    assert plan.grid == (2, 4) and plan.panels == 2
 
     def corrupt(y):
         y[-1, -1] += 1
         return y
 
-    assert run(accel_selftest(accel, 1, expected=corrupt))[:2] == (0, 1)
+    check = accel_selftest(accel, 1, expected=corrupt)
+    assert len(check.expected) == 2 * 2 * 8
+    assert run(check)[:2] == (0, 1)
 
 
 def test_a_run_never_started_hangs_and_the_watchdog_fails_it(shared_data):
@@ -305,6 +314,15 @@ def test_ulx3s_bitstream(tmp_path):
     assert r["device"].startswith("LFE5U-85F")
     assert 0 < r["resources"]["TRELLIS_COMB"]["used"] < 2000
     assert r["resources"]["TRELLIS_IO"]["used"] == 3     # the clock and two LEDs
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+@pytest.mark.parametrize("seed", [2, 3])
+def test_soak_the_self_tests_pass_on_other_values(engine, seed, shared_data):
+    check = self_check("accel", {"engine": engine}, seed=seed, n_ops=0)[0]
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (1, 0) and cycle < check.limit
 
 
 @pytest.mark.soak
