@@ -16,6 +16,10 @@ beat whose WLAST disagrees with its length.
 
 ``peek`` is a second read port on the same memory (a synchronous read, a cycle's
 latency), for a checker that reads results without the AXI protocol.
+
+Its longest path is a beat's next address: the current one aligned to the beat's size
+and added to it, a carry chain over the bus's whole byte address (so that a burst
+running past the memory is seen, not wrapped), into the address registers.
 """
 
 from amaranth.hdl import Const, Module, Mux, Signal
