@@ -6,15 +6,32 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from sparseforge.board import buffet_program, self_check
+from sparseforge.board import (
+    accel_program,
+    accel_run,
+    accel_selftest,
+    buffet_program,
+    out_words,
+    self_check,
+    self_check_params,
+)
+from sparseforge.core.errors import ParameterError
+from sparseforge.core.export import clean_verilog
+from sparseforge.core.tools import verilator_lint
 from sparseforge.hw.buffet import Buffet
+from sparseforge.hw.compose.accel import Accel
+from sparseforge.hw.lite_host import LiteOp
 from sparseforge.hw.selfcheck import SelfCheck
 from sparseforge.hw.stream_units import Skid
+from sparseforge.sw import accel_image, regmap
+from sparseforge.tb.accel import host_of
 
 SMALL = {"depth": 8, "width": 8}
 
@@ -141,6 +158,112 @@ def test_the_wrapper_rejects_unknown_ports():
         buffet_check(ops=[("parent__credit", 1)])
 
 
+# -- the accelerator's self-test ------------------------------------------------------
+
+def accel_build(engine):
+    """The self-test ``build accel --board`` builds for ``engine``."""
+    return self_check("accel", {"engine": engine}, seed=1, n_ops=0)[0]
+
+
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_the_output_words_are_what_the_host_reads_back_as_the_golden_output(engine,
+                                                                             shared_data):
+    accel = Accel(**self_check_params("accel", {"engine": engine}))
+    plan, matrix, b = accel_run(accel, seed=1)
+    image, regions = host_of(plan).image(plan, matrix, b)
+    accel_image.put(image, regions["out"], out_words(plan, plan.golden))
+    np.testing.assert_array_equal(host_of(plan).output(plan, image, regions), plan.golden)
+    assert plan.golden.any()
+
+
+def test_the_spmm_self_test_passes_within_its_watchdog(shared_data):
+    """SpMM of a real 18 x 18 graph (37 nonzeros) by 12 columns, two passes of 8, from the
+    on-chip memory through the whole accelerator."""
+    check = accel_build("tensaurus")
+    accel = check.accel
+    assert (accel.pes, accel.cols, accel.vlen, accel.tlen) == (2, 2, 2, 2)
+    plan, matrix, _ = accel_run(accel, seed=1)
+    assert matrix.shape == (18, 18) and matrix.nnz == 37 and plan.passes == 2
+    # Y's words checked: 2 passes of 18 rows of tlen * cols = 4 words of vlen = 2
+    # accumulators, 64 bits: a bus word each.
+    assert len(check.expected) == 2 * 18 * 4
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (1, 0)
+    assert cycle < check.limit
+
+
+def test_the_pruned_gemm_self_test_fails_on_a_corrupted_expectation(shared_data):
+    """The last output element off by one: every word is checked, the last one too."""
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
+    plan = accel_run(accel, 1)[0]
+    # 8 x 32 at P = 2: 2 x 4 blocks; X's 8 columns two panels of 4; Y's words a block
+    # row's tile of 4 x 4 accumulators of 32 bits, 8 bus words.
+    assert plan.grid == (2, 4) and plan.panels == 2
+
+    def corrupt(y):
+        y[-1, -1] += 1
+        return y
+
+    check = accel_selftest(accel, 1, expected=corrupt)
+    assert len(check.expected) == 2 * 2 * 8
+    assert run(check)[:2] == (0, 1)
+
+
+def test_a_run_never_started_hangs_and_the_watchdog_fails_it(shared_data):
+    """The program without its write of ``start``: the wait for ``done`` never ends."""
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
+    start = regmap.by_name()["start"].offset
+    check = accel_selftest(accel, 1, program=lambda c: [x for x in c if x["addr"] != start])
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (0, 1) and cycle == check.limit
+
+
+def test_a_refused_register_write_fails_at_once(shared_data):
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
+    unmapped = max(r.offset for r in regmap.REGISTERS) + 4
+    check = accel_selftest(accel, 1, program=lambda c: [{**c[0], "addr": unmapped}, *c])
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (0, 1) and cycle < 20
+
+
+def test_the_self_tests_build_is_under_the_parameters_given(shared_data):
+    params = self_check_params("accel", {"engine": "eureka", "compaction": 1})
+    assert (params["compaction"], params["cols"], params["dw"]) == (1, 1, 8)
+    assert self_check_params("accel", {"engine": 2}) == self_check_params(
+        "accel", {"engine": "eureka"})
+    with pytest.raises(ParameterError, match="engine=gustavson"):
+        accel_run(Accel(**self_check_params("accel", {"engine": "gustavson"})), 1)
+
+
+@pytest.mark.soak
+def test_soak_the_pruned_gemm_self_test_passes_and_spmm_fails_a_corrupted_one(shared_data):
+    check = accel_build("eureka")
+    assert run(check)[:2] == (1, 0)
+    accel = Accel(**self_check_params("accel", {}))
+
+    def corrupt(y):
+        y[0, 0] ^= 1
+        return y
+
+    assert run(accel_selftest(accel, 1, expected=corrupt))[:2] == (0, 1)
+
+
+def test_a_response_with_a_failing_bit_fails_the_run(shared_data):
+    """The wait for ``done`` fails on ``status.error``: a response's word against its
+    command's ``fail`` bits, here a read of ``passes`` just written with 1."""
+    accel = Accel(**self_check_params("accel", {"engine": "eureka"}))
+    plan, matrix, b = accel_run(accel, 1)
+    program = accel_program(plan, host_of(plan).image(plan, matrix, b)[1])
+    error = next(f for f in regmap.by_name()["status"].fields if f.name == "error")
+    assert [c["fail"] for c in program if c["op"] == LiteOp.WAIT] == [1 << error.lsb]
+    assert not any(c["fail"] for c in program if c["op"] != LiteOp.WAIT)
+    passes = regmap.by_name()["passes"].offset
+    probe = [{"op": LiteOp.WRITE, "addr": passes, "data": 1, "fail": 0},
+             {"op": LiteOp.READ, "addr": passes, "data": 0, "fail": 1}]
+    passed, failed, cycle = run(accel_selftest(accel, 1, program=lambda c: probe + c))
+    assert (passed, failed) == (0, 1) and cycle < 30
+
+
 # -- the command line ---------------------------------------------------------------
 
 def test_unknown_board_lists_the_known_ones():
@@ -191,3 +314,37 @@ def test_ulx3s_bitstream(tmp_path):
     assert r["device"].startswith("LFE5U-85F")
     assert 0 < r["resources"]["TRELLIS_COMB"]["used"] < 2000
     assert r["resources"]["TRELLIS_IO"]["used"] == 3     # the clock and two LEDs
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+@pytest.mark.parametrize("seed", [2, 3])
+def test_soak_the_self_tests_pass_on_other_values(engine, seed, shared_data):
+    check = self_check("accel", {"engine": engine}, seed=seed, n_ops=0)[0]
+    passed, failed, cycle = run(check)
+    assert (passed, failed) == (1, 0) and cycle < check.limit
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_the_self_tests_verilog_lints_clean_with_wall(tmp_path, engine, shared_data):
+    """The whole self-test as the board gets it: the accelerator, its memory, the host
+    and the checker."""
+    path = tmp_path / "accel_self_test.v"
+    path.write_text(clean_verilog(rtlil.convert(accel_build(engine), name="accel_self_test",
+                                                emit_src=False)))
+    assert verilator_lint(path) == ""
+
+
+@pytest.mark.soak
+@pytest.mark.synth
+@pytest.mark.parametrize("engine", ["tensaurus", "eureka"])
+def test_ulx3s_accel_bitstream(tmp_path, engine, shared_data):
+    """The accelerator's self-test on the ULX3S's 85F: its whole place and route."""
+    out = sf("build", "accel", "-p", f"engine={engine}", "--board", "ulx3s",
+             "-o", str(tmp_path), "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["timing_met"] and r["margin_mhz"] == r["fmax_mhz"] - r["clock_mhz"] > 0
+    assert r["workload"]["kernel"] == {"tensaurus": "spmm", "eureka": "pruned-gemm"}[engine]
+    assert r["resources"]["DP16KD"]["used"] > 0

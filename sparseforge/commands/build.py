@@ -13,8 +13,17 @@ def _human(r):
     leds = ", ".join(f"LED {n} = {meaning}" for n, meaning in r["leds"].items())
     click.echo(f"{r['block']} {r['params']} on {r['board']} ({r['device']})")
     click.echo(f"  bitstream  {r['bitstream']} ({r['bytes']:,} bytes)")
-    click.echo(f"  timing     Fmax {fmax} against the board's {r['clock_mhz']:g} MHz clock: {met}")
+    margin = (f" (margin {r['margin_mhz']:+.1f} MHz, slack {r['slack_ns']:+.2f} ns)"
+              if r["fmax_mhz"] else "")
+    click.echo(f"  timing     Fmax {fmax} against the board's {r['clock_mhz']:g} MHz clock: "
+               f"{met}{margin}")
     click.echo(f"  resources  {used}")
+    if "workload" in r:
+        w = r["workload"]
+        shape = " x ".join(map(str, w["shape"]))
+        click.echo(f"  workload   {w['kernel']} of {w['data']} ({shape}, {w['nnz']} nonzeros) "
+                   f"by {w['columns']} columns, {w['memory_bytes']:,} bytes of memory, "
+                   f"a hang failed after {w['watchdog_cycles']:,} cycles")
     click.echo(f"  self-check {r['ops']} operations, {r['checked']} outputs checked; "
                f"{leds} (neither: not running)")
     click.echo(f"  flash      {r['flash']}")
@@ -28,10 +37,13 @@ def _human(r):
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False),
               help="Build folder (default build/BLOCK-BOARD).")
 @click.option("--ops", "n_ops", type=click.IntRange(16, 4096), default=256, show_default=True,
-              help="Operations in the self-check program.")
+              help="Operations in the self-check program (the accelerator's run is its "
+                   "data's: unused).")
 @seed_option(1, "Seed of the self-check program.")
 @json_option
 def command(block, params, board, outdir, n_ops, seed, as_json):
     """Build BLOCK's self-check for a board: the bitstream, Fmax against the board's
-    clock, resources. On the board, LED 0 lit means fail, LED 1 lit means pass."""
+    clock, resources. On the board, LED 0 lit means fail, LED 1 lit means pass. The
+    accelerator (accel) checks a small real run: SpMM, or pruned GEMM with -p
+    engine=eureka."""
     emit(build(block, parse_params(params), board, outdir, seed, n_ops), as_json, _human)
