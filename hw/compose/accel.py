@@ -167,7 +167,10 @@ class Accel(wiring.Component):
               Param("lanes", 4, 2, 16, "Gustavson: records a word of C", pow2=True),
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
                                             "elements a CSR reader reads ahead"),
-              COMPACTION)
+              COMPACTION,
+              Param("buffer", 0, 0, 1 << 15, "Gustavson: HYTE's accessor words holding B's "
+                                            "tiles (0: B's rows read from memory; else one "
+                                            "PE)"))
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -223,17 +226,21 @@ class Accel(wiring.Component):
 
     def _gustavson(self):
         """The Gustavson engine with its readers and writer; the master's port widths."""
+        if self.buffer and (self.buffer < 4 or self.buffer & (self.buffer - 1)):
+            raise ParameterError(f"buffer={self.buffer}: expected 0 or a power of two, at "
+                                 "least 4 (the accessor's words)")
         if self.pes > MOST_GUSTAVSON_PES:
             raise ParameterError(f"pes={self.pes}: a Gustavson build takes at most "
                                  f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "
                                  "PE)")
-        self.spgemm = Spgemm(self.pes, self.ADDR, cols=self.tile_cols, lanes=self.lanes,
+        self.spgemm = Spgemm(self.pes, self.ADDR, self.buffer, cols=self.tile_cols,
+                             lanes=self.lanes,
                              index_width=self.iw, value_width=self.dw,
                              acc_width=self.acc_width, inflight=self.inflight)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
         self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.spgemm.reads]
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
-                "write": (self.spgemm.word.size, self.iw)}
+                "write": tuple(w for _, w in self.spgemm.writes)}
 
     def _eureka(self):
         """The Eureka engine (a sub-array row of ``cols`` sub-arrays); the master's port
@@ -311,9 +318,19 @@ class Accel(wiring.Component):
                      cfg.words_base.eq(r.out_base >> shift(spgemm.word.size)),
                      cfg.lengths_base.eq(r.out_rowlen_base >> shift(self.iw)),
                      spgemm.start.eq(r.start & ~status.busy)]
+        if self.buffer:
+            kept, log = spgemm.kept_writes.request.payload.data, spgemm.tile_log.request.payload
+            m.d.comb += [cfg.kept_base.eq(r.b_kept_base >> shift(len(kept))),
+                         cfg.log_base.eq(r.tile_log_base >> shift(len(log.data))),
+                         cfg.capacity.eq(r.hyte_capacity),
+                         cfg.tiling.i.eq(r.a_rows), cfg.tiling.j.eq(r.hyte_j),
+                         cfg.tiling.k.eq(r.hyte_k), cfg.tiling.order.eq(r.hyte_order),
+                         cfg.tiling.bufsize.eq(r.hyte_bufsize),
+                         *(getattr(cfg.tiling, f"log_t{d}").eq(getattr(r, f"hyte_log_t{d}"))
+                           for d in wire.HYTE_DIMS)]
         self._reads(m, r, spgemm)
-        wiring.connect(m, spgemm.c_words, master.write[0])
-        wiring.connect(m, spgemm.c_lengths, master.write[1])
+        for port, write in zip(spgemm.write_ports(), master.write, strict=True):
+            wiring.connect(m, port, write)
         wiring.connect(m, spgemm.stats, status.stats)
         m.d.comb += status.report.valid.eq(0)
         return spgemm.busy, 0
