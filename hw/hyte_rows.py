@@ -26,7 +26,8 @@ class HyteRows(wiring.Component):
     final element leaves with ``last``; a row with none answers one ``empty`` element.
     At the first ``MISS`` (the word bypassed the buffer: it and every later one of the
     segment miss) the positions of the row's kept entry (:func:`~sparseforge.sw.wire.
-    hyte_kept`, a word as :class:`~.hyte_positions.HytePositions` writes it) give where the segment lies in memory
+    hyte_kept`, written by :class:`~.hyte_positions.HytePositions`; its low bits, a
+    :func:`~sparseforge.sw.wire.hyte_segment`) give where the segment lies in memory
     and how long it is, and the rest of it is read from memory, ``inflight`` reads
     ahead, none past its end (so memory sees the same reads whatever ``inflight``).
 
@@ -70,7 +71,7 @@ class HyteRows(wiring.Component):
         self.addr_width, self.inflight = v["addr_width"], v["inflight"]
         iw, vw, cw, aw = self.index_width, self.value_width, self.count_width, self.addr_width
         self.element = struct(wire.csr_entry(iw, vw))
-        self.kept_layout = struct(wire.hyte_kept(iw, self.pos_width))
+        self.kept_layout = struct(wire.hyte_segment(self.pos_width))
         super().__init__({
             "rows": In(RowReadSignature(iw, vw)),
             "read": Out(stream.Signature(struct(wire.hyte_read(cw)))),

@@ -19,6 +19,7 @@ memory image, the registers, and C read back.
 Host memory follows the nonzeros and the tiles' rows (``rows x tiles`` lengths).
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,44 +124,61 @@ def extents(command, shape):
             for d, x in zip(wire.HYTE_DIMS, command, strict=True)}
 
 
-def _hyte_words(a, b, commands, c):
-    """The most words of C a HYTE run of ``commands`` writes: per command and row of its
-    tile of A, the products of that row's part of the tile (at most the tile's columns)
-    over ``lanes``, plus the row's ``last`` word."""
+def _tile_products(a, b, commands):
+    """Per command, per row of its tile of A, the products of that row's part of the
+    tile (B's elements of the tile its nonzeros read)."""
     ones = {name: sp.csr_matrix((np.ones(m.nnz, dtype=np.int64), m.indices, m.indptr),
                                 shape=m.shape) for name, m in (("a", a), ("b", b))}
-    words = 0
     for command in commands:
         e = extents(command, (a.shape[0], a.shape[1], b.shape[1]))
         (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
-        products = (ones["a"][bi:ei, bk:ek] @ ones["b"][bk:ek, bj:ej]).sum(axis=1)
-        words += ei - bi + int((np.minimum(np.asarray(products).ravel(), ej - bj)
-                                // c.lanes).sum())
-    return words
+        products = ones["a"][bi:ei, bk:ek] @ ones["b"][bk:ek, bj:ej]
+        yield ej - bj, np.asarray(products.sum(axis=1)).ravel()
+
+
+def _hyte_words(a, b, commands, c):
+    """The most words of C a HYTE run of ``commands`` writes: per command and row of its
+    tile of A, its products (at most the tile's columns) over ``lanes``, plus the row's
+    ``last`` word."""
+    return sum(len(p) + int((np.minimum(p, width) // c.lanes).sum())
+               for width, p in _tile_products(a, b, commands))
 
 
 def hardware(config):
-    """HYTE's scheduler's view of ``config``'s build: its PEs, the accessor's words as
-    the buffer, a nonzero and a segment's metadata a word each."""
-    return hyte_schedule.Hardware(macs=config.pes, buffer_bytes=config.buffer,
-                                  nonzero_bytes=1, metadata_bytes=1)
+    """HYTE's scheduler's view of ``config``'s build: HYTE's hardware (Section 7's MACs
+    and bandwidths: with one PE here every scheme would tie on the PEs' time, the search
+    keeping its first, the smallest tiles) with the accessor's words as its buffer."""
+    hw = hyte_schedule.Hardware()
+    return dataclasses.replace(hw, buffer_bytes=config.buffer * hw.nonzero_bytes)
 
 
-def hyte_job(a, b, config, seed=0):
-    """``(job, scheme)``: HYTE's static schedule of C = ``a`` · ``b`` on ``config``'s
-    build (its estimates sampled with ``seed``, the Gust dataflow's pruned space) and
-    the controller's job for it: :func:`~sparseforge.sw.hyte_schedule.
-    controller_config`'s fields, B's tile at most ``tile_cols`` wide (the engine's
-    accumulator) and its ``bufsize`` at most the buffer's words."""
+SCHEMES = ("none", "tailors", "hyte-static", "hyte")
+"""How B is tiled: ``none``, B's rows read from memory (the build without a buffer);
+on a build with HYTE's buffer, ``tailors`` (Tailors' static shape: k first, then j, to
+the buffer plus 10% overbooking, j innermost), ``hyte-static`` (HYTE's static
+schedule) and ``hyte`` (it, tuned at run time)."""
+
+
+def hyte_job(a, b, config, scheme, seed=0):
+    """``(job, schedule)``: the tiling controller's job for ``scheme`` (one of
+    :data:`SCHEMES` but ``none``) of C = ``a`` · ``b`` on ``config``'s build, and the
+    :class:`~sparseforge.sw.hyte_schedule.Scheme` it comes from (HYTE's estimates sampled
+    with ``seed``; the Gust dataflow). The job is :func:`~sparseforge.sw.hyte_schedule.
+    controller_config`'s, B's tile at most ``tile_cols`` wide (the engine's accumulator);
+    its ``bufsize``, what the tuning weighs, the buffer's words for ``hyte`` and 0 for the
+    static schemes: every candidate then scores 0, none beats the shape, none is taken."""
     found = hyte_estimate.estimate(a, b, seed=seed)
     stats = hyte_schedule.Stats(a.shape[0], a.shape[1], b.shape[1], a.nnz, b.nnz,
                                 found.eff_mac, found.nnz_ctk)
     hw = hardware(config)
-    scheme, _ = hyte_schedule.search(stats, hw, "gust")
-    job = hyte_schedule.controller_config(stats, scheme, hw)
+    if scheme == "tailors":
+        schedule = hyte_schedule.tailors_scheme(stats, hw, "gust")
+    else:
+        schedule, _ = hyte_schedule.search(stats, hw, "gust")
+    job = hyte_schedule.controller_config(stats, schedule, hw)
     most = config.tile_cols.bit_length() - 1
     return job | {"log_tj": min(job["log_tj"], most),
-                  "bufsize": min(job["bufsize"], config.buffer)}, scheme
+                  "bufsize": config.buffer if scheme == "hyte" else 0}, schedule
 
 
 def word_fields(c):
@@ -275,5 +293,8 @@ def output(plan_, memory, regions):
 
 def multiplies(plan_):
     """B's elements the PEs scale, every tile's: each tile reads B's whole row for each
-    nonzero of A (the elements of other tiles dropped after the multiply's slot)."""
+    nonzero of A (the elements of other tiles dropped after the multiply's slot); on a
+    HYTE run, B's row in the tile for each nonzero of A in it."""
+    if plan_.config.buffer:
+        return sum(int(p.sum()) for _, p in _tile_products(plan_.a, plan_.b, plan_.commands))
     return len(plan_.offsets) * int(np.diff(plan_.b.indptr)[plan_.a.indices].sum())

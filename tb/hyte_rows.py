@@ -96,8 +96,7 @@ class AccessorGustavsonBench(GustavsonBench):
         element = Codec(comp.rows.element)
         memories = []
         for name, words in (("kept", [kept.pack({"begin": int(b.indptr[k]),
-                                                 "end": int(b.indptr[k + 1]), "bj": 0,
-                                                 "ej": b.shape[1]})
+                                                 "end": int(b.indptr[k + 1])})
                                       for k in range(b.shape[0])]),
                             ("elements", [element.pack(x) for x in elements])):
             ram = RamPort(name, None, BASES["elements_base"] + len(elements) + 1,

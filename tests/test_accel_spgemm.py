@@ -178,6 +178,8 @@ def matrices(tmp_path):
     (["{a}", "{b}", "{a}"], "at most B, not 3"),
     (["{big}", "{b}"], "A: value 200000 is past 16-bit"),
     (["{wide}", "{tall}"], "index_width=16"),
+    (["{a}", "{b}", "--tiling", "drt"], "--tiling drt: spgemm takes one of none, tailors"),
+    (["{a}", "{b}", "--tiling", "hyte", "--pes", "2"], "--pes 2: --tiling hyte keeps B"),
 ])
 def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
     paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
@@ -222,3 +224,74 @@ def test_real_matrices_natively_exact(tmp_path, capsys, shared_data, name, seed)
     {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64}])
 def test_the_gustavson_build_lints_clean_with_wall(lint, params):
     assert lint("accel", params) == ""
+
+
+def test_a_hyte_build_takes_one_pe_and_a_power_of_two_buffer():
+    """HYTE's accessor serves one PE's reads of B; its words are a power of two, at
+    least 4: 4 taken, 3 and 6 refused, as is a second PE."""
+    Accel(engine="gustavson", pes=1, buffer=4)
+    for params, word in (({"pes": 2, "buffer": 4}, "pes=2: HYTE's accessor"),
+                         ({"pes": 1, "buffer": 3}, "buffer=3"),
+                         ({"pes": 1, "buffer": 6}, "buffer=6")):
+        with pytest.raises(ParameterError, match=word):
+            Accel(engine="gustavson", **params)
+
+
+def test_the_schemes_jobs():
+    """The controller's job per scheme on a 1-PE build of a 64-word buffer and column
+    tiles of 8: B's tile never wider than the engine's 8 columns (log 3); the static
+    schemes' bufsize 0 (no candidate scores, so none is taken), ``hyte``'s the buffer;
+    HYTE's two schemes one static schedule."""
+    c = dataclasses.replace(CONFIG, pes=1, buffer=64)
+    a, b = accel_spgemm.operands(A, B, c)
+    jobs = {s: accel_spgemm.hyte_job(a, b, c, s)[0] for s in accel_spgemm.SCHEMES[1:]}
+    assert all(j["log_tj"] <= 3 and (j["i"], j["k"], j["j"]) == (4, 5, 20)
+               for j in jobs.values())
+    assert [j["bufsize"] for j in jobs.values()] == [0, 0, 64]
+    assert jobs["hyte-static"] | {"bufsize": 64} == jobs["hyte"]
+
+
+@pytest.mark.soak
+def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
+    """C = A·B (A 12 x 10, B 10 x 20: they differ) with B's tiles in a 16-word HYTE
+    buffer, from 8 x 8 tiles in order ijk with bufsize 8: the controller halves k twice
+    mid-run from the accessor's counts (the commands logged equal the model's, which the
+    host checks as it reads C), tiles overflow into the bypass, and C, merged over k's
+    tiles, is exact under random stalls of every AXI channel."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    rng = np.random.default_rng(1)
+
+    def operand(m, n):
+        x = sp.random(m, n, density=0.3, random_state=rng, format="csr")
+        x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
+        return x.astype(np.int64)
+
+    a, b = operand(12, 10), operand(10, 20)
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    job = {"i": 12, "j": 20, "k": 10, "log_ti": 3, "log_tj": 3, "log_tk": 3, "order": 0,
+           "bufsize": 8}
+    trace = matrix_trace(b, Config(**job), most_tj=c.tile_cols)
+    assert set(trace.shapes) == {(8, 8), (4, 8), (2, 8)} and trace.after < 1
+    plan = accel_spgemm.plan(a, b, c, job, trace.commands)
+    dut = Accel(**params_of(c), tags=4, data=64)
+    run, = pysim_runs(dut, [(plan, a, b)], seed_from_env(5), limit=20000)
+    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
+    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["bcspwr01", "GD97_b", "bcspwr03"])
+@pytest.mark.parametrize("tiling", ["tailors", "hyte-static", "hyte"])
+def test_real_matrices_natively_exact_in_hytes_buffer(tmp_path, capsys, shared_data, name,
+                                                      tiling):
+    """C = A·A on real matrices natively, B's tiles in HYTE's buffer (1 KiB: 256 words)
+    under each scheme, under the DRAM model's random delays: exact (the controller's
+    commands equal to its model's, checked as C is read)."""
+    path = shared_data / "matrices" / "suitesparse" / f"{name}.mtx"
+    main(["run", "accel", "--kernel", "spgemm", str(path), "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--tiling", tiling, "--buffer-kb", "1", "--tile-cols", "16",
+          "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["buffer_words"] == 256 and r["tiles"] > 1
+    assert r["model_cycles"] is None and r["multiplies"] > 0

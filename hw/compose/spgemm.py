@@ -47,7 +47,7 @@ from .hyte_tiling import HyteTiling
 COUNT_WIDTH = 16
 """Bits of the HYTE accessor's segment lengths and counts, and of its ``bufsize``."""
 
-I, J, K = (wire.HYTE_DIMS.index(d) for d in "ijk")
+DI, DJ, DK = (wire.HYTE_DIMS.index(d) for d in "ijk")
 TAGS = {"col": 0, "ptr": 1, "kept": 2}
 """The arrays HYTE's positions unit reads through its one port, by the top two bits of
 its address: B's column ids (so the tile fetcher's reads, at the same ``cols_base``,
@@ -216,7 +216,7 @@ class Spgemm(wiring.Component):
         self.rows_server = HyteRows(index_width=iw, value_width=vw, count_width=COUNT_WIDTH,
                                     pos_width=A, addr_width=A, inflight=e.inflight)
         self.krange = KRange(iw, vw)
-        kept = self.rows_server.kept_layout.size
+        kept = wire.width(wire.hyte_kept(iw, A))
         self.route = Route(A, kept, [iw, A, kept])         # as TAGS numbers them
         self.zips = [Zip(A, fields) for _ in range(3)]     # A's, the fetcher's, B's rows'
         self.reads += [("pos_col", iw, "b_colid"), ("pos_ptr", A, "b_rowptr"),
@@ -375,12 +375,19 @@ class Spgemm(wiring.Component):
             wiring.connect(m, route.part(tag), wiring.flipped(getattr(self, f"pos_{name}")))
         self._zip(m, 1, tiling.columns, "fill_")
         self._zip(m, 2, server.elements, "b_")
-        wiring.connect(m, server.kept, wiring.flipped(self.kept))
+        # The row server reads a kept entry's positions, its low bits.
+        asked, answer = server.kept, self.kept
+        m.d.comb += [answer.request.payload.eq(asked.request.payload),
+                     answer.request.valid.eq(asked.request.valid),
+                     asked.request.ready.eq(answer.request.ready),
+                     asked.response.payload.eq(answer.response.payload),
+                     asked.response.valid.eq(answer.response.valid),
+                     answer.response.ready.eq(asked.response.ready)]
         kept = self.kept_writes.request
-        m.d.comb += [kept.payload.addr.eq(cfg.kept_base + tiling.writes.request.payload.addr[:A - 2]),
-                     kept.payload.data.eq(tiling.writes.request.payload.data),
-                     kept.valid.eq(tiling.writes.request.valid),
-                     tiling.writes.request.ready.eq(kept.ready)]
+        wrote = tiling.writes.request
+        m.d.comb += [kept.payload.addr.eq(cfg.kept_base + wrote.payload.addr[:A - 2]),
+                     kept.payload.data.eq(wrote.payload.data), kept.valid.eq(wrote.valid),
+                     wrote.ready.eq(kept.ready)]
         wiring.connect(m, engine.b[0], server.rows)
         wiring.connect(m, server.read, tiling.read)
         wiring.connect(m, tiling.read_data, server.read_data)
@@ -401,14 +408,14 @@ class Spgemm(wiring.Component):
         row, logged, job_done = Signal(engine.index_width + 1), Signal(A), Signal()
         log, job, ask, evict = self.tile_log.request, engine.job, self.a_reader.rows.request, \
             tiling.evict
-        m.d.comb += [rows.eq(extent[I]),
+        m.d.comb += [rows.eq(extent[DI]),
                      log.payload.addr.eq(cfg.log_base + logged), log.payload.data.eq(cmd),
-                     job.payload.offset.eq(cmd[J].begin), ask.payload.row.eq(row),
-                     evict.payload.eq(extent[K]), server.k0.eq(cmd[K].begin),
-                     krange.lo.eq(cmd[K].begin), krange.hi.eq(cmd[K].begin + extent[K]),
+                     job.payload.offset.eq(cmd[DJ].begin), ask.payload.row.eq(row),
+                     evict.payload.eq(extent[DK]), server.k0.eq(cmd[DK].begin),
+                     krange.lo.eq(cmd[DK].begin), krange.hi.eq(cmd[DK].begin + extent[DK]),
                      tiling.config.payload.eq(cfg.tiling)]
-        m.d.comb += final.eq((cmd[I].t >= left[I]) & (cmd[J].t >= left[J])
-                             & (cmd[K].t >= left[K]))
+        m.d.comb += final.eq((cmd[DI].t >= left[DI]) & (cmd[DJ].t >= left[DJ])
+                             & (cmd[DK].t >= left[DK]))
         with m.If(job_end):
             m.d.sync += job_done.eq(1)
         with m.FSM():
@@ -432,13 +439,13 @@ class Spgemm(wiring.Component):
             with m.State("job"):
                 m.d.comb += [self.busy.eq(1), job.valid.eq(1)]
                 with m.If(job.ready):
-                    m.d.sync += [row.eq(cmd[I].begin), job_done.eq(0)]
+                    m.d.sync += [row.eq(cmd[DI].begin), job_done.eq(0)]
                     m.next = "rows"
             with m.State("rows"):
                 m.d.comb += [self.busy.eq(1), ask.valid.eq(1)]
                 with m.If(ask.ready):
                     m.d.sync += row.eq(row + 1)
-                    with m.If(row + 1 == cmd[I].begin + extent[I]):
+                    with m.If(row + 1 == cmd[DI].begin + extent[DI]):
                         m.next = "drain"
             with m.State("drain"):
                 m.d.comb += self.busy.eq(1)
