@@ -260,6 +260,9 @@ def operands(kernel, path, factors, more, pattern):
                    "Its utilization (buffer_utilization) is Tailors's: the share of it a "
                    "band's entries occupy, averaged over bands. spgemm: HYTE's buffer, the "
                    "largest power of two of B's elements it holds.")
+@click.option("--buffer-words", type=int,
+              help="spgemm: HYTE's buffer in B's elements (a word each), a power of two "
+                   "from 4 to 32768, in place of --buffer-kb.")
 @click.option("--pes", help="The PE array, RxC (default 4x2); spgemm: the Gustavson "
                             "PEs, N (default 2); pruned-gemm: Eureka's 4x4 sub-arrays side "
                             "by side, N (default 2).")
@@ -285,9 +288,9 @@ def operands(kernel, path, factors, more, pattern):
                    "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
-def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, compaction, vlen,
-            tlen, spm_rows, out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed,
-            as_json):
+def command(kernel, paths, factors, out, tiling, buffer_kb, buffer_words, pes, tile_cols,
+            compaction, vlen, tlen, spm_rows, out_rows, pattern, mem_latency,
+            mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
     accelerator's RTL; or, ``--kernel spmttkrp T.tns --factors B.npy C.npy``, the tensor's
     SpMTTKRP (T stored as COO, its stored zeros dropped); or, ``--kernel spgemm A.mtx
@@ -302,8 +305,9 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, comp
     if kernel == "spgemm":
         if factors:
             raise ParameterError("spgemm takes no --factors: B is the second matrix")
-        return spgemm(paths, out, pes, tile_cols, tiling or "none", buffer_kb, pattern,
-                      mem_latency, mem_bytes_per_cycle, seed, as_json, laps)
+        config = spgemm_config(pes, tile_cols, tiling or "none", buffer_kb, buffer_words)
+        return spgemm(paths, out, config, tiling or "none", pattern, mem_latency,
+                      mem_bytes_per_cycle, seed, as_json, laps)
     if kernel == "pruned-gemm":
         from sparseforge.run.accel_eureka import pruned_gemm
 
@@ -395,11 +399,12 @@ def spgemm_operands(paths, pattern):
     return mats[0], mats[-1], dropped
 
 
-def spgemm_config(pes, tile_cols, tiling, buffer_kb):
+def spgemm_config(pes, tile_cols, tiling, buffer_kb, buffer_words=None):
     """The Gustavson build for ``run accel --kernel spgemm``'s options: ``--pes`` (default
     2, or 1 with HYTE's buffer, which serves one PE), ``--tile-cols``, ``--tiling`` (one
     of :data:`~sparseforge.sw.accel_spgemm.SCHEMES`) and ``--buffer-kb`` (HYTE's buffer:
-    the largest power of two of B's elements, a word each, it holds)."""
+    the largest power of two of B's elements, a word each, it holds) or
+    ``--buffer-words``."""
     from sparseforge.hw.compose.accel import TILE_COLS
 
     if tiling not in accel_spgemm.SCHEMES:
@@ -416,36 +421,42 @@ def spgemm_config(pes, tile_cols, tiling, buffer_kb):
             raise ParameterError(f"--pes {pes}: --tiling {tiling} keeps B in HYTE's buffer, "
                                  "which serves one PE (--pes 1)")
         words = buffer_kb * 1024 // word_bytes(2 * 16)
-        buffer = 1 << (words.bit_length() - 1)
+        buffer = 1 << (words.bit_length() - 1) if buffer_words is None else buffer_words
+        if not 4 <= buffer <= 1 << 15 or buffer & (buffer - 1):
+            raise ParameterError(f"--buffer-words {buffer}: expected a power of two from 4 "
+                                 "(a row's metadata and its first elements) to 32768")
     return accel_spgemm.SpgemmConfig(pes=gustavson_pes(pes or ("1" if buffer else "2")),
                                      tile_cols=tile_cols, buffer=buffer)
 
 
 def spgemm_plan(a, b, config, tiling, seed):
-    """``(plan, schedule)`` of ``run accel --kernel spgemm``: on a build with HYTE's
-    buffer, the controller's job for ``tiling`` and the commands the controller's model
-    sends for it on B (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`)."""
+    """``(plan, schedule, seconds)`` of ``run accel --kernel spgemm``: on a build with
+    HYTE's buffer, the controller's job for ``tiling``, the seconds the host took to
+    schedule it, and the commands the controller's model sends for it on B
+    (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`)."""
     from sparseforge.sim.models.hyte_controller import Config, matrix_trace
 
     if not config.buffer:
-        return accel_spgemm.plan(a, b, config), None
+        return accel_spgemm.plan(a, b, config), None, 0.0
     a, b = accel_spgemm.operands(a, b, config)
+    start = time.perf_counter()
     job, schedule = accel_spgemm.hyte_job(a, b, config, tiling, seed)
+    seconds = time.perf_counter() - start
     trace = matrix_trace(b, Config(**job), most_tj=config.tile_cols)
-    return accel_spgemm.plan(a, b, config, job, trace.commands), schedule
+    return accel_spgemm.plan(a, b, config, job, trace.commands), schedule, seconds
 
 
-def spgemm(paths, out, pes, tile_cols, tiling, buffer_kb, pattern, mem_latency,
-           mem_bytes_per_cycle, seed, as_json, laps):
-    """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build."""
+def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle, seed,
+           as_json, laps):
+    """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build
+    (``config``, :func:`spgemm_config`'s)."""
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
-    config = spgemm_config(pes, tile_cols, tiling, buffer_kb)
-    n = config.pes
+    n, tile_cols = config.pes, config.tile_cols
     a, b, dropped = spgemm_operands(paths, pattern)
     laps("input")
-    plan, schedule = spgemm_plan(a, b, config, tiling, seed)
+    plan, schedule, seconds = spgemm_plan(a, b, config, tiling, seed)
     laps("plan")
     model = None if config.buffer else accel_spgemm_model.predict(plan, memory)
     laps("model")
@@ -465,7 +476,7 @@ def spgemm(paths, out, pes, tile_cols, tiling, buffer_kb, pattern, mem_latency,
           "tile_cols": tile_cols, "tiling": tiling, "buffer_words": config.buffer,
           "schedule": None if schedule is None else {
               "tile_ikj": list(schedule.tile), "order": schedule.order,
-              "job": plan.tiling},
+              "job": plan.tiling, "seconds": seconds},
           "tiles": len(plan.commands) if config.buffer else len(plan.offsets),
           "shapes": sorted({(cmd[2]["t"], cmd[1]["t"]) for cmd in plan.commands}),
           "mem_latency": mem_latency, "mem_bytes_per_cycle": mem_bytes_per_cycle,
