@@ -6,6 +6,7 @@ host's refusals at their edges. Real matrices natively on Verilator in the soak.
 
 import dataclasses
 import json
+import random
 
 import numpy as np
 import pytest
@@ -180,6 +181,8 @@ def matrices(tmp_path):
     (["{wide}", "{tall}"], "index_width=16"),
     (["{a}", "{b}", "--tiling", "drt"], "--tiling drt: spgemm takes one of none, tailors"),
     (["{a}", "{b}", "--tiling", "hyte", "--pes", "2"], "--pes 2: --tiling hyte keeps B"),
+    (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "2"], "--buffer-words 2"),
+    (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "48"], "--buffer-words 48"),
 ])
 def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
     paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
@@ -295,3 +298,84 @@ def test_real_matrices_natively_exact_in_hytes_buffer(tmp_path, capsys, shared_d
     r = json.loads(capsys.readouterr().out)
     assert r["equal_to_golden"] and r["buffer_words"] == 256 and r["tiles"] > 1
     assert r["model_cycles"] is None and r["multiplies"] > 0
+
+
+def test_the_k_filter_keeps_a_tiles_elements_and_every_rows_end():
+    """A's rows through :class:`KRange` of ``[2, 5)``, stalled at random on both sides:
+    each row's elements in the range with the last kept marked ``last``, a row whose
+    elements all fall outside (or that was empty) one ``empty`` element, a row whose
+    last element is dropped ended on the kept one before it."""
+    from amaranth.sim import Simulator
+
+    from sparseforge.hw.compose.spgemm import KRange
+
+    rows = [[1, 2, 4], [3, 5, 6], [0, 7], [], [2], [4, 9]]
+    want = [[(2, 0), (4, 1)], [(3, 1)], "empty", "empty", [(2, 1)], [(4, 1)]]
+    dut = KRange(8, 8)
+    rng = random.Random(seed_from_env(7))
+    got = []
+
+    async def source(ctx):
+        ctx.set(dut.lo, 2)
+        ctx.set(dut.hi, 5)
+        for row in rows:
+            items = [{"col": c, "value": c + 10, "last": n == len(row) - 1, "empty": 0}
+                     for n, c in enumerate(row)] or [{"col": 0, "value": 0, "last": 1,
+                                                       "empty": 1}]
+            for item in items:
+                while rng.random() < 0.3:
+                    await ctx.tick()
+                ctx.set(dut.i.payload, item)
+                ctx.set(dut.i.valid, 1)
+                await ctx.tick().until(dut.i.ready)
+                ctx.set(dut.i.valid, 0)
+
+    async def sink(ctx):
+        row = []
+        while len(got) < len(rows):
+            ready = rng.random() < 0.7
+            ctx.set(dut.o.ready, ready)
+            valid, x = ctx.get(dut.o.valid), ctx.get(dut.o.payload)
+            await ctx.tick()
+            if ready and valid:
+                if x.empty:
+                    got.append("empty")
+                    continue
+                assert x.value == x.col + 10
+                row.append((int(x.col), int(x.last)))
+                if x.last:
+                    got.append(row)
+                    row = []
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(source, background=True)
+    sim.add_testbench(sink)
+    sim.run()
+    assert got == want
+
+
+def test_bench_speedups_by_hytes_definition():
+    """A baseline's cycles over the scheme's, on one matrix: HYTE (120 cycles) over
+    Tailors (300) 2.5x, over no buffer (100) 0.83x, over its static schedule (150)
+    1.25x; the static schedule over Tailors 2x."""
+    from sparseforge.bench.accel_spgemm import figures
+
+    runs = {s: {"cycles": c} for s, c in (("none", 100), ("tailors", 300),
+                                          ("hyte-static", 150), ("hyte", 120))}
+    assert figures(runs) == {"over_tailors": 2.5, "over_none": 100 / 120, "dynamic": 1.25,
+                             "static": 2.0}
+
+
+@pytest.mark.soak
+def test_bench_accel_spgemm_quick(capsys):
+    """``bench accel --spgemm --quick``: every scheme on the quick matrix, C exact (a
+    fault exits), each speed-up the cycles' ratio."""
+    main(["bench", "accel", "--spgemm", "--quick", "--json"])
+    r = json.loads(capsys.readouterr().out)
+    row, = r["matrices"]
+    runs = row["runs"]
+    assert list(runs) == list(accel_spgemm.SCHEMES) and all(x["cycles"] > 0
+                                                            for x in runs.values())
+    assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
+    assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1

@@ -186,7 +186,7 @@ class HyteTiling(wiring.Component):
     dim_width, rule, log_most_tj : the controller's; count_width : the controller's and the
         accessor's (at least 16).
     depth, width : the accessor's (``width`` at least ``dim_width``).
-    pos_width, addr_width : the positions unit's.
+    pos_width, addr_width, inflight : the positions unit's.
 
     Members
     -------
@@ -226,7 +226,7 @@ class HyteTiling(wiring.Component):
                                      count_width=v["count_width"],
                                      coord_width=v["dim_width"])
         self.positions = HytePositions(dim_width=v["dim_width"], pos_width=v["pos_width"],
-                                       addr_width=v["addr_width"])
+                                       addr_width=v["addr_width"], inflight=v["inflight"])
         self.spec = QuadrantSpec(v["dim_width"], v["count_width"])
         self.fetcher = TileFetch(v["dim_width"], v["count_width"], v["pos_width"],
                                  v["addr_width"], v["width"])

@@ -212,7 +212,7 @@ class Spgemm(wiring.Component):
         iw, vw = e.index_width, e.value_width
         self.tiling = HyteTiling(dim_width=iw, count_width=COUNT_WIDTH, depth=self.buffer,
                                  width=iw + vw, pos_width=A, addr_width=A,
-                                 log_most_tj=exact_log2(e.cols))
+                                 inflight=min(e.inflight, 64), log_most_tj=exact_log2(e.cols))
         self.rows_server = HyteRows(index_width=iw, value_width=vw, count_width=COUNT_WIDTH,
                                     pos_width=A, addr_width=A, inflight=e.inflight)
         self.krange = KRange(iw, vw)
