@@ -95,6 +95,13 @@ def plan(a, b, config, tiling=None, commands=()):
     golden.eliminate_zeros()
     golden.sort_indices()
     if c.buffer:
+        most = 1 << (accel_image.ADDR_WIDTH - 2)
+        if max(b.nnz, b.shape[0] + 1) > most:
+            raise ParameterError(f"B has {b.nnz:,} elements and {b.shape[0]:,} rows: HYTE's "
+                                 f"positions unit addresses at most {most:,} of each")
+        if not tiling or not commands:
+            raise ValueError("a run with HYTE's buffer needs the controller's job and the "
+                             "commands it sends")
         return SpgemmPlan(c, a, b, (), _hyte_words(a, b, commands, c), golden,
                           tiling=tiling, commands=tuple(commands))
     tiles = gustavson.column_tiles(b, c.tile_cols) or [gustavson.ColumnTile(0, b)]

@@ -224,7 +224,8 @@ def test_real_matrices_natively_exact(tmp_path, capsys, shared_data, name, seed)
 
 @pytest.mark.soak
 @pytest.mark.parametrize("params", [
-    {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64}])
+    {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64},
+    {"engine": "gustavson", "pes": 1, "buffer": 64}])
 def test_the_gustavson_build_lints_clean_with_wall(lint, params):
     assert lint("accel", params) == ""
 

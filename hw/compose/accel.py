@@ -68,9 +68,11 @@ Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.ax
 in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's column ids
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
 tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
-list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
-On an Eureka build: in order, the blocks' places, their records and X's slabs; writes,
-Y's tiles.
+list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths
+(with HYTE's buffer: A's three arrays, the positions unit's three, B's column ids and
+values twice (the tile fetcher's, the row server's) and the kept entries; writes, C's
+words, its row lengths, the kept entries and the tile log). On an Eureka build: in
+order, the blocks' places, their records and X's slabs; writes, Y's tiles.
 """
 
 from amaranth.hdl import Module
@@ -136,6 +138,8 @@ class Accel(wiring.Component):
         ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
     tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
         the reads its PEs and CSR readers make ahead.
+    buffer : the Gustavson engine's HYTE buffer, B's tiles in an accessor of that many
+        words (a power of two; 0: none, B's rows read from memory), with one PE.
     compaction : the Eureka engine's P (``engine`` ``eureka``: ``cols`` 4x4 sub-arrays
         side by side, at most four, with ``dw``, ``iw``, ``acc_width``).
 
@@ -234,8 +238,7 @@ class Accel(wiring.Component):
                                  f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "
                                  "PE)")
         self.spgemm = Spgemm(self.pes, self.ADDR, self.buffer, cols=self.tile_cols,
-                             lanes=self.lanes,
-                             index_width=self.iw, value_width=self.dw,
+                             lanes=self.lanes, index_width=self.iw, value_width=self.dw,
                              acc_width=self.acc_width, inflight=self.inflight)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
         self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.spgemm.reads]
@@ -333,7 +336,7 @@ class Accel(wiring.Component):
             wiring.connect(m, port, write)
         wiring.connect(m, spgemm.stats, status.stats)
         m.d.comb += status.report.valid.eq(0)
-        return spgemm.busy, 0
+        return spgemm.busy, spgemm.fault
 
     def _elaborate_tensaurus(self, m, r):
         """The Tensaurus engine's wiring: ``(issued, fault)``."""

@@ -26,6 +26,27 @@ memory as the engine's words and its rows' lengths:
 ``stats`` carries one item when the run's last row length has been taken by its write
 port (:class:`~sparseforge.hw.accel_control.RunStatus` then waits for every write to
 land).
+
+**With HYTE's buffer** (``buffer`` words, HYTE Sections 6.2-6.4) B's tiles are held on
+chip: a :class:`~.hyte_tiling.HyteTiling` walks the job the host wrote into the
+registers (its static schedule) and tunes B's shape from the counts its accessor takes,
+fetching each tile's segments of B from memory at the positions kept across tiles; a
+:class:`~..hyte_rows.HyteRows` serves the engine's reads of B's rows from the accessor
+(the bypassed rest of a row from memory). One PE: the accessor has one read port, and an
+arbiter in front of it would only share it. The tile list gives way to the controller's
+commands: per command the sequencer writes it to the tile log (the host reads C's rows
+by it), runs the engine's job over the tile's rows of A, its column offset the tile's
+j, and once the job's rows are written evicts the tile, so the next fetch begins on an
+empty accessor and no read of the next job meets the last tile's segments. A's rows are
+read whole per tile and a :class:`KRange` keeps their elements in the tile's k range:
+C's rows are partial sums over k's tiles, written as they are and summed by the host as
+it reads C (the merging HYTE prices; A and C are not held in the buffer here). The
+positions unit reads B's column ids, row pointers and the kept entries through one port,
+:data:`TAGS` in its address's top two bits splitting it (:class:`Route`); its writes of
+the kept entries go out posted, a tile's words read after them (the AXI memory stores a
+write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
+entry sees it; an entry read whose column bounds are not the tile's is the run's
+``fault``, its status's error).
 """
 
 from amaranth.hdl import Array, Module, Mux, Signal
@@ -164,6 +185,7 @@ class Spgemm(wiring.Component):
     -------
     config : In(:func:`spgemm_config_layout`), held while a run goes.
     start : In(1), a pulse starting a run; ``busy`` : Out(1), until its last job is sent.
+    fault : Out(1), a pulse where a kept entry read is not the tile's (HYTE's buffer).
     stats : Out(stream(1)), one item after the run's last write is taken.
     tiles, a_ptr, a_col, a_value, b_ptr0, b_col0, b_value0, ... : the in-order read
         ports (Out(MemoryPortSignature)), each an array of the run's from index 0;
@@ -177,6 +199,9 @@ class Spgemm(wiring.Component):
         if buffer and pes != 1:
             raise ParameterError(f"pes={pes}: HYTE's accessor (buffer={buffer}) serves "
                                  "one PE's reads of B")
+        if buffer and engine.get("index_width", 16) > COUNT_WIDTH:
+            raise ParameterError(f"index_width={engine['index_width']}: with HYTE's buffer a "
+                                 f"tile's rows are counted in {COUNT_WIDTH} bits")
         self.engine = Gustavson(pes=pes, **engine)
         e, A = self.engine, addr_width
         iw, vw = e.index_width, e.value_width
@@ -199,7 +224,7 @@ class Spgemm(wiring.Component):
                            for name, array, w in arrays]
         super().__init__({
             "config": In(spgemm_config_layout(A, iw, buffer)),
-            "start": In(1), "busy": Out(1),
+            "start": In(1), "busy": Out(1), "fault": Out(1),
             "stats": Out(stream.Signature(1)),
             **{name: Out(MemoryPortSignature(A, w)) for name, w, _ in self.reads},
             **{name: Out(MemoryWritePortSignature(A, w)) for name, w in self.writes},
@@ -366,6 +391,7 @@ class Spgemm(wiring.Component):
         dimension."""
         engine, cfg, A = self.engine, self.config, self.addr_width
         tiling, server, krange, route = self.tiling, self.rows_server, self.krange, self.route
+        cmd = Signal(hyte_tile_layout(engine.index_width))     # the tile being computed
         for name in ("tiling", "rows_server", "krange", "route"):
             m.submodules[name] = getattr(self, name)
         # Memory: the positions unit's port onto B's column ids, row pointers and kept
@@ -375,8 +401,14 @@ class Spgemm(wiring.Component):
             wiring.connect(m, route.part(tag), wiring.flipped(getattr(self, f"pos_{name}")))
         self._zip(m, 1, tiling.columns, "fill_")
         self._zip(m, 2, server.elements, "b_")
-        # The row server reads a kept entry's positions, its low bits.
+        # The row server reads a kept entry's positions, its low bits; its bounds must be
+        # this tile's (the entry the positions unit wrote for it, landed before the read),
+        # else the run's fault.
         asked, answer = server.kept, self.kept
+        entry = data.View(struct(wire.hyte_kept(engine.index_width, A)),
+                          answer.response.payload)
+        stale = (entry.bj != cmd[DJ].begin) | (entry.ej != cmd[DJ].begin + cmd[DJ].t)
+        m.d.comb += self.fault.eq(answer.response.valid & asked.response.ready & stale)
         m.d.comb += [answer.request.payload.eq(asked.request.payload),
                      answer.request.valid.eq(asked.request.valid),
                      asked.request.ready.eq(answer.request.ready),
@@ -400,7 +432,6 @@ class Spgemm(wiring.Component):
                      server.kept_base.eq(0), server.elements_base.eq(0)]
 
         # -- the sequencer ------------------------------------------------------------------
-        cmd = Signal(hyte_tile_layout(engine.index_width))
         dims = [cfg.tiling.i, cfg.tiling.j, cfg.tiling.k]
         left = [dims[d] - cmd[d].begin for d in range(3)]     # to the dimension's end
         extent = [Mux(cmd[d].t < left[d], cmd[d].t, left[d]) for d in range(3)]

@@ -466,7 +466,7 @@ def command(quick, spgemm, seed, as_json):
         from sparseforge.bench import accel_spgemm
 
         names = accel_spgemm.QUICK if quick else accel_spgemm.MATRICES
-        emit(accel_spgemm.measure(names, seed), as_json,
+        emit(accel_spgemm.measure(names, seed, not quick), as_json,
              lambda r: accel_spgemm.human(r, click.echo))
         return
     emit(measure(QUICK if quick else MATRICES, seed, quick), as_json, _human)

@@ -31,6 +31,10 @@ from sparseforge.sw.formats import read_matrix
 MATRICES = ("suitesparse/bcspwr01.mtx", "suitesparse/GD97_b.mtx", "suitesparse/lp_afiro.mtx",
             "suitesparse/bcspwr03.mtx")
 QUICK = MATRICES[:1]
+OPT = MATRICES[:1]
+"""The matrices Static-Opt searches exhaustively in RTL cycles (one run a scheme)."""
+SMALLEST = 8
+"""The narrowest tile Static-Opt tries along k and j."""
 SCHEMES = accel_spgemm.SCHEMES
 BUILD = accel_spgemm.SpgemmConfig(pes=1, tile_cols=64, buffer=32)
 """``run accel --kernel spgemm --pes 1 --tile-cols 64 --buffer-words 32``: one PE (HYTE's
@@ -48,6 +52,8 @@ DEFINITIONS = {
                 "search), not in the cycles",
     "speed-up": "a baseline's RTL cycles over the scheme's on the same matrix (HYTE Sec. "
                 "8.1), geometric mean over the matrices",
+    "static-opt": "the fastest in RTL cycles of every static scheme tried (HYTE Sec. 8.1: "
+                  "exhaustive search in the simulator, not the cost model)",
 }
 
 PAPER = {
@@ -65,7 +71,8 @@ NOTES = (
     "A and C are streamed (A's rows read per tile, C's partial rows written per k tile and "
     "summed by the host as it reads C), not held in their parts of the buffer as HYTE's "
     "allocation has them",
-    "DRT's and HARP's schemes and an exhaustive Static-Opt in RTL cycles are not run",
+    "DRT's and HARP's schemes are not run; Static-Opt is searched in RTL cycles on the "
+    "first matrix only, over power-of-two B tiles from 8 (k or j innermost, A untiled)",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
 )
 
@@ -83,12 +90,13 @@ def _config(scheme):
         pes=BUILD.pes, tile_cols=BUILD.tile_cols)
 
 
-def run_scheme(a, b, scheme, seed, label):
-    """One native run of ``scheme``: its figures; a C other than scipy's is a fault."""
+def run_scheme(a, b, scheme, seed, label, job=None):
+    """One native run of ``scheme`` (or of the controller's ``job``, given): its figures;
+    a C other than scipy's is a fault."""
     from sparseforge.tb.accel import AccelHarness, params_of, simulate
 
     config = _config(scheme)
-    plan, _, seconds = spgemm_plan(a, b, config, scheme, seed)
+    plan, _, seconds = spgemm_plan(a, b, config, scheme, seed, job)
     harness = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
     run = simulate(harness, plan, plan.a, plan.b, seed, rates=dict.fromkeys(RATES, 0.7),
                    progress=f"bench accel --spgemm: {label}")
@@ -102,6 +110,23 @@ def run_scheme(a, b, scheme, seed, label):
             "job": plan.tiling, "schedule_seconds": seconds}
 
 
+def static_jobs(a, b):
+    """The static schemes Static-Opt searches on the build: B's tiles of ``Tk x Tj``,
+    each a power of two from :data:`SMALLEST` to the dimension's (``Tj`` to the
+    engine's ``tile_cols``), k or j innermost (A's rows untiled, as in HYTE's pruned
+    space for Gust); no tuning (``bufsize`` 0)."""
+    m, k = a.shape
+    n = b.shape[1]
+
+    def logs(top):
+        return range(SMALLEST.bit_length() - 1, max(top - 1, 1).bit_length() + 1)
+
+    return [{"i": m, "j": n, "k": k, "log_ti": max(m - 1, 1).bit_length(), "log_tj": lj,
+             "log_tk": lk, "order": order, "bufsize": 0}
+            for lk in logs(k) for lj in logs(min(n, BUILD.tile_cols))
+            for order in (0, 1)]                 # ijk (k innermost), ikj (j innermost)
+
+
 def figures(runs):
     """The speed-ups of one matrix's ``runs`` (``{scheme: figures}``) by HYTE's
     definition."""
@@ -112,9 +137,10 @@ def figures(runs):
             "static": speedup(cycles["tailors"], cycles["hyte-static"])}
 
 
-def measure(names, seed):
+def measure(names, seed, static_opt=True):
     """Every matrix of ``names`` (under the shared data's ``matrices/``) under every
-    scheme."""
+    scheme; on those of :data:`OPT` (``static_opt``), every static scheme of
+    :func:`static_jobs`, the fastest Static-Opt."""
     root = shared_data_dir()
     if root is None:
         raise SparseforgeError("shared data folder not found: put it at ../shared/data beside "
@@ -129,10 +155,29 @@ def measure(names, seed):
                 bar.set_postfix_str(f"{Path(name).stem} {scheme}")
                 runs[scheme] = run_scheme(a, b, scheme, seed, f"{Path(name).stem} {scheme}")
                 bar.update()
-            rows.append({"matrix": Path(name).stem, "shape": list(a.shape), "nnz": int(a.nnz),
-                         "runs": runs, "speedups": figures(runs)})
+            row = {"matrix": Path(name).stem, "shape": list(a.shape), "nnz": int(a.nnz),
+                   "runs": runs, "speedups": figures(runs)}
+            if static_opt and name in OPT:
+                jobs = static_jobs(a, b)
+                bar.total += len(jobs)
+                tried = []
+                for job in jobs:
+                    bar.set_postfix_str(f"{Path(name).stem} static-opt")
+                    tried.append(run_scheme(a, b, "hyte-static", seed,
+                                            f"{Path(name).stem} static-opt", job))
+                    bar.update()
+                best = min(tried, key=lambda r: r["cycles"])
+                row["static_opt"] = {**best, "schemes": len(tried)}
+                row["speedups"]["opt_over_static"] = speedup(runs["hyte-static"]["cycles"],
+                                                             best["cycles"])
+                row["speedups"]["opt_over_hyte"] = speedup(runs["hyte"]["cycles"],
+                                                           best["cycles"])
+            rows.append(row)
     summary = {key: geomean([r["speedups"][key] for r in rows]) for key in PAPER}
     summary["dynamic_most"] = max(r["speedups"]["dynamic"] for r in rows)
+    opt = [r for r in rows if "static_opt" in r]
+    summary["opt_over_static"] = (geomean([r["speedups"]["opt_over_static"] for r in opt])
+                                  if opt else None)
     return {"build": {"pes": BUILD.pes, "tile_cols": BUILD.tile_cols,
                       "buffer_words": BUILD.buffer, "data": DATA, "tags": TAGS},
             "seed": seed, "definitions": DEFINITIONS, "matrices": rows, "summary": summary,
@@ -157,6 +202,13 @@ def human(result, echo):
             echo(f"  {scheme:12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
                  f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, "
                  f"{x['schedule_seconds'] * 1e3:.1f} ms")
+        if "static_opt" in r:
+            x = r["static_opt"]
+            shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"])
+            inner = "k" if x["job"]["order"] == 0 else "j"
+            echo(f"  {'static-opt':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+                 f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, {inner} innermost: "
+                 f"the fastest of {x['schemes']} static schemes run")
         s = r["speedups"]
         echo(f"  hyte over tailors {s['over_tailors']:.2f}x, over none "
              f"{s['over_none']:.2f}x; +dynamic {s['dynamic']:.2f}x; hyte-static over "
@@ -165,7 +217,9 @@ def human(result, echo):
     ours = {"over_tailors": f"{s['over_tailors']:.2f}x (geomean)",
             "over_none": f"{s['over_none']:.2f}x over no buffer (geomean)",
             "dynamic": f"{s['dynamic']:.2f}x (geomean), up to {s['dynamic_most']:.2f}x",
-            "static": f"hyte-static {s['static']:.2f}x over tailors (geomean)"}
+            "static": (f"Static-Opt {s['opt_over_static']:.2f}x over hyte-static (geomean)"
+                       if s["opt_over_static"] else
+                       f"hyte-static {s['static']:.2f}x over tailors (geomean)")}
     labels = {"over_tailors": "HYTE over Tailors", "over_none": "HYTE over other baselines",
               "dynamic": "dynamic tuning", "static": "static schedule"}
     echo()

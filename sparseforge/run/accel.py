@@ -429,18 +429,20 @@ def spgemm_config(pes, tile_cols, tiling, buffer_kb, buffer_words=None):
                                      tile_cols=tile_cols, buffer=buffer)
 
 
-def spgemm_plan(a, b, config, tiling, seed):
+def spgemm_plan(a, b, config, tiling, seed, job=None):
     """``(plan, schedule, seconds)`` of ``run accel --kernel spgemm``: on a build with
-    HYTE's buffer, the controller's job for ``tiling``, the seconds the host took to
-    schedule it, and the commands the controller's model sends for it on B
-    (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`)."""
+    HYTE's buffer, the controller's job for ``tiling`` (or ``job``, given), the seconds
+    the host took to schedule it, and the commands the controller's model sends for it
+    on B (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`)."""
     from sparseforge.sim.models.hyte_controller import Config, matrix_trace
 
     if not config.buffer:
         return accel_spgemm.plan(a, b, config), None, 0.0
     a, b = accel_spgemm.operands(a, b, config)
     start = time.perf_counter()
-    job, schedule = accel_spgemm.hyte_job(a, b, config, tiling, seed)
+    schedule = None
+    if job is None:
+        job, schedule = accel_spgemm.hyte_job(a, b, config, tiling, seed)
     seconds = time.perf_counter() - start
     trace = matrix_trace(b, Config(**job), most_tj=config.tile_cols)
     return accel_spgemm.plan(a, b, config, job, trace.commands), schedule, seconds
