@@ -16,6 +16,15 @@ memory image, the registers, and C read back.
   prefix sum of the joined lengths. A word whose ``last`` flag disagrees with the
   lengths is a hardware fault (:class:`ValueError`).
 
+On a build with **HYTE's buffer** (``buffer`` words, one PE) there is no tile list:
+the host writes the tiling controller's job into the registers (:func:`hyte_job`: HYTE's
+static schedule, or Tailors' shape, :data:`SCHEMES`), and lays out ``b_kept`` (a kept
+segment entry a row of B, the positions unit's) and ``tile_log`` (a word a command the
+controller sends); ``out`` and ``out_rowlen`` are sized from the commands the
+controller's model sends on B (``commands``: a row length a row of each command's tile
+of A). C is read by the log, which must equal those commands, and its partial rows (one
+a k tile) are summed.
+
 Host memory follows the nonzeros and the tiles' rows (``rows x tiles`` lengths).
 """
 
