@@ -282,6 +282,9 @@ def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
     run, = pysim_runs(dut, [(plan, a, b)], seed_from_env(5), limit=20000)
     assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
     assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    known = accel_spgemm_model.known_traffic(plan)
+    assert run.bytes_written == known["c_written"] + known["meta_written"]
+    assert run.bytes_read > known["a_read"]
 
 
 @pytest.mark.soak
@@ -299,6 +302,9 @@ def test_real_matrices_natively_exact_in_hytes_buffer(tmp_path, capsys, shared_d
     r = json.loads(capsys.readouterr().out)
     assert r["equal_to_golden"] and r["buffer_words"] == 256 and r["tiles"] > 1
     assert r["model_cycles"] is None and r["multiplies"] > 0
+    # What the plan gives of the traffic is exact: every byte written, A's reads.
+    t = r["traffic_by_tensor"]
+    assert t["unaccounted"] == 0 and t["b_read"] > 0 and t["c_written"] > 0
 
 
 def test_the_k_filter_keeps_a_tiles_elements_and_every_rows_end():
@@ -380,3 +386,28 @@ def test_bench_accel_spgemm_quick(capsys):
                                                             for x in runs.values())
     assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
     assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1
+
+
+def test_known_traffic_by_hand():
+    """What a run's plan alone says of its traffic, on the hand matrices (8-bit ids and
+    values, 4-byte row pointers, a word of C 8 bytes, a row length 1):
+
+    - without a buffer (3 column tiles): A 3 x (32 + 10) = 126 read, the tile list 3;
+      C 14 words and 12 lengths, 124 (the counters' 124 written; 315 read less these
+      leaves B's 186, as the back-to-back test works out);
+    - with HYTE's buffer, two tiles of A's 4 rows and B's columns 0-7, k in 0-3 and 4:
+      A's rows (12, 12, 8, 10 bytes) each time, 84; C's partial rows 2, 1, 0, 0 nonzeros
+      (5 words) then 0, 1, 0, 0 (4 words), 72 bytes, and 8 lengths: 80; the tile log's
+      two 8-byte words (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
+    plan = accel_spgemm.plan(A, B, CONFIG)
+    assert accel_spgemm_model.known_traffic(plan) == {
+        "a_read": 126, "c_written": 124, "meta_read": 3, "meta_written": 0}
+
+    def command(k0, tk):
+        return [{"begin": 0, "t": 4, "change": 0}, {"begin": 0, "t": 8, "change": 0},
+                {"begin": k0, "t": tk, "change": 0}]
+
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [command(0, 4), command(4, 4)])
+    assert accel_spgemm_model.known_traffic(hyte) == {
+        "a_read": 84, "c_written": 80, "meta_read": 0, "meta_written": 96}

@@ -24,7 +24,7 @@ from sparseforge.bench.accel import geomean, speedup
 from sparseforge.cli import echo_claims
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
-from sparseforge.run.accel import DATA, RATES, TAGS, spgemm_plan
+from sparseforge.run.accel import DATA, RATES, TAGS, by_tensor, spgemm_plan
 from sparseforge.sw import accel_spgemm
 from sparseforge.sw.formats import read_matrix
 
@@ -46,6 +46,10 @@ DEFINITIONS = {
     "read, written": "bytes the accelerator read and wrote (its counters): A's CSR per "
                      "tile, B's segments and the positions kept across tiles, C's partial "
                      "rows, the tile log",
+    "by tensor": "HYTE Fig. 7's breakdown: A's reads, C's writes and the metadata (the "
+                 "tile list; the tile log and the kept entries written) as the plan gives "
+                 "them exactly, B's reads the rest of the counter's (with the positions "
+                 "unit's scans and kept entries read)",
     "tiles, shapes": "tile commands the controller sent; B's tile shapes (Tk x Tj) among "
                      "them (more than one: the tuning changed it mid-run)",
     "schedule": "host seconds of HYTE's static scheduler (sampled estimates, the pruned "
@@ -115,6 +119,7 @@ def run_scheme(a, b, scheme, seed, label, job=None):
     return {"cycles": run.cycles, "bytes_read": run.bytes_read,
             "bytes_written": run.bytes_written,
             "tiles": len(plan.commands) or len(plan.offsets), "shapes": shapes,
+            "traffic": by_tensor(plan, run),
             "job": plan.tiling, "schedule_seconds": seconds}
 
 
@@ -217,6 +222,13 @@ def human(result, echo):
             echo(f"  {'static-opt':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
                  f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, {inner} innermost: "
                  f"the fastest of {x['schemes']} static schemes run")
+        echo(f"  {'by tensor':12} {'A read':>10} {'B read':>10} {'C written':>10} "
+             f"{'metadata':>10}")
+        for scheme, x in r["runs"].items():
+            t = x["traffic"]
+            echo(f"  {scheme:12} {t['a_read']:>10,} {t['b_read']:>10,} "
+                 f"{t['c_written']:>10,} {t['metadata']:>10,}"
+                 + (f" ({t['unaccounted']:,} written unaccounted)" if t["unaccounted"] else ""))
         s = r["speedups"]
         echo(f"  hyte over tailors {s['over_tailors']:.2f}x, over none "
              f"{s['over_none']:.2f}x; +dynamic {s['dynamic']:.2f}x; hyte-static over "

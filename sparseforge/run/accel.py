@@ -448,6 +448,20 @@ def spgemm_plan(a, b, config, tiling, seed, job=None):
     return accel_spgemm.plan(a, b, config, job, trace.commands), schedule, seconds
 
 
+def by_tensor(plan, run):
+    """A SpGEMM run's traffic by tensor (HYTE Fig. 7's breakdown): A's reads, C's writes
+    and the metadata (the tile list; HYTE's tile log and kept entries) as the plan gives
+    them (:func:`~sparseforge.sw.accel_spgemm_model.known_traffic`), B's reads the rest
+    of the run's (with HYTE's positions unit's); ``unaccounted``, written bytes the plan
+    does not give (0 where the count is exact)."""
+    known = accel_spgemm_model.known_traffic(plan)
+    return {"a_read": known["a_read"],
+            "b_read": run.bytes_read - known["a_read"] - known["meta_read"],
+            "c_written": known["c_written"],
+            "metadata": known["meta_read"] + known["meta_written"],
+            "unaccounted": run.bytes_written - known["c_written"] - known["meta_written"]}
+
+
 def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle, seed,
            as_json, laps):
     """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build
@@ -472,6 +486,7 @@ def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle
     sp.save_npz(Path(out), run.y)
     laps("check")
     multiplies = accel_spgemm.multiplies(plan)
+    tensors = by_tensor(plan, run)
     emit({"kernel": "spgemm", "input": paths[0], "b_input": paths[-1],
           "shape": list(plan.shape), "nnz": int(plan.a.nnz), "b_nnz": int(plan.b.nnz),
           "c_nnz": int(plan.golden.nnz), "stored_zeros_dropped": dropped, "pes": n,
@@ -490,7 +505,7 @@ def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle
               "model_bytes_read": model.bytes_read,
               "model_bytes_written": model.bytes_written,
               "model_dram_bursts": model.dram_bursts}),
-          "dram_bursts": run.dram,
+          "dram_bursts": run.dram, "traffic_by_tensor": tensors,
           **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
          as_json, _spgemm_human)
 
@@ -519,6 +534,10 @@ def _spgemm_human(r):
                 f" (the model: {r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written{modelled}")
+    t = r["traffic_by_tensor"]
+    click.echo(f"  by tensor    A {t['a_read']:,} read, B {t['b_read']:,} read, C "
+               f"{t['c_written']:,} written, metadata {t['metadata']:,}"
+               + (f", {t['unaccounted']:,} written unaccounted" if t["unaccounted"] else ""))
     bursts = r["dram_bursts"]
     if bursts:
         took = bursts["dram_reads"] + bursts["dram_writes"]
