@@ -222,7 +222,8 @@ def layout(plan_):
         sizes |= {"b_kept": (wire.width(wire.hyte_kept(c.iw, A)), k),
                   "tile_log": (len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)),
                                len(plan_.commands)),
-                  "out_rowlen": (c.iw, len(_tile_rows(plan_)))}
+                  "out_rowlen": (wire.width(wire.spgemm_row_length(c.iw)),
+                                 len(_tile_rows(plan_)))}
     else:
         sizes["out_rowlen"] = (c.iw, m * len(plan_.offsets))
     burst = dram.DDR4_2400.burst_bytes
@@ -276,13 +277,27 @@ def tile_log(plan_, memory, regions):
             for n in range(len(words))]
 
 
+def _row_lengths(plan_, memory, regions):
+    """``(lengths, rows)``: each row of C the run wrote, its length and its row of C. A
+    run without a buffer writes a length for every row of A each column tile; a HYTE run
+    writes each row of a tile that holds a record with its id
+    (:func:`~sparseforge.sw.wire.spgemm_row_length`), the region zeroed past the last."""
+    words = accel_image.read(memory, regions["out_rowlen"])
+    if not plan_.config.buffer:
+        return words.astype(np.int64), _tile_rows(plan_)
+    fields = wire.unpack(wire.spgemm_row_length(plan_.config.iw), words.astype(object))
+    ends = np.flatnonzero(fields["length"] == 0)
+    written = ends[0] if len(ends) else len(words)
+    return fields["length"][:written], fields["row"][:written]
+
+
 def output(plan_, memory, regions):
     """C (a canonical CSR of A·B's shape) from the run's ``memory``."""
     c, (m, _, n) = plan_.config, plan_.shape
     L = c.lanes
     if c.buffer and tile_log(plan_, memory, regions) != list(plan_.commands):
         raise ValueError("the controller's tile commands are not the model's")
-    lengths = accel_image.read(memory, regions["out_rowlen"]).astype(np.int64)
+    lengths, ids = _row_lengths(plan_, memory, regions)
     per_row = lengths // L + 1
     total = int(per_row.sum())
     if total > plan_.words:
@@ -299,7 +314,7 @@ def output(plan_, memory, regions):
     cols = np.stack([fields[f"col{x}"] for x in range(L)], axis=1)[keep]
     bits = np.stack([fields[f"value{x}"] for x in range(L)], axis=1)[keep]
     values = bits_values(bits.astype(np.uint64), "int", c.acc_width)
-    rows = np.repeat(_tile_rows(plan_)[row], L).reshape(-1, L)[keep]
+    rows = np.repeat(ids[row], L).reshape(-1, L)[keep]
     out = sp.csr_matrix((values, (rows, cols)), shape=(m, n), dtype=np.int64)
     out.sum_duplicates()            # a HYTE run's partial sums over k's tiles, merged
     out.eliminate_zeros()

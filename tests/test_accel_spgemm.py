@@ -397,8 +397,9 @@ def test_known_traffic_by_hand():
       leaves B's 186, as the back-to-back test works out);
     - with HYTE's buffer, two tiles of A's 4 rows and B's columns 0-7, k in 0-3 and 4:
       A's rows (12, 12, 8, 10 bytes) each time, 84; C's partial rows 2, 1, 0, 0 nonzeros
-      (5 words) then 0, 1, 0, 0 (4 words), 72 bytes, and 8 lengths: 80; the tile log's
-      two 8-byte words (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
+      (the two not empty 3 words) then 0, 1, 0, 0 (1 word), 32 bytes, and a length with
+      its row (2 bytes) for each of the 3 written: 38; the tile log's two 8-byte words
+      (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
     plan = accel_spgemm.plan(A, B, CONFIG)
     assert accel_spgemm_model.known_traffic(plan) == {
         "a_read": 126, "c_written": 124, "meta_read": 3, "meta_written": 0}
@@ -410,4 +411,18 @@ def test_known_traffic_by_hand():
     c = dataclasses.replace(CONFIG, pes=1, buffer=16)
     hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [command(0, 4), command(4, 4)])
     assert accel_spgemm_model.known_traffic(hyte) == {
-        "a_read": 84, "c_written": 80, "meta_read": 0, "meta_written": 96}
+        "a_read": 84, "c_written": 38, "meta_read": 0, "meta_written": 96}
+
+
+@pytest.mark.soak
+def test_tuning_changes_the_shape_natively_on_a_real_matrix(tmp_path, capsys, shared_data):
+    """GD97_b (47 x 47) in a 32-word buffer from HYTE's static 4 x 47 tiles: the
+    controller halves Tk mid-run from the accessor's counts, natively, its commands
+    (logged, checked as C is read) the model's; C exact."""
+    path = shared_data / "matrices" / "suitesparse" / "GD97_b.mtx"
+    main(["run", "accel", "--kernel", "spgemm", str(path), "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--tiling", "hyte", "--buffer-words", "32", "--tile-cols", "64",
+          "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["shapes"] == [[2, 47], [4, 47]]
+    assert r["schedule"]["job"]["log_tk"] == 2 and r["traffic_by_tensor"]["unaccounted"] == 0

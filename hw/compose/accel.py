@@ -319,7 +319,8 @@ class Accel(wiring.Component):
         cfg, shift = spgemm.config, wire.word_shift
         m.d.comb += [cfg.tiles_count.eq(r.tiles_count), cfg.rows.eq(r.a_rows),
                      cfg.words_base.eq(r.out_base >> shift(spgemm.word.size)),
-                     cfg.lengths_base.eq(r.out_rowlen_base >> shift(self.iw)),
+                     cfg.lengths_base.eq(r.out_rowlen_base
+                                         >> shift(len(spgemm.c_lengths.request.payload.data))),
                      spgemm.start.eq(r.start & ~status.busy)]
         if self.buffer:
             kept, log = spgemm.kept_writes.request.payload.data, spgemm.tile_log.request.payload

@@ -40,7 +40,9 @@ j, and once the job's rows are written evicts the tile, so the next fetch begins
 empty accessor and no read of the next job meets the last tile's segments. A's rows are
 read whole per tile and a :class:`KRange` keeps their elements in the tile's k range:
 C's rows are partial sums over k's tiles, written as they are and summed by the host as
-it reads C (the merging HYTE prices; A and C are not held in the buffer here). The
+it reads C (the merging HYTE prices; A and C are not held in the buffer here); a partial
+row of no records is not written, and each written row's length goes with its id
+(:func:`~sparseforge.sw.wire.spgemm_row_length`). The
 positions unit reads B's column ids, row pointers and the kept entries through one port,
 :data:`TAGS` in its address's top two bits splitting it (:class:`Route`); its writes of
 the kept entries go out posted, a tile's words read after them (the AXI memory stores a
@@ -212,7 +214,8 @@ class Spgemm(wiring.Component):
                                      inflight=e.inflight)
         arrays = (("ptr", "rowptr", A), ("col", "colid", iw), ("value", "values", vw))
         self.reads = [(f"a_{name}", w, f"a_{array}") for name, array, w in arrays]
-        self.writes = [("c_words", self.word.size), ("c_lengths", iw)]
+        length = wire.width(wire.spgemm_row_length(iw)) if buffer else iw
+        self.writes = [("c_words", self.word.size), ("c_lengths", length)]
         if buffer:
             self._hyte(fields)
         else:
@@ -279,10 +282,11 @@ class Spgemm(wiring.Component):
         self._zip(m, 0, self.a_reader.elements, "a_")
         begin = self.start & ~self.busy
         rows = Signal(iw + 1)           # the job's rows of A
-        job_end = Signal()              # the job's last row's length taken
+        first = Signal(iw)              # the job's first row of A (HYTE's buffer)
+        job_end = Signal()              # the job's last row taken
         answers = self.a_reader.rows.response
         if self.buffer:
-            jobs_done = self._elaborate_hyte(m, begin, rows, job_end)
+            jobs_done = self._elaborate_hyte(m, begin, rows, first, job_end)
             answers = self.krange.o
         else:
             jobs_done = self._elaborate_tiles(m, begin, rows, job_end)
@@ -309,17 +313,26 @@ class Spgemm(wiring.Component):
         wiring.connect(m, lengths.o, wiring.flipped(self.c_lengths.request))
         n, total, c_row = Signal(self.addr_width), Signal(iw), Signal(self.addr_width)
         tile_row, finished = Signal(iw + 1), Signal()
-        end = c.payload.last
-        m.d.comb += [words.payload.addr.eq(cfg.words_base + n), words.payload.data.eq(c.payload),
-                     words.valid.eq(c.valid & (~end | lengths.i.ready)),
+        end, length = c.payload.last, Signal(iw)
+        # With HYTE's buffer a row's length goes with its id, and an empty partial row
+        # (its one word, of no records) is not written at all.
+        skip = Signal()
+        if self.buffer:
+            entry = data.View(struct(wire.spgemm_row_length(iw)), lengths.i.payload.data)
+            m.d.comb += [skip.eq(end & (length == 0)), entry.length.eq(length),
+                         entry.row.eq(first + tile_row)]
+        else:
+            m.d.comb += lengths.i.payload.data.eq(length)
+        m.d.comb += [length.eq(total + c.payload.count),
+                     words.payload.addr.eq(cfg.words_base + n), words.payload.data.eq(c.payload),
+                     words.valid.eq(c.valid & ~skip & (~end | lengths.i.ready)),
                      lengths.i.payload.addr.eq(cfg.lengths_base + c_row),
-                     lengths.i.payload.data.eq(total + c.payload.count),
-                     lengths.i.valid.eq(c.valid & end & words.ready),
-                     c.ready.eq(words.ready & (~end | lengths.i.ready))]
+                     lengths.i.valid.eq(c.valid & ~skip & end & words.ready),
+                     c.ready.eq(skip | (words.ready & (~end | lengths.i.ready)))]
         with m.If(c.valid & c.ready):
-            m.d.sync += [n.eq(n + 1), total.eq(Mux(end, 0, total + c.payload.count))]
+            m.d.sync += [n.eq(n + ~skip), total.eq(Mux(end, 0, length))]
             with m.If(end):
-                m.d.sync += [c_row.eq(c_row + 1), tile_row.eq(tile_row + 1)]
+                m.d.sync += [c_row.eq(c_row + ~skip), tile_row.eq(tile_row + 1)]
                 with m.If(tile_row + 1 == rows):
                     m.d.sync += tile_row.eq(0)
                     m.d.comb += job_end.eq(1)
@@ -381,13 +394,13 @@ class Spgemm(wiring.Component):
             m.d.sync += tiles_done.eq(0)
         return job_end & (tiles_done + 1 == cfg.tiles_count)
 
-    def _elaborate_hyte(self, m, begin, rows, job_end):
-        """B's tiles from HYTE's tiling loop (``rows`` driven here): the sequencer sends
-        the job to the controller; per tile command it logs the command, runs the
-        engine's job over the tile's rows of A (their elements in its k range) with B's
-        rows served from the accessor, and once the job's rows are written evicts the
-        tile, so the next tile's fetch and its reads begin on an empty accessor. Returns
-        the run's end, the ``job_end`` of the command that is last along every
+    def _elaborate_hyte(self, m, begin, rows, first, job_end):
+        """B's tiles from HYTE's tiling loop (``rows`` and ``first`` driven here): the
+        sequencer sends the job to the controller; per tile command it logs the command,
+        runs the engine's job over the tile's rows of A (their elements in its k range)
+        with B's rows served from the accessor, and once the job's rows are taken evicts
+        the tile, so the next tile's fetch and its reads begin on an empty accessor.
+        Returns the run's end, the ``job_end`` of the command that is last along every
         dimension."""
         engine, cfg, A = self.engine, self.config, self.addr_width
         tiling, server, krange, route = self.tiling, self.rows_server, self.krange, self.route
@@ -439,7 +452,7 @@ class Spgemm(wiring.Component):
         row, logged, job_done = Signal(engine.index_width + 1), Signal(A), Signal()
         log, job, ask, evict = self.tile_log.request, engine.job, self.a_reader.rows.request, \
             tiling.evict
-        m.d.comb += [rows.eq(extent[DI]),
+        m.d.comb += [rows.eq(extent[DI]), first.eq(cmd[DI].begin),
                      log.payload.addr.eq(cfg.log_base + logged), log.payload.data.eq(cmd),
                      job.payload.offset.eq(cmd[DJ].begin), ask.payload.row.eq(row),
                      evict.payload.eq(extent[DK]), server.k0.eq(cmd[DK].begin),
