@@ -79,10 +79,10 @@ NOTES = (
     "first matrix only, over power-of-two B tiles from 8 (k or j innermost, A untiled)",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
     "why no buffer wins here: every k tile reads its rows of A whole (their elements "
-    "outside the tile dropped) and writes C's partial rows (a word and a length a row, "
-    "empty or not), so A's and C's traffic grow with the k tiles, and a tile's fetch, "
-    "compute and evict run one after another; the build without a buffer reads a B row "
-    "per nonzero of A but A and C once a column tile",
+    "outside the tile dropped: A has no segment positions of its own here) and writes "
+    "C's partial rows (those holding a record), so A's and C's traffic grow with the k "
+    "tiles, and a tile's fetch, compute and evict run one after another; the build "
+    "without a buffer reads a B row per nonzero of A but A and C once a column tile",
     "why tuning can lose here: Section 6.4's rule weighs B's hit rate alone; halving Tk "
     "to keep B's tiles in the buffer multiplies A's and C's traffic, which it does not "
     "see",
