@@ -450,8 +450,8 @@ class Spgemm(wiring.Component):
         extent = [Mux(cmd[d].t < left[d], cmd[d].t, left[d]) for d in range(3)]
         final = Signal()                # the command is last along every dimension
         row, logged, job_done = Signal(engine.index_width + 1), Signal(A), Signal()
-        log, job, ask, evict = self.tile_log.request, engine.job, self.a_reader.rows.request, \
-            tiling.evict
+        log, job, evict = self.tile_log.request, engine.job, tiling.evict
+        ask = self.a_reader.rows.request
         m.d.comb += [rows.eq(extent[DI]), first.eq(cmd[DI].begin),
                      log.payload.addr.eq(cfg.log_base + logged), log.payload.data.eq(cmd),
                      job.payload.offset.eq(cmd[DJ].begin), ask.payload.row.eq(row),
