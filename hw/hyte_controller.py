@@ -57,6 +57,8 @@ class TileWalker(wiring.Component):
     dimension takes its target at the next command that changes it at a begin aligned
     to the target's extent.
 
+    ``most_tj``: the largest extent along j the tuning may double to (a power of two).
+
     Members
     -------
     config, tile: as :class:`HyteControllerSignature` says.
@@ -68,8 +70,8 @@ class TileWalker(wiring.Component):
     and whether another tile follows are registered while the command waits.
     """
 
-    def __init__(self, dim_width, count_width):
-        self.dim_width, self.count_width = dim_width, count_width
+    def __init__(self, dim_width, count_width, most_tj):
+        self.dim_width, self.count_width, self.most_tj = dim_width, count_width, most_tj
         members = HyteControllerSignature(dim_width, count_width).members
         super().__init__({"config": members["config"], "tile": members["tile"],
                           "tuning": In(TuningSignature(dim_width, count_width))})
@@ -109,7 +111,10 @@ class TileWalker(wiring.Component):
                                  tile.payload[d].t.eq(Mux(ext[d] > dims[d], dims[d], ext[d])),
                                  tile.payload[d].change.eq(change[d]),
                                  nbegin[d].eq(begin[d] + ext[d])]
-                m.d.sync += [tuning.shape[t].grow.eq(ext[d] < dims[d]) for t, d in tuned]
+                limit = {wire.HYTE_DIMS.index("j"): self.most_tj}
+                m.d.sync += [tuning.shape[t].grow.eq((ext[d] < dims[d])
+                                                     & (ext[d] < limit.get(d, 1 << W)))
+                             for t, d in tuned]
                 m.next = "send"
             with m.State("send"):
                 m.d.comb += tile.valid.eq(1)
@@ -168,6 +173,8 @@ class HyteController(wiring.Component):
     count_width : bits of a quadrant count and of ``bufsize``.
     rule : ``tiles`` (default): a rate of ``(K/T'k)(J/T'j) E / nnz_total``, at most 1;
         ``area``: the paper's formula as printed, ``T'k T'j E / nnz_total``.
+    log_most_tj : B's tiles are doubled along j only up to ``2**log_most_tj`` columns
+        (an engine's accumulator holds so many); past ``dim_width``, no limit.
 
     Members
     -------
@@ -180,18 +187,21 @@ class HyteController(wiring.Component):
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a dimension"),
               Param("count_width", 16, 4, 32, "bits of a quadrant count and bufsize"),
-              choice("rule", "tiles", RULES, "hit-rate estimate"))
+              choice("rule", "tiles", RULES, "hit-rate estimate"),
+              Param("log_most_tj", 32, 0, 32, "log2 of the widest B tile tuning makes"))
     REPORT = ({}, {"dim_width": 24, "count_width": 24})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.dim_width, self.count_width, self.rule = (v["dim_width"], v["count_width"],
                                                        v["rule"])
+        self.most_tj = 1 << min(v["log_most_tj"], self.dim_width)
         super().__init__(HyteControllerSignature(self.dim_width, self.count_width))
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.walker = walker = TileWalker(self.dim_width, self.count_width)
+        m.submodules.walker = walker = TileWalker(self.dim_width, self.count_width,
+                                                       self.most_tj)
         m.submodules.tuner = tuner = Tuner(self.dim_width, self.count_width, self.rule)
         wiring.connect(m, wiring.flipped(self.config), walker.config)
         wiring.connect(m, walker.tile, wiring.flipped(self.tile))

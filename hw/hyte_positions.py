@@ -57,26 +57,31 @@ class HytePositions(wiring.Component):
     dim_width : bits of a row and a column id.
     pos_width : bits of a position in B's arrays.
     addr_width : bits of a memory address.
+    inflight : column ids the scan reads ahead of their answers (1: one at a time, so
+        it reads none past the one that ends the segment; more: up to ``inflight - 1``
+        more of the row, answered and dropped, for a scan a word a cycle).
 
     Members
     -------
     As :class:`SegmentPositionsSignature` says.
 
-    Latency and throughput: one memory read in flight, so a fetch takes two reads
-    (row end and begin), one per element scanned (and the one past the tile), a write
-    and the answer, each at least two cycles apart, the memory's latency added; a
-    fetch at a time. One comparator and one adder a cycle: the scan is memory-bound.
+    Latency and throughput: a fetch at a time; the row end and begin one read in flight
+    each, then the scan, ``inflight`` reads in flight (one element a cycle once they
+    cover the memory's latency), a write and the answer. One comparator and one adder a
+    cycle: the scan is memory-bound.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a row and column id"),
               Param("pos_width", 20, 2, 32, "bits of a position in B's arrays"),
-              Param("addr_width", 24, 4, 48, "bits of a memory address"))
+              Param("addr_width", 24, 4, 48, "bits of a memory address"),
+              Param("inflight", 1, 1, 64, "column ids read ahead of their answers"))
     REPORT = ({}, {"dim_width": 24, "pos_width": 32, "addr_width": 32})
 
     def __init__(self, **params):
         v = check_params(self.PARAMS, params)
         self.dim_width, self.pos_width, self.addr_width = (v["dim_width"], v["pos_width"],
                                                            v["addr_width"])
+        self.inflight = v["inflight"]
         super().__init__(SegmentPositionsSignature(self.dim_width, self.pos_width,
                                                    self.addr_width))
 
@@ -85,7 +90,12 @@ class HytePositions(wiring.Component):
         fetch, out, mem, writes = self.fetch, self.segment, self.memory, self.writes
         layout = struct(wire.hyte_kept(self.dim_width, self.pos_width))
         row, bj, ej = (Signal.like(fetch.payload[f], name=f) for f in ("row", "bj", "ej"))
-        begin, pos, stop = (Signal(self.pos_width, name=n) for n in ("begin", "pos", "stop"))
+        begin, pos, stop, ask = (Signal(self.pos_width, name=n)
+                                 for n in ("begin", "pos", "stop", "ask"))
+        pending = Signal(range(self.inflight + 1))     # scan reads unanswered
+        found = Signal()                                # a column reached ``ej``
+        m.d.sync += pending.eq(pending + (mem.request.valid & mem.request.ready)
+                               - (mem.response.valid & mem.response.ready))
         addr = Signal.like(mem.request.payload, name="addr")
         answer = mem.response.payload
         kept = data.View(layout, answer)
@@ -124,25 +134,26 @@ class HytePositions(wiring.Component):
                 with m.If(mem.response.valid):
                     first = Mux(bj == 0, answer[:self.pos_width],
                                 Mux((kept.bj == bj) & (kept.ej == ej), kept.begin, kept.end))
-                    m.d.sync += [begin.eq(first), pos.eq(first),
-                                 addr.eq(self.cols_base + first)]
+                    m.d.sync += [begin.eq(first), pos.eq(first), ask.eq(first),
+                                 found.eq(0)]
                     m.next = "scan"
-            # The column ids from ``pos`` until one reaches ``ej`` or the row ends.
+            # The column ids from ``pos`` until one reaches ``ej`` or the row ends, up to
+            # ``inflight`` reads ahead of their answers (none past the row's end); the
+            # answers after the one that reached ``ej`` are dropped.
             with m.State("scan"):
-                with m.If(pos == stop):
-                    m.next = "write"
-                with m.Else():
-                    m.d.comb += mem.request.valid.eq(1)
-                    with m.If(mem.request.ready):
-                        m.next = "scan_answer"
-            with m.State("scan_answer"):
-                m.d.comb += mem.response.ready.eq(1)
-                with m.If(mem.response.valid):
+                m.d.comb += [mem.request.payload.eq(self.cols_base + ask),
+                             mem.request.valid.eq((ask != stop) & ~found
+                                                  & (pending < self.inflight)),
+                             mem.response.ready.eq(1)]
+                with m.If(mem.request.valid & mem.request.ready):
+                    m.d.sync += ask.eq(ask + 1)
+                with m.If(mem.response.valid & ~found):
                     with m.If(answer[:self.dim_width] >= ej):
-                        m.next = "write"
+                        m.d.sync += found.eq(1)
                     with m.Else():
-                        m.d.sync += [pos.eq(pos + 1), addr.eq(addr + 1)]
-                        m.next = "scan"
+                        m.d.sync += pos.eq(pos + 1)
+                with m.If((found | (pos == stop)) & (pending == 0)):
+                    m.next = "write"
             with m.State("write"):
                 m.d.comb += writes.request.valid.eq(1)
                 with m.If(writes.request.ready):

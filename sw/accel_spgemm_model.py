@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import accel_image, accel_model, dram, wire
-from .accel_spgemm import layout, word_fields
+from .accel_spgemm import extents, layout, word_fields
 
 
 @dataclass(frozen=True)
@@ -127,3 +127,38 @@ def predict(plan_, memory=accel_model.DRAM, timing=None):
     cycles = max(held, pes) + 4 * memory.ordered
     return SpgemmPrediction(round(refreshed(cycles, t) if memory.burst else cycles), reads,
                             writes, bytes_read, bytes_written, bursts, conflicts)
+
+
+def known_traffic(plan_):
+    """The bytes of a run whose count follows from the plan alone: ``a_read`` (A's row
+    pointers, two a row, and its elements, every row of every tile), ``c_written`` (C's
+    words and row lengths: a row of a tile's ``n`` nonzeros ``n // lanes + 1`` words; on
+    a HYTE run, no row of none),
+    ``meta_read`` (the tile list) and ``meta_written`` (on a HYTE run, the tile log and
+    a kept entry a segment fetched). B's reads are the rest of what the run reads (on a
+    HYTE run, the positions unit's too): the part no formula here gives."""
+    c, size, a = plan_.config, wire.word_bytes, plan_.a
+    word, length = size(wire.width(word_fields(c))), size(c.iw)
+    per_row = np.diff(a.indptr) * (size(c.iw) + size(c.dw)) + 2 * size(accel_image.ADDR_WIDTH)
+    if not c.buffer:
+        lengths = row_lengths(plan_)
+        return {"a_read": len(plan_.offsets) * int(per_row.sum()),
+                "c_written": int((lengths // c.lanes + 1).sum()) * word + lengths.size * length,
+                "meta_read": len(plan_.offsets) * size(wire.width(wire.gustavson_job(c.iw))),
+                "meta_written": 0}
+    a_read = c_written = segments = 0
+    entry = size(wire.width(wire.spgemm_row_length(c.iw)))
+    for command in plan_.commands:
+        e = extents(command, plan_.shape)
+        (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
+        part = a[bi:ei, bk:ek] @ plan_.b[bk:ek, bj:ej]
+        part.eliminate_zeros()
+        a_read += int(per_row[bi:ei].sum())
+        held = np.diff(part.indptr)
+        held = held[held > 0]                   # a partial row of no records: not written
+        c_written += int((held // c.lanes + 1).sum()) * word + len(held) * entry
+        segments += ek - bk
+    log = size(len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)))
+    kept = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
+    return {"a_read": a_read, "c_written": c_written, "meta_read": 0,
+            "meta_written": len(plan_.commands) * log + segments * kept}

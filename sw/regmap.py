@@ -109,6 +109,22 @@ REGISTERS = (
     *_operand(0x88, "b_values", "B's values (CSR, SpGEMM)"),
     *_operand(0x90, "out_rowlen", "C's row lengths, one a row of each column tile (SpGEMM)"),
     *_operand(0x98, "w_records", "W's SUDS block records, one a sent block (PRUNED_GEMM)"),
+    *_operand(0xA0, "b_kept", "B's kept segment positions, a word a row of B (SpGEMM, HYTE)"),
+    *_operand(0xA8, "tile_log", "the tile commands HYTE's controller sent, a word a tile "
+                                "(SpGEMM, HYTE)"),
+    Register("hyte_j", 0xB0, "RW", 17, 0, "B's columns, J, the controller tiles (SpGEMM, "
+                                          "HYTE)"),
+    Register("hyte_k", 0xB4, "RW", 17, 0, "A's columns, K, the controller tiles (SpGEMM, "
+                                          "HYTE)"),
+    *(Register(f"hyte_log_t{d}", 0xB8 + 4 * n, "RW", 5, 0,
+               f"log2 of the first tile's extent along {d} (SpGEMM, HYTE)")
+      for n, d in enumerate(wire.HYTE_DIMS)),
+    Register("hyte_order", 0xC4, "RW", 3, 0, "the inter-tile order, an index of "
+                                             f"{', '.join(wire.HYTE_ORDERS)} (SpGEMM, HYTE)"),
+    Register("hyte_bufsize", 0xC8, "RW", 16, 0, "B's buffer in nonzeros, as the controller's "
+                                                "tuning weighs it (SpGEMM, HYTE)"),
+    Register("hyte_capacity", 0xCC, "RW", 16, 0, "the accessor's words given to B's tiles "
+                                                 "(SpGEMM, HYTE)"),
 )
 
 STATUS = "status"

@@ -855,6 +855,12 @@ last input tile."""
 
 # -- Gustavson SpGEMM (HYTE Section 2): the engine's streams -------------------------------
 
+def spgemm_row_length(index_width):
+    """A row of C the accelerator's SpGEMM wrote with HYTE's buffer: its ``length`` (its
+    records, at least one: an empty partial row is not written) and its ``row``."""
+    return (Field("length", index_width), Field("row", index_width))
+
+
 def gustavson_job(index_width):
     """A job of the Gustavson engine: the column ``offset`` of B's column tile it computes
     (its accumulator holds columns ``offset ..``); the job's rows of A follow on its A

@@ -43,7 +43,8 @@ class TilingBench(Bench):
         super().__init__(component, seed)
         rates = {**dict.fromkeys(("config", "tile", "read", "read_data", "evict", "memory",
                                   "writes", "columns"), 0.7), **(rates or {})}
-        self.trace = trace = matrix_trace(matrix, config, component.rule)
+        self.trace = trace = matrix_trace(matrix, config, component.rule,
+                                             component.controller.most_tj)
         program = with_reads(trace.fetches)
         read_data, _ = answers(program, config.bufsize, HyteMode.BUFFERING,
                                component.dim_width)

@@ -6,6 +6,7 @@ host's refusals at their edges. Real matrices natively on Verilator in the soak.
 
 import dataclasses
 import json
+import random
 
 import numpy as np
 import pytest
@@ -178,6 +179,10 @@ def matrices(tmp_path):
     (["{a}", "{b}", "{a}"], "at most B, not 3"),
     (["{big}", "{b}"], "A: value 200000 is past 16-bit"),
     (["{wide}", "{tall}"], "index_width=16"),
+    (["{a}", "{b}", "--tiling", "drt"], "--tiling drt: spgemm takes one of none, tailors"),
+    (["{a}", "{b}", "--tiling", "hyte", "--pes", "2"], "--pes 2: --tiling hyte keeps B"),
+    (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "2"], "--buffer-words 2"),
+    (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "48"], "--buffer-words 48"),
 ])
 def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
     paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
@@ -219,6 +224,220 @@ def test_real_matrices_natively_exact(tmp_path, capsys, shared_data, name, seed)
 
 @pytest.mark.soak
 @pytest.mark.parametrize("params", [
-    {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64}])
+    {"engine": "gustavson"}, {**params_of(CONFIG), "tags": 4, "data": 64},
+    {"engine": "gustavson", "pes": 1, "buffer": 64}])
 def test_the_gustavson_build_lints_clean_with_wall(lint, params):
     assert lint("accel", params) == ""
+
+
+def test_a_hyte_build_takes_one_pe_and_a_power_of_two_buffer():
+    """HYTE's accessor serves one PE's reads of B; its words are a power of two, at
+    least 4: 4 taken, 3 and 6 refused, as is a second PE."""
+    Accel(engine="gustavson", pes=1, buffer=4)
+    for params, word in (({"pes": 2, "buffer": 4}, "pes=2: HYTE's accessor"),
+                         ({"pes": 1, "buffer": 3}, "buffer=3"),
+                         ({"pes": 1, "buffer": 6}, "buffer=6")):
+        with pytest.raises(ParameterError, match=word):
+            Accel(engine="gustavson", **params)
+
+
+def test_the_schemes_jobs():
+    """The controller's job per scheme on a 1-PE build of a 64-word buffer and column
+    tiles of 8: B's tile never wider than the engine's 8 columns (log 3); the static
+    schemes' bufsize 0 (no candidate scores, so none is taken), ``hyte``'s the buffer;
+    HYTE's two schemes one static schedule."""
+    c = dataclasses.replace(CONFIG, pes=1, buffer=64)
+    a, b = accel_spgemm.operands(A, B, c)
+    jobs = {s: accel_spgemm.hyte_job(a, b, c, s)[0] for s in accel_spgemm.SCHEMES[1:]}
+    assert all(j["log_tj"] <= 3 and (j["i"], j["k"], j["j"]) == (4, 5, 20)
+               for j in jobs.values())
+    assert [j["bufsize"] for j in jobs.values()] == [0, 0, 64]
+    assert jobs["hyte-static"] | {"bufsize": 64} == jobs["hyte"]
+
+
+@pytest.mark.soak
+def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
+    """C = A·B (A 12 x 10, B 10 x 20: they differ) with B's tiles in a 16-word HYTE
+    buffer, from 8 x 8 tiles in order ijk with bufsize 8: the controller halves k twice
+    mid-run from the accessor's counts (the commands logged equal the model's, which the
+    host checks as it reads C), tiles overflow into the bypass, and C, merged over k's
+    tiles, is exact under random stalls of every AXI channel."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    rng = np.random.default_rng(1)
+
+    def operand(m, n):
+        x = sp.random(m, n, density=0.3, random_state=rng, format="csr")
+        x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
+        return x.astype(np.int64)
+
+    a, b = operand(12, 10), operand(10, 20)
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    job = {"i": 12, "j": 20, "k": 10, "log_ti": 3, "log_tj": 3, "log_tk": 3, "order": 0,
+           "bufsize": 8}
+    trace = matrix_trace(b, Config(**job), most_tj=c.tile_cols)
+    assert set(trace.shapes) == {(8, 8), (4, 8), (2, 8)} and trace.after < 1
+    plan = accel_spgemm.plan(a, b, c, job, trace.commands)
+    dut = Accel(**params_of(c), tags=4, data=64)
+    run, = pysim_runs(dut, [(plan, a, b)], seed_from_env(5), limit=20000)
+    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
+    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    known = accel_spgemm_model.known_traffic(plan)
+    assert run.bytes_written == known["c_written"] + known["meta_written"]
+    assert run.bytes_read > known["a_read"]
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["bcspwr01", "GD97_b", "bcspwr03"])
+@pytest.mark.parametrize("tiling", ["tailors", "hyte-static", "hyte"])
+def test_real_matrices_natively_exact_in_hytes_buffer(tmp_path, capsys, shared_data, name,
+                                                      tiling):
+    """C = A·A on real matrices natively, B's tiles in HYTE's buffer (1 KiB: 256 words)
+    under each scheme, under the DRAM model's random delays: exact (the controller's
+    commands equal to its model's, checked as C is read)."""
+    path = shared_data / "matrices" / "suitesparse" / f"{name}.mtx"
+    main(["run", "accel", "--kernel", "spgemm", str(path), "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--tiling", tiling, "--buffer-kb", "1", "--tile-cols", "16",
+          "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["buffer_words"] == 256 and r["tiles"] > 1
+    assert r["model_cycles"] is None and r["multiplies"] > 0
+    # What the plan gives of the traffic is exact: every byte written, A's reads.
+    t = r["traffic_by_tensor"]
+    assert t["unaccounted"] == 0 and t["b_read"] > 0 and t["c_written"] > 0
+
+
+def test_the_k_filter_keeps_a_tiles_elements_and_every_rows_end():
+    """A's rows through :class:`KRange` of ``[2, 5)``, stalled at random on both sides:
+    each row's elements in the range with the last kept marked ``last``, a row whose
+    elements all fall outside (or that was empty) one ``empty`` element, a row whose
+    last element is dropped ended on the kept one before it."""
+    from amaranth.sim import Simulator
+
+    from sparseforge.hw.compose.spgemm import KRange
+
+    rows = [[1, 2, 4], [3, 5, 6], [0, 7], [], [2], [4, 9]]
+    want = [[(2, 0), (4, 1)], [(3, 1)], "empty", "empty", [(2, 1)], [(4, 1)]]
+    dut = KRange(8, 8)
+    rng = random.Random(seed_from_env(7))
+    got = []
+
+    async def source(ctx):
+        ctx.set(dut.lo, 2)
+        ctx.set(dut.hi, 5)
+        for row in rows:
+            items = [{"col": c, "value": c + 10, "last": n == len(row) - 1, "empty": 0}
+                     for n, c in enumerate(row)] or [{"col": 0, "value": 0, "last": 1,
+                                                       "empty": 1}]
+            for item in items:
+                while rng.random() < 0.3:
+                    await ctx.tick()
+                ctx.set(dut.i.payload, item)
+                ctx.set(dut.i.valid, 1)
+                await ctx.tick().until(dut.i.ready)
+                ctx.set(dut.i.valid, 0)
+
+    async def sink(ctx):
+        row = []
+        while len(got) < len(rows):
+            ready = rng.random() < 0.7
+            ctx.set(dut.o.ready, ready)
+            valid, x = ctx.get(dut.o.valid), ctx.get(dut.o.payload)
+            await ctx.tick()
+            if ready and valid:
+                if x.empty:
+                    got.append("empty")
+                    continue
+                assert x.value == x.col + 10
+                row.append((int(x.col), int(x.last)))
+                if x.last:
+                    got.append(row)
+                    row = []
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(source, background=True)
+    sim.add_testbench(sink)
+    sim.run()
+    assert got == want
+
+
+def test_bench_speedups_by_hytes_definition():
+    """A baseline's cycles over the scheme's, on one matrix: HYTE (120 cycles) over
+    Tailors (300) 2.5x, over no buffer (100) 0.83x, over its static schedule (150)
+    1.25x; the static schedule over Tailors 2x."""
+    from sparseforge.bench.accel_spgemm import figures
+
+    runs = {s: {"cycles": c} for s, c in (("none", 100), ("tailors", 300),
+                                          ("hyte-static", 150), ("hyte", 120))}
+    assert figures(runs) == {"over_tailors": 2.5, "over_none": 100 / 120, "dynamic": 1.25,
+                             "static": 2.0}
+
+
+@pytest.mark.soak
+def test_bench_accel_spgemm_quick(capsys):
+    """``bench accel --spgemm --quick``: every scheme on the quick matrix, C exact (a
+    fault exits), each speed-up the cycles' ratio."""
+    main(["bench", "accel", "--spgemm", "--quick", "--json"])
+    r = json.loads(capsys.readouterr().out)
+    row, = r["matrices"]
+    runs = row["runs"]
+    assert list(runs) == list(accel_spgemm.SCHEMES) and all(x["cycles"] > 0
+                                                            for x in runs.values())
+    assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
+    assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1
+
+
+def test_known_traffic_by_hand():
+    """What a run's plan alone says of its traffic, on the hand matrices (8-bit ids and
+    values, 4-byte row pointers, a word of C 8 bytes, a row length 1):
+
+    - without a buffer (3 column tiles): A 3 x (32 + 10) = 126 read, the tile list 3;
+      C 14 words and 12 lengths, 124 (the counters' 124 written; 315 read less these
+      leaves B's 186, as the back-to-back test works out);
+    - with HYTE's buffer, two tiles of A's 4 rows and B's columns 0-7, k in 0-3 and 4:
+      A's rows (12, 12, 8, 10 bytes) each time, 84; C's partial rows 2, 1, 0, 0 nonzeros
+      (the two not empty 3 words) then 0, 1, 0, 0 (1 word), 32 bytes, and a length with
+      its row (2 bytes) for each of the 3 written: 38; the tile log's two 8-byte words
+      (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
+    plan = accel_spgemm.plan(A, B, CONFIG)
+    assert accel_spgemm_model.known_traffic(plan) == {
+        "a_read": 126, "c_written": 124, "meta_read": 3, "meta_written": 0}
+
+    def command(k0, tk):
+        return [{"begin": 0, "t": 4, "change": 0}, {"begin": 0, "t": 8, "change": 0},
+                {"begin": k0, "t": tk, "change": 0}]
+
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [command(0, 4), command(4, 4)])
+    assert accel_spgemm_model.known_traffic(hyte) == {
+        "a_read": 84, "c_written": 38, "meta_read": 0, "meta_written": 96}
+
+
+@pytest.mark.soak
+def test_tuning_changes_the_shape_natively_on_a_real_matrix(tmp_path, capsys, shared_data):
+    """GD97_b (47 x 47) in a 32-word buffer from HYTE's static 4 x 47 tiles: the
+    controller halves Tk mid-run from the accessor's counts, natively, its commands
+    (logged, checked as C is read) the model's; C exact."""
+    path = shared_data / "matrices" / "suitesparse" / "GD97_b.mtx"
+    main(["run", "accel", "--kernel", "spgemm", str(path), "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--tiling", "hyte", "--buffer-words", "32", "--tile-cols", "64",
+          "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["shapes"] == [[2, 47], [4, 47]]
+    assert r["schedule"]["job"]["log_tk"] == 2 and r["traffic_by_tensor"]["unaccounted"] == 0
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("words, seed", [(4, 11), (16, 12), (16, 13)])
+@pytest.mark.parametrize("name", ["bcspwr01", "GD97_b"])
+def test_hyte_buffers_and_seeds_natively(tmp_path, capsys, shared_data, name, words, seed):
+    """Buffers of 4 and 16 words (a tile's rows overflow them: the bypass and the row
+    server's reads of the rest from memory) under other memory seeds, tuned: C exact,
+    every written byte accounted."""
+    path = shared_data / "matrices" / "suitesparse" / f"{name}.mtx"
+    main(["run", "accel", "--kernel", "spgemm", str(path), "--out", str(tmp_path / "c.npz"),
+          "--pattern", "--tiling", "hyte", "--buffer-words", str(words), "--tile-cols", "16",
+          "--seed", str(seed), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert r["equal_to_golden"] and r["traffic_by_tensor"]["unaccounted"] == 0

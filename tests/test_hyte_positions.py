@@ -118,15 +118,30 @@ def test_a_real_matrixs_walk_in_the_rtl_under_stalls(shared_data):
     assert min(kinds.values()) > 20, kinds
 
 
+def test_reads_ahead_find_the_same_segments():
+    # The hand walk with four column ids read ahead: the same segments and kept
+    # entries (the bench checks each against the model), and only reads of the rows'
+    # elements past each segment's end added, at most three a scan.
+    fetches = [(k, 0, 4) for k in range(3)] + [(k, 4, 8) for k in range(3)] + [
+        (0, 4, 8), (0, 0, 2), (0, 2, 4)]
+    run, bench = simulate(HytePositions(dim_width=4, pos_width=4, addr_width=14,
+                                        inflight=4), PTR, COLS, fetches, seed_from_env(3))
+    assert len(run.segments) == len(fetches)
+    assert reads(bench.model_traffic) < run.reads <= reads(bench.model_traffic) + 3 * 9
+
+
 @pytest.mark.parametrize("params, message", [({"dim_width": 1}, "dim_width=1"),
                                              ({"pos_width": 33}, "pos_width=33"),
-                                             ({"addr_width": 3}, "addr_width=3")])
+                                             ({"addr_width": 3}, "addr_width=3"),
+                                             ({"inflight": 0}, "inflight=0"),
+                                             ({"inflight": 65}, "inflight=65")])
 def test_bad_parameters(params, message):
     with pytest.raises(ParameterError, match=message):
         HytePositions(**params)
 
 
 @pytest.mark.parametrize("params", [{}, {"dim_width": 2, "pos_width": 2, "addr_width": 4},
-                                    {"dim_width": 32, "pos_width": 32, "addr_width": 48}])
+                                    {"dim_width": 32, "pos_width": 32, "addr_width": 48,
+                                     "inflight": 64}])
 def test_verilog_lints_clean_with_wall(lint, params):
     assert lint("hyte_positions", params) == ""

@@ -68,9 +68,11 @@ Memory ports on the master (each of its own word width, :mod:`~sparseforge.hw.ax
 in order, the tile list, the row pointers (a tensor's i ids), the pre-pass's column ids
 (j ids), and each lane's column ids and values (a tensor's j ids, k ids and values);
 tagged, the MLU's reads; writes, the MSU's. On a Gustavson build: in order, the tile
-list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths.
-On an Eureka build: in order, the blocks' places, their records and X's slabs; writes,
-Y's tiles.
+list, A's three arrays and B's three arrays a PE; writes, C's words and its row lengths
+(with HYTE's buffer: A's three arrays, the positions unit's three, B's column ids and
+values twice (the tile fetcher's, the row server's) and the kept entries; writes, C's
+words, its row lengths, the kept entries and the tile log). On an Eureka build: in
+order, the blocks' places, their records and X's slabs; writes, Y's tiles.
 """
 
 from amaranth.hdl import Module
@@ -136,6 +138,8 @@ class Accel(wiring.Component):
         ``dw``, ``iw``, ``acc_width``; the Tensaurus parameters unused).
     tile_cols, lanes, inflight : the Gustavson engine's column tile, its words of C, and
         the reads its PEs and CSR readers make ahead.
+    buffer : the Gustavson engine's HYTE buffer, B's tiles in an accessor of that many
+        words (a power of two; 0: none, B's rows read from memory), with one PE.
     compaction : the Eureka engine's P (``engine`` ``eureka``: ``cols`` 4x4 sub-arrays
         side by side, at most four, with ``dw``, ``iw``, ``acc_width``).
 
@@ -167,7 +171,10 @@ class Accel(wiring.Component):
               Param("lanes", 4, 2, 16, "Gustavson: records a word of C", pow2=True),
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
                                             "elements a CSR reader reads ahead"),
-              COMPACTION)
+              COMPACTION,
+              Param("buffer", 0, 0, 1 << 15, "Gustavson: HYTE's accessor words holding B's "
+                                            "tiles (0: B's rows read from memory; else one "
+                                            "PE)"))
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -223,17 +230,20 @@ class Accel(wiring.Component):
 
     def _gustavson(self):
         """The Gustavson engine with its readers and writer; the master's port widths."""
+        if self.buffer and (self.buffer < 4 or self.buffer & (self.buffer - 1)):
+            raise ParameterError(f"buffer={self.buffer}: expected 0 or a power of two, at "
+                                 "least 4 (the accessor's words)")
         if self.pes > MOST_GUSTAVSON_PES:
             raise ParameterError(f"pes={self.pes}: a Gustavson build takes at most "
                                  f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "
                                  "PE)")
-        self.spgemm = Spgemm(self.pes, self.ADDR, cols=self.tile_cols, lanes=self.lanes,
-                             index_width=self.iw, value_width=self.dw,
+        self.spgemm = Spgemm(self.pes, self.ADDR, self.buffer, cols=self.tile_cols,
+                             lanes=self.lanes, index_width=self.iw, value_width=self.dw,
                              acc_width=self.acc_width, inflight=self.inflight)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
         self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.spgemm.reads]
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
-                "write": (self.spgemm.word.size, self.iw)}
+                "write": tuple(w for _, w in self.spgemm.writes)}
 
     def _eureka(self):
         """The Eureka engine (a sub-array row of ``cols`` sub-arrays); the master's port
@@ -309,14 +319,25 @@ class Accel(wiring.Component):
         cfg, shift = spgemm.config, wire.word_shift
         m.d.comb += [cfg.tiles_count.eq(r.tiles_count), cfg.rows.eq(r.a_rows),
                      cfg.words_base.eq(r.out_base >> shift(spgemm.word.size)),
-                     cfg.lengths_base.eq(r.out_rowlen_base >> shift(self.iw)),
+                     cfg.lengths_base.eq(r.out_rowlen_base
+                                         >> shift(len(spgemm.c_lengths.request.payload.data))),
                      spgemm.start.eq(r.start & ~status.busy)]
+        if self.buffer:
+            kept, log = spgemm.kept_writes.request.payload.data, spgemm.tile_log.request.payload
+            m.d.comb += [cfg.kept_base.eq(r.b_kept_base >> shift(len(kept))),
+                         cfg.log_base.eq(r.tile_log_base >> shift(len(log.data))),
+                         cfg.capacity.eq(r.hyte_capacity),
+                         cfg.tiling.i.eq(r.a_rows), cfg.tiling.j.eq(r.hyte_j),
+                         cfg.tiling.k.eq(r.hyte_k), cfg.tiling.order.eq(r.hyte_order),
+                         cfg.tiling.bufsize.eq(r.hyte_bufsize),
+                         *(getattr(cfg.tiling, f"log_t{d}").eq(getattr(r, f"hyte_log_t{d}"))
+                           for d in wire.HYTE_DIMS)]
         self._reads(m, r, spgemm)
-        wiring.connect(m, spgemm.c_words, master.write[0])
-        wiring.connect(m, spgemm.c_lengths, master.write[1])
+        for port, write in zip(spgemm.write_ports(), master.write, strict=True):
+            wiring.connect(m, port, write)
         wiring.connect(m, spgemm.stats, status.stats)
         m.d.comb += status.report.valid.eq(0)
-        return spgemm.busy, 0
+        return spgemm.busy, spgemm.fault
 
     def _elaborate_tensaurus(self, m, r):
         """The Tensaurus engine's wiring: ``(issued, fault)``."""

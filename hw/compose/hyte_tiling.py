@@ -183,10 +183,10 @@ class HyteTiling(wiring.Component):
 
     Parameters
     ----------
-    dim_width, rule : the controller's; count_width : the controller's and the
+    dim_width, rule, log_most_tj : the controller's; count_width : the controller's and the
         accessor's (at least 16).
     depth, width : the accessor's (``width`` at least ``dim_width``).
-    pos_width, addr_width : the positions unit's.
+    pos_width, addr_width, inflight : the positions unit's.
 
     Members
     -------
@@ -206,6 +206,7 @@ class HyteTiling(wiring.Component):
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a dimension"),
               Param("count_width", 16, 16, 32, "bits of a quadrant count and bufsize"),
               choice("rule", "tiles", RULES, "hit-rate estimate"),
+              Param("log_most_tj", 32, 0, 32, "log2 of the widest B tile tuning makes"),
               Param("depth", 64, 4, 1 << 15, "the accessor's words", pow2=True),
               Param("width", 32, 2, 256, "bits of a word of B"),
               *(p for p in HytePositions.PARAMS if p.name != "dim_width"))
@@ -218,13 +219,14 @@ class HyteTiling(wiring.Component):
                                  f"dim_width={v['dim_width']} bits, and more")
         self.dim_width, self.count_width = v["dim_width"], v["count_width"]
         self.controller = HyteController(dim_width=v["dim_width"],
-                                         count_width=v["count_width"], rule=v["rule"])
+                                         count_width=v["count_width"], rule=v["rule"],
+                                         log_most_tj=v["log_most_tj"])
         self.rule = self.controller.rule
         self.accessor = HyteAccessor(depth=v["depth"], width=v["width"],
                                      count_width=v["count_width"],
                                      coord_width=v["dim_width"])
         self.positions = HytePositions(dim_width=v["dim_width"], pos_width=v["pos_width"],
-                                       addr_width=v["addr_width"])
+                                       addr_width=v["addr_width"], inflight=v["inflight"])
         self.spec = QuadrantSpec(v["dim_width"], v["count_width"])
         self.fetcher = TileFetch(v["dim_width"], v["count_width"], v["pos_width"],
                                  v["addr_width"], v["width"])

@@ -26,93 +26,340 @@ memory as the engine's words and its rows' lengths:
 ``stats`` carries one item when the run's last row length has been taken by its write
 port (:class:`~sparseforge.hw.accel_control.RunStatus` then waits for every write to
 land).
+
+**With HYTE's buffer** (``buffer`` words, HYTE Sections 6.2-6.4) B's tiles are held on
+chip: a :class:`~.hyte_tiling.HyteTiling` walks the job the host wrote into the
+registers (its static schedule) and tunes B's shape from the counts its accessor takes,
+fetching each tile's segments of B from memory at the positions kept across tiles; a
+:class:`~..hyte_rows.HyteRows` serves the engine's reads of B's rows from the accessor
+(the bypassed rest of a row from memory). One PE: the accessor has one read port, and an
+arbiter in front of it would only share it. The tile list gives way to the controller's
+commands: per command the sequencer writes it to the tile log (the host reads C's rows
+by it), runs the engine's job over the tile's rows of A, its column offset the tile's
+j, and once the job's rows are written evicts the tile, so the next fetch begins on an
+empty accessor and no read of the next job meets the last tile's segments. A's rows are
+read whole per tile and a :class:`KRange` keeps their elements in the tile's k range:
+C's rows are partial sums over k's tiles, written as they are and summed by the host as
+it reads C (the merging HYTE prices; A and C are not held in the buffer here); a partial
+row of no records is not written, and each written row's length goes with its id
+(:func:`~sparseforge.sw.wire.spgemm_row_length`). The
+positions unit reads B's column ids, row pointers and the kept entries through one port,
+:data:`TAGS` in its address's top two bits splitting it (:class:`Route`); its writes of
+the kept entries go out posted, a tile's words read after them (the AXI memory stores a
+write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
+entry sees it; an entry read whose column bounds are not the tile's is the run's
+``fault``, its status's error).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
+from ...core.errors import ParameterError
 from ...sw import wire
+from ...sw.wire import HyteMode
 from ..csr_reader import CsrRowReader
 from ..gustavson import Gustavson
-from ..interfaces import MemoryWritePortSignature
+from ..hyte_controller import hyte_config_layout, hyte_tile_layout
+from ..hyte_rows import HyteRows
+from ..interfaces import MemoryWritePortSignature, struct
 from ..stream_units import MemoryPortSignature, Queue, Zip
+from .hyte_tiling import HyteTiling
+
+COUNT_WIDTH = 16
+"""Bits of the HYTE accessor's segment lengths and counts, and of its ``bufsize``."""
+
+DI, DJ, DK = (wire.HYTE_DIMS.index(d) for d in "ijk")
+TAGS = {"col": 0, "ptr": 1, "kept": 2}
+"""The arrays HYTE's positions unit reads through its one port, by the top two bits of
+its address: B's column ids (so the tile fetcher's reads, at the same ``cols_base``,
+need no tag), B's row pointers, the kept entries."""
 
 
-def spgemm_config_layout(addr_width, iw):
+def spgemm_config_layout(addr_width, iw, buffer=0):
     """What the registers give the engine: the tile list's words, A's rows, and where C's
-    words and row lengths go (word addresses)."""
+    words and row lengths go (word addresses); with HYTE's buffer of ``buffer`` words,
+    where the kept entries and the tile log lie, the tiling job and B's capacity."""
+    hyte = {"kept_base": addr_width, "log_base": addr_width,
+            "tiling": hyte_config_layout(iw, COUNT_WIDTH),
+            "capacity": range(buffer + 1)} if buffer else {}
     return data.StructLayout({"tiles_count": addr_width,
                               "rows": iw + 1, "words_base": addr_width,
-                              "lengths_base": addr_width})
+                              "lengths_base": addr_width, **hyte})
+
+
+class KRange(wiring.Component):
+    """A's rows with only their elements of columns in ``[lo, hi)``: a tile's k range.
+
+    An element is held back until the next one of its row says whether it was the
+    row's last kept; a row left with none answers one ``empty`` element. One element a
+    cycle, and a cycle more where a row's last element was kept.
+
+    Members
+    -------
+    i, o : In / Out(stream(:func:`~sparseforge.sw.wire.row_element`)), rows as a
+        :class:`~..interfaces.RowReadSignature` answers them.
+    lo, hi : In, held while rows pass.
+    """
+
+    def __init__(self, iw, vw):
+        layout = struct(wire.row_element(iw, vw))
+        super().__init__({"i": In(stream.Signature(layout)),
+                          "o": Out(stream.Signature(layout)),
+                          "lo": In(iw), "hi": In(iw + 1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        x, o = self.i.payload, self.o
+        keep = ~x.empty & (x.col >= self.lo) & (x.col < self.hi)
+        held, have, end = Signal.like(x), Signal(), Signal()
+        m.d.comb += [o.payload.col.eq(held.col), o.payload.value.eq(held.value)]
+        with m.If(have & end):                      # the held element ends its row
+            m.d.comb += [o.valid.eq(1), o.payload.last.eq(1)]
+            with m.If(o.ready):
+                m.d.sync += have.eq(0)
+        with m.Elif(self.i.valid & keep):           # the held one is not the last
+            take = ~have | o.ready
+            m.d.comb += [o.valid.eq(have), self.i.ready.eq(take)]
+            with m.If(take):
+                m.d.sync += [held.eq(x), have.eq(1), end.eq(x.last)]
+        with m.Elif(self.i.valid & x.last):         # dropped, ending the row
+            m.d.comb += [o.valid.eq(1), o.payload.last.eq(1), o.payload.empty.eq(~have),
+                         self.i.ready.eq(o.ready)]
+            with m.If(~have):
+                m.d.comb += [o.payload.col.eq(0), o.payload.value.eq(0)]
+            with m.If(o.ready):
+                m.d.sync += have.eq(0)
+        with m.Else():
+            m.d.comb += self.i.ready.eq(1)          # dropped
+        return m
+
+
+class Route(wiring.Component):
+    """One in-order read port onto ``len(widths)`` ports by the top two bits of its
+    address (the rest the address there), each answer zero-extended to ``width``; the
+    ports' numbers wait in a queue so the answers come back in order.
+
+    Members
+    -------
+    port : In(MemoryPortSignature(addr_width, width))
+    parts : Out(MemoryPortSignature(addr_width, w)) for each of ``widths``
+        (``part(n)``), their addresses' top two bits 0.
+    """
+
+    def __init__(self, addr_width, width, widths):
+        self.addr_width, self.count = addr_width, len(widths)
+        super().__init__({"port": In(MemoryPortSignature(addr_width, width)),
+                          **{f"part{n}": Out(MemoryPortSignature(addr_width, w))
+                             for n, w in enumerate(widths)}})
+
+    def part(self, n):
+        return getattr(self, f"part{n}")
+
+    def elaborate(self, platform):
+        m = Module()
+        A, request, response = self.addr_width, self.port.request, self.port.response
+        parts = [self.part(n) for n in range(self.count)]
+        m.submodules.order = order = Queue(2, depth=4, latency=1)
+        tag, head = request.payload[A - 2:], order.o.payload
+        ready = Array(p.request.ready for p in parts)[tag]
+        m.d.comb += [order.i.payload.eq(tag), order.i.valid.eq(request.valid & ready),
+                     request.ready.eq(order.i.ready & ready),
+                     response.valid.eq(order.o.valid
+                                       & Array(p.response.valid for p in parts)[head]),
+                     response.payload.eq(Array(p.response.payload for p in parts)[head]),
+                     order.o.ready.eq(response.valid & response.ready)]
+        for n, p in enumerate(parts):
+            m.d.comb += [p.request.payload.eq(request.payload[:A - 2]),
+                         p.request.valid.eq(request.valid & order.i.ready & (tag == n)),
+                         p.response.ready.eq(order.o.valid & (head == n) & response.ready)]
+        return m
 
 
 class Spgemm(wiring.Component):
     """A Gustavson engine of ``pes`` PEs (its other parameters: ``cols``, ``lanes``,
     ``inflight``, ``index_width``, ``value_width``, ``acc_width``) reading and writing
-    memory at word addresses of ``addr_width`` bits.
+    memory at word addresses of ``addr_width`` bits; with ``buffer`` (words, a power of
+    two; 0: none) B's tiles held in HYTE's accessor of that many words, one PE.
 
     Members
     -------
     config : In(:func:`spgemm_config_layout`), held while a run goes.
     start : In(1), a pulse starting a run; ``busy`` : Out(1), until its last job is sent.
+    fault : Out(1), a pulse where a kept entry read is not the tile's (HYTE's buffer).
     stats : Out(stream(1)), one item after the run's last write is taken.
     tiles, a_ptr, a_col, a_value, b_ptr0, b_col0, b_value0, ... : the in-order read
         ports (Out(MemoryPortSignature)), each an array of the run's from index 0;
         :attr:`reads` lists them in order as ``(member, word width, the register of the
         array's base without its _base)``.
-    c_words, c_lengths : Out(MemoryWritePortSignature), C's words and row lengths.
+    c_words, c_lengths (with HYTE also kept_writes, tile_log) :
+        Out(MemoryWritePortSignature), at word addresses; :attr:`writes` lists them.
     """
 
-    def __init__(self, pes, addr_width, **engine):
+    def __init__(self, pes, addr_width, buffer=0, **engine):
+        if buffer and pes != 1:
+            raise ParameterError(f"pes={pes}: HYTE's accessor (buffer={buffer}) serves "
+                                 "one PE's reads of B")
+        if buffer and engine.get("index_width", 16) > COUNT_WIDTH:
+            raise ParameterError(f"index_width={engine['index_width']}: with HYTE's buffer a "
+                                 f"tile's rows are counted in {COUNT_WIDTH} bits")
         self.engine = Gustavson(pes=pes, **engine)
         e, A = self.engine, addr_width
         iw, vw = e.index_width, e.value_width
-        self.addr_width = A
+        self.addr_width, self.buffer = A, buffer
         self.word = self.engine.c.payload.shape()        # a word of C
         fields = {"col": iw, "value": vw}
         self.a_reader = CsrRowReader(index_width=iw, value_width=vw, addr_width=A,
                                      inflight=e.inflight)
-        self.b_readers = [CsrRowReader(index_width=iw, value_width=vw, addr_width=A,
-                                       inflight=e.inflight) for _ in range(pes)]
-        self.zips = [Zip(A, fields) for _ in range(pes + 1)]
         arrays = (("ptr", "rowptr", A), ("col", "colid", iw), ("value", "values", vw))
-        self.reads = [("tiles", wire.width(wire.gustavson_job(iw)), "tiles")]
-        self.reads += [(f"a_{name}", w, f"a_{array}") for name, array, w in arrays]
-        self.reads += [(f"b_{name}{p}", w, f"b_{array}") for p in range(pes)
-                       for name, array, w in arrays]
+        self.reads = [(f"a_{name}", w, f"a_{array}") for name, array, w in arrays]
+        length = wire.width(wire.spgemm_row_length(iw)) if buffer else iw
+        self.writes = [("c_words", self.word.size), ("c_lengths", length)]
+        if buffer:
+            self._hyte(fields)
+        else:
+            self.b_readers = [CsrRowReader(index_width=iw, value_width=vw, addr_width=A,
+                                           inflight=e.inflight) for _ in range(pes)]
+            self.zips = [Zip(A, fields) for _ in range(pes + 1)]
+            self.reads.insert(0, ("tiles", wire.width(wire.gustavson_job(iw)), "tiles"))
+            self.reads += [(f"b_{name}{p}", w, f"b_{array}") for p in range(pes)
+                           for name, array, w in arrays]
         super().__init__({
-            "config": In(spgemm_config_layout(A, iw)),
-            "start": In(1), "busy": Out(1),
+            "config": In(spgemm_config_layout(A, iw, buffer)),
+            "start": In(1), "busy": Out(1), "fault": Out(1),
             "stats": Out(stream.Signature(1)),
             **{name: Out(MemoryPortSignature(A, w)) for name, w, _ in self.reads},
-            "c_words": Out(MemoryWritePortSignature(A, self.word.size)),
-            "c_lengths": Out(MemoryWritePortSignature(A, iw)),
+            **{name: Out(MemoryWritePortSignature(A, w)) for name, w in self.writes},
         })
+
+    def _hyte(self, fields):
+        """HYTE's units: the tiling loop, B's rows served from its accessor, A's k
+        filter, the positions unit's port routed to its three arrays; their ports."""
+        e, A = self.engine, self.addr_width
+        iw, vw = e.index_width, e.value_width
+        self.tiling = HyteTiling(dim_width=iw, count_width=COUNT_WIDTH, depth=self.buffer,
+                                 width=iw + vw, pos_width=A, addr_width=A,
+                                 inflight=min(e.inflight, 64), log_most_tj=exact_log2(e.cols))
+        self.rows_server = HyteRows(index_width=iw, value_width=vw, count_width=COUNT_WIDTH,
+                                    pos_width=A, addr_width=A, inflight=e.inflight)
+        self.krange = KRange(iw, vw)
+        kept = wire.width(wire.hyte_kept(iw, A))
+        self.route = Route(A, kept, [iw, A, kept])         # as TAGS numbers them
+        self.zips = [Zip(A, fields) for _ in range(3)]     # A's, the fetcher's, B's rows'
+        self.reads += [("pos_col", iw, "b_colid"), ("pos_ptr", A, "b_rowptr"),
+                       ("pos_kept", kept, "b_kept"),
+                       ("fill_col", iw, "b_colid"), ("fill_value", vw, "b_values"),
+                       ("kept", kept, "b_kept"),
+                       ("b_col", iw, "b_colid"), ("b_value", vw, "b_values")]
+        self.writes += [("kept_writes", kept),
+                        ("tile_log", hyte_tile_layout(iw).size)]
 
     def ports(self):
         """The in-order read ports, in :attr:`reads` order."""
         return [getattr(self, name) for name, _, _ in self.reads]
 
+    def write_ports(self):
+        """The write ports, in :attr:`writes` order."""
+        return [getattr(self, name) for name, _ in self.writes]
+
+    def _zip(self, m, k, port, prefix, suffix=""):
+        """Zip ``k`` serving ``port``, its parts the ports ``{prefix}col{suffix}`` and
+        ``{prefix}value{suffix}``."""
+        m.submodules[f"zip{k}"] = zip_ = self.zips[k]
+        wiring.connect(m, port, zip_.port)
+        for field in ("col", "value"):
+            wiring.connect(m, zip_.part(field),
+                           wiring.flipped(getattr(self, f"{prefix}{field}{suffix}")))
+
     def elaborate(self, platform):
         m = Module()
-        engine, cfg, A = self.engine, self.config, self.addr_width
+        engine, cfg = self.engine, self.config
         iw = engine.index_width
         m.submodules.engine = engine
-        readers = [self.a_reader, *self.b_readers]
-        for k, (reader, zip_) in enumerate(zip(readers, self.zips, strict=True)):
-            m.submodules[f"reader{k}"], m.submodules[f"zip{k}"] = reader, zip_
-            wiring.connect(m, reader.elements, zip_.port)
-            for field, port in (("ptr", reader.ptr), ("col", zip_.part("col")),
-                                ("value", zip_.part("value"))):
-                member = f"a_{field}" if k == 0 else f"b_{field}{k - 1}"
-                wiring.connect(m, port, wiring.flipped(getattr(self, member)))
-        for p, reader in enumerate(self.b_readers):
-            wiring.connect(m, engine.b[p], reader.rows)
+        m.submodules.reader0 = self.a_reader
+        wiring.connect(m, self.a_reader.ptr, wiring.flipped(self.a_ptr))
+        self._zip(m, 0, self.a_reader.elements, "a_")
         begin = self.start & ~self.busy
+        rows = Signal(iw + 1)           # the job's rows of A
+        first = Signal(iw)              # the job's first row of A (HYTE's buffer)
+        job_end = Signal()              # the job's last row taken
+        answers = self.a_reader.rows.response
+        if self.buffer:
+            jobs_done = self._elaborate_hyte(m, begin, rows, first, job_end)
+            answers = self.krange.o
+        else:
+            jobs_done = self._elaborate_tiles(m, begin, rows, job_end)
+
+        # -- A's answers as the engine's A stream ------------------------------------------
+        a = engine.a
+        a_row = Signal(iw + 1)
+        final = a_row + 1 == rows
+        m.d.comb += [a.valid.eq(answers.valid), answers.ready.eq(a.ready),
+                     a.payload.k.eq(answers.payload.col),
+                     a.payload.value.eq(answers.payload.value),
+                     a.payload.row_end.eq(answers.payload.last),
+                     a.payload.empty.eq(answers.payload.empty),
+                     a.payload.last.eq(answers.payload.last & final)]
+        with m.If(a.valid & a.ready & answers.payload.last):
+            m.d.sync += a_row.eq(Mux(final, 0, a_row + 1))
+
+        # -- the writer: C's words, and each row's length through a queue ------------------
+        # (the queue keeps the two write ports' valids apart: the master's round robin
+        # grants by valid, so a valid that waited on the other port's ready would loop)
+        c, words = engine.c, self.c_words.request
+        m.submodules.lengths = lengths = Queue(
+            self.c_lengths.request.payload.shape(), depth=2, latency=1)
+        wiring.connect(m, lengths.o, wiring.flipped(self.c_lengths.request))
+        n, total, c_row = Signal(self.addr_width), Signal(iw), Signal(self.addr_width)
+        tile_row, finished = Signal(iw + 1), Signal()
+        end, length = c.payload.last, Signal(iw)
+        # With HYTE's buffer a row's length goes with its id, and an empty partial row
+        # (its one word, of no records) is not written at all.
+        skip = Signal()
+        if self.buffer:
+            entry = data.View(struct(wire.spgemm_row_length(iw)), lengths.i.payload.data)
+            m.d.comb += [skip.eq(end & (length == 0)), entry.length.eq(length),
+                         entry.row.eq(first + tile_row)]
+        else:
+            m.d.comb += lengths.i.payload.data.eq(length)
+        m.d.comb += [length.eq(total + c.payload.count),
+                     words.payload.addr.eq(cfg.words_base + n), words.payload.data.eq(c.payload),
+                     words.valid.eq(c.valid & ~skip & (~end | lengths.i.ready)),
+                     lengths.i.payload.addr.eq(cfg.lengths_base + c_row),
+                     lengths.i.valid.eq(c.valid & ~skip & end & words.ready),
+                     c.ready.eq(skip | (words.ready & (~end | lengths.i.ready)))]
+        with m.If(c.valid & c.ready):
+            m.d.sync += [n.eq(n + ~skip), total.eq(Mux(end, 0, length))]
+            with m.If(end):
+                m.d.sync += [c_row.eq(c_row + ~skip), tile_row.eq(tile_row + 1)]
+                with m.If(tile_row + 1 == rows):
+                    m.d.sync += tile_row.eq(0)
+                    m.d.comb += job_end.eq(1)
+        with m.If(jobs_done):
+            m.d.sync += finished.eq(1)
+        m.d.comb += self.stats.valid.eq(finished & ~lengths.o.valid)
+        with m.If(self.stats.valid & self.stats.ready):
+            m.d.sync += finished.eq(0)
+        with m.If(begin):
+            m.d.sync += [a_row.eq(0), n.eq(0), total.eq(0), c_row.eq(0), tile_row.eq(0),
+                         finished.eq(0)]
+        return m
+
+    def _elaborate_tiles(self, m, begin, rows, job_end):
+        """B's column tiles from the tile list, B's rows from memory: the sequencer
+        requests A's rows again for each (``rows`` driven here). Returns the run's end,
+        the ``job_end`` of its last tile."""
+        engine, cfg, A = self.engine, self.config, self.addr_width
+        for p, reader in enumerate(self.b_readers):
+            m.submodules[f"reader{p + 1}"] = reader
+            wiring.connect(m, reader.ptr, wiring.flipped(getattr(self, f"b_ptr{p}")))
+            self._zip(m, p + 1, reader.elements, "b_", p)
+            wiring.connect(m, engine.b[p], reader.rows)
+        m.d.comb += rows.eq(cfg.rows)
 
         # -- the sequencer: a tile word, the engine's job, A's rows again ------------------
-        addr, left, row = Signal(A), Signal(A), Signal(iw + 1)
+        addr, left, row = Signal(A), Signal(A), Signal(engine.index_width + 1)
         tiles, job, ask = self.tiles, engine.job, self.a_reader.rows.request
         m.d.comb += [tiles.request.payload.eq(addr), job.payload.eq(tiles.response.payload),
                      ask.payload.row.eq(row)]
@@ -140,46 +387,118 @@ class Spgemm(wiring.Component):
                     with m.Elif(row + 1 == cfg.rows):
                         m.next = "read"
 
-        # -- A's answers as the engine's A stream ------------------------------------------
-        answer, a = self.a_reader.rows.response, engine.a
-        a_row = Signal(iw + 1)
-        final = a_row + 1 == cfg.rows
-        m.d.comb += [a.valid.eq(answer.valid), answer.ready.eq(a.ready),
-                     a.payload.k.eq(answer.payload.col), a.payload.value.eq(answer.payload.value),
-                     a.payload.row_end.eq(answer.payload.last),
-                     a.payload.empty.eq(answer.payload.empty),
-                     a.payload.last.eq(answer.payload.last & final)]
-        with m.If(a.valid & a.ready & answer.payload.last):
-            m.d.sync += a_row.eq(Mux(final, 0, a_row + 1))
-
-        # -- the writer: C's words, and each row's length through a queue ------------------
-        # (the queue keeps the two write ports' valids apart: the master's round robin
-        # grants by valid, so a valid that waited on the other port's ready would loop)
-        c, words = engine.c, self.c_words.request
-        m.submodules.lengths = lengths = Queue(
-            self.c_lengths.request.payload.shape(), depth=2, latency=1)
-        wiring.connect(m, lengths.o, wiring.flipped(self.c_lengths.request))
-        n, total, c_row = Signal(A), Signal(iw), Signal(A)
-        tile_row, tiles_done, finished = Signal(iw + 1), Signal(A), Signal()
-        end = c.payload.last
-        m.d.comb += [words.payload.addr.eq(cfg.words_base + n), words.payload.data.eq(c.payload),
-                     words.valid.eq(c.valid & (~end | lengths.i.ready)),
-                     lengths.i.payload.addr.eq(cfg.lengths_base + c_row),
-                     lengths.i.payload.data.eq(total + c.payload.count),
-                     lengths.i.valid.eq(c.valid & end & words.ready),
-                     c.ready.eq(words.ready & (~end | lengths.i.ready))]
-        with m.If(c.valid & c.ready):
-            m.d.sync += [n.eq(n + 1), total.eq(Mux(end, 0, total + c.payload.count))]
-            with m.If(end):
-                m.d.sync += [c_row.eq(c_row + 1), tile_row.eq(tile_row + 1)]
-                with m.If(tile_row + 1 == cfg.rows):
-                    m.d.sync += [tile_row.eq(0), tiles_done.eq(tiles_done + 1)]
-                    with m.If(tiles_done + 1 == cfg.tiles_count):
-                        m.d.sync += finished.eq(1)
-        m.d.comb += self.stats.valid.eq(finished & ~lengths.o.valid)
-        with m.If(self.stats.valid & self.stats.ready):
-            m.d.sync += finished.eq(0)
+        tiles_done = Signal(A)
+        with m.If(job_end):
+            m.d.sync += tiles_done.eq(tiles_done + 1)
         with m.If(begin):
-            m.d.sync += [a_row.eq(0), n.eq(0), total.eq(0), c_row.eq(0), tile_row.eq(0),
-                         tiles_done.eq(0), finished.eq(0)]
-        return m
+            m.d.sync += tiles_done.eq(0)
+        return job_end & (tiles_done + 1 == cfg.tiles_count)
+
+    def _elaborate_hyte(self, m, begin, rows, first, job_end):
+        """B's tiles from HYTE's tiling loop (``rows`` and ``first`` driven here): the
+        sequencer sends the job to the controller; per tile command it logs the command,
+        runs the engine's job over the tile's rows of A (their elements in its k range)
+        with B's rows served from the accessor, and once the job's rows are taken evicts
+        the tile, so the next tile's fetch and its reads begin on an empty accessor.
+        Returns the run's end, the ``job_end`` of the command that is last along every
+        dimension."""
+        engine, cfg, A = self.engine, self.config, self.addr_width
+        tiling, server, krange, route = self.tiling, self.rows_server, self.krange, self.route
+        cmd = Signal(hyte_tile_layout(engine.index_width))     # the tile being computed
+        for name in ("tiling", "rows_server", "krange", "route"):
+            m.submodules[name] = getattr(self, name)
+        # Memory: the positions unit's port onto B's column ids, row pointers and kept
+        # entries; the fetcher's and the row server's elements through zips.
+        wiring.connect(m, tiling.memory, route.port)
+        for name, tag in TAGS.items():
+            wiring.connect(m, route.part(tag), wiring.flipped(getattr(self, f"pos_{name}")))
+        self._zip(m, 1, tiling.columns, "fill_")
+        self._zip(m, 2, server.elements, "b_")
+        # The row server reads a kept entry's positions, its low bits; its bounds must be
+        # this tile's (the entry the positions unit wrote for it, landed before the read),
+        # else the run's fault.
+        asked, answer = server.kept, self.kept
+        entry = data.View(struct(wire.hyte_kept(engine.index_width, A)),
+                          answer.response.payload)
+        stale = (entry.bj != cmd[DJ].begin) | (entry.ej != cmd[DJ].begin + cmd[DJ].t)
+        m.d.comb += self.fault.eq(answer.response.valid & asked.response.ready & stale)
+        m.d.comb += [answer.request.payload.eq(asked.request.payload),
+                     answer.request.valid.eq(asked.request.valid),
+                     asked.request.ready.eq(answer.request.ready),
+                     asked.response.payload.eq(answer.response.payload),
+                     asked.response.valid.eq(answer.response.valid),
+                     answer.response.ready.eq(asked.response.ready)]
+        kept = self.kept_writes.request
+        wrote = tiling.writes.request
+        m.d.comb += [kept.payload.addr.eq(cfg.kept_base + wrote.payload.addr[:A - 2]),
+                     kept.payload.data.eq(wrote.payload.data), kept.valid.eq(wrote.valid),
+                     wrote.ready.eq(kept.ready)]
+        wiring.connect(m, engine.b[0], server.rows)
+        wiring.connect(m, server.read, tiling.read)
+        wiring.connect(m, tiling.read_data, server.read_data)
+        wiring.connect(m, self.a_reader.rows.response, krange.i)
+        shift = A - 2
+        m.d.comb += [tiling.mode.eq(HyteMode.BUFFERING), tiling.capacity.eq(cfg.capacity),
+                     tiling.ptr_base.eq(TAGS["ptr"] << shift),
+                     tiling.cols_base.eq(TAGS["col"] << shift),
+                     tiling.kept_base.eq(TAGS["kept"] << shift),
+                     server.kept_base.eq(0), server.elements_base.eq(0)]
+
+        # -- the sequencer ------------------------------------------------------------------
+        dims = [cfg.tiling.i, cfg.tiling.j, cfg.tiling.k]
+        left = [dims[d] - cmd[d].begin for d in range(3)]     # to the dimension's end
+        extent = [Mux(cmd[d].t < left[d], cmd[d].t, left[d]) for d in range(3)]
+        final = Signal()                # the command is last along every dimension
+        row, logged, job_done = Signal(engine.index_width + 1), Signal(A), Signal()
+        log, job, evict = self.tile_log.request, engine.job, tiling.evict
+        ask = self.a_reader.rows.request
+        m.d.comb += [rows.eq(extent[DI]), first.eq(cmd[DI].begin),
+                     log.payload.addr.eq(cfg.log_base + logged), log.payload.data.eq(cmd),
+                     job.payload.offset.eq(cmd[DJ].begin), ask.payload.row.eq(row),
+                     evict.payload.eq(extent[DK]), server.k0.eq(cmd[DK].begin),
+                     krange.lo.eq(cmd[DK].begin), krange.hi.eq(cmd[DK].begin + extent[DK]),
+                     tiling.config.payload.eq(cfg.tiling)]
+        m.d.comb += final.eq((cmd[DI].t >= left[DI]) & (cmd[DJ].t >= left[DJ])
+                             & (cmd[DK].t >= left[DK]))
+        with m.If(job_end):
+            m.d.sync += job_done.eq(1)
+        with m.FSM():
+            with m.State("idle"), m.If(begin):
+                m.d.sync += logged.eq(0)
+                m.next = "config"
+            with m.State("config"):
+                m.d.comb += [self.busy.eq(1), tiling.config.valid.eq(1)]
+                with m.If(tiling.config.ready):
+                    m.next = "command"
+            with m.State("command"):
+                m.d.comb += [self.busy.eq(1), tiling.tile.ready.eq(1)]
+                with m.If(tiling.tile.valid):
+                    m.d.sync += cmd.eq(tiling.tile.payload)
+                    m.next = "log"
+            with m.State("log"):
+                m.d.comb += [self.busy.eq(1), log.valid.eq(1)]
+                with m.If(log.ready):
+                    m.d.sync += logged.eq(logged + 1)
+                    m.next = "job"
+            with m.State("job"):
+                m.d.comb += [self.busy.eq(1), job.valid.eq(1)]
+                with m.If(job.ready):
+                    m.d.sync += [row.eq(cmd[DI].begin), job_done.eq(0)]
+                    m.next = "rows"
+            with m.State("rows"):
+                m.d.comb += [self.busy.eq(1), ask.valid.eq(1)]
+                with m.If(ask.ready):
+                    m.d.sync += row.eq(row + 1)
+                    with m.If(row + 1 == cmd[DI].begin + extent[DI]):
+                        m.next = "drain"
+            with m.State("drain"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(job_done):
+                    m.next = "evict"
+            with m.State("evict"):
+                m.d.comb += [self.busy.eq(1), evict.valid.eq(1)]
+                with m.If(evict.ready):
+                    m.next = "command"
+                    with m.If(final):
+                        m.next = "idle"
+        return job_end & final

@@ -105,12 +105,14 @@ def allowed(log_t, dim, a):
     return not (a == 0 and log_t == 0) and not (a == 2 and (1 << log_t) >= dim)
 
 
-def decide(counts, log_tk, log_tj, config, rule="tiles"):
-    """The target ``(log_tk, log_tj)`` from one tile's counts (Section 6.4's rule)."""
+def decide(counts, log_tk, log_tj, config, rule="tiles", most_tj=None):
+    """The target ``(log_tk, log_tj)`` from one tile's counts (Section 6.4's rule); a
+    tile of ``most_tj`` columns or more is not doubled along j."""
     scores = {}
+    j = config.j if most_tj is None else min(config.j, most_tj)
     for a in range(3):
         for b in range(3):
-            if allowed(log_tk, config.k, a) and allowed(log_tj, config.j, b):
+            if allowed(log_tk, config.k, a) and allowed(log_tj, j, b):
                 scores[3 * a + b] = score(counts, a, b, config.bufsize) << weight_shift(a, b,
                                                                                         rule)
     best = max(scores, key=lambda c: (scores[c], c == 4, -c))
@@ -123,8 +125,8 @@ class Controller:
     """The tiling controller of one job: :meth:`commands` drives it, given each
     command's counts."""
 
-    def __init__(self, config, rule="tiles"):
-        self.config, self.rule = config, rule
+    def __init__(self, config, rule="tiles", most_tj=None):
+        self.config, self.rule, self.most_tj = config, rule, most_tj
         self.dims = {"i": config.i, "j": config.j, "k": config.k}
         self.log_t = {"i": config.log_ti, "j": config.log_tj, "k": config.log_tk}
         self.begin = dict.fromkeys(DIMS, 0)
@@ -159,7 +161,7 @@ class Controller:
     def counts(self, counts):
         """Take the quadrant counts ``[[cnt00, cnt01], [cnt10, cnt11]]`` of the last tile."""
         self.target["k"], self.target["j"] = decide(counts, self.log_t["k"], self.log_t["j"],
-                                                    self.config, self.rule)
+                                                    self.config, self.rule, self.most_tj)
 
     def commands(self, oracle):
         """Every command of the job and the counts given, ``oracle(command)`` giving each
@@ -237,12 +239,13 @@ class Trace:
     fetches: list           # what this run gave B's accessor (TileFetcher.program)
 
 
-def matrix_trace(matrix, config, rule="tiles"):
+def matrix_trace(matrix, config, rule="tiles", most_tj=None):
     """The controller's commands with a real matrix as B (``K x J``), its tiles' counts
     taken by an accessor (:class:`TileFetcher`), and B's hit rate in the buffer walked
-    untuned at the initial shape and in this run."""
+    untuned at the initial shape and in this run (tiles doubled along j up to
+    ``most_tj`` columns)."""
     pattern = Pattern.from_matrix(matrix)
-    static, tuned = Controller(config, rule), Controller(config, rule)
+    static, tuned = Controller(config, rule, most_tj), Controller(config, rule, most_tj)
     untuned = TileFetcher(pattern, config.bufsize)
     while (cmd := static.next()) is not None:
         untuned.counts(cmd)

@@ -455,10 +455,19 @@ def _human(result):
 @click.command("accel")
 @click.option("--quick", is_flag=True, help="One small matrix, slices of the pruned layers "
               "(for tests).")
+@click.option("--spgemm", is_flag=True, help="Only SpGEMM on the Gustavson build: HYTE's "
+              "tiling schemes (sparseforge.bench.accel_spgemm).")
 @seed_option(1, "Seed of the values, B, the memory's readiness and the swiftiles sampling.")
 @json_option
-def command(quick, seed, as_json):
+def command(quick, spgemm, seed, as_json):
     """What the Tailor, the tiling policies and in-line conversion buy in the accelerator's
-    RTL on real matrices, beside the papers."""
+    RTL on real matrices, beside the papers; or, with --spgemm, HYTE's tiling."""
+    if spgemm:
+        from sparseforge.bench import accel_spgemm
+
+        names = accel_spgemm.QUICK if quick else accel_spgemm.MATRICES
+        emit(accel_spgemm.measure(names, seed, not quick), as_json,
+             lambda r: accel_spgemm.human(r, click.echo))
+        return
     emit(measure(QUICK if quick else MATRICES, seed, quick), as_json, _human)
 

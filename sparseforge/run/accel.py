@@ -250,13 +250,19 @@ def operands(kernel, path, factors, more, pattern):
                    "second matrix, or A again).")
 @click.option("--out", "out", required=True, type=OutputFile(".npy", ".npz"),
               help="Where to write Y (.npy); spgemm's C (.npz, scipy.sparse.save_npz).")
-@click.option("--tiling", type=click.Choice(list(accel_plan.POLICIES)), default="swiftiles",
-              show_default=True, help="How the host sizes A's bands for the Tailor "
-                                      "(Tailors Sec. 4).")
+@click.option("--tiling", help="How the host sizes A's bands for the Tailor (Tailors Sec. "
+                                "4): uniform, prescient or swiftiles (the default); spgemm: "
+                                "how B is tiled, none (the default: B's rows read from "
+                                "memory), tailors, hyte-static or hyte (B's tiles in HYTE's "
+                                "buffer, one PE; hyte tuned at run time).")
 @click.option("--buffer-kb", type=click.IntRange(1, 1 << 16), default=32, show_default=True,
               help="The Tailor's size: the largest power of two of CISS entries it holds. "
                    "Its utilization (buffer_utilization) is Tailors's: the share of it a "
-                   "band's entries occupy, averaged over bands.")
+                   "band's entries occupy, averaged over bands. spgemm: HYTE's buffer, the "
+                   "largest power of two of B's elements it holds.")
+@click.option("--buffer-words", type=int,
+              help="spgemm: HYTE's buffer in B's elements (a word each), a power of two "
+                   "from 4 to 32768, in place of --buffer-kb.")
 @click.option("--pes", help="The PE array, RxC (default 4x2); spgemm: the Gustavson "
                             "PEs, N (default 2); pruned-gemm: Eureka's 4x4 sub-arrays side "
                             "by side, N (default 2).")
@@ -282,9 +288,9 @@ def operands(kernel, path, factors, more, pattern):
                    "share of the bus's 8 bytes (set at run time, no new build).")
 @seed_option(1, "Seed of the memory's random readiness and the swiftiles sampling.")
 @json_option
-def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, compaction, vlen,
-            tlen, spm_rows, out_rows, pattern, mem_latency, mem_bytes_per_cycle, seed,
-            as_json):
+def command(kernel, paths, factors, out, tiling, buffer_kb, buffer_words, pes, tile_cols,
+            compaction, vlen, tlen, spm_rows, out_rows, pattern, mem_latency,
+            mem_bytes_per_cycle, seed, as_json):
     """MATRIX (A, read as CSR, its stored zeros dropped) times --factors B through the
     accelerator's RTL; or, ``--kernel spmttkrp T.tns --factors B.npy C.npy``, the tensor's
     SpMTTKRP (T stored as COO, its stored zeros dropped); or, ``--kernel spgemm A.mtx
@@ -299,7 +305,8 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, comp
     if kernel == "spgemm":
         if factors:
             raise ParameterError("spgemm takes no --factors: B is the second matrix")
-        return spgemm(paths, out, pes or "2", tile_cols, pattern, mem_latency,
+        config = spgemm_config(pes, tile_cols, tiling or "none", buffer_kb, buffer_words)
+        return spgemm(paths, out, config, tiling or "none", pattern, mem_latency,
                       mem_bytes_per_cycle, seed, as_json, laps)
     if kernel == "pruned-gemm":
         from sparseforge.run.accel_eureka import pruned_gemm
@@ -318,7 +325,7 @@ def command(kernel, paths, factors, out, tiling, buffer_kb, pes, tile_cols, comp
     a, dropped, mats = operands(kernel, matrix, factors, more, pattern)
     b = mats[0] if order == 2 else tuple(mats)
     laps("input")
-    plan = accel_plan.plan(a, b, tiling, config, seed=seed, kernel=kernel)
+    plan = accel_plan.plan(a, b, tiling or "swiftiles", config, seed=seed, kernel=kernel)
     laps("plan")
     status(f"run accel: {accel_plan.describe(plan)}; simulating...")
     component = AccelHarness(**params_of(config), tile=1 << 16, tags=TAGS, data=DATA)
@@ -392,28 +399,86 @@ def spgemm_operands(paths, pattern):
     return mats[0], mats[-1], dropped
 
 
-def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle, seed,
-           as_json, laps):
-    """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build."""
+def spgemm_config(pes, tile_cols, tiling, buffer_kb, buffer_words=None):
+    """The Gustavson build for ``run accel --kernel spgemm``'s options: ``--pes`` (default
+    2, or 1 with HYTE's buffer, which serves one PE), ``--tile-cols``, ``--tiling`` (one
+    of :data:`~sparseforge.sw.accel_spgemm.SCHEMES`) and ``--buffer-kb`` (HYTE's buffer:
+    the largest power of two of B's elements, a word each, it holds) or
+    ``--buffer-words``."""
     from sparseforge.hw.compose.accel import TILE_COLS
-    from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
-    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
-    n = gustavson_pes(pes)
+    if tiling not in accel_spgemm.SCHEMES:
+        raise ParameterError(f"--tiling {tiling}: spgemm takes one of "
+                             f"{', '.join(accel_spgemm.SCHEMES)}")
     try:
         TILE_COLS.check(tile_cols)
     except ParameterError:
         raise ParameterError(f"--tile-cols {tile_cols}: expected {TILE_COLS.allowed()}") \
             from None
+    buffer = 0
+    if tiling != "none":
+        if pes not in (None, "1"):
+            raise ParameterError(f"--pes {pes}: --tiling {tiling} keeps B in HYTE's buffer, "
+                                 "which serves one PE (--pes 1)")
+        words = buffer_kb * 1024 // word_bytes(2 * 16)
+        buffer = 1 << (words.bit_length() - 1) if buffer_words is None else buffer_words
+        if not 4 <= buffer <= 1 << 15 or buffer & (buffer - 1):
+            raise ParameterError(f"--buffer-words {buffer}: expected a power of two from 4 "
+                                 "(a row's metadata and its first elements) to 32768")
+    return accel_spgemm.SpgemmConfig(pes=gustavson_pes(pes or ("1" if buffer else "2")),
+                                     tile_cols=tile_cols, buffer=buffer)
+
+
+def spgemm_plan(a, b, config, tiling, seed, job=None):
+    """``(plan, schedule, seconds)`` of ``run accel --kernel spgemm``: on a build with
+    HYTE's buffer, the controller's job for ``tiling`` (or ``job``, given), the seconds
+    the host took to schedule it, and the commands the controller's model sends for it
+    on B (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`)."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    if not config.buffer:
+        return accel_spgemm.plan(a, b, config), None, 0.0
+    a, b = accel_spgemm.operands(a, b, config)
+    start = time.perf_counter()
+    schedule = None
+    if job is None:
+        job, schedule = accel_spgemm.hyte_job(a, b, config, tiling, seed)
+    seconds = time.perf_counter() - start
+    trace = matrix_trace(b, Config(**job), most_tj=config.tile_cols)
+    return accel_spgemm.plan(a, b, config, job, trace.commands), schedule, seconds
+
+
+def by_tensor(plan, run):
+    """A SpGEMM run's traffic by tensor (HYTE Fig. 7's breakdown): A's reads, C's writes
+    and the metadata (the tile list; HYTE's tile log and kept entries) as the plan gives
+    them (:func:`~sparseforge.sw.accel_spgemm_model.known_traffic`), B's reads the rest
+    of the run's (with HYTE's positions unit's); ``unaccounted``, written bytes the plan
+    does not give (0 where the count is exact)."""
+    known = accel_spgemm_model.known_traffic(plan)
+    return {"a_read": known["a_read"],
+            "b_read": run.bytes_read - known["a_read"] - known["meta_read"],
+            "c_written": known["c_written"],
+            "metadata": known["meta_read"] + known["meta_written"],
+            "unaccounted": run.bytes_written - known["c_written"] - known["meta_written"]}
+
+
+def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle, seed,
+           as_json, laps):
+    """``run accel --kernel spgemm``: C = A·B on the accelerator's Gustavson build
+    (``config``, :func:`spgemm_config`'s)."""
+    from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
+
+    rate, memory = memory_of(mem_latency, mem_bytes_per_cycle)
+    n, tile_cols = config.pes, config.tile_cols
     a, b, dropped = spgemm_operands(paths, pattern)
     laps("input")
-    config = accel_spgemm.SpgemmConfig(pes=n, tile_cols=tile_cols)
-    plan = accel_spgemm.plan(a, b, config)
+    plan, schedule, seconds = spgemm_plan(a, b, config, tiling, seed)
     laps("plan")
-    model = accel_spgemm_model.predict(plan, memory)
+    model = None if config.buffer else accel_spgemm_model.predict(plan, memory)
     laps("model")
-    status(f"run accel: C = A·B, {len(plan.offsets)} column tile(s) of {tile_cols}; "
-           "simulating...")
+    tiles = (f"{len(plan.commands)} HYTE tile(s), {tiling}" if config.buffer else
+             f"{len(plan.offsets)} column tile(s) of {tile_cols}")
+    status(f"run accel: C = A·B, {tiles}; simulating...")
     component = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
     bench = AccelBench(component, plan, a, b, seed, dict.fromkeys(RATES, rate), mem_latency)
     laps("image")
@@ -421,17 +486,26 @@ def spgemm(paths, out, pes, tile_cols, pattern, mem_latency, mem_bytes_per_cycle
     sp.save_npz(Path(out), run.y)
     laps("check")
     multiplies = accel_spgemm.multiplies(plan)
+    tensors = by_tensor(plan, run)
     emit({"kernel": "spgemm", "input": paths[0], "b_input": paths[-1],
           "shape": list(plan.shape), "nnz": int(plan.a.nnz), "b_nnz": int(plan.b.nnz),
           "c_nnz": int(plan.golden.nnz), "stored_zeros_dropped": dropped, "pes": n,
-          "tile_cols": tile_cols, "tiles": len(plan.offsets),
+          "tile_cols": tile_cols, "tiling": tiling, "buffer_words": config.buffer,
+          "schedule": None if schedule is None else {
+              "tile_ikj": list(schedule.tile), "order": schedule.order,
+              "job": plan.tiling, "seconds": seconds},
+          "tiles": len(plan.commands) if config.buffer else len(plan.offsets),
+          "shapes": sorted({(cmd[2]["t"], cmd[1]["t"]) for cmd in plan.commands}),
           "mem_latency": mem_latency, "mem_bytes_per_cycle": mem_bytes_per_cycle,
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "multiplies": multiplies,
           "mac_utilization": multiplies / (n * run.cycles),
-          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
-          "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
-          "dram_bursts": run.dram, "model_dram_bursts": model.dram_bursts,
+          **({"model_cycles": None} if model is None else {
+              "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+              "model_bytes_read": model.bytes_read,
+              "model_bytes_written": model.bytes_written,
+              "model_dram_bursts": model.dram_bursts}),
+          "dram_bursts": run.dram, "traffic_by_tensor": tensors,
           **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
          as_json, _spgemm_human)
 
@@ -442,22 +516,36 @@ def _spgemm_human(r):
     m, k, n = r["shape"]
     click.echo(f"spgemm on {r['input']} x {r['b_input']}: A {m} x {k} ({r['nnz']:,} "
                f"nonzeros), B {k} x {n} ({r['b_nnz']:,}){dropped}; C has {r['c_nnz']:,}")
-    click.echo(f"  build        {r['pes']} Gustavson PEs, column tiles of {r['tile_cols']} "
-               f"columns: {r['tiles']} tile(s), A streamed once a tile")
+    if r["buffer_words"]:
+        shapes = ", ".join(f"{k}x{j}" for k, j in r["shapes"])
+        click.echo(f"  build        {r['pes']} Gustavson PE, B's tiles in HYTE's buffer of "
+                   f"{r['buffer_words']:,} words, --tiling {r['tiling']}: {r['tiles']} "
+                   f"tile(s), B's shapes (Tk x Tj) {shapes}")
+    else:
+        click.echo(f"  build        {r['pes']} Gustavson PEs, column tiles of "
+                   f"{r['tile_cols']} columns: {r['tiles']} tile(s), A streamed once a tile")
+    predicted = ("; the host model covers the build without a buffer only"
+                 if r["model_cycles"] is None else
+                 f"; the host model predicts {r['model_cycles']:,} ({r['model_error']:+.1%})")
     click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, "
                f"{r['mem_latency']} cycles added to every access, every channel ready "
-               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles); the host model "
-               f"predicts {r['model_cycles']:,} ({r['model_error']:+.1%})")
+               f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles){predicted}")
+    modelled = ("" if r["model_cycles"] is None else
+                f" (the model: {r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
-               f"{r['dram_bytes_written']:,} written (the model: "
-               f"{r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
+               f"{r['dram_bytes_written']:,} written{modelled}")
+    t = r["traffic_by_tensor"]
+    click.echo(f"  by tensor    A {t['a_read']:,} read, B {t['b_read']:,} read, C "
+               f"{t['c_written']:,} written, metadata {t['metadata']:,}"
+               + (f", {t['unaccounted']:,} written unaccounted" if t["unaccounted"] else ""))
     bursts = r["dram_bursts"]
     if bursts:
         took = bursts["dram_reads"] + bursts["dram_writes"]
         shared = bursts["shared_reads"] + bursts["shared_writes"]
+        model = ("" if r["model_cycles"] is None else
+                 f" (the model: {r['model_dram_bursts']:,} accesses, a burst each)")
         click.echo(f"  DRAM         {took:,} bursts on the bus, {shared:,} accesses answered "
-                   f"with the burst before (the model: {r['model_dram_bursts']:,} accesses, "
-                   "a burst each)")
+                   f"with the burst before{model}")
     click.echo(f"  utilization  the multipliers {r['mac_utilization']:.1%} ({r['multiplies']:,} "
                "products of B's elements, every tile's)")
     split = ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items() if k != "total")

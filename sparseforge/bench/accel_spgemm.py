@@ -1,0 +1,247 @@
+"""``bench accel --spgemm``: HYTE's tiling in the accelerator's Gustavson build, in RTL
+cycles.
+
+Each real matrix (:data:`MATRICES`; C = A·A, or A·Aᵀ where A is not square, A's pattern
+with values 1..4) runs natively on Verilator against the DDR4-timed AXI memory under
+every scheme (:data:`SCHEMES`), C checked equal to scipy's product: B's rows read from
+memory (``none``, the build without a buffer) and, on one build with HYTE's buffer
+(:data:`BUILD`), Tailors' static shape, HYTE's static schedule, and it tuned at run time
+by the tiling controller, the schemes differing only in the registers the host writes.
+Beside each: DRAM traffic, B's tiles and shapes, the host's scheduling time, and the
+speed-ups by HYTE's definition (a baseline's cycles over the scheme's, on one matrix,
+§8.1) beside the paper's (§8.1, Fig. 6 and 8).
+"""
+
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+import scipy.sparse as sp
+from tqdm import tqdm
+
+from sparseforge.bench.accel import geomean, speedup
+from sparseforge.cli import echo_claims
+from sparseforge.core.data import shared_data_dir
+from sparseforge.core.errors import SparseforgeError
+from sparseforge.run.accel import DATA, RATES, TAGS, by_tensor, spgemm_plan
+from sparseforge.sw import accel_spgemm
+from sparseforge.sw.formats import read_matrix
+
+MATRICES = ("suitesparse/bcspwr01.mtx", "suitesparse/GD97_b.mtx", "suitesparse/lp_afiro.mtx",
+            "suitesparse/bcspwr03.mtx")
+QUICK = MATRICES[:1]
+OPT = MATRICES[:1]
+"""The matrices Static-Opt searches exhaustively in RTL cycles (one run a scheme)."""
+SMALLEST = 8
+"""The narrowest tile Static-Opt tries along k and j."""
+SCHEMES = accel_spgemm.SCHEMES
+BUILD = accel_spgemm.SpgemmConfig(pes=1, tile_cols=64, buffer=32)
+"""``run accel --kernel spgemm --pes 1 --tile-cols 64 --buffer-words 32``: one PE (HYTE's
+accessor serves one), a buffer scaled to these small matrices as HYTE's 4 MB is to its
+(their B tiles overflow it, so the shape matters)."""
+
+DEFINITIONS = {
+    "cycles": "the accelerator's cycle counter, start to done (RTL)",
+    "read, written": "bytes the accelerator read and wrote (its counters): A's CSR per "
+                     "tile, B's segments and the positions kept across tiles, C's partial "
+                     "rows, the tile log",
+    "by tensor": "HYTE Fig. 7's breakdown: A's reads, C's writes and the metadata (the "
+                 "tile list; the tile log and the kept entries written) as the plan gives "
+                 "them exactly, B's reads the rest of the counter's (with the positions "
+                 "unit's scans and kept entries read)",
+    "tiles, shapes": "tile commands the controller sent; B's tile shapes (Tk x Tj) among "
+                     "them (more than one: the tuning changed it mid-run)",
+    "schedule": "host seconds of HYTE's static scheduler (sampled estimates, the pruned "
+                "search), not in the cycles",
+    "speed-up": "a baseline's RTL cycles over the scheme's on the same matrix (HYTE Sec. "
+                "8.1), geometric mean over the matrices",
+    "static-opt": "the fastest in RTL cycles of every static scheme tried (HYTE Sec. 8.1: "
+                  "exhaustive search in the simulator, not the cost model)",
+}
+
+PAPER = {
+    "over_tailors": ("6.2x on average over Tailors (7.4x online only)", "HYTE Sec. 8.1, Fig. 6"),
+    "over_none": ("DRT 3.3x, HARP 4.5x: baselines not built here", "HYTE Sec. 8.1, Fig. 6"),
+    "dynamic": ("+dynamic 1.15x on average, up to 1.9x, on 9 of 18 matrices",
+                "HYTE Sec. 8.2, Fig. 8"),
+    "static": ("the static scheduler alone close to Static-Opt", "HYTE Sec. 8.2, Fig. 8"),
+}
+
+NOTES = (
+    "one PE and a 32-word buffer, against HYTE's 32 MACs and 4 MB on matrices of "
+    "millions of nonzeros: the ratios compare like for like here, not to the paper's "
+    "absolute cycles",
+    "A and C are streamed (A's rows read per tile, C's partial rows written per k tile and "
+    "summed by the host as it reads C), not held in their parts of the buffer as HYTE's "
+    "allocation has them",
+    "DRT's and HARP's schemes are not run; Static-Opt is searched in RTL cycles on the "
+    "first matrix only, over power-of-two B tiles from 8 (k or j innermost, A untiled)",
+    "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
+    "why no buffer wins here: every k tile reads its rows of A whole (their elements "
+    "outside the tile dropped: A has no segment positions of its own here) and writes "
+    "C's partial rows (those holding a record), so A's and C's traffic grow with the k "
+    "tiles, and a tile's fetch, compute and evict run one after another; the build "
+    "without a buffer reads a B row per nonzero of A but A and C once a column tile",
+    "why tuning can lose here: Section 6.4's rule weighs B's hit rate alone; halving Tk "
+    "to keep B's tiles in the buffer multiplies A's and C's traffic, which it does not "
+    "see",
+)
+
+
+def _operands(path, seed):
+    """A's pattern with values 1..4 from ``seed``, and B: A, or Aᵀ where A is not square."""
+    a = sp.csr_matrix(read_matrix(path))
+    a.eliminate_zeros()
+    a.data = np.random.default_rng(seed).integers(1, 5, a.nnz)
+    return a, (a if a.shape[0] == a.shape[1] else a.T.tocsr())
+
+
+def _config(scheme):
+    return BUILD if scheme != "none" else accel_spgemm.SpgemmConfig(
+        pes=BUILD.pes, tile_cols=BUILD.tile_cols)
+
+
+def run_scheme(a, b, scheme, seed, label, job=None):
+    """One native run of ``scheme`` (or of the controller's ``job``, given): its figures;
+    a C other than scipy's is a fault."""
+    from sparseforge.tb.accel import AccelHarness, params_of, simulate
+
+    config = _config(scheme)
+    plan, _, seconds = spgemm_plan(a, b, config, scheme, seed, job)
+    harness = AccelHarness(**params_of(config), tags=TAGS, data=DATA)
+    run = simulate(harness, plan, plan.a, plan.b, seed, rates=dict.fromkeys(RATES, 0.7),
+                   progress=f"bench accel --spgemm: {label}")
+    if run.fault(plan.golden, "C"):
+        raise click.ClickException(f"hardware fault: {label} differs from scipy's product "
+                                   f"(replay with --seed {seed})")
+    shapes = sorted({(cmd[2]["t"], cmd[1]["t"]) for cmd in plan.commands})
+    return {"cycles": run.cycles, "bytes_read": run.bytes_read,
+            "bytes_written": run.bytes_written,
+            "tiles": len(plan.commands) or len(plan.offsets), "shapes": shapes,
+            "traffic": by_tensor(plan, run),
+            "job": plan.tiling, "schedule_seconds": seconds}
+
+
+def static_jobs(a, b):
+    """The static schemes Static-Opt searches on the build: B's tiles of ``Tk x Tj``,
+    each a power of two from :data:`SMALLEST` to the dimension's (``Tj`` to the
+    engine's ``tile_cols``), k or j innermost (A's rows untiled, as in HYTE's pruned
+    space for Gust); no tuning (``bufsize`` 0)."""
+    m, k = a.shape
+    n = b.shape[1]
+
+    def logs(top):
+        return range(SMALLEST.bit_length() - 1, max(top - 1, 1).bit_length() + 1)
+
+    return [{"i": m, "j": n, "k": k, "log_ti": max(m - 1, 1).bit_length(), "log_tj": lj,
+             "log_tk": lk, "order": order, "bufsize": 0}
+            for lk in logs(k) for lj in logs(min(n, BUILD.tile_cols))
+            for order in (0, 1)]                 # ijk (k innermost), ikj (j innermost)
+
+
+def figures(runs):
+    """The speed-ups of one matrix's ``runs`` (``{scheme: figures}``) by HYTE's
+    definition."""
+    cycles = {s: r["cycles"] for s, r in runs.items()}
+    return {"over_tailors": speedup(cycles["tailors"], cycles["hyte"]),
+            "over_none": speedup(cycles["none"], cycles["hyte"]),
+            "dynamic": speedup(cycles["hyte-static"], cycles["hyte"]),
+            "static": speedup(cycles["tailors"], cycles["hyte-static"])}
+
+
+def measure(names, seed, static_opt=True):
+    """Every matrix of ``names`` (under the shared data's ``matrices/``) under every
+    scheme; on those of :data:`OPT` (``static_opt``), every static scheme of
+    :func:`static_jobs`, the fastest Static-Opt."""
+    root = shared_data_dir()
+    if root is None:
+        raise SparseforgeError("shared data folder not found: put it at ../shared/data beside "
+                               "the repository or set SPARSEFORGE_DATA")
+    rows = []
+    with tqdm(total=len(names) * len(SCHEMES), desc="bench accel --spgemm", unit="run",
+              file=sys.stderr) as bar:
+        for name in names:
+            a, b = _operands(root / "matrices" / name, seed)
+            runs = {}
+            for scheme in SCHEMES:
+                bar.set_postfix_str(f"{Path(name).stem} {scheme}")
+                runs[scheme] = run_scheme(a, b, scheme, seed, f"{Path(name).stem} {scheme}")
+                bar.update()
+            row = {"matrix": Path(name).stem, "shape": list(a.shape), "nnz": int(a.nnz),
+                   "runs": runs, "speedups": figures(runs)}
+            if static_opt and name in OPT:
+                jobs = static_jobs(a, b)
+                bar.total += len(jobs)
+                tried = []
+                for job in jobs:
+                    bar.set_postfix_str(f"{Path(name).stem} static-opt")
+                    tried.append(run_scheme(a, b, "hyte-static", seed,
+                                            f"{Path(name).stem} static-opt", job))
+                    bar.update()
+                best = min(tried, key=lambda r: r["cycles"])
+                row["static_opt"] = {**best, "schemes": len(tried)}
+                row["speedups"]["opt_over_static"] = speedup(runs["hyte-static"]["cycles"],
+                                                             best["cycles"])
+                row["speedups"]["opt_over_hyte"] = speedup(runs["hyte"]["cycles"],
+                                                           best["cycles"])
+            rows.append(row)
+    summary = {key: geomean([r["speedups"][key] for r in rows]) for key in PAPER}
+    summary["dynamic_most"] = max(r["speedups"]["dynamic"] for r in rows)
+    opt = [r for r in rows if "static_opt" in r]
+    summary["opt_over_static"] = (geomean([r["speedups"]["opt_over_static"] for r in opt])
+                                  if opt else None)
+    return {"build": {"pes": BUILD.pes, "tile_cols": BUILD.tile_cols,
+                      "buffer_words": BUILD.buffer, "data": DATA, "tags": TAGS},
+            "seed": seed, "definitions": DEFINITIONS, "matrices": rows, "summary": summary,
+            "paper": {k: v[0] for k, v in PAPER.items()}, "notes": list(NOTES)}
+
+
+def human(result, echo):
+    """``result`` as text through ``echo``."""
+    b = result["build"]
+    echo(f"accel spgemm: {b['pes']} Gustavson PE, column tiles of {b['tile_cols']}, HYTE's "
+         f"buffer of {b['buffer_words']} words (B's elements)")
+    echo("definitions:")
+    for name, text in result["definitions"].items():
+        echo(f"  {name}: {text}")
+    for r in result["matrices"]:
+        echo()
+        echo(f"{r['matrix']}: {r['shape'][0]} x {r['shape'][1]}, {r['nnz']:,} nonzeros")
+        echo(f"  {'scheme':12} {'cycles':>10} {'read':>10} {'written':>10} {'tiles':>6}  "
+             "shapes (Tk x Tj), schedule")
+        for scheme, x in r["runs"].items():
+            shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"]) or "-"
+            echo(f"  {scheme:12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+                 f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, "
+                 f"{x['schedule_seconds'] * 1e3:.1f} ms")
+        if "static_opt" in r:
+            x = r["static_opt"]
+            shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"])
+            inner = "k" if x["job"]["order"] == 0 else "j"
+            echo(f"  {'static-opt':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+                 f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, {inner} innermost: "
+                 f"the fastest of {x['schemes']} static schemes run")
+        echo(f"  {'by tensor':12} {'A read':>10} {'B read':>10} {'C written':>10} "
+             f"{'metadata':>10}")
+        for scheme, x in r["runs"].items():
+            t = x["traffic"]
+            echo(f"  {scheme:12} {t['a_read']:>10,} {t['b_read']:>10,} "
+                 f"{t['c_written']:>10,} {t['metadata']:>10,}"
+                 + (f" ({t['unaccounted']:,} written unaccounted)" if t["unaccounted"] else ""))
+        s = r["speedups"]
+        echo(f"  hyte over tailors {s['over_tailors']:.2f}x, over none "
+             f"{s['over_none']:.2f}x; +dynamic {s['dynamic']:.2f}x; hyte-static over "
+             f"tailors {s['static']:.2f}x")
+    s = result["summary"]
+    ours = {"over_tailors": f"{s['over_tailors']:.2f}x (geomean)",
+            "over_none": f"{s['over_none']:.2f}x over no buffer (geomean)",
+            "dynamic": f"{s['dynamic']:.2f}x (geomean), up to {s['dynamic_most']:.2f}x",
+            "static": (f"Static-Opt {s['opt_over_static']:.2f}x over hyte-static (geomean)"
+                       if s["opt_over_static"] else
+                       f"hyte-static {s['static']:.2f}x over tailors (geomean)")}
+    labels = {"over_tailors": "HYTE over Tailors", "over_none": "HYTE over other baselines",
+              "dynamic": "dynamic tuning", "static": "static schedule"}
+    echo()
+    echo_claims([(labels[k], ours[k], *PAPER[k]) for k in labels], result["notes"],
+                (26, 44), ("metric", "ours (measured in this run)", "paper (claim)"))
