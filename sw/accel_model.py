@@ -146,6 +146,7 @@ hand.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -427,27 +428,41 @@ def _prepass_waits(order, per_row, wait, queue=0.0, shared=0.0, per_burst=1):
     return np.split(waits, np.cumsum([len(p) for p in per_row])[:-1])
 
 
+class _Conversion(NamedTuple):
+    """A tile's conversion on one pass, from the cycle the converter takes it: its
+    ``cycles`` to its count and to its ``first`` entry, the words it ``reads``, and what
+    :data:`SAME_BURST` saves of its cycles: on a tensor's i ids (``ids_saved``, over the
+    ``ids_head`` cycles the cluster counter reads them in, before the pre-pass) and on
+    the pre-pass's column ids (``prepass_saved``)."""
+
+    cycles: float
+    first: float
+    reads: int
+    ids_saved: float = 0.0
+    ids_head: float = 0.0
+    prepass_saved: float = 0.0
+
+
 def _conversions(image, band, tiles, streams, wait, burst=None):
-    """``{id(tile): (cycles, first, reads)}`` of ``tiles`` of ``band`` converted on one
-    pass (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes
-    each: its cycles to its count and to its first entry, each column id and the band's
-    row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
-    tile_cycles` counts (a memory answering on the next cycle), and the words it reads
-    (pointers, the pre-pass's column ids, the lanes' column ids and values). On a DRAM,
-    ``burst`` column ids to a burst, a column id waits as :data:`ROW_QUEUE` and
-    :data:`SAME_BURST` say."""
+    """``{id(tile): _Conversion}`` of ``tiles`` of ``band`` converted on one pass (their
+    :class:`_Stream`\\ s in ``streams``): each column id and the band's row pointers read
+    ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.tile_cycles` counts (a
+    memory answering on the next cycle); the words read are the pointers, the pre-pass's
+    column ids and the lanes' column ids and values. On a DRAM, ``burst`` column ids to a
+    burst, a column id waits as :data:`ROW_QUEUE` and :data:`SAME_BURST` say."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
     order, per_row = ciss_csr.prepass_reads(image, jobs)
     cycles = ciss_csr.tile_cycles(image, jobs, streams)
     ids = _cluster_counts(image, band) if getattr(image, "k", None) is not None else None
+    hit = SAME_BURST * (1 - 1 / burst) if burst else 0.0     # ids burst after burst
     if ids is not None:                             # a tensor's band pointers, read slower
-        hit = SAME_BURST * (1 - 1 / burst) if burst else 0.0     # ids burst after burst
         late_ptr = ids * (2 + wait - hit) - (band.rows + 2)
         heads = heads + late_ptr * jobs.first
         cycles = cycles + late_ptr * jobs.first
     terms = (ROW_QUEUE, SAME_BURST, burst) if burst else ()
     waits = _prepass_waits(order, per_row, wait, *terms)
+    unshared = _prepass_waits(order, per_row, wait, ROW_QUEUE, 0.0, burst) if burst else waits
     out = {}
     for n, t in enumerate(tiles):
         head = heads[n] + wait * (1 + jobs.first[n])
@@ -456,8 +471,34 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
         first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
         reads = (band.rows + 1 if ids is None else ids) * jobs.first[n] \
             + per_row[n].sum() + (2 if ids is None else 3) * streams[n].count.sum()
-        out[id(t)] = (float(cycles[n] + late), float(first), int(reads))
+        ids_saved = ids * hit * jobs.first[n] if ids is not None else 0.0
+        ids_head = ids * (2 + wait - hit) * jobs.first[n] if ids is not None else 0.0
+        out[id(t)] = _Conversion(float(cycles[n] + late), float(first), int(reads),
+                                 float(ids_saved), float(ids_head),
+                                 float(unshared[n].sum() - waits[n].sum()))
     return out
+
+
+def _beside(conversion, cycles, load, crossing):
+    """Cycles a tile's ``conversion`` (``cycles`` long on a DRAM) takes more while the
+    MLU's load of the same tile runs beside it for ``load`` cycles, its words holding R
+    ``crossing`` cycles in all: the DRAM answers a read with the burst it fetched last
+    only where no word of B came between, so what :data:`SAME_BURST` saves is lost while
+    the load runs (on the i ids, read first, for as much of their head as it lasts; on
+    the pre-pass for its share of the conversion); and each word of B that crosses R
+    while the conversion runs holds the converter's answers behind it (the conversion's
+    share of ``crossing``)."""
+    head = min(1.0, load / conversion.ids_head) if conversion.ids_head else 0.0
+    lost = conversion.ids_saved * head + conversion.prepass_saved * min(1.0, load / cycles)
+    return lost + crossing * min(1.0, (cycles + lost) / load)
+
+
+def _crossing_until(crossing, start, load, end):
+    """Of a load's words, holding R ``crossing`` cycles in all over the ``load`` cycles
+    from ``start``, the cycles they hold it before ``end`` (a conversion still running):
+    a later pass's first load beside the pass before's last conversion holds the
+    converter's answers as the tile's own do (:func:`_beside`)."""
+    return crossing * max(0.0, min(end, start + load) - start) / load
 
 
 def _cluster_counts(image, band):
@@ -603,6 +644,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
+    converted = False                               # the tile before was converted
     for band, passes in _converted(plan_):
         streams = _streams(image, band, c.pes)
         for p, tiles in enumerate(passes):
@@ -616,29 +658,38 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                 take = max(word, comp_start)        # Tensaurus's load stage free
                 given = commanded = word
                 words = _b_words(plan_, t)          # the MLU's reads of B's rows
-                others = 1                          # the tile word
                 missed = next(misses, (0, 0))       # its conversion's, its loads' misses
-                if id(t) in conv:                   # the converter, between tiles
-                    given = max(word, conv_end)
-                    cycles, first, converts = conv[id(t)]
-                    cycles += MISS * missed[0]
-                    others += converts
-                    conv_end = given + 1 + cycles
-                    busy["converter"] += cycles
-                    if held:                        # the last entry before is written
-                        comp_end = max(comp_end, given + 1 + first + TILE)  # with it
-                if command and (id(t) in conv or not tiles):
-                    commanded = max(word, feed_end)     # the feed done with the last pass
-                    command = False
-                seq = max(take, given, commanded) + 1
+                conversion = conv.get(id(t))
+                others = 1 + (conversion.reads if conversion else 0)   # the tile word too
                 gap = read_gap                      # R shared with the tile's other reads
                 if memory.away and words:
                     gap = _circulating(memory.away, (beats + others / words) / rate, tags)
                 load = L + words * gap + MISS * sum(missed)
-                bursts = others + min(words, words / share + others)  # B's words share
+                met = others                        # the accesses between B's words
+                if conversion:                      # the converter, between tiles
+                    given = max(word, conv_end)
+                    cycles = conversion.cycles + MISS * missed[0]
+                    if memory.burst:                # the MLU's load beside it
+                        cycles += _beside(conversion, cycles, load, words * beats / rate)
+                        met = 1 + conversion.reads * min(1.0, load / cycles)
+                    conv_end = given + 1 + cycles
+                    busy["converter"] += cycles
+                    if held:                        # the last entry before is written
+                        comp_end = max(comp_end, given + 1 + conversion.first + TILE)
+                elif memory.burst and words:        # beside the last one, if it runs
+                    later = _crossing_until(words * beats / rate, take, load, conv_end)
+                    conv_end += later
+                    busy["converter"] += later
+                    if later and converted:         # the tile before ends with it
+                        comp_end = max(comp_end, conv_end + 1 + TILE)
+                if command and (conversion or not tiles):
+                    commanded = max(word, feed_end)     # the feed done with the last pass
+                    command = False
+                seq = max(take, given, commanded) + 1
+                bursts = others + min(words, words / share + met)  # B's words share
                 bus = max(bus, min(take, given)) + bursts * memory.burst
                 busy["bus"] += bursts * memory.burst
-                if id(t) in conv:                   # its reads and the MLU's share it
+                if conversion:                      # its reads and the MLU's share it
                     conv_end = max(conv_end, bus)
                     if plan_.mv:                    # and queue on the bus (SOFT)
                         conv_end += _queued(cycles, bursts * memory.burst, SOFT)
@@ -651,7 +702,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                 held = id(t) in conv
                 if held and t.closes:               # the pass's end marker
                     end = max(end, conv_end + 1 + TILE)
-                comp_start, comp_end = start, end
+                comp_start, comp_end, converted = start, end, held
                 busy["compute"] += work
                 busy["mlu"] += load
                 if t.closes:
