@@ -479,18 +479,20 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
     return out
 
 
-def _beside(conversion, cycles, load, crossing):
-    """Cycles a tile's ``conversion`` (``cycles`` long on a DRAM) takes more while the
-    MLU's load of the same tile runs beside it for ``load`` cycles, its words holding R
-    ``crossing`` cycles in all: the DRAM answers a read with the burst it fetched last
-    only where no word of B came between, so what :data:`SAME_BURST` saves is lost while
-    the load runs (on the i ids, read first, for as much of their head as it lasts; on
-    the pre-pass for its share of the conversion); and each word of B that crosses R
-    while the conversion runs holds the converter's answers behind it (the conversion's
-    share of ``crossing``)."""
+def _beside(conversion, cycles, load, crossing, misses=0.0):
+    """Cycles a tile's ``conversion`` (``cycles`` long on a DRAM, ``misses`` of them
+    waiting on its reads' row misses) takes more while the MLU's load of the same tile
+    runs beside it for ``load`` cycles, its words holding R ``crossing`` cycles in all:
+    the DRAM answers a read with the burst it fetched last only where no word of B came
+    between, so what :data:`SAME_BURST` saves is lost while the load runs (on the i ids,
+    read first, for as much of their head as it lasts; on the pre-pass for its share of
+    the conversion); and each word of B that crosses R while the conversion runs holds
+    the converter's answers behind it (the conversion's share of ``crossing``). A
+    converter waiting on a row's activation waits no longer for either, so its row
+    misses' wait counts against them."""
     head = min(1.0, load / conversion.ids_head) if conversion.ids_head else 0.0
     lost = conversion.ids_saved * head + conversion.prepass_saved * min(1.0, load / cycles)
-    return lost + crossing * min(1.0, (cycles + lost) / load)
+    return max(0.0, lost + crossing * min(1.0, (cycles + lost) / load) - misses)
 
 
 def _crossing_until(crossing, start, load, end):
@@ -670,7 +672,8 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                     given = max(word, conv_end)
                     cycles = conversion.cycles + MISS * missed[0]
                     if memory.burst:                # the MLU's load beside it
-                        cycles += _beside(conversion, cycles, load, words * beats / rate)
+                        cycles += _beside(conversion, cycles, load, words * beats / rate,
+                                          MISS * missed[0])
                         met = 1 + conversion.reads * min(1.0, load / cycles)
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles

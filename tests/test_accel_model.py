@@ -152,7 +152,8 @@ def test_a_load_beside_a_conversion_slows_it_by_hand():
     load of 20 cycles: half the ids' head (4) and a fifth of the conversion (6) lose
     their saving, and the words all cross R while it runs (12): 22 cycles more. A load
     of 220: both savings lost whole (38), and 138 / 220 of the words cross R before the
-    conversion ends. A matrix's conversion (no i ids) loses its pre-pass's share alone."""
+    conversion ends. A matrix's conversion (no i ids) loses its pre-pass's share alone.
+    A conversion waiting 10 cycles on row misses takes 10 fewer of them, none below 0."""
     tensor = accel_model._Conversion(100.0, 50.0, 70, ids_saved=8.0, ids_head=40.0,
                                      prepass_saved=30.0)
     assert accel_model._beside(tensor, 100.0, 20.0, 12.0) == pytest.approx(22.0)
@@ -160,6 +161,8 @@ def test_a_load_beside_a_conversion_slows_it_by_hand():
         38 + 12 * 138 / 220)
     matrix = accel_model._Conversion(100.0, 50.0, 70, prepass_saved=30.0)
     assert accel_model._beside(matrix, 100.0, 20.0, 12.0) == pytest.approx(6 + 12)
+    assert accel_model._beside(tensor, 100.0, 20.0, 12.0, 10.0) == pytest.approx(12.0)
+    assert accel_model._beside(matrix, 100.0, 20.0, 12.0, 40.0) == 0.0
 
 
 def test_a_later_load_beside_the_last_conversion_by_hand():
