@@ -23,7 +23,8 @@ RTL overlaps them:
   and hands out the tile's jobs once the converter and Tensaurus take them;
 - the **converter** (:func:`~sparseforge.sw.ciss_csr.tile_cycles`, its pre-pass one
   column id a round trip) runs ahead of the array, which reads its entries through the
-  Tailor as they come; on passes that read the Tailor only, it is idle;
+  Tailor as they come; on passes that read the Tailor only, it is idle; the MLU's
+  loads beside a conversion slow it (:func:`_beside`, :func:`_crossing_until`: below);
 - **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
   in flight, a word of ``cols * vlen`` values its beats of the data bus on R at most
   ``rate`` a cycle: two on the 4 x 4 build's 64-bit bus; a word of more than one beat
@@ -47,11 +48,13 @@ queues included, an in-order port's dependent read (the tile word's, the pre-pas
 DRAM, ``burst``: the cycles an access holds the DRAM's data bus. The DRAM answers a read
 of the burst it fetched last without a new one, but the read ports' requests meet by
 round robin, so while the converter reads, its words and the MLU's interleave and each
-costs a burst of its own; the MLU's rows of B alone (a later pass, the Tailor holding
-the tile) share bursts, a burst's worth of words one (interrupted at most once by each
-other access). So the **bus** is a unit of its own: it carries each tile's accesses in
-turn (its tile word, its conversion's pointers, pre-pass column ids and lanes' column
-ids and values, the MLU's words as said) and each band's writes of Y once the band is
+costs a burst of its own; the MLU's rows of B share bursts, a burst's worth of words
+one, interrupted at most once by each other access: a later pass's (the Tailor holding
+the tile) by its tile word, a converting tile's by those of its conversion's reads
+issued while the MLU loads (the share of the conversion the load spans). So the
+**bus** is a unit of its own: it carries each tile's accesses in turn (its tile word,
+its conversion's pointers, pre-pass column ids and lanes' column ids and values, the
+MLU's words as said) and each band's writes of Y once the band is
 computed (one a burst: the next band's reads interleave them; the run's last writes
 meet no reads, so they share bursts as the MLU's words alone do: a burst's worth of
 words one); a tile's conversion and load end no earlier than the bus has carried them, a
@@ -96,17 +99,31 @@ predicted from the tags circulating through R (:func:`_tagged_gap`): -11.6% to -
 its 4 x 2 build (words of one beat) as before. The run's last writes sharing bursts take
 the SpMV of a few bands from long to within 5% (GD97_b +11.2% to +1.4%, impcol_a +5.9%
 to +4.7%, GD98_a +23% to -4.3%, cage5 +12% to +3.2%).
+**The MLU's load beside a conversion.** The converter's reads are dependent, a round
+trip each, while the MLU's tagged reads of the same tile's B run beside them through the
+same master and memory; so the load slows the conversion: each word of B crossing R
+while the conversion runs holds the converter's answers behind its beats (``1 / rate``
+cycles a beat), and the DRAM's answer of a read with the burst it fetched last
+(:data:`SAME_BURST`, on a tensor's i ids and on the pre-pass) is lost while B's words
+come between (:func:`_beside`); a converter waiting on a row's activation (its
+:data:`MISS` es) waits no longer for either. A later pass's first load, taken beside the
+pass before's last conversion, slows it alike (:func:`_crossing_until`). Measured on
+MovieLens' tag tensor's first 42 users (one band, one pass) with B's and C's rows
+padded: the RTL's cycles grow 2.2 a word of B (32,577 at 1,612 words, 43,613 at 6,612),
+and the DRAM's own count of bursts (5,238 at 6,094 words) is half what every
+conversion read breaking B's runs makes (10,574); bench accel's SpMTTKRP prescient from
++6.8% to -3.1% (uniform +1.7%, swiftiles -4.6%), its SpMM rows within 3.5%, dwt_878
+(a Tailor of 32 KiB, B of 16 columns) from -6.9% to -4.7% on the 4 x 2 build and from
+-8.4% to -2.3% on 4 x 4, the other native cases of ``tests/test_accel_model.py``
+within 5% as before.
 The model predicts a run's expected cycles; the memory's random delays move one seed's
 by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
 the MLU's reads are many), a pre-pass read answered with the burst it shares with the
 one before (a small matrix whose rows are long, at an added latency, up to 13% long),
-the MSU's buffer halves holding a band back when two writes queue, and an SpMM
-conversion whose reads hold the DRAM's bus about as long as the conversion takes
-(dwt_878, a Tailor of 32 KiB, B of 16 columns: -6.9% on the 4 x 2 build, -8.4% on
-4 x 4; SpMV's norm on SpMM's conversions, tried, takes the default build's GD97_b to
-+11%); SpMV of two bands whose conversion runs at the bus's pace is long
-(nx_les_miserables, 77 rows: +11.5%).
+the MSU's buffer halves holding a band back when two writes queue; and SpMV of two
+bands whose conversion runs at the bus's pace is long (nx_les_miserables, 77 rows:
++11.5%).
 
 **SpMTTKRP** (a tensor build, ``order`` 3) runs on the same units and terms, the tensor
 read as COO (:func:`_image`): its traffic (:func:`traffic`, exact) has the
