@@ -121,9 +121,15 @@ by a percent or two. What it leaves out: the reads' queueing behind each other's
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
 the MLU's reads are many), a pre-pass read answered with the burst it shares with the
 one before (a small matrix whose rows are long, at an added latency, up to 13% long),
-the MSU's buffer halves holding a band back when two writes queue; and SpMV of two
-bands whose conversion runs at the bus's pace is long (nx_les_miserables, 77 rows:
-+11.5%).
+the MSU's buffer halves holding a band back when two writes queue; SpMV of two bands
+whose conversion runs at the bus's pace is long (nx_les_miserables, 77 rows: +11.5%);
+and the MLU's load slows a conversion by every word it moves beside it (:func:`_beside`),
+where a conversion whose dependent reads are few and far apart meets fewer of them on
+R: 494_bus on the default build at 20 cycles added and a channel rate of 0.5, a small
+tile's few reads a round trip of 41 cycles each, from +4.4% to +6.6% (the words crossing
+R while the conversion runs, tried in place of the load's whole, +7.4%; the tile's load
+and conversion taken as overlapping only where they do, -7.2% on the tag tensor's
+prescient run).
 
 **SpMTTKRP** (a tensor build, ``order`` 3) runs on the same units and terms, the tensor
 read as COO (:func:`_image`): its traffic (:func:`traffic`, exact) has the
