@@ -23,8 +23,7 @@ RTL overlaps them:
   and hands out the tile's jobs once the converter and Tensaurus take them;
 - the **converter** (:func:`~sparseforge.sw.ciss_csr.tile_cycles`, its pre-pass one
   column id a round trip) runs ahead of the array, which reads its entries through the
-  Tailor as they come; on passes that read the Tailor only, it is idle; the MLU's
-  loads beside a conversion slow it (:func:`_beside`, :func:`_crossing_until`: below);
+  Tailor as they come; on passes that read the Tailor only, it is idle;
 - **Tensaurus** loads a tile's rows of B (the MLU: one read a cycle at most, ``tags``
   in flight, a word of ``cols * vlen`` values its beats of the data bus on R at most
   ``rate`` a cycle: two on the 4 x 4 build's 64-bit bus; a word of more than one beat
@@ -48,13 +47,11 @@ queues included, an in-order port's dependent read (the tile word's, the pre-pas
 DRAM, ``burst``: the cycles an access holds the DRAM's data bus. The DRAM answers a read
 of the burst it fetched last without a new one, but the read ports' requests meet by
 round robin, so while the converter reads, its words and the MLU's interleave and each
-costs a burst of its own; the MLU's rows of B share bursts, a burst's worth of words
-one, interrupted at most once by each other access: a later pass's (the Tailor holding
-the tile) by its tile word, a converting tile's by those of its conversion's reads
-issued while the MLU loads (the share of the conversion the load spans). So the
-**bus** is a unit of its own: it carries each tile's accesses in turn (its tile word,
-its conversion's pointers, pre-pass column ids and lanes' column ids and values, the
-MLU's words as said) and each band's writes of Y once the band is
+costs a burst of its own; the MLU's rows of B alone (a later pass, the Tailor holding
+the tile) share bursts, a burst's worth of words one (interrupted at most once by each
+other access). So the **bus** is a unit of its own: it carries each tile's accesses in
+turn (its tile word, its conversion's pointers, pre-pass column ids and lanes' column
+ids and values, the MLU's words as said) and each band's writes of Y once the band is
 computed (one a burst: the next band's reads interleave them; the run's last writes
 meet no reads, so they share bursts as the MLU's words alone do: a burst's worth of
 words one); a tile's conversion and load end no earlier than the bus has carried them, a
@@ -99,37 +96,17 @@ predicted from the tags circulating through R (:func:`_tagged_gap`): -11.6% to -
 its 4 x 2 build (words of one beat) as before. The run's last writes sharing bursts take
 the SpMV of a few bands from long to within 5% (GD97_b +11.2% to +1.4%, impcol_a +5.9%
 to +4.7%, GD98_a +23% to -4.3%, cage5 +12% to +3.2%).
-**The MLU's load beside a conversion.** The converter's reads are dependent, a round
-trip each, while the MLU's tagged reads of the same tile's B run beside them through the
-same master and memory; so the load slows the conversion: each word of B crossing R
-while the conversion runs holds the converter's answers behind its beats (``1 / rate``
-cycles a beat), and the DRAM's answer of a read with the burst it fetched last
-(:data:`SAME_BURST`, on a tensor's i ids and on the pre-pass) is lost while B's words
-come between (:func:`_beside`); a converter waiting on a row's activation (its
-:data:`MISS` es) waits no longer for either. A later pass's first load, taken beside the
-pass before's last conversion, slows it alike (:func:`_crossing_until`). Measured on
-MovieLens' tag tensor's first 42 users (one band, one pass) with B's and C's rows
-padded: the RTL's cycles grow 2.2 a word of B (32,577 at 1,612 words, 43,613 at 6,612),
-and the DRAM's own count of bursts (5,238 at 6,094 words) is half what every
-conversion read breaking B's runs makes (10,574); bench accel's SpMTTKRP prescient from
-+6.8% to -3.1% (uniform +1.7%, swiftiles -4.6%), its SpMM rows within 3.5%, dwt_878
-(a Tailor of 32 KiB, B of 16 columns) from -6.9% to -4.7% on the 4 x 2 build and from
--8.4% to -2.3% on 4 x 4, the other native cases of ``tests/test_accel_model.py``
-within 5% as before.
 The model predicts a run's expected cycles; the memory's random delays move one seed's
 by a percent or two. What it leaves out: the reads' queueing behind each other's bursts
 beyond the bus's throughput (a slower channel, 0.35, predicted up to 12% short where
 the MLU's reads are many), a pre-pass read answered with the burst it shares with the
 one before (a small matrix whose rows are long, at an added latency, up to 13% long),
-the MSU's buffer halves holding a band back when two writes queue; SpMV of two bands
-whose conversion runs at the bus's pace is long (nx_les_miserables, 77 rows: +11.5%);
-and the MLU's load slows a conversion by every word it moves beside it (:func:`_beside`),
-where a conversion whose dependent reads are few and far apart meets fewer of them on
-R: 494_bus on the default build at 20 cycles added and a channel rate of 0.5, a small
-tile's few reads a round trip of 41 cycles each, from +4.4% to +6.6% (the words crossing
-R while the conversion runs, tried in place of the load's whole, +7.4%; the tile's load
-and conversion taken as overlapping only where they do, -7.2% on the tag tensor's
-prescient run).
+the MSU's buffer halves holding a band back when two writes queue, and an SpMM
+conversion whose reads hold the DRAM's bus about as long as the conversion takes
+(dwt_878, a Tailor of 32 KiB, B of 16 columns: -6.9% on the 4 x 2 build, -8.4% on
+4 x 4; SpMV's norm on SpMM's conversions, tried, takes the default build's GD97_b to
++11%); SpMV of two bands whose conversion runs at the bus's pace is long
+(nx_les_miserables, 77 rows: +11.5%).
 
 **SpMTTKRP** (a tensor build, ``order`` 3) runs on the same units and terms, the tensor
 read as COO (:func:`_image`): its traffic (:func:`traffic`, exact) has the
@@ -169,7 +146,6 @@ hand.
 """
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -451,41 +427,27 @@ def _prepass_waits(order, per_row, wait, queue=0.0, shared=0.0, per_burst=1):
     return np.split(waits, np.cumsum([len(p) for p in per_row])[:-1])
 
 
-class _Conversion(NamedTuple):
-    """A tile's conversion on one pass, from the cycle the converter takes it: its
-    ``cycles`` to its count and to its ``first`` entry, the words it ``reads``, and what
-    :data:`SAME_BURST` saves of its cycles: on a tensor's i ids (``ids_saved``, over the
-    ``ids_head`` cycles the cluster counter reads them in, before the pre-pass) and on
-    the pre-pass's column ids (``prepass_saved``)."""
-
-    cycles: float
-    first: float
-    reads: int
-    ids_saved: float = 0.0
-    ids_head: float = 0.0
-    prepass_saved: float = 0.0
-
-
 def _conversions(image, band, tiles, streams, wait, burst=None):
-    """``{id(tile): _Conversion}`` of ``tiles`` of ``band`` converted on one pass (their
-    :class:`_Stream`\\ s in ``streams``): each column id and the band's row pointers read
-    ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.tile_cycles` counts (a
-    memory answering on the next cycle); the words read are the pointers, the pre-pass's
-    column ids and the lanes' column ids and values. On a DRAM, ``burst`` column ids to a
-    burst, a column id waits as :data:`ROW_QUEUE` and :data:`SAME_BURST` say."""
+    """``{id(tile): (cycles, first, reads)}`` of ``tiles`` of ``band`` converted on one
+    pass (their :class:`_Stream`\\ s in ``streams``), from the cycle the converter takes
+    each: its cycles to its count and to its first entry, each column id and the band's
+    row pointers read ``wait`` cycles later than :func:`~sparseforge.sw.ciss_csr.
+    tile_cycles` counts (a memory answering on the next cycle), and the words it reads
+    (pointers, the pre-pass's column ids, the lanes' column ids and values). On a DRAM,
+    ``burst`` column ids to a burst, a column id waits as :data:`ROW_QUEUE` and
+    :data:`SAME_BURST` say."""
     jobs = _windows(band, tiles)
     heads, costs = ciss_csr.prepass_cycles(image, jobs)
     order, per_row = ciss_csr.prepass_reads(image, jobs)
     cycles = ciss_csr.tile_cycles(image, jobs, streams)
     ids = _cluster_counts(image, band) if getattr(image, "k", None) is not None else None
-    hit = SAME_BURST * (1 - 1 / burst) if burst else 0.0     # ids burst after burst
     if ids is not None:                             # a tensor's band pointers, read slower
+        hit = SAME_BURST * (1 - 1 / burst) if burst else 0.0     # ids burst after burst
         late_ptr = ids * (2 + wait - hit) - (band.rows + 2)
         heads = heads + late_ptr * jobs.first
         cycles = cycles + late_ptr * jobs.first
     terms = (ROW_QUEUE, SAME_BURST, burst) if burst else ()
     waits = _prepass_waits(order, per_row, wait, *terms)
-    unshared = _prepass_waits(order, per_row, wait, ROW_QUEUE, 0.0, burst) if burst else waits
     out = {}
     for n, t in enumerate(tiles):
         head = heads[n] + wait * (1 + jobs.first[n])
@@ -494,36 +456,8 @@ def _conversions(image, band, tiles, streams, wait, burst=None):
         first = decided[streams[n].slices[0]] + 5 if len(streams[n].slices) else 0
         reads = (band.rows + 1 if ids is None else ids) * jobs.first[n] \
             + per_row[n].sum() + (2 if ids is None else 3) * streams[n].count.sum()
-        ids_saved = ids * hit * jobs.first[n] if ids is not None else 0.0
-        ids_head = ids * (2 + wait - hit) * jobs.first[n] if ids is not None else 0.0
-        out[id(t)] = _Conversion(float(cycles[n] + late), float(first), int(reads),
-                                 float(ids_saved), float(ids_head),
-                                 float(unshared[n].sum() - waits[n].sum()))
+        out[id(t)] = (float(cycles[n] + late), float(first), int(reads))
     return out
-
-
-def _beside(conversion, cycles, load, crossing, misses=0.0):
-    """Cycles a tile's ``conversion`` (``cycles`` long on a DRAM, ``misses`` of them
-    waiting on its reads' row misses) takes more while the MLU's load of the same tile
-    runs beside it for ``load`` cycles, its words holding R ``crossing`` cycles in all:
-    the DRAM answers a read with the burst it fetched last only where no word of B came
-    between, so what :data:`SAME_BURST` saves is lost while the load runs (on the i ids,
-    read first, for as much of their head as it lasts; on the pre-pass for its share of
-    the conversion); and each word of B that crosses R while the conversion runs holds
-    the converter's answers behind it (the conversion's share of ``crossing``). A
-    converter waiting on a row's activation waits no longer for either, so its row
-    misses' wait counts against them."""
-    head = min(1.0, load / conversion.ids_head) if conversion.ids_head else 0.0
-    lost = conversion.ids_saved * head + conversion.prepass_saved * min(1.0, load / cycles)
-    return max(0.0, lost + crossing * min(1.0, (cycles + lost) / load) - misses)
-
-
-def _crossing_until(crossing, start, load, end):
-    """Of a load's words, holding R ``crossing`` cycles in all over the ``load`` cycles
-    from ``start``, the cycles they hold it before ``end`` (a conversion still running):
-    a later pass's first load beside the pass before's last conversion holds the
-    converter's answers as the tile's own do (:func:`_beside`)."""
-    return crossing * max(0.0, min(end, start + load) - start) / load
 
 
 def _cluster_counts(image, band):
@@ -669,7 +603,6 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
     busy = dict.fromkeys(("converter", "compute", "mlu", "msu", "bus"), 0.0)
     seq = START                                     # the sequencer's next read
     conv_end = comp_start = comp_end = msu_end = feed_end = bus = 0.0
-    converted = False                               # the tile before was converted
     for band, passes in _converted(plan_):
         streams = _streams(image, band, c.pes)
         for p, tiles in enumerate(passes):
@@ -683,39 +616,29 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                 take = max(word, comp_start)        # Tensaurus's load stage free
                 given = commanded = word
                 words = _b_words(plan_, t)          # the MLU's reads of B's rows
+                others = 1                          # the tile word
                 missed = next(misses, (0, 0))       # its conversion's, its loads' misses
-                conversion = conv.get(id(t))
-                others = 1 + (conversion.reads if conversion else 0)   # the tile word too
+                if id(t) in conv:                   # the converter, between tiles
+                    given = max(word, conv_end)
+                    cycles, first, converts = conv[id(t)]
+                    cycles += MISS * missed[0]
+                    others += converts
+                    conv_end = given + 1 + cycles
+                    busy["converter"] += cycles
+                    if held:                        # the last entry before is written
+                        comp_end = max(comp_end, given + 1 + first + TILE)  # with it
+                if command and (id(t) in conv or not tiles):
+                    commanded = max(word, feed_end)     # the feed done with the last pass
+                    command = False
+                seq = max(take, given, commanded) + 1
                 gap = read_gap                      # R shared with the tile's other reads
                 if memory.away and words:
                     gap = _circulating(memory.away, (beats + others / words) / rate, tags)
                 load = L + words * gap + MISS * sum(missed)
-                met = others                        # the accesses between B's words
-                if conversion:                      # the converter, between tiles
-                    given = max(word, conv_end)
-                    cycles = conversion.cycles + MISS * missed[0]
-                    if memory.burst:                # the MLU's load beside it
-                        cycles += _beside(conversion, cycles, load, words * beats / rate,
-                                          MISS * missed[0])
-                        met = 1 + conversion.reads * min(1.0, load / cycles)
-                    conv_end = given + 1 + cycles
-                    busy["converter"] += cycles
-                    if held:                        # the last entry before is written
-                        comp_end = max(comp_end, given + 1 + conversion.first + TILE)
-                elif memory.burst and words:        # beside the last one, if it runs
-                    later = _crossing_until(words * beats / rate, take, load, conv_end)
-                    conv_end += later
-                    busy["converter"] += later
-                    if later and converted:         # the tile before ends with it
-                        comp_end = max(comp_end, conv_end + 1 + TILE)
-                if command and (conversion or not tiles):
-                    commanded = max(word, feed_end)     # the feed done with the last pass
-                    command = False
-                seq = max(take, given, commanded) + 1
-                bursts = others + min(words, words / share + met)  # B's words share
+                bursts = others + min(words, words / share + others)  # B's words share
                 bus = max(bus, min(take, given)) + bursts * memory.burst
                 busy["bus"] += bursts * memory.burst
-                if conversion:                      # its reads and the MLU's share it
+                if id(t) in conv:                   # its reads and the MLU's share it
                     conv_end = max(conv_end, bus)
                     if plan_.mv:                    # and queue on the bus (SOFT)
                         conv_end += _queued(cycles, bursts * memory.burst, SOFT)
@@ -728,7 +651,7 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                 held = id(t) in conv
                 if held and t.closes:               # the pass's end marker
                     end = max(end, conv_end + 1 + TILE)
-                comp_start, comp_end, converted = start, end, held
+                comp_start, comp_end = start, end
                 busy["compute"] += work
                 busy["mlu"] += load
                 if t.closes:
