@@ -140,9 +140,23 @@ leaves the Tailor (the Tailor's feed takes the next band's first pass command on
 the shrink) brings prescient's second pass to 194,000 but moves SpMM's simulated cases
 by up to 16% (``pes2-2passes-uniform-16rows``: 3,838 cycles to 4,466), so the RTL's
 converter runs ahead of the feed there; a pass's loads held back until the tile before
-is computed overshoots (480,000). Which state the sequencer waits in on the second
-pass is not measured: a slice's waveform is written as FST, and no reader of it is at
-hand.
+is computed overshoots (480,000).
+MovieLens' tag tensor's prescient run (+6.8%, bench accel's one row past 5%): the model
+has its bands' conversions bound by the bus, every conversion read breaking B's runs of
+shared bursts, while the RTL's are the converter's chain slowed by the load beside it.
+Its first band alone (42 users, one pass): 10,574 bursts in the model where the DRAM
+counts 5,238; and with its j and k ids made dense and B's and C's rows padded, the RTL's
+cycles grow 2.2 a word of B and C (32,577 at 1,612 words, 43,613 at 6,612), where the
+bus bound (4.25 a burst) gives -2.4% and -4.0% at 1,612 and 2,612 words, +5.9% and +6.7%
+at 4,612 and 6,612. Tried and not kept: charging the load's words to the conversion (a
+beat each on R, the DRAM's same-burst answers lost while they come between, B's runs
+broken only by the reads issued during the load, a later pass's first load beside the
+last conversion alike) takes every bench accel row within 5% (this one -3.1%) and
+dwt_878 (-4.7%, -2.3%) too, but MovieLens-100k's first 200 users from +3.0% and +1.5% to
++8.3% and +7.5%, its swiftiles run from +8.3% to +11.6% and 494_bus at 20 cycles added
+and a channel of 0.5 from +4.4% to +6.6%; no subset of those terms keeps every case.
+Which state the sequencer waits in on the second pass is not measured: a slice's
+waveform is written as FST, and no reader of it is at hand.
 """
 
 from dataclasses import dataclass
