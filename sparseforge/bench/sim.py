@@ -6,10 +6,10 @@ engine's A stream) of the largest square matrices in the shared data, one
 after another, with fresh x on each round, until the workload reaches the
 target cycles (10^7). Random stalls on every stream, rate 0.7.
 
-And the accelerator (``accel``, the 4 x 4 build of ``run accel``) end to end on SpMM of
-nr-bio-dmela (7,393 rows, 51,138 nonzeros) with B of 16 columns: its cycles per second
-of simulation proper (wall and CPU: on a machine others share, the wall rate is the
-CPU's share), and the whole run's seconds (planning, the memory image, the design's
+And the accelerator (``accel``, the 4 x 4 build of ``run accel``, or ``--pes``'s) end to
+end on SpMM of nr-bio-dmela (7,393 rows, 51,138 nonzeros) with B of 16 columns: its
+cycles per second of simulation proper (wall and CPU: on a machine others share, the wall
+rate is the CPU's share), and the whole run's seconds (planning, the memory image, the design's
 Verilog and its build, both cached once made, the images, the run, reading Y and
 checking it against the golden product) over the simulation proper's.
 
@@ -57,7 +57,8 @@ CYCLES_PER_ITEM = 1.4   # about, for the stalls here: how large a workload to bu
 
 KINDS = ("buffet", "tailor", "engine", "accel")
 ACCEL = ("graphs/nr-bio-dmela.mtx", "4x4", 16)
-"""The accelerator's workload: the matrix, the PE array, B's columns."""
+"""The accelerator's workload: the matrix, the PE array (``--pes`` chooses another), B's
+columns."""
 
 # What the issue asks of the native path (not a paper's claim).
 TARGETS = {
@@ -278,9 +279,11 @@ def _human(result):
 @click.option("--only", "only", multiple=True, type=click.Choice(KINDS),
               help="Measure these alone (repeatable); by default all (the accelerator when "
                    "the shared data holds its matrix).")
+@click.option("--pes", default=ACCEL[1], show_default=True,
+              help="The accelerator's PE array, RxC.")
 @seed_option(1, "Seed of x, A's values and the stalls.")
 @json_option
-def command(quick, only, seed, as_json):
+def command(quick, only, pes, seed, as_json):
     """Cycles per second: native Verilator, cocotb and Amaranth's simulator, on real workloads;
     the accelerator's end to end."""
     root = shared_data_dir()
@@ -293,7 +296,7 @@ def command(quick, only, seed, as_json):
     blocks = {kind: measure(kind, paths, seed, target, prefix)
               for kind in kinds if kind != "accel"}
     if "accel" in kinds:
-        blocks["accel"] = measure_accel(root / "matrices" / ACCEL[0], *ACCEL[1:], seed)
+        blocks["accel"] = measure_accel(root / "matrices" / ACCEL[0], pes, ACCEL[2], seed)
     result = {"workload": ", ".join(Path(p).name for p in paths) + " (rounds with fresh x)",
               "target_cycles": target, "prefix_cycles": prefix, "seed": seed,
               "blocks": blocks}
