@@ -36,3 +36,20 @@ def test_the_accelerator_without_the_shared_data_is_refused(monkeypatch, capsys)
     err = capsys.readouterr().err.strip()
     assert exit_.value.code == 2 and len(err.splitlines()) == 1
     assert "nr-bio-dmela.mtx" in err
+
+
+def test_the_pe_array_is_checked_before_any_work(monkeypatch, capsys, tmp_path):
+    """``--pes`` takes the arrays ``run accel`` builds: the most PE rows pass, one more is
+    refused in one line before the workload is made."""
+    from sparseforge.run.accel import most_pe_rows
+
+    most = most_pe_rows()
+    assert sim.accel_config(f"{most}x2").pes == most
+    monkeypatch.setattr(sim, "shared_data_dir", lambda: tmp_path)
+    monkeypatch.setattr(sim, "measure_accel", lambda *args: pytest.fail("measured"))
+    for pes, why in ((f"{most + 1}x2", f"at most {most} PE rows"), ("4by4", "expected RxC")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["bench", "sim", "--only", "accel", "--pes", pes])
+        err = capsys.readouterr().err.strip()
+        assert exit_.value.code == 2 and len(err.splitlines()) == 1
+        assert f"--pes {pes}" in err and why in err

@@ -177,14 +177,22 @@ def measure(kind, paths, seed, target, prefix):
     return out
 
 
-def measure_accel(path, pes, columns, seed):
-    """The accelerator's speed on SpMM of ``path`` with B of ``columns`` random columns, on
-    the ``pes`` build of ``run accel`` (its defaults otherwise), each phase timed: the
-    host's plan and memory image, the native run (the design's Verilog and build, found
-    in the cache once made; the simulator's start; the run proper) and reading Y back
-    and checking it against the golden product."""
+def accel_config(pes):
+    """The build of ``run accel`` (its defaults) with PE array ``pes`` (``RxC``); a bad
+    array is refused here, before any work."""
     from sparseforge.run import accel as run_accel
     from sparseforge.run.tensaurus import pe_array
+
+    return run_accel.config_of(pe_array(pes), 2, 2, 32, 64, 64)
+
+
+def measure_accel(path, pes, columns, seed):
+    """The accelerator's speed on SpMM of ``path`` with B of ``columns`` random columns, on
+    the ``pes`` build of :func:`accel_config`, each phase timed: the host's plan and
+    memory image, the native run (the design's Verilog and build, found in the cache once
+    made; the simulator's start; the run proper) and reading Y back and checking it
+    against the golden product."""
+    from sparseforge.run import accel as run_accel
     from sparseforge.sw import accel_plan
     from sparseforge.sw.formats import read_matrix
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
@@ -192,7 +200,7 @@ def measure_accel(path, pes, columns, seed):
     _status(f"bench sim: accel: {pes} on {Path(path).name} ...")
     began = time.perf_counter()
     rate, _ = run_accel.memory_of(0, run_accel.BYTES_PER_CYCLE)
-    config = run_accel.config_of(pe_array(pes), 2, 2, 32, 64, 64)
+    config = accel_config(pes)
     a, _ = run_accel.nonzeros(read_matrix(path))
     b = np.random.default_rng(seed).integers(-3, 4, (a.shape[1], columns))
     plan = accel_plan.plan(a, b, "swiftiles", config, seed=seed, kernel="spmm")
@@ -293,6 +301,8 @@ def command(quick, only, pes, seed, as_json):
     kinds = only or KINDS[:3 if quick or root is None else 4]
     if "accel" in kinds and root is None:
         raise ParameterError(f"bench sim --only accel: no shared data holds {ACCEL[0]}")
+    if "accel" in kinds:
+        accel_config(pes)
     blocks = {kind: measure(kind, paths, seed, target, prefix)
               for kind in kinds if kind != "accel"}
     if "accel" in kinds:
