@@ -9,9 +9,10 @@ target cycles (10^7). Random stalls on every stream, rate 0.7.
 And the accelerator (``accel``, the 4 x 4 build of ``run accel``, or ``--pes``'s) end to
 end on SpMM of nr-bio-dmela (7,393 rows, 51,138 nonzeros) with B of 16 columns: its
 cycles per second of simulation proper (wall and CPU: on a machine others share, the wall
-rate is the CPU's share), and the whole run's seconds (planning, the memory image, the design's
-Verilog and its build, both cached once made, the images, the run, reading Y and
-checking it against the golden product) over the simulation proper's.
+rate is the CPU's share), and the whole run's seconds (planning, the memory image, the
+design's Verilog and its build, both cached once made, the images, the run, reading Y and
+checking it against the golden product) over the simulation proper's, in wall and in
+CPU time.
 
 Measured in one run, on the same workload:
 
@@ -26,6 +27,7 @@ Measured in one run, on the same workload:
   start-up beside it.
 """
 
+import resource
 import sys
 import tempfile
 import time
@@ -177,6 +179,14 @@ def measure(kind, paths, seed, target, prefix):
     return out
 
 
+def _processor_seconds():
+    """Processor seconds (user and system) of this process and of the children it has
+    waited for (Yosys, Verilator, the compiler, the simulator): a span's CPU time, which a
+    machine others share does not stretch."""
+    return sum(t for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for t in resource.getrusage(who)[:2])
+
+
 def accel_config(pes):
     """The build of ``run accel`` (its defaults) with PE array ``pes`` (``RxC``); a bad
     array is refused here, before any work."""
@@ -198,7 +208,7 @@ def measure_accel(path, pes, columns, seed):
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     _status(f"bench sim: accel: {pes} on {Path(path).name} ...")
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), _processor_seconds()
     rate, _ = run_accel.memory_of(0, run_accel.BYTES_PER_CYCLE)
     config = accel_config(pes)
     a, _ = run_accel.nonzeros(read_matrix(path))
@@ -218,7 +228,7 @@ def measure_accel(path, pes, columns, seed):
         raise click.ClickException("bench sim: accel: Y differs from the golden product")
     read = time.perf_counter() - start
     r = done.run
-    whole = time.perf_counter() - began
+    whole, cpu = time.perf_counter() - began, _processor_seconds() - cpu_began
     return {"block": "accel", "pes": pes, "matrix": Path(path).name, "nnz": int(a.nnz),
             "columns": columns, "cycles": done.cycles, "native_rate": r.rate,
             "native_cpu_rate": r.cpu_rate, "native_run_seconds": r.run_seconds,
@@ -227,7 +237,8 @@ def measure_accel(path, pes, columns, seed):
                         - r.start_seconds - r.run_seconds, "build": r.build_seconds,
                         "start": r.start_seconds, "run": r.run_seconds, "read": read,
                         "total": whole},
-            "whole_over_run": whole / r.run_seconds,
+            "cpu_seconds": cpu, "whole_over_run": whole / r.run_seconds,
+            "whole_over_run_cpu": cpu / r.run_cpu_seconds,
             "later_over_run": (whole - native_seconds + r.start_seconds + r.run_seconds)
             / r.run_seconds}
 
@@ -254,7 +265,9 @@ def _human(result):
         click.echo(f"  whole run {accel['seconds']['total']:.1f} s = "
                    f"{accel['whole_over_run']:.2f} x the simulation proper; without the "
                    f"Verilog and the build (made once a configuration) "
-                   f"{accel['later_over_run']:.2f} x; seconds: {split}")
+                   f"{accel['later_over_run']:.2f} x; in CPU time "
+                   f"{accel['cpu_seconds']:.1f} s = {accel['whole_over_run_cpu']:.2f} x the "
+                   f"simulation proper's; seconds: {split}")
     click.echo()
     ours = {}
     if blocks:
@@ -266,7 +279,9 @@ def _human(result):
                               f"{accel['native_rate'] / 1e6:.2f}M/s wall, "
                               f"{accel['native_cpu_rate'] / 1e6:.2f}M/s CPU")
         ours["accel_whole"] = (f"{accel['whole_over_run']:.2f}x ({accel['later_over_run']:.2f}x "
-                               f"built), {accel['seconds']['total']:.0f} s end to end")
+                               f"built; {accel['whole_over_run_cpu']:.2f}x in CPU time), "
+                               f"{accel['seconds']['total']:.0f} s end to end "
+                               f"({accel['cpu_seconds']:.0f} CPU s)")
     notes = [] if not blocks else [f"workloads: {result['workload']}",
              f"Amaranth's simulator and cocotb are timed on each workload's first "
              f"{result['prefix_cycles']} cycles; cocotb's rate is its clock loop's, its "
