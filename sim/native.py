@@ -37,10 +37,22 @@ from ..core.tools import cache_dir, fst_flags, locked, sim_optimization, status,
 
 FLAGS = ["--cc", "--exe", "--build", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "top",
-         "--output-split", "0", "-j", "2"]
-"""Verilator's flags: a model compiled for speed (``--output-split 0``: one
-file, see :func:`sparseforge.sim.runners.verilator_build`), its C++ at ``-O3 -march=native``
-unless :func:`~sparseforge.core.tools.sim_optimization` says otherwise."""
+         "--output-split", "0", "--output-split-cfuncs", "1000", "-j", "2"]
+"""Verilator's flags: a model compiled for speed, in one file (``--output-split 0``, see
+:func:`sparseforge.sim.runners.build_verilog`) but its evaluation cut into functions of
+about 1,000 statements (``--output-split-cfuncs``): one function of a whole design's
+clock edge takes the C++ compiler longer and runs slower than its pieces."""
+
+OPTIMIZATION = "-O2"
+"""The C++ optimization of a native build unless ``SPARSEFORGE_SIM_OPT`` says otherwise:
+``-O3`` runs no faster and builds slower."""
+
+
+def compile_flags(opt):
+    """The C++ compiler's flags for a native build at optimization ``opt``: on the model
+    and on the main and the C++ beside it alike (``OPT_FAST``, which Verilator's makefile
+    would otherwise put after ``-CFLAGS`` at its ``-Os``), for this machine's processor."""
+    return ["-MAKEFLAGS", f"OPT_FAST={opt}", "-CFLAGS", "-march=native"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,7 @@ def build(verilog, name, waves=False, cpp=()):
     exe = verilator_on_path()
     io = resources.files("sparseforge.sim").joinpath("native_io.v").read_text()
     main = resources.files("sparseforge.sim").joinpath("native_main.cpp").read_text()
-    flags = [*FLAGS, "-CFLAGS", f"{sim_optimization('-O3')} -march=native",
+    flags = [*FLAGS, *compile_flags(sim_optimization(OPTIMIZATION)),
              *([*fst_flags(), "-CFLAGS", "-DSF_WAVES"] if waves else [])]
     toolchain = f"{exe}\n{version('verilator')}\n{' '.join(flags)}\n{sys.version}\n"
     units = {f"unit{k}.cpp": text for k, text in enumerate(cpp)}

@@ -174,31 +174,40 @@ struct Table {
     std::vector<Burst> slots;
     uint64_t busy = 0;
     bool is_busy(unsigned i) const { return busy >> i & 1; }
-    // Per slot: busy and the oldest busy of its ID, the ring's oldest at `base`.
-    uint64_t heads(unsigned base) const {
-        unsigned n = slots.size();
+    // The busy slots complete by cycle `by`.
+    uint64_t due(uint64_t by) const {
         uint64_t out = 0;
-        uint32_t seen[64];
-        int count = 0;
-        for (unsigned k = 0; k < n; k++) {
-            unsigned i = (base + k) % n;
-            if (!is_busy(i)) continue;
+        for (uint64_t left = busy; left; left &= left - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(left);
+            if (slots[i].done <= by) out |= 1ull << i;
+        }
+        return out;
+    }
+    // Of the slots `among`, those that are the oldest busy of their ID, the ring's oldest
+    // at `base` (AXI's order within an ID). A cycle asks only of the slots due, often none.
+    uint64_t heads(uint64_t among, unsigned base) const {
+        unsigned mask = slots.size() - 1;        // a power of two
+        uint64_t out = 0;
+        for (uint64_t left = among; left; left &= left - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(left), age = (i - base) & mask;
             bool older = false;
-            for (int j = 0; j < count && !older; j++) older = seen[j] == slots[i].id;
-            if (!older) {
-                out |= 1ull << i;
-                seen[count++] = slots[i].id;
+            for (uint64_t other = busy; other && !older; other &= other - 1) {
+                unsigned j = (unsigned)__builtin_ctzll(other);
+                older = ((j - base) & mask) < age && slots[j].id == slots[i].id;
             }
+            if (!older) out |= 1ull << i;
         }
         return out;
     }
 };
 
-// The first set bit of `bits` (of n) from `base` on, round the ring; n if none.
+// The first set bit of `bits` (of n, a power of two) from `base` on, round the ring; n
+// if none.
 unsigned first(uint64_t bits, unsigned base, unsigned n) {
-    for (unsigned k = 0; k < n; k++)
-        if (bits >> ((base + k) % n) & 1) return (base + k) % n;
-    return n;
+    if (!bits) return n;
+    uint64_t ring = (bits >> base) | (base ? bits << (n - base) : 0);
+    if (n < 64) ring &= (1ull << n) - 1;
+    return (base + (unsigned)__builtin_ctzll(ring)) & (n - 1);
 }
 
 enum Counter { BYTES_READ, BYTES_WRITTEN, READ_BURSTS, WRITE_BURSTS, READ_CYCLES, OVERTAKES,
@@ -383,11 +392,7 @@ struct Memory {
             if (!interleave && going) {
                 candidates = 1ull << current;
             } else {
-                uint64_t heads = reads.heads(r_issue);
-                candidates = 0;
-                for (unsigned i = 0; i < reads_n; i++)
-                    if (heads >> i & 1 && reads.slots[i].done <= dram.now + 1)
-                        candidates |= 1ull << i;
+                candidates = reads.heads(reads.due(dram.now + 1), r_issue);
             }
             unsigned base = interleave ? pick.now & (reads_n - 1) : r_issue;
             slot = first(candidates, base, reads_n);
@@ -413,10 +418,7 @@ struct Memory {
         bool give = false, bad_b = false;
         unsigned answer = 0;
         if ((!b_valid || p.bready) && c_b && (writes.busy & booked)) {
-            uint64_t heads = writes.heads(aslot), answers = 0;
-            for (unsigned i = 0; i < writes_n; i++)
-                if (heads >> i & 1 && booked >> i & 1 && writes.slots[i].done <= dram.now + 1)
-                    answers |= 1ull << i;
+            uint64_t answers = writes.heads(writes.due(dram.now + 1) & booked, aslot);
             answer = first(answers, aslot, writes_n);
             if (answer < writes_n) {
                 give = true;

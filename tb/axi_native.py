@@ -147,8 +147,8 @@ module sf_axi_dram #(parameter integer SOURCE = 0, parameter integer SINK = 0,
                                                input int len);
   import "DPI-C" function void sf_axi_step(
       input int source, input bit reset, input int ar_id, input int ar, input longint ar_addr,
-      input int aw_id, input int aw, input longint aw_addr, input bit [1023:0] w_data,
-      input bit [127:0] w_strb, input int ctl, output int r_id, output bit [1023:0] r_data,
+      input int aw_id, input int aw, input longint aw_addr, input bit [511:0] w_data,
+      input bit [63:0] w_strb, input int ctl, output int r_id, output bit [511:0] r_data,
       output int rctl, output int b_id, output int state);
   reg ar_ok;
   reg [9:0] part;
@@ -161,11 +161,11 @@ module sf_axi_dram #(parameter integer SOURCE = 0, parameter integer SINK = 0,
   always @(posedge clk) begin : edge_
     /* verilator lint_off UNUSEDSIGNAL */
     int r_id, rctl, b_id, state;        // the model's words, of which the bus takes some
-    bit [1023:0] r_data;
+    bit [511:0] r_data;
     /* verilator lint_on UNUSEDSIGNAL */
     sf_axi_step(SOURCE, rst, 32'(arid), 32'({arvalid, arburst, arsize, arlen}), 64'(araddr),
                 32'(awid), 32'({awvalid, awburst, awsize, awlen}), 64'(awaddr),
-                1024'(wdata), 128'(wstrb), 32'({bready, rready, wlast, wvalid}), r_id, r_data,
+                512'(wdata), 64'(wstrb), 32'({bready, rready, wlast, wvalid}), r_id, r_data,
                 rctl, b_id, state);
     rid <= r_id[RID-1:0];
     rdata <= r_data[DATA-1:0];

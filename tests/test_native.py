@@ -2,6 +2,7 @@
 """Native runs: a bench's sources and sinks inside the simulator, cycle for cycle as in Python."""
 
 import random
+import re
 
 import pytest
 
@@ -102,6 +103,13 @@ def test_verilators_runtime_is_compiled_once_for_every_design(tmp_path, monkeypa
         logs.append(new)
     assert "verilated.cpp" in logs[0].read_text()
     assert "verilated.cpp" not in logs[1].read_text()
+    # The model, the main and the C++ beside it at the run's optimization: the last -O of
+    # each compile line, where Verilator's makefile would put its own -Os after ours.
+    opt = sim_optimization(runner.OPTIMIZATION)
+    compiles = [line for line in logs[1].read_text().splitlines()
+                if line.startswith("c++") and " -c " in line]
+    assert len(compiles) == 2 and all(
+        re.findall(r"(?<!\S)-O\w*", line)[-1] == opt for line in compiles)
 
 
 def test_the_simulators_optimization_is_o3_unless_set(monkeypatch):
