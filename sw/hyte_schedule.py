@@ -14,6 +14,10 @@ traffic is the SRAM traffic of streamed tensors, less what a buffered tile keeps
 hit rate the allocation over the tile's size); every fetched tile also moves its fiber
 segments' metadata. Tiles are taken as uniform: a tile's nonzeros are its tensor's over
 the tile count.
+
+The baselines HYTE compares against (Section 8.1, Table 2) are shapes of the same space,
+priced by the same model: Tailors' (:func:`tailors_scheme`), DRT's (:func:`drt_scheme`)
+and HARP's (:func:`harp_scheme`).
 """
 
 import itertools
