@@ -91,6 +91,11 @@ NOTES = (
     "smaller; both i innermost (i first, Table 2)",
     "HARP tiles i alone: k whole, and j whole but for the engine's accumulator, which "
     "cuts B's tiles to the build's column tiles",
+    "why DRT and HARP read B so often here: the engine evicts B's tile after every "
+    "command, so with i innermost B's tile is fetched again for each tile of A's rows "
+    "(the reuse that order plans for is not kept: a change of the hardware, not of the "
+    "registers); and DRT's small k tiles read A's rows and write C's partial rows once "
+    "a k tile, as the note on no buffer says",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
     "why no buffer wins here: every k tile reads its rows of A whole (their elements "
     "outside the tile dropped: A has no segment positions of its own here) and writes "
