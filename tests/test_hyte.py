@@ -248,6 +248,17 @@ def test_drt_grows_k_then_i_then_j_while_every_mean_tile_fits_its_share():
     assert scheme.allocation == {"A": 0, "B": 160, "C": 0} and scheme.cycles == 1824.0
 
 
+@pytest.mark.parametrize("words, tile", [
+    # A's room 0.75 at 15 words holds a (1, 2) tile of A exactly (0.75): k grows, then j
+    # to 8 (B 5 in 6.75); at 14 (room 0.7) k stays 1 and j grows to 16 (B 5 in 6.3).
+    (15, (1, 2, 8)), (14, (1, 1, 16)),
+    # At 30 (room 1.5) a (2, 2) tile of A fits exactly; at 29 i stays 1.
+    (30, (2, 2, 16)), (29, (1, 2, 16)),
+])
+def test_drt_takes_an_exact_fit_and_refuses_past_it(words, tile):
+    assert drt_scheme(SMALL, small_hw(words * 8), "gust").tile == tile
+
+
 def test_harp_tiles_i_alone_while_a_and_c_fit_their_shares():
     """SMALL in 400 words: A's and C's rooms 18 each (4.5%). k and j whole: A's mean
     tile 3 T_i, C's nnzCTk(8) = 60 over 8 / T_i: 7.5 T_i. T_i 2 (C 15) taken, 4 (C 30)
