@@ -18,7 +18,7 @@ memory image, the registers, and C read back.
 
 On a build with **HYTE's buffer** (``buffer`` words, one PE) there is no tile list:
 the host writes the tiling controller's job into the registers (:func:`hyte_job`: HYTE's
-static schedule, or Tailors' shape, :data:`SCHEMES`), and lays out ``b_kept`` (a kept
+static schedule, or a baseline's shape, :data:`SCHEMES`), and lays out ``b_kept`` (a kept
 segment entry a row of B, the positions unit's) and ``tile_log`` (a word a command the
 controller sends); ``out`` and ``out_rowlen`` are sized from the commands the
 controller's model sends on B (``commands``: a row length a row of each command's tile
@@ -168,11 +168,17 @@ def hardware(config):
     return dataclasses.replace(hw, buffer_bytes=config.buffer * hw.nonzero_bytes)
 
 
-SCHEMES = ("none", "tailors", "hyte-static", "hyte")
+SCHEMES = ("none", "tailors", "drt", "harp", "hyte-static", "hyte")
 """How B is tiled: ``none``, B's rows read from memory (the build without a buffer);
-on a build with HYTE's buffer, ``tailors`` (Tailors' static shape: k first, then j, to
-the buffer plus 10% overbooking, j innermost), ``hyte-static`` (HYTE's static
-schedule) and ``hyte`` (it, tuned at run time)."""
+on a build with HYTE's buffer, the baselines' shapes (:data:`BASELINES`), ``hyte-static``
+(HYTE's static schedule) and ``hyte`` (it, tuned at run time)."""
+
+BASELINES = {"tailors": hyte_schedule.tailors_scheme, "drt": hyte_schedule.drt_scheme,
+             "harp": hyte_schedule.harp_scheme}
+"""The baselines' static shapes: ``tailors`` (k first, then j, to the buffer plus 10%
+overbooking, j innermost), ``drt`` (exact fit, grown k, i, j in turn, i innermost) and
+``harp`` (i alone tiled, i innermost); B's tile then at most ``tile_cols`` wide, which
+for ``harp`` tiles j too wherever B is wider."""
 
 
 def hyte_job(a, b, config, scheme, seed=0):
@@ -187,8 +193,8 @@ def hyte_job(a, b, config, scheme, seed=0):
     stats = hyte_schedule.Stats(a.shape[0], a.shape[1], b.shape[1], a.nnz, b.nnz,
                                 found.eff_mac, found.nnz_ctk)
     hw = hardware(config)
-    if scheme == "tailors":
-        schedule = hyte_schedule.tailors_scheme(stats, hw, "gust")
+    if scheme in BASELINES:
+        schedule = BASELINES[scheme](stats, hw, "gust")
     else:
         schedule, _ = hyte_schedule.search(stats, hw, "gust")
     job = hyte_schedule.controller_config(stats, schedule, hw)

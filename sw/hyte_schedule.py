@@ -14,6 +14,10 @@ traffic is the SRAM traffic of streamed tensors, less what a buffered tile keeps
 hit rate the allocation over the tile's size); every fetched tile also moves its fiber
 segments' metadata. Tiles are taken as uniform: a tile's nonzeros are its tensor's over
 the tile count.
+
+The baselines HYTE compares against (Section 8.1, Table 2) are shapes of the same space,
+priced by the same model: Tailors' (:func:`tailors_scheme`), DRT's (:func:`drt_scheme`)
+and HARP's (:func:`harp_scheme`).
 """
 
 import itertools
@@ -197,3 +201,57 @@ def tailors_scheme(stats, hw, dataflow, overbook=0.10):
         ti, tk = max(1, min(stats.i, math.ceil(target / max(density * tj, 1e-30)))), stats.k
         ti = 1 << max(0, ti.bit_length() - 1) if ti < stats.i else stats.i
     return cost(stats, hw, dataflow, (ti, tk, tj), "j")
+
+
+DRT_SHARES = {"A": 0.05, "B": 0.45, "C": 0.50}
+HARP_SHARES = {"A": 0.045, "B": 0.91, "C": 0.045}
+"""DRT's and HARP's buffers for A, B and C as shares of the whole (HYTE Table 2)."""
+
+
+def _fits(stats, tile, room):
+    """Whether the mean tile of ``tile`` (its tensor's nonzeros over its tiles; C's, the
+    partial sums of one k tile) fits ``room`` (words per tensor) exactly, for every
+    tensor ``room`` names."""
+    ti, tk, tj = tile
+    n_i, n_k, n_j = (-(-stats.i // ti), -(-stats.k // tk), -(-stats.j // tj))
+    words = {"A": stats.nnz_a / (n_i * n_k), "B": stats.nnz_b / (n_k * n_j),
+             "C": stats.ctk(tk) / (n_i * n_k * n_j)}
+    return all(words[x] <= room[x] for x in room)
+
+
+def _rooms(hw, shares, tensors):
+    words = hw.buffer_bytes / hw.nonzero_bytes
+    return {x: shares[x] * words for x in tensors}
+
+
+def drt_scheme(stats, hw, dataflow):
+    """The DRT baseline under the same model: exact fit, no overbooking, the tile grown
+    by doubling k, then i, then j, in turn, each step taken while every tensor's mean
+    tile fits its share of the buffer (:data:`DRT_SHARES`), until none can grow; i
+    innermost (ExTensor's order). DRT sizes each tile at run time to the data it holds;
+    a uniform shape stands for it here, judged on the mean tile of HYTE's estimates, so
+    a denser tile than the mean overflows where DRT's would have been smaller."""
+    room = _rooms(hw, DRT_SHARES, "ABC")
+    dims = {"i": stats.i, "k": stats.k, "j": stats.j}
+    tile = dict.fromkeys("ikj", 1)
+    grown = True
+    while grown:
+        grown = False
+        for d in "kij":
+            bigger = tile | {d: min(2 * tile[d], dims[d])}
+            if bigger != tile and _fits(stats, tuple(bigger[x] for x in "ikj"), room):
+                tile, grown = bigger, True
+    return cost(stats, hw, dataflow, tuple(tile[x] for x in "ikj"), "i")
+
+
+def harp_scheme(stats, hw, dataflow):
+    """The HARP baseline under the same model: only i tiled (k and j whole), ``T_i``
+    doubled while A's and C's mean tiles fit their shares of the buffer exactly
+    (:data:`HARP_SHARES`; B's tile, all of B, overflows its share where B does not fit);
+    i innermost. HARP merges pseudo-tiles of rows at run time; one uniform ``T_i`` from
+    HYTE's estimates stands for it here."""
+    room = _rooms(hw, HARP_SHARES, "AC")
+    ti = 1
+    while ti < stats.i and _fits(stats, (min(2 * ti, stats.i), stats.k, stats.j), room):
+        ti = min(2 * ti, stats.i)
+    return cost(stats, hw, dataflow, (ti, stats.k, stats.j), "i")

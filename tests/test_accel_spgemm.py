@@ -17,6 +17,7 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES, Accel
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model, dram
+from sparseforge.sw.wire import HYTE_ORDERS
 from sparseforge.tb.accel import params_of, pysim_runs
 
 CONFIG = accel_spgemm.SpgemmConfig(pes=2, tile_cols=8, lanes=2, inflight=4, dw=8, iw=8,
@@ -179,8 +180,10 @@ def matrices(tmp_path):
     (["{a}", "{b}", "{a}"], "at most B, not 3"),
     (["{big}", "{b}"], "A: value 200000 is past 16-bit"),
     (["{wide}", "{tall}"], "index_width=16"),
-    (["{a}", "{b}", "--tiling", "drt"], "--tiling drt: spgemm takes one of none, tailors"),
+    (["{a}", "{b}", "--tiling", "dtr"],
+     "--tiling dtr: spgemm takes one of none, tailors, drt, harp, hyte-static, hyte"),
     (["{a}", "{b}", "--tiling", "hyte", "--pes", "2"], "--pes 2: --tiling hyte keeps B"),
+    (["{a}", "{b}", "--tiling", "harp", "--pes", "2"], "--pes 2: --tiling harp keeps B"),
     (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "2"], "--buffer-words 2"),
     (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "48"], "--buffer-words 48"),
 ])
@@ -245,14 +248,17 @@ def test_the_schemes_jobs():
     """The controller's job per scheme on a 1-PE build of a 64-word buffer and column
     tiles of 8: B's tile never wider than the engine's 8 columns (log 3); the static
     schemes' bufsize 0 (no candidate scores, so none is taken), ``hyte``'s the buffer;
-    HYTE's two schemes one static schedule."""
+    HYTE's two schemes one static schedule; DRT and HARP i innermost (order jki), HARP's
+    tile one row of A by all of k (5, in 8) and the engine's 8 columns of j."""
     c = dataclasses.replace(CONFIG, pes=1, buffer=64)
     a, b = accel_spgemm.operands(A, B, c)
     jobs = {s: accel_spgemm.hyte_job(a, b, c, s)[0] for s in accel_spgemm.SCHEMES[1:]}
     assert all(j["log_tj"] <= 3 and (j["i"], j["k"], j["j"]) == (4, 5, 20)
                for j in jobs.values())
-    assert [j["bufsize"] for j in jobs.values()] == [0, 0, 64]
+    assert [j["bufsize"] for j in jobs.values()] == [0, 0, 0, 0, 64]
     assert jobs["hyte-static"] | {"bufsize": 64} == jobs["hyte"]
+    assert jobs["drt"]["order"] == jobs["harp"]["order"] == HYTE_ORDERS.index("jki")
+    assert [jobs["harp"][f"log_t{d}"] for d in "ikj"] == [0, 3, 3]
 
 
 @pytest.mark.soak
@@ -289,7 +295,7 @@ def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
 
 @pytest.mark.soak
 @pytest.mark.parametrize("name", ["bcspwr01", "GD97_b", "bcspwr03"])
-@pytest.mark.parametrize("tiling", ["tailors", "hyte-static", "hyte"])
+@pytest.mark.parametrize("tiling", ["tailors", "drt", "harp", "hyte-static", "hyte"])
 def test_real_matrices_natively_exact_in_hytes_buffer(tmp_path, capsys, shared_data, name,
                                                       tiling):
     """C = A·A on real matrices natively, B's tiles in HYTE's buffer (1 KiB: 256 words)
@@ -363,15 +369,15 @@ def test_the_k_filter_keeps_a_tiles_elements_and_every_rows_end():
 
 
 def test_bench_speedups_by_hytes_definition():
-    """A baseline's cycles over the scheme's, on one matrix: HYTE (120 cycles) over
-    Tailors (300) 2.5x, over no buffer (100) 0.83x, over its static schedule (150)
-    1.25x; the static schedule over Tailors 2x."""
+    """A baseline's cycles over the scheme's, on one matrix: HYTE (120 cycles) over DRT
+    (240) 2x, over HARP (540) 4.5x, over Tailors (300) 2.5x, over no buffer (100) 0.83x,
+    over its static schedule (150) 1.25x; the static schedule over Tailors 2x."""
     from sparseforge.bench.accel_spgemm import figures
 
-    runs = {s: {"cycles": c} for s, c in (("none", 100), ("tailors", 300),
-                                          ("hyte-static", 150), ("hyte", 120))}
-    assert figures(runs) == {"over_tailors": 2.5, "over_none": 100 / 120, "dynamic": 1.25,
-                             "static": 2.0}
+    runs = {s: {"cycles": c} for s, c in (("none", 100), ("tailors", 300), ("drt", 240),
+                                          ("harp", 540), ("hyte-static", 150), ("hyte", 120))}
+    assert figures(runs) == {"over_drt": 2.0, "over_harp": 4.5, "over_tailors": 2.5,
+                             "over_none": 100 / 120, "dynamic": 1.25, "static": 2.0}
 
 
 @pytest.mark.soak

@@ -19,6 +19,8 @@ from sparseforge.sw.hyte_schedule import (
     Stats,
     controller_config,
     cost,
+    drt_scheme,
+    harp_scheme,
     search,
     space,
     tailors_scheme,
@@ -229,6 +231,53 @@ def test_the_controller_is_programmed_with_the_schemes_tile_order_and_b_buffer(
                       "bufsize": bufsize}
 
 
+def test_drt_grows_k_then_i_then_j_while_every_mean_tile_fits_its_share():
+    """SMALL (A 8 x 8 of 24, B 8 x 16 of 40) in 20 words: A's room 1, B's 9, C's 10.
+    Mean tiles at (T_i, T_k, T_j): A 0.375 T_i T_k, B 0.3125 T_k T_j, C nnzCTk(T_k)
+    T_i T_k T_j / 1024. k to 2 (A 0.75); i to 2 refused (A 1.5); j to 2, 4, 8 (B 5), k
+    to 4 refused (A 1.5); j to 16 refused (B 10): (1, 2, 8), i innermost. Growing i
+    first would give (2, 1, 16). The cost, Gust, 160 bytes all on B (reused, buffered):
+    n_i 8, n_k 4, n_j 2; tiles A 32, B 8, C 16; C's traffic nnzCTk(2) = 100.
+    SRAM: A 24 * 2 + effMAC 120 + 100 = 268. B's tile 40 bytes, hit 1.
+    A: fetched 48, metadata 32 * min(1, 0.75) * 2 = 48: 384 + 192 = 576.
+    B: fetched 40, metadata 8 * min(2, 5) = 16: 320 + 64 = 384.
+    C: fetched 100, metadata 16 * min(1, 6.25) = 16: 800 + 64 = 864. DRAM 1824."""
+    scheme = drt_scheme(SMALL, small_hw(160), "gust")
+    assert (scheme.tile, scheme.innermost) == ((1, 2, 8), "i")
+    assert scheme.parts == {"pe": 30.0, "dram": 1824.0, "sram": 268.0}
+    assert scheme.allocation == {"A": 0, "B": 160, "C": 0} and scheme.cycles == 1824.0
+
+
+@pytest.mark.parametrize("words, tile", [
+    # A's room 0.75 at 15 words holds a (1, 2) tile of A exactly (0.75): k grows, then j
+    # to 8 (B 5 in 6.75); at 14 (room 0.7) k stays 1 and j grows to 16 (B 5 in 6.3).
+    (15, (1, 2, 8)), (14, (1, 1, 16)),
+    # At 30 (room 1.5) a (2, 2) tile of A fits exactly; at 29 i stays 1.
+    (30, (2, 2, 16)), (29, (1, 2, 16)),
+])
+def test_drt_takes_an_exact_fit_and_refuses_past_it(words, tile):
+    assert drt_scheme(SMALL, small_hw(words * 8), "gust").tile == tile
+
+
+def test_harp_tiles_i_alone_while_a_and_c_fit_their_shares():
+    """SMALL in 400 words: A's and C's rooms 18 each (4.5%). k and j whole: A's mean
+    tile 3 T_i, C's nnzCTk(8) = 60 over 8 / T_i: 7.5 T_i. T_i 2 (C 15) taken, 4 (C 30)
+    refused: (2, 8, 16), i innermost. (Taking C's traffic at T_k = 1, 120, would stop
+    at 1.) The cost, Gust, 3200 bytes on B: n_i 4, n_k 1, n_j 1; tiles A 4, B 1, C 4.
+    SRAM: A 24 + 120 + 60 = 204. B's tile 320 bytes, hit 1.
+    A: fetched 24, metadata 4 * min(2, 6) = 8: 192 + 32 = 224.
+    B: fetched 40, metadata 1 * min(8, 40) = 8: 320 + 32 = 352.
+    C: fetched 60, metadata 4 * min(2, 15) = 8: 480 + 32 = 512. DRAM 1088."""
+    scheme = harp_scheme(SMALL, small_hw(3200), "gust")
+    assert (scheme.tile, scheme.innermost) == ((2, 8, 16), "i")
+    assert scheme.parts == {"pe": 30.0, "dram": 1088.0, "sram": 204.0}
+    assert scheme.allocation == {"A": 0, "B": 3200, "C": 0} and scheme.cycles == 1088.0
+    # One word short of A's and C's rooms holding a 2-row tile (15 / 0.045 = 333.3):
+    # one row a tile; at 334 words, two.
+    assert harp_scheme(SMALL, small_hw(333 * 8), "gust").tile == (1, 8, 16)
+    assert harp_scheme(SMALL, small_hw(334 * 8), "gust").tile == (2, 8, 16)
+
+
 def test_search_finds_the_cheapest_of_its_space_and_beats_no_worse_than_exhaustive():
     hw = Hardware(buffer_bytes=1 << 15)
     best, count = search(STATS, hw, "gust")
@@ -236,7 +285,8 @@ def test_search_finds_the_cheapest_of_its_space_and_beats_no_worse_than_exhausti
     assert count == len(every) and best.cycles == min(s.cycles for s in every)
     optimum, _ = search(STATS, hw, "gust", pruned=False)
     assert optimum.cycles <= best.cycles
-    assert tailors_scheme(STATS, hw, "gust").cycles >= optimum.cycles
+    for baseline in (tailors_scheme, drt_scheme, harp_scheme):
+        assert baseline(STATS, hw, "gust").cycles >= optimum.cycles
 
 
 def test_bad_buffer_and_dataflow():

@@ -253,8 +253,9 @@ def operands(kernel, path, factors, more, pattern):
 @click.option("--tiling", help="How the host sizes A's bands for the Tailor (Tailors Sec. "
                                 "4): uniform, prescient or swiftiles (the default); spgemm: "
                                 "how B is tiled, none (the default: B's rows read from "
-                                "memory), tailors, hyte-static or hyte (B's tiles in HYTE's "
-                                "buffer, one PE; hyte tuned at run time).")
+                                "memory), or B's tiles in HYTE's buffer (one PE) "
+                                "shaped as tailors, drt or harp would, or as HYTE's static "
+                                "schedule (hyte-static), tuned at run time (hyte).")
 @click.option("--buffer-kb", type=click.IntRange(1, 1 << 16), default=32, show_default=True,
               help="The Tailor's size: the largest power of two of CISS entries it holds. "
                    "Its utilization (buffer_utilization) is Tailors's: the share of it a "
