@@ -227,7 +227,8 @@ class WriteBridge(wiring.Component):
         A narrower word is the low bits of the data.
     axi : Out(AxiWriteSignature(axi_addr_width, data_width, 1))
     idle : Out(1)
-        Every write taken has been answered on B: all have landed.
+        Every write taken has been answered on B: all have landed. A register (no path
+        from the count into the idle's reader), so it rises a cycle after the last answer.
     error : Out(1)
         Set (and kept) by a B whose BRESP is not OKAY or whose BID is not 0.
 
@@ -298,8 +299,9 @@ class WriteBridge(wiring.Component):
 
         b = axi.b
         sent, answered = request.valid & request.ready, b.valid & b.ready
-        m.d.comb += [b.ready.eq(1), self.idle.eq(pending == 0)]
-        m.d.sync += pending.eq(pending + sent - answered)
+        quiet = Signal(init=1)              # none pending, none taken: no write next cycle
+        m.d.comb += [b.ready.eq(1), self.idle.eq(quiet)]
+        m.d.sync += [pending.eq(pending + sent - answered), quiet.eq((pending == 0) & ~sent)]
         with m.If(answered & ((b.payload.resp != OKAY) | (b.payload.id != 0))):
             m.d.sync += self.error.eq(1)
         return m
@@ -481,11 +483,14 @@ class AxiMaster(wiring.Component):
 
     ``reads`` tagged read ports (``tagged[i]``), ``ordered`` in-order read ports
     (``ordered[i]``, each through a :class:`~sparseforge.hw.stream_units.Reorder` of
-    ``2**tag`` slots) and ``writes`` write ports (``write[i]``), each at word addresses of
-    ``addr_width`` bits. A port's words are ``word`` bits, or as ``widths`` (Python only,
-    for composites) gives: ``{"tagged": (24, 16), "write": (64,)}``, a width for each
-    port of a kind, in port order; a kind left out takes ``word``. A port's word address
-    ``a`` is byte ``a * word_bytes(width)``, so each region is an array of its own words
+    ``2**tag`` slots, its words answered from a
+    :class:`~sparseforge.hw.stream_units.Skid`, so no path runs from the reorder
+    buffer's read into the reader's logic, nor from the reader's ``ready`` back) and
+    ``writes`` write ports (``write[i]``), each at word addresses of ``addr_width`` bits.
+    A port's words are ``word`` bits, or as ``widths`` (Python only, for composites)
+    gives: ``{"tagged": (24, 16), "write": (64,)}``, a width for each port of a kind, in
+    port order; a kind left out takes ``word``. A port's word address ``a`` is byte
+    ``a * word_bytes(width)``, so each region is an array of its own words
     (a CSR's 24-bit row pointers at 4 bytes, its 16-bit column ids at 2).
 
     The read ports meet in a :class:`TaggedMux` (tagged ports first), so ARID is
@@ -513,7 +518,8 @@ class AxiMaster(wiring.Component):
     m_axi : Out(pins(AxiSignature(axi_addr, data, read ID bits, 1)))
         The bus, standard-named: ``m_axi__araddr``, ``m_axi__rready``, ...
     idle : Out(1)
-        Every write taken has been answered on B (before the accelerator raises done).
+        Every write taken has been answered on B (before the accelerator raises done);
+        a register.
     error : Out(1)
         An error response, or a response with an ID the master did not send (sticky).
 
@@ -575,7 +581,11 @@ class AxiMaster(wiring.Component):
         for k, width in enumerate(self.widths["ordered"]):
             m.submodules[f"reorder{k}"] = reorder = Reorder(v["addr_width"], width,
                                                             1 << v["tag"])
-            wiring.connect(m, wiring.flipped(self.ordered[k]), reorder.port)
+            m.submodules[f"answer{k}"] = answer = Skid(width)
+            port = self.ordered[k]
+            wiring.connect(m, wiring.flipped(port.request), reorder.port.request)
+            wiring.connect(m, reorder.port.response, answer.i)
+            wiring.connect(m, answer.o, wiring.flipped(port.response))
             wiring.connect(m, reorder.mem, mux.ports[v["reads"] + k])
         m.submodules.read = read = ReadBridge(v["addr_width"], reads, self.read_id, *axi)
         wiring.connect(m, mux.mem, read.port)
