@@ -483,14 +483,11 @@ class AxiMaster(wiring.Component):
 
     ``reads`` tagged read ports (``tagged[i]``), ``ordered`` in-order read ports
     (``ordered[i]``, each through a :class:`~sparseforge.hw.stream_units.Reorder` of
-    ``2**tag`` slots, its words answered from a
-    :class:`~sparseforge.hw.stream_units.Skid`, so no path runs from the reorder
-    buffer's read into the reader's logic, nor from the reader's ``ready`` back) and
-    ``writes`` write ports (``write[i]``), each at word addresses of ``addr_width`` bits.
-    A port's words are ``word`` bits, or as ``widths`` (Python only, for composites)
-    gives: ``{"tagged": (24, 16), "write": (64,)}``, a width for each port of a kind, in
-    port order; a kind left out takes ``word``. A port's word address ``a`` is byte
-    ``a * word_bytes(width)``, so each region is an array of its own words
+    ``2**tag`` slots) and ``writes`` write ports (``write[i]``), each at word addresses of
+    ``addr_width`` bits. A port's words are ``word`` bits, or as ``widths`` (Python only,
+    for composites) gives: ``{"tagged": (24, 16), "write": (64,)}``, a width for each
+    port of a kind, in port order; a kind left out takes ``word``. A port's word address
+    ``a`` is byte ``a * word_bytes(width)``, so each region is an array of its own words
     (a CSR's 24-bit row pointers at 4 bytes, its 16-bit column ids at 2).
 
     The read ports meet in a :class:`TaggedMux` (tagged ports first), so ARID is
@@ -581,11 +578,7 @@ class AxiMaster(wiring.Component):
         for k, width in enumerate(self.widths["ordered"]):
             m.submodules[f"reorder{k}"] = reorder = Reorder(v["addr_width"], width,
                                                             1 << v["tag"])
-            m.submodules[f"answer{k}"] = answer = Skid(width)
-            port = self.ordered[k]
-            wiring.connect(m, wiring.flipped(port.request), reorder.port.request)
-            wiring.connect(m, reorder.port.response, answer.i)
-            wiring.connect(m, answer.o, wiring.flipped(port.response))
+            wiring.connect(m, wiring.flipped(self.ordered[k]), reorder.port)
             wiring.connect(m, reorder.mem, mux.ports[v["reads"] + k])
         m.submodules.read = read = ReadBridge(v["addr_width"], reads, self.read_id, *axi)
         wiring.connect(m, mux.mem, read.port)
