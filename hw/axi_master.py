@@ -531,7 +531,14 @@ class AxiMaster(wiring.Component):
     synth axi_master`` gives the figure and names the path). More read ports lengthen
     the round robin's chain: with six, one of them in order, the path runs from the
     reorder buffer's counts through the round robin's requests to its grant, whatever
-    the widths.
+    the widths. ``idle`` is a register, so the count of writes in flight reaches no
+    reader's logic. Placed with its readers across a larger part (the accelerator), the
+    longest path runs from an in-order port's answer (the reorder buffer's head: its
+    filled bit and its slot's read) through the reader's logic and back into its
+    ``ready``: a :class:`~sparseforge.hw.stream_units.Skid` on the answer cuts it at a
+    cycle on every read whose address waits for an answer (the converter's), which the
+    accelerator's host model does not count; a reorder buffer whose head is a register,
+    loaded from the answer in the cycle it fills the head's slot, would cut it without.
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),
