@@ -81,9 +81,7 @@ class TensaurusTlu(wiring.Component):
 
     Latency and throughput: one read a cycle while fewer than ``tags`` entries wait for
     their turn; one entry a cycle to the rows while every row's queue has room. The end
-    marker takes one cycle more. Whether words are left to read and to send are flags
-    kept beside the counts, so the handshakes to the reorder buffer and the rows' queues
-    wait on no compare of a count.
+    marker takes one cycle more.
     """
 
     PARAMS = (Param("pes", 2, 1, 64, "PE rows (lanes of an entry)"),
@@ -111,25 +109,22 @@ class TensaurusTlu(wiring.Component):
         busy = Signal()
         job = Signal(self.start.payload.shape())
         issued, head = Signal(A), Signal(A)          # words read, words sent
-        unread, unsent = Signal(), Signal()          # issued != count, head != count
 
         # Start: a stream, once the previous one is sent whole.
         start = self.start
         m.d.comb += start.ready.eq(~busy)
         with m.If(start.valid & start.ready):
-            m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0),
-                         unread.eq(start.payload.count != 0),
-                         unsent.eq(start.payload.count != 0)]
+            m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0)]
 
         # Reads: word ``issued`` in order, through the reorder buffer (its tags from 0 each
         # stream), whose head word is ``head``.
         m.submodules.rob = rob = Reorder(A, self.entry.size, self.tags)
         wiring.connect(m, rob.mem, wiring.flipped(self.mem))
         request, response = rob.port.request, rob.port.response
-        m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & unread),
+        m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & (issued != job.count)),
                      request.payload.eq(job.base + issued)]
         with m.If(request.valid & request.ready):
-            m.d.sync += [issued.eq(issued + 1), unread.eq(issued + 1 != job.count)]
+            m.d.sync += issued.eq(issued + 1)
 
         # The head word to every row's queue (after a dense group's header), then the
         # end marker.
@@ -142,14 +137,14 @@ class TensaurusTlu(wiring.Component):
         w = self.iw                 # the dense mode's place: a group's header due, (j, k)
         dense = Signal(data.StructLayout({"due": 1, "j": w + 1, "k": w + 1, "group": w}),
                        name="dense")
-        more = busy & room & unsent
+        more = busy & room & (head != job.count)
         header = more & job.dense & dense.due
         m.d.comb += response.ready.eq(more & ~header)
         sends = response.valid & response.ready
-        ends = busy & room & ~unsent
+        ends = busy & room & (head == job.count)
         self._walk(m, job, dense, busy, header, sends & job.dense)
         with m.If(sends):
-            m.d.sync += [head.eq(head + 1), unsent.eq(head + 1 != job.count)]
+            m.d.sync += head.eq(head + 1)
         with m.If(ends):
             m.d.sync += busy.eq(0)
         for p, q in enumerate(queues):
