@@ -227,7 +227,8 @@ class WriteBridge(wiring.Component):
         A narrower word is the low bits of the data.
     axi : Out(AxiWriteSignature(axi_addr_width, data_width, 1))
     idle : Out(1)
-        Every write taken has been answered on B: all have landed.
+        Every write taken has been answered on B: all have landed. A register (no path
+        from the count into the idle's reader), so it rises a cycle after the last answer.
     error : Out(1)
         Set (and kept) by a B whose BRESP is not OKAY or whose BID is not 0.
 
@@ -298,8 +299,9 @@ class WriteBridge(wiring.Component):
 
         b = axi.b
         sent, answered = request.valid & request.ready, b.valid & b.ready
-        m.d.comb += [b.ready.eq(1), self.idle.eq(pending == 0)]
-        m.d.sync += pending.eq(pending + sent - answered)
+        quiet = Signal(init=1)              # none pending, none taken: no write next cycle
+        m.d.comb += [b.ready.eq(1), self.idle.eq(quiet)]
+        m.d.sync += [pending.eq(pending + sent - answered), quiet.eq((pending == 0) & ~sent)]
         with m.If(answered & ((b.payload.resp != OKAY) | (b.payload.id != 0))):
             m.d.sync += self.error.eq(1)
         return m
@@ -513,7 +515,8 @@ class AxiMaster(wiring.Component):
     m_axi : Out(pins(AxiSignature(axi_addr, data, read ID bits, 1)))
         The bus, standard-named: ``m_axi__araddr``, ``m_axi__rready``, ...
     idle : Out(1)
-        Every write taken has been answered on B (before the accelerator raises done).
+        Every write taken has been answered on B (before the accelerator raises done);
+        a register.
     error : Out(1)
         An error response, or a response with an ID the master did not send (sticky).
 
@@ -528,7 +531,14 @@ class AxiMaster(wiring.Component):
     synth axi_master`` gives the figure and names the path). More read ports lengthen
     the round robin's chain: with six, one of them in order, the path runs from the
     reorder buffer's counts through the round robin's requests to its grant, whatever
-    the widths.
+    the widths. ``idle`` is a register, so the count of writes in flight reaches no
+    reader's logic. Placed with its readers across a larger part (the accelerator), the
+    longest path runs from an in-order port's answer (the reorder buffer's head: its
+    filled bit and its slot's read) through the reader's logic and back into its
+    ``ready``: a :class:`~sparseforge.hw.stream_units.Skid` on the answer cuts it at a
+    cycle on every read whose address waits for an answer (the converter's), which the
+    accelerator's host model does not count; a reorder buffer whose head is a register,
+    loaded from the answer in the cycle it fills the head's slot, would cut it without.
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),

@@ -105,6 +105,38 @@ def test_write_bridge_lands_every_write_and_is_idle_only_when_all_are_answered(w
     assert busy
 
 
+def test_write_bridge_idle_falls_with_the_write_taken_and_rises_a_cycle_after_its_answer():
+    """``idle`` is a register: low from the cycle after a write is taken (never idle with
+    one unanswered), high again the second cycle after its B, not the first."""
+    dut = WriteBridge(8, 32, 32, 32)
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    seen = []
+
+    async def bench(ctx):
+        request, axi = dut.port.request, dut.axi
+        ctx.set(axi.aw.ready, 1)
+        ctx.set(axi.w.ready, 1)
+        seen.append(ctx.get(dut.idle))
+        ctx.set(request.payload, {"addr": 3, "data": 7})
+        ctx.set(request.valid, 1)
+        await ctx.tick()
+        ctx.set(request.valid, 0)
+        for _ in range(4):                          # AW and W leave; no B yet
+            seen.append(ctx.get(dut.idle))
+            await ctx.tick()
+        ctx.set(axi.b.valid, 1)
+        await ctx.tick()
+        ctx.set(axi.b.valid, 0)
+        seen.append(ctx.get(dut.idle))
+        await ctx.tick()
+        seen.append(ctx.get(dut.idle))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [1, 0, 0, 0, 0, 0, 1]
+
+
 def test_writes_go_on_while_aw_waits():
     """AW and W are decoupled: W takes the queued words' beats while the slave holds AW."""
     rng = random.Random(seed_from_env(6))

@@ -42,6 +42,17 @@ def test_directed_streams_back_to_back(pes, tags):
         check(run, bench)
 
 
+def test_a_stream_of_no_entries_between_two_sends_its_end_marker_alone():
+    """``count`` 0: nothing is read, and each row gets the end marker at once."""
+    empty = Tensor(np.zeros((0, 3), int), np.zeros(0, int), FIG3.shape)
+    streams = [cissmod.encode(t, 2, dw=16, iw=16) for t in (FIG3, empty, FIG3)]
+    assert streams[1].entries == 0
+    run, bench = simulate(TensaurusTlu(pes=2, tags=4), streams, seed_from_env(4), STALLS,
+                          engine="pysim")
+    check(run, bench)
+    assert sum(lane["last"] for lane in run.lanes[0]) == 3
+
+
 def test_matrix_lanes_have_no_k():
     matrix = Tensor(FIG3.coords[:4, :2], FIG3.values[:4], (4, 2))
     component = TensaurusTlu(pes=2, order=2)
