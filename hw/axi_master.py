@@ -532,13 +532,11 @@ class AxiMaster(wiring.Component):
     the round robin's chain: with six, one of them in order, the path runs from the
     reorder buffer's counts through the round robin's requests to its grant, whatever
     the widths. ``idle`` is a register, so the count of writes in flight reaches no
-    reader's logic. Placed with its readers across a larger part (the accelerator), the
-    longest path runs from an in-order port's answer (the reorder buffer's head: its
-    filled bit and its slot's read) through the reader's logic and back into its
-    ``ready``: a :class:`~sparseforge.hw.stream_units.Skid` on the answer cuts it at a
-    cycle on every read whose address waits for an answer (the converter's), which the
-    accelerator's host model does not count; a reorder buffer whose head is a register,
-    loaded from the answer in the cycle it fills the head's slot, would cut it without.
+    reader's logic. An in-order port's answer is the reorder buffer's registered head
+    (:class:`~sparseforge.hw.stream_units.Reorder`), so a reader's logic placed across a
+    larger part (the accelerator) starts at a flip-flop, with no cycle added (a
+    :class:`~sparseforge.hw.stream_units.Skid` there would add one to every read whose
+    address waits for an answer, the converter's).
     """
 
     PARAMS = (Param("reads", 2, 0, PORTS, "tagged read ports"),

@@ -520,7 +520,10 @@ class Reorder(wiring.Component):
     Latency and throughput: a word is offered the cycle after its response (the slot's
     write) and its slot takes a new read the cycle after the word leaves, so a slot is
     busy ``L + 2`` cycles for a memory that answers ``L`` cycles after a read: one read
-    and one word a cycle while ``tags >= L + 2``.
+    and one word a cycle while ``tags >= L + 2``. The offered word and its ``valid`` are
+    registers (the next head's two candidates read ahead, the reader's ``ready`` choosing
+    between them last), so the reader's logic starts at a flip-flop rather than after the
+    slots' read and the tag compares, with the same cycles.
     """
 
     def __init__(self, addr_width, data_width, tags):
@@ -548,21 +551,33 @@ class Reorder(wiring.Component):
             m.d.sync += issued.eq(issued + 1)
 
         m.submodules.slots = slots = Memory(shape=self.width, depth=self.tags, init=[])
-        write, read = slots.write_port(), slots.read_port(domain="comb")
+        write = slots.write_port()
         full, filled, cleared = (Signal(self.tags, name=n) for n in ("full", "filled", "cleared"))
         response, left = mem.response, port.response.valid & port.response.ready
         m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
-                     write.data.eq(response.payload.data), write.en.eq(response.valid),
-                     read.addr.eq(head[:k]), port.response.payload.eq(read.data),
-                     port.response.valid.eq(Array(full)[head[:k]])]
+                     write.data.eq(response.payload.data), write.en.eq(response.valid)]
         m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
                      for t in range(self.tags)]
         m.d.comb += [cleared[t].eq(left & (head[:k] == t)) for t in range(self.tags)]
         m.d.sync += full.eq((full & ~cleared) | filled)
+
+        # The head's word and whether it is filled, registered: next cycle's head is this
+        # one's or the one behind it (the reader's ready picks, last), each read from the
+        # slots or taken from the response filling it now.
+        offer = port.response
+        nexts = []
+        for step in (0, 1):
+            at, read = (head + step)[:k], slots.read_port(domain="comb")
+            now = response.valid & (response.payload.tag == at)
+            m.d.comb += read.addr.eq(at)
+            nexts.append((Array(full)[at] | now, Mux(now, response.payload.data, read.data)))
+        (stay_valid, stay_data), (move_valid, move_data) = nexts
+        m.d.sync += [offer.valid.eq(Mux(left, move_valid, stay_valid)),
+                     offer.payload.eq(Mux(left, move_data, stay_data))]
         with m.If(left):
             m.d.sync += head.eq(head + 1)
         with m.If(self.restart):
-            m.d.sync += [issued.eq(0), head.eq(0)]
+            m.d.sync += [issued.eq(0), head.eq(0), offer.valid.eq(0)]
         return m
 
 
