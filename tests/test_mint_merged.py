@@ -289,9 +289,9 @@ def test_positions_at_the_edge_of_position_width():
 
 
 def test_quotients_at_the_edge_of_quotient_width():
-    """With 3-bit quotients, 8 rows, 8 fibers (I J) and block column 7 (16 columns) divide
-    exactly, each at once its largest quotient; 9 rows, 9 fibers and 18 columns are
-    refused in one line naming the width."""
+    """With 3-bit quotients, 8 rows (RLC to COO), 8 fibers (I J) and block column 7 (16
+    columns) divide exactly, back to back under stalls; 9 rows (Dense to COO and CSR, RLC
+    to COO), 9 fibers and 18 columns are refused in one line naming the width."""
     component = MintMerged(**{**SMALL, "quotient_width": 3})
     rows = np.zeros((8, 5), np.uint8)
     rows[[0, 4, 7], [4, 0, 4]] = [1, 2, 3]
@@ -299,12 +299,12 @@ def test_quotients_at_the_edge_of_quotient_width():
     fibers[1, 3, 3], fibers[0, 0, 0] = 4, 5
     columns = np.zeros((2, 16), np.uint8)
     columns[1, [0, 15]] = [6, 7]
-    edges = [(MintMode.DENSE_TO_COO, rows), (MintMode.DENSE_TO_CSR, rows),
-             (MintMode.RLC_TO_COO, rows), (CSF, fibers), (MintMode.CSR_TO_BSR, columns)]
+    edges = [(MintMode.RLC_TO_COO, rows), (CSF, fibers), (MintMode.CSR_TO_BSR, columns)]
     for (mode, _), (got, want) in zip(edges, mixed(component, edges, seed_from_env(35),
                                                    STALLS), strict=True):
         assert same(got, want), mode
     over = [(MintMode.DENSE_TO_COO, np.ones((9, 5), np.uint8)),
+            (MintMode.DENSE_TO_CSR, np.ones((9, 5), np.uint8)),
             (MintMode.RLC_TO_COO, np.ones((9, 5), np.uint8)),
             (CSF, np.ones((3, 3, 4), np.uint8)), (MintMode.CSR_TO_BSR, np.ones((2, 18), np.uint8))]
     for mode, source in over:
