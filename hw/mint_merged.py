@@ -481,20 +481,23 @@ class MintMerged(wiring.Component):
     the separate blocks' cycles (a leaf a cycle; an entry a cycle while the rows keep the
     schedule fed).
 
-    Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
-    Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
-    the separate converters as built (counters where the paper divides in Dense to COO,
-    CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC divides
-    nothing) and as the paper builds them, each position-computing converter with its
-    own L-lane divider (:data:`DIVIDER`, measured once and added to each; RLC to COO's
-    and CSR to BSR's one lane are counted as well, a few percent).
+    Area: the paper's dividers are 74% of its MINT_m (Section VII-B). Here the divider
+    is a row's bits deep and a column count wide (``quotient_width`` levels of
+    ``index_width + 1``-bit subtracts), where dividing whole positions took
+    ``position_width`` levels of registers ``position_width`` bits wide on every lane,
+    most of the block's flip-flops. ``MERGES`` and ``DIVIDES`` let the synthesis report
+    set it beside the separate converters as built (counters where the paper divides in
+    Dense to COO, CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC
+    divides nothing) and as the paper builds them, each position-computing converter
+    with its own L-lane divider (:data:`DIVIDER`, this one, measured once and added to
+    each; RLC to COO's and CSR to BSR's one lane are counted as well, a few percent).
 
     Clock: the divider's stages are short (a subtract of the divisor's bits and a
-    multiplexer). The
-    stall used to set the clock: the compactor's registered offset decides whether it
-    takes a vector, and that readiness ran back, unregistered, through the register after
-    the FIFO, the FIFO and the divider to the enables of every stage of the divider and
-    the position scan (thousands of flip-flops spread over the die, mostly routing). That
+    multiplexer). The stall used to set the clock: the compactor's registered offset
+    decides whether it takes a vector, and that readiness ran back, unregistered,
+    through the register after the FIFO, the FIFO and the divider to the enables of
+    every stage of the divider and the position scan (thousands of flip-flops spread
+    over the die, mostly routing). That
     register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
     that path starts at a flip-flop. The input side's stall was then the longest: the
     FIFO beside the divider, once full, held ``enter``, and that readiness ran back,
@@ -510,10 +513,10 @@ class MintMerged(wiring.Component):
     ``(i, j)`` is two multiplexers from them. The synthesis report names the critical path.
     Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
     to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
-    ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its
-    registers; the report places it on the smallest ECP5 that holds it. BSR to COO shares
-    zero detection, the prefix sum and the compactor; CSF to COO and CSR to CISS, whose
-    units fit nothing here, add their separate blocks' logic.
+    ECP5-25k with the flow's fifth to spare; the report places it on the smallest ECP5
+    that holds it. BSR to COO shares zero detection, the prefix sum and the compactor;
+    CSF to COO and CSR to CISS, whose units fit nothing here, add their separate blocks'
+    logic.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
