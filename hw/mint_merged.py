@@ -15,11 +15,12 @@ coordinates share the paper's eight-lane divide and modulo unit:
   so the sums are the mask's): each kept element's place in the output;
 - one position prefix sum and one :class:`~.divider.DivMod` of ``lanes`` lanes give every
   element its row-major position and from it its row (the quotient by the column count
-  K) and column (the remainder): RLC's distances (``run + 1``, the matrix's first pair
-  ``run``) as Fig. 8d sums them, and a dense element's one (a padding lane's none) as
-  Fig. 8f does, so Dense to COO, CSR and CSF divide as the paper draws it instead of
-  counting (a 3-D tensor as the ``I*J x K`` matrix of its fibers: the quotient is the
-  fiber, the remainder ``k``);
+  K) and column (the remainder), the divider a level a row's bit (``quotient_width``) and
+  its partial remainders a column count wide, not a position's levels and width: RLC's
+  distances (``run + 1``, the matrix's first pair ``run``) as Fig. 8d sums them, and a
+  dense element's one (a padding lane's none) as Fig. 8f does, so Dense to COO, CSR and
+  CSF divide as the paper draws it instead of counting (a 3-D tensor as the ``I*J x K``
+  matrix of its fibers: the quotient is the fiber, the remainder ``k``);
 - one :class:`~.convert_dense.Compactor` packs the records of every mode but ZVC to Dense:
   each lane's record is the widest (``{row, col, value}``) and a mode reads the fields it
   needs; its marks carry CSR's row pointers and ZVC's mask words alike;
@@ -122,6 +123,12 @@ def ciss_width(width):
     """Bits of a CISS value for values of ``width`` bits: at least 2 (a CISS value is two's
     complement, :class:`~sparseforge.sw.wire.CissWire`)."""
     return max(width, 2)
+
+
+def divisor_bits(index_width, block_cols, position_width):
+    """Bits of the merged converter's divisor (``columns``, or C in CSR to BSR): up to
+    ``2**index_width`` columns, and C, within the positions' bits."""
+    return min(position_width, max(index_width + 1, block_cols.bit_length()))
 
 
 def mint_mark(lanes, ptr_width):
@@ -285,9 +292,9 @@ class MintMergedSignature(wiring.Signature):
       streams; change it only once the previous matrix's inputs have all been taken and
       its outputs have all left (CSR to CSC takes an empty matrix's row pointers after its
       column pointers leave).
-    - ``columns`` (in, ``position_width`` bits): the matrix's column count (the paper's
-      K, the divisor of Fig. 8d and 8f; a tensor's ``dim2``), held as ``mode`` is; Dense
-      to COO, CSR and CSF and RLC to COO need it.
+    - ``columns`` (in, :func:`divisor_bits`): the matrix's column count (the paper's K,
+      the divisor of Fig. 8d and 8f; a tensor's ``dim2``), at most ``2**index_width``,
+      held as ``mode`` is; Dense to COO, CSR and CSF and RLC to COO need it.
     - ``fibers`` (in, ``position_width`` bits): a tensor's ``dim1`` (J, its fibers a
       slice), held as ``mode`` is; Dense to CSF needs it.
     - ``dense`` (stream in, :func:`~.interfaces.dense_layout`): a matrix, row-padded for
@@ -351,7 +358,8 @@ class MintMergedSignature(wiring.Signature):
         trees = level_streams(In, lanes, index_width, ptr_width, width).values()
         super().__init__({
             "mode": In(MintMode),
-            "columns": In(position_width), "fibers": In(position_width),
+            "columns": In(divisor_bits(index_width, block[1], position_width)),
+            "fibers": In(position_width),
             "dense": In(stream.Signature(dense_layout(lanes, width))),
             "mask": In(stream.Signature(struct(wire.zvc_mask(lanes)))),
             "values": In(stream.Signature(record_word_layout(width, lanes, count=False))),
@@ -390,12 +398,17 @@ class MintMerged(wiring.Component):
     ptr_width : bits of a CSR row pointer and of CSF's node counts and pointers.
     run_bits : bits of an RLC run (at most ``index_width``: Dense to RLC's runs travel in
         the records' columns).
-    position_width : P, bits of a row-major position and of ``columns``: a matrix of up
-        to ``2**P`` elements and fewer than ``2**P`` columns (and rows and columns up to
-        ``2**index_width``). Positions are summed modulo ``2**P``.
+    position_width : P, bits of a row-major position: a matrix of up to ``2**P`` elements
+        (and rows and columns up to ``2**index_width``). Positions are summed modulo
+        ``2**P``.
     levels : adder and multiplexer levels between pipeline registers (zero detection's
         prefix sum and the compaction network).
     divide_levels : quotient bits between the divider's pipeline registers.
+    quotient_width : Q, bits of the divider's quotients (0: ``index_width``; at most P):
+        a matrix's rows, a tensor's fibers (``I*J``), CSR to BSR's block columns are at
+        most ``2**Q``. The divider runs Q levels, not P (a position's quotient is a row,
+        not a position), and its divisor (``columns``, or C) is read in
+        ``index_width + 1`` bits (at least C's), enough for ``2**index_width`` columns.
     block_rows, block_cols : R and C, CSR to BSR's blocks (C the divisor in that mode).
     depth : nonzeros a CSR-to-BSR scratchpad bank holds, as
         :class:`~.convert_bsr.CsrToBsr`'s ``depth`` (its rows, but each block row's last,
@@ -413,7 +426,8 @@ class MintMerged(wiring.Component):
     Members
     -------
     mode : In(MintMode)
-    columns, fibers : In(P)
+    columns : In(:func:`divisor_bits`)
+    fibers : In(P)
     dense, mask, values, pairs, row_ptr, entries, shape, col_ids, dense_shape, records,
     csf0, csf1, csf2 : In(stream(...))
     words, marks, expanded, level0, level1, level2, block_ptr, blocks, col_ptr, csc, rlc,
@@ -447,7 +461,7 @@ class MintMerged(wiring.Component):
 
     Latency and throughput: ``latency`` cycles from a vector that completes a word to
     that word: a Dense-to-X mode's :class:`~.convert_dense.DenseToCoo` latency plus the
-    position scan's and the divider's (``scan + ceil(P / divide_levels)``, ``scan =
+    position scan's and the divider's (``scan + ceil(Q / divide_levels)``, ``scan =
     log2 L + 1``); ZVC to Dense takes zero detection's 2 cycles more than
     :class:`~.convert_dense.ZvcToDense`; Dense to CSF's records leave the position scan
     and divider's latency and :class:`FiberTree`'s after a vector is taken, where
@@ -467,19 +481,23 @@ class MintMerged(wiring.Component):
     the separate blocks' cycles (a leaf a cycle; an entry a cycle while the rows keep the
     schedule fed).
 
-    Area: the divider is its largest part (the paper's dividers are 74% of its MINT_m,
-    Section VII-B); ``MERGES`` and ``DIVIDES`` let the synthesis report set it beside
-    the separate converters as built (counters where the paper divides in Dense to COO,
-    CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC divides
-    nothing) and as the paper builds them, each position-computing converter with its
-    own L-lane divider (:data:`DIVIDER`, measured once and added to each; RLC to COO's
-    and CSR to BSR's one lane are counted as well, a few percent).
+    Area: the paper's dividers are 74% of its MINT_m (Section VII-B). Here the divider
+    is a row's bits deep and a column count wide (``quotient_width`` levels of
+    ``index_width + 1``-bit subtracts), where dividing whole positions took
+    ``position_width`` levels of registers ``position_width`` bits wide on every lane,
+    most of the block's flip-flops. ``MERGES`` and ``DIVIDES`` let the synthesis report
+    set it beside the separate converters as built (counters where the paper divides in
+    Dense to COO, CSR and CSF, one divider lane in RLC to COO and CSR to BSR; CSR to CSC
+    divides nothing) and as the paper builds them, each position-computing converter
+    with its own L-lane divider (:data:`DIVIDER`, this one, measured once and added to
+    each; RLC to COO's and CSR to BSR's one lane are counted as well, a few percent).
 
-    Clock: the divider's stages are short (one P-bit subtract and a multiplexer). The
-    stall used to set the clock: the compactor's registered offset decides whether it
-    takes a vector, and that readiness ran back, unregistered, through the register after
-    the FIFO, the FIFO and the divider to the enables of every stage of the divider and
-    the position scan (thousands of flip-flops spread over the die, mostly routing). That
+    Clock: the divider's stages are short (a subtract of the divisor's bits and a
+    multiplexer). The stall used to set the clock: the compactor's registered offset
+    decides whether it takes a vector, and that readiness ran back, unregistered,
+    through the register after the FIFO, the FIFO and the divider to the enables of
+    every stage of the divider and the position scan (thousands of flip-flops spread
+    over the die, mostly routing). That
     register is now the house :class:`~.stream_units.Skid`, its ready registered too, so
     that path starts at a flip-flop. The input side's stall was then the longest: the
     FIFO beside the divider, once full, held ``enter``, and that readiness ran back,
@@ -495,19 +513,21 @@ class MintMerged(wiring.Component):
     ``(i, j)`` is two multiplexers from them. The synthesis report names the critical path.
     Size: the CSF tree, the BSR units, the CSC sort and the units of Dense to RLC and COO
     to Dense that nothing else uses take the logic (LUT4s and carry cells) past the
-    ECP5-25k with the flow's fifth to spare, the divider's flip-flops most of its
-    registers; the report places it on the smallest ECP5 that holds it. BSR to COO shares
-    zero detection, the prefix sum and the compactor; CSF to COO and CSR to CISS, whose
-    units fit nothing here, add their separate blocks' logic.
+    ECP5-25k with the flow's fifth to spare; the report places it on the smallest ECP5
+    that holds it. BSR to COO shares zero detection, the prefix sum and the compactor;
+    CSF to COO and CSR to CISS, whose units fit nothing here, add their separate blocks'
+    logic.
     """
 
     PARAMS = (LANES, WIDTH, Param("index_width", 16, 1, 32, "bits of a row and a column id"),
               Param("ptr_width", 32, 1, 48, "bits of a CSR row pointer (and of CSF's counts, "
                     "CSR to BSR's columns, pointers and counts)"),
               Param("run_bits", 5, 1, 32, "bits of an RLC run"),
-              Param("position_width", 32, 2, 64, "bits of a position and of the column count"),
+              Param("position_width", 32, 2, 64, "bits of a position"),
               LEVELS,
               Param("divide_levels", 1, 1, 64, "quotient bits between divider registers"),
+              Param("quotient_width", 0, 0, 64, "bits of the divider's quotients: rows, "
+                    "fibers, block columns (0: index_width)"),
               Param("block_rows", 2, 1, 8, "rows of a BSR block (R)"),
               Param("block_cols", 2, 1, 8, "columns of a BSR block (C), the divisor"),
               Param("depth", 512, 4, 1 << 16, "nonzeros a CSR-to-BSR scratchpad bank holds",
@@ -528,7 +548,8 @@ class MintMerged(wiring.Component):
     DIVIDES = ("dense_to_coo", "dense_to_csr", "rlc_to_coo", "dense_to_csf", "csr_to_bsr")
     """Those of :attr:`MERGES` that compute positions: built the paper's way, each has
     its own :attr:`DIVIDER`."""
-    DIVIDER = ("divmod", {"lanes": 8, "width": 32, "levels": 1})
+    DIVIDER = ("divmod", {"lanes": 8, "width": 32, "quotient_width": 16, "divisor_width": 17,
+                          "levels": 1})
     """The divider of the report configuration, as a block and its parameters."""
     MERGES_PAPER = ("MINT_m 0.41 mm2 = 43% of MINT_b's 0.95 (-57%, Sec. VII, 28 nm, all of "
                     "Fig. 8's conversions; its dividers are 74% of MINT_m)")
@@ -582,7 +603,10 @@ class MintMerged(wiring.Component):
             "counts": data.ArrayLayout(self.run_bits + 1, L), "slice": slice_}), "row_end": 1})
         self.nonzeros = NonzeroPositions(L, self.width, tag, self.levels)
         self.scan = PrefixSum(lanes=L, width=P, variant="kogge_stone", inclusive=1)
-        self.divider = DivMod(lanes=L, width=P, levels=self.divide_levels)
+        self.quotient_width = min(v["quotient_width"] or self.index_width, P)
+        self.divider = DivMod(lanes=L, width=P, quotient_width=self.quotient_width,
+                              divisor_width=divisor_bits(self.index_width, self.block[1], P),
+                              levels=self.divide_levels)
         position = position_bits(L)
         side = data.StructLayout({
             "values": data.ArrayLayout(self.width, L), "mask": L, "base": position,

@@ -142,6 +142,17 @@ def sizes(mode, source):
     return source.shape[1], 0
 
 
+def quotient(component, mode, source):
+    """The largest quotient the divider gives for ``source`` in ``mode`` (a mode in
+    :data:`DIVIDES`): its last block column in CSR to BSR, its last fiber in Dense to
+    CSF, else its last row."""
+    if mode == MintMode.CSR_TO_BSR:
+        return max(source.shape[1] - 1, 0) // component.block[1]
+    if mode == MintMode.DENSE_TO_CSF:
+        return max(source.shape[0] * source.shape[1] - 1, 0)
+    return max(source.shape[0] - 1, 0)
+
+
 def _flat_dense(component, dense):
     """A flat dense stream (Dense to ZVC, Dense to CSF) on the merged ``dense`` port,
     ``row_end`` 0, row-major."""
@@ -347,10 +358,16 @@ def streams(component, mode, source):
     # the largest dividend (a position, or in CSR to BSR a column) and divisor
     largest = (columns - 1 if mode == MintMode.CSR_TO_BSR
                else max(int(np.prod(source.shape)) - 1, columns, fibers))
-    if mode in DIVIDES and largest >> component.position_width:
-        raise ParameterError(f"a {' x '.join(map(str, source.shape))} "
-                             f"{'tensor' if fibers else 'matrix'} does not fit the "
-                             f"converter's {component.position_width}-bit positions")
+    named = f"a {' x '.join(map(str, source.shape))} {'tensor' if fibers else 'matrix'}"
+    bsr, q = mode == MintMode.CSR_TO_BSR, component.quotient_width
+    for over, widths in ((largest >> component.position_width,
+                          f"{component.position_width}-bit positions"),
+                         (quotient(component, mode, source) >> q, f"{q}-bit quotients "
+                          "(quotient_width: rows, fibers, block columns)"),
+                         (not bsr and columns > 1 << component.index_width,
+                          f"{component.index_width}-bit columns")):
+        if mode in DIVIDES and over:
+            raise ParameterError(f"{named} does not fit the converter's {widths}")
     if mode == MintMode.CSR_TO_BSR:
         _check_csr(component, source)
         return _csr_streams(component, source, mode)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.registry import get
 from sparseforge.hw.compose.csr_to_dense import CsrToDense
 from sparseforge.hw.convert_bsr import BsrToCoo, CsrToBsr
 from sparseforge.hw.convert_ciss import CsrToCiss
@@ -19,6 +20,7 @@ from sparseforge.hw.convert_csf import CsfToCoo, DenseToCsf
 from sparseforge.hw.convert_dense import DenseToCoo, ZvcToDense
 from sparseforge.hw.convert_expand import CooToDense
 from sparseforge.hw.convert_rlc import DenseToRlc, RlcToCoo
+from sparseforge.hw.divider import DivMod
 from sparseforge.hw.mint_merged import MintMerged, MintMergedSignature, ciss_width
 from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw import conversion as cv
@@ -68,7 +70,7 @@ STALLS = {"dense": 0.9, "mask": 0.6, "values": 0.4, "pairs": 0.5, "words": 0.3,
 RUN_BITS = 2
 SMALL = {"lanes": 4, "width": 8, "index_width": 4, "ptr_width": 8, "run_bits": RUN_BITS,
          "position_width": 8, "depth": 8, "max_rows": 16, "max_cols": 32, "max_nnz": 64,
-         "pes": 2, "inflight": 2}
+         "pes": 2, "inflight": 2, "quotient_width": 7}
 BLOCK = (2, 2)
 """The BSR blocks of the merged converter's default ``block_rows`` and ``block_cols``."""
 
@@ -284,6 +286,30 @@ def test_positions_at_the_edge_of_position_width():
     for mode in (MintMode.DENSE_TO_COO, MintMode.RLC_TO_COO):
         with pytest.raises(ParameterError, match="6-bit positions"):
             bench(component, mode, source_of(mode, np.ones((5, 13), np.uint8)), 0)
+
+
+def test_quotients_at_the_edge_of_quotient_width():
+    """With 3-bit quotients, 8 rows (RLC to COO), 8 fibers (I J) and block column 7 (16
+    columns) divide exactly, back to back under stalls; 9 rows (Dense to COO and CSR, RLC
+    to COO), 9 fibers and 18 columns are refused in one line naming the width."""
+    component = MintMerged(**{**SMALL, "quotient_width": 3})
+    rows = np.zeros((8, 5), np.uint8)
+    rows[[0, 4, 7], [4, 0, 4]] = [1, 2, 3]
+    fibers = np.zeros((2, 4, 4), np.uint8)
+    fibers[1, 3, 3], fibers[0, 0, 0] = 4, 5
+    columns = np.zeros((2, 16), np.uint8)
+    columns[1, [0, 15]] = [6, 7]
+    edges = [(MintMode.RLC_TO_COO, rows), (CSF, fibers), (MintMode.CSR_TO_BSR, columns)]
+    for (mode, _), (got, want) in zip(edges, mixed(component, edges, seed_from_env(35),
+                                                   STALLS), strict=True):
+        assert same(got, want), mode
+    over = [(MintMode.DENSE_TO_COO, np.ones((9, 5), np.uint8)),
+            (MintMode.DENSE_TO_CSR, np.ones((9, 5), np.uint8)),
+            (MintMode.RLC_TO_COO, np.ones((9, 5), np.uint8)),
+            (CSF, np.ones((3, 3, 4), np.uint8)), (MintMode.CSR_TO_BSR, np.ones((2, 18), np.uint8))]
+    for mode, source in over:
+        with pytest.raises(ParameterError, match="3-bit quotients"):
+            bench(component, mode, source_of(mode, source), 0)
 
 
 def test_each_mode_leaves_the_other_modes_outputs_silent():
@@ -863,8 +889,10 @@ def test_declares_the_named_signature():
     assert merged.divider.lanes == 4 and merged.divider.width == 10
     divider = MintMerged(**MintMerged.REPORT[0]).divider
     name, params = MintMerged.DIVIDER
-    assert name == "divmod" and params == {"lanes": divider.lanes, "width": divider.width,
-                                           "levels": divider.levels}
+    assert name == "divmod" and params == {
+        "lanes": divider.lanes, "width": divider.width, "levels": divider.levels,
+        "quotient_width": divider.quotient_width, "divisor_width": divider.divisor_width}
+    assert params in [get("divmod").resolve(c) for c in DivMod.REPORT]   # the report's
 
 
 @pytest.mark.parametrize("params", [{}, {"lanes": 2, "width": 1, "index_width": 1,
@@ -902,8 +930,7 @@ def test_synth_report_sets_it_beside_the_separate_converters_both_ways():
     assert row["divider_logic"] == 400 and row["divides"] == list(MintMerged.DIVIDES)
     assert row["paper_style_logic"] == separate + 5 * 400
     assert row["paper_style_ratio"] == 160 / (separate + 2000)
-    held = {"block": "divmod", "lut": 200, "carry": 0, "params": {"lanes": 8, "width": 32,
-                                                                  "levels": 1}}
+    held = {"block": "divmod", "lut": 200, "carry": 0, "params": dict(MintMerged.DIVIDER[1])}
     (row,) = merged_rows([*results, held], synth)
     assert row["divider_logic"] == 200 and len(asked) == 1
     assert merged_rows([r for r in results if r["block"] != "rlc_to_coo"], synth) == []
