@@ -141,31 +141,10 @@ def accel_run(accel, seed):
     return accel_plan.plan(a, b, "prescient", config), a, b
 
 
-def out_words(plan, y):
-    """The output region's words of a run whose output is ``y``, as the engine writes
-    them (the inverse of the host's ``output``): Tensaurus's panels of ``R`` columns,
-    each row's ``tlen * cols`` chunks; Eureka's panels of tiles, a block row's 4 rows a
-    word. Padding is zero, as the zero-padded operands make it."""
-    c = plan.config
-    if plan.kernel == "pruned-gemm":
-        rows, panels = plan.grid[0] * wire.ROWS, plan.panels
-        padded = np.zeros((rows, panels * c.columns), dtype=np.int64)
-        padded[:y.shape[0], :y.shape[1]] = y
-        tiles = padded.reshape(plan.grid[0], wire.ROWS, panels, c.columns)
-        return wire.tensaurus_out_words(tiles.transpose(2, 0, 1, 3).reshape(
-            -1, wire.ROWS * c.columns), c.acc_width)
-    m, R = plan.shape[0], c.width
-    padded = np.zeros((m, plan.passes * R), dtype=np.int64)
-    padded[:, :y.shape[1]] = y
-    chunks = padded.reshape(m, plan.passes, c.tlen * c.cols, c.vlen).transpose(1, 0, 2, 3)
-    return wire.tensaurus_out_words(chunks.reshape(-1, c.vlen), c.acc_width)
-
-
 def bus_words(memory, data):
     """Bytes ``memory`` as words of the ``data``-bit bus (Python ints)."""
-    step = data // 8
-    raw = bytes(memory) + bytes(-len(memory) % step)
-    return [int.from_bytes(raw[k:k + step], "little") for k in range(0, len(raw), step)]
+    raw = np.concatenate([memory, np.zeros(-len(memory) % (data // 8), np.uint8)])
+    return [int(w) for w in wire.from_bytes(raw, data // 8)]
 
 
 def accel_program(plan, regions):
@@ -197,7 +176,7 @@ def accel_selftest(accel, seed, n_ops=None, expected=None, program=None):
     image, regions = host_of(plan).image(plan, matrix, b)
     y = plan.golden if expected is None else expected(plan.golden.copy())
     want = image.copy()
-    accel_image.put(want, regions["out"], out_words(plan, y))
+    accel_image.put(want, regions["out"], host_of(plan).out_words(plan, y))
     out, step = regions["out"], accel.data // 8
     first, end = out.base // step, -(-(out.base + out.size) // step)
     cmds = accel_program(plan, regions)

@@ -179,6 +179,18 @@ def output(plan_, memory, regions):
     return tiles.transpose(1, 2, 0, 3).reshape(plan_.grid[0] * ROWS, -1)[:m, :n]
 
 
+def out_words(plan_, y):
+    """The output region's words of a run whose output is ``y``, as the engine writes
+    them (the inverse of :func:`output`): panels of tiles, a block row's ``ROWS`` rows a
+    word; padding zero."""
+    c, panels = plan_.config, plan_.panels
+    padded = np.zeros((plan_.grid[0] * ROWS, panels * c.columns), dtype=np.int64)
+    padded[:y.shape[0], :y.shape[1]] = y
+    tiles = padded.reshape(plan_.grid[0], ROWS, panels, c.columns)
+    return wire.tensaurus_out_words(tiles.transpose(2, 0, 1, 3).reshape(
+        -1, ROWS * c.columns), c.acc_width)
+
+
 def traffic(plan_, data=64):
     """``(bytes read, bytes written)`` of the run as the engine makes it on a bus of
     ``data`` bits: every pass reads each sent block's place, record and slab, and writes

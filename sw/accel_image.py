@@ -204,3 +204,15 @@ def output(plan_, memory, regions):
     values = wire.tensaurus_out_values(words.astype(object), c.vlen, c.acc_width)
     panels = values.reshape(plan_.passes, m, -1)
     return np.concatenate(list(panels), axis=1)[:, :plan_.columns]
+
+
+def out_words(plan_, y):
+    """The output region's words of a run whose output is ``y``, as the engine writes
+    them (the inverse of :func:`output`): panels of ``R`` columns, each row's
+    ``tlen * cols`` chunks of ``vlen``; padding zero, as the zero-padded operands make
+    it."""
+    c, m = plan_.config, plan_.shape[0]
+    padded = np.zeros((m, plan_.passes * c.width), dtype=np.int64)
+    padded[:, :y.shape[1]] = y
+    chunks = padded.reshape(m, plan_.passes, c.tlen * c.cols, c.vlen).transpose(1, 0, 2, 3)
+    return wire.tensaurus_out_words(chunks.reshape(-1, c.vlen), c.acc_width)

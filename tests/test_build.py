@@ -18,7 +18,6 @@ from sparseforge.board import (
     accel_run,
     accel_selftest,
     buffet_program,
-    out_words,
     self_check,
     self_check_params,
 )
@@ -171,7 +170,7 @@ def test_the_output_words_are_what_the_host_reads_back_as_the_golden_output(engi
     accel = Accel(**self_check_params("accel", {"engine": engine}))
     plan, matrix, b = accel_run(accel, seed=1)
     image, regions = host_of(plan).image(plan, matrix, b)
-    accel_image.put(image, regions["out"], out_words(plan, plan.golden))
+    accel_image.put(image, regions["out"], host_of(plan).out_words(plan, plan.golden))
     np.testing.assert_array_equal(host_of(plan).output(plan, image, regions), plan.golden)
     assert plan.golden.any()
 
