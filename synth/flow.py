@@ -12,14 +12,13 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from resource import RUSAGE_CHILDREN, getrusage
 
 from amaranth.back import rtlil
 
 from ..core.errors import ParameterError, ToolError
 from ..core.export import rtlil_text
 from ..core.registry import get
-from ..core.tools import run_yowasp, status
+from ..core.tools import processor_seconds, run_yowasp, status
 from . import outreg
 from .harness import Harness
 
@@ -72,20 +71,14 @@ def _stat(il, top, target, nodsp=False):
     return stat["design"]["num_cells_by_type"], out.get(f"{top}.json"), "abc" if n else ""
 
 
-def _children_cpu():
-    """Processor seconds the finished child processes (the tools) have used so far."""
-    usage = getrusage(RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 @contextlib.contextmanager
 def timed(seconds, step):
     """Put the time the block takes into ``seconds[step]``: ``wall`` seconds and ``cpu``,
     the tools' processor seconds (what a machine others share does not stretch)."""
-    wall, cpu = time.monotonic(), _children_cpu()
+    wall, cpu = time.monotonic(), processor_seconds(own=False)
     yield
     seconds[step] = {"wall": round(time.monotonic() - wall, 1),
-                     "cpu": round(_children_cpu() - cpu, 1)}
+                     "cpu": round(processor_seconds(own=False) - cpu, 1)}
 
 
 def pnr_steps(times):

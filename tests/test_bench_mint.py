@@ -226,17 +226,20 @@ def test_the_rate_table_prices_a_matrix_it_was_not_fitted_on(shared_data):
 
 def test_synthesis_places_each_block_on_the_smallest_part_that_holds_it(monkeypatch, tmp_path):
     """A full run places MINT_m, which the 25k cannot hold: each block goes to the
-    smallest ECP5 that holds it, and a second call takes the kept result."""
+    smallest ECP5 that holds it, a second call takes the kept result, and ``synth`` keeps
+    and finds the same result (one cache for both)."""
     from sparseforge.bench import mint
+    from sparseforge.commands import synth
 
     calls = []
 
-    def synthesize(name, params, target, with_fmax, device):
-        calls.append(device)
+    def synthesize(name, params, target, with_fmax, device, seeds, jobs, quick):
+        calls.append((device, seeds))
         return {"block": name, "params": params, "fmax_mhz": 100.0}
 
     monkeypatch.setenv("SPARSEFORGE_CACHE", str(tmp_path))
-    monkeypatch.setattr("sparseforge.synth.flow.synthesize", synthesize)
+    monkeypatch.setattr(synth, "synthesize", synthesize)
     first = mint._synthesized("buffet", {"depth": 64, "width": 32}, with_fmax=True)
     again = mint._synthesized("buffet", {"depth": 64, "width": 32}, with_fmax=True)
-    assert calls == ["auto"] and not first.get("cached") and again["cached"]
+    assert calls == [("auto", (1, 2, 3))] and not first["cached"] and again["cached"]
+    assert synth.kept("buffet", {"depth": 64, "width": 32}, "ecp5", "auto", (1, 2, 3))["cached"]

@@ -347,32 +347,14 @@ def _logic(r):
 
 
 def _synthesized(name, params, with_fmax):
-    """``synthesize(name, params, "ecp5", with_fmax)`` on the smallest ECP5 that holds the
-    block (MINT_m does not fit the 25k), kept in the cache under a hash of the block's
-    RTLIL and the flow's sources (the device follows from them), so a run repeats no
-    place and route of an unchanged block; without ``with_fmax`` a kept result with Fmax
-    serves too."""
-    import hashlib
-    from pathlib import Path
+    """The block's synthesis on the smallest ECP5 that holds it (MINT_m does not fit the
+    25k), kept where ``synth`` keeps it (:func:`~sparseforge.commands.synth.kept`: a block
+    placed by ``synth BLOCK --device auto`` or the report serves here, and the other way
+    round); without ``with_fmax`` a kept result with Fmax serves too."""
+    from sparseforge.commands.synth import kept
+    from sparseforge.synth.flow import SEEDS
 
-    from sparseforge import synth
-    from sparseforge.core.export import rtlil_text
-    from sparseforge.core.tools import cache_dir
-    from sparseforge.synth.flow import SEEDS, synthesize
-
-    digest = hashlib.sha256(rtlil_text(name, params)[0].encode())
-    for source in sorted(Path(synth.__file__).parent.glob("*.py")):
-        digest.update(source.read_bytes())
-    digest.update(json.dumps([params, SEEDS], sort_keys=True, default=str).encode())
-    folder = cache_dir("bench-mint-synth")
-    kept = [folder / f"{name}-{digest.hexdigest()[:20]}-{fmax}.json"
-            for fmax in ("fmax", "area")]
-    for path in kept[:1] if with_fmax else kept:
-        if path.exists():
-            return {**json.loads(path.read_text()), "cached": True}
-    result = synthesize(name, params, "ecp5", with_fmax=with_fmax, device="auto")
-    kept[0 if with_fmax else 1].write_text(json.dumps(result, default=str))
-    return result
+    return kept(name, params, "ecp5", "auto", SEEDS, with_fmax=with_fmax)
 
 
 def area(quick, only=None):

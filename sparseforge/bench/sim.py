@@ -27,7 +27,6 @@ Measured in one run, on the same workload:
   start-up beside it.
 """
 
-import resource
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.commands.demo import ENGINE, ROWS_PER_TILE, TAILOR, WIDTH, workload
 from sparseforge.core.data import bundled, shared_data_dir
 from sparseforge.core.errors import ParameterError
+from sparseforge.core.tools import processor_seconds
 from sparseforge.hw.buffet import Buffet
 from sparseforge.hw.compose.spmv_tailor import SpmvTailor
 from sparseforge.hw.tailor import Tailor
@@ -179,14 +179,6 @@ def measure(kind, paths, seed, target, prefix):
     return out
 
 
-def _processor_seconds():
-    """Processor seconds (user and system) of this process and of the children it has
-    waited for (Yosys, Verilator, the compiler, the simulator): a span's CPU time, which a
-    machine others share does not stretch."""
-    return sum(t for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-               for t in resource.getrusage(who)[:2])
-
-
 def accel_config(pes):
     """The build of ``run accel`` (its defaults) with PE array ``pes`` (``RxC``); a bad
     array is refused here, before any work."""
@@ -208,7 +200,7 @@ def measure_accel(path, pes, columns, seed):
     from sparseforge.tb.accel import AccelBench, AccelHarness, params_of
 
     _status(f"bench sim: accel: {pes} on {Path(path).name} ...")
-    began, cpu_began = time.perf_counter(), _processor_seconds()
+    began, cpu_began = time.perf_counter(), processor_seconds()
     rate, _ = run_accel.memory_of(0, run_accel.BYTES_PER_CYCLE)
     config = accel_config(pes)
     a, _ = run_accel.nonzeros(read_matrix(path))
@@ -228,7 +220,7 @@ def measure_accel(path, pes, columns, seed):
         raise click.ClickException("bench sim: accel: Y differs from the golden product")
     read = time.perf_counter() - start
     r = done.run
-    whole, cpu = time.perf_counter() - began, _processor_seconds() - cpu_began
+    whole, cpu = time.perf_counter() - began, processor_seconds() - cpu_began
     return {"block": "accel", "pes": pes, "matrix": Path(path).name, "nnz": int(a.nnz),
             "columns": columns, "cycles": done.cycles, "native_rate": r.rate,
             "native_cpu_rate": r.cpu_rate, "native_run_seconds": r.run_seconds,

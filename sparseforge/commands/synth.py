@@ -125,12 +125,15 @@ def kept(name, params, target, device, seeds, with_fmax=True, jobs=1, quick=Fals
     (:func:`~sparseforge.sweep.cache_keys`); else run and kept. ``cached`` says which. A
     kept critical path names the source lines of the run that made it. ``jobs``: seeds
     placed at once (not part of the key: the result is the same); ``quick``: placed by
-    wirelength alone, kept apart from the timing-driven result."""
+    wirelength alone, kept apart from the timing-driven result. Without ``with_fmax``, a
+    kept timing-driven result placed with ``seeds`` serves too."""
     il, resolved, _ = rtlil_text(name, params)
     key, _ = cache_keys(name, resolved, il, target, device, seeds if with_fmax else (), None,
                         quick and with_fmax)
     store = Cache(cache_dir("synth"))
     found = store.get(key)
+    if found is None and not with_fmax:
+        found = store.get(cache_keys(name, resolved, il, target, device, seeds, None)[0])
     if found is None:
         found = json.loads(json.dumps(synthesize(name, params, target, with_fmax, device,
                                                  seeds, jobs=jobs, quick=quick), default=str))

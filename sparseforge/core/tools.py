@@ -17,6 +17,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from resource import RUSAGE_CHILDREN, RUSAGE_SELF, getrusage
 
 from .errors import ToolError
 
@@ -129,6 +130,14 @@ def run_yowasp(tool, args, inputs=None, outputs=(), mark=None):
                 raise ToolError(f"{tool} wrote no {name}:\n{log[-2000:]}")
             result[name] = path.read_text()
         return result
+
+
+def processor_seconds(own=True):
+    """Processor seconds (user and system) of the child processes waited for so far (Yosys,
+    nextpnr, Verilator, the compiler, the simulator) and, where ``own``, of this process
+    too: a span's CPU time, which a machine others share does not stretch."""
+    who = (RUSAGE_SELF, RUSAGE_CHILDREN) if own else (RUSAGE_CHILDREN,)
+    return sum(t for w in who for t in getrusage(w)[:2])
 
 
 def _cpu_seconds(pid):
