@@ -186,6 +186,7 @@ def matrices(tmp_path):
     (["{a}", "{b}", "--tiling", "harp", "--pes", "2"], "--pes 2: --tiling harp keeps B"),
     (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "2"], "--buffer-words 2"),
     (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "48"], "--buffer-words 48"),
+    (["{a}", "{b}", "--tiling", "hyte", "--buffer-words", "65536"], "--buffer-words 65536"),
 ])
 def test_bad_input_is_one_line(matrices, tmp_path, capsys, args, word):
     paths = {k: str(v) for k, v in matrices.items()} | {"dir": str(tmp_path)}
@@ -235,9 +236,13 @@ def test_the_gustavson_build_lints_clean_with_wall(lint, params):
 
 def test_a_hyte_build_takes_one_pe_and_a_power_of_two_buffer():
     """HYTE's accessor serves one PE's reads of B; its words are a power of two, at
-    least 4: 4 taken, 3 and 6 refused, as is a second PE."""
+    least 4, at most 2^15: 4 and 2^15 taken; 2 (a power of two), 3, 6 and 2^16 refused, as
+    is a second PE."""
     Accel(engine="gustavson", pes=1, buffer=4)
+    Accel(engine="gustavson", pes=1, buffer=1 << 15)
     for params, word in (({"pes": 2, "buffer": 4}, "pes=2: HYTE's accessor"),
+                         ({"pes": 1, "buffer": 2}, "buffer=2"),
+                         ({"pes": 1, "buffer": 1 << 16}, "buffer=65536"),
                          ({"pes": 1, "buffer": 3}, "buffer=3"),
                          ({"pes": 1, "buffer": 6}, "buffer=6")):
         with pytest.raises(ParameterError, match=word):

@@ -7,11 +7,13 @@ WLAST)."""
 
 import random
 
+import numpy as np
 import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
+from sparseforge import board
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.axi import DECERR, OKAY, SLVERR
 from sparseforge.hw.axi_master import AxiMaster
@@ -54,10 +56,8 @@ class Served(wiring.Component):
 def bus_words(words, width, data):
     """Words of ``width`` bits, word ``a`` at byte ``a * word_bytes(width)``, as the bus
     words of ``data`` bits that hold them."""
-    raw = b"".join(w.to_bytes(wire.word_bytes(width), "little") for w in words)
-    raw += bytes(-len(raw) % (data // 8))
-    step = data // 8
-    return [int.from_bytes(raw[k:k + step], "little") for k in range(0, len(raw), step)]
+    return board.bus_words(wire.to_bytes(np.array(words, dtype=object),
+                                         wire.word_bytes(width)), data)
 
 
 @pytest.mark.parametrize("params", [

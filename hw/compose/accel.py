@@ -113,6 +113,10 @@ arrays, and B's three arrays a PE (:class:`~.spgemm.Spgemm`)."""
 ENGINES = ("tensaurus", "gustavson", "eureka")
 TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column tile holds",
                   pow2=True)
+BUFFER = Param("buffer", 0, 0, 1 << 15, "Gustavson: HYTE's accessor words holding B's tiles "
+               "(0: B's rows read from memory; else one PE)", pow2=True)
+LEAST_BUFFER = 4
+"""The fewest words HYTE's buffer holds (a row's metadata and its first elements)."""
 
 
 @block("accel")
@@ -172,9 +176,7 @@ class Accel(wiring.Component):
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
                                             "elements a CSR reader reads ahead"),
               COMPACTION,
-              Param("buffer", 0, 0, 1 << 15, "Gustavson: HYTE's accessor words holding B's "
-                                            "tiles (0: B's rows read from memory; else one "
-                                            "PE)"))
+              BUFFER)
     REPORT = ({},)
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -230,9 +232,9 @@ class Accel(wiring.Component):
 
     def _gustavson(self):
         """The Gustavson engine with its readers and writer; the master's port widths."""
-        if self.buffer and (self.buffer < 4 or self.buffer & (self.buffer - 1)):
-            raise ParameterError(f"buffer={self.buffer}: expected 0 or a power of two, at "
-                                 "least 4 (the accessor's words)")
+        if 0 < self.buffer < LEAST_BUFFER:
+            raise ParameterError(f"buffer={self.buffer}: expected 0 or at least "
+                                 f"{LEAST_BUFFER} (the accessor's words)")
         if self.pes > MOST_GUSTAVSON_PES:
             raise ParameterError(f"pes={self.pes}: a Gustavson build takes at most "
                                  f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "

@@ -406,7 +406,7 @@ def spgemm_config(pes, tile_cols, tiling, buffer_kb, buffer_words=None):
     of :data:`~sparseforge.sw.accel_spgemm.SCHEMES`) and ``--buffer-kb`` (HYTE's buffer:
     the largest power of two of B's elements, a word each, it holds) or
     ``--buffer-words``."""
-    from sparseforge.hw.compose.accel import TILE_COLS
+    from sparseforge.hw.compose.accel import BUFFER, LEAST_BUFFER, TILE_COLS
 
     if tiling not in accel_spgemm.SCHEMES:
         raise ParameterError(f"--tiling {tiling}: spgemm takes one of "
@@ -421,11 +421,17 @@ def spgemm_config(pes, tile_cols, tiling, buffer_kb, buffer_words=None):
         if pes not in (None, "1"):
             raise ParameterError(f"--pes {pes}: --tiling {tiling} keeps B in HYTE's buffer, "
                                  "which serves one PE (--pes 1)")
-        words = buffer_kb * 1024 // word_bytes(2 * 16)
+        element = accel_spgemm.SpgemmConfig.dw + accel_spgemm.SpgemmConfig.iw
+        words = buffer_kb * 1024 // word_bytes(element)
         buffer = 1 << (words.bit_length() - 1) if buffer_words is None else buffer_words
-        if not 4 <= buffer <= 1 << 15 or buffer & (buffer - 1):
-            raise ParameterError(f"--buffer-words {buffer}: expected a power of two from 4 "
-                                 "(a row's metadata and its first elements) to 32768")
+        try:
+            BUFFER.check(buffer)
+            if buffer < LEAST_BUFFER:
+                raise ParameterError
+        except ParameterError:
+            raise ParameterError(f"--buffer-words {buffer}: expected a power of two from "
+                                 f"{LEAST_BUFFER} (a row's metadata and its first elements) "
+                                 f"to {BUFFER.hi}") from None
     return accel_spgemm.SpgemmConfig(pes=gustavson_pes(pes or ("1" if buffer else "2")),
                                      tile_cols=tile_cols, buffer=buffer)
 
