@@ -32,6 +32,7 @@ cycles; the native one checks its sinks against the bench's ``outputs``
 """
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -421,7 +422,9 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
     takes an item other than the one expected raises ``AssertionError`` naming the seed. ``waves``
     names an FST file to write (by default :func:`~sparseforge.sim.runners.waves_file`'s,
     when ``SPARSEFORGE_WAVES`` is set); the model is then built with tracing.
-    ``progress`` labels a progress bar on stderr for a long run.
+    ``progress`` labels a progress bar on stderr for a long run. The images go to
+    ``work_dir``, else to a folder of the cache's ``native-runs`` removed once the run has
+    passed (a failed run's stay for a look: they can be as large as the input).
     """
     from ..core.tools import cache_dir
 
@@ -458,6 +461,8 @@ def run(bench, limit=10**10, waves=None, work_dir=None, progress=None):
         if want is not None:
             _compare(bench, d.name, got, want)
         outputs[d.name] = got
+    if work_dir is None:
+        shutil.rmtree(folder)
     return NativeResult(result.cycles, outputs, result)
 
 

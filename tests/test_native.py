@@ -77,6 +77,33 @@ def test_an_output_other_than_expected_names_its_index():
         native.run(bench)
 
 
+def test_a_passing_run_removes_its_images_and_a_failing_one_keeps_them(monkeypatch, tmp_path):
+    """Images can be as large as the input: gone once the run has passed, kept (in the
+    cache's ``native-runs``) where it failed, for a look."""
+    from sparseforge.core import tools
+
+    cache_dir = tools.cache_dir
+
+    def runs_here(*parts):          # the built simulator stays in the shared cache
+        if parts[0] != "native-runs":
+            return cache_dir(*parts)
+        path = tmp_path.joinpath(*parts)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    monkeypatch.setattr(tools, "cache_dir", runs_here)
+    runs = tmp_path / "native-runs"
+    program = [("fill", 1), ("fill", 2), ("read", 0), ("read", 1)]
+    assert native.run(BuffetBench(Buffet(depth=4, width=8), program, 0)).run.end == "done"
+    assert not any(runs.iterdir())
+    bench = BuffetBench(Buffet(depth=4, width=8), program, 0)
+    bench.outputs["child__read_data"] = [1, 3]
+    with pytest.raises(AssertionError):
+        native.run(bench)
+    (kept,) = runs.iterdir()
+    assert (kept / "source0.bin").exists()
+
+
 def test_a_truncated_image_is_refused_in_one_line(tmp_path):
     bench = BuffetBench(Buffet(depth=4, width=8), [("fill", 1), ("read", 0)], 0)
     run = native.run(bench, work_dir=tmp_path).run
