@@ -177,7 +177,7 @@ class Accel(wiring.Component):
                                             "elements a CSR reader reads ahead"),
               COMPACTION,
               BUFFER)
-    REPORT = ({},)
+    REPORT = ({}, {"engine": "eureka"}, {"engine": "gustavson"})
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
 
