@@ -177,7 +177,21 @@ to -8.9%, ash219 from +2.0% to -6.5%, 494_bus at 20 cycles added and a channel o
 from +4.4% to +8.6%, SpMV's dwt_878 from -2.4% to -6.3% and bcsstk13 from -2.0% to
 -7.3%, Erdos971's single pass from -3.3% to +5.0%: SpMV's :data:`SOFT` and
 :func:`dram`'s ``queue`` and ``burst`` were fitted with the old count and would be derived
-again with the new one.
+again with the new one. Added to those, and tried on the same cases: the next band's
+conversion holding its first entry until the Tailor's feed takes the band's first pass
+command (after the band before's shrink; its pointers and pre-pass run ahead), a
+conversion slowed by the previous tile's load still running and a later pass's load by
+the conversion beside it (a beat on R and a burst a read), a tile's charge at most a
+burst's words on R and a burst for each conversion read, as often as R carries the load,
+and :data:`SOFT` at 3: every other case within 5% (this row -4.2%, swiftiles' -3.9%, uniform's
++1.5%, MovieLens-100k's first 200 users +4.5% and +4.3%, dwt_878 at 32 KiB -3.7%) but
+494_bus at 20 cycles added and a channel of 0.5, from +4.4% to +8.1% (its sixth band
+alone on one pass: +8.9% where the old count gives -0.7%). With the bus no longer
+standing in, that run's time is its conversions' chains and their charge for the loads
+beside them, and the charge a word it allows is at most about half the default memory's:
+one cost a word does not hold at both memories, and a charge for only the words whose
+load overlaps the conversion in time takes SpMM short instead (bcspwr04's single passes
+-16%).
 Which state the sequencer waits in on the second pass is not measured: a slice's
 waveform is written as FST, and no reader of it is at hand.
 """
