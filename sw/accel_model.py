@@ -155,6 +155,43 @@ last conversion alike) takes every bench accel row within 5% (this one -3.1%) an
 dwt_878 (-4.7%, -2.3%) too, but MovieLens-100k's first 200 users from +3.0% and +1.5% to
 +8.3% and +7.5%, its swiftiles run from +8.3% to +11.6% and 494_bus at 20 cycles added
 and a channel of 0.5 from +4.4% to +6.6%; no subset of those terms keeps every case.
+Its bands one at a time (the band's elements alone, the other rows of Y zero), RTL and
+model: on one pass 42,721 (+8.3%), 61,787 (+2.8%, the overbooked user) and 49,439
+(+6.3%); on both passes 58,341 (+14.2%), 123,730 (+2.6%) and 65,436 (+11.5%). A
+fitting band's second pass converts nothing, yet adds 15,620 cycles: its load of 6,094
+words runs beside the first pass's conversion (the load stage takes it once the tile is
+handed to compute), and the conversion, not the loads, is the band's path: its chain
+(32,845 in the model, its row misses in it) and 2.1 cycles a word of both passes'
+loads (12,188) make the band's 58,341. The bus's count is the larger error: over every
+native case the model books 1.08x (rajat19 uniform) to 1.76x (this row) the DRAM's own
+count (``AxiRun``'s ``dram_reads`` and ``dram_writes``); the tile's accesses ordered as
+:func:`_row_misses` orders them, but B's words of one burst kept together (their tags
+answered with the burst they share, so they are asked again together), give 0.74x
+(GD97_b, 2 PEs) to 1.09x (impcol_a's SpMV). Those counts as the bus, with the
+conversion slowed ``1 / rate + burst / share`` cycles (a beat on R, its share of a DRAM
+burst) for each word loaded beside it (its own tile's, and a later pass's first load
+while it runs, which holds the tile before's end), take this row to -4.3%, its bands to
+within 3.5%, every SpMM row of bench accel to within 2.7%, MovieLens-100k's first 200
+users to +4.5% and +4.3% and nr-bio-dmela to within 0.4%, but swiftiles' row from -0.6%
+to -8.9%, ash219 from +2.0% to -6.5%, 494_bus at 20 cycles added and a channel of 0.5
+from +4.4% to +8.6%, SpMV's dwt_878 from -2.4% to -6.3% and bcsstk13 from -2.0% to
+-7.3%, Erdos971's single pass from -3.3% to +5.0%: SpMV's :data:`SOFT` and
+:func:`dram`'s ``queue`` and ``burst`` were fitted with the old count and would be derived
+again with the new one. Added to those, and tried on the same cases: the next band's
+conversion holding its first entry until the Tailor's feed takes the band's first pass
+command (after the band before's shrink; its pointers and pre-pass run ahead), a
+conversion slowed by the previous tile's load still running and a later pass's load by
+the conversion beside it (a beat on R and a burst a read), a tile's charge at most a
+burst's words on R and a burst for each conversion read, as often as R carries the load,
+and :data:`SOFT` at 3: every other case within 5% (this row -4.2%, swiftiles' -3.9%, uniform's
++1.5%, MovieLens-100k's first 200 users +4.5% and +4.3%, dwt_878 at 32 KiB -3.7%) but
+494_bus at 20 cycles added and a channel of 0.5, from +4.4% to +8.1% (its sixth band
+alone on one pass: +8.9% where the old count gives -0.7%). With the bus no longer
+standing in, that run's time is its conversions' chains and their charge for the loads
+beside them, and the charge a word it allows is at most about half the default memory's:
+one cost a word does not hold at both memories, and a charge for only the words whose
+load overlaps the conversion in time takes SpMM short instead (bcspwr04's single passes
+-16%).
 Which state the sequencer waits in on the second pass is not measured: a slice's
 waveform is written as FST, and no reader of it is at hand.
 """

@@ -77,6 +77,10 @@ def test_quick_run_rtl_exact_beside_the_model(capsys, shared_data):
     assert all(row["source"] == "RTL" for row in rows)
     assert all(row["model_bytes_read"] == row["bytes_read"] for row in rows)
     assert all(row["model_cycles"] > 0 and "converter" in row["model_parts"] for row in rows)
+    # The DRAM's own bursts beside the model's bus on every row; reading A on every pass
+    # takes the DRAM more of them than the Tailor's reuse.
+    assert all(row["dram_bursts"] > 0 and row["model_bursts"] > 0 for row in rows)
+    assert a["no_buffer"]["dram_bursts"] > a["tailor"]["dram_bursts"]
     assert a["tailor"]["refetched"] > 0 and a["tailor"]["overbooked"] > 0
     assert a["no_buffer"]["refetched"] == 0 and a["holds_all"]["refetched"] == 0
     assert a["holds_all"]["bytes_read"] < a["tailor"]["bytes_read"] < a["no_buffer"][
@@ -116,7 +120,8 @@ def test_bands_count_the_overbooked_bands_converted_again_whole():
 def test_tensor_rows_are_labelled_as_the_matrices(tmp_path, monkeypatch):
     """SpMTTKRP's rows, one a policy, carry the SpMM rows' figures: RTL cycles (here a
     native run answered with the golden output and 1000 cycles), the model's exact
-    traffic beside the RTL's, its error, the bands; each counts in the largest error,
+    traffic beside the RTL's, the DRAM's bursts that took its bus beside the model's, its
+    error, the bands; each counts in the largest error,
     named after the tensor and its policy."""
     from sparseforge.tb import accel as tb_accel
     from sparseforge.tb.accel import AccelRun
@@ -131,7 +136,8 @@ def test_tensor_rows_are_labelled_as_the_matrices(tmp_path, monkeypatch):
     def run(harness, plan, tensor, factors, seed, **_):
         bytes_read = sum(traffic(plan, tensor)[0].values())
         return AccelRun(plan.golden, 1000, bytes_read, 0, plan.refetched_entries(),
-                        {"error": 0})
+                        {"error": 0}, {"dram_reads": 70, "dram_writes": 2,
+                                       "shared_reads": 500, "shared_writes": 3})
 
     monkeypatch.setattr(tb_accel, "simulate", run)
     steps = []
@@ -143,6 +149,7 @@ def test_tensor_rows_are_labelled_as_the_matrices(tmp_path, monkeypatch):
     for row in t["policies"].values():
         assert row["source"] == "RTL" and row["cycles"] == 1000
         assert row["model_bytes_read"] == row["bytes_read"] > 0
+        assert row["dram_bursts"] == 72 and row["model_bursts"] > 0     # no shared ones
         assert row["error"] == pytest.approx(row["model_cycles"] / 1000 - 1)
         assert {"bands", "band_rows", "overbooked", "reconverted"} <= set(row)
     worst = max(abs(row["error"]) for row in t["policies"].values())

@@ -73,6 +73,9 @@ DEFINITIONS = {
               "prediction (model); error = model / RTL - 1",
     "bytes read": "bytes the accelerator read from memory (A as CSR, B, the tile list; "
                   "SpMTTKRP: the tensor as COO, B and C)",
+    "DRAM bursts": "bursts the DRAM's data bus carried (its own count: reads and writes not "
+                   "answered with the burst before), beside the bursts the model's bus books "
+                   "(model_bursts)",
     "refetched": "CISS entries converted again on later passes for an overbooked Tailor "
                  "(Tailors Sec. 3: the bumped part); the converter makes the input tiles "
                  "holding them again whole ('reconverted', the plan's)",
@@ -183,7 +186,9 @@ def _rtl(plan, a, b, seed, label):
     model = accel_model.predict(plan, a, accel_model.DRAM, tags=TAGS)
     return {"source": "RTL", "cycles": run.cycles, "bytes_read": run.bytes_read,
             "bytes_written": run.bytes_written, "refetched": run.refetched,
+            "dram_bursts": run.dram["dram_reads"] + run.dram["dram_writes"],
             "model_cycles": model.cycles, "model_bytes_read": model.bytes_read,
+            "model_bursts": round(model.parts["bus"] / accel_model.DRAM.burst),
             "error": model_error(model.cycles, run.cycles), "model_parts": model.parts,
             "prediction": model}
 
@@ -192,7 +197,8 @@ def _summed(rows):
     """Single-pass runs as one: their cycles, traffic and model summed."""
     out = {key: sum(r[key] for r in rows) for key in ("cycles", "bytes_read",
                                                       "bytes_written", "refetched",
-                                                      "model_cycles", "model_bytes_read")}
+                                                      "dram_bursts", "model_cycles",
+                                                      "model_bytes_read", "model_bursts")}
     parts = {key: sum(r["model_parts"][key] for r in rows) for key in rows[0]["model_parts"]}
     return {"source": "RTL", **out, "error": model_error(out["model_cycles"], out["cycles"]),
             "model_parts": parts, "runs": len(rows)}
@@ -383,8 +389,10 @@ def _row(label, r):
              else f"{'':>10} {'':>6}")
     bands = (f"{r['bands']:>4} of {r['band_rows']:>3} rows, {r['overbooked']:>3} overbook, "
              f"{r['reconverted']:>5,} reconverted" if "bands" in r else "")
+    bursts = (f"{r['dram_bursts']:>8,} {r['model_bursts']:>8,}" if "dram_bursts" in r
+              else f"{'':>8} {'':>8}")
     return (f"  {label:26} {r['source']:5} {r['cycles']:>10,} {model} "
-            f"{r['bytes_read']:>10,} {r['refetched']:>7,}  {bands}")
+            f"{r['bytes_read']:>10,} {bursts} {r['refetched']:>7,}  {bands}")
 
 
 def _human(result):
@@ -398,7 +406,7 @@ def _human(result):
     for name, text in result["definitions"].items():
         click.echo(f"  {name}: {text}")
     head = (f"  {'':26} {'':5} {'cycles':>10} {'model':>10} {'error':>6} {'bytes read':>10} "
-            f"{'refetch':>7}  bands")
+            f"{'bursts':>8} {'model':>8} {'refetch':>7}  bands")
     for r in result["matrices"]:
         t, p, c = r["tailor"], r["tiling"], r["conversion"]
         click.echo()
