@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import accel_image, accel_model, dram, wire
+from . import accel_image, accel_model, dram, hyte_schedule, wire
 from .accel_spgemm import extents, layout, word_fields
 
 
@@ -135,8 +135,9 @@ def known_traffic(plan_):
     words and row lengths: a row of a tile's ``n`` nonzeros ``n // lanes + 1`` words; on
     a HYTE run, no row of none),
     ``meta_read`` (the tile list) and ``meta_written`` (on a HYTE run, the tile log and
-    a kept entry a segment fetched). B's reads are the rest of what the run reads (on a
-    HYTE run, the positions unit's too): the part no formula here gives."""
+    a kept entry a segment fetched: none for a command that keeps B's tile). B's reads
+    are the rest of what the run reads (on a HYTE run, the positions unit's too): the
+    part no formula here gives."""
     c, size, a = plan_.config, wire.word_bytes, plan_.a
     word, length = size(wire.width(word_fields(c))), size(c.iw)
     per_row = np.diff(a.indptr) * (size(c.iw) + size(c.dw)) + 2 * size(accel_image.ADDR_WIDTH)
@@ -148,7 +149,8 @@ def known_traffic(plan_):
                 "meta_written": 0}
     a_read = c_written = segments = 0
     entry = size(wire.width(wire.spgemm_row_length(c.iw)))
-    for command in plan_.commands:
+    fetches = hyte_schedule.hyte_fetches(plan_.commands)
+    for command, fetch in zip(plan_.commands, fetches, strict=True):
         e = extents(command, plan_.shape)
         (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
         part = a[bi:ei, bk:ek] @ plan_.b[bk:ek, bj:ej]
@@ -157,7 +159,7 @@ def known_traffic(plan_):
         held = np.diff(part.indptr)
         held = held[held > 0]                   # a partial row of no records: not written
         c_written += int((held // c.lanes + 1).sum()) * word + len(held) * entry
-        segments += ek - bk
+        segments += (ek - bk) * fetch
     log = size(len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)))
     kept = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
     return {"a_read": a_read, "c_written": c_written, "meta_read": 0,

@@ -17,6 +17,7 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES, Accel
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model, dram
+from sparseforge.sw.hyte_schedule import hyte_fetches
 from sparseforge.sw.wire import HYTE_ORDERS
 from sparseforge.tb.accel import params_of, pysim_runs
 
@@ -298,6 +299,42 @@ def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
     assert run.bytes_read > known["a_read"]
 
 
+def test_b_tiles_kept_across_a_tiles_exact_in_rtl():
+    """C = A·B (A 8 x 6, B 6 x 12: they differ) in a 16-word buffer, order jki (i
+    innermost) over four tiles of A's 2 rows, tuned (bufsize 8): each tile of B fetched
+    once and kept for the next three commands (only A's tile moved: no evict, no fetch,
+    no count), the first 18 elements overflowing into the bypass, so the kept tile's
+    rows are read past the buffer from the kept entries; the tuning changes the shape
+    mid-run. Two runs back to back (B negated the second time: the first run's last
+    tile evicted), C exact each; every byte written accounted (no kept entry written
+    for a kept tile)."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    rng = np.random.default_rng(4)
+
+    def operand(m, n):
+        x = sp.random(m, n, density=0.35, random_state=rng, format="csr")
+        x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
+        return x.astype(np.int64)
+
+    a, b = operand(8, 6), operand(6, 12)
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    job = {"i": 8, "j": 12, "k": 6, "log_ti": 1, "log_tj": 3, "log_tk": 3,
+           "order": HYTE_ORDERS.index("jki"), "bufsize": 8}
+    trace = matrix_trace(b, Config(**job), most_tj=c.tile_cols)
+    assert hyte_fetches(trace.commands) == [True, False, False, False] * 3
+    assert len(set(trace.shapes)) == 2 and b[:, :8].nnz == 18
+    plans = [accel_spgemm.plan(a, x, c, job, trace.commands) for x in (b, -b)]
+    dut = Accel(**params_of(c), tags=4, data=64)
+    runs = pysim_runs(dut, [(p, a, x) for p, x in zip(plans, (b, -b), strict=True)],
+                      seed_from_env(5), limit=20000)
+    known = accel_spgemm_model.known_traffic(plans[0])
+    for run, x in zip(runs, (b, -b), strict=True):
+        assert (run.y != exact(a, x)).nnz == 0 and run.y.nnz == exact(a, x).nnz
+        assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+        assert run.bytes_written == known["c_written"] + known["meta_written"]
+
+
 @pytest.mark.soak
 @pytest.mark.parametrize("name", ["bcspwr01", "GD97_b", "bcspwr03"])
 @pytest.mark.parametrize("tiling", ["tailors", "drt", "harp", "hyte-static", "hyte"])
@@ -406,11 +443,13 @@ def test_known_traffic_by_hand():
     - without a buffer (3 column tiles): A 3 x (32 + 10) = 126 read, the tile list 3;
       C 14 words and 12 lengths, 124 (the counters' 124 written; 315 read less these
       leaves B's 186, as the back-to-back test works out);
-    - with HYTE's buffer, two tiles of A's 4 rows and B's columns 0-7, k in 0-3 and 4:
-      A's rows (12, 12, 8, 10 bytes) each time, 84; C's partial rows 2, 1, 0, 0 nonzeros
-      (the two not empty 3 words) then 0, 1, 0, 0 (1 word), 32 bytes, and a length with
-      its row (2 bytes) for each of the 3 written: 38; the tile log's two 8-byte words
-      (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
+    - with HYTE's buffer, three tiles of A's 4 rows and B's columns 0-7, k in 0-3, 4 and
+      4 again (the third keeps B's tile): A's rows (12, 12, 8, 10 bytes) each time, 126;
+      C's partial rows 2, 1, 0, 0 nonzeros (the two not empty 3 words) then 0, 1, 0, 0
+      (1 word) twice, 40 bytes, and a length with its row (2 bytes) for each of the 4
+      written: 48; the tile log's three 8-byte words (54 bits) and a kept entry of 16
+      bytes (65 bits) for each of the 4 + 1 segments fetched (none for the kept tile):
+      104."""
     plan = accel_spgemm.plan(A, B, CONFIG)
     assert accel_spgemm_model.known_traffic(plan) == {
         "a_read": 126, "c_written": 124, "meta_read": 3, "meta_written": 0}
@@ -420,9 +459,10 @@ def test_known_traffic_by_hand():
                 {"begin": k0, "t": tk, "change": 0}]
 
     c = dataclasses.replace(CONFIG, pes=1, buffer=16)
-    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [command(0, 4), command(4, 4)])
+    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0},
+                             [command(0, 4), command(4, 4), command(4, 4)])
     assert accel_spgemm_model.known_traffic(hyte) == {
-        "a_read": 84, "c_written": 38, "meta_read": 0, "meta_written": 96}
+        "a_read": 126, "c_written": 48, "meta_read": 0, "meta_written": 104}
 
 
 @pytest.mark.soak

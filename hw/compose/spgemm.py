@@ -35,9 +35,14 @@ fetching each tile's segments of B from memory at the positions kept across tile
 (the bypassed rest of a row from memory). One PE: the accessor has one read port, and an
 arbiter in front of it would only share it. The tile list gives way to the controller's
 commands: per command the sequencer writes it to the tile log (the host reads C's rows
-by it), runs the engine's job over the tile's rows of A, its column offset the tile's
-j, and once the job's rows are written evicts the tile, so the next fetch begins on an
-empty accessor and no read of the next job meets the last tile's segments. A's rows are
+by it) and runs the engine's job over the tile's rows of A, its column offset the tile's
+j. B's tile stays in the accessor across the commands that keep it (the same k and j
+bounds: only A's tile moved, :func:`~sparseforge.sw.hyte_schedule.hyte_fetches`), which
+neither fetch nor count it and whose jobs read the held segments: the reuse HYTE's
+inter-tile order is chosen for. A command that does not keep it has the last tile evicted (its
+job's rows written) before its own is fetched, so a fetch begins on an empty accessor
+and no read meets another tile's segments; the run's last tile is evicted at its end.
+A's rows are
 read whole per tile and a :class:`KRange` keeps their elements in the tile's k range:
 C's rows are partial sums over k's tiles, written as they are and summed by the host as
 it reads C (the merging HYTE prices; A and C are not held in the buffer here); a partial
@@ -396,12 +401,13 @@ class Spgemm(wiring.Component):
 
     def _elaborate_hyte(self, m, begin, rows, first, job_end):
         """B's tiles from HYTE's tiling loop (``rows`` and ``first`` driven here): the
-        sequencer sends the job to the controller; per tile command it logs the command,
-        runs the engine's job over the tile's rows of A (their elements in its k range)
-        with B's rows served from the accessor, and once the job's rows are taken evicts
-        the tile, so the next tile's fetch and its reads begin on an empty accessor.
-        Returns the run's end, the ``job_end`` of the command that is last along every
-        dimension."""
+        sequencer sends the job to the controller; per tile command it logs the command
+        and runs the engine's job over the tile's rows of A (their elements in its k
+        range) with B's rows served from the accessor. A command that does not keep B's
+        tile (``keep``) has the last one evicted first (its job's rows were taken), so
+        its fetch and its reads begin on an empty accessor; after the run's last job the
+        tile is evicted. Returns the run's end, the ``job_end`` of the command that is
+        last along every dimension."""
         engine, cfg, A = self.engine, self.config, self.addr_width
         tiling, server, krange, route = self.tiling, self.rows_server, self.krange, self.route
         cmd = Signal(hyte_tile_layout(engine.index_width))     # the tile being computed
@@ -460,21 +466,28 @@ class Spgemm(wiring.Component):
                      tiling.config.payload.eq(cfg.tiling)]
         m.d.comb += final.eq((cmd[DI].t >= left[DI]) & (cmd[DJ].t >= left[DJ])
                              & (cmd[DK].t >= left[DK]))
+        held = Signal()                 # the accessor holds the last command's tile of B
         with m.If(job_end):
             m.d.sync += job_done.eq(1)
         with m.FSM():
             with m.State("idle"), m.If(begin):
-                m.d.sync += logged.eq(0)
+                m.d.sync += [logged.eq(0), held.eq(0)]
                 m.next = "config"
             with m.State("config"):
                 m.d.comb += [self.busy.eq(1), tiling.config.valid.eq(1)]
                 with m.If(tiling.config.ready):
                     m.next = "command"
+            # A command that keeps B's tile reads the held one; any other has it evicted
+            # first, so its fetch begins on an empty accessor.
             with m.State("command"):
-                m.d.comb += [self.busy.eq(1), tiling.tile.ready.eq(1)]
-                with m.If(tiling.tile.valid):
-                    m.d.sync += cmd.eq(tiling.tile.payload)
-                    m.next = "log"
+                m.d.comb += self.busy.eq(1)
+                with m.If(tiling.tile.valid & ~tiling.keep & held):
+                    m.next = "evict"
+                with m.Else():
+                    m.d.comb += tiling.tile.ready.eq(1)
+                    with m.If(tiling.tile.valid):
+                        m.d.sync += [cmd.eq(tiling.tile.payload), held.eq(1)]
+                        m.next = "log"
             with m.State("log"):
                 m.d.comb += [self.busy.eq(1), log.valid.eq(1)]
                 with m.If(log.ready):
@@ -493,11 +506,14 @@ class Spgemm(wiring.Component):
                         m.next = "drain"
             with m.State("drain"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(job_done):
+                with m.If(job_done & final):
                     m.next = "evict"
+                with m.Elif(job_done):
+                    m.next = "command"
             with m.State("evict"):
                 m.d.comb += [self.busy.eq(1), evict.valid.eq(1)]
                 with m.If(evict.ready):
+                    m.d.sync += held.eq(0)
                     m.next = "command"
                     with m.If(final):
                         m.next = "idle"
