@@ -422,6 +422,23 @@ def test_bench_speedups_by_hytes_definition():
                              "over_none": 100 / 120, "dynamic": 1.25, "static": 2.0}
 
 
+def test_bench_jobs_by_hand():
+    """A 5 x 40 and B 40 x 100 on the bench's build (column tiles of 64): k untiled is
+    one tile of all of k (40, in 64: log 6) by the engine's 64 columns (log 6), A's 5
+    rows (log 3), k innermost, untuned; Static-Opt tries Tk and Tj of 8 to 64 (4 each,
+    Tj cut at the engine's 64) in two orders, 32 schemes, the last of them k untiled in
+    order ikj."""
+    from sparseforge.bench.accel_spgemm import static_jobs, untiled_k_job
+
+    a, b = sp.csr_matrix((5, 40), dtype=np.int64), sp.csr_matrix((40, 100), dtype=np.int64)
+    assert untiled_k_job(a, b) == {"i": 5, "j": 100, "k": 40, "log_ti": 3, "log_tj": 6,
+                                   "log_tk": 6, "order": 0, "bufsize": 0}
+    jobs = static_jobs(a, b)
+    assert len(jobs) == 32 and jobs[-1] == untiled_k_job(a, b) | {"order": 1}
+    assert {(j["log_tk"], j["log_tj"]) for j in jobs} == {(k, j) for k in range(3, 7)
+                                                          for j in range(3, 7)}
+
+
 @pytest.mark.soak
 def test_bench_accel_spgemm_quick(capsys):
     """``bench accel --spgemm --quick``: every scheme on the quick matrix, C exact (a
@@ -434,6 +451,7 @@ def test_bench_accel_spgemm_quick(capsys):
                                                             for x in runs.values())
     assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
     assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1
+    assert row["untiled_k"]["traffic"]["a_read"] == runs["none"]["traffic"]["a_read"]
 
 
 def test_known_traffic_by_hand():

@@ -54,6 +54,17 @@ the kept entries go out posted, a tile's words read after them (the AXI memory s
 write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
 entry sees it; an entry read whose column bounds are not the tile's is the run's
 ``fault``, its status's error).
+
+Why the buffer is slower than B's rows read from memory here (the figures:
+``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
+as the build without a buffer does): a tile's fetch begins only once the last tile is
+evicted, its rows' segments found one row at a time (the positions unit's two dependent
+reads and its scan), and the job's reads of B wait for them; the row server answers B's
+rows one at a time from the accessor, a bypassed rest from memory after its kept entry's
+read. On top, every k tile streams its rows of A whole through the :class:`KRange`
+filter, the engine waiting for the elements it keeps while it drops the rest, and writes
+C's partial rows: so small k tiles, which keep B's tile within a small buffer, cost more
+in A and C than they save in B.
 """
 
 from amaranth.hdl import Array, Module, Mux, Signal
