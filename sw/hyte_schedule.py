@@ -111,6 +111,11 @@ def controller_config(stats, scheme, hw):
             "bufsize": scheme.allocation["B"] // hw.nonzero_bytes}
 
 
+A_CURSORS = 256
+"""Rows of A's tile whose segment positions the Gustavson build with HYTE's buffer keeps
+on chip (:func:`~sparseforge.sw.accel_spgemm.a_cursors`): A's part of the buffer there."""
+
+
 def hyte_fetches(commands):
     """Per tile command of the controller (each a list over
     :data:`~sparseforge.sw.wire.HYTE_DIMS` of :func:`~sparseforge.sw.wire.hyte_tile`'s

@@ -308,24 +308,12 @@ def test_b_tiles_kept_across_a_tiles_exact_in_rtl():
     mid-run. Two runs back to back (B negated the second time: the first run's last
     tile evicted), C exact each; every byte written accounted (no kept entry written
     for a kept tile)."""
-    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
-
     rng = np.random.default_rng(4)
-
-    def operand(m, n):
-        x = sp.random(m, n, density=0.35, random_state=rng, format="csr")
-        x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
-        return x.astype(np.int64)
-
-    a, b = operand(8, 6), operand(6, 12)
-    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
-    job = {"i": 8, "j": 12, "k": 6, "log_ti": 1, "log_tj": 3, "log_tk": 3,
-           "order": HYTE_ORDERS.index("jki"), "bufsize": 8}
-    trace = matrix_trace(b, Config(**job), most_tj=c.tile_cols)
-    assert hyte_fetches(trace.commands) == [True, False, False, False] * 3
-    assert len(set(trace.shapes)) == 2 and b[:, :8].nnz == 18
-    plans = [accel_spgemm.plan(a, x, c, job, trace.commands) for x in (b, -b)]
-    dut = Accel(**params_of(c), tags=4, data=64)
+    a, b = operand(rng, 8, 6, 0.35), operand(rng, 6, 12, 0.35)
+    plans = [hyte_plan(a, x, (1, 3, 3), "jki", 8) for x in (b, -b)]
+    assert hyte_fetches(plans[0].commands) == [True, False, False, False] * 3
+    assert len({cmd[2]["t"] for cmd in plans[0].commands}) == 2 and b[:, :8].nnz == 18
+    dut = Accel(**params_of(plans[0].config), tags=4, data=64)
     runs = pysim_runs(dut, [(p, a, x) for p, x in zip(plans, (b, -b), strict=True)],
                       seed_from_env(5), limit=20000)
     known = accel_spgemm_model.known_traffic(plans[0])
@@ -333,6 +321,69 @@ def test_b_tiles_kept_across_a_tiles_exact_in_rtl():
         assert (run.y != exact(a, x)).nnz == 0 and run.y.nnz == exact(a, x).nnz
         assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
         assert run.bytes_written == known["c_written"] + known["meta_written"]
+
+
+def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
+    """C = A·B (A 8 x 12, B 12 x 8) in a 16-word buffer, order ijk (k innermost) over
+    tiles of A's 4 rows and k tiles of 4, tuned (bufsize 10: Tk halved in the first
+    sweep, so the cursors meet k tiles of two sizes), under random stalls: the k tiles
+    after the first of each sweep read A's rows from the engine's cursors. C
+    exact; every byte written accounted; and A's bytes read, counted at the memory by
+    address, the plan's (a row read from its cursor from its first element in the k tile
+    on, its pointers not read), fewer than its rows read whole each time."""
+    from sparseforge.tb import axi
+
+    a = operand(np.random.default_rng(6), 8, 12, 0.5)
+    b = operand(np.random.default_rng(7), 12, 8, 0.35)
+    plan = hyte_plan(a, b, (2, 3, 2), "ijk", 10)
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[True] * 3,
+                                                                 False, *[True] * 5]
+    assert {cmd[2]["t"] for cmd in plan.commands} == {2, 4}
+    reads = []
+    address = axi.AxiMemory._address
+
+    def spy(self, burst, channel):
+        if channel == "AR":
+            reads.append((burst["addr"], (burst["len"] + 1) << burst["size"]))
+        return address(self, burst, channel)
+
+    monkeypatch.setattr(axi.AxiMemory, "_address", spy)
+    run = pysim_runs(Accel(**params_of(plan.config), tags=4, data=64), [(plan, a, b)],
+                     seed_from_env(8), limit=20000)[0]
+    known = accel_spgemm_model.known_traffic(plan)
+    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
+    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    assert run.bytes_written == known["c_written"] + known["meta_written"]
+    regions = accel_spgemm.layout(plan)
+    spans = [(regions[n].base, regions[n].base + regions[n].size)
+             for n in ("a_rowptr", "a_colid", "a_values")]
+    a_read = sum(n for addr, n in reads if any(lo <= addr < hi for lo, hi in spans))
+    # Read whole by each command: its rows of A, two 4-byte pointers each and a byte an
+    # id and a value.
+    tiles = [accel_spgemm.extents(cmd, plan.shape)["i"] for cmd in plan.commands]
+    assert a_read == known["a_read"] < sum(8 * (hi - lo) + 2 * a[lo:hi].nnz
+                                           for lo, hi in tiles)
+
+
+def operand(rng, m, n, density):
+    """An m x n integer CSR of ``density``, values +-1..4."""
+    x = sp.random(m, n, density=density, random_state=rng, format="csr")
+    x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
+    return x.astype(np.int64)
+
+
+def hyte_plan(a, b, logs, order, bufsize):
+    """The plan of C = ``a`` · ``b`` on a 1-PE build with a 16-word buffer, the job's
+    ``(log_ti, log_tj, log_tk)``, ``order`` and ``bufsize`` and the commands the
+    controller's model sends for it."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    (m, k), n = a.shape, b.shape[1]
+    job = {"i": m, "j": n, "k": k, **dict(zip(("log_ti", "log_tj", "log_tk"), logs, strict=True)),
+           "order": HYTE_ORDERS.index(order), "bufsize": bufsize}
+    return accel_spgemm.plan(a, b, c, job, matrix_trace(b, Config(**job),
+                                                        most_tj=c.tile_cols).commands)
 
 
 @pytest.mark.soak
@@ -462,7 +513,10 @@ def test_known_traffic_by_hand():
       C 14 words and 12 lengths, 124 (the counters' 124 written; 315 read less these
       leaves B's 186, as the back-to-back test works out);
     - with HYTE's buffer, three tiles of A's 4 rows and B's columns 0-7, k in 0-3, 4 and
-      4 again (the third keeps B's tile): A's rows (12, 12, 8, 10 bytes) each time, 126;
+      4 again (the third keeps B's tile): A's rows (12, 12, 8, 10 bytes) read whole the
+      first and third time, the second from the cursors the first left (its k tile
+      begins where the first ended): their elements from column 4 on, row 1's alone
+      (2 bytes), no pointers: 86;
       C's partial rows 2, 1, 0, 0 nonzeros (the two not empty 3 words) then 0, 1, 0, 0
       (1 word) twice, 40 bytes, and a length with its row (2 bytes) for each of the 4
       written: 48; the tile log's three 8-byte words (54 bits) and a kept entry of 16
@@ -480,7 +534,7 @@ def test_known_traffic_by_hand():
     hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0},
                              [command(0, 4), command(4, 4), command(4, 4)])
     assert accel_spgemm_model.known_traffic(hyte) == {
-        "a_read": 126, "c_written": 48, "meta_read": 0, "meta_written": 104}
+        "a_read": 86, "c_written": 48, "meta_read": 0, "meta_written": 104}
 
 
 @pytest.mark.soak

@@ -84,7 +84,11 @@ NOTES = (
     "absolute cycles",
     "A and C are streamed (A's rows read per tile, C's partial rows written per k tile and "
     "summed by the host as it reads C), not held in their parts of the buffer as HYTE's "
-    "allocation has them",
+    "allocation has them; A's part is its segment positions: on-chip cursors for the rows "
+    "of A's tile, from which a k tile that follows the last one in the same rows (k inside "
+    "i: HYTE's schedules here) reads them, from their first element in the tile to their "
+    "ends, pointers not read; the first k tile of a sweep, and every one where i moves "
+    "inside k (DRT, HARP), reads its rows whole",
     "the cycles exclude the host's scheduling, so ours compare with the paper's online-only "
     "speed-ups; Static-Opt is searched in RTL cycles on the first matrix only, over "
     "power-of-two B tiles from 8 (k or j innermost, A untiled)",
@@ -102,19 +106,20 @@ NOTES = (
     "once for all of A's rows; HYTE's schedules here walk k innermost (B's tile changes "
     "every command), so it gains nothing from it; DRT's small k tiles still read A's "
     "rows and write C's partial rows once a k tile",
-    "why HARP beats HYTE here: with k whole it reads A and writes C once and B once a "
-    "column tile, while HYTE's scheduler prices A's tiles by their own nonzeros (A once a "
-    "pass of j whatever the k tiles, as if read through segment positions of its own) and "
-    "picks small k tiles, which this build pays for by reading A's rows whole for each",
+    "HYTE's scheduler prices A's tiles by their own nonzeros (A once a pass of j whatever "
+    "the k tiles); this build reads a row from its segment's start to the row's end (the "
+    "segment's end is found by reading past it), so A's reads still grow with the k "
+    "tiles, if far less than whole rows would",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
-    "why no buffer wins here, measured: k untiled (A and C once, as with no buffer) is "
-    "already slower than none: a tile's fetch begins only once the last is evicted and "
-    "its rows' segments are found one row at a time (two dependent reads and a scan "
+    "why no buffer still wins here, measured: k untiled (A and C once, as with no buffer) "
+    "is already slower than none: a tile's fetch begins only once the last is evicted "
+    "and its rows' segments are found one row at a time (two dependent reads and a scan "
     "each), and the engine reads B's rows one at a time from the accessor, its bypassed "
     "words from memory after a kept entry's read; hyte-static against k untiled is what "
-    "its k tiles cost: each re-reads its rows of A whole, the k filter dropping the "
-    "elements outside it (A has no segment positions of its own here) while the engine "
-    "waits for the kept ones, and writes C's partial rows (A read, C written above)",
+    "its k tiles save in B's bypassed reads less what they cost: each streams its rows "
+    "of A to their ends through the k filter (whole for the first of a sweep), the "
+    "engine waiting for the elements it keeps, and writes C's partial rows (A read, C "
+    "written above)",
     "why tuning can lose here: Section 6.4's rule weighs B's hit rate alone; halving Tk "
     "to keep B's tiles in the buffer multiplies A's and C's traffic, which it does not "
     "see",
