@@ -331,14 +331,49 @@ def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
     exact; every byte written accounted; and A's bytes read, counted at the memory by
     address, the plan's (a row read from its cursor from its first element in the k tile
     on, its pointers not read), fewer than its rows read whole each time."""
-    from sparseforge.tb import axi
-
     a = operand(np.random.default_rng(6), 8, 12, 0.5)
     b = operand(np.random.default_rng(7), 12, 8, 0.35)
     plan = hyte_plan(a, b, (2, 3, 2), "ijk", 10)
     assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[True] * 3,
                                                                  False, *[True] * 5]
     assert {cmd[2]["t"] for cmd in plan.commands} == {2, 4}
+    run, a_read = spied_run(monkeypatch, plan, a, b, 8)
+    known = accel_spgemm_model.known_traffic(plan)
+    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
+    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    assert run.bytes_written == known["c_written"] + known["meta_written"]
+    # Read whole by each command: its rows of A, two 4-byte pointers each and a byte an
+    # id and a value.
+    tiles = [accel_spgemm.extents(cmd, plan.shape)["i"] for cmd in plan.commands]
+    assert a_read == known["a_read"] < sum(8 * (hi - lo) + 2 * a[lo:hi].nnz
+                                           for lo, hi in tiles)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("rows", [256, 257])
+def test_a_cursors_at_their_edge_natively(rows):
+    """A tile of as many of A's rows as the engine keeps cursors for (256) reads its
+    next k tiles from them; one more row (257) reads every k tile whole: A (rows x 24)
+    by B (24 x 8) in k tiles of 8, A's rows one tile, on the bench's build natively; C
+    exact either way (cursors taken for 257 rows would lose the last row's)."""
+    from sparseforge.bench.accel_spgemm import BUILD, run_scheme
+    from sparseforge.run.accel import spgemm_plan
+
+    a = operand(np.random.default_rng(9), rows, 24, 0.1)
+    b = operand(np.random.default_rng(10), 24, 8, 0.3)
+    job = {"i": rows, "j": 8, "k": 24, "log_ti": 9, "log_tj": 3, "log_tk": 3, "order": 0,
+           "bufsize": 0}
+    plan, _, _ = spgemm_plan(a, b, BUILD, "hyte-static", 1, job)
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[rows == 256] * 2]
+    run = run_scheme(a, b, "hyte-static", 1, f"{rows} rows", job)    # C exact, or it raises
+    assert run["traffic"]["unaccounted"] == 0
+
+
+def spied_run(monkeypatch, plan, a, b, seed):
+    """``(run, a_read)``: ``plan`` on Amaranth's simulator, and the bytes of A's arrays
+    its reads took, counted at the memory by address."""
+    from sparseforge.tb import axi
+
     reads = []
     address = axi.AxiMemory._address
 
@@ -349,20 +384,11 @@ def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
 
     monkeypatch.setattr(axi.AxiMemory, "_address", spy)
     run = pysim_runs(Accel(**params_of(plan.config), tags=4, data=64), [(plan, a, b)],
-                     seed_from_env(8), limit=20000)[0]
-    known = accel_spgemm_model.known_traffic(plan)
-    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
-    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
-    assert run.bytes_written == known["c_written"] + known["meta_written"]
+                     seed_from_env(seed), limit=100_000)[0]
     regions = accel_spgemm.layout(plan)
     spans = [(regions[n].base, regions[n].base + regions[n].size)
              for n in ("a_rowptr", "a_colid", "a_values")]
-    a_read = sum(n for addr, n in reads if any(lo <= addr < hi for lo, hi in spans))
-    # Read whole by each command: its rows of A, two 4-byte pointers each and a byte an
-    # id and a value.
-    tiles = [accel_spgemm.extents(cmd, plan.shape)["i"] for cmd in plan.commands]
-    assert a_read == known["a_read"] < sum(8 * (hi - lo) + 2 * a[lo:hi].nnz
-                                           for lo, hi in tiles)
+    return run, sum(n for addr, n in reads if any(lo <= addr < hi for lo, hi in spans))
 
 
 def operand(rng, m, n, density):
@@ -503,6 +529,25 @@ def test_bench_accel_spgemm_quick(capsys):
     assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
     assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1
     assert row["untiled_k"]["traffic"]["a_read"] == runs["none"]["traffic"]["a_read"]
+
+
+def test_a_cursors_by_hand():
+    """A job reads A's rows from the cursors where its rows are the last job's, which
+    kept them all (at most 256), and its k tile begins where the last one's ended (cut
+    at K = 20): so the second, the fourth (after the third, the second's k tile again as
+    j moved) and the seventh (a tile of one row, I = 257); not the first, a k tile
+    again, a sweep starting over at 0, a new tile of A's rows, nor a tile of 257 rows
+    or the one after it."""
+    def command(bi, ti, bk, tk, bj=0):
+        return [{"begin": bi, "t": ti, "change": 0}, {"begin": bj, "t": 8, "change": 0},
+                {"begin": bk, "t": tk, "change": 0}]
+
+    walk = [command(0, 256, 0, 8), command(0, 256, 8, 8), command(0, 256, 8, 8, 8),
+            command(0, 256, 16, 8), command(0, 256, 0, 8), command(256, 256, 8, 8),
+            command(256, 256, 16, 4), command(0, 512, 0, 8), command(0, 512, 8, 8)]
+    assert accel_spgemm.a_cursors(walk, (257, 20, 16)) == [
+        False, True, False, True, False, False, True, False, False]
+    assert accel_spgemm.a_cursors(walk[:2], (256, 20, 16)) == [False, True]
 
 
 def test_known_traffic_by_hand():

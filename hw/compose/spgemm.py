@@ -210,6 +210,7 @@ class Cursors(wiring.Component):
         asked, ended = Signal(self.iw + 1), Signal(self.iw + 1)
         second, answering, tally = Signal(), Signal(), Signal(self.iw + 1)
         cursor = lo_r.data + count_r.data
+        taken = up.response.valid & up.response.ready       # a pointer answered
         m.d.comb += [lo_r.addr.eq(asked), hi_r.addr.eq(asked), count_r.addr.eq(asked),
                      lo_w.addr.eq(asked), hi_w.addr.eq(asked), count_w.addr.eq(ended)]
         with m.If(~self.use):
@@ -219,7 +220,6 @@ class Cursors(wiring.Component):
                          up.response.valid.eq(down.response.valid),
                          up.response.payload.eq(down.response.payload),
                          down.response.ready.eq(up.response.ready)]
-            taken = down.response.valid & down.response.ready
             m.d.comb += [lo_w.data.eq(down.response.payload), hi_w.data.eq(down.response.payload),
                          lo_w.en.eq(taken & ~second & (asked < N)),
                          hi_w.en.eq(taken & second & (asked < N))]
@@ -230,7 +230,6 @@ class Cursors(wiring.Component):
                          up.response.payload.eq(Mux(second, hi_r.data, cursor))]
             with m.If(up.request.valid & up.request.ready):
                 m.d.sync += answering.eq(1)
-            taken = up.response.valid & up.response.ready
             m.d.comb += [lo_w.data.eq(cursor), lo_w.en.eq(taken & ~second)]
             with m.If(taken):
                 m.d.sync += answering.eq(0)
