@@ -140,6 +140,21 @@ def extents(command, shape):
             for d, x in zip(wire.HYTE_DIMS, command, strict=True)}
 
 
+def a_cursors(commands, shape):
+    """Per command, whether its job reads A's rows from the engine's cursors (on a build
+    with HYTE's buffer): its rows those of the command before, which kept them all (at
+    most :data:`~sparseforge.sw.hyte_schedule.A_CURSORS`), and its k tile beginning where
+    that one's ended; each row is then read from its first element in the k tile to its
+    end, its pointers not read. The others read their rows whole."""
+    out, last = [], None
+    for command in commands:
+        e = extents(command, shape)
+        i = tuple(command[wire.HYTE_DIMS.index("i")][f] for f in ("begin", "t"))
+        out.append(last is not None and last == (i, e["k"][0]))
+        last = (i, e["k"][1]) if e["i"][1] - e["i"][0] <= hyte_schedule.A_CURSORS else None
+    return out
+
+
 def _tile_products(a, b, commands):
     """Per command, per row of its tile of A, the products of that row's part of the
     tile (B's elements of the tile its nonzeros read)."""

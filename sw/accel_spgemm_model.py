@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import accel_image, accel_model, dram, wire
-from .accel_spgemm import extents, layout, word_fields
+from . import accel_image, accel_model, dram, hyte_schedule, wire
+from .accel_spgemm import a_cursors, extents, layout, word_fields
 
 
 @dataclass(frozen=True)
@@ -131,12 +131,15 @@ def predict(plan_, memory=accel_model.DRAM, timing=None):
 
 def known_traffic(plan_):
     """The bytes of a run whose count follows from the plan alone: ``a_read`` (A's row
-    pointers, two a row, and its elements, every row of every tile), ``c_written`` (C's
+    pointers, two a row, and its elements, every row of every tile; on a HYTE run, a
+    tile read from A's cursors, :func:`~sparseforge.sw.accel_spgemm.a_cursors`, its rows'
+    elements from its k tile on), ``c_written`` (C's
     words and row lengths: a row of a tile's ``n`` nonzeros ``n // lanes + 1`` words; on
     a HYTE run, no row of none),
     ``meta_read`` (the tile list) and ``meta_written`` (on a HYTE run, the tile log and
-    a kept entry a segment fetched). B's reads are the rest of what the run reads (on a
-    HYTE run, the positions unit's too): the part no formula here gives."""
+    a kept entry a segment fetched: none for a command that keeps B's tile). B's reads
+    are the rest of what the run reads (on a HYTE run, the positions unit's too): the
+    part no formula here gives."""
     c, size, a = plan_.config, wire.word_bytes, plan_.a
     word, length = size(wire.width(word_fields(c))), size(c.iw)
     per_row = np.diff(a.indptr) * (size(c.iw) + size(c.dw)) + 2 * size(accel_image.ADDR_WIDTH)
@@ -148,16 +151,21 @@ def known_traffic(plan_):
                 "meta_written": 0}
     a_read = c_written = segments = 0
     entry = size(wire.width(wire.spgemm_row_length(c.iw)))
-    for command in plan_.commands:
+    fetches = hyte_schedule.hyte_fetches(plan_.commands)
+    cursors = a_cursors(plan_.commands, plan_.shape)
+    element = size(c.iw) + size(c.dw)
+    for command, fetch, cursor in zip(plan_.commands, fetches, cursors, strict=True):
         e = extents(command, plan_.shape)
         (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
         part = a[bi:ei, bk:ek] @ plan_.b[bk:ek, bj:ej]
         part.eliminate_zeros()
-        a_read += int(per_row[bi:ei].sum())
+        rows = a[bi:ei]
+        a_read += (int((rows.indices >= bk).sum()) * element if cursor
+                   else int(per_row[bi:ei].sum()))
         held = np.diff(part.indptr)
         held = held[held > 0]                   # a partial row of no records: not written
         c_written += int((held // c.lanes + 1).sum()) * word + len(held) * entry
-        segments += ek - bk
+        segments += (ek - bk) * fetch
     log = size(len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)))
     kept = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
     return {"a_read": a_read, "c_written": c_written, "meta_read": 0,

@@ -111,6 +111,26 @@ def controller_config(stats, scheme, hw):
             "bufsize": scheme.allocation["B"] // hw.nonzero_bytes}
 
 
+A_CURSORS = 256
+"""Rows of A's tile whose segment positions the Gustavson build with HYTE's buffer keeps
+on chip (:func:`~sparseforge.sw.accel_spgemm.a_cursors`): A's part of the buffer there."""
+
+
+def hyte_fetches(commands):
+    """Per tile command of the controller (each a list over
+    :data:`~sparseforge.sw.wire.HYTE_DIMS` of :func:`~sparseforge.sw.wire.hyte_tile`'s
+    fields as a dict), whether it fetches B's tile: the first does, and each whose ``k``
+    or ``j`` ``begin`` or ``t`` differs from the command before; the others keep that
+    tile on chip (only A's tile moved: :data:`REUSED`'s ``i``), so they neither fetch
+    nor count it."""
+    k, j = HYTE_DIMS.index("k"), HYTE_DIMS.index("j")
+
+    def tile(command):
+        return [(command[d]["begin"], command[d]["t"]) for d in (k, j)]
+
+    return [n == 0 or tile(commands[n - 1]) != tile(c) for n, c in enumerate(commands)]
+
+
 def _sizes(n):
     return sorted({*(1 << e for e in range(max(1, n).bit_length()) if (1 << e) < n), n})
 

@@ -4,14 +4,16 @@ after each tile command the quadrant counts of that command's B tile.
 The counts come from a function of the command (random, or a real matrix's tiles as
 the accessor counted them): the model
 (:class:`~sparseforge.sim.models.hyte_controller.Controller`) is run with it up front,
-which gives every command and every count; count ``n`` waits for command ``n`` (an
-``after`` gate), so the bench runs natively as well.
+which gives every command and the counts of each that fetches B's tile
+(:func:`~sparseforge.sw.hyte_schedule.hyte_fetches`); count ``n`` waits for the ``n``-th such
+command (an ``after`` gate), so the bench runs natively as well.
 """
 
 from dataclasses import dataclass
 
 from ..sim.models.hyte_controller import Controller, counts_dict
 from ..sim.runners import pysim
+from ..sw.hyte_schedule import hyte_fetches
 from . import native
 from .streams import Bench
 
@@ -40,10 +42,12 @@ class ControllerBench(Bench):
         commands, counts = Controller(config, component.rule).commands(oracle)
         self.outputs = {"tile": commands}
         self.counts = counts
+        self.fetches = hyte_fetches(commands)
         self.sources = [self.source_on("config", [config.as_dict()], rates["config"]),
                         self.source_on("counts", [counts_dict(c) for c in counts],
                                        rates["counts"],
-                                       after={"tile": list(range(1, len(counts) + 1))})]
+                                       after={"tile": [n + 1 for n, fetch in enumerate(
+                                           self.fetches) if fetch]})]
         self.sink = self.sink_on("tile", rates["tile"], len(commands))
         self.drivers = [*self.sources, self.sink]
 
@@ -53,6 +57,9 @@ class ControllerBench(Bench):
             if n >= len(self.outputs["tile"]) or self.sink.fired != self.outputs["tile"][n]:
                 want = self.outputs["tile"][n] if n < len(self.outputs["tile"]) else None
                 self.fail(f"tile {n}: {self.sink.fired}, model says {want}")
+            if io.get("keep") == self.fetches[n]:
+                self.fail(f"tile {n}: keep {io.get('keep')}, the model's fetches "
+                          f"{self.fetches[n]}")
 
     def finished(self):
         return all(s.done for s in self.sources) and \

@@ -1,9 +1,9 @@
 """Testbench of HYTE's tiling loop (``hyte_tiling``): a job, a memory holding a real
 matrix B in CSR (its row pointers and column ids, and the region where the positions
-unit keeps an entry per row), and a parent that reads each commanded tile's words out
-of the accessor and evicts it; the commands, tuned by the controller from the
-accessor's own counts of the tiles the composite fetched, and the words read, checked
-against the model.
+unit keeps an entry per row), and a parent that reads each fetched tile's words out
+of the accessor and evicts it (a command that keeps B's tile fetches none); the
+commands, tuned by the controller from the accessor's own counts of the tiles the
+composite fetched, and the words read, checked against the model.
 
 The model (:func:`~sparseforge.sim.models.hyte_controller.matrix_trace`) walks the same
 job up front: its commands, and what it gave its accessor per command; the parent's

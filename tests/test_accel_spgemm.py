@@ -17,6 +17,7 @@ from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.accel import MOST_GUSTAVSON_PES, Accel
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model, dram
+from sparseforge.sw.hyte_schedule import hyte_fetches
 from sparseforge.sw.wire import HYTE_ORDERS
 from sparseforge.tb.accel import params_of, pysim_runs
 
@@ -298,6 +299,119 @@ def test_hyte_tiles_overflowing_and_tuned_exact_in_rtl():
     assert run.bytes_read > known["a_read"]
 
 
+def test_b_tiles_kept_across_a_tiles_exact_in_rtl():
+    """C = A·B (A 8 x 6, B 6 x 12: they differ) in a 16-word buffer, order jki (i
+    innermost) over four tiles of A's 2 rows, tuned (bufsize 8): each tile of B fetched
+    once and kept for the next three commands (only A's tile moved: no evict, no fetch,
+    no count), the first 18 elements overflowing into the bypass, so the kept tile's
+    rows are read past the buffer from the kept entries; the tuning changes the shape
+    mid-run. Two runs back to back (B negated the second time: the first run's last
+    tile evicted), C exact each; every byte written accounted (no kept entry written
+    for a kept tile)."""
+    rng = np.random.default_rng(4)
+    a, b = operand(rng, 8, 6, 0.35), operand(rng, 6, 12, 0.35)
+    plans = [hyte_plan(a, x, (1, 3, 3), "jki", 8) for x in (b, -b)]
+    assert hyte_fetches(plans[0].commands) == [True, False, False, False] * 3
+    assert len({cmd[2]["t"] for cmd in plans[0].commands}) == 2 and b[:, :8].nnz == 18
+    dut = Accel(**params_of(plans[0].config), tags=4, data=64)
+    runs = pysim_runs(dut, [(p, a, x) for p, x in zip(plans, (b, -b), strict=True)],
+                      seed_from_env(5), limit=20000)
+    known = accel_spgemm_model.known_traffic(plans[0])
+    for run, x in zip(runs, (b, -b), strict=True):
+        assert (run.y != exact(a, x)).nnz == 0 and run.y.nnz == exact(a, x).nnz
+        assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+        assert run.bytes_written == known["c_written"] + known["meta_written"]
+
+
+def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
+    """C = A·B (A 8 x 12, B 12 x 8) in a 16-word buffer, order ijk (k innermost) over
+    tiles of A's 4 rows and k tiles of 4, tuned (bufsize 10: Tk halved in the first
+    sweep, so the cursors meet k tiles of two sizes), under random stalls: the k tiles
+    after the first of each sweep read A's rows from the engine's cursors. C
+    exact; every byte written accounted; and A's bytes read, counted at the memory by
+    address, the plan's (a row read from its cursor from its first element in the k tile
+    on, its pointers not read), fewer than its rows read whole each time."""
+    a = operand(np.random.default_rng(6), 8, 12, 0.5)
+    b = operand(np.random.default_rng(7), 12, 8, 0.35)
+    plan = hyte_plan(a, b, (2, 3, 2), "ijk", 10)
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[True] * 3,
+                                                                 False, *[True] * 5]
+    assert {cmd[2]["t"] for cmd in plan.commands} == {2, 4}
+    run, a_read = spied_run(monkeypatch, plan, a, b, 8)
+    known = accel_spgemm_model.known_traffic(plan)
+    assert (run.y != exact(a, b)).nnz == 0 and run.y.nnz == exact(a, b).nnz
+    assert run.status == {"done": 1, "error": 0, "busy": 0, "refused": 0}
+    assert run.bytes_written == known["c_written"] + known["meta_written"]
+    # Read whole by each command: its rows of A, two 4-byte pointers each and a byte an
+    # id and a value.
+    tiles = [accel_spgemm.extents(cmd, plan.shape)["i"] for cmd in plan.commands]
+    assert a_read == known["a_read"] < sum(8 * (hi - lo) + 2 * a[lo:hi].nnz
+                                           for lo, hi in tiles)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("rows", [256, 257])
+def test_a_cursors_at_their_edge_natively(rows):
+    """A tile of as many of A's rows as the engine keeps cursors for (256) reads its
+    next k tiles from them; one more row (257) reads every k tile whole: A (rows x 24)
+    by B (24 x 8) in k tiles of 8, A's rows one tile, on the bench's build natively; C
+    exact either way (cursors taken for 257 rows would lose the last row's)."""
+    from sparseforge.bench.accel_spgemm import BUILD, run_scheme
+    from sparseforge.run.accel import spgemm_plan
+
+    a = operand(np.random.default_rng(9), rows, 24, 0.1)
+    b = operand(np.random.default_rng(10), 24, 8, 0.3)
+    job = {"i": rows, "j": 8, "k": 24, "log_ti": 9, "log_tj": 3, "log_tk": 3, "order": 0,
+           "bufsize": 0}
+    plan, _, _ = spgemm_plan(a, b, BUILD, "hyte-static", 1, job)
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[rows == 256] * 2]
+    run = run_scheme(a, b, "hyte-static", 1, f"{rows} rows", job)    # C exact, or it raises
+    assert run["traffic"]["unaccounted"] == 0
+
+
+def spied_run(monkeypatch, plan, a, b, seed):
+    """``(run, a_read)``: ``plan`` on Amaranth's simulator, and the bytes of A's arrays
+    its reads took, counted at the memory by address."""
+    from sparseforge.tb import axi
+
+    reads = []
+    address = axi.AxiMemory._address
+
+    def spy(self, burst, channel):
+        if channel == "AR":
+            reads.append((burst["addr"], (burst["len"] + 1) << burst["size"]))
+        return address(self, burst, channel)
+
+    monkeypatch.setattr(axi.AxiMemory, "_address", spy)
+    run = pysim_runs(Accel(**params_of(plan.config), tags=4, data=64), [(plan, a, b)],
+                     seed_from_env(seed), limit=100_000)[0]
+    regions = accel_spgemm.layout(plan)
+    spans = [(regions[n].base, regions[n].base + regions[n].size)
+             for n in ("a_rowptr", "a_colid", "a_values")]
+    return run, sum(n for addr, n in reads if any(lo <= addr < hi for lo, hi in spans))
+
+
+def operand(rng, m, n, density):
+    """An m x n integer CSR of ``density``, values +-1..4."""
+    x = sp.random(m, n, density=density, random_state=rng, format="csr")
+    x.data = rng.integers(1, 5, x.nnz) * rng.choice([-1, 1], x.nnz)
+    return x.astype(np.int64)
+
+
+def hyte_plan(a, b, logs, order, bufsize):
+    """The plan of C = ``a`` · ``b`` on a 1-PE build with a 16-word buffer, the job's
+    ``(log_ti, log_tj, log_tk)``, ``order`` and ``bufsize`` and the commands the
+    controller's model sends for it."""
+    from sparseforge.sim.models.hyte_controller import Config, matrix_trace
+
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    (m, k), n = a.shape, b.shape[1]
+    job = {"i": m, "j": n, "k": k, **dict(zip(("log_ti", "log_tj", "log_tk"), logs, strict=True)),
+           "order": HYTE_ORDERS.index(order), "bufsize": bufsize}
+    return accel_spgemm.plan(a, b, c, job, matrix_trace(b, Config(**job),
+                                                        most_tj=c.tile_cols).commands)
+
+
 @pytest.mark.soak
 @pytest.mark.parametrize("name", ["bcspwr01", "GD97_b", "bcspwr03"])
 @pytest.mark.parametrize("tiling", ["tailors", "drt", "harp", "hyte-static", "hyte"])
@@ -385,6 +499,23 @@ def test_bench_speedups_by_hytes_definition():
                              "over_none": 100 / 120, "dynamic": 1.25, "static": 2.0}
 
 
+def test_bench_jobs_by_hand():
+    """A 5 x 40 and B 40 x 100 on the bench's build (column tiles of 64): k untiled is
+    one tile of all of k (40, in 64: log 6) by the engine's 64 columns (log 6), A's 5
+    rows (log 3), k innermost, untuned; Static-Opt tries Tk and Tj of 8 to 64 (4 each,
+    Tj cut at the engine's 64) in two orders, 32 schemes, the last of them k untiled in
+    order ikj."""
+    from sparseforge.bench.accel_spgemm import static_jobs, untiled_k_job
+
+    a, b = sp.csr_matrix((5, 40), dtype=np.int64), sp.csr_matrix((40, 100), dtype=np.int64)
+    assert untiled_k_job(a, b) == {"i": 5, "j": 100, "k": 40, "log_ti": 3, "log_tj": 6,
+                                   "log_tk": 6, "order": 0, "bufsize": 0}
+    jobs = static_jobs(a, b)
+    assert len(jobs) == 32 and jobs[-1] == untiled_k_job(a, b) | {"order": 1}
+    assert {(j["log_tk"], j["log_tj"]) for j in jobs} == {(k, j) for k in range(3, 7)
+                                                          for j in range(3, 7)}
+
+
 @pytest.mark.soak
 def test_bench_accel_spgemm_quick(capsys):
     """``bench accel --spgemm --quick``: every scheme on the quick matrix, C exact (a
@@ -397,6 +528,26 @@ def test_bench_accel_spgemm_quick(capsys):
                                                             for x in runs.values())
     assert row["speedups"]["over_tailors"] == runs["tailors"]["cycles"] / runs["hyte"]["cycles"]
     assert runs["none"]["tiles"] == 1 and runs["hyte"]["tiles"] > 1
+    assert row["untiled_k"]["traffic"]["a_read"] == runs["none"]["traffic"]["a_read"]
+
+
+def test_a_cursors_by_hand():
+    """A job reads A's rows from the cursors where its rows are the last job's, which
+    kept them all (at most 256), and its k tile begins where the last one's ended (cut
+    at K = 20): so the second, the fourth (after the third, the second's k tile again as
+    j moved) and the seventh (a tile of one row, I = 257); not the first, a k tile
+    again, a sweep starting over at 0, a new tile of A's rows, nor a tile of 257 rows
+    or the one after it."""
+    def command(bi, ti, bk, tk, bj=0):
+        return [{"begin": bi, "t": ti, "change": 0}, {"begin": bj, "t": 8, "change": 0},
+                {"begin": bk, "t": tk, "change": 0}]
+
+    walk = [command(0, 256, 0, 8), command(0, 256, 8, 8), command(0, 256, 8, 8, 8),
+            command(0, 256, 16, 8), command(0, 256, 0, 8), command(256, 256, 8, 8),
+            command(256, 256, 16, 4), command(0, 512, 0, 8), command(0, 512, 8, 8)]
+    assert accel_spgemm.a_cursors(walk, (257, 20, 16)) == [
+        False, True, False, True, False, False, True, False, False]
+    assert accel_spgemm.a_cursors(walk[:2], (256, 20, 16)) == [False, True]
 
 
 def test_known_traffic_by_hand():
@@ -406,11 +557,16 @@ def test_known_traffic_by_hand():
     - without a buffer (3 column tiles): A 3 x (32 + 10) = 126 read, the tile list 3;
       C 14 words and 12 lengths, 124 (the counters' 124 written; 315 read less these
       leaves B's 186, as the back-to-back test works out);
-    - with HYTE's buffer, two tiles of A's 4 rows and B's columns 0-7, k in 0-3 and 4:
-      A's rows (12, 12, 8, 10 bytes) each time, 84; C's partial rows 2, 1, 0, 0 nonzeros
-      (the two not empty 3 words) then 0, 1, 0, 0 (1 word), 32 bytes, and a length with
-      its row (2 bytes) for each of the 3 written: 38; the tile log's two 8-byte words
-      (54 bits) and 5 kept entries of 16 bytes (65 bits): 96."""
+    - with HYTE's buffer, three tiles of A's 4 rows and B's columns 0-7, k in 0-3, 4 and
+      4 again (the third keeps B's tile): A's rows (12, 12, 8, 10 bytes) read whole the
+      first and third time, the second from the cursors the first left (its k tile
+      begins where the first ended): their elements from column 4 on, row 1's alone
+      (2 bytes), no pointers: 86;
+      C's partial rows 2, 1, 0, 0 nonzeros (the two not empty 3 words) then 0, 1, 0, 0
+      (1 word) twice, 40 bytes, and a length with its row (2 bytes) for each of the 4
+      written: 48; the tile log's three 8-byte words (54 bits) and a kept entry of 16
+      bytes (65 bits) for each of the 4 + 1 segments fetched (none for the kept tile):
+      104."""
     plan = accel_spgemm.plan(A, B, CONFIG)
     assert accel_spgemm_model.known_traffic(plan) == {
         "a_read": 126, "c_written": 124, "meta_read": 3, "meta_written": 0}
@@ -420,9 +576,10 @@ def test_known_traffic_by_hand():
                 {"begin": k0, "t": tk, "change": 0}]
 
     c = dataclasses.replace(CONFIG, pes=1, buffer=16)
-    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [command(0, 4), command(4, 4)])
+    hyte = accel_spgemm.plan(A, B, c, {"bufsize": 0},
+                             [command(0, 4), command(4, 4), command(4, 4)])
     assert accel_spgemm_model.known_traffic(hyte) == {
-        "a_read": 84, "c_written": 38, "meta_read": 0, "meta_written": 96}
+        "a_read": 86, "c_written": 48, "meta_read": 0, "meta_written": 104}
 
 
 @pytest.mark.soak

@@ -2,7 +2,8 @@
 """HYTE's tiling loop closed in RTL: the controller's commands on real matrices, tuned
 from the counts the accessor takes of the tiles the composite fetches from memory at
 the positions kept across tiles, and the words the parent reads, equal to the model's
-under random stalls; parameters and lint."""
+under random stalls; a tile of B kept across A's tiles fetched and counted once;
+parameters and lint."""
 
 from collections import Counter
 
@@ -13,6 +14,7 @@ from sparseforge.hw.compose.hyte_tiling import HyteTiling
 from sparseforge.sim.models.hyte_controller import Config, J, K
 from sparseforge.sim.runners import seed_from_env
 from sparseforge.sw.formats import read_matrix
+from sparseforge.sw.hyte_schedule import hyte_fetches
 from sparseforge.sw.wire import HyteStatus
 from sparseforge.tb.hyte_tiling import simulate
 
@@ -58,6 +60,20 @@ def test_a_rectangular_matrix_in_another_order(shared_data):
     assert matrix.shape == (27, 51) and len({(c[K]["t"], c[J]["t"]) for c in commands}) > 1
     seen = statuses(bench)
     assert min(seen[HyteStatus.HIT], seen[HyteStatus.MISS]) > 0
+
+
+def test_a_tile_kept_across_tiles_of_a_is_neither_fetched_nor_counted(shared_data):
+    # bcspwr01 as B (39 x 39), order jki (i innermost) over two tiles of A's rows: every
+    # second command keeps B's tile, so the composite fetches and counts each tile of B
+    # once, a kept entry written per segment of those fetches alone.
+    matrix, commands, bench = run(shared_data, "bcspwr01",
+                                  Config(16, 39, 39, 3, 4, 4, 3, 12), 9)
+    fetches = hyte_fetches(commands)
+    assert fetches[1::2] == [False] * (len(commands) // 2) and all(fetches[::2])
+    assert len(bench.counts) == sum(fetches) == len(commands) // 2
+    assert sum(port == "fill" for port, _ in bench.trace.fetches) == matrix.nnz
+    assert len(bench.streams["writes__request"].received) == sum(
+        port == "segment" for port, _ in bench.trace.fetches)
 
 
 @pytest.mark.parametrize("params, message", [({"width": 7, "dim_width": 8}, "width=7"),

@@ -30,20 +30,22 @@ def tile_rows_layout(dim_width):
 
 
 class QuadrantSpec(wiring.Component):
-    """Each tile command, the tile of B the accessor is to count for it, and B's rows
-    to fetch into it.
+    """Each tile command, and for one that fetches B's tile, the tile the accessor is to
+    count and B's rows to fetch into it.
 
-    The job passes through (its ``k`` kept); each command goes to the parent and, on
-    the same cycle, B's tile to the accessor and its rows to the fetcher: its rows, the
-    command's ``t_k`` cut off at ``K``, split at half of ``t_k`` (at least 1), and its
-    columns ``[b_j, b_j + t_j)``, split at ``b_j`` plus half of ``t_j``. The controller
-    sends a command only once the last one's counts are taken, so the accessor's
-    counter is free to take it.
+    The job passes through (its ``k`` kept); each command goes to the parent first
+    (which evicts the last tile where this one does not keep it); then, unless it keeps
+    B's tile (``keep``), on one cycle, B's tile to the accessor and its rows to the
+    fetcher: its rows, the command's ``t_k`` cut off at ``K``, split at half of ``t_k``
+    (at least 1), and its columns ``[b_j, b_j + t_j)``, split at ``b_j`` plus half of
+    ``t_j``. The controller sends a command only once the last fetched one's counts are
+    taken, so the accessor's counter is free to take it.
 
     Members
     -------
     job : In(stream(:func:`~..hyte_controller.hyte_config_layout`)); config : Out(...)
     commands : In(stream(:func:`~..hyte_controller.hyte_tile_layout`)); tile : Out(...)
+    keep : In(1), held with each command (the controller's).
     quadrants : Out(stream(:func:`~sparseforge.sw.wire.hyte_quadrants`))
     rows : Out(stream(:func:`tile_rows_layout`))
     """
@@ -54,7 +56,7 @@ class QuadrantSpec(wiring.Component):
         tile = stream.Signature(hyte_tile_layout(dim_width))
         super().__init__({
             "job": In(config), "config": Out(config),
-            "commands": In(tile), "tile": Out(tile),
+            "commands": In(tile), "tile": Out(tile), "keep": In(1),
             "quadrants": Out(stream.Signature(struct(wire.hyte_quadrants(count_width,
                                                                          dim_width)))),
             "rows": Out(stream.Signature(tile_rows_layout(dim_width)))})
@@ -62,18 +64,25 @@ class QuadrantSpec(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         job, config, commands = self.job, self.config, self.commands
-        outputs = (self.tile, self.quadrants, self.rows)
+        tile, quadrants, fetch = self.tile, self.quadrants, self.rows
         k = Signal(self.dim_width)
         m.d.comb += [config.valid.eq(job.valid), config.payload.eq(job.payload),
                      job.ready.eq(config.ready)]
         with m.If(job.valid & job.ready):
             m.d.sync += k.eq(job.payload.k)
-        # Each output is offered when the others can take it: all take it at once.
-        for out in outputs:
-            others = [o.ready for o in outputs if o is not out]
-            m.d.comb += out.valid.eq(commands.valid & others[0] & others[1])
-        m.d.comb += commands.ready.eq(self.tile.ready & self.quadrants.ready &
-                                      self.rows.ready)
+        with m.FSM():
+            with m.State("tile"):
+                m.d.comb += [tile.valid.eq(commands.valid),
+                             commands.ready.eq(tile.ready & self.keep)]
+                with m.If(commands.valid & tile.ready & ~self.keep):
+                    m.next = "fetch"
+            # Each offered when the other can take it: both take it at once.
+            with m.State("fetch"):
+                m.d.comb += [quadrants.valid.eq(commands.valid & fetch.ready),
+                             fetch.valid.eq(commands.valid & quadrants.ready),
+                             commands.ready.eq(quadrants.ready & fetch.ready)]
+                with m.If(commands.valid & commands.ready):
+                    m.next = "tile"
         cmd = commands.payload
         (bk, tk), (bj, tj) = ((cmd[d].begin, cmd[d].t) for d in (K, J))
         left, rows = Signal(self.dim_width), self.quadrants.payload.rows
@@ -172,14 +181,15 @@ class HyteTiling(wiring.Component):
     """The tiling controller and B's accessor, the tuning loop between them closed.
 
     A :class:`~..hyte_controller.HyteController` sends the job's tile commands; a
-    :class:`QuadrantSpec` hands each to the parent, tells the
-    :class:`~..hyte_accessor.HyteAccessor` which tile of B to count and the
-    :class:`TileFetch` which rows of B to fetch; the fetcher has the
+    :class:`QuadrantSpec` hands each to the parent and, for one that does not keep B's
+    tile, tells the :class:`~..hyte_accessor.HyteAccessor` which tile of B to count and
+    the :class:`TileFetch` which rows of B to fetch; the fetcher has the
     :class:`~..hyte_positions.HytePositions` find each row's segment of the tile from
     the positions kept across tiles and fills the accessor with its words (each word
-    B's column id, in its low ``dim_width`` bits). The parent reads the tile and
-    evicts it; the accessor's quadrant counts go to the controller, which tunes B's
-    shape from them and sends the next command.
+    B's column id, in its low ``dim_width`` bits). The parent reads the tile, for each
+    command that keeps it too, and evicts it before a command that does not; the
+    accessor's quadrant counts go to the controller, which tunes B's shape from them
+    and sends the next command.
 
     Parameters
     ----------
@@ -190,7 +200,8 @@ class HyteTiling(wiring.Component):
 
     Members
     -------
-    config, tile : the controller's (:class:`~..hyte_controller.HyteControllerSignature`).
+    config, tile, keep : the controller's
+        (:class:`~..hyte_controller.HyteControllerSignature`).
     mode, capacity, read, read_data, evict, occupancy, free, bypass : the accessor's
         (:class:`~..hyte_accessor.HyteAccessorSignature`).
     memory, writes, ptr_base, cols_base, kept_base : the positions unit's
@@ -233,7 +244,7 @@ class HyteTiling(wiring.Component):
         ctl, acc = self.controller.signature.members, self.accessor.signature.members
         pos = self.positions.signature.members
         super().__init__({
-            "config": ctl["config"], "tile": ctl["tile"],
+            "config": ctl["config"], "tile": ctl["tile"], "keep": ctl["keep"],
             **{n: acc[n] for n in ("mode", "capacity", "read", "read_data", "evict",
                                    "occupancy", "free", "bypass")},
             **{n: pos[n] for n in ("memory", "writes", "ptr_base", "cols_base",
@@ -263,7 +274,8 @@ class HyteTiling(wiring.Component):
         for name in ("read", "evict"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(acc, name))
         wiring.connect(m, acc.read_data, wiring.flipped(self.read_data))
-        m.d.comb += [acc.mode.eq(self.mode), acc.capacity.eq(self.capacity),
+        m.d.comb += [spec.keep.eq(ctl.keep), self.keep.eq(ctl.keep),
+                     acc.mode.eq(self.mode), acc.capacity.eq(self.capacity),
                      self.occupancy.eq(acc.occupancy), self.free.eq(acc.free),
                      self.bypass.eq(acc.bypass), fetcher.empty.eq(acc.occupancy == 0),
                      fetcher.cols_base.eq(self.cols_base),

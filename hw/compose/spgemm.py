@@ -35,10 +35,22 @@ fetching each tile's segments of B from memory at the positions kept across tile
 (the bypassed rest of a row from memory). One PE: the accessor has one read port, and an
 arbiter in front of it would only share it. The tile list gives way to the controller's
 commands: per command the sequencer writes it to the tile log (the host reads C's rows
-by it), runs the engine's job over the tile's rows of A, its column offset the tile's
-j, and once the job's rows are written evicts the tile, so the next fetch begins on an
-empty accessor and no read of the next job meets the last tile's segments. A's rows are
-read whole per tile and a :class:`KRange` keeps their elements in the tile's k range:
+by it) and runs the engine's job over the tile's rows of A, its column offset the tile's
+j. B's tile stays in the accessor across the commands that keep it (the same k and j
+bounds: only A's tile moved, :func:`~sparseforge.sw.hyte_schedule.hyte_fetches`), which
+neither fetch nor count it and whose jobs read the held segments: the reuse HYTE's
+inter-tile order is chosen for. A command that does not keep it has the last tile evicted (its
+job's rows written) before its own is fetched, so a fetch begins on an empty accessor
+and no read meets another tile's segments; the run's last tile is evicted at its end.
+A's rows have
+segment positions of their own (Section 6.2's, for A), on chip: the :class:`Cursors`
+keep, for each row of the last job's tile (up to
+:data:`~sparseforge.sw.hyte_schedule.A_CURSORS` of them), where its elements past that
+job's k tile begin, so a job of the same rows whose k tile begins where the last ended
+(k inner to i in the order, :func:`~sparseforge.sw.accel_spgemm.a_cursors`) reads its
+rows from there to their ends, their pointers not read. Any other job (the first k tile
+of a sweep; every job where i moves inside k, its tile of A new each time) reads its
+rows whole. A :class:`KRange` keeps the elements in the tile's k range:
 C's rows are partial sums over k's tiles, written as they are and summed by the host as
 it reads C (the merging HYTE prices; A and C are not held in the buffer here); a partial
 row of no records is not written, and each written row's length goes with its id
@@ -49,15 +61,30 @@ the kept entries go out posted, a tile's words read after them (the AXI memory s
 write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
 entry sees it; an entry read whose column bounds are not the tile's is the run's
 ``fault``, its status's error).
+
+Why the buffer is slower than B's rows read from memory here (the figures:
+``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
+as the build without a buffer does): a tile's fetch begins only once the last tile is
+evicted, its rows' segments found one row at a time (the positions unit's two dependent
+reads and its scan), and the job's reads of B wait for them; the row server answers B's
+rows one at a time from the accessor, a bypassed rest from memory after its kept entry's
+read. On top, every k tile streams its rows of A to their ends through the
+:class:`KRange` filter (whole for the first of a sweep, from their cursors for the
+others: a row's end is known, the end of its segment in the tile is not until its
+element past it is read), the engine waiting for the elements it keeps while it drops
+the rest, and writes C's partial rows: so small k tiles, which keep B's tile within a
+small buffer, cost more in A and C than they save in B.
 """
 
 from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ...core.errors import ParameterError
 from ...sw import wire
+from ...sw.hyte_schedule import A_CURSORS
 from ...sw.wire import HyteMode
 from ..csr_reader import CsrRowReader
 from ..gustavson import Gustavson
@@ -133,6 +160,92 @@ class KRange(wiring.Component):
                 m.d.sync += have.eq(0)
         with m.Else():
             m.d.comb += self.i.ready.eq(1)          # dropped
+        return m
+
+
+class Cursors(wiring.Component):
+    """A's segment positions (HYTE Section 6.2) for the rows of A's tile, on chip: where
+    each row's next k tile begins, so a k tile reads its rows of A from there.
+
+    It sits on A's reader's row-pointer port (``up``; ``down`` the memory's). Each job
+    reads its rows in order, two pointers a row. Without ``use`` the reads go to memory,
+    and their answers are kept: row ``n`` of the job's ``lo`` and ``hi``. With ``use``
+    they are answered here, a row's first with its ``lo`` plus its ``count`` (where the
+    last job's k tile ended in it), its second with its ``hi``, and the first is kept as
+    the row's new ``lo``. Either way the row's ``count`` becomes the number of its
+    elements the reader answers (``seen``) with columns below ``end`` (the job's k tile's
+    end). So a job whose rows are the last job's and whose k tile begins where the last
+    ended may ``use`` the cursors: its rows are read from their first element in its k
+    tile to their ends, their pointers not read. Only the first ``entries`` rows of a job
+    are kept.
+
+    Members
+    -------
+    up : In(MemoryPortSignature(addr_width, addr_width)); down : Out(the same).
+    use, end : In, held for a job; start : In(1), a pulse before its first read.
+    seen : In(1), an element of the job's rows answered this cycle, its ``col``, ``last``
+        and ``empty`` (:func:`~sparseforge.sw.wire.row_element`) In too.
+
+    Latency and throughput: without ``use``, none (the port passes through); with it, a
+    pointer every two cycles (the memory's synchronous read, then the answer).
+    """
+
+    def __init__(self, entries, addr_width, iw):
+        self.entries, self.addr_width, self.iw = entries, addr_width, iw
+        port = MemoryPortSignature(addr_width, addr_width)
+        super().__init__({"up": In(port), "down": Out(port), "use": In(1), "end": In(iw + 1),
+                          "start": In(1), "seen": In(1), "col": In(iw), "last": In(1),
+                          "empty": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        A, N = self.addr_width, self.entries
+        up, down = self.up, self.down
+        m.submodules.lo = lo = Memory(shape=A, depth=N, init=[])
+        m.submodules.hi = hi = Memory(shape=A, depth=N, init=[])
+        m.submodules.count = count = Memory(shape=self.iw + 1, depth=N, init=[])
+        lo_w, hi_w, count_w = lo.write_port(), hi.write_port(), count.write_port()
+        lo_r, hi_r, count_r = lo.read_port(), hi.read_port(), count.read_port()
+        # Rows of the job answered (pointers) and ended (elements), and the second pointer.
+        asked, ended = Signal(self.iw + 1), Signal(self.iw + 1)
+        second, answering, tally = Signal(), Signal(), Signal(self.iw + 1)
+        cursor = lo_r.data + count_r.data
+        taken = up.response.valid & up.response.ready       # a pointer answered
+        m.d.comb += [lo_r.addr.eq(asked), hi_r.addr.eq(asked), count_r.addr.eq(asked),
+                     lo_w.addr.eq(asked), hi_w.addr.eq(asked), count_w.addr.eq(ended)]
+        with m.If(~self.use):
+            m.d.comb += [down.request.valid.eq(up.request.valid),
+                         down.request.payload.eq(up.request.payload),
+                         up.request.ready.eq(down.request.ready),
+                         up.response.valid.eq(down.response.valid),
+                         up.response.payload.eq(down.response.payload),
+                         down.response.ready.eq(up.response.ready)]
+            m.d.comb += [lo_w.data.eq(down.response.payload), hi_w.data.eq(down.response.payload),
+                         lo_w.en.eq(taken & ~second & (asked < N)),
+                         hi_w.en.eq(taken & second & (asked < N))]
+        with m.Else():
+            # A read taken, then answered from the memories' outputs for row ``asked``.
+            m.d.comb += [up.request.ready.eq(~answering),
+                         up.response.valid.eq(answering),
+                         up.response.payload.eq(Mux(second, hi_r.data, cursor))]
+            with m.If(up.request.valid & up.request.ready):
+                m.d.sync += answering.eq(1)
+            m.d.comb += [lo_w.data.eq(cursor), lo_w.en.eq(taken & ~second)]
+            with m.If(taken):
+                m.d.sync += answering.eq(0)
+        with m.If(taken):
+            m.d.sync += [second.eq(~second), asked.eq(asked + second)]
+        # Each row's elements below the k tile's end, counted as the reader answers them.
+        below = self.seen & ~self.empty & (self.col < self.end)
+        m.d.comb += [count_w.data.eq(tally + below),
+                     count_w.en.eq(self.seen & self.last & (ended < N))]
+        with m.If(self.seen):
+            m.d.sync += tally.eq(Mux(self.last, 0, tally + below))
+            with m.If(self.last):
+                m.d.sync += ended.eq(ended + 1)
+        with m.If(self.start):
+            m.d.sync += [asked.eq(0), ended.eq(0), second.eq(0), tally.eq(0),
+                         answering.eq(0)]
         return m
 
 
@@ -244,6 +357,7 @@ class Spgemm(wiring.Component):
         self.rows_server = HyteRows(index_width=iw, value_width=vw, count_width=COUNT_WIDTH,
                                     pos_width=A, addr_width=A, inflight=e.inflight)
         self.krange = KRange(iw, vw)
+        self.cursors = Cursors(A_CURSORS, A, iw)
         kept = wire.width(wire.hyte_kept(iw, A))
         self.route = Route(A, kept, [iw, A, kept])         # as TAGS numbers them
         self.zips = [Zip(A, fields) for _ in range(3)]     # A's, the fetcher's, B's rows'
@@ -278,7 +392,12 @@ class Spgemm(wiring.Component):
         iw = engine.index_width
         m.submodules.engine = engine
         m.submodules.reader0 = self.a_reader
-        wiring.connect(m, self.a_reader.ptr, wiring.flipped(self.a_ptr))
+        if self.buffer:
+            m.submodules.cursors = cursors = self.cursors
+            wiring.connect(m, self.a_reader.ptr, cursors.up)
+            wiring.connect(m, cursors.down, wiring.flipped(self.a_ptr))
+        else:
+            wiring.connect(m, self.a_reader.ptr, wiring.flipped(self.a_ptr))
         self._zip(m, 0, self.a_reader.elements, "a_")
         begin = self.start & ~self.busy
         rows = Signal(iw + 1)           # the job's rows of A
@@ -396,12 +515,13 @@ class Spgemm(wiring.Component):
 
     def _elaborate_hyte(self, m, begin, rows, first, job_end):
         """B's tiles from HYTE's tiling loop (``rows`` and ``first`` driven here): the
-        sequencer sends the job to the controller; per tile command it logs the command,
-        runs the engine's job over the tile's rows of A (their elements in its k range)
-        with B's rows served from the accessor, and once the job's rows are taken evicts
-        the tile, so the next tile's fetch and its reads begin on an empty accessor.
-        Returns the run's end, the ``job_end`` of the command that is last along every
-        dimension."""
+        sequencer sends the job to the controller; per tile command it logs the command
+        and runs the engine's job over the tile's rows of A (their elements in its k
+        range, from A's cursors where they hold its rows) with B's rows served from the
+        accessor. A command that does not keep B's tile (``keep``) has the last one
+        evicted first (its job's rows were taken), so its fetch and its reads begin on
+        an empty accessor; after the run's last job the tile is evicted. Returns the
+        run's end, the ``job_end`` of the command that is last along every dimension."""
         engine, cfg, A = self.engine, self.config, self.addr_width
         tiling, server, krange, route = self.tiling, self.rows_server, self.krange, self.route
         cmd = Signal(hyte_tile_layout(engine.index_width))     # the tile being computed
@@ -437,6 +557,10 @@ class Spgemm(wiring.Component):
         wiring.connect(m, server.read, tiling.read)
         wiring.connect(m, tiling.read_data, server.read_data)
         wiring.connect(m, self.a_reader.rows.response, krange.i)
+        a = krange.i
+        m.d.comb += [self.cursors.seen.eq(a.valid & a.ready),
+                     *(getattr(self.cursors, f).eq(a.payload[f]) for f in ("col", "last",
+                                                                            "empty"))]
         shift = A - 2
         m.d.comb += [tiling.mode.eq(HyteMode.BUFFERING), tiling.capacity.eq(cfg.capacity),
                      tiling.ptr_base.eq(TAGS["ptr"] << shift),
@@ -457,24 +581,37 @@ class Spgemm(wiring.Component):
                      job.payload.offset.eq(cmd[DJ].begin), ask.payload.row.eq(row),
                      evict.payload.eq(extent[DK]), server.k0.eq(cmd[DK].begin),
                      krange.lo.eq(cmd[DK].begin), krange.hi.eq(cmd[DK].begin + extent[DK]),
-                     tiling.config.payload.eq(cfg.tiling)]
+                     self.cursors.end.eq(krange.hi), tiling.config.payload.eq(cfg.tiling)]
         m.d.comb += final.eq((cmd[DI].t >= left[DI]) & (cmd[DJ].t >= left[DJ])
                              & (cmd[DK].t >= left[DK]))
+        held = Signal()                 # the accessor holds the last command's tile of B
+        # A's cursors: the rows and the k tile's end of the last job, if it kept them all;
+        # a job of the same rows whose k tile begins there reads its rows from them.
+        kept_rows, kept_end = Signal(cmd[DI].shape()), Signal(engine.index_width + 1)
+        have = Signal()
+        use = Signal()
+        m.d.comb += self.cursors.use.eq(use)
         with m.If(job_end):
             m.d.sync += job_done.eq(1)
         with m.FSM():
             with m.State("idle"), m.If(begin):
-                m.d.sync += logged.eq(0)
+                m.d.sync += [logged.eq(0), held.eq(0), have.eq(0)]
                 m.next = "config"
             with m.State("config"):
                 m.d.comb += [self.busy.eq(1), tiling.config.valid.eq(1)]
                 with m.If(tiling.config.ready):
                     m.next = "command"
+            # A command that keeps B's tile reads the held one; any other has it evicted
+            # first, so its fetch begins on an empty accessor.
             with m.State("command"):
-                m.d.comb += [self.busy.eq(1), tiling.tile.ready.eq(1)]
-                with m.If(tiling.tile.valid):
-                    m.d.sync += cmd.eq(tiling.tile.payload)
-                    m.next = "log"
+                m.d.comb += self.busy.eq(1)
+                with m.If(tiling.tile.valid & ~tiling.keep & held):
+                    m.next = "evict"
+                with m.Else():
+                    m.d.comb += tiling.tile.ready.eq(1)
+                    with m.If(tiling.tile.valid):
+                        m.d.sync += [cmd.eq(tiling.tile.payload), held.eq(1)]
+                        m.next = "log"
             with m.State("log"):
                 m.d.comb += [self.busy.eq(1), log.valid.eq(1)]
                 with m.If(log.ready):
@@ -483,7 +620,13 @@ class Spgemm(wiring.Component):
             with m.State("job"):
                 m.d.comb += [self.busy.eq(1), job.valid.eq(1)]
                 with m.If(job.ready):
-                    m.d.sync += [row.eq(cmd[DI].begin), job_done.eq(0)]
+                    m.d.comb += self.cursors.start.eq(1)
+                    m.d.sync += [row.eq(cmd[DI].begin), job_done.eq(0),
+                                 use.eq(have & (kept_rows.begin == cmd[DI].begin)
+                                        & (kept_rows.t == cmd[DI].t)
+                                        & (kept_end == cmd[DK].begin)),
+                                 kept_rows.eq(cmd[DI]), kept_end.eq(krange.hi),
+                                 have.eq(extent[DI] <= A_CURSORS)]
                     m.next = "rows"
             with m.State("rows"):
                 m.d.comb += [self.busy.eq(1), ask.valid.eq(1)]
@@ -493,11 +636,14 @@ class Spgemm(wiring.Component):
                         m.next = "drain"
             with m.State("drain"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(job_done):
+                with m.If(job_done & final):
                     m.next = "evict"
+                with m.Elif(job_done):
+                    m.next = "command"
             with m.State("evict"):
                 m.d.comb += [self.busy.eq(1), evict.valid.eq(1)]
                 with m.If(evict.ready):
+                    m.d.sync += held.eq(0)
                     m.next = "command"
                     with m.If(final):
                         m.next = "idle"

@@ -30,6 +30,12 @@ measured tile's own shape (newer counts override an older, unapplied target).
 Delayed application: a dimension takes its target shape on the next command that
 changes it (``change`` 1 or 2) at a begin aligned to the new extent, so every tile
 starts at a multiple of its extent and the tiles of a sweep stay aligned.
+
+Counts are taken as a tile is fetched (6.4: "when an accessor fetches a tile"). A
+command whose B tile is the last one's (the same ``k`` and ``j`` begins and extents,
+:func:`~sparseforge.sw.hyte_schedule.hyte_fetches`: only A's tile moved) keeps that tile in the
+buffer: it is not fetched, so it gives no counts, and the target the last fetch set
+stands (the same tile, counted again, would only repeat it).
 """
 
 from dataclasses import dataclass
@@ -37,6 +43,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ...sw.hyte_schedule import hyte_fetches
 from ...sw.occupancy import Pattern
 from ...sw.wire import HYTE_DIMS as DIMS
 from ...sw.wire import HYTE_ORDERS as ORDERS
@@ -163,14 +170,17 @@ class Controller:
         self.target["k"], self.target["j"] = decide(counts, self.log_t["k"], self.log_t["j"],
                                                     self.config, self.rule, self.most_tj)
 
-    def commands(self, oracle):
-        """Every command of the job and the counts given, ``oracle(command)`` giving each
-        command's counts."""
+    def commands(self, oracle, tune=True):
+        """Every command of the job and the counts given, ``oracle(command)`` giving the
+        counts of each command that fetches B's tile (the others keep it and give none);
+        with ``tune`` false, the counts are taken and not weighed (the shape stays)."""
         out, given = [], []
         while (cmd := self.next()) is not None:
             out.append(cmd)
-            given.append(oracle(cmd))
-            self.counts(given[-1])
+            if hyte_fetches(out[-2:])[-1]:
+                given.append(oracle(cmd))
+                if tune:
+                    self.counts(given[-1])
         return out, given
 
 
@@ -232,7 +242,7 @@ class TileFetcher:
 @dataclass(frozen=True)
 class Trace:
     commands: list
-    counts: list
+    counts: list            # one a command that fetches B's tile
     shapes: list            # (Tk, Tj) of each command
     before: float           # B's hit rate walked at the initial shape, untuned
     after: float            # B's hit rate of this (tuned) run
@@ -247,8 +257,7 @@ def matrix_trace(matrix, config, rule="tiles", most_tj=None):
     pattern = Pattern.from_matrix(matrix)
     static, tuned = Controller(config, rule, most_tj), Controller(config, rule, most_tj)
     untuned = TileFetcher(pattern, config.bufsize)
-    while (cmd := static.next()) is not None:
-        untuned.counts(cmd)
+    static.commands(untuned.counts, tune=False)
     fetcher = TileFetcher(pattern, config.bufsize)
     commands, counts = tuned.commands(fetcher.counts)
     shapes = [(c[K]["t"], c[J]["t"]) for c in commands]

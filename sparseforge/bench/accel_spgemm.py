@@ -11,7 +11,9 @@ run time by the tiling controller, the schemes differing only in the registers t
 writes.
 Beside each: DRAM traffic, B's tiles and shapes, the host's scheduling time, and the
 speed-ups by HYTE's definition (a baseline's cycles over the scheme's, on one matrix,
-§8.1) beside the paper's (§8.1, Fig. 6 and 8).
+§8.1) beside the paper's (§8.1, Fig. 6 and 8). One more run a matrix, ``k untiled``
+(:func:`untiled_k_job`), says where HYTE's cycles go against no buffer: B through the
+buffer with A read and C written once, as without it.
 """
 
 import sys
@@ -60,6 +62,10 @@ DEFINITIONS = {
                 "8.1), geometric mean over the matrices",
     "static-opt": "the fastest in RTL cycles of every static scheme tried (HYTE Sec. 8.1: "
                   "exhaustive search in the simulator, not the cost model)",
+    "k untiled": "B through HYTE's buffer in tiles of all of k (as wide as the engine's "
+                 "columns, k innermost): A read and C written once, as with no buffer; "
+                 "its cycles against none are the buffer's path alone, against hyte-static "
+                 "what the k tiles cost",
 }
 
 PAPER = {
@@ -78,7 +84,11 @@ NOTES = (
     "absolute cycles",
     "A and C are streamed (A's rows read per tile, C's partial rows written per k tile and "
     "summed by the host as it reads C), not held in their parts of the buffer as HYTE's "
-    "allocation has them",
+    "allocation has them; A's part is its segment positions: on-chip cursors for the rows "
+    "of A's tile, from which a k tile that follows the last one in the same rows (k inside "
+    "i: HYTE's schedules here) reads them, from their first element in the tile to their "
+    "ends, pointers not read; the first k tile of a sweep, and every one where i moves "
+    "inside k (DRT, HARP), reads its rows whole",
     "the cycles exclude the host's scheduling, so ours compare with the paper's online-only "
     "speed-ups; Static-Opt is searched in RTL cycles on the first matrix only, over "
     "power-of-two B tiles from 8 (k or j innermost, A untiled)",
@@ -91,17 +101,25 @@ NOTES = (
     "smaller; both i innermost (i first, Table 2)",
     "HARP tiles i alone: k whole, and j whole but for the engine's accumulator, which "
     "cuts B's tiles to the build's column tiles",
-    "why DRT and HARP read B so often here: the engine evicts B's tile after every "
-    "command, so with i innermost B's tile is fetched again for each tile of A's rows "
-    "(the reuse that order plans for is not kept: a change of the hardware, not of the "
-    "registers); and DRT's small k tiles read A's rows and write C's partial rows once "
-    "a k tile, as the note on no buffer says",
+    "B's tile is kept across the commands that move A's tile alone (neither fetched nor "
+    "counted again): DRT and HARP walk i innermost, so each of their B tiles is fetched "
+    "once for all of A's rows; HYTE's schedules here walk k innermost (B's tile changes "
+    "every command), so it gains nothing from it; DRT's small k tiles still read A's "
+    "rows and write C's partial rows once a k tile",
+    "HYTE's scheduler prices A's tiles by their own nonzeros (A once a pass of j whatever "
+    "the k tiles); this build reads a row from its segment's start to the row's end (the "
+    "segment's end is found by reading past it), so A's reads still grow with the k "
+    "tiles, if far less than whole rows would",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
-    "why no buffer wins here: every k tile reads its rows of A whole (their elements "
-    "outside the tile dropped: A has no segment positions of its own here) and writes "
-    "C's partial rows (those holding a record), so A's and C's traffic grow with the k "
-    "tiles, and a tile's fetch, compute and evict run one after another; the build "
-    "without a buffer reads a B row per nonzero of A but A and C once a column tile",
+    "why no buffer still wins here, measured: k untiled (A and C once, as with no buffer) "
+    "is already slower than none: a tile's fetch begins only once the last is evicted "
+    "and its rows' segments are found one row at a time (two dependent reads and a scan "
+    "each), and the engine reads B's rows one at a time from the accessor, its bypassed "
+    "words from memory after a kept entry's read; hyte-static against k untiled is what "
+    "its k tiles save in B's bypassed reads less what they cost: each streams its rows "
+    "of A to their ends through the k filter (whole for the first of a sweep), the "
+    "engine waiting for the elements it keeps, and writes C's partial rows (A read, C "
+    "written above)",
     "why tuning can lose here: Section 6.4's rule weighs B's hit rate alone; halving Tk "
     "to keep B's tiles in the buffer multiplies A's and C's traffic, which it does not "
     "see",
@@ -142,21 +160,36 @@ def run_scheme(a, b, scheme, seed, label, job=None):
             "job": plan.tiling, "schedule_seconds": seconds}
 
 
+def _log(top):
+    """The log of the smallest power of two at least ``top`` (at least 1)."""
+    return max(top - 1, 1).bit_length()
+
+
+def static_job(a, b, log_tk, log_tj, order):
+    """A static scheme of the build: B's tiles of ``2**log_tk x 2**log_tj`` in inter-tile
+    ``order`` (an index of :data:`~sparseforge.sw.wire.HYTE_ORDERS`), A's rows untiled (as
+    in HYTE's pruned space for Gust); no tuning (``bufsize`` 0)."""
+    m, k = a.shape
+    return {"i": m, "j": b.shape[1], "k": k, "log_ti": _log(m), "log_tj": log_tj,
+            "log_tk": log_tk, "order": order, "bufsize": 0}
+
+
 def static_jobs(a, b):
     """The static schemes Static-Opt searches on the build: B's tiles of ``Tk x Tj``,
     each a power of two from :data:`SMALLEST` to the dimension's (``Tj`` to the
-    engine's ``tile_cols``), k or j innermost (A's rows untiled, as in HYTE's pruned
-    space for Gust); no tuning (``bufsize`` 0)."""
-    m, k = a.shape
-    n = b.shape[1]
-
+    engine's ``tile_cols``), k or j innermost."""
     def logs(top):
-        return range(SMALLEST.bit_length() - 1, max(top - 1, 1).bit_length() + 1)
+        return range(SMALLEST.bit_length() - 1, _log(top) + 1)
 
-    return [{"i": m, "j": n, "k": k, "log_ti": max(m - 1, 1).bit_length(), "log_tj": lj,
-             "log_tk": lk, "order": order, "bufsize": 0}
-            for lk in logs(k) for lj in logs(min(n, BUILD.tile_cols))
+    return [static_job(a, b, lk, lj, order)
+            for lk in logs(a.shape[1]) for lj in logs(min(b.shape[1], BUILD.tile_cols))
             for order in (0, 1)]                 # ijk (k innermost), ikj (j innermost)
+
+
+def untiled_k_job(a, b):
+    """B's tiles of all of k, as wide as the engine's columns, k innermost: A read and
+    C written once, as by the build without a buffer."""
+    return static_job(a, b, _log(a.shape[1]), _log(min(b.shape[1], BUILD.tile_cols)), 0)
 
 
 def figures(runs):
@@ -189,8 +222,12 @@ def measure(names, seed, static_opt=True):
                 bar.set_postfix_str(f"{Path(name).stem} {scheme}")
                 runs[scheme] = run_scheme(a, b, scheme, seed, f"{Path(name).stem} {scheme}")
                 bar.update()
+            bar.total += 1
+            untiled = run_scheme(a, b, "hyte-static", seed, f"{Path(name).stem} k untiled",
+                                 untiled_k_job(a, b))
+            bar.update()
             row = {"matrix": Path(name).stem, "shape": list(a.shape), "nnz": int(a.nnz),
-                   "runs": runs, "speedups": figures(runs)}
+                   "runs": runs, "untiled_k": untiled, "speedups": figures(runs)}
             if static_opt and name in OPT:
                 jobs = static_jobs(a, b)
                 bar.total += len(jobs)
@@ -243,9 +280,13 @@ def human(result, echo):
             echo(f"  {'static-opt':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
                  f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, {inner} innermost: "
                  f"the fastest of {x['schemes']} static schemes run")
+        x = r["untiled_k"]
+        shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"])
+        echo(f"  {'k untiled':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+             f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}: A and C once")
         echo(f"  {'by tensor':12} {'A read':>10} {'B read':>10} {'C written':>10} "
              f"{'metadata':>10}")
-        for scheme, x in r["runs"].items():
+        for scheme, x in [*r["runs"].items(), ("k untiled", r["untiled_k"])]:
             t = x["traffic"]
             echo(f"  {scheme:12} {t['a_read']:>10,} {t['b_read']:>10,} "
                  f"{t['c_written']:>10,} {t['metadata']:>10,}"
