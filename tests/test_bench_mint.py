@@ -243,3 +243,23 @@ def test_synthesis_places_each_block_on_the_smallest_part_that_holds_it(monkeypa
     again = mint._synthesized("buffet", {"depth": 64, "width": 32}, with_fmax=True)
     assert calls == [("auto", (1, 2, 3))] and not first["cached"] and again["cached"]
     assert synth.kept("buffet", {"depth": 64, "width": 32}, "ecp5", "auto", (1, 2, 3))["cached"]
+
+
+def test_a_failed_place_and_route_leaves_the_block_its_logic_and_says_why(monkeypatch):
+    """One block nextpnr cannot route does not end the bench: its logic stands, its Fmax
+    is unknown with nextpnr's reason, and the clock line says so."""
+    from sparseforge.bench import mint
+    from sparseforge.commands import synth
+    from sparseforge.core.errors import ToolError
+
+    def kept(name, params, target, device, seeds, with_fmax=True):
+        if with_fmax:
+            raise ToolError("nextpnr-ecp5 failed (exit 125):\nInfo: ...\nERROR: Failed to "
+                            "route arc 0.0 of net 'clk'")
+        return {"block": name, "params": params, "lut": 7, "carry": 1, "ff": 3, "bram": 0}
+
+    monkeypatch.setattr(synth, "kept", kept)
+    r = mint._logic(mint._synthesized("dense_to_csf", {}, with_fmax=True))
+    assert (r["lut"], r["fmax_mhz"]) == (7, None)
+    assert r["pnr_error"].endswith("ERROR: Failed to route arc 0.0 of net 'clk'")
+    assert mint._clock(r).startswith("Fmax unknown (nextpnr-ecp5 failed (exit 125): ...")

@@ -41,11 +41,13 @@ from tqdm import tqdm
 
 from sparseforge.cli import echo_claims, emit, json_option, seed_option
 from sparseforge.core.data import shared_data_dir
-from sparseforge.core.errors import SparseforgeError
+from sparseforge.core.errors import SparseforgeError, ToolError
+from sparseforge.core.tools import status
 from sparseforge.sw import conversion
 from sparseforge.sw.formats import Tensor, read_matrix, read_tensor
 from sparseforge.sw.sage import RATES_PATH, MintRates, rate_terms
 from sparseforge.sw.sage_table3 import reproduce
+from sparseforge.sweep import one_line
 
 LARGEST = 4          # real matrices timed against scipy
 QUICK_LARGEST = 1
@@ -343,18 +345,29 @@ def _fmax(area_result):
 def _logic(r):
     return {"lut": r["lut"], "carry": r["carry"], "ff": r["ff"], "bram": r["bram"],
             "fmax_mhz": r.get("fmax_mhz"), "params": r["params"],
-            "from_cache": r.get("cached", False)}
+            "from_cache": r.get("cached", False), "pnr_error": r.get("pnr_error"),
+            "fmax_seeds": r.get("fmax_seeds"), "device": r.get("device", {}).get("name"),
+            "critical_path": r.get("critical_path")}
 
 
 def _synthesized(name, params, with_fmax):
     """The block's synthesis on the smallest ECP5 that holds it (MINT_m does not fit the
     25k), kept where ``synth`` keeps it (:func:`~sparseforge.commands.synth.kept`: a block
     placed by ``synth BLOCK --device auto`` or the report serves here, and the other way
-    round); without ``with_fmax`` a kept result with Fmax serves too."""
+    round); without ``with_fmax`` a kept result with Fmax serves too. A place and route
+    that fails leaves the block its logic alone, with ``pnr_error`` saying why (one block's
+    failure does not end the bench)."""
     from sparseforge.commands.synth import kept
     from sparseforge.synth.flow import SEEDS
 
-    return kept(name, params, "ecp5", "auto", SEEDS, with_fmax=with_fmax)
+    try:
+        return kept(name, params, "ecp5", "auto", SEEDS, with_fmax=with_fmax)
+    except ToolError as exc:
+        if not with_fmax:
+            raise
+        status(f"bench mint: {name}: place and route failed, its logic alone: {one_line(exc)}")
+        return {**kept(name, params, "ecp5", "auto", SEEDS, with_fmax=False),
+                "pnr_error": one_line(exc)}
 
 
 def area(quick, only=None):
@@ -482,7 +495,8 @@ def _human(result):
                  f"eight-lane divider of {a['divider_logic']}); "
                  f"{a['merged_vs_separate']:.0%} of the {a['merges_logic']} of ours as built "
                  f"(counters where the paper divides); the other "
-                 f"{len(a['separate']) - len(a['merges'])} converters are not merged")
+                 f"{len(a['separate']) - len(a['merges'])} converters are not merged. "
+                 f"MINT_m's clock: {_clock(a['merged'])}")
     ran = [r for r in result["merged"] if "cycles" in r]
     merged_text = ("; ".join(f"{r['mode']} {r['per_cycle']:.2f} {r['unit']}/cycle"
                              for r in ran) or "not run")
@@ -525,7 +539,9 @@ def _human(result):
              "one to set beside 43%; ours as built count where the paper divides, so they "
              "are smaller",
              "MINT_m's throughput: under the same random back-pressure as the separate "
-             "blocks, each mode's result checked against the golden converter"]
+             "blocks, each mode's result checked against the golden converter",
+             *(f"{block}: {_clock(r)}" for block, r in a["separate"].items()
+               if r["pnr_error"])]
     echo_claims([(k, ours[k], *PAPER[k]) for k in PAPER], notes, (8, 60),
                 ("what", "ours (this run)", "paper"))
 
@@ -540,6 +556,18 @@ def _human_merged(rows):
         click.echo(f"{r['mode']:14} {r['matrix']:22.22} {r['cycles']:>8} {r['work']:>8} "
                    f"{r['per_cycle']:>8.2f} {r['target_per_cycle']:>6} "
                    f"{'yes' if r['matches_golden'] else 'NO'}  ({r['unit']})")
+
+
+def _clock(r):
+    """A block's Fmax in words: the median of its seeds on its device and its critical
+    path, or why it has none."""
+    from sparseforge.commands.synth import path_text
+
+    if not r["fmax_mhz"]:
+        return f"Fmax unknown ({r['pnr_error'] or 'not placed'})"
+    seeds = ", ".join(f"{f:.1f}" for f in r["fmax_seeds"].values())
+    return (f"{r['fmax_mhz']:.1f} MHz on the {r['device']} (median of seeds {seeds}), "
+            f"critical path {path_text(r['critical_path'])}")
 
 
 def _human_rates(rates):

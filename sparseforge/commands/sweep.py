@@ -8,7 +8,7 @@ from ..cli import OutputFile, emit, json_option, param_option, parse_params
 from ..core.errors import ParameterError
 from ..sweep import TARGETS, area, pareto, parse_grid, sweep
 from ..synth.flow import DEVICES, SEEDS
-from .synth import _path_text, device_for
+from .synth import device_for, path_text
 
 COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry", "ff", "bram",
            "dsp", "fmax_mhz", "critical_path", "verify", "pass", "error", "cached")
@@ -18,7 +18,7 @@ def _cells(row):
     """A row as text cells: parameters as ``name=value``, the critical path in words."""
     cells = {c: "" if row[c] is None else row[c] for c in COLUMNS}
     cells["params"] = " ".join(f"{k}={v}" for k, v in row["params"].items())
-    cells["critical_path"] = _path_text(row["critical_path"])
+    cells["critical_path"] = path_text(row["critical_path"])
     if row["fmax_mhz"]:
         cells["fmax_mhz"] = f"{row['fmax_mhz']:.1f}"
     return cells

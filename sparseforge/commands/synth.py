@@ -20,7 +20,7 @@ COLUMNS = ("block", "params", "target", "device", "logic_cells", "lut", "carry",
            "noabc9", "seconds", "paper")
 
 
-def _path_text(path):
+def path_text(path):
     """A critical path in a few words: where it starts and ends, its levels and routing."""
     if not path:
         return ""
@@ -56,7 +56,7 @@ def _row(r):
             "device": device.get("name", ""),
             "logic_cells": device.get("logic_cells", ""), "dsp": device.get("dsp", ""),
             "fmax_mhz": f"{fmax:.1f}" if fmax else "", "fmax_seeds": seeds,
-            "critical_path": _path_text(r.get("critical_path")),
+            "critical_path": path_text(r.get("critical_path")),
             "noabc9": " ".join(r.get("noabc9", [])), "seconds": _time_text(r.get("seconds"))}
 
 
@@ -109,7 +109,7 @@ def _human(result):
         click.echo(f"  fmax    {r['fmax_mhz']:.1f} MHz, the median of seeds ({seeds}), in a "
                    f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
                    "registered inputs and outputs")
-        click.echo(f"  path    {_path_text(r['critical_path'])}")
+        click.echo(f"  path    {path_text(r['critical_path'])}")
     if r.get("seconds"):
         click.echo(f"  time    {_time_text(r['seconds'])}")
     if r.get("cached"):
