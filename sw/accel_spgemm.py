@@ -82,12 +82,17 @@ def operands(a, b, config):
     """``(a, b)`` as canonical integer CSRs, or
     :class:`~sparseforge.core.errors.ParameterError` in one line where they do not
     multiply, hold values that are not integers or do not fit ``config``'s build (ids
-    past ``iw`` bits, values past ``dw``, sums past ``acc_width``)."""
+    past ``iw`` bits, values past ``dw``, sums past ``acc_width``; with HYTE's buffer, a
+    dimension of ``2**iw``, whose whole extent a tile command's ``t`` cannot hold)."""
     c = config
     a, b = gustavson.operands(a, b)
     if a.shape[0] == 0:
         raise ParameterError("A has no rows: C = A·B has none to compute")
     gustavson.check_fits(a, b, c.iw, c.acc_width)
+    dims = (*a.shape, b.shape[1])
+    if c.buffer and max(dims) >= 1 << c.iw:
+        raise ParameterError(f"C = A·B is {' x '.join(map(str, dims))} (i x k x j): HYTE's "
+                             f"tile commands hold extents below 2^iw = {1 << c.iw}")
     for name, m in (("A", a), ("B", b)):
         wire.signed_words(m.data, c.dw, name, "dw")
     return a, b

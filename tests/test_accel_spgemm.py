@@ -141,6 +141,11 @@ def test_the_host_refuses_operands_at_their_edges():
         accel_spgemm.plan(A, B[:4], c)
     with pytest.raises(ParameterError, match="not integers"):
         accel_spgemm.plan(A * 0.5, B, c)
+    # with HYTE's buffer a dimension's whole extent is a tile command's t, below 2**iw
+    hyte = dataclasses.replace(c, pes=1, buffer=4)
+    accel_spgemm.operands(edge[:, :255], edge[:, :255].T.tocsr(), hyte)
+    with pytest.raises(ParameterError, match=r"1 x 256 x 1 .*below 2\^iw = 256"):
+        accel_spgemm.operands(edge, edge.T.tocsr(), hyte)
 
 
 def test_pes_up_to_what_the_master_serves():
