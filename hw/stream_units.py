@@ -405,6 +405,18 @@ class MemoryPortSignature(wiring.Signature):
         })
 
 
+def port_through(fetcher, memory):
+    """Statements passing a :class:`MemoryPortSignature` port's requests from the
+    ``fetcher``'s side to the ``memory``'s and its answers back: where
+    :func:`wiring.connect` cannot go, under a condition or beside a tap on the answers."""
+    return [memory.request.valid.eq(fetcher.request.valid),
+            memory.request.payload.eq(fetcher.request.payload),
+            fetcher.request.ready.eq(memory.request.ready),
+            fetcher.response.valid.eq(memory.response.valid),
+            fetcher.response.payload.eq(memory.response.payload),
+            memory.response.ready.eq(fetcher.response.ready)]
+
+
 class Zip(wiring.Component):
     """One in-order memory port whose words are records of several fields, each field an
     array of its own in memory, read through a port per field: a read goes to every

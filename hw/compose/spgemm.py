@@ -91,7 +91,7 @@ from ..gustavson import Gustavson
 from ..hyte_controller import hyte_config_layout, hyte_tile_layout
 from ..hyte_rows import HyteRows
 from ..interfaces import MemoryWritePortSignature, struct
-from ..stream_units import MemoryPortSignature, Queue, Zip
+from ..stream_units import MemoryPortSignature, Queue, Zip, port_through
 from .hyte_tiling import HyteTiling
 
 COUNT_WIDTH = 16
@@ -214,12 +214,7 @@ class Cursors(wiring.Component):
         m.d.comb += [lo_r.addr.eq(asked), hi_r.addr.eq(asked), count_r.addr.eq(asked),
                      lo_w.addr.eq(asked), hi_w.addr.eq(asked), count_w.addr.eq(ended)]
         with m.If(~self.use):
-            m.d.comb += [down.request.valid.eq(up.request.valid),
-                         down.request.payload.eq(up.request.payload),
-                         up.request.ready.eq(down.request.ready),
-                         up.response.valid.eq(down.response.valid),
-                         up.response.payload.eq(down.response.payload),
-                         down.response.ready.eq(up.response.ready)]
+            m.d.comb += port_through(up, down)
             m.d.comb += [lo_w.data.eq(down.response.payload), hi_w.data.eq(down.response.payload),
                          lo_w.en.eq(taken & ~second & (asked < N)),
                          hi_w.en.eq(taken & second & (asked < N))]
@@ -542,12 +537,7 @@ class Spgemm(wiring.Component):
                           answer.response.payload)
         stale = (entry.bj != cmd[DJ].begin) | (entry.ej != cmd[DJ].begin + cmd[DJ].t)
         m.d.comb += self.fault.eq(answer.response.valid & asked.response.ready & stale)
-        m.d.comb += [answer.request.payload.eq(asked.request.payload),
-                     answer.request.valid.eq(asked.request.valid),
-                     asked.request.ready.eq(answer.request.ready),
-                     asked.response.payload.eq(answer.response.payload),
-                     asked.response.valid.eq(answer.response.valid),
-                     answer.response.ready.eq(asked.response.ready)]
+        m.d.comb += port_through(asked, answer)
         kept = self.kept_writes.request
         wrote = tiling.writes.request
         m.d.comb += [kept.payload.addr.eq(cfg.kept_base + wrote.payload.addr[:A - 2]),
