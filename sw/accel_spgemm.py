@@ -154,9 +154,8 @@ def a_cursors(commands, shape):
     out, last = [], None
     for command in commands:
         e = extents(command, shape)
-        i = tuple(command[wire.HYTE_DIMS.index("i")][f] for f in ("begin", "t"))
-        out.append(last is not None and last == (i, e["k"][0]))
-        last = (i, e["k"][1]) if e["i"][1] - e["i"][0] <= hyte_schedule.A_CURSORS else None
+        out.append(last is not None and last == (e["i"], e["k"][0]))
+        last = (e["i"], e["k"][1]) if e["i"][1] - e["i"][0] <= hyte_schedule.A_CURSORS else None
     return out
 
 
