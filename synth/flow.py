@@ -101,9 +101,12 @@ def _count(cells, pattern):
     return sum(n for cell, n in cells.items() if re.fullmatch(r"\$?_?(" + pattern + r")_?", cell))
 
 
-DEVICES = {"25k": ("--25k", "CABGA256"), "45k": ("--45k", "CABGA256"),
-           "85k": ("--85k", "CABGA381")}
-"""The ECP5 devices (LFE5U-25F, -45F, -85F) ``--device`` places on, with a package."""
+DEVICES = {"25k": ("--25k", "CABGA256", "P6"), "45k": ("--45k", "CABGA256", "P6"),
+           "85k": ("--85k", "CABGA381", "G2")}
+"""The ECP5 devices (LFE5U-25F, -45F, -85F) ``--device`` places on, with a package and
+the primary clock input (PCLK) pin the harness's clock is put on (the icesugar-pro's and
+the ULX3S's clock pins): left to nextpnr, the clock can land on a pin router2 then fails
+to route to the global clock network."""
 CAPACITY = {"25k": {"lut": 24288, "dsp": 28, "bram": 56},
             "45k": {"lut": 43848, "dsp": 72, "bram": 108},
             "85k": {"lut": 83640, "dsp": 156, "bram": 208}}
@@ -183,11 +186,13 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     the harness), ``seconds``: Yosys's on the harness and each seed's nextpnr steps
     (:func:`pnr_steps`), and ``pnr``, the options nextpnr ran with."""
     tool, args = TARGETS[target]["pnr"]
+    inputs = {}
     if target == "ecp5":
         if device not in DEVICES:
             raise ParameterError(f"--device {device}: expected one of {', '.join(DEVICES)}")
-        flag, package = DEVICES[device]
-        args = [flag, "--package", package, "--lpf-allow-unconstrained"]
+        flag, package, clock = DEVICES[device]
+        args = [flag, "--package", package, "--lpf", "harness.lpf", "--lpf-allow-unconstrained"]
+        inputs["harness.lpf"] = f'LOCATE COMP "clk" SITE "{clock}";\n'
     status(f"{name}: placing and routing on {target} with {len(seeds)} seeds "
            "(seconds to minutes)...")
     harness = Harness(get(name).cls(**params))
@@ -205,7 +210,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
         return run_yowasp(tool, [*args, *options, "--json", "harness.json", "--freq", "50",
                                  "--seed", str(seed), "--timing-allow-fail", "--report",
                                  "report.json"],
-                          inputs={"harness.json": netlist}, outputs=["report.json"],
+                          inputs={**inputs, "harness.json": netlist}, outputs=["report.json"],
                           mark=_CHECKSUM)
 
     runs = []

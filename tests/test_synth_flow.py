@@ -234,16 +234,18 @@ def test_run_yowasp_times_each_marked_line_and_the_end(monkeypatch, tmp_path):
 
 
 def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch):
-    """The report's runs place with HeAP timing-driven and route with router2; ``quick``
-    adds ``--no-tmdriv`` and says so in ``pnr``; each seed's steps and the harness's Yosys
-    run are timed; ``jobs`` places seeds at once with the same result."""
+    """The report's runs place with HeAP timing-driven and route with router2, the clock
+    on the device's clock pin; ``quick`` adds ``--no-tmdriv`` and says so in ``pnr``; each
+    seed's steps and the harness's Yosys run are timed; ``jobs`` places seeds at once with
+    the same result."""
     netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
-    calls = []
+    calls, lpfs = [], []
 
     def pnr(tool, args, inputs=None, outputs=(), mark=None):
         seed = int(args[args.index("--seed") + 1])
         calls.append(args)
+        lpfs.append(inputs[args[args.index("--lpf") + 1]])
         report = {"fmax": {"clk": {"achieved": 100.0 + seed}}, "utilization": {}}
         return {"report.json": json.dumps(report), "log": "",
                 "times": [(1.0, 0.5), (5.0, 2.5), (9.0 + seed, 4.0)]}
@@ -260,6 +262,11 @@ def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch
     assert len(calls) == 3 and all("--no-tmdriv" in args for args in calls)
     assert quick["pnr"].endswith("--no-tmdriv")
     assert quick["fmax_seeds"] == timed["fmax_seeds"] == {1: 101.0, 2: 102.0, 3: 103.0}
+    # the clock on the device's primary clock pin: unconstrained, router2 may not reach
+    # the global network from where nextpnr puts it
+    assert set(lpfs) == {'LOCATE COMP "clk" SITE "P6";\n'}
+    flow.fmax("skid", params, "ecp5", device="85k", seeds=(1,))
+    assert lpfs[-1] == 'LOCATE COMP "clk" SITE "G2";\n'
 
 
 def test_time_text_gives_yosys_then_the_slowest_seeds_steps():
