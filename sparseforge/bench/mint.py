@@ -350,23 +350,31 @@ def _logic(r):
             "critical_path": r.get("critical_path")}
 
 
+MERGED_SEEDS = (1,)
+"""MINT_m's nextpnr seeds: one, as one seed of it on the 45k takes over an hour of
+processor time in the WebAssembly nextpnr (the separate converters are placed with the
+flow's three)."""
+
+
 def _synthesized(name, params, with_fmax):
     """The block's synthesis on the smallest ECP5 that holds it (MINT_m does not fit the
-    25k), kept where ``synth`` keeps it (:func:`~sparseforge.commands.synth.kept`: a block
-    placed by ``synth BLOCK --device auto`` or the report serves here, and the other way
-    round); without ``with_fmax`` a kept result with Fmax serves too. A place and route
-    that fails leaves the block its logic alone, with ``pnr_error`` saying why (one block's
-    failure does not end the bench)."""
+    25k; it is placed with :data:`MERGED_SEEDS`), kept where ``synth`` keeps it
+    (:func:`~sparseforge.commands.synth.kept`: a block placed by ``synth BLOCK --device
+    auto`` or the report serves here, and the other way round); without ``with_fmax`` a
+    kept result with Fmax serves too. A place and route that fails leaves the block its
+    logic alone, with ``pnr_error`` saying why (one block's failure does not end the
+    bench)."""
     from sparseforge.commands.synth import kept
     from sparseforge.synth.flow import SEEDS
 
+    seeds = MERGED_SEEDS if name == "mint_merged" else SEEDS
     try:
-        return kept(name, params, "ecp5", "auto", SEEDS, with_fmax=with_fmax)
+        return kept(name, params, "ecp5", "auto", seeds, with_fmax=with_fmax)
     except ToolError as exc:
         if not with_fmax:
             raise
         status(f"bench mint: {name}: place and route failed, its logic alone: {one_line(exc)}")
-        return {**kept(name, params, "ecp5", "auto", SEEDS, with_fmax=False),
+        return {**kept(name, params, "ecp5", "auto", seeds, with_fmax=False),
                 "pnr_error": one_line(exc)}
 
 
@@ -565,8 +573,10 @@ def _clock(r):
 
     if not r["fmax_mhz"]:
         return f"Fmax unknown ({r['pnr_error'] or 'not placed'})"
-    seeds = ", ".join(f"{f:.1f}" for f in r["fmax_seeds"].values())
-    return (f"{r['fmax_mhz']:.1f} MHz on the {r['device']} (median of seeds {seeds}), "
+    seeds = r["fmax_seeds"]
+    which = (f"seed {next(iter(seeds))}" if len(seeds) == 1 else
+             "median of seeds " + ", ".join(f"{f:.1f}" for f in seeds.values()))
+    return (f"{r['fmax_mhz']:.1f} MHz on the {r['device']} ({which}), "
             f"critical path {path_text(r['critical_path'])}")
 
 
