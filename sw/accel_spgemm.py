@@ -42,7 +42,8 @@ from .ciss import bits_values
 @dataclass(frozen=True)
 class SpgemmConfig:
     """A Gustavson build of the accelerator: ``pes`` PEs, column tiles of ``tile_cols``
-    columns, ``lanes`` records a word of C, ``inflight`` reads ahead, and the widths."""
+    columns, ``lanes`` records a word of C, ``inflight`` reads ahead, and the widths; with
+    HYTE's ``buffer`` (words), A's segment positions kept for ``cursors`` rows of a tile."""
 
     pes: int = 2
     tile_cols: int = 64
@@ -52,6 +53,7 @@ class SpgemmConfig:
     iw: int = 16
     acc_width: int = 32
     buffer: int = 0
+    cursors: int = hyte_schedule.A_CURSORS
 
 
 @dataclass(frozen=True)
@@ -145,17 +147,17 @@ def extents(command, shape):
             for d, x in zip(wire.HYTE_DIMS, command, strict=True)}
 
 
-def a_cursors(commands, shape):
+def a_cursors(commands, shape, cursors):
     """Per command, whether its job reads A's rows from the engine's cursors (on a build
-    with HYTE's buffer): its rows those of the command before, which kept them all (at
-    most :data:`~sparseforge.sw.hyte_schedule.A_CURSORS`), and its k tile beginning where
+    with HYTE's buffer and ``cursors`` of them): its rows those of the command before,
+    which kept them all (at most ``cursors`` rows), and its k tile beginning where
     that one's ended; each row is then read from its first element in the k tile to its
     end, its pointers not read. The others read their rows whole."""
     out, last = [], None
     for command in commands:
         e = extents(command, shape)
         out.append(last is not None and last == (e["i"], e["k"][0]))
-        last = (e["i"], e["k"][1]) if e["i"][1] - e["i"][0] <= hyte_schedule.A_CURSORS else None
+        last = (e["i"], e["k"][1]) if e["i"][1] - e["i"][0] <= cursors else None
     return out
 
 

@@ -152,7 +152,7 @@ def known_traffic(plan_):
     a_read = c_written = segments = 0
     entry = size(wire.width(wire.spgemm_row_length(c.iw)))
     fetches = hyte_schedule.hyte_fetches(plan_.commands)
-    cursors = a_cursors(plan_.commands, plan_.shape)
+    cursors = a_cursors(plan_.commands, plan_.shape, plan_.config.cursors)
     element = size(c.iw) + size(c.dw)
     for command, fetch, cursor in zip(plan_.commands, fetches, cursors, strict=True):
         e = extents(command, plan_.shape)

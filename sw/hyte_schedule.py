@@ -112,8 +112,9 @@ def controller_config(stats, scheme, hw):
 
 
 A_CURSORS = 256
-"""Rows of A's tile whose segment positions the Gustavson build with HYTE's buffer keeps
-on chip (:func:`~sparseforge.sw.accel_spgemm.a_cursors`): A's part of the buffer there."""
+"""Rows of A's tile whose segment positions a Gustavson build with HYTE's buffer keeps on
+chip by default (its ``cursors``; :func:`~sparseforge.sw.accel_spgemm.a_cursors`): A's
+part of the buffer there."""
 
 
 def hyte_fetches(commands):

@@ -91,7 +91,8 @@ def params_of(config):
     if isinstance(config, accel_spgemm.SpgemmConfig):
         return {"engine": "gustavson", "pes": config.pes, "tile_cols": config.tile_cols,
                 "lanes": config.lanes, "inflight": config.inflight, "dw": config.dw,
-                "iw": config.iw, "acc_width": config.acc_width, "buffer": config.buffer}
+                "iw": config.iw, "acc_width": config.acc_width, "buffer": config.buffer,
+                "cursors": config.cursors}
     return {"pes": config.pes, "cols": config.cols, "vlen": config.vlen, "tlen": config.tlen,
             "spm_rows": config.spm_rows, "out_rows": config.out_rows, "depth": config.depth,
             "fifo": config.fifo, "dw": config.dw, "iw": config.iw,

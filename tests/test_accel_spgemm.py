@@ -328,19 +328,23 @@ def test_b_tiles_kept_across_a_tiles_exact_in_rtl():
         assert run.bytes_written == known["c_written"] + known["meta_written"]
 
 
-def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
+@pytest.mark.parametrize("cursors", [4, 3])
+def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch, cursors):
     """C = A·B (A 8 x 12, B 12 x 8) in a 16-word buffer, order ijk (k innermost) over
     tiles of A's 4 rows and k tiles of 4, tuned (bufsize 10: Tk halved in the first
-    sweep, so the cursors meet k tiles of two sizes), under random stalls: the k tiles
-    after the first of each sweep read A's rows from the engine's cursors. C
-    exact; every byte written accounted; and A's bytes read, counted at the memory by
-    address, the plan's (a row read from its cursor from its first element in the k tile
-    on, its pointers not read), fewer than its rows read whole each time."""
+    sweep, so the cursors meet k tiles of two sizes), under random stalls: on a build
+    with cursors for 4 rows (the tile's, the most it can keep) the k tiles after the
+    first of each sweep read A's rows from the engine's cursors; with 3, every tile reads
+    them whole. C exact; every byte written accounted; and A's bytes read, counted at the
+    memory by address, the plan's (a row read from its cursor from its first element in
+    the k tile on, its pointers not read), fewer than its rows read whole each time where
+    the cursors serve."""
     a = operand(np.random.default_rng(6), 8, 12, 0.5)
     b = operand(np.random.default_rng(7), 12, 8, 0.35)
-    plan = hyte_plan(a, b, (2, 3, 2), "ijk", 10)
-    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[True] * 3,
-                                                                 False, *[True] * 5]
+    plan = hyte_plan(a, b, (2, 3, 2), "ijk", 10, cursors)
+    used = cursors == 4
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape, cursors) == [
+        False, *[used] * 3, False, *[used] * 5]
     assert {cmd[2]["t"] for cmd in plan.commands} == {2, 4}
     run, a_read = spied_run(monkeypatch, plan, a, b, 8)
     known = accel_spgemm_model.known_traffic(plan)
@@ -350,8 +354,8 @@ def test_a_read_from_its_cursors_exact_in_rtl(monkeypatch):
     # Read whole by each command: its rows of A, two 4-byte pointers each and a byte an
     # id and a value.
     tiles = [accel_spgemm.extents(cmd, plan.shape)["i"] for cmd in plan.commands]
-    assert a_read == known["a_read"] < sum(8 * (hi - lo) + 2 * a[lo:hi].nnz
-                                           for lo, hi in tiles)
+    whole = sum(8 * (hi - lo) + 2 * a[lo:hi].nnz for lo, hi in tiles)
+    assert a_read == known["a_read"] and (a_read < whole if used else a_read == whole)
 
 
 @pytest.mark.soak
@@ -369,7 +373,8 @@ def test_a_cursors_at_their_edge_natively(rows):
     job = {"i": rows, "j": 8, "k": 24, "log_ti": 9, "log_tj": 3, "log_tk": 3, "order": 0,
            "bufsize": 0}
     plan, _, _ = spgemm_plan(a, b, BUILD, "hyte-static", 1, job)
-    assert accel_spgemm.a_cursors(plan.commands, plan.shape) == [False, *[rows == 256] * 2]
+    assert accel_spgemm.a_cursors(plan.commands, plan.shape, 256) == [False,
+                                                                      *[rows == 256] * 2]
     run = run_scheme(a, b, "hyte-static", 1, f"{rows} rows", job)    # C exact, or it raises
     assert run["traffic"]["unaccounted"] == 0
 
@@ -403,13 +408,13 @@ def operand(rng, m, n, density):
     return x.astype(np.int64)
 
 
-def hyte_plan(a, b, logs, order, bufsize):
-    """The plan of C = ``a`` · ``b`` on a 1-PE build with a 16-word buffer, the job's
-    ``(log_ti, log_tj, log_tk)``, ``order`` and ``bufsize`` and the commands the
-    controller's model sends for it."""
+def hyte_plan(a, b, logs, order, bufsize, cursors=accel_spgemm.SpgemmConfig.cursors):
+    """The plan of C = ``a`` · ``b`` on a 1-PE build with a 16-word buffer and A's
+    ``cursors``, the job's ``(log_ti, log_tj, log_tk)``, ``order`` and ``bufsize`` and
+    the commands the controller's model sends for it."""
     from sparseforge.sim.models.hyte_controller import Config, matrix_trace
 
-    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16, cursors=cursors)
     (m, k), n = a.shape, b.shape[1]
     job = {"i": m, "j": n, "k": k, **dict(zip(("log_ti", "log_tj", "log_tk"), logs, strict=True)),
            "order": HYTE_ORDERS.index(order), "bufsize": bufsize}
@@ -550,9 +555,12 @@ def test_a_cursors_by_hand():
     walk = [command(0, 256, 0, 8), command(0, 256, 8, 8), command(0, 256, 8, 8, 8),
             command(0, 256, 16, 8), command(0, 256, 0, 8), command(256, 256, 8, 8),
             command(256, 256, 16, 4), command(0, 512, 0, 8), command(0, 512, 8, 8)]
-    assert accel_spgemm.a_cursors(walk, (257, 20, 16)) == [
+    assert accel_spgemm.a_cursors(walk, (257, 20, 16), 256) == [
         False, True, False, True, False, False, True, False, False]
-    assert accel_spgemm.a_cursors(walk[:2], (256, 20, 16)) == [False, True]
+    assert accel_spgemm.a_cursors(walk[:2], (256, 20, 16), 256) == [False, True]
+    # A build keeping 255 rows: no tile of 256 rows reads from them.
+    assert accel_spgemm.a_cursors(walk, (257, 20, 16), 255) == [
+        False, False, False, False, False, False, True, False, False]
 
 
 def test_known_traffic_by_hand():

@@ -84,6 +84,7 @@ from ...core.errors import ParameterError
 from ...core.params import Param, check_params, choice
 from ...core.registry import block
 from ...sw import wire
+from ...sw.hyte_schedule import A_CURSORS
 from ..accel_control import AccelControl, ConverterFeed, RunStatus
 from ..axi import AxiLiteSignature, pins
 from ..axi_master import PORTS, AxiMaster
@@ -115,6 +116,8 @@ TILE_COLS = Param("tile_cols", 64, 8, 4096, "Gustavson: C's columns a column til
                   pow2=True)
 BUFFER = Param("buffer", 0, 0, 1 << 15, "Gustavson: HYTE's accessor words holding B's tiles "
                "(0: B's rows read from memory; else one PE)", pow2=True)
+CURSORS = Param("cursors", A_CURSORS, 1, 1 << 12, "Gustavson with HYTE's buffer: rows of "
+                 "A's tile whose segment positions are kept on chip")
 LEAST_BUFFER = 4
 """The fewest words HYTE's buffer holds (a row's metadata and its first elements)."""
 
@@ -144,6 +147,8 @@ class Accel(wiring.Component):
         the reads its PEs and CSR readers make ahead.
     buffer : the Gustavson engine's HYTE buffer, B's tiles in an accessor of that many
         words (a power of two; 0: none, B's rows read from memory), with one PE.
+    cursors : with the buffer, the rows of A's tile whose segment positions are kept on
+        chip (:class:`~.spgemm.Cursors`): a larger tile of A reads its rows whole.
     compaction : the Eureka engine's P (``engine`` ``eureka``: ``cols`` 4x4 sub-arrays
         side by side, at most four, with ``dw``, ``iw``, ``acc_width``).
 
@@ -176,7 +181,8 @@ class Accel(wiring.Component):
               Param("inflight", 16, 4, 256, "Gustavson: B rows a PE reads ahead, and "
                                             "elements a CSR reader reads ahead"),
               COMPACTION,
-              BUFFER)
+              BUFFER,
+              CURSORS)
     REPORT = ({}, {"engine": "eureka"}, {"engine": "gustavson"})
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
@@ -239,7 +245,8 @@ class Accel(wiring.Component):
             raise ParameterError(f"pes={self.pes}: a Gustavson build takes at most "
                                  f"{MOST_GUSTAVSON_PES} PEs (three in-order read ports a "
                                  "PE)")
-        self.spgemm = Spgemm(self.pes, self.ADDR, self.buffer, cols=self.tile_cols,
+        self.spgemm = Spgemm(self.pes, self.ADDR, self.buffer, self.cursors,
+                             cols=self.tile_cols,
                              lanes=self.lanes, index_width=self.iw, value_width=self.dw,
                              acc_width=self.acc_width, inflight=self.inflight)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)

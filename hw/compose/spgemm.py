@@ -44,8 +44,8 @@ job's rows written) before its own is fetched, so a fetch begins on an empty acc
 and no read meets another tile's segments; the run's last tile is evicted at its end.
 A's rows have
 segment positions of their own (Section 6.2's, for A), on chip: the :class:`Cursors`
-keep, for each row of the last job's tile (up to
-:data:`~sparseforge.sw.hyte_schedule.A_CURSORS` of them), where its elements past that
+keep, for each row of the last job's tile (up to ``cursors`` of them, a build
+parameter), where its elements past that
 job's k tile begin, so a job of the same rows whose k tile begins where the last ended
 (k inner to i in the order, :func:`~sparseforge.sw.accel_spgemm.a_cursors`) reads its
 rows from there to their ends, their pointers not read. Any other job (the first k tile
@@ -289,7 +289,8 @@ class Spgemm(wiring.Component):
     """A Gustavson engine of ``pes`` PEs (its other parameters: ``cols``, ``lanes``,
     ``inflight``, ``index_width``, ``value_width``, ``acc_width``) reading and writing
     memory at word addresses of ``addr_width`` bits; with ``buffer`` (words, a power of
-    two; 0: none) B's tiles held in HYTE's accessor of that many words, one PE.
+    two; 0: none) B's tiles held in HYTE's accessor of that many words, one PE, and A's
+    segment positions kept for the first ``cursors`` rows of a tile (:class:`Cursors`).
 
     Members
     -------
@@ -305,7 +306,7 @@ class Spgemm(wiring.Component):
         Out(MemoryWritePortSignature), at word addresses; :attr:`writes` lists them.
     """
 
-    def __init__(self, pes, addr_width, buffer=0, **engine):
+    def __init__(self, pes, addr_width, buffer=0, cursors=A_CURSORS, **engine):
         if buffer and pes != 1:
             raise ParameterError(f"pes={pes}: HYTE's accessor (buffer={buffer}) serves "
                                  "one PE's reads of B")
@@ -315,7 +316,7 @@ class Spgemm(wiring.Component):
         self.engine = Gustavson(pes=pes, **engine)
         e, A = self.engine, addr_width
         iw, vw = e.index_width, e.value_width
-        self.addr_width, self.buffer = A, buffer
+        self.addr_width, self.buffer, self.cursor_rows = A, buffer, cursors
         self.word = self.engine.c.payload.shape()        # a word of C
         fields = {"col": iw, "value": vw}
         self.a_reader = CsrRowReader(index_width=iw, value_width=vw, addr_width=A,
@@ -352,7 +353,7 @@ class Spgemm(wiring.Component):
         self.rows_server = HyteRows(index_width=iw, value_width=vw, count_width=COUNT_WIDTH,
                                     pos_width=A, addr_width=A, inflight=e.inflight)
         self.krange = KRange(iw, vw)
-        self.cursors = Cursors(A_CURSORS, A, iw)
+        self.cursors = Cursors(self.cursor_rows, A, iw)
         kept = wire.width(wire.hyte_kept(iw, A))
         self.route = Route(A, kept, [iw, A, kept])         # as TAGS numbers them
         self.zips = [Zip(A, fields) for _ in range(3)]     # A's, the fetcher's, B's rows'
@@ -616,7 +617,7 @@ class Spgemm(wiring.Component):
                                         & (kept_rows.t == cmd[DI].t)
                                         & (kept_end == cmd[DK].begin)),
                                  kept_rows.eq(cmd[DI]), kept_end.eq(krange.hi),
-                                 have.eq(extent[DI] <= A_CURSORS)]
+                                 have.eq(extent[DI] <= self.cursor_rows)]
                     m.next = "rows"
             with m.State("rows"):
                 m.d.comb += [self.busy.eq(1), ask.valid.eq(1)]
