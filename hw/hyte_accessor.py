@@ -27,7 +27,7 @@ class HyteAccessorSignature(wiring.Signature):
       segment ``segment`` counted from the oldest held; taken once that segment has begun.
     - ``read_data`` (stream out, :func:`~sparseforge.sw.wire.hyte_read_data`): answers in
       request order, once each is known (the word filled, bypassed, or the segment
-      complete).
+      complete); ``last`` on a ``HIT`` of a segment's final word (stored whole).
     - ``evict`` (stream in, count): frees that many segments from the oldest, data and
       metadata; taken once they are complete and no read is being answered.
     - ``occupancy`` (out): segments held; ``free`` (out): words free of ``capacity``;
@@ -255,28 +255,33 @@ class ReadPath(wiring.Component):
         with m.Elif(s1_go):
             m.d.sync += s1_valid.eq(0)
 
-        # Stage 2: the metadata memory's output, with the state it was read in.
+        # Stage 2: the metadata memory's output, with the state it was read in (the
+        # newest stored segment still open or cut: its stored words are not all).
         s2_valid, s2_off, s2_unstored = Signal(), Signal(cw), Signal()
-        s2_last, s2_cut, s2_dtail = Signal(), Signal(), Signal(A)
+        s2_last, s2_cut, s2_open, s2_dtail = Signal(), Signal(), Signal(), Signal(A)
         # Stage 3: the segment's begin and end registered; its size, the answer, and
         # the data read.
         s3_valid, s3_off, s3_unstored = Signal(), Signal(cw), Signal()
-        s3_begin, s3_end, s3_miss = Signal(A), Signal(A), Signal()
-        size = Signal(A)
+        s3_begin, s3_end, s3_miss, s3_partial = Signal(A), Signal(A), Signal(), Signal()
+        size, o_last = Signal(A), Signal()
         m.d.comb += size.eq(s3_end - s3_begin)
         hit = ~s3_unstored & (s3_off < size)
         with m.If(adv):
             m.d.sync += [s2_valid.eq(s1_go), s2_off.eq(s1_off), s2_unstored.eq(s1_unstored),
                          s2_last.eq(s1_last), s2_cut.eq(h.cut), s2_dtail.eq(h.dtail),
+                         s2_open.eq(h.open_stored),
                          s3_valid.eq(s2_valid), s3_off.eq(s2_off),
                          s3_unstored.eq(s2_unstored), s3_begin.eq(begin_rd.data),
                          s3_end.eq(Mux(s2_last, s2_dtail, next_rd.data)),
                          s3_miss.eq(s2_unstored | (s2_last & s2_cut)),
+                         s3_partial.eq(s2_last & (s2_cut | s2_open)),
                          o_valid.eq(s3_valid),
+                         o_last.eq(hit & ~s3_partial & (s3_off + 1 == size)),
                          o_status.eq(Mux(hit, HyteStatus.HIT,
                                          Mux(s3_miss, HyteStatus.MISS, HyteStatus.END)))]
         m.d.comb += [data_rd.addr.eq(s3_begin + s3_off[:A]), data_rd.en.eq(adv),
                      out.valid.eq(o_valid), out.payload.status.eq(o_status),
+                     out.payload.last.eq(o_last),
                      out.payload.data.eq(Mux(o_status == HyteStatus.HIT, data_rd.data, 0)),
                      h.reading.eq(s1_valid | s2_valid | s3_valid)]
         return m

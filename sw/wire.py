@@ -217,9 +217,12 @@ def hyte_read(count_width):
 
 
 def hyte_read_data(width):
-    """An accessor's answer: ``data`` (0 unless ``status`` is ``HIT``) and ``status``
-    (:class:`HyteStatus`)."""
-    return (Field("data", width), Field("status", max(HyteStatus).bit_length()))
+    """An accessor's answer: ``data`` (0 unless ``status`` is ``HIT``), ``status``
+    (:class:`HyteStatus`) and ``last``, a ``HIT`` on its segment's final word (the
+    segment stored whole), so a reader of the segment knows its end without reading
+    past it."""
+    return (Field("data", width), Field("status", max(HyteStatus).bit_length()),
+            Field("last", 1))
 
 
 def hyte_log_width(dim_width):

@@ -87,8 +87,8 @@ def answers(program, capacity, mode, coord_width):
     out = []
     for port, item in program:
         if port == "read":
-            status, data = model.read(*item)
-            out.append({"data": data, "status": status})
+            status, data, last = model.read(*item)
+            out.append({"data": data, "status": status, "last": int(last)})
         elif port == "tile":
             model.tile(*item)
         else:
@@ -157,9 +157,9 @@ class AccessorBench(Bench):
         if self.sink.fired is not None:
             if not self.pending or self.pending[0][2] is None:
                 self.fail(f"answer {self.sink.fired} before the model knows it")
-            status, data = self.pending.popleft()[2]
-            if self.sink.fired != {"data": data, "status": status}:
-                self.fail(f"answer {self.sink.fired}, model says {(status, data)}")
+            status, data, last = self.pending.popleft()[2]
+            if self.sink.fired != {"data": data, "status": status, "last": int(last)}:
+                self.fail(f"answer {self.sink.fired}, model says {(status, data, last)}")
         if self.counts.fired is not None:
             if not self.model.counts:
                 self.fail(f"counts {self.counts.fired} before the model's tile is complete")

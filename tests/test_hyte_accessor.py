@@ -25,11 +25,12 @@ def accessor(depth):
     return HyteAccessor(depth=depth, width=8, coord_width=4)
 
 
-def hit(x):
-    return {"data": x, "status": HIT}
+def hit(x, last=0):
+    """A word held, ``last`` on its segment's final one."""
+    return {"data": x, "status": HIT, "last": last}
 
 
-GONE, PAST = {"data": 0, "status": MISS}, {"data": 0, "status": END}
+GONE, PAST = {"data": 0, "status": MISS, "last": 0}, {"data": 0, "status": END, "last": 0}
 
 
 def test_model_fig5b_streaming_evicts_the_oldest_segment():
@@ -42,7 +43,8 @@ def test_model_fig5b_streaming_evicts_the_oldest_segment():
     assert m.free == 3 and m.occupancy == 2
     m.segment(1)
     m.fill(D)                                           # time 5: d
-    assert [m.read(s, 0) for s in range(3)] == [(END, 0), (HIT, C), (HIT, D)]
+    assert [m.read(s, 0) for s in range(3)] == [(END, 0, False), (HIT, C, True),
+                                                (HIT, D, True)]
 
 
 def test_model_rejects_illegal_operations():
@@ -68,7 +70,7 @@ def test_fig5b_a_streaming_waits_for_the_evict():
                           FAST)
     bench.sources["segment"].after = {}         # d is offered early: the buffer holds it
     run = pysim(bench)
-    assert run.answers == [hit(B), hit(C), PAST, hit(C), hit(D), PAST]
+    assert run.answers == [hit(B, 1), hit(C, 1), PAST, hit(C, 1), hit(D, 1), PAST]
     assert run.accepted["segment"][3] > run.accepted["evict"][0]
 
 
@@ -80,7 +82,7 @@ def test_fig5b_b_buffering_overflows_by_bypassing_without_evicting():
                ("segment", 1), ("fill", 8), ("read", (0, 0))]
     answers, bench = simulate(accessor(8), program, 6, BUFFERING,
                               seed_from_env(1), FAST)
-    assert answers == [hit(2), PAST, hit(3), PAST, GONE, GONE, hit(8)]
+    assert answers == [hit(2, 1), PAST, hit(3, 1), PAST, GONE, GONE, hit(8, 1)]
     # Nothing waited for room: the tile's 11 segments and fills took 11 cycles, and the
     # four segments stayed until the evict.
     start = bench.sources["segment"].accepted[0][0]
@@ -101,7 +103,7 @@ def test_buffering_state_while_overflowed():
         check(io, cycle)
 
     bench.check = spy
-    assert pysim(bench).answers == [GONE, hit(9)]       # the evict ended the bypass
+    assert pysim(bench).answers == [GONE, hit(9, 1)]    # the evict ended the bypass
     assert (1, 1, 0) in seen and (0, 0, 3) in seen[3:]
 
 
@@ -113,7 +115,7 @@ def test_a_partial_evict_does_not_end_the_bypass():
                ("read", (0, 2))]
     answers, _ = simulate(accessor(4), program, 4, BUFFERING, seed_from_env(3),
                           FAST)
-    assert answers == [hit(2), GONE, GONE]
+    assert answers == [hit(2), GONE, GONE]      # cut: its final stored word not its last
 
 
 def test_an_evict_waits_for_the_read_being_answered():
@@ -121,7 +123,7 @@ def test_an_evict_waits_for_the_read_being_answered():
                ("evict", 1)]
     bench = AccessorBench(accessor(4), program, 4, STREAMING, 0, FAST)
     bench.sink.stall = lambda: bench.cycle >= 30      # the second read waits in the pipe
-    assert pysim(bench).answers == [hit(1), hit(2)]
+    assert pysim(bench).answers == [hit(1), hit(2, 1)]
     assert bench.sources["evict"].accepted[0][0] >= 30
 
 
@@ -188,7 +190,7 @@ def test_one_read_a_cycle():
     program = [("segment", 32)] + [("fill", v) for v in range(32)]
     program += [("read", (0, o)) for o in range(33)]
     answers, bench = simulate(accessor(64), program, 64, STREAMING, 0, FAST)
-    assert answers == [hit(v) for v in range(32)] + [PAST]
+    assert answers == [hit(v, int(v == 31)) for v in range(32)] + [PAST]
     reads = [c for c, _ in bench.sources["read"].accepted]
     assert reads[-1] - reads[0] == 32
     # Each answered 4 cycles after it was taken (2 before the read stage was split for

@@ -13,10 +13,11 @@ data growing from one end and the metadata from the other until they meet.
   does not fit, and everything after it, *bypass*: they are counted (the segments
   keep their numbers) but not stored, until every held segment has been evicted.
 - ``read(s, o)``: word ``o`` of segment ``s`` counted from the oldest held. Its
-  answer is ``(HIT, word)`` if stored; ``(MISS, 0)`` if the segment's metadata
-  bypassed, or ``o`` is past the stored part of the segment that overflowed (the
-  parent, which knows the segment's extent, re-fetches); else ``(END, 0)`` once the
-  segment is complete. The answer is final once known, whenever it is asked.
+  answer is ``(HIT, word, last)`` if stored, ``last`` true on the segment's final word;
+  ``(MISS, 0, False)`` if the segment's metadata bypassed, or ``o`` is past the stored
+  part of the segment that overflowed (the parent, which knows the segment's extent,
+  re-fetches); else ``(END, 0, False)`` once the segment is complete. The answer is
+  final once known, whenever it is asked.
 - ``tile(rows, split_k, split_j)`` (Section 6.4): count the next ``rows`` segments'
   words in four quadrants, ``cnt<r><c>``: ``r`` 1 from the ``split_k``-th segment on
   (the half along k), ``c`` 1 for a word whose coordinate (its low ``coord_width``
@@ -165,16 +166,16 @@ class Accessor:
         return self.segments[0].ident + s
 
     def answer(self, ident, offset):
-        """``(status, data)`` of word ``offset`` of segment ``ident``, or ``None`` while
-        unknown (the segment still filling)."""
+        """``(status, data, last)`` of word ``offset`` of segment ``ident``, or ``None``
+        while unknown (the segment still filling)."""
         seg = self.segments[ident - self.segments[0].ident]
         if not seg.stored:
-            return HyteStatus.MISS, 0
+            return HyteStatus.MISS, 0, False
         if offset < len(seg.words):
-            return HyteStatus.HIT, seg.words[offset]
+            return HyteStatus.HIT, seg.words[offset], offset == seg.length - 1
         if seg.cut:
-            return HyteStatus.MISS, 0
-        return (HyteStatus.END, 0) if seg.complete else None
+            return HyteStatus.MISS, 0, False
+        return (HyteStatus.END, 0, False) if seg.complete else None
 
     def read(self, s, offset):
         """The answer of ``read(s, offset)`` now, or ``None`` while unknown."""
