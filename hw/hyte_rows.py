@@ -1,7 +1,7 @@
 """B's rows for the Gustavson engine served from a HYTE tensor accessor (HYTE Section
 6.3): the adapter :class:`~.gustavson.RowReadSignature`'s docstring describes."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -11,22 +11,25 @@ from ..sw import wire
 from ..sw.wire import HyteStatus
 from .gustavson import RowReadSignature
 from .interfaces import struct
-from .stream_units import MemoryPortSignature
+from .stream_units import MemoryPortSignature, Skid
 
 
 @block("hyte_rows")
 class HyteRows(wiring.Component):
-    """Serves reads of B's rows from the accessor that holds B's tile.
+    """Serves reads of B's rows from the accessor that holds B's tile, back to back.
 
     A request for row ``row`` reads segment ``row - k0`` (``k0`` the tile's first row)
-    at offsets 0, 1, ... until an answer is not a ``HIT``, ``inflight`` reads ahead of
-    their answers (the length is not known before ``END``: the reads past it are
-    answered and dropped); each word, a ``{col, value}`` element
-    (:func:`~sparseforge.sw.wire.csr_entry`), is held back one answer so that the row's
-    final element leaves with ``last``; a row with none answers one ``empty`` element.
-    At the first ``MISS`` (the word bypassed the buffer: it and every later one of the
-    segment miss) the positions of the row's kept entry (:func:`~sparseforge.sw.wire.
-    hyte_kept`, written by :class:`~.hyte_positions.HytePositions`; its low bits, a
+    at offsets 0, 1, ..., ``inflight`` reads ahead of their answers, until an answer
+    ends the row: a ``HIT`` flagged ``last`` (the segment's final word), which leaves
+    with the row's ``last``, or ``END`` (a segment of no words), which answers one
+    ``empty`` element. Each word is a ``{col, value}`` element
+    (:func:`~sparseforge.sw.wire.csr_entry`). The next request's reads begin on the
+    cycle the row ends; the reads already sent past its end are still answered, in
+    order, so they are counted (every read unanswered then was the ended row's) and
+    their answers dropped while the next row's reads go out behind them. At the first
+    ``MISS`` (the word bypassed the buffer: it and every later one of the segment miss)
+    the positions of the row's kept entry (:func:`~sparseforge.sw.wire.hyte_kept`,
+    written by :class:`~.hyte_positions.HytePositions`; its low bits, a
     :func:`~sparseforge.sw.wire.hyte_segment`) give where the segment lies in memory
     and how long it is, and the rest of it is read from memory, ``inflight`` reads
     ahead, none past its end (so memory sees the same reads whatever ``inflight``).
@@ -51,9 +54,16 @@ class HyteRows(wiring.Component):
         at ``elements_base + position``.
     k0, kept_base, elements_base : In, held while rows are read.
 
-    Latency and throughput: a row at a time, an element a cycle at best once
-    ``inflight`` covers the accessor's or memory's latency; a row's end costs the
-    reads past it draining. The engine's ``inflight`` requests queue behind it.
+    Latency and throughput: an element a cycle once ``inflight`` covers the accessor's
+    latency. A row's end is known only when its final word's answer arrives, so the
+    next row's first read goes out then: each row held in the buffer costs its words
+    plus the accessor's latency, the reads sent past its end in the meantime answered
+    and dropped while the next row's answers wait behind them (where the accessor
+    answers on the next cycle, rows follow each other with no idle cycle). A row whose
+    rest bypassed waits for its kept entry's read, then its rest from memory. The
+    elements leave through a register slice (a cycle), which cuts the accessor's data
+    and the engine's ``ready`` apart. The engine's ``inflight`` requests queue behind
+    the row being served.
     """
 
     PARAMS = (Param("index_width", 16, 4, 32, "bits of a row and a column id"),
@@ -83,57 +93,66 @@ class HyteRows(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        request, response = self.rows.request, self.rows.response
+        m.submodules.out = out = Skid(self.rows.response.payload.shape())
+        wiring.connect(m, out.o, wiring.flipped(self.rows.response))
+        request, response = self.rows.request, out.i
         read, answer, elements = self.read, self.read_data, self.elements
-        row, asked, off = Signal(self.index_width), Signal(self.count_width), Signal(
-            self.count_width)
-        begin, length, wanted = (Signal(self.pos_width, name=n)
-                                 for n in ("begin", "length", "wanted"))
+        row, asked = Signal(self.index_width), Signal(self.count_width)
+        off, begin, length, wanted = (Signal(self.pos_width, name=n)
+                                      for n in ("off", "begin", "length", "wanted"))
         pending = Signal(range(self.inflight + 1))     # accessor reads unanswered
-        held = Signal(self.element)
-        have, missed = Signal(), Signal()       # an element held back; the row missed
+        skip = Signal(range(self.inflight + 1))        # of them, an ended row's
         kept = data.View(self.kept_layout, self.kept.response.payload)
-        hit = answer.payload.status == HyteStatus.HIT
-        m.d.comb += [read.payload.segment.eq(row - self.k0), read.payload.offset.eq(asked),
+        word = data.View(self.element, answer.payload.data)
+        status = answer.payload.status
+        mine = answer.valid & (skip == 0)               # an answer of the current row
+        start = request.valid & request.ready           # a row's first read, now
+        m.d.comb += [read.payload.segment.eq(Mux(start, request.payload.row, row) - self.k0),
+                     read.payload.offset.eq(Mux(start, 0, asked)),
                      self.kept.request.payload.eq(self.kept_base + row),
                      elements.request.payload.eq(self.elements_base + begin + wanted),
-                     response.payload.col.eq(held.col), response.payload.value.eq(held.value)]
-        m.d.sync += pending.eq(pending + (read.valid & read.ready)
-                               - (answer.valid & answer.ready))
+                     answer.ready.eq(skip != 0)]       # an ended row's answers dropped
+        sent, answered = read.valid & read.ready, answer.valid & answer.ready
+        m.d.sync += pending.eq(pending + sent - answered)
+        with m.If(skip != 0):
+            m.d.sync += skip.eq(skip - answered)
 
-        def take(valid, word):
-            """A word arriving (``valid``): the one held leaves (not the last), it is
-            held; ``True`` on the cycle it is taken."""
-            m.d.comb += response.valid.eq(have & valid)
-            taken = valid & (~have | response.ready)
-            with m.If(taken):
-                m.d.sync += [held.eq(word), have.eq(1), off.eq(off + 1)]
-            return ~have | response.ready
+        def element(valid, col, value, last, empty):
+            """The row's next element offered; ``True`` on the cycle it is taken."""
+            m.d.comb += [response.valid.eq(valid), response.payload.col.eq(col),
+                         response.payload.value.eq(value), response.payload.last.eq(last),
+                         response.payload.empty.eq(empty)]
+            with m.If(valid & response.ready):
+                m.d.sync += off.eq(off + 1)
+            return valid & response.ready
+
+        def then(ended):
+            """Once the row has ``ended``, the next request's reads begin at once."""
+            m.d.comb += request.ready.eq(ended)
+            with m.If(start):
+                m.next = "ask"
+            with m.Elif(ended):
+                m.next = "idle"
 
         with m.FSM():
             with m.State("idle"):
-                m.d.comb += request.ready.eq(1)
-                with m.If(request.valid):
-                    m.d.sync += [row.eq(request.payload.row), asked.eq(0), off.eq(0),
-                                 have.eq(0), missed.eq(0)]
-                    m.next = "ask"
-            # Reads of the next offsets, up to ``inflight`` unanswered, until an answer
-            # is not a HIT; the reads past it are answered and dropped.
+                then(1)
+                m.d.comb += read.valid.eq(start & (pending < self.inflight))
+            # The row's words from the accessor, reads sent until an answer ends it.
             with m.State("ask"):
-                m.d.comb += read.valid.eq(pending < self.inflight)
-                with m.If(read.valid & read.ready):
-                    m.d.sync += asked.eq(asked + 1)
-                room = take(answer.valid & hit, answer.payload.data)
-                m.d.comb += answer.ready.eq(~hit | room)
-                with m.If(answer.valid & ~hit):
-                    m.d.sync += missed.eq(answer.payload.status == HyteStatus.MISS)
-                    m.next = "drop"
-            with m.State("drop"):
-                m.d.comb += answer.ready.eq(1)
-                with m.If((pending == 0) & missed):
+                hit, end = status == HyteStatus.HIT, status == HyteStatus.END
+                stop = mine & (~hit | answer.payload.last)   # no more reads of this row
+                taken = element(mine & (hit | end), word.col, word.value,
+                                answer.payload.last | end, end)
+                with m.If(mine):
+                    m.d.comb += answer.ready.eq(taken | ~(hit | end))
+                ended = taken & stop
+                then(ended)
+                m.d.comb += read.valid.eq((pending < self.inflight) & (~stop | start))
+                with m.If(ended | (mine & (status == HyteStatus.MISS))):
+                    m.d.sync += skip.eq(pending - 1)     # this row's reads left unanswered
+                with m.If(mine & (status == HyteStatus.MISS)):
                     m.next = "where"
-                with m.Elif(pending == 0):
-                    m.next = "finish"
             # The first miss: where the segment lies in memory, and its length.
             with m.State("where"):
                 m.d.comb += self.kept.request.valid.eq(1)
@@ -145,19 +164,23 @@ class HyteRows(wiring.Component):
                     m.d.sync += [begin.eq(kept.begin), length.eq(kept.end - kept.begin),
                                  wanted.eq(off)]
                     m.next = "miss"
-            # The rest of the segment from memory, up to ``inflight`` reads unanswered.
+            # The rest of the segment from memory, up to ``inflight`` reads unanswered; a
+            # row of none (its segment bypassed whole) answers one empty element.
             with m.State("miss"):
-                with m.If(off == length):
-                    m.next = "finish"
                 m.d.comb += elements.request.valid.eq((wanted != length)
                                                       & (wanted - off < self.inflight))
                 with m.If(elements.request.valid & elements.request.ready):
                     m.d.sync += wanted.eq(wanted + 1)
-                m.d.comb += elements.response.ready.eq(
-                    take(elements.response.valid, elements.response.payload))
-            with m.State("finish"):
-                m.d.comb += [response.valid.eq(1), response.payload.last.eq(1),
-                             response.payload.empty.eq(~have)]
-                with m.If(response.ready):
-                    m.next = "idle"
+                got = data.View(self.element, elements.response.payload)
+                empty = off == length
+                taken = element(elements.response.valid | empty, got.col, got.value,
+                                empty | (off + 1 == length), empty)
+                m.d.comb += elements.response.ready.eq(response.ready & ~empty)
+                then(taken & (empty | (off + 1 == length)))
+                m.d.comb += read.valid.eq(start & (pending < self.inflight))
+        # After the FSM: a row that begins as the last ends counts its words from 0.
+        with m.If(start):
+            m.d.sync += [row.eq(request.payload.row), asked.eq(sent), off.eq(0)]
+        with m.Elif(sent):
+            m.d.sync += asked.eq(asked + 1)
         return m

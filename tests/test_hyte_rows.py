@@ -1,7 +1,9 @@
 # amaranth: UnusedElaboratable=no
-"""B's rows served from a HYTE accessor to the Gustavson engine: C exact with B's tile
-held whole and overflowing (the bypassed rows and the rest of a cut one read from
-memory), under random stalls; parameters and lint."""
+"""B's rows served from a HYTE accessor: alone, rows back to back (no idle cycle where
+the accessor answers at once, its latency a row where it does not) and every kind of row
+(held, empty, cut, bypassed whole, bypassed and empty) under random stalls on every
+stream; to the Gustavson engine, C exact with B's tile held whole and overflowing;
+parameters and lint."""
 
 import numpy as np
 import pytest
@@ -9,9 +11,72 @@ import scipy.sparse as sp
 
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.hyte_rows import HyteRows
-from sparseforge.sim.runners import seed_from_env
+from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.tb import native
-from sparseforge.tb.hyte_rows import AccessorGustavsonBench, GustavsonOnAccessor, bypassed
+from sparseforge.tb.hyte_rows import (
+    AccessorGustavsonBench,
+    GustavsonOnAccessor,
+    RowsBench,
+    buffered,
+    bypassed,
+)
+
+LENGTHS = [3, 1, 2, 0, 4, 2, 5, 0, 3, 1, 2, 1]
+"""B's rows for the server alone. In 21 words (a word per element and per row's entry)
+rows 0-5 are held (row 3 empty), row 6 is cut after 2 words and rows 7-11 bypass (row 7
+empty)."""
+CUT = 21
+
+
+def rows_b(seed):
+    """B (12 x 16) with :data:`LENGTHS`' rows, values in 1..99."""
+    rng = np.random.default_rng(seed)
+    indptr = np.concatenate([[0], np.cumsum(LENGTHS)])
+    indices = np.concatenate([np.sort(rng.choice(16, n, replace=False)) for n in LENGTHS])
+    return sp.csr_array((rng.integers(1, 100, indptr[-1]), indices, indptr), shape=(12, 16))
+
+
+def server(inflight=4):
+    return HyteRows(index_width=8, value_width=8, count_width=16, pos_width=12,
+                    addr_width=16, inflight=inflight)
+
+
+@pytest.mark.parametrize("latency", [1, 4])
+def test_rows_back_to_back(latency):
+    # Held whole, nothing stalling, reads enough ahead to cover the latency: a row's
+    # first read goes out as the last row's final answer arrives, so each row takes its
+    # words (1 if empty) plus latency - 1 cycles, the reads sent past its end meanwhile;
+    # answered at once, none past an end and no idle cycle at all.
+    b = rows_b(seed_from_env(5))
+    requests = [0, 3, 1, 7, 4, 2, 2, 6, 11, 9]
+    bench = RowsBench(server(latency + 1), b, requests, 256, latency, seed_from_env(6))
+    pysim(bench)
+    words = [max(LENGTHS[r], 1) for r in requests]
+    cycles = [c for c, _ in bench.sink.received]
+    assert cycles[-1] - cycles[0] == sum(words) + (latency - 1) * (len(words) - 1) - 1
+    assert bench.accessor.reads == sum(words) + (latency - 1) * len(words)
+    if latency == 1:
+        assert cycles == list(range(cycles[0], cycles[0] + sum(words)))
+    assert bench.misses == bench.kept_reads == 0
+
+
+@pytest.mark.parametrize("inflight", [1, 4])
+def test_every_kind_of_row_under_random_stalls(inflight):
+    b = rows_b(seed_from_env(7))
+    model = buffered(b, CUT)
+    kinds = [(s.stored, s.cut, s.length) for s in model.segments]
+    assert kinds[3] == (True, False, 0) and kinds[6] == (True, True, 5)
+    assert kinds[7] == (False, False, 0) and kinds[8] == (False, False, 3)
+    rng = np.random.default_rng(seed_from_env(8))
+    requests = [*range(12), *rng.integers(0, 12, 40)]
+    rates = dict.fromkeys(("request", "read", "read_data", "kept", "elements", "response"),
+                          0.6)
+    bench = RowsBench(server(inflight), b, requests, CUT, 4, seed_from_env(9), rates)
+    pysim(bench)            # every element checked as it leaves
+    # The bypassed rest of a row read from memory after its kept entry, and no more.
+    missed = bypassed(b, CUT)
+    assert bench.misses == sum(missed[r] for r in requests)
+    assert bench.kept_reads == sum(not kinds[r][0] or kinds[r][1] for r in requests)
 
 
 def operands(seed):
