@@ -11,7 +11,7 @@ from ..sw import wire
 from ..sw.wire import HyteStatus
 from .gustavson import RowReadSignature
 from .interfaces import struct
-from .stream_units import MemoryPortSignature, Skid
+from .stream_units import MemoryPortSignature, Queue, Skid
 
 
 @block("hyte_rows")
@@ -93,94 +93,109 @@ class HyteRows(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.out = out = Skid(self.rows.response.payload.shape())
+        pw, depth = self.pos_width, max(2, self.inflight)
+        element = wire.row_element(self.index_width, self.value_width)
+        # What the accessor side found, in row order, for the output: a word, an empty
+        # row's answer, or a row's first miss (its rest comes from memory).
+        found = struct((*element, wire.Field("miss", 1)))
+        m.submodules.found = found_q = Queue(found, depth=depth, latency=1)
+        # Per miss, where its rest begins (the words found before it), to the fetcher.
+        m.submodules.rests = rests = Queue(pw, depth=depth, latency=1)
+        # Per element read from memory (or a rest of none): the row's last, empty.
+        m.submodules.tags = tags = Queue(struct(element[2:]), depth=depth, latency=1)
+        m.submodules.out = out = Skid(struct(element))
         wiring.connect(m, out.o, wiring.flipped(self.rows.response))
-        request, response = self.rows.request, out.i
-        read, answer, elements = self.read, self.read_data, self.elements
+        self._ask(m, found_q.i, rests.i)
+        self._fetch(m, rests.o, tags.i)
+        self._emit(m, found_q.o, tags.o, out.i)
+        return m
+
+    def _ask(self, m, found, rests):
+        """The accessor's side: each request's reads, sent until an answer ends the row
+        (its final word, ``END``, or its first ``MISS``, whose kept entry is read at
+        once); then the next request's, on the same cycle."""
+        request, read, answer = self.rows.request, self.read, self.read_data
         row, asked = Signal(self.index_width), Signal(self.count_width)
-        off, begin, length, wanted = (Signal(self.pos_width, name=n)
-                                      for n in ("off", "begin", "length", "wanted"))
-        pending = Signal(range(self.inflight + 1))     # accessor reads unanswered
+        off = Signal(self.pos_width)                    # the row's words found
+        busy = Signal()                                 # a row's reads are under way
+        pending = Signal(range(self.inflight + 1))     # reads unanswered
         skip = Signal(range(self.inflight + 1))        # of them, an ended row's
-        kept = data.View(self.kept_layout, self.kept.response.payload)
         word = data.View(self.element, answer.payload.data)
-        status = answer.payload.status
-        mine = answer.valid & (skip == 0)               # an answer of the current row
+        status, last = answer.payload.status, answer.payload.last
+        hit, end, miss = (status == s for s in (HyteStatus.HIT, HyteStatus.END,
+                                                HyteStatus.MISS))
+        mine = busy & answer.valid & (skip == 0)        # an answer of the current row
+        stop = mine & (~hit | last)                     # no more reads of this row
+        kept = self.kept.request
+        m.d.comb += [kept.payload.eq(self.kept_base + row),
+                     kept.valid.eq(mine & miss & found.ready & rests.ready),
+                     rests.payload.eq(off), rests.valid.eq(kept.valid & kept.ready),
+                     found.payload.col.eq(word.col), found.payload.value.eq(word.value),
+                     found.payload.last.eq(last | end), found.payload.empty.eq(end),
+                     found.payload.miss.eq(miss),
+                     found.valid.eq(mine & ((hit | end) | rests.valid))]
+        taken = found.valid & found.ready
+        ended = taken & stop
+        m.d.comb += [answer.ready.eq((skip != 0) | taken),   # an ended row's dropped
+                     request.ready.eq(~busy | ended)]
         start = request.valid & request.ready           # a row's first read, now
         m.d.comb += [read.payload.segment.eq(Mux(start, request.payload.row, row) - self.k0),
                      read.payload.offset.eq(Mux(start, 0, asked)),
-                     self.kept.request.payload.eq(self.kept_base + row),
-                     elements.request.payload.eq(self.elements_base + begin + wanted),
-                     answer.ready.eq(skip != 0)]       # an ended row's answers dropped
+                     read.valid.eq((pending < self.inflight) & ((busy & ~stop) | start))]
         sent, answered = read.valid & read.ready, answer.valid & answer.ready
         m.d.sync += pending.eq(pending + sent - answered)
         with m.If(skip != 0):
             m.d.sync += skip.eq(skip - answered)
-
-        def element(valid, col, value, last, empty):
-            """The row's next element offered; ``True`` on the cycle it is taken."""
-            m.d.comb += [response.valid.eq(valid), response.payload.col.eq(col),
-                         response.payload.value.eq(value), response.payload.last.eq(last),
-                         response.payload.empty.eq(empty)]
-            with m.If(valid & response.ready):
-                m.d.sync += off.eq(off + 1)
-            return valid & response.ready
-
-        def then(ended):
-            """Once the row has ``ended``, the next request's reads begin at once."""
-            m.d.comb += request.ready.eq(ended)
-            with m.If(start):
-                m.next = "ask"
-            with m.Elif(ended):
-                m.next = "idle"
-
-        with m.FSM():
-            with m.State("idle"):
-                then(1)
-                m.d.comb += read.valid.eq(start & (pending < self.inflight))
-            # The row's words from the accessor, reads sent until an answer ends it.
-            with m.State("ask"):
-                hit, end = status == HyteStatus.HIT, status == HyteStatus.END
-                stop = mine & (~hit | answer.payload.last)   # no more reads of this row
-                taken = element(mine & (hit | end), word.col, word.value,
-                                answer.payload.last | end, end)
-                with m.If(mine):
-                    m.d.comb += answer.ready.eq(taken | ~(hit | end))
-                ended = taken & stop
-                then(ended)
-                m.d.comb += read.valid.eq((pending < self.inflight) & (~stop | start))
-                with m.If(ended | (mine & (status == HyteStatus.MISS))):
-                    m.d.sync += skip.eq(pending - 1)     # this row's reads left unanswered
-                with m.If(mine & (status == HyteStatus.MISS)):
-                    m.next = "where"
-            # The first miss: where the segment lies in memory, and its length.
-            with m.State("where"):
-                m.d.comb += self.kept.request.valid.eq(1)
-                with m.If(self.kept.request.ready):
-                    m.next = "where_answer"
-            with m.State("where_answer"):
-                m.d.comb += self.kept.response.ready.eq(1)
-                with m.If(self.kept.response.valid):
-                    m.d.sync += [begin.eq(kept.begin), length.eq(kept.end - kept.begin),
-                                 wanted.eq(off)]
-                    m.next = "miss"
-            # The rest of the segment from memory, up to ``inflight`` reads unanswered; a
-            # row of none (its segment bypassed whole) answers one empty element.
-            with m.State("miss"):
-                m.d.comb += elements.request.valid.eq((wanted != length)
-                                                      & (wanted - off < self.inflight))
-                with m.If(elements.request.valid & elements.request.ready):
-                    m.d.sync += wanted.eq(wanted + 1)
-                got = data.View(self.element, elements.response.payload)
-                empty = off == length
-                taken = element(elements.response.valid | empty, got.col, got.value,
-                                empty | (off + 1 == length), empty)
-                m.d.comb += elements.response.ready.eq(response.ready & ~empty)
-                then(taken & (empty | (off + 1 == length)))
-                m.d.comb += read.valid.eq(start & (pending < self.inflight))
-        # After the FSM: a row that begins as the last ends counts its words from 0.
-        with m.If(start):
-            m.d.sync += [row.eq(request.payload.row), asked.eq(sent), off.eq(0)]
-        with m.Elif(sent):
+        with m.If(ended):
+            m.d.sync += [skip.eq(pending - 1), busy.eq(0)]   # the row's reads unanswered
+        with m.If(taken):
+            m.d.sync += off.eq(off + 1)
+        with m.If(sent):
             m.d.sync += asked.eq(asked + 1)
-        return m
+        with m.If(start):
+            m.d.sync += [row.eq(request.payload.row), asked.eq(sent), off.eq(0), busy.eq(1)]
+
+    def _fetch(self, m, rests, tags):
+        """The memory's side: per miss, in order, its kept entry's answer gives where
+        the segment lies and its length; the rest's reads go out one a cycle, each with
+        its tag, up to ``inflight`` of them not yet emitted."""
+        answer, elements = self.kept.response, self.elements
+        kept = data.View(self.kept_layout, answer.payload)
+        busy = Signal()
+        begin, length, wanted = (Signal(self.pos_width, name=n)
+                                 for n in ("begin", "length", "wanted"))
+        none = kept.end - kept.begin == rests.payload    # a rest of no words
+        load = ~busy & answer.valid & rests.valid & (~none | tags.ready)
+        m.d.comb += [answer.ready.eq(load), rests.ready.eq(load),
+                     elements.request.payload.eq(self.elements_base + begin + wanted),
+                     elements.request.valid.eq(busy & tags.ready),
+                     tags.payload.last.eq(Mux(busy, wanted + 1 == length, 1)),
+                     tags.payload.empty.eq(~busy),
+                     tags.valid.eq(Mux(busy, elements.request.valid & elements.request.ready,
+                                       load & none))]
+        with m.If(load):
+            m.d.sync += [begin.eq(kept.begin), length.eq(kept.end - kept.begin),
+                         wanted.eq(rests.payload), busy.eq(~none)]
+        with m.If(elements.request.valid & elements.request.ready):
+            m.d.sync += wanted.eq(wanted + 1)
+            with m.If(wanted + 1 == length):
+                m.d.sync += busy.eq(0)
+
+    def _emit(self, m, found, tags, response):
+        """The output: what the accessor's side found, in order; at a miss, the row's
+        rest from memory as its tags say, then the next."""
+        got = data.View(self.element, self.elements.response.payload)
+        item = found.payload
+        rest = found.valid & item.miss
+        memory = rest & tags.valid & ~tags.payload.empty    # an element from memory
+        m.d.comb += [response.payload.col.eq(Mux(rest, got.col, item.col)),
+                     response.payload.value.eq(Mux(rest, got.value, item.value)),
+                     response.payload.last.eq(Mux(rest, tags.payload.last, item.last)),
+                     response.payload.empty.eq(Mux(rest, tags.payload.empty, item.empty)),
+                     response.valid.eq(Mux(rest, tags.valid & (tags.payload.empty
+                                                               | self.elements.response.valid),
+                                           found.valid))]
+        taken = response.valid & response.ready
+        m.d.comb += [found.ready.eq(taken & (~rest | tags.payload.last)),
+                     tags.ready.eq(taken & rest),
+                     self.elements.response.ready.eq(taken & memory)]
