@@ -21,18 +21,25 @@ class HyteRows(wiring.Component):
     A request for row ``row`` reads segment ``row - k0`` (``k0`` the tile's first row)
     at offsets 0, 1, ..., ``inflight`` reads ahead of their answers, until an answer
     ends the row: a ``HIT`` flagged ``last`` (the segment's final word), which leaves
-    with the row's ``last``, or ``END`` (a segment of no words), which answers one
-    ``empty`` element. Each word is a ``{col, value}`` element
+    with the row's ``last``; ``END`` (a segment of no words), which answers one
+    ``empty`` element; or the first ``MISS`` (the word bypassed the buffer: it and every
+    later one of the segment miss). Each word is a ``{col, value}`` element
     (:func:`~sparseforge.sw.wire.csr_entry`). The next request's reads begin on the
     cycle the row ends; the reads already sent past its end are still answered, in
     order, so they are counted (every read unanswered then was the ended row's) and
-    their answers dropped while the next row's reads go out behind them. At the first
-    ``MISS`` (the word bypassed the buffer: it and every later one of the segment miss)
-    the positions of the row's kept entry (:func:`~sparseforge.sw.wire.hyte_kept`,
+    their answers dropped while the next row's reads go out behind them.
+
+    A row's ``MISS`` reads its kept entry (:func:`~sparseforge.sw.wire.hyte_kept`,
     written by :class:`~.hyte_positions.HytePositions`; its low bits, a
-    :func:`~sparseforge.sw.wire.hyte_segment`) give where the segment lies in memory
-    and how long it is, and the rest of it is read from memory, ``inflight`` reads
-    ahead, none past its end (so memory sees the same reads whatever ``inflight``).
+    :func:`~sparseforge.sw.wire.hyte_segment`: where the segment lies in memory and how
+    long it is) on that cycle, and the next rows go on meanwhile: three queues of
+    ``inflight`` items join the accessor's side to the memory's and the output. The
+    accessor's side queues what it found in row order (words, empty rows, misses) and,
+    per miss, where its rest begins; the fetcher takes each miss's kept entry in order
+    and reads its rest from memory, none past its end (so memory sees the same reads
+    whatever ``inflight``), each read's tag (the row's last? a rest of none?) queued;
+    the output takes the words found and, at a miss, the rest's elements as their tags
+    say, so rows leave in request order.
 
     Parameters
     ----------
@@ -41,7 +48,8 @@ class HyteRows(wiring.Component):
     pos_width : bits of a position in B's arrays.
     addr_width : bits of a memory address.
     inflight : reads sent ahead of their answers, to the accessor or memory (1: one
-        at a time); covers their latency.
+        at a time; the queues hold at least 2), covering their latency; and how far the
+        accessor's side runs ahead of a miss's rest.
 
     Members
     -------
@@ -55,15 +63,16 @@ class HyteRows(wiring.Component):
     k0, kept_base, elements_base : In, held while rows are read.
 
     Latency and throughput: an element a cycle once ``inflight`` covers the accessor's
-    latency. A row's end is known only when its final word's answer arrives, so the
-    next row's first read goes out then: each row held in the buffer costs its words
-    plus the accessor's latency, the reads sent past its end in the meantime answered
-    and dropped while the next row's answers wait behind them (where the accessor
-    answers on the next cycle, rows follow each other with no idle cycle). A row whose
-    rest bypassed waits for its kept entry's read, then its rest from memory. The
-    elements leave through a register slice (a cycle), which cuts the accessor's data
-    and the engine's ``ready`` apart. The engine's ``inflight`` requests queue behind
-    the row being served.
+    and memory's latencies. A row's end is known only when the answer that ends it
+    arrives (its final word, ``END`` or its first ``MISS``), so the next row's first
+    read goes out then: on the accessor's side each row costs its words held (1 if none)
+    plus the accessor's latency less one, the reads past its end sent meanwhile and
+    dropped; where the accessor answers on the next cycle, rows follow each other with
+    no idle cycle. A bypassed row's memory round trips (its kept entry, then its rest)
+    overlap the next rows' reads; the fetcher spends a cycle a miss taking its kept
+    entry. The found words wait a cycle in their queue and leave through a register
+    slice (a cycle more), which cuts the accessor's data and the engine's ``ready``
+    apart. The engine's ``inflight`` requests queue behind the row being served.
     """
 
     PARAMS = (Param("index_width", 16, 4, 32, "bits of a row and a column id"),

@@ -396,8 +396,8 @@ class RowReadSignature(wiring.Signature):
     ``row_ptr[row + 1]``, then the elements between). A HYTE accessor
     (:class:`~.hyte_accessor.HyteAccessorSignature`) can serve it instead through an
     adapter that reads segment ``row - k0`` (the tile's first row) at offsets 0, 1, ...
-    until ``END``, holding one answer back to mark ``last``, and fetches a ``MISS`` from
-    memory.
+    until its final word (the answer's ``last``) or ``END``, and fetches a ``MISS`` from
+    memory (:class:`~.hyte_rows.HyteRows`).
     """
 
     def __init__(self, index_width, value_width):

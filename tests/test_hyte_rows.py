@@ -60,6 +60,21 @@ def test_rows_back_to_back(latency):
     assert bench.misses == bench.kept_reads == 0
 
 
+def test_bypassed_rows_overlap_their_memory_reads():
+    # Rows bypassed whole or cut, the accessor and memory answering on the next cycle:
+    # each row's kept entry is read as its MISS arrives and the next row's reads go on,
+    # so a row takes at most a cycle beyond its words where one after the other (kept
+    # entry, then the rest) would take four more.
+    b = rows_b(seed_from_env(10))
+    requests = [8, 9, 10, 11, 7, 6, 8, 9, 0, 9]
+    bench = RowsBench(server(8), b, requests, CUT, 1, seed_from_env(11))
+    pysim(bench)
+    words = [max(LENGTHS[r], 1) for r in requests]
+    cycles = [c for c, _ in bench.sink.received]
+    assert cycles[-1] - cycles[0] < sum(words) + len(words)
+    assert bench.kept_reads == len(requests) - 1
+
+
 @pytest.mark.parametrize("inflight", [1, 4])
 def test_every_kind_of_row_under_random_stalls(inflight):
     b = rows_b(seed_from_env(7))

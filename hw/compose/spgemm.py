@@ -66,9 +66,11 @@ Why the buffer is slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
 as the build without a buffer does): a tile's fetch begins only once the last tile is
 evicted, its rows' segments found one row at a time (the positions unit's two dependent
-reads and its scan), and the job's reads of B wait for them; the row server answers B's
-rows one at a time from the accessor, a bypassed rest from memory after its kept entry's
-read. On top, every k tile streams its rows of A to their ends through the
+reads and its scan), and the job's reads of B wait for them; the row server serves B's
+rows back to back but pays the accessor's latency once a row (a row's end is known only
+from the answer that ends it, and B's rows here hold a few elements), and a bypassed
+row's kept entry is read besides its rest, their round trips overlapping the next rows'.
+On top, every k tile streams its rows of A to their ends through the
 :class:`KRange` filter (whole for the first of a sweep, from their cursors for the
 others: a row's end is known, the end of its segment in the tile is not until its
 element past it is read), the engine waiting for the elements it keeps while it drops
