@@ -367,8 +367,10 @@ class HyteAccessor(wiring.Component):
     word does not fit, it and everything after it bypass (taken, counted, not stored)
     until the held segments have all been evicted. A read of a bypassed word answers
     ``MISS`` (the parent, which knows the segment's extent, re-fetches it from the
-    next level); one past a complete segment's end ``END``. The tile's end is not
-    marked: the parent evicts a buffered tile whole once reused, which ends its bypass.
+    next level); one past a complete segment's end ``END``; a segment's final word
+    answers with ``last`` (a segment stored whole), so its reader stops there. The
+    tile's end is not marked: the parent evicts a buffered tile whole once reused, which
+    ends its bypass.
     :mod:`sparseforge.sim.models.hyte_accessor` states the semantics in full. An
     :class:`Allocation` (segments, fills, evicts) and a :class:`ReadPath` share the
     two memories, joined by a :class:`HeldSignature`; a :class:`QuadrantCounter` counts

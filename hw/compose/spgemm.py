@@ -62,7 +62,7 @@ write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read 
 entry sees it; an entry read whose column bounds are not the tile's is the run's
 ``fault``, its status's error).
 
-Why the buffer is slower than B's rows read from memory here (the figures:
+Why the buffer can be slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
 as the build without a buffer does): a tile's fetch begins only once the last tile is
 evicted, its rows' segments found one row at a time (the positions unit's two dependent

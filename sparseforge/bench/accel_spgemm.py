@@ -111,11 +111,11 @@ NOTES = (
     "segment's end is found by reading past it), so A's reads still grow with the k "
     "tiles, if far less than whole rows would",
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
-    "why no buffer still wins here, measured: k untiled (A and C once, as with no buffer)"
-    " is already slower than none: a tile's fetch begins only once the last is evicted "
-    "and its rows' segments are found one row at a time (two dependent reads and a scan "
-    "each), and the row server pays the accessor's latency once a row of B (a few "
-    "elements each here), a bypassed row a kept entry's read besides its rest; "
+    "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
+    "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
+    "last is evicted and its rows' segments are found one row at a time (two dependent "
+    "reads and a scan each), and the row server pays the accessor's latency once a row of"
+    " B (a few elements each here), a bypassed row a kept entry's read besides its rest; "
     "hyte-static against k untiled is what its k tiles save in B's bypassed reads less "
     "what they cost: each streams its rows of A to their ends through the k filter (whole"
     " for the first of a sweep), the engine waiting for the elements it keeps, and writes"
