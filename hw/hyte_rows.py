@@ -33,7 +33,8 @@ class HyteRows(wiring.Component):
     written by :class:`~.hyte_positions.HytePositions`; its low bits, a
     :func:`~sparseforge.sw.wire.hyte_segment`: where the segment lies in memory and how
     long it is) on that cycle, and the next rows go on meanwhile: three queues of
-    ``inflight`` items join the accessor's side to the memory's and the output. The
+    ``inflight`` items (at least 3; at least 5 of what was found) join the accessor's
+    side to the memory's and the output. The
     accessor's side queues what it found in row order (words, empty rows, misses) and,
     per miss, where its rest begins; the fetcher takes each miss's kept entry in order
     and reads its rest from memory, none past its end (so memory sees the same reads
@@ -48,8 +49,8 @@ class HyteRows(wiring.Component):
     pos_width : bits of a position in B's arrays.
     addr_width : bits of a memory address.
     inflight : reads sent ahead of their answers, to the accessor or memory (1: one
-        at a time; the queues hold at least 2), covering their latency; and how far the
-        accessor's side runs ahead of a miss's rest.
+        at a time), covering their latency; and how far the accessor's side runs ahead
+        of a miss's rest.
 
     Members
     -------
@@ -70,9 +71,10 @@ class HyteRows(wiring.Component):
     dropped; where the accessor answers on the next cycle, rows follow each other with
     no idle cycle. A bypassed row's memory round trips (its kept entry, then its rest)
     overlap the next rows' reads; the fetcher spends a cycle a miss taking its kept
-    entry. The found words wait a cycle in their queue and leave through a register
-    slice (a cycle more), which cuts the accessor's data and the engine's ``ready``
-    apart. The engine's ``inflight`` requests queue behind the row being served.
+    entry. The words found cross their queue (three cycles: its ``ready`` a register,
+    so the turnaround does not wait on the queue's level) and a register slice (a cycle
+    more), which cut the accessor's data and the engine's ``ready`` apart. The
+    engine's ``inflight`` requests queue behind the row being served.
     """
 
     PARAMS = (Param("index_width", 16, 4, 32, "bits of a row and a column id"),
@@ -102,16 +104,18 @@ class HyteRows(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        pw, depth = self.pos_width, max(2, self.inflight)
+        pw, depth = self.pos_width, max(3, self.inflight)    # latency 2: a cycle an item
         element = wire.row_element(self.index_width, self.value_width)
         # What the accessor side found, in row order, for the output: a word, an empty
-        # row's answer, or a row's first miss (its rest comes from memory).
+        # row's answer, or a row's first miss (its rest comes from memory). Its ``ready``
+        # from a register, off the accessor's side's turnaround (latency 3: a cycle a
+        # word from 5 deep).
         found = struct((*element, wire.Field("miss", 1)))
-        m.submodules.found = found_q = Queue(found, depth=depth, latency=1)
+        m.submodules.found = found_q = Queue(found, depth=max(5, depth), latency=3)
         # Per miss, where its rest begins (the words found before it), to the fetcher.
-        m.submodules.rests = rests = Queue(pw, depth=depth, latency=1)
+        m.submodules.rests = rests = Queue(pw, depth=depth, latency=2)
         # Per element read from memory (or a rest of none): the row's last, empty.
-        m.submodules.tags = tags = Queue(struct(element[2:]), depth=depth, latency=1)
+        m.submodules.tags = tags = Queue(struct(element[2:]), depth=depth, latency=2)
         m.submodules.out = out = Skid(struct(element))
         wiring.connect(m, out.o, wiring.flipped(self.rows.response))
         self._ask(m, found_q.i, rests.i)
@@ -173,21 +177,20 @@ class HyteRows(wiring.Component):
         busy = Signal()
         begin, length, wanted = (Signal(self.pos_width, name=n)
                                  for n in ("begin", "length", "wanted"))
-        none = kept.end - kept.begin == rests.payload    # a rest of no words
-        load = ~busy & answer.valid & rests.valid & (~none | tags.ready)
+        load = ~busy & answer.valid & rests.valid
+        none = wanted == length                         # a rest of no words: its tag alone
+        final = none | (wanted + 1 == length)
         m.d.comb += [answer.ready.eq(load), rests.ready.eq(load),
                      elements.request.payload.eq(self.elements_base + begin + wanted),
-                     elements.request.valid.eq(busy & tags.ready),
-                     tags.payload.last.eq(Mux(busy, wanted + 1 == length, 1)),
-                     tags.payload.empty.eq(~busy),
-                     tags.valid.eq(Mux(busy, elements.request.valid & elements.request.ready,
-                                       load & none))]
+                     elements.request.valid.eq(busy & ~none & tags.ready),
+                     tags.payload.last.eq(final), tags.payload.empty.eq(none),
+                     tags.valid.eq(busy & (none | elements.request.ready))]
         with m.If(load):
             m.d.sync += [begin.eq(kept.begin), length.eq(kept.end - kept.begin),
-                         wanted.eq(rests.payload), busy.eq(~none)]
-        with m.If(elements.request.valid & elements.request.ready):
+                         wanted.eq(rests.payload), busy.eq(1)]
+        with m.If(tags.valid & tags.ready):
             m.d.sync += wanted.eq(wanted + 1)
-            with m.If(wanted + 1 == length):
+            with m.If(final):
                 m.d.sync += busy.eq(0)
 
     def _emit(self, m, found, tags, response):
