@@ -7,6 +7,7 @@ latency; every stream stalling at random (Amaranth's simulator: the memories are
 up from Python)."""
 
 from collections import deque
+from dataclasses import dataclass
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
@@ -125,6 +126,14 @@ class AccessorGustavsonBench(GustavsonBench):
                             and io.get("elements__request__ready"))
 
 
+@dataclass
+class RowsRun:
+    """A :class:`RowsBench` run: its ``cycles`` and every element answered, in order."""
+
+    cycles: int
+    elements: list
+
+
 class ModelAccessor:
     """Serves an accessor's ``read`` and ``read_data`` from ``model`` (its segments
     filled): a read is taken on a cycle the coin ``stall`` allows; its answer is offered,
@@ -220,4 +229,4 @@ class RowsBench(Bench):
                                 and io.get("kept__request__ready"))
 
     def from_outputs(self, cycles, outputs):
-        return outputs
+        return RowsRun(cycles, outputs["rows__response"])

@@ -87,7 +87,8 @@ def test_every_kind_of_row_under_random_stalls(inflight):
     rates = dict.fromkeys(("request", "read", "read_data", "kept", "elements", "response"),
                           0.6)
     bench = RowsBench(server(inflight), b, requests, CUT, 4, seed_from_env(9), rates)
-    pysim(bench)            # every element checked as it leaves
+    run = pysim(bench)      # every element checked as it leaves
+    assert sum(e["last"] for e in run.elements) == len(requests)
     # The bypassed rest of a row read from memory after its kept entry, and no more.
     missed = bypassed(b, CUT)
     assert bench.misses == sum(missed[r] for r in requests)
