@@ -154,14 +154,14 @@ class Tailor(wiring.Component):
         wiring.connect(m, control.region, locator.region, frontier.region)
         wiring.connect(m, locator.location, frontier.location)
 
-        do_update, do_fill, do_owfill = self._write_port(m, wr, control)
-
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         count = child.shrink.payload
         do_shrink = Signal()
+        do_update, do_fill, do_owfill = self._write_port(m, wr, control, do_shrink)
+
         m.d.comb += [
-            child.shrink.ready.eq(~do_owfill & Mux(r.split, (count <= r.first) | (count == D),
-                                                  count <= r.occupancy)),
+            child.shrink.ready.eq(Mux(r.split, (count <= r.first) | (count == D),
+                                      count <= r.occupancy)),
             do_shrink.eq(child.shrink.valid & child.shrink.ready),
         ]
         m.d.sync += parent.credit.eq(Mux(do_shrink, count, 0))
@@ -176,10 +176,14 @@ class Tailor(wiring.Component):
         # -- reads: never from the slot an owfill overwrites this cycle ---------
         wiring.connect(m, wiring.flipped(child.read), reads.read)
         wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
-        # Only an element already held can be hit: in the FIFO region, the slot the
-        # owfill takes; else the first bumped index, which the split's owfill overwrites.
-        hazard = do_owfill & Mux(r.split, loc.bumped & (loc.slot == control.owfill_slot),
-                                 r.full & (child.read.payload == g.base))
+        # Only an element already held can be hit: in a full FIFO region, the oldest (the
+        # one element of its index in the window), which the owfill replaces; any, on the
+        # owfill that releases the region; else the first bumped index, which the split's
+        # owfill clears. Compares of the index with registers, no slot arithmetic.
+        index = child.read.payload
+        oldest = (r.held == g.fifo) & (index == r.oldest_index)
+        hazard = do_owfill & Mux(r.split, loc.bumped & (control.rejoin | oldest),
+                                 r.full & (index == g.base))
         m.d.comb += [reads.present.eq(loc.present & ~hazard), reads.addr.eq(loc.addr)]
         if self.latency == 2:
             # An update writes the buffet region only, where equal indices are one element.
@@ -201,18 +205,19 @@ class Tailor(wiring.Component):
         ]
         return m
 
-    def _write_port(self, m, wr, control):
-        """The single write port: an update, else a fill or an owfill; returns which is accepted."""
+    def _write_port(self, m, wr, control, do_shrink):
+        """The single write port: an update, else a fill or an owfill (not beside a shrink);
+        returns which is accepted. Each acceptance is a compare deep at most, then one
+        priority: both forms of the update's compare are made at once."""
         parent, r = self.parent, control.region
         do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
-        writable = Signal(range(self.depth + 1))    # indices an update may touch
+        index = self.update.payload.index
         m.d.comb += [
-            writable.eq(Mux(r.split, r.first, r.occupancy)),
-            self.update.ready.eq(self.update.payload.index < writable),
+            self.update.ready.eq(Mux(r.split, index < r.first, index < r.occupancy)),
             do_update.eq(self.update.valid & self.update.ready),
             parent.fill.ready.eq(~r.full & ~do_update),
             do_fill.eq(parent.fill.valid & parent.fill.ready),
-            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
+            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update & ~do_shrink),
             do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
             wr.addr.eq(Mux(do_owfill, control.owfill_addr,
