@@ -39,6 +39,8 @@ class Geometry:
             "first": range(depth),           # while split: the first bumped index
             "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
             "newest": self.slot_bits,        # the FIFO slot of the newest owfill
+            "shift": self.slot_bits,         # newest - newest_index: a held index's slot less it
+            "shift_back": self.slot_bits,    # shift - bumped: the same, for an index past the newest
             "newest_index": self.index_width,
             "oldest_index": self.index_width,  # the index of the oldest element held
             "held": range(fifo + 1),         # elements in the FIFO region
@@ -95,6 +97,7 @@ class SplitControl(wiring.Component):
         occupancy = Signal(range(D + 1))
         first = Signal(range(D))
         newest = Signal(g.slot_bits)            # the newest owfill's slot: its position mod F
+        shift, shift_back = Signal(g.slot_bits), Signal(g.slot_bits)
         newest_index = Signal(g.index_width)
         oldest_index = Signal(g.index_width)
         held = Signal(range(F + 1))
@@ -130,6 +133,21 @@ class SplitControl(wiring.Component):
         m.d.comb += self.restart.eq((owfill & self.rejoin) | ends)
         self._states(m, split, backfill, ends=ends, appends=appends)
 
+        # A held index's slot is the index plus ``shift`` (``shift_back`` past the newest,
+        # an index of the pass before): kept as registers, so a read's address is one sum
+        # of its index. Both step only at the stream's wrap, its end and a trim.
+        now_bumped = Signal.like(bumped)        # ``bumped`` if this owfill is the last
+        shift_wrap = Signal(g.slot_bits)
+        m.d.comb += [now_bumped.eq(next_index + 1 - Mux(split, first, B)),
+                     shift_wrap.eq(Mux(split & wraps, shift + bumped[:g.slot_bits], shift)),
+                     ]
+        streamed = Mux(split, shift_wrap, 0)    # the split's: slot 0 holds index D
+        m.d.sync += [
+            shift.eq(Mux(streams, streamed, Mux(trims, shift + count, shift))),
+            shift_back.eq(Mux(streams, Mux(last, streamed - now_bumped[:g.slot_bits],
+                                           Mux(split & wraps, shift, shift_back)),
+                              Mux(trims, shift_back + count, shift_back))),
+        ]
         m.d.sync += [
             head.eq(Mux(shrink, head + count, head)),
             occupancy.eq(Mux(split, Mux(owfill & self.rejoin, first + 1, Mux(ends, 0, occupancy)),
@@ -148,14 +166,15 @@ class SplitControl(wiring.Component):
             last_index.eq(Mux(streams & last, next_index,
                               Mux(trims, last_index - count, last_index))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
-            bumped.eq(Mux(streams & last, next_index + 1 - Mux(split, first, B), bumped)),
+            bumped.eq(Mux(streams & last, now_bumped, bumped)),
         ]
 
         r = self.region
         m.d.comb += [
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
-            r.newest.eq(newest), r.newest_index.eq(newest_index),
+            r.newest.eq(newest), r.shift.eq(shift), r.shift_back.eq(shift_back),
+            r.newest_index.eq(newest_index),
             r.oldest_index.eq(oldest_index), r.held.eq(held),
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
         ]
@@ -218,6 +237,7 @@ class RegionLocator(wiring.Component):
         held = Signal()                     # in the window
         behind = Signal(s)                  # distance behind the newest, if held
         behind_here, behind_wrap = Signal(s), Signal(s)     # if not ahead, if ahead
+        slot_here, slot_back = Signal(s), Signal(s)         # the slot, in the same two forms
         reach = self.distance               # newest - frontier: copies not yet passed
         reached = Signal()
         previous = Signal(g.distance)       # newest_index - bumped: the newest's index a pass back
@@ -235,9 +255,13 @@ class RegionLocator(wiring.Component):
             loc.behind.eq(behind),
             reached.eq((reach >= 0) & ((reach[s:] != 0) | Mux(ahead, behind_wrap <= reach[:s],
                                                               behind_here <= reach[:s]))),
-            loc.slot.eq(r.newest - behind),
+            slot_here.eq(index[:s] + r.shift),
+            slot_back.eq(index[:s] + r.shift_back),
+            loc.slot.eq(Mux(ahead, slot_back, slot_here)),
             loc.bumped.eq(index >= boundary),
-            loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + loc.slot, r.head + index)),
+            loc.addr.eq(Mux(r.split & loc.bumped,
+                            Mux(ahead, r.fifo_base + slot_back, r.fifo_base + slot_here),
+                            r.head + index)),
             loc.present.eq(Mux(r.split, ~loc.bumped | (held & reached), index < r.occupancy)),
             # The next copy: later in this pass, in the next (once the end is known),
             # or just after the newest. Whether it is beyond the frontier compares the

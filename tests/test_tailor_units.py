@@ -79,6 +79,9 @@ def region(model, head, geometry):
             "head": head, "occupancy": model.occupancy, "first": first,
             "fifo_base": (head + first) % DEPTH,
             "newest": model.newest % FIFO if split else 0,
+            "shift": (model.newest - model.index_at(model.newest)) % FIFO if split else 0,
+            "shift_back": ((model.newest - model.index_at(model.newest) - model.bumped) % FIFO
+                           if known else 0),
             "newest_index": model.index_at(model.newest) if split else 0,
             "oldest_index": model.index_at(min(model.region)) if split and model.region else 0,
             "held": len(model.region), "known": known,
@@ -134,7 +137,8 @@ def test_split_control_holds_the_models_state(trace):
             for name in fields + (split_fields if model.split else ()) + ("head",):
                 assert got[name] == want[name], (n, name, got, want)
             if model.split:
-                assert got["newest"] == want["newest"], n
+                for name in ("newest", "shift") + (("shift_back",) if want["known"] else ()):
+                    assert got[name] == want[name], (n, name, got, want)
                 assert ctx.get(dut.rejoin) == model.rejoin_next, n
             owfill = ops["owfill"]
             if owfill is not None:       # where it writes: the model's victim slot
