@@ -157,11 +157,12 @@ class Tailor(wiring.Component):
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         count = child.shrink.payload
         do_shrink = Signal()
-        do_update, do_fill, do_owfill = self._write_port(m, wr, control, do_shrink)
+        do_update, do_fill, do_owfill = self._write_port(m, wr, control)
 
         m.d.comb += [
-            child.shrink.ready.eq(Mux(r.split, (count <= r.first) | (count == D),
-                                      count <= r.occupancy)),
+            child.shrink.ready.eq(~(parent.owfill.valid & (r.full | r.backfill))
+                                  & Mux(r.split, (count <= r.first) | (count == D),
+                                        count <= r.occupancy)),
             do_shrink.eq(child.shrink.valid & child.shrink.ready),
         ]
         m.d.sync += parent.credit.eq(Mux(do_shrink, count, 0))
@@ -205,10 +206,10 @@ class Tailor(wiring.Component):
         ]
         return m
 
-    def _write_port(self, m, wr, control, do_shrink):
-        """The single write port: an update, else a fill or an owfill (not beside a shrink);
-        returns which is accepted. Each acceptance is a compare deep at most, then one
-        priority: both forms of the update's compare are made at once."""
+    def _write_port(self, m, wr, control):
+        """The single write port: an update, else a fill or an owfill; returns which is
+        accepted. Each acceptance is a compare deep at most, then one priority: both forms
+        of the update's compare are made at once."""
         parent, r = self.parent, control.region
         do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
         index = self.update.payload.index
@@ -217,7 +218,7 @@ class Tailor(wiring.Component):
             do_update.eq(self.update.valid & self.update.ready),
             parent.fill.ready.eq(~r.full & ~do_update),
             do_fill.eq(parent.fill.valid & parent.fill.ready),
-            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update & ~do_shrink),
+            parent.owfill.ready.eq((r.full | r.backfill) & ~do_update),
             do_owfill.eq(parent.owfill.valid & parent.owfill.ready),
             wr.en.eq(do_update | do_fill | do_owfill),
             wr.addr.eq(Mux(do_owfill, control.owfill_addr,

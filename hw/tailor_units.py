@@ -82,7 +82,6 @@ class SplitControl(wiring.Component):
             "region": Out(g.region),
             "rejoin": Out(1),
             "owfill_addr": Out(range(g.depth)),
-            "owfill_slot": Out(g.slot_bits),    # while split: its FIFO slot
             "restart": Out(1),
         })
 
@@ -109,7 +108,7 @@ class SplitControl(wiring.Component):
 
         # The next owfill: where it goes in the stream and in the buffer.
         successor = Signal(g.index_width)
-        wraps = known & (newest_index == last_index)
+        wraps = Signal()                        # the newest is the tile's last index: a register
         oldest_next = Signal(g.index_width)     # the oldest index's successor, wrapped like it
         appends = ~split & ~full
         next_index = Signal(g.index_width)
@@ -119,9 +118,8 @@ class SplitControl(wiring.Component):
             oldest_next.eq(Mux(known & (oldest_index == last_index), first, oldest_index + 1)),
             self.rejoin.eq(split & (first != B) & wraps),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
-            next_slot.eq(Mux(self.rejoin | ~split, 0, newest + 1)),  # the split's: position F
-            self.owfill_slot.eq(next_slot),
-            self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
+            next_slot.eq(Mux(~split, 0, newest + 1)),   # the split's: position F
+            self.owfill_addr.eq(Mux(split, Mux(self.rejoin, fifo_base, fifo_base + next_slot),
                                     head + Mux(full, B, occupancy))),
         ]
 
@@ -142,6 +140,11 @@ class SplitControl(wiring.Component):
                      shift_wrap.eq(Mux(split & wraps, shift + bumped[:g.slot_bits], shift)),
                      ]
         streamed = Mux(split, shift_wrap, 0)    # the split's: slot 0 holds index D
+        # ``wraps`` as it will be: set by the owfill of the last index, else by the one
+        # before it (its successor is the last index), cleared by the wrap and a release.
+        m.d.sync += wraps.eq(Mux(streams, Mux(last, 1, split & ~wraps & known
+                                              & (successor == last_index)),
+                                 Mux(releases | ends, 0, wraps)))
         m.d.sync += [
             shift.eq(Mux(streams, streamed, Mux(trims, shift + count, shift))),
             shift_back.eq(Mux(streams, Mux(last, streamed - now_bumped[:g.slot_bits],
