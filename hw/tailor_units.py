@@ -47,6 +47,7 @@ class Geometry:
             "known": 1,                      # the tile's end is known
             "last_index": self.index_width,  # first + bumped - 1, once known
             "bumped": range(tile + 1),       # L - B, once known (a shrink leaves it)
+            "previous": self.distance,       # newest_index - bumped, once known: a pass back
         }.items()})
         self.location = wiring.Signature({name: Out(shape) for name, shape in {
             "present": 1,                    # the element is in the buffer
@@ -103,6 +104,7 @@ class SplitControl(wiring.Component):
         known = Signal()
         bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
         last_index = Signal(g.index_width)
+        previous = Signal(g.distance)
         fifo_base = Signal(range(D))
         full = occupancy == D
 
@@ -145,6 +147,9 @@ class SplitControl(wiring.Component):
         m.d.sync += wraps.eq(Mux(streams, Mux(last, 1, split & ~wraps & known
                                               & (successor == last_index)),
                                  Mux(releases | ends, 0, wraps)))
+        m.d.sync += previous.eq(Mux(streams, Mux(last, Mux(split, first, B) - 1,
+                                                 Mux(wraps, first - bumped, previous + 1)),
+                                    Mux(trims, previous - count, previous)))
         m.d.sync += [
             shift.eq(Mux(streams, streamed, Mux(trims, shift + count, shift))),
             shift_back.eq(Mux(streams, Mux(last, streamed - now_bumped[:g.slot_bits],
@@ -180,6 +185,7 @@ class SplitControl(wiring.Component):
             r.newest_index.eq(newest_index),
             r.oldest_index.eq(oldest_index), r.held.eq(held),
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
+            r.previous.eq(previous),
         ]
         return m
 
@@ -243,7 +249,6 @@ class RegionLocator(wiring.Component):
         slot_here, slot_back = Signal(s), Signal(s)         # the slot, in the same two forms
         reach = self.distance               # newest - frontier: copies not yet passed
         reached = Signal()
-        previous = Signal(g.distance)       # newest_index - bumped: the newest's index a pass back
         m.d.comb += [
             boundary.eq(Mux(r.split, r.first, g.base)),
             ahead.eq(index > r.newest_index),
@@ -269,10 +274,9 @@ class RegionLocator(wiring.Component):
             # The next copy: later in this pass, in the next (once the end is known),
             # or just after the newest. Whether it is beyond the frontier compares the
             # index with registers' differences, not the difference with the index.
-            previous.eq(r.newest_index - r.bumped),
-            loc.lead.eq(Mux(ahead, r.newest_index - index, Mux(r.known, previous - index, -1))),
+            loc.lead.eq(Mux(ahead, r.newest_index - index, Mux(r.known, r.previous - index, -1))),
             loc.beyond.eq(Mux(ahead, index > r.newest_index - reach,
-                              Mux(r.known, index > previous - reach, reach >= 0))),
+                              Mux(r.known, index > r.previous - reach, reach >= 0))),
         ]
         return m
 
