@@ -39,8 +39,8 @@ class Geometry:
             "first": range(depth),           # while split: the first bumped index
             "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
             "newest": self.slot_bits,        # the FIFO slot of the newest owfill
-            "shift": self.slot_bits,         # newest - newest_index: a held index's slot less it
-            "shift_back": self.slot_bits,    # shift - bumped: the same, for an index past the newest
+            "shift": self.slot_bits,         # newest - newest_index: a held index's slot, less it
+            "shift_back": self.slot_bits,    # shift - bumped: the same past the newest index
             "newest_index": self.index_width,
             "oldest_index": self.index_width,  # the index of the oldest element held
             "held": range(fifo + 1),         # elements in the FIFO region
