@@ -9,7 +9,7 @@ position: the frontier is held as its distance behind the newest element,
 the newest as its FIFO slot; the Tailor's docstring states the addressing.
 """
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -356,19 +356,26 @@ class FrontierUnit(wiring.Component):
         # before it (at most lead); a shrink renumbers positions, the frontier not below
         # 0, so the distance grows by its count, to at most F. ``near`` and ``level``
         # compare before the shrink, which adds to both sides.
+        # ``D + count`` is the count's bits with one more on top (``count <= D``) and
+        # ``-1 - index`` the index's bits inverted: each shrunk outcome is one sum.
+        k = exact_log2(D)
+        count, wide = self.count, g.distance.width
         lead, near, level = Signal(g.distance), Signal(), Signal()
-        m.d.comb += [lead.eq(D - self.index), near.eq(distance <= lead),
-                     level.eq(distance == lead)]
-        kept = capped(distance + self.count, "kept")
+        lead_less = Signal(g.distance)                              # lead - 1
+        with_count = Cat(count[:k], ~count[k], count[k])            # D + count
+        inverted = Cat(~self.index, C(-1, wide - len(self.index))).as_signed()   # -1 - index
+        m.d.comb += [lead.eq(D - self.index), lead_less.eq(D + inverted),
+                     near.eq(distance <= lead), level.eq(distance == lead)]
+        kept = capped(distance + count, "kept")
         m.d.sync += [
             idle.eq(outcome(Mux(self.owfill, stay_on, distance), kept, distance)),
             stall.eq(outcome(Mux(self.owfill, Mux(loc.beyond, loc.lead + 1, stay_on),
                                  Mux(loc.beyond, loc.lead, distance)),
-                             Mux(near, kept, capped(lead + self.count, "stall_shrunk")),
+                             Mux(near, kept, capped(with_count - self.index, "stall_shrunk")),
                              Mux(near, distance, lead))),
             read.eq(outcome(Mux(self.owfill, loc.behind, loc.behind - 1),
-                            Mux(near & ~level, kept, capped(lead - 1 + self.count, "read_shrunk")),
-                            Mux(near & ~level, distance, lead - 1))),
+                            Mux(near & ~level, kept, capped(with_count + inverted, "read_shrunk")),
+                            Mux(near & ~level, distance, lead_less))),
         ]
 
         spare = Signal(g.distance)      # F - 1 - distance: slots passed, beyond the newest
