@@ -54,7 +54,6 @@ class Geometry:
             "bumped": 1,                     # its index is past the buffet region
             "in_tile": 1,                    # the index is below the tile's end (if known)
             "addr": range(depth),            # its memory address, if present
-            "slot": self.slot_bits,          # its FIFO slot, if present there
             "behind": self.slot_bits,        # how far behind the newest, if present in the FIFO
             "lead": self.distance,           # newest - the stream position of its next copy
             "beyond": 1,                     # that copy is beyond the frontier (lead < distance)
@@ -265,7 +264,6 @@ class RegionLocator(wiring.Component):
                                                               behind_here <= reach[:s]))),
             slot_here.eq(index[:s] + r.shift),
             slot_back.eq(index[:s] + r.shift_back),
-            loc.slot.eq(Mux(ahead, slot_back, slot_here)),
             loc.bumped.eq(index >= boundary),
             loc.addr.eq(Mux(r.split & loc.bumped,
                             Mux(ahead, r.fifo_base + slot_back, r.fifo_base + slot_here),
