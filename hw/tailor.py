@@ -97,10 +97,14 @@ class Tailor(wiring.Component):
     Going further needs the state's updates a stage behind their acceptances,
     with bypasses or a bubble for what arrives while one is pending (the
     lookup a stage ahead alone is not enough), which changes the cycles the
-    model counts. The window, the tile's end and the frontier each keep
-    tile-wide values, each with a subtractor for a shrink and compares with
-    the read index, which is why the Tailor takes several times the Buffet's
-    logic. The synthesis report gives the clock and the cells.
+    model counts; with the state's and the frontier's updates both taken from
+    registered acceptances, what is left is the lookup into the read's
+    acceptance and the frontier's own arithmetic on the read's index, so the
+    read itself would need a request stage ahead of its acceptance. The
+    window, the tile's end and the frontier each keep tile-wide values, each
+    with a subtractor for a shrink and compares with the read index, which is
+    why the Tailor takes several times the Buffet's logic. The synthesis
+    report gives the clock and the cells.
     """
 
     PARAMS = (
