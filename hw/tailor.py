@@ -68,9 +68,10 @@ class Tailor(wiring.Component):
     element by compares of its index with registers: the FIFO region holds the
     indices from ``oldest_index`` to ``newest_index``, wrapping from the
     tile's last index back to ``first`` (correct for any L), so a held
-    element is less than F behind the newest, and the low ``log2 F`` bits of
-    that distance give its slot. No stream position is kept: the newest is
-    held as its slot, the frontier as its distance behind the newest (at most
+    element is less than F behind the newest, and its slot is its index plus
+    ``shift`` (``newest - newest_index`` mod F; less ``bumped`` for an index of
+    the pass before). No stream position is kept: the newest is held as its
+    slot, the frontier as its distance behind the newest (at most
     F), so whether a copy is behind the frontier (the reader passed it; it
     belongs to an earlier pass) is one more ``log2 F``-bit compare.
 
@@ -78,35 +79,32 @@ class Tailor(wiring.Component):
     owfill) and one read port, as in the Buffet; the FIFO region adds index
     arithmetic and a handful of registers (see the synthesis report).
 
-    Timing: the frontier's three next values are registered with the read's
-    pick among them, so the read's acceptance ends in a flip-flop, and at read
-    latency 2 the block RAM reads whenever its output register is free (see
-    :class:`~sparseforge.hw.buffet.ReadStage`), so no lookup reaches its
-    enable. What is left is many paths of one length, each a carry chain or
-    two between registers and the late handshakes: the write port's
-    priorities (an update's compare, the owfill it blocks, the shrink the
-    owfill blocks) fanned out to the next values of the state and the
-    frontier; the lookup (the window's tile-wide compares, the distance behind
-    the newest, whether it is reached) into the read's acceptance and the
-    memory address; the frontier's distance into whether a stalled read's
-    next copy is beyond it. Going further takes more than the lookup a stage
-    ahead of the read (with bypasses for what changes the state in between,
-    which changes the cycle a read is accepted on): with the lookup's results
-    taken from registers, the write registered as the Buffet's is and the
-    owfill given priority over an update, the place-and-route still finds
-    paths nearly as long in the frontier's own arithmetic on the read's index
-    before a split (``D - index``, its compare with the distance, the
-    shrink's sum and its cap: carry chains in series) and in the write
-    port's acceptances fanned out to the frontier's next values; with those
-    cut as well, the backfill's wrap test (``rejoin``, a tile-wide compare)
-    into the frontier's restart, then the shrink's compares into the state's
-    next values. Every next value waits for a handshake decided from a compare
-    in the same cycle, so the clock needs the state's updates a stage behind
-    their acceptances, not only the lookup. The window, the tile's end and
-    the frontier each keep tile-wide values, each with a subtractor for a
-    shrink and compares with the read index, which is why the Tailor takes
-    several times the Buffet's logic. The synthesis report gives the clock
-    and the cells.
+    Timing: every acceptance is at most a compare from registers and then one
+    priority (the update's compare made in both forms at once; a shrink waits
+    while an owfill the buffer could take is offered, not for its
+    acceptance). What the lookup and the owfill's address need of the state is
+    kept in registers beside it (``wraps``, the newest at the tile's last
+    index; ``previous``, the newest's index a pass back; ``shift``), so a read's
+    address is one sum of its index and the base, and its collision with an
+    owfill is its index against the oldest's. The frontier's three next values
+    are registered with the read's pick among them, and at read latency 2 the
+    block RAM reads whenever its output register is free (see
+    :class:`~sparseforge.hw.buffet.ReadStage`). What is left is many paths of
+    about one length from the registers through the lookup or a handshake
+    into the next values of the state and the frontier (the pick into the
+    shrink's sum and cap, the window's compares into the read's acceptance):
+    every next value still waits for a handshake decided in its own cycle.
+    Going further needs the state's updates a stage behind their acceptances,
+    with bypasses or a bubble for what arrives while one is pending (the
+    lookup a stage ahead alone is not enough), which changes the cycles the
+    model counts; with the state's and the frontier's updates both taken from
+    registered acceptances, what is left is the lookup into the read's
+    acceptance and the frontier's own arithmetic on the read's index, so the
+    read itself would need a request stage ahead of its acceptance. The
+    window, the tile's end and the frontier each keep tile-wide values, each
+    with a subtractor for a shrink and compares with the read index, which is
+    why the Tailor takes several times the Buffet's logic. The synthesis
+    report gives the clock and the cells.
     """
 
     PARAMS = (
@@ -154,14 +152,15 @@ class Tailor(wiring.Component):
         wiring.connect(m, control.region, locator.region, frontier.region)
         wiring.connect(m, locator.location, frontier.location)
 
-        do_update, do_fill, do_owfill = self._write_port(m, wr, control)
-
         # -- shrink: a buffet's, or while split part of the buffet region or all --
         count = child.shrink.payload
         do_shrink = Signal()
+        do_update, do_fill, do_owfill = self._write_port(m, wr, control)
+
         m.d.comb += [
-            child.shrink.ready.eq(~do_owfill & Mux(r.split, (count <= r.first) | (count == D),
-                                                  count <= r.occupancy)),
+            child.shrink.ready.eq(~(parent.owfill.valid & (r.full | r.backfill))
+                                  & Mux(r.split, (count <= r.first) | (count == D),
+                                        count <= r.occupancy)),
             do_shrink.eq(child.shrink.valid & child.shrink.ready),
         ]
         m.d.sync += parent.credit.eq(Mux(do_shrink, count, 0))
@@ -176,10 +175,14 @@ class Tailor(wiring.Component):
         # -- reads: never from the slot an owfill overwrites this cycle ---------
         wiring.connect(m, wiring.flipped(child.read), reads.read)
         wiring.connect(m, reads.read_data, wiring.flipped(child.read_data))
-        # Only an element already held can be hit: in the FIFO region, the slot the
-        # owfill takes; else the first bumped index, which the split's owfill overwrites.
-        hazard = do_owfill & Mux(r.split, loc.bumped & (loc.slot == control.owfill_slot),
-                                 r.full & (child.read.payload == g.base))
+        # Only an element already held can be hit: in a full FIFO region, the oldest (the
+        # one element of its index in the window), which the owfill replaces; any, on the
+        # owfill that releases the region; else the first bumped index, which the split's
+        # owfill clears. Compares of the index with registers, no slot arithmetic.
+        index = child.read.payload
+        oldest = (r.held == g.fifo) & (index == r.oldest_index)
+        hazard = do_owfill & Mux(r.split, loc.bumped & (control.rejoin | oldest),
+                                 r.full & (index == g.base))
         m.d.comb += [reads.present.eq(loc.present & ~hazard), reads.addr.eq(loc.addr)]
         if self.latency == 2:
             # An update writes the buffet region only, where equal indices are one element.
@@ -202,13 +205,14 @@ class Tailor(wiring.Component):
         return m
 
     def _write_port(self, m, wr, control):
-        """The single write port: an update, else a fill or an owfill; returns which is accepted."""
+        """The single write port: an update, else a fill or an owfill; returns which is
+        accepted. Each acceptance is a compare deep at most, then one priority: both forms
+        of the update's compare are made at once."""
         parent, r = self.parent, control.region
         do_update, do_fill, do_owfill = Signal(), Signal(), Signal()
-        writable = Signal(range(self.depth + 1))    # indices an update may touch
+        index = self.update.payload.index
         m.d.comb += [
-            writable.eq(Mux(r.split, r.first, r.occupancy)),
-            self.update.ready.eq(self.update.payload.index < writable),
+            self.update.ready.eq(Mux(r.split, index < r.first, index < r.occupancy)),
             do_update.eq(self.update.valid & self.update.ready),
             parent.fill.ready.eq(~r.full & ~do_update),
             do_fill.eq(parent.fill.valid & parent.fill.ready),

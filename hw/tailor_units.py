@@ -9,7 +9,7 @@ position: the frontier is held as its distance behind the newest element,
 the newest as its FIFO slot; the Tailor's docstring states the addressing.
 """
 
-from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.hdl import C, Cat, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -39,19 +39,21 @@ class Geometry:
             "first": range(depth),           # while split: the first bumped index
             "fifo_base": range(depth),       # while split: head + first, where FIFO slot 0 is
             "newest": self.slot_bits,        # the FIFO slot of the newest owfill
+            "shift": self.slot_bits,         # newest - newest_index: a held index's slot, less it
+            "shift_back": self.slot_bits,    # shift - bumped: the same past the newest index
             "newest_index": self.index_width,
             "oldest_index": self.index_width,  # the index of the oldest element held
             "held": range(fifo + 1),         # elements in the FIFO region
             "known": 1,                      # the tile's end is known
             "last_index": self.index_width,  # first + bumped - 1, once known
             "bumped": range(tile + 1),       # L - B, once known (a shrink leaves it)
+            "previous": self.distance,       # newest_index - bumped, once known: a pass back
         }.items()})
         self.location = wiring.Signature({name: Out(shape) for name, shape in {
             "present": 1,                    # the element is in the buffer
             "bumped": 1,                     # its index is past the buffet region
             "in_tile": 1,                    # the index is below the tile's end (if known)
             "addr": range(depth),            # its memory address, if present
-            "slot": self.slot_bits,          # its FIFO slot, if present there
             "behind": self.slot_bits,        # how far behind the newest, if present in the FIFO
             "lead": self.distance,           # newest - the stream position of its next copy
             "beyond": 1,                     # that copy is beyond the frontier (lead < distance)
@@ -80,7 +82,6 @@ class SplitControl(wiring.Component):
             "region": Out(g.region),
             "rejoin": Out(1),
             "owfill_addr": Out(range(g.depth)),
-            "owfill_slot": Out(g.slot_bits),    # while split: its FIFO slot
             "restart": Out(1),
         })
 
@@ -95,18 +96,20 @@ class SplitControl(wiring.Component):
         occupancy = Signal(range(D + 1))
         first = Signal(range(D))
         newest = Signal(g.slot_bits)            # the newest owfill's slot: its position mod F
+        shift, shift_back = Signal(g.slot_bits), Signal(g.slot_bits)
         newest_index = Signal(g.index_width)
         oldest_index = Signal(g.index_width)
         held = Signal(range(F + 1))
         known = Signal()
         bumped = Signal(range(g.tile + 1))      # L - B: constant while the tile is split
         last_index = Signal(g.index_width)
+        previous = Signal(g.distance)
         fifo_base = Signal(range(D))
         full = occupancy == D
 
         # The next owfill: where it goes in the stream and in the buffer.
         successor = Signal(g.index_width)
-        wraps = known & (newest_index == last_index)
+        wraps = Signal()                        # the newest is the tile's last index: a register
         oldest_next = Signal(g.index_width)     # the oldest index's successor, wrapped like it
         appends = ~split & ~full
         next_index = Signal(g.index_width)
@@ -116,9 +119,8 @@ class SplitControl(wiring.Component):
             oldest_next.eq(Mux(known & (oldest_index == last_index), first, oldest_index + 1)),
             self.rejoin.eq(split & (first != B) & wraps),
             next_index.eq(Mux(split, Mux(wraps, first, successor), D)),
-            next_slot.eq(Mux(self.rejoin | ~split, 0, newest + 1)),  # the split's: position F
-            self.owfill_slot.eq(next_slot),
-            self.owfill_addr.eq(Mux(split, fifo_base + next_slot,
+            next_slot.eq(Mux(~split, 0, newest + 1)),   # the split's: position F
+            self.owfill_addr.eq(Mux(split, Mux(self.rejoin, fifo_base, fifo_base + next_slot),
                                     head + Mux(full, B, occupancy))),
         ]
 
@@ -130,6 +132,29 @@ class SplitControl(wiring.Component):
         m.d.comb += self.restart.eq((owfill & self.rejoin) | ends)
         self._states(m, split, backfill, ends=ends, appends=appends)
 
+        # A held index's slot is the index plus ``shift`` (``shift_back`` past the newest,
+        # an index of the pass before): kept as registers, so a read's address is one sum
+        # of its index. Both step only at the stream's wrap, its end and a trim.
+        now_bumped = Signal.like(bumped)        # ``bumped`` if this owfill is the last
+        shift_wrap = Signal(g.slot_bits)
+        m.d.comb += [now_bumped.eq(next_index + 1 - Mux(split, first, B)),
+                     shift_wrap.eq(Mux(split & wraps, shift + bumped[:g.slot_bits], shift)),
+                     ]
+        streamed = Mux(split, shift_wrap, 0)    # the split's: slot 0 holds index D
+        # ``wraps`` as it will be: set by the owfill of the last index, else by the one
+        # before it (its successor is the last index), cleared by the wrap and a release.
+        m.d.sync += wraps.eq(Mux(streams, Mux(last, 1, split & ~wraps & known
+                                              & (successor == last_index)),
+                                 Mux(releases | ends, 0, wraps)))
+        m.d.sync += previous.eq(Mux(streams, Mux(last, Mux(split, first, B) - 1,
+                                                 Mux(wraps, first - bumped, previous + 1)),
+                                    Mux(trims, previous - count, previous)))
+        m.d.sync += [
+            shift.eq(Mux(streams, streamed, Mux(trims, shift + count, shift))),
+            shift_back.eq(Mux(streams, Mux(last, streamed - now_bumped[:g.slot_bits],
+                                           Mux(split & wraps, shift, shift_back)),
+                              Mux(trims, shift_back + count, shift_back))),
+        ]
         m.d.sync += [
             head.eq(Mux(shrink, head + count, head)),
             occupancy.eq(Mux(split, Mux(owfill & self.rejoin, first + 1, Mux(ends, 0, occupancy)),
@@ -148,16 +173,18 @@ class SplitControl(wiring.Component):
             last_index.eq(Mux(streams & last, next_index,
                               Mux(trims, last_index - count, last_index))),
             known.eq(Mux(streams & last, 1, Mux(releases | ends, 0, known))),
-            bumped.eq(Mux(streams & last, next_index + 1 - Mux(split, first, B), bumped)),
+            bumped.eq(Mux(streams & last, now_bumped, bumped)),
         ]
 
         r = self.region
         m.d.comb += [
             r.split.eq(split), r.backfill.eq(backfill), r.full.eq(full), r.head.eq(head),
             r.occupancy.eq(occupancy), r.first.eq(first), r.fifo_base.eq(fifo_base),
-            r.newest.eq(newest), r.newest_index.eq(newest_index),
+            r.newest.eq(newest), r.shift.eq(shift), r.shift_back.eq(shift_back),
+            r.newest_index.eq(newest_index),
             r.oldest_index.eq(oldest_index), r.held.eq(held),
             r.known.eq(known), r.last_index.eq(last_index), r.bumped.eq(bumped),
+            r.previous.eq(previous),
         ]
         return m
 
@@ -218,9 +245,9 @@ class RegionLocator(wiring.Component):
         held = Signal()                     # in the window
         behind = Signal(s)                  # distance behind the newest, if held
         behind_here, behind_wrap = Signal(s), Signal(s)     # if not ahead, if ahead
+        slot_here, slot_back = Signal(s), Signal(s)         # the slot, in the same two forms
         reach = self.distance               # newest - frontier: copies not yet passed
         reached = Signal()
-        previous = Signal(g.distance)       # newest_index - bumped: the newest's index a pass back
         m.d.comb += [
             boundary.eq(Mux(r.split, r.first, g.base)),
             ahead.eq(index > r.newest_index),
@@ -235,17 +262,19 @@ class RegionLocator(wiring.Component):
             loc.behind.eq(behind),
             reached.eq((reach >= 0) & ((reach[s:] != 0) | Mux(ahead, behind_wrap <= reach[:s],
                                                               behind_here <= reach[:s]))),
-            loc.slot.eq(r.newest - behind),
+            slot_here.eq(index[:s] + r.shift),
+            slot_back.eq(index[:s] + r.shift_back),
             loc.bumped.eq(index >= boundary),
-            loc.addr.eq(Mux(r.split & loc.bumped, r.fifo_base + loc.slot, r.head + index)),
+            loc.addr.eq(Mux(r.split & loc.bumped,
+                            Mux(ahead, r.fifo_base + slot_back, r.fifo_base + slot_here),
+                            r.head + index)),
             loc.present.eq(Mux(r.split, ~loc.bumped | (held & reached), index < r.occupancy)),
             # The next copy: later in this pass, in the next (once the end is known),
             # or just after the newest. Whether it is beyond the frontier compares the
             # index with registers' differences, not the difference with the index.
-            previous.eq(r.newest_index - r.bumped),
-            loc.lead.eq(Mux(ahead, r.newest_index - index, Mux(r.known, previous - index, -1))),
+            loc.lead.eq(Mux(ahead, r.newest_index - index, Mux(r.known, r.previous - index, -1))),
             loc.beyond.eq(Mux(ahead, index > r.newest_index - reach,
-                              Mux(r.known, index > previous - reach, reach >= 0))),
+                              Mux(r.known, index > r.previous - reach, reach >= 0))),
         ]
         return m
 
@@ -325,19 +354,26 @@ class FrontierUnit(wiring.Component):
         # before it (at most lead); a shrink renumbers positions, the frontier not below
         # 0, so the distance grows by its count, to at most F. ``near`` and ``level``
         # compare before the shrink, which adds to both sides.
+        # ``D + count`` is the count's bits with one more on top (``count <= D``) and
+        # ``-1 - index`` the index's bits inverted: each shrunk outcome is one sum.
+        k = exact_log2(D)
+        count, wide = self.count, g.distance.width
         lead, near, level = Signal(g.distance), Signal(), Signal()
-        m.d.comb += [lead.eq(D - self.index), near.eq(distance <= lead),
-                     level.eq(distance == lead)]
-        kept = capped(distance + self.count, "kept")
+        lead_less = Signal(g.distance)                              # lead - 1
+        with_count = Cat(count[:k], ~count[k], count[k])            # D + count
+        inverted = Cat(~self.index, C(-1, wide - len(self.index))).as_signed()   # -1 - index
+        m.d.comb += [lead.eq(D - self.index), lead_less.eq(D + inverted),
+                     near.eq(distance <= lead), level.eq(distance == lead)]
+        kept = capped(distance + count, "kept")
         m.d.sync += [
             idle.eq(outcome(Mux(self.owfill, stay_on, distance), kept, distance)),
             stall.eq(outcome(Mux(self.owfill, Mux(loc.beyond, loc.lead + 1, stay_on),
                                  Mux(loc.beyond, loc.lead, distance)),
-                             Mux(near, kept, capped(lead + self.count, "stall_shrunk")),
+                             Mux(near, kept, capped(with_count - self.index, "stall_shrunk")),
                              Mux(near, distance, lead))),
             read.eq(outcome(Mux(self.owfill, loc.behind, loc.behind - 1),
-                            Mux(near & ~level, kept, capped(lead - 1 + self.count, "read_shrunk")),
-                            Mux(near & ~level, distance, lead - 1))),
+                            Mux(near & ~level, kept, capped(with_count + inverted, "read_shrunk")),
+                            Mux(near & ~level, distance, lead_less))),
         ]
 
         spare = Signal(g.distance)      # F - 1 - distance: slots passed, beyond the newest

@@ -79,11 +79,15 @@ def region(model, head, geometry):
             "head": head, "occupancy": model.occupancy, "first": first,
             "fifo_base": (head + first) % DEPTH,
             "newest": model.newest % FIFO if split else 0,
+            "shift": (model.newest - model.index_at(model.newest)) % FIFO if split else 0,
+            "shift_back": ((model.newest - model.index_at(model.newest) - model.bumped) % FIFO
+                           if known else 0),
             "newest_index": model.index_at(model.newest) if split else 0,
             "oldest_index": model.index_at(min(model.region)) if split and model.region else 0,
             "held": len(model.region), "known": known,
             "last_index": first + model.bumped - 1 if known else 0,
-            "bumped": model.bumped if known else 0}
+            "bumped": model.bumped if known else 0,
+            "previous": model.index_at(model.newest) - model.bumped if known else 0}
 
 
 def location(model, index, head, geometry):
@@ -126,15 +130,18 @@ def test_split_control_holds_the_models_state(trace):
     dut = SplitControl(g)
     fields = ("split", "backfill", "full", "occupancy", "held")
     split_fields = ("first", "fifo_base", "newest_index", "oldest_index", "known")
+    known_fields = ("last_index", "bumped", "previous")
 
     async def testbench(ctx):
         for n, ((model, ops), head) in enumerate(zip(trace, heads(trace), strict=True)):
             want = region(model, head, g)
             got = {name: ctx.get(getattr(dut.region, name)) for name in want}
-            for name in fields + (split_fields if model.split else ()) + ("head",):
+            for name in fields + (split_fields if model.split else ()) + ("head",) + (
+                    known_fields if want["known"] else ()):
                 assert got[name] == want[name], (n, name, got, want)
             if model.split:
-                assert got["newest"] == want["newest"], n
+                for name in ("newest", "shift") + (("shift_back",) if want["known"] else ()):
+                    assert got[name] == want[name], (n, name, got, want)
                 assert ctx.get(dut.rejoin) == model.rejoin_next, n
             owfill = ops["owfill"]
             if owfill is not None:       # where it writes: the model's victim slot
