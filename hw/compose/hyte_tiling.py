@@ -17,7 +17,7 @@ from ..hyte_controller import HyteController, hyte_config_layout, hyte_tile_layo
 from ..hyte_positions import HytePositions
 from ..hyte_tuner import RULES
 from ..interfaces import struct
-from ..stream_units import MemoryPortSignature
+from ..stream_units import MemoryPortSignature, Queue
 
 K, J = wire.HYTE_DIMS.index("k"), wire.HYTE_DIMS.index("j")
 
@@ -150,29 +150,36 @@ class TileFetch(wiring.Component):
                     with m.If(fetch.ready):
                         m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
 
-        pos, stop, words = (Signal(self.pos_width, name=n) for n in ("pos", "stop", "words"))
-        seg = found.payload
+        # Requests: each segment's words, read from ``cols_base + begin`` on, its length
+        # queued for the answers; the next segment's taken as the last word is asked.
+        m.submodules.lengths = lengths = Queue(self.segment.payload.shape(), depth=4,
+                                               latency=1)
+        pos, stop = (Signal(self.pos_width, name=n) for n in ("pos", "stop"))
+        seg, asked = found.payload, mem.request.valid & mem.request.ready
+        free = (pos == stop) | ((pos + 1 == stop) & mem.request.ready)
         m.d.comb += [mem.request.payload.eq(self.cols_base + pos),
-                     self.fill.payload.eq(mem.response.payload)]
-        with m.FSM():
-            with m.State("length"):
-                m.d.comb += [self.segment.valid.eq(found.valid),
-                             self.segment.payload.eq(seg.end - seg.begin),
-                             found.ready.eq(self.segment.ready)]
-                with m.If(found.valid & self.segment.ready):
-                    m.d.sync += [pos.eq(seg.begin), stop.eq(seg.end),
-                                 words.eq(seg.end - seg.begin)]
-                    m.next = "words"
-            with m.State("words"):
-                m.d.comb += [mem.request.valid.eq(pos != stop),
-                             self.fill.valid.eq(mem.response.valid),
-                             mem.response.ready.eq(self.fill.ready)]
-                with m.If(mem.request.valid & mem.request.ready):
-                    m.d.sync += pos.eq(pos + 1)
-                with m.If(self.fill.valid & self.fill.ready):
-                    m.d.sync += words.eq(words - 1)
-                with m.If(words == 0):
-                    m.next = "length"
+                     mem.request.valid.eq(pos != stop),
+                     lengths.i.payload.eq(seg.end - seg.begin),
+                     lengths.i.valid.eq(found.valid & free),
+                     found.ready.eq(lengths.i.ready & free)]
+        with m.If(asked):
+            m.d.sync += pos.eq(pos + 1)
+        with m.If(found.valid & found.ready):
+            m.d.sync += [pos.eq(seg.begin), stop.eq(seg.end)]
+        # Answers: a segment's length to the accessor, then its words as they come.
+        words = Signal.like(lengths.o.payload)
+        with m.If(words == 0):
+            m.d.comb += [self.segment.valid.eq(lengths.o.valid),
+                         self.segment.payload.eq(lengths.o.payload),
+                         lengths.o.ready.eq(self.segment.ready)]
+            with m.If(lengths.o.valid & lengths.o.ready):
+                m.d.sync += words.eq(lengths.o.payload)
+        with m.Else():
+            m.d.comb += [self.fill.valid.eq(mem.response.valid),
+                         self.fill.payload.eq(mem.response.payload),
+                         mem.response.ready.eq(self.fill.ready)]
+            with m.If(self.fill.valid & self.fill.ready):
+                m.d.sync += words.eq(words - 1)
         return m
 
 
