@@ -271,7 +271,7 @@ class Route(wiring.Component):
         m = Module()
         A, request, response = self.addr_width, self.port.request, self.port.response
         parts = [self.part(n) for n in range(self.count)]
-        m.submodules.order = order = Queue(2, depth=4, latency=1)
+        m.submodules.order = order = Queue(2, depth=16, latency=1)
         tag, head = request.payload[A - 2:], order.o.payload
         ready = Array(p.request.ready for p in parts)[tag]
         m.d.comb += [order.i.payload.eq(tag), order.i.valid.eq(request.valid & ready),
