@@ -68,10 +68,18 @@ class HytePositions(wiring.Component):
     -------
     As :class:`SegmentPositionsSignature` says.
 
-    Latency and throughput: a fetch at a time; the row end and begin one read in flight
-    each, then the scan, ``inflight`` reads in flight (one element a cycle once they
-    cover the memory's latency), a write and the answer. One comparator and one adder a
-    cycle: the scan is memory-bound.
+    Latency and throughput: pipelined across fetches, every read tagged (a queue of
+    their kinds beside the port) so the in-order answers go where they belong. A fetch's
+    two reads (the row's end; the row pointer or the kept entry) go out together, as
+    soon as it arrives and while earlier rows' column ids are read: up to two fetches
+    read ahead of the scan. A row's scan reads its column ids from ``begin``, ``inflight``
+    reads in flight across rows (the next row's begin as the last row's reads end, the
+    answers of two rows told apart by a sequence bit); a row ends once its reads are
+    answered, its entry is written and then its segment sent, while later rows scan. So
+    a fetch costs about its reads once the reads in flight cover the memory's latency,
+    not three round trips. A fetch of a row no higher than the last waits until every
+    earlier segment is sent (its kept entry may be the one being written): rows rise
+    inside a tile. One comparator and one adder a cycle on the scan.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a row and column id"),

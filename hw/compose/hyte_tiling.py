@@ -102,10 +102,12 @@ class TileFetch(wiring.Component):
     A tile's rows wait for the accessor to be ``empty`` (the parent evicted the last
     tile), so a tile is alone in the buffer and its words are stored or bypassed as
     the model has them. Then a fetch per row goes to the positions unit
-    (:class:`~..hyte_positions.HytePositions`); per segment ``[begin, end)`` it finds,
-    the accessor takes its length and then its words, read from ``cols_base + begin``
-    on: requests go out while the answers flow to the accessor, as many in flight as
-    the memory takes.
+    (:class:`~..hyte_positions.HytePositions`, which works several rows ahead); per
+    segment ``[begin, end)`` it finds, its words are read from ``cols_base + begin`` on
+    and its length queued, and the accessor takes the length and then the words as
+    they come. The two sides are apart: the next segment's words are asked for as soon
+    as the last one's are (up to four segments ahead), while the last one's answers
+    still flow into the accessor, as many in flight as the memory takes.
 
     Members
     -------
@@ -217,7 +219,8 @@ class HyteTiling(wiring.Component):
         ids, ``width`` bits a word, at ``cols_base`` on (the memory ``memory`` reads).
 
     Latency and throughput: the controller's, the positions unit's and the accessor's;
-    a tile's fetch begins once the last tile is evicted, and its counts leave the
+    a tile's fetch begins once the last tile is evicted (its rows' segments then found
+    and its words read back to back, pipelined across rows), and its counts leave the
     accessor two cycles after its last word.
     """
 
