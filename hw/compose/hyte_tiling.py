@@ -156,18 +156,18 @@ class TileFetch(wiring.Component):
         # queued for the answers; the next segment's taken as the last word is asked.
         m.submodules.lengths = lengths = Queue(self.segment.payload.shape(), depth=4,
                                                latency=1)
-        pos, stop = (Signal(self.pos_width, name=n) for n in ("pos", "stop"))
+        pos, due = (Signal(self.pos_width, name=n) for n in ("pos", "due"))
         seg, asked = found.payload, mem.request.valid & mem.request.ready
-        free = (pos == stop) | ((pos + 1 == stop) & mem.request.ready)
+        free = (due == 0) | ((due == 1) & mem.request.ready)
         m.d.comb += [mem.request.payload.eq(self.cols_base + pos),
-                     mem.request.valid.eq(pos != stop),
+                     mem.request.valid.eq(due != 0),
                      lengths.i.payload.eq(seg.end - seg.begin),
                      lengths.i.valid.eq(found.valid & free),
                      found.ready.eq(lengths.i.ready & free)]
         with m.If(asked):
-            m.d.sync += pos.eq(pos + 1)
+            m.d.sync += [pos.eq(pos + 1), due.eq(due - 1)]
         with m.If(found.valid & found.ready):
-            m.d.sync += [pos.eq(seg.begin), stop.eq(seg.end)]
+            m.d.sync += [pos.eq(seg.begin), due.eq(seg.end - seg.begin)]
         # Answers: a segment's length to the accessor, then its words as they come.
         words = Signal.like(lengths.o.payload)
         with m.If(words == 0):
