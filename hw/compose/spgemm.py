@@ -60,7 +60,11 @@ positions unit reads B's column ids, row pointers and the kept entries through o
 the kept entries go out posted, a tile's words read after them (the AXI memory stores a
 write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
 entry sees it; an entry read whose column bounds are not the tile's is the run's
-``fault``, its status's error).
+``fault``, its status's error). The master's write path queues a write before the bus,
+though, so the row server's read of a bypassed row's entry relies on the entry's write
+reaching the memory first; nothing here enforces it, and a positions unit scanning one
+id at a time (``inflight`` 1, not this build's) loses that race on bcspwr03 in
+Tailors' tiles.
 
 Why the buffer can be slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
