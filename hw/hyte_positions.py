@@ -123,20 +123,15 @@ class HytePositions(wiring.Component):
         fetched = Signal(range(3))                      # fetches read, rows not yet begun
         flying = Signal(range(16))                      # fetches taken, segments not sent
         last_row = Signal(W)
-        # A read offered and not taken stays offered, unchanged, until it is.
-        stuck, stuck_col = Signal(), Signal()
         mine = busy & (iseq == aseq) & found            # the issued row's end was found
-        ending = ((ask == stop) | mine) & ~stuck_col
-        col = busy & (stuck_col | (~stuck & ~ending
-                                   & (owed[0] + owed[1] < self.inflight)))
+        ending = (ask == stop) | mine
+        col = busy & ~ending & (owed[0] + owed[1] < self.inflight)
         # A fetch's kept entry is read once no earlier fetch of its row can still write
         # it: rows rise inside a tile; anything else waits for the unit to drain.
         p = fetch.payload
         take = (~second & fetch.valid & (fetched < 2) & waiting.i.ready
                 & ((flying == 0) | (p.row > last_row)))
         fire = mem.request.valid & mem.request.ready
-        m.d.sync += [stuck.eq(mem.request.valid & ~mem.request.ready),
-                     stuck_col.eq(col & mem.request.valid & ~mem.request.ready)]
         m.d.comb += [mem.request.valid.eq(tags.i.ready & (col | second | take)),
                      tags.i.valid.eq(fire),
                      waiting.i.payload.eq(p)]

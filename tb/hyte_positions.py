@@ -49,7 +49,6 @@ class PositionsBench(Bench):
         self.ram.words.update({bases["ptr_base"] + n: int(p) for n, p in enumerate(ptr)})
         self.ram.words.update({bases["cols_base"] + n: int(c) for n, c in enumerate(cols)})
         self.reads = 0
-        self.offered = None     # a read offered and not taken, last cycle
         self.drivers = [*(Static(name, value) for name, value in bases.items()), self.fetch,
                         self.sink, self.writes, self.ram]
 
@@ -59,12 +58,7 @@ class PositionsBench(Bench):
         return Codec(layout).pack({"bj": bj, "ej": ej, "begin": begin, "end": end})
 
     def check(self, io, cycle):
-        valid, ready = io.get("memory__request__valid"), io.get("memory__request__ready")
-        if self.offered is not None and (not valid
-                                         or io.get("memory__request__payload") != self.offered):
-            self.fail(f"a read of {self.offered} offered and not taken was withdrawn")
-        self.offered = io.get("memory__request__payload") if valid and not ready else None
-        if valid and ready:
+        if io.get("memory__request__valid") and io.get("memory__request__ready"):
             self.reads += 1
         for sink in (self.sink, self.writes):
             if sink.fired is not None:
