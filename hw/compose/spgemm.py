@@ -62,9 +62,10 @@ write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read 
 entry sees it; an entry read whose column bounds are not the tile's is the run's
 ``fault``, its status's error). The master's write path queues a write before the bus,
 though, so the row server's read of a bypassed row's entry relies on the entry's write
-reaching the memory first; nothing here enforces it, and a positions unit scanning one
-id at a time (``inflight`` 1, not this build's) loses that race on bcspwr03 in
-Tailors' tiles.
+reaching the memory first; nothing here enforces it (a write's B answer or a read back
+of the entry would), and a few cycles' shift loses that race: on bcspwr03 in Tailors'
+tiles, a positions unit scanning one id at a time (``inflight`` 1, not this build's),
+or one holding each offered read until taken, faults.
 
 Why the buffer can be slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
