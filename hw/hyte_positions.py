@@ -1,7 +1,7 @@
 """HYTE's fiber-segment positions across tiles (HYTE Section 6.2, Fig. 5a): where a
 tile's segment of a CSR row begins and ends, from positions kept in memory."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -9,7 +9,10 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .interfaces import MemoryWritePortSignature, struct
-from .stream_units import MemoryPortSignature
+from .stream_units import MemoryPortSignature, Queue
+
+END, BEGIN = 0, 1
+"""The tags of a fetch's two reads: its row's end, where its segment begins."""
 
 
 class SegmentPositionsSignature(wiring.Signature):
@@ -65,10 +68,18 @@ class HytePositions(wiring.Component):
     -------
     As :class:`SegmentPositionsSignature` says.
 
-    Latency and throughput: a fetch at a time; the row end and begin one read in flight
-    each, then the scan, ``inflight`` reads in flight (one element a cycle once they
-    cover the memory's latency), a write and the answer. One comparator and one adder a
-    cycle: the scan is memory-bound.
+    Latency and throughput: pipelined across fetches, every read tagged (a queue of
+    their kinds beside the port) so the in-order answers go where they belong. A fetch's
+    two reads (the row's end; the row pointer or the kept entry) go out together, as
+    soon as it arrives and while earlier rows' column ids are read: up to two fetches
+    read ahead of the scan. A row's scan reads its column ids from ``begin``, ``inflight``
+    reads in flight across rows (the next row's begin as the last row's reads end, the
+    answers of two rows told apart by a sequence bit); a row ends once its reads are
+    answered, its entry is written and then its segment sent, while later rows scan. So
+    a fetch costs about its reads once the reads in flight cover the memory's latency,
+    not three round trips. A fetch of a row no higher than the last waits until every
+    earlier segment is sent (its kept entry may be the one being written): rows rise
+    inside a tile. One comparator and one adder a cycle on the scan.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a row and column id"),
@@ -88,78 +99,125 @@ class HytePositions(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         fetch, out, mem, writes = self.fetch, self.segment, self.memory, self.writes
-        layout = struct(wire.hyte_kept(self.dim_width, self.pos_width))
-        row, bj, ej = (Signal.like(fetch.payload[f], name=f) for f in ("row", "bj", "ej"))
-        begin, pos, stop, ask = (Signal(self.pos_width, name=n)
-                                 for n in ("begin", "pos", "stop", "ask"))
-        pending = Signal(range(self.inflight + 1))     # scan reads unanswered
-        found = Signal()                                # a column reached ``ej``
-        m.d.sync += pending.eq(pending + (mem.request.valid & mem.request.ready)
-                               - (mem.response.valid & mem.response.ready))
-        addr = Signal.like(mem.request.payload, name="addr")
-        answer = mem.response.payload
-        kept = data.View(layout, answer)
-        entry = data.View(layout, writes.request.payload.data)
-        m.d.comb += [mem.request.payload.eq(addr),
-                     writes.request.payload.addr.eq(self.kept_base + row),
-                     entry.bj.eq(bj), entry.ej.eq(ej), entry.begin.eq(begin),
-                     entry.end.eq(pos),
-                     out.payload.begin.eq(begin), out.payload.end.eq(pos)]
+        P, W = self.pos_width, self.dim_width
+        at = struct(wire.hyte_fetch(W))
+        row_layout = data.StructLayout({"at": at, "begin": P, "stop": P})
+        kept_layout = struct(wire.hyte_kept(W, P))
+        # Every read's tag, in request order: what its answer is (``END``, ``BEGIN``, or
+        # a column id of the row scanned under sequence bit ``COL | seq``).
+        m.submodules.tags = tags = Queue(2, depth=self.inflight + 4, latency=1)
+        # Fetches whose two reads went out; rows with both answered; rows scanned (their
+        # column reads under way), oldest first; segments found, to write and send.
+        m.submodules.waiting = waiting = Queue(at, depth=2, latency=1)
+        m.submodules.headers = headers = Queue(row_layout, depth=2, latency=1)
+        m.submodules.scanning = scanning = Queue(row_layout, depth=2, latency=1)
+        m.submodules.done = done = Queue(row_layout, depth=2, latency=1)
 
-        def read(state, answered):
-            """Send the read at ``addr``, then wait in ``answered`` for its answer."""
-            with m.State(state):
-                m.d.comb += mem.request.valid.eq(1)
-                with m.If(mem.request.ready):
-                    m.next = answered
+        # -- requests: a row's column ids first, else the next fetch's two reads --------
+        busy = Signal()                                 # a row's column reads go out
+        ask, stop = Signal(P, name="ask"), Signal(P, name="stop")
+        iseq, nseq, aseq = Signal(), Signal(), Signal()  # the issued, next, scanned rows'
+        owed = [Signal(range(self.inflight + 1), name=f"owed{s}") for s in (0, 1)]
+        found = Signal()                                # the scanned row reached ``ej``
+        second, begin_at = Signal(), Signal.like(mem.request.payload, name="begin_at")
+        fetched = Signal(range(3))                      # fetches read, rows not yet begun
+        flying = Signal(range(16))                      # fetches taken, segments not sent
+        last_row = Signal(W)
+        mine = busy & (iseq == aseq) & found            # the issued row's end was found
+        ending = (ask == stop) | mine
+        col = busy & ~ending & (owed[0] + owed[1] < self.inflight)
+        # A fetch's kept entry is read once no earlier fetch of its row can still write
+        # it: rows rise inside a tile; anything else waits for the unit to drain.
+        p = fetch.payload
+        take = (~second & fetch.valid & (fetched < 2) & waiting.i.ready
+                & ((flying == 0) | (p.row > last_row)))
+        fire = mem.request.valid & mem.request.ready
+        m.d.comb += [mem.request.valid.eq(tags.i.ready & (col | second | take)),
+                     tags.i.valid.eq(fire),
+                     waiting.i.payload.eq(p)]
+        with m.If(col):
+            m.d.comb += [mem.request.payload.eq(self.cols_base + ask),
+                         tags.i.payload.eq(Cat(iseq, 1))]
+            with m.If(fire):
+                m.d.sync += ask.eq(ask + 1)
+        with m.Elif(second):
+            m.d.comb += [mem.request.payload.eq(begin_at), tags.i.payload.eq(BEGIN)]
+            with m.If(fire):
+                m.d.sync += second.eq(0)
+        with m.Else():
+            m.d.comb += [mem.request.payload.eq(self.ptr_base + p.row + 1),
+                         tags.i.payload.eq(END),
+                         fetch.ready.eq(fire), waiting.i.valid.eq(fire)]
+            with m.If(fire):
+                m.d.sync += [second.eq(1), last_row.eq(p.row),
+                             begin_at.eq(Mux(p.bj == 0, self.ptr_base, self.kept_base)
+                                         + p.row)]
+        # A row whose reads are answered begins its scan as the last row's reads end.
+        start = (~busy | ending) & headers.o.valid & scanning.i.ready
+        m.d.comb += [scanning.i.payload.eq(headers.o.payload),
+                     scanning.i.valid.eq(start), headers.o.ready.eq(start)]
+        with m.If(busy & ending):
+            m.d.sync += busy.eq(0)
+        with m.If(start):
+            m.d.sync += [busy.eq(1), ask.eq(headers.o.payload.begin),
+                         stop.eq(headers.o.payload.stop), iseq.eq(nseq), nseq.eq(~nseq)]
+        m.d.sync += fetched.eq(fetched + (fetch.valid & fetch.ready) - start)
 
-        with m.FSM():
-            with m.State("idle"):
-                m.d.comb += fetch.ready.eq(1)
-                with m.If(fetch.valid):
-                    p = fetch.payload
-                    m.d.sync += [row.eq(p.row), bj.eq(p.bj), ej.eq(p.ej),
-                                 addr.eq(self.ptr_base + p.row + 1)]
-                    m.next = "end"
-            read("end", "end_answer")
-            with m.State("end_answer"):
+        # -- answers, in request order by their tags -----------------------------------
+        tag, answer = tags.o.payload, mem.response.payload
+        kept = data.View(kept_layout, answer)
+        row_end = Signal(P)
+        w = waiting.o.payload
+        cur = scanning.o.payload
+        n = Signal(P)                                   # the scanned row's elements so far
+        took = mem.response.valid & mem.response.ready
+        m.d.comb += [tags.o.ready.eq(took),
+                     headers.i.payload.at.eq(w), headers.i.payload.stop.eq(row_end),
+                     headers.i.payload.begin.eq(
+                         Mux(w.bj == 0, answer[:P],
+                             Mux((kept.bj == w.bj) & (kept.ej == w.ej), kept.begin,
+                                 kept.end)))]
+        with m.If(tags.o.valid), m.Switch(tag):
+            with m.Case(END):
                 m.d.comb += mem.response.ready.eq(1)
-                with m.If(mem.response.valid):
-                    m.d.sync += [stop.eq(answer),
-                                 addr.eq(Mux(bj == 0, self.ptr_base, self.kept_base) + row)]
-                    m.next = "begin"
-            read("begin", "begin_answer")
-            with m.State("begin_answer"):
-                m.d.comb += mem.response.ready.eq(1)
-                with m.If(mem.response.valid):
-                    first = Mux(bj == 0, answer[:self.pos_width],
-                                Mux((kept.bj == bj) & (kept.ej == ej), kept.begin, kept.end))
-                    m.d.sync += [begin.eq(first), pos.eq(first), ask.eq(first),
-                                 found.eq(0)]
-                    m.next = "scan"
-            # The column ids from ``pos`` until one reaches ``ej`` or the row ends, up to
-            # ``inflight`` reads ahead of their answers (none past the row's end); the
-            # answers after the one that reached ``ej`` are dropped.
-            with m.State("scan"):
-                m.d.comb += [mem.request.payload.eq(self.cols_base + ask),
-                             mem.request.valid.eq((ask != stop) & ~found
-                                                  & (pending < self.inflight)),
-                             mem.response.ready.eq(1)]
-                with m.If(mem.request.valid & mem.request.ready):
-                    m.d.sync += ask.eq(ask + 1)
-                with m.If(mem.response.valid & ~found):
-                    with m.If(answer[:self.dim_width] >= ej):
+                with m.If(took):
+                    m.d.sync += row_end.eq(answer[:P])
+            with m.Case(BEGIN):
+                m.d.comb += [mem.response.ready.eq(headers.i.ready),
+                             headers.i.valid.eq(mem.response.valid),
+                             waiting.o.ready.eq(took)]
+            with m.Default():                       # a column id: the scanned row's
+                m.d.comb += mem.response.ready.eq(tag[0] == aseq)
+                with m.If(took & ~found):
+                    with m.If(answer[:W] >= cur.at.ej):
                         m.d.sync += found.eq(1)
                     with m.Else():
-                        m.d.sync += pos.eq(pos + 1)
-                with m.If((found | (pos == stop)) & (pending == 0)):
-                    m.next = "write"
-            with m.State("write"):
-                m.d.comb += writes.request.valid.eq(1)
-                with m.If(writes.request.ready):
-                    m.next = "send"
-            with m.State("send"):
-                m.d.comb += out.valid.eq(1)
-                with m.If(out.ready):
-                    m.next = "idle"
+                        m.d.sync += n.eq(n + 1)
+        for s in (0, 1):
+            issued = fire & col & (iseq == s)
+            answered = took & tag[1] & (tag[0] == s)
+            m.d.sync += owed[s].eq(owed[s] + issued - answered)
+        # The scanned row ends once the issuer is past it and its reads are answered.
+        end = (scanning.o.valid & ~(busy & (iseq == aseq)) & (Array(owed)[aseq] == 0)
+               & done.i.ready)
+        m.d.comb += [done.i.valid.eq(end), scanning.o.ready.eq(end),
+                     done.i.payload.at.eq(cur.at), done.i.payload.begin.eq(cur.begin),
+                     done.i.payload.stop.eq(cur.begin + n)]
+        with m.If(end):
+            m.d.sync += [n.eq(0), found.eq(0), aseq.eq(~aseq)]
+
+        # -- each segment's kept entry written, then the segment sent ------------------
+        written = Signal()
+        seg, entry = done.o.payload, data.View(kept_layout, writes.request.payload.data)
+        m.d.comb += [writes.request.payload.addr.eq(self.kept_base + seg.at.row),
+                     entry.bj.eq(seg.at.bj), entry.ej.eq(seg.at.ej),
+                     entry.begin.eq(seg.begin), entry.end.eq(seg.stop),
+                     out.payload.begin.eq(seg.begin), out.payload.end.eq(seg.stop),
+                     writes.request.valid.eq(done.o.valid & ~written),
+                     out.valid.eq(done.o.valid & written), done.o.ready.eq(out.ready & written)]
+        with m.If(writes.request.valid & writes.request.ready):
+            m.d.sync += written.eq(1)
+        with m.If(out.valid & out.ready):
+            m.d.sync += written.eq(0)
+        m.d.sync += flying.eq(flying + (fetch.valid & fetch.ready) - (out.valid & out.ready))
         return m

@@ -123,6 +123,25 @@ def test_a_real_matrixs_walk_in_the_rtl_under_stalls(shared_data):
     assert min(kinds.values()) > 20, kinds
 
 
+def test_the_next_rows_reads_overlap_the_last_rows_scan(shared_data):
+    # With no stalls (a read answered the cycle after it is taken, two answers at most
+    # waiting) the unit keeps the memory port busy across rows: a fetch's row end and
+    # begin go out while the last row's column ids are read, so a fetch costs about its
+    # reads. One at a time, each fetch would add at least its three round trips, a
+    # write and a send: more than a cycle a fetch on top of the reads.
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
+    trace = matrix_trace(matrix, Config(16, matrix.shape[1], matrix.shape[0], 3, 4, 4,
+                                        HYTE_ORDERS.index("jik"), 12))
+    fetches = fetches_of(trace, matrix.shape[0])[:60]
+    csr = matrix.tocsr()
+    csr.sort_indices()
+    run, bench = simulate(HytePositions(), csr.indptr, csr.indices, fetches,
+                          seed_from_env(4), dict.fromkeys(("fetch", "segment", "memory",
+                                                           "writes"), 1.0))
+    assert run.reads == reads(bench.model_traffic)
+    assert run.cycles < run.reads + len(fetches), (run.cycles, run.reads)
+
+
 def test_reads_ahead_find_the_same_segments():
     # The hand walk with four column ids read ahead: the same segments and kept
     # entries (the bench checks each against the model), and only reads of the rows'

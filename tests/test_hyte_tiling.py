@@ -12,11 +12,11 @@ import pytest
 from sparseforge.core.errors import ParameterError
 from sparseforge.hw.compose.hyte_tiling import HyteTiling
 from sparseforge.sim.models.hyte_controller import Config, J, K
-from sparseforge.sim.runners import seed_from_env
+from sparseforge.sim.runners import pysim, seed_from_env
 from sparseforge.sw.formats import read_matrix
 from sparseforge.sw.hyte_schedule import hyte_fetches
 from sparseforge.sw.wire import HyteStatus
-from sparseforge.tb.hyte_tiling import simulate
+from sparseforge.tb.hyte_tiling import TilingBench, simulate
 
 
 def run(shared_data, name, config, seed):
@@ -74,6 +74,34 @@ def test_a_tile_kept_across_tiles_of_a_is_neither_fetched_nor_counted(shared_dat
     assert sum(port == "fill" for port, _ in bench.trace.fetches) == matrix.nnz
     assert len(bench.streams["writes__request"].received) == sum(
         port == "segment" for port, _ in bench.trace.fetches)
+
+
+class Ahead(TilingBench):
+    """The bench, watching how many of B's words the fetcher asked for beyond those of
+    the segments the accessor has taken."""
+
+    most = asked = taken = 0
+
+    def check(self, io, cycle):
+        super().check(io, cycle)
+        get, fetcher = io.ctx.get, self.component.fetcher
+        self.asked += bool(get(fetcher.columns.request.valid)
+                           and get(fetcher.columns.request.ready))
+        if get(fetcher.segment.valid) and get(fetcher.segment.ready):
+            self.taken += get(fetcher.segment.payload)
+        self.most = max(self.most, self.asked - self.taken)
+
+
+def test_the_next_segments_words_are_asked_while_the_last_ones_fill(shared_data):
+    # bcspwr01 as B under random stalls: the fetcher asks for a segment's words before
+    # the accessor has taken the segment (the last one's words still filling it); one
+    # segment at a time it would ask for none before.
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr01.mtx")
+    comp = HyteTiling(dim_width=8, depth=16, width=8, pos_width=12, addr_width=14,
+                      inflight=4)
+    bench = Ahead(comp, matrix, Config(8, 39, 39, 3, 5, 5, 0, 12), seed_from_env(10))
+    assert pysim(bench) == bench.trace.commands
+    assert bench.most > 0
 
 
 @pytest.mark.parametrize("params, message", [({"width": 7, "dim_width": 8}, "width=7"),

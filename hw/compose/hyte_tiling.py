@@ -17,7 +17,7 @@ from ..hyte_controller import HyteController, hyte_config_layout, hyte_tile_layo
 from ..hyte_positions import HytePositions
 from ..hyte_tuner import RULES
 from ..interfaces import struct
-from ..stream_units import MemoryPortSignature
+from ..stream_units import MemoryPortSignature, Queue
 
 K, J = wire.HYTE_DIMS.index("k"), wire.HYTE_DIMS.index("j")
 
@@ -102,10 +102,12 @@ class TileFetch(wiring.Component):
     A tile's rows wait for the accessor to be ``empty`` (the parent evicted the last
     tile), so a tile is alone in the buffer and its words are stored or bypassed as
     the model has them. Then a fetch per row goes to the positions unit
-    (:class:`~..hyte_positions.HytePositions`); per segment ``[begin, end)`` it finds,
-    the accessor takes its length and then its words, read from ``cols_base + begin``
-    on: requests go out while the answers flow to the accessor, as many in flight as
-    the memory takes.
+    (:class:`~..hyte_positions.HytePositions`, which works several rows ahead); per
+    segment ``[begin, end)`` it finds, its words are read from ``cols_base + begin`` on
+    and its length queued, and the accessor takes the length and then the words as
+    they come. The two sides are apart: the next segment's words are asked for as soon
+    as the last one's are (up to four segments ahead), while the last one's answers
+    still flow into the accessor, as many in flight as the memory takes.
 
     Members
     -------
@@ -150,29 +152,36 @@ class TileFetch(wiring.Component):
                     with m.If(fetch.ready):
                         m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
 
-        pos, stop, words = (Signal(self.pos_width, name=n) for n in ("pos", "stop", "words"))
-        seg = found.payload
+        # Requests: each segment's words, read from ``cols_base + begin`` on, its length
+        # queued for the answers; the next segment's taken as the last word is asked.
+        m.submodules.lengths = lengths = Queue(self.segment.payload.shape(), depth=4,
+                                               latency=1)
+        pos, due = (Signal(self.pos_width, name=n) for n in ("pos", "due"))
+        seg, asked = found.payload, mem.request.valid & mem.request.ready
+        free = (due == 0) | ((due == 1) & mem.request.ready)
         m.d.comb += [mem.request.payload.eq(self.cols_base + pos),
-                     self.fill.payload.eq(mem.response.payload)]
-        with m.FSM():
-            with m.State("length"):
-                m.d.comb += [self.segment.valid.eq(found.valid),
-                             self.segment.payload.eq(seg.end - seg.begin),
-                             found.ready.eq(self.segment.ready)]
-                with m.If(found.valid & self.segment.ready):
-                    m.d.sync += [pos.eq(seg.begin), stop.eq(seg.end),
-                                 words.eq(seg.end - seg.begin)]
-                    m.next = "words"
-            with m.State("words"):
-                m.d.comb += [mem.request.valid.eq(pos != stop),
-                             self.fill.valid.eq(mem.response.valid),
-                             mem.response.ready.eq(self.fill.ready)]
-                with m.If(mem.request.valid & mem.request.ready):
-                    m.d.sync += pos.eq(pos + 1)
-                with m.If(self.fill.valid & self.fill.ready):
-                    m.d.sync += words.eq(words - 1)
-                with m.If(words == 0):
-                    m.next = "length"
+                     mem.request.valid.eq(due != 0),
+                     lengths.i.payload.eq(seg.end - seg.begin),
+                     lengths.i.valid.eq(found.valid & free),
+                     found.ready.eq(lengths.i.ready & free)]
+        with m.If(asked):
+            m.d.sync += [pos.eq(pos + 1), due.eq(due - 1)]
+        with m.If(found.valid & found.ready):
+            m.d.sync += [pos.eq(seg.begin), due.eq(seg.end - seg.begin)]
+        # Answers: a segment's length to the accessor, then its words as they come.
+        words = Signal.like(lengths.o.payload)
+        with m.If(words == 0):
+            m.d.comb += [self.segment.valid.eq(lengths.o.valid),
+                         self.segment.payload.eq(lengths.o.payload),
+                         lengths.o.ready.eq(self.segment.ready)]
+            with m.If(lengths.o.valid & lengths.o.ready):
+                m.d.sync += words.eq(lengths.o.payload)
+        with m.Else():
+            m.d.comb += [self.fill.valid.eq(mem.response.valid),
+                         self.fill.payload.eq(mem.response.payload),
+                         mem.response.ready.eq(self.fill.ready)]
+            with m.If(self.fill.valid & self.fill.ready):
+                m.d.sync += words.eq(words - 1)
         return m
 
 
@@ -210,7 +219,8 @@ class HyteTiling(wiring.Component):
         ids, ``width`` bits a word, at ``cols_base`` on (the memory ``memory`` reads).
 
     Latency and throughput: the controller's, the positions unit's and the accessor's;
-    a tile's fetch begins once the last tile is evicted, and its counts leave the
+    a tile's fetch begins once the last tile is evicted (its rows' segments then found
+    and its words read back to back, pipelined across rows), and its counts leave the
     accessor two cycles after its last word.
     """
 

@@ -60,16 +60,25 @@ positions unit reads B's column ids, row pointers and the kept entries through o
 the kept entries go out posted, a tile's words read after them (the AXI memory stores a
 write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
 entry sees it; an entry read whose column bounds are not the tile's is the run's
-``fault``, its status's error).
+``fault``, its status's error). The master's write path queues a write before the bus,
+though, so the row server's read of a bypassed row's entry relies on the entry's write
+reaching the memory first; nothing here enforces it (a write's B answer or a read back
+of the entry would), and a few cycles' shift loses that race: on bcspwr03 in Tailors'
+tiles, a positions unit scanning one id at a time (``inflight`` 1, not this build's),
+or one holding each offered read until taken, faults.
 
 Why the buffer can be slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
 as the build without a buffer does): a tile's fetch begins only once the last tile is
-evicted, its rows' segments found one row at a time (the positions unit's two dependent
-reads and its scan), and the job's reads of B wait for them; the row server serves B's
+evicted, so the job's first reads of B wait for its first segments' round trips (after
+them the fetch keeps pace: the positions unit works rows ahead, a fetch costing about
+its reads, and the words stream into the accessor back to back); a row past the
+buffer's capacity bypasses it, so its words are read twice, by the fetch (which counts
+them) and again, after its kept entry, by the row server; and the row server serves B's
 rows back to back but pays the accessor's latency once a row (a row's end is known only
-from the answer that ends it, and B's rows here hold a few elements), and a bypassed
-row's kept entry is read besides its rest, their round trips overlapping the next rows'.
+from the answer that ends it, and B's rows here hold a few elements), the bypassed
+rows' round trips overlapping the next rows'. With a buffer that holds B whole, the
+``k untiled`` run beats the build without one.
 On top, every k tile streams its rows of A to their ends through the
 :class:`KRange` filter (whole for the first of a sweep, from their cursors for the
 others: a row's end is known, the end of its segment in the tile is not until its
@@ -271,7 +280,7 @@ class Route(wiring.Component):
         m = Module()
         A, request, response = self.addr_width, self.port.request, self.port.response
         parts = [self.part(n) for n in range(self.count)]
-        m.submodules.order = order = Queue(2, depth=4, latency=1)
+        m.submodules.order = order = Queue(2, depth=16, latency=1)
         tag, head = request.payload[A - 2:], order.o.payload
         ready = Array(p.request.ready for p in parts)[tag]
         m.d.comb += [order.i.payload.eq(tag), order.i.valid.eq(request.valid & ready),

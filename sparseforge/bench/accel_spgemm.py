@@ -113,9 +113,10 @@ NOTES = (
     "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
     "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
     "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
-    "last is evicted and its rows' segments are found one row at a time (two dependent "
-    "reads and a scan each), and the row server pays the accessor's latency once a row of"
-    " B (a few elements each here), a bypassed row a kept entry's read besides its rest; "
+    "last is evicted (the job's first reads of B wait for its first segments), a bypassed"
+    " row's words are read twice (by the fetch, which counts them, and by the row server "
+    "after its kept entry), and the row server pays the accessor's latency once a row of"
+    " B (a few elements each here); "
     "hyte-static against k untiled is what its k tiles save in B's bypassed reads less "
     "what they cost: each streams its rows of A to their ends through the k filter (whole"
     " for the first of a sweep), the engine waiting for the elements it keeps, and writes"
