@@ -351,30 +351,34 @@ def _logic(r):
 
 
 MERGED_SEEDS = (1,)
-"""MINT_m's nextpnr seeds: one, as one seed of it on the 45k takes over an hour of
-processor time in the WebAssembly nextpnr (the separate converters are placed with the
-flow's three)."""
+"""MINT_m's nextpnr seeds: one, as a seed of it takes tens of minutes of processor time
+in the WebAssembly nextpnr (the separate converters are placed with the flow's three)."""
+MERGED_DEVICE = "85k"
+"""Where MINT_m is placed: the 85k, not the smallest part its logic fits (the 45k), where
+router2 does not converge (its overused wires still growing past 14,000 at its 70th
+iteration); on the 85k it routes."""
 
 
 def _synthesized(name, params, with_fmax):
-    """The block's synthesis on the smallest ECP5 that holds it (MINT_m does not fit the
-    25k; it is placed with :data:`MERGED_SEEDS`), kept where ``synth`` keeps it
-    (:func:`~sparseforge.commands.synth.kept`: a block placed by ``synth BLOCK --device
-    auto`` or the report serves here, and the other way round); without ``with_fmax`` a
-    kept result with Fmax serves too. A place and route that fails leaves the block its
-    logic alone, with ``pnr_error`` saying why (one block's failure does not end the
-    bench)."""
+    """The block's synthesis on the smallest ECP5 that holds it (MINT_m: on
+    :data:`MERGED_DEVICE` with :data:`MERGED_SEEDS`), kept where ``synth`` keeps it
+    (:func:`~sparseforge.commands.synth.kept`: a block placed by ``synth BLOCK`` with the
+    same ``--device`` and seeds or the report serves here, and the other way round);
+    without ``with_fmax`` a kept result with Fmax serves too. A place and route that fails
+    leaves the block its logic alone, with ``pnr_error`` saying why (one block's failure
+    does not end the bench)."""
     from sparseforge.commands.synth import kept
     from sparseforge.synth.flow import SEEDS
 
-    seeds = MERGED_SEEDS if name == "mint_merged" else SEEDS
+    merged = name == "mint_merged"
+    seeds, device = (MERGED_SEEDS, MERGED_DEVICE) if merged else (SEEDS, "auto")
     try:
-        return kept(name, params, "ecp5", "auto", seeds, with_fmax=with_fmax)
+        return kept(name, params, "ecp5", device, seeds, with_fmax=with_fmax)
     except ToolError as exc:
         if not with_fmax:
             raise
         status(f"bench mint: {name}: place and route failed, its logic alone: {one_line(exc)}")
-        return {**kept(name, params, "ecp5", "auto", seeds, with_fmax=False),
+        return {**kept(name, params, "ecp5", device, seeds, with_fmax=False),
                 "pnr_error": one_line(exc)}
 
 
