@@ -101,16 +101,23 @@ def test_by_hand_in_the_rtl_under_stalls():
     assert run.reads == reads(bench.model_traffic) == 13 + 5 + 12
 
 
+def bcspwr03_walk(shared_data, count):
+    """bcspwr03 as B (a sorted CSR) and the first ``count`` fetches of its walk j > i > k
+    (k innermost: each tile of B's column fetched again, with the same bounds, for the
+    second i tile), tuned."""
+    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
+    trace = matrix_trace(matrix, Config(16, matrix.shape[1], matrix.shape[0], 3, 4, 4,
+                                        HYTE_ORDERS.index("jik"), 12))
+    csr = matrix.tocsr()
+    csr.sort_indices()
+    return csr, fetches_of(trace, matrix.shape[0])[:count]
+
+
 def test_a_real_matrixs_walk_in_the_rtl_under_stalls(shared_data):
     # bcspwr03 as B walked j > i > k (k innermost: each tile of B's column fetched
     # again, with the same bounds, for the second i tile), tuned: sweeps starting over
     # at the row pointers, the same tile again, and the next tile along j all come up.
-    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
-    trace = matrix_trace(matrix, Config(16, matrix.shape[1], matrix.shape[0], 3, 4, 4,
-                                        HYTE_ORDERS.index("jik"), 12))
-    fetches = fetches_of(trace, matrix.shape[0])[:400]
-    csr = matrix.tocsr()
-    csr.sort_indices()
+    csr, fetches = bcspwr03_walk(shared_data, 400)
     run, bench = simulate(HytePositions(), csr.indptr, csr.indices, fetches,
                           seed_from_env(2))
     assert len(run.segments) == len(fetches)
@@ -129,12 +136,7 @@ def test_the_next_rows_reads_overlap_the_last_rows_scan(shared_data):
     # begin go out while the last row's column ids are read, so a fetch costs about its
     # reads. One at a time, each fetch would add at least its three round trips, a
     # write and a send: more than a cycle a fetch on top of the reads.
-    matrix = read_matrix(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx")
-    trace = matrix_trace(matrix, Config(16, matrix.shape[1], matrix.shape[0], 3, 4, 4,
-                                        HYTE_ORDERS.index("jik"), 12))
-    fetches = fetches_of(trace, matrix.shape[0])[:60]
-    csr = matrix.tocsr()
-    csr.sort_indices()
+    csr, fetches = bcspwr03_walk(shared_data, 60)
     run, bench = simulate(HytePositions(), csr.indptr, csr.indices, fetches,
                           seed_from_env(4), dict.fromkeys(("fetch", "segment", "memory",
                                                            "writes"), 1.0))
