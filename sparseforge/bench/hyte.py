@@ -53,9 +53,10 @@ TUNING_BUFFER = 64
 LARGEST = 8
 QUICK_LARGEST = 2
 QUICK_ERRORS = 12
-BASELINES = {"drt": drt_scheme, "harp": harp_scheme, "tailors": tailors_scheme}
-"""The paper's baselines (Sec. 8.1), each a scheme of the same cost model."""
-_NAMES = {"drt": "DRT", "harp": "HARP", "tailors": "Tailors"}
+BASELINES = {"drt": ("DRT", drt_scheme), "harp": ("HARP", harp_scheme),
+             "tailors": ("Tailors", tailors_scheme)}
+"""The paper's baselines (Sec. 8.1): each one's name and its scheme under the same cost
+model."""
 PAPER = {
     "errors": ("estimates within 5-10% (Sec. 5.4); the public simulator: 17% effMAC, 12% "
                "nnz(C) at the median, up to +130%", "HYTE Sec. 5.4; the issue"),
@@ -107,7 +108,7 @@ def measure(quick, seed):
         ctk = [abs(h.relative_error(e.nnz_ctk[k], exact.nnz_ctk[k])) for k in exact.nnz_ctk]
         modeled = cost(exact, hw, "gust", hyte.tile, hyte.innermost).cycles
         optimum, _ = search(exact, hw, "gust", pruned=False)
-        baselines = {name: scheme(exact, hw, "gust") for name, scheme in BASELINES.items()}
+        baselines = {name: scheme(exact, hw, "gust") for name, (_, scheme) in BASELINES.items()}
         schedules.append({
             "matrix": path.split("matrices/")[-1], "nnz": a.nnz,
             "schedule_seconds": scheduling, "exact_seconds": exact_seconds,
@@ -151,7 +152,8 @@ def _human(result):
                f"{statistics.median(eff):.1%}, max {max(eff):.1%}; |nnz(C) error| median "
                f"{statistics.median(nnz_c):.1%}, max {max(nnz_c):.1%}")
     click.echo(f"\n{'matrix':34} {'nnz':>8} {'sched ms':>8} {'exact ms':>9} {'CTk err':>7} "
-               f"{'HYTE/opt':>8} " + " ".join(f"{_NAMES[n] + '/HYTE':>12}" for n in BASELINES))
+               f"{'HYTE/opt':>8} "
+               + " ".join(f"{label + '/HYTE':>12}" for label, _ in BASELINES.values()))
     for r in rows:
         click.echo(f"{r['matrix']:34.34} {r['nnz']:>8} {r['schedule_seconds'] * 1e3:>8.1f} "
                    f"{r['exact_seconds'] * 1e3:>9.1f} {r['nnz_ctk_error_median']:>7.1%} "
@@ -177,7 +179,7 @@ def _human(result):
         "time": (f"scheduling {statistics.median(time_share):.1%} of the exact figures' "
                  "time (median, largest matrices)"),
         "optimum": f"HYTE within {max(gap):.1%} of the exhaustive optimum (worst)",
-        **{n: (f"{statistics.geometric_mean(x):.2f}x over {_NAMES[n]} (geomean, "
+        **{n: (f"{statistics.geometric_mean(x):.2f}x over {BASELINES[n][0]} (geomean, "
                f"{min(x):.2f}..{max(x):.2f})") for n, x in speed.items()},
         "tuning": ", ".join(f"{t['hit_before']:.0%} -> {t['hit_after']:.0%}"
                             for t in result["tuning"]) + " B hit rate, the controller's model",
