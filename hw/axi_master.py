@@ -231,6 +231,8 @@ class WriteBridge(wiring.Component):
         from the count into the idle's reader), so it rises a cycle after the last answer.
     error : Out(1)
         Set (and kept) by a B whose BRESP is not OKAY or whose BID is not 0.
+    landing : Out(:class:`LandingSignature`)
+        The writes in flight and the B answers, for :class:`ReadFence` s.
 
     Throughput: a beat a cycle on W, one write every ``ceil(word / data)`` cycles.
     """
@@ -245,6 +247,7 @@ class WriteBridge(wiring.Component):
             "axi": Out(AxiWriteSignature(axi_addr_width, data_width, 1)),
             "idle": Out(1),
             "error": Out(1),
+            "landing": Out(LandingSignature(outstanding)),
         })
 
     def elaborate(self, platform):
@@ -300,10 +303,75 @@ class WriteBridge(wiring.Component):
         b = axi.b
         sent, answered = request.valid & request.ready, b.valid & b.ready
         quiet = Signal(init=1)              # none pending, none taken: no write next cycle
-        m.d.comb += [b.ready.eq(1), self.idle.eq(quiet)]
+        m.d.comb += [b.ready.eq(1), self.idle.eq(quiet),
+                     self.landing.pending.eq(pending), self.landing.answered.eq(answered)]
         m.d.sync += [pending.eq(pending + sent - answered), quiet.eq((pending == 0) & ~sent)]
         with m.If(answered & ((b.payload.resp != OKAY) | (b.payload.id != 0))):
             m.d.sync += self.error.eq(1)
+        return m
+
+
+class LandingSignature(wiring.Signature):
+    """How a :class:`WriteBridge`'s writes land, from the bridge: ``pending``, the writes
+    taken and not yet answered on B (up to ``outstanding``), and ``answered``, a B
+    answer this cycle. One ID, so the answers come in the order the writes were taken."""
+
+    def __init__(self, outstanding):
+        super().__init__({"pending": Out(range(outstanding + 1)), "answered": Out(1)})
+
+
+class ReadFence(wiring.Component):
+    """An in-order read port whose reads see the writes of one write port (the watched
+    port): a read waits until the watched port's writes taken before it have landed.
+
+    AXI orders no read after a write (the write's B answer says it landed), and a
+    :class:`WriteBridge` queues writes before the bus, so without this a read of what a
+    posted write just wrote may overtake it. Two counts of B answers still to come, from
+    the bridge's ``landing``: ``latest``, until the watched port's latest write has
+    landed (set as it is taken: the writes then in flight, its own among them, in order);
+    and, for a read offered while ``latest`` is not zero, ``before``, until every write
+    taken before that read has landed (the writes in flight then). A read goes once
+    either reaches zero: at once where the watched port has nothing in flight, and
+    within the answers of the writes already taken (not every later one's) while it
+    keeps writing. A read offered stays offered until taken.
+
+    Members
+    -------
+    port : In(MemoryPortSignature(addr_width, data_width)); mem : Out(the same).
+    watched : In(1), a write of the watched port taken this cycle.
+    landing : In(:class:`LandingSignature`), the bridge's.
+    """
+
+    def __init__(self, addr_width, data_width, outstanding):
+        super().__init__({"port": In(MemoryPortSignature(addr_width, data_width)),
+                          "mem": Out(MemoryPortSignature(addr_width, data_width)),
+                          "watched": In(1),
+                          "landing": In(LandingSignature(outstanding))})
+
+    def elaborate(self, platform):
+        m = Module()
+        port, mem, landing = self.port.request, self.mem.request, self.landing
+        count = len(landing.pending)
+        latest, before = Signal(count), Signal(count)
+        armed, offered = Signal(), Signal()
+        go = (latest == 0) | (armed & (before == 0)) | offered
+        m.d.comb += [mem.payload.eq(port.payload), mem.valid.eq(port.valid & go),
+                     port.ready.eq(mem.ready & go),
+                     self.port.response.valid.eq(self.mem.response.valid),
+                     self.port.response.payload.eq(self.mem.response.payload),
+                     self.mem.response.ready.eq(self.port.response.ready)]
+        landed = landing.answered
+        with m.If(self.watched):
+            m.d.sync += latest.eq(landing.pending + 1 - landed)
+        with m.Elif(latest != 0):
+            m.d.sync += latest.eq(latest - landed)
+        with m.If(mem.valid & mem.ready):
+            m.d.sync += armed.eq(0)
+        with m.Elif(port.valid & ~armed & ~go):
+            m.d.sync += [armed.eq(1), before.eq(landing.pending - landed)]
+        with m.Elif(before != 0):
+            m.d.sync += before.eq(before - landed)
+        m.d.sync += offered.eq(mem.valid & ~mem.ready)
         return m
 
 
@@ -504,6 +572,10 @@ class AxiMaster(wiring.Component):
     widths : mapping, optional
         Port widths by kind (``"tagged"``, ``"ordered"``, ``"write"``), each a sequence
         of as many widths as the kind has ports, each as ``word`` allows.
+    after : mapping, optional
+        ``{ordered port: write port}``: the in-order read port's reads see that write
+        port's writes taken before them (a :class:`ReadFence` before its reorder buffer),
+        where a unit reads back what another wrote; the other ports are not ordered.
 
     Members
     -------
@@ -551,12 +623,17 @@ class AxiMaster(wiring.Component):
               Param("outstanding", 16, 1, 256, "writes taken and not yet answered"))
     REPORT = ({}, {"reads": 4, "ordered": 0, "writes": 2, "word": 128, "data": 32})
 
-    def __init__(self, widths=None, **params):
+    def __init__(self, widths=None, after=None, **params):
         v = self.params = check_params(AxiMaster.PARAMS, params)
         if v["reads"] + v["ordered"] == 0:
             raise ParameterError("reads=0, ordered=0: the master has no read port")
         self.widths = _widths(widths or {}, (v["reads"], v["ordered"], v["writes"]),
                               v["word"])
+        self.after = dict(after or {})
+        for read, write in self.after.items():
+            if not (0 <= read < v["ordered"] and 0 <= write < v["writes"]):
+                raise ParameterError(f"after={{{read}: {write}}}: the master has "
+                                     f"{v['ordered']} in-order and {v['writes']} write ports")
         for width in sorted({w for kind in KINDS for w in self.widths[kind]}):
             _Word(v["addr_width"], width, v["axi_addr"], v["data"])
         self.read_id = v["tag"] + ceil_log2(v["reads"] + v["ordered"])
@@ -580,10 +657,17 @@ class AxiMaster(wiring.Component):
         m.submodules.reads = mux = TaggedMux(len(reads), v["addr_width"], reads, v["tag"])
         for k in range(v["reads"]):
             wiring.connect(m, wiring.flipped(self.tagged[k]), mux.ports[k])
+        fences = {}
         for k, width in enumerate(self.widths["ordered"]):
             m.submodules[f"reorder{k}"] = reorder = Reorder(v["addr_width"], width,
                                                             1 << v["tag"])
-            wiring.connect(m, wiring.flipped(self.ordered[k]), reorder.port)
+            port = wiring.flipped(self.ordered[k])
+            if k in self.after:
+                m.submodules[f"fence{k}"] = fences[k] = fence = ReadFence(v["addr_width"], width,
+                                                              v["outstanding"])
+                wiring.connect(m, port, fence.port)
+                port = fence.mem
+            wiring.connect(m, port, reorder.port)
             wiring.connect(m, reorder.mem, mux.ports[v["reads"] + k])
         m.submodules.read = read = ReadBridge(v["addr_width"], reads, self.read_id, *axi)
         wiring.connect(m, mux.mem, read.port)
@@ -595,6 +679,10 @@ class AxiMaster(wiring.Component):
         m.submodules.write = write = WriteBridge(v["addr_width"], writes, *axi,
                                                  v["outstanding"])
         wiring.connect(m, wmux.mem, write.port)
+        for k, fence in fences.items():
+            watched = self.write[self.after[k]].request
+            m.d.comb += fence.watched.eq(watched.valid & watched.ready)
+            wiring.connect(m, write.landing, fence.landing)
 
         m.submodules.pinout = pinout = Pinout(AxiSignature(*axi, self.read_id, 1))
         wiring.connect(m, read.axi, pinout.channels.read)

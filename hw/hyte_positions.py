@@ -79,7 +79,9 @@ class HytePositions(wiring.Component):
     a fetch costs about its reads once the reads in flight cover the memory's latency,
     not three round trips. A fetch of a row no higher than the last waits until every
     earlier segment is sent (its kept entry may be the one being written): rows rise
-    inside a tile. One comparator and one adder a cycle on the scan.
+    inside a tile. A read offered stays offered until taken, so a column id offered
+    as the segment's end is found still goes out (its answer dropped). One comparator
+    and one adder a cycle on the scan.
     """
 
     PARAMS = (Param("dim_width", 16, 2, 32, "bits of a row and column id"),
@@ -123,16 +125,22 @@ class HytePositions(wiring.Component):
         fetched = Signal(range(3))                      # fetches read, rows not yet begun
         flying = Signal(range(16))                      # fetches taken, segments not sent
         last_row = Signal(W)
+        # A read offered stays offered, the same read, until taken: ``held`` says which
+        # kind was offered and not taken (a column id, the begin, a fetch's end).
+        held = Signal(3)
         mine = busy & (iseq == aseq) & found            # the issued row's end was found
-        ending = (ask == stop) | mine
-        col = busy & ~ending & (owed[0] + owed[1] < self.inflight)
+        ending = (ask == stop) | (mine & ~held[0])
+        p = fetch.payload
         # A fetch's kept entry is read once no earlier fetch of its row can still write
         # it: rows rise inside a tile; anything else waits for the unit to drain.
-        p = fetch.payload
-        take = (~second & fetch.valid & (fetched < 2) & waiting.i.ready
-                & ((flying == 0) | (p.row > last_row)))
+        wants = Cat(busy & ~ending & (owed[0] + owed[1] < self.inflight), second,
+                    ~second & fetch.valid & (fetched < 2) & waiting.i.ready
+                    & ((flying == 0) | (p.row > last_row)))
+        col, second_, take = (Mux(held.any(), held[n], wants[n] & ~wants[:n].any())
+                              for n in range(3))
         fire = mem.request.valid & mem.request.ready
-        m.d.comb += [mem.request.valid.eq(tags.i.ready & (col | second | take)),
+        m.d.sync += held.eq(Mux(mem.request.valid & ~fire, Cat(col, second_, take), 0))
+        m.d.comb += [mem.request.valid.eq(tags.i.ready & (col | second_ | take)),
                      tags.i.valid.eq(fire),
                      waiting.i.payload.eq(p)]
         with m.If(col):
@@ -140,7 +148,7 @@ class HytePositions(wiring.Component):
                          tags.i.payload.eq(Cat(iseq, 1))]
             with m.If(fire):
                 m.d.sync += ask.eq(ask + 1)
-        with m.Elif(second):
+        with m.Elif(second_):
             m.d.comb += [mem.request.payload.eq(begin_at), tags.i.payload.eq(BEGIN)]
             with m.If(fire):
                 m.d.sync += second.eq(0)

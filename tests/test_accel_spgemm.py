@@ -379,6 +379,19 @@ def test_a_cursors_at_their_edge_natively(rows):
     assert run["traffic"]["unaccounted"] == 0
 
 
+@pytest.mark.soak
+def test_kept_entries_read_back_after_their_writes_natively(shared_data):
+    """bcspwr03 in Tailors' tiles on the bench's build (a 32-word buffer: most rows
+    bypass it, each read back from its kept entry just written): the master orders the
+    row server's reads of the kept entries after the positions unit's writes of them.
+    Unordered, this run reads an entry before its write lands (the run's error)."""
+    from sparseforge.bench.accel_spgemm import _operands, run_scheme
+
+    a, b = _operands(shared_data / "matrices" / "suitesparse" / "bcspwr03.mtx", 1)
+    run = run_scheme(a, b, "tailors", 1, "bcspwr03 tailors")    # C exact, or it raises
+    assert run["traffic"]["unaccounted"] == 0 and run["tiles"] > 1
+
+
 def spied_run(monkeypatch, plan, a, b, seed):
     """``(run, a_read)``: ``plan`` on Amaranth's simulator, and the bytes of A's arrays
     its reads took, counted at the memory by address."""

@@ -192,9 +192,11 @@ class Accel(wiring.Component):
         for name, value in v.items():
             setattr(self, name, value)
         self.regs = RegisterFile(addr_width=8)
+        self.after = {}                     # in-order ports ordered after a write port's
         widths = getattr(self, f"_{self.engine}")()
         self.master = AxiMaster(
-            widths=widths, reads=len(widths["tagged"]), ordered=len(widths["ordered"]),
+            widths=widths, after=self.after, reads=len(widths["tagged"]),
+            ordered=len(widths["ordered"]),
             writes=len(widths["write"]), addr_width=self.ADDR, tag=ceil_log2(self.tags),
             data=self.data)
         super().__init__({
@@ -251,6 +253,9 @@ class Accel(wiring.Component):
                              acc_width=self.acc_width, inflight=self.inflight)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
         self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.spgemm.reads]
+        reads, writes = ([name for name, *_ in ports] for ports in (self.spgemm.reads,
+                                                                     self.spgemm.writes))
+        self.after = {reads.index(r): writes.index(w) for r, w in self.spgemm.after.items()}
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
                 "write": tuple(w for _, w in self.spgemm.writes)}
 

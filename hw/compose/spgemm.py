@@ -57,15 +57,12 @@ row of no records is not written, and each written row's length goes with its id
 (:func:`~sparseforge.sw.wire.spgemm_row_length`). The
 positions unit reads B's column ids, row pointers and the kept entries through one port,
 :data:`TAGS` in its address's top two bits splitting it (:class:`Route`); its writes of
-the kept entries go out posted, a tile's words read after them (the AXI memory stores a
-write's data as it takes it, :mod:`~sparseforge.tb.axi_native`, so a later read of the
-entry sees it; an entry read whose column bounds are not the tile's is the run's
-``fault``, its status's error). The master's write path queues a write before the bus,
-though, so the row server's read of a bypassed row's entry relies on the entry's write
-reaching the memory first; nothing here enforces it (a write's B answer or a read back
-of the entry would), and a few cycles' shift loses that race: on bcspwr03 in Tailors'
-tiles, a positions unit scanning one id at a time (``inflight`` 1, not this build's),
-or one holding each offered read until taken, faults.
+the kept entries go out posted, and the row server reads a bypassed row's entry back
+(the positions unit wrote it before sending the row's segment): the master orders those
+reads after those writes (:attr:`Spgemm.after`, the master's
+:class:`~..axi_master.ReadFence`), since its write path queues a write before the bus
+and AXI orders no read after a write. An entry read whose column bounds are not the
+tile's is the run's ``fault``, its status's error.
 
 Why the buffer can be slower than B's rows read from memory here (the figures:
 ``sparseforge bench accel --spgemm``, whose ``k untiled`` run reads A and writes C once,
@@ -315,6 +312,10 @@ class Spgemm(wiring.Component):
         array's base without its _base)``.
     c_words, c_lengths (with HYTE also kept_writes, tile_log) :
         Out(MemoryWritePortSignature), at word addresses; :attr:`writes` lists them.
+
+    :attr:`after` names the read ports whose reads must see a write port's earlier
+    writes, ``{read: write}`` (with HYTE: the kept entries', read back by the row
+    server), for the master to order (its ``after``).
     """
 
     def __init__(self, pes, addr_width, buffer=0, cursors=A_CURSORS, **engine):
@@ -336,6 +337,7 @@ class Spgemm(wiring.Component):
         self.reads = [(f"a_{name}", w, f"a_{array}") for name, array, w in arrays]
         length = wire.width(wire.spgemm_row_length(iw)) if buffer else iw
         self.writes = [("c_words", self.word.size), ("c_lengths", length)]
+        self.after = {}
         if buffer:
             self._hyte(fields)
         else:
@@ -375,6 +377,7 @@ class Spgemm(wiring.Component):
                        ("b_col", iw, "b_colid"), ("b_value", vw, "b_values")]
         self.writes += [("kept_writes", kept),
                         ("tile_log", hyte_tile_layout(iw).size)]
+        self.after = {"kept": "kept_writes"}
 
     def ports(self):
         """The in-order read ports, in :attr:`reads` order."""
