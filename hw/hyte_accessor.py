@@ -19,7 +19,7 @@ class HyteAccessorSignature(wiring.Signature):
     """A HYTE tensor accessor (Section 6.3), seen from it.
 
     - ``mode`` (in, :class:`~sparseforge.sw.wire.HyteMode`); ``capacity`` (in): the
-      words allocated to this tensor (at most ``depth``). Both held while it holds data.
+      words allocated to this tensor (1 to ``depth``). Both held while it holds data.
     - ``segment`` (stream in, ``length``): a new fiber segment of ``length`` words
       (0: empty); taken once the previous segment's words have all been filled.
     - ``fill`` (stream in, ``width``): the next word of the open segment.
@@ -128,7 +128,10 @@ class Allocation(wiring.Component):
         complete = Signal(cw)                           # segments held and complete
         bypass, pending, settle, is_open = Signal(), Signal(), Signal(), Signal()
         used = Signal(A + 2)                            # data held, with entries: kept
-        room = used < self.capacity                     # as a register for the readies
+        # ``used < capacity`` as a register for the readies, for the value ``used``
+        # takes next (a capacity written takes effect a cycle later; none is used out
+        # of reset, and a capacity is at least 1).
+        used_next, room = Signal(A + 2), Signal(init=1)
         held = Signal(A + 2)
         m.d.comb += held.eq(words + stored)
         buffering = self.mode == HyteMode.BUFFERING
@@ -178,12 +181,20 @@ class Allocation(wiring.Component):
         done = (do_seg & (seg.payload == 0)) | ends     # a segment completes
         m.d.comb += [self.seen.segment.eq(do_seg), self.seen.fill.eq(do_fill),
                      self.seen.coord.eq(fill.payload), self.seen.complete.eq(done)]
+        # ``room`` next from compares of registers, the late evict and store choosing
+        # among them: a partial evict's (pending and settling next, no store meanwhile)
+        # is made again as it settles.
+        cap = self.capacity
+        grows = store_seg | store_fill                  # never both: one carry chain
+        m.d.comb += used_next.eq(Mux(settle, held, Mux(do_evict, Mux(partial, used - count,
+                                                                     0), used) + grows))
         m.d.sync += [
             segs.eq(Mux(do_evict, (segs - count)[:cw], segs) + do_seg),
             complete.eq(Mux(do_evict, complete - count, complete) + done),
             stored.eq(Mux(do_evict, Mux(partial, stored - count, 0), stored) + store_seg),
-            used.eq(Mux(do_evict, Mux(partial, used - count, 0), used)
-                    + (store_seg | store_fill)),        # never both: one carry chain
+            used.eq(used_next),
+            room.eq(Mux(settle, held < cap, Mux(do_evict, Mux(grows, cap[1:].any(), cap.any()),
+                                                Mux(grows, used + 1 < cap, used < cap)))),
             mhead.eq(Mux(do_evict, Mux(partial, mhead + count, mtail), mhead)),
             words.eq(Mux(do_evict & ~partial, 0, words) + store_fill)]
         with m.If(do_evict):
@@ -197,7 +208,7 @@ class Allocation(wiring.Component):
         with m.If(pending):
             m.d.sync += [words.eq(dtail - head_rd.data), pending.eq(0), settle.eq(1)]
         with m.If(settle):
-            m.d.sync += [used.eq(held), settle.eq(0)]
+            m.d.sync += settle.eq(0)
         return m
 
 

@@ -9,7 +9,7 @@ from ..core.params import Param, check_params
 from ..core.registry import block
 from ..sw import wire
 from .interfaces import MemoryWritePortSignature, struct
-from .stream_units import MemoryPortSignature, Queue
+from .stream_units import MemoryPortSignature, Queue, Skid
 
 END, BEGIN = 0, 1
 """The tags of a fetch's two reads: its row's end, where its segment begins."""
@@ -100,7 +100,11 @@ class HytePositions(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        fetch, out, mem, writes = self.fetch, self.segment, self.memory, self.writes
+        out, mem, writes = self.segment, self.memory, self.writes
+        # The fetches through a register slice: their handshake stays off the reads'.
+        m.submodules.fetches = fetches = Skid(self.fetch.payload.shape())
+        wiring.connect(m, wiring.flipped(self.fetch), fetches.i)
+        fetch = fetches.o
         P, W = self.pos_width, self.dim_width
         at = struct(wire.hyte_fetch(W))
         row_layout = data.StructLayout({"at": at, "begin": P, "stop": P})
@@ -129,13 +133,18 @@ class HytePositions(wiring.Component):
         # kind was offered and not taken (a column id, the begin, a fetch's end).
         held = Signal(3)
         mine = busy & (iseq == aseq) & found            # the issued row's end was found
-        ending = (ask == stop) | (mine & ~held[0])
+        asked = Signal()                                # ``ask == stop``, as a register
+        ending = asked | (mine & ~held[0])
         p = fetch.payload
         # A fetch's kept entry is read once no earlier fetch of its row can still write
-        # it: rows rise inside a tile; anything else waits for the unit to drain.
+        # it: rows rise inside a tile; anything else waits for the unit to drain. Whether
+        # the fetch offered rises is a register: compared on the cycle before, while it
+        # waited (so a fetch behind others waits a cycle at least).
+        waited, rises = Signal(), Signal()
+        m.d.sync += [waited.eq(fetch.valid & ~fetch.ready), rises.eq(p.row > last_row)]
         wants = Cat(busy & ~ending & (owed[0] + owed[1] < self.inflight), second,
                     ~second & fetch.valid & (fetched < 2) & waiting.i.ready
-                    & ((flying == 0) | (p.row > last_row)))
+                    & ((flying == 0) | (waited & rises)))
         col, second_, take = (Mux(held.any(), held[n], wants[n] & ~wants[:n].any())
                               for n in range(3))
         fire = mem.request.valid & mem.request.ready
@@ -147,7 +156,7 @@ class HytePositions(wiring.Component):
             m.d.comb += [mem.request.payload.eq(self.cols_base + ask),
                          tags.i.payload.eq(Cat(iseq, 1))]
             with m.If(fire):
-                m.d.sync += ask.eq(ask + 1)
+                m.d.sync += [ask.eq(ask + 1), asked.eq(ask + 1 == stop)]
         with m.Elif(second_):
             m.d.comb += [mem.request.payload.eq(begin_at), tags.i.payload.eq(BEGIN)]
             with m.If(fire):
@@ -167,8 +176,9 @@ class HytePositions(wiring.Component):
         with m.If(busy & ending):
             m.d.sync += busy.eq(0)
         with m.If(start):
-            m.d.sync += [busy.eq(1), ask.eq(headers.o.payload.begin),
-                         stop.eq(headers.o.payload.stop), iseq.eq(nseq), nseq.eq(~nseq)]
+            h = headers.o.payload
+            m.d.sync += [busy.eq(1), ask.eq(h.begin), stop.eq(h.stop),
+                         asked.eq(h.begin == h.stop), iseq.eq(nseq), nseq.eq(~nseq)]
         m.d.sync += fetched.eq(fetched + (fetch.valid & fetch.ready) - start)
 
         # -- answers, in request order by their tags -----------------------------------

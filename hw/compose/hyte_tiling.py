@@ -70,11 +70,24 @@ class QuadrantSpec(wiring.Component):
                      job.ready.eq(config.ready)]
         with m.If(job.valid & job.ready):
             m.d.sync += k.eq(job.payload.k)
+        # The accessor's tile and the fetcher's rows, worked out from the command as it
+        # goes to the parent and registered for the next state's offer.
+        cmd = commands.payload
+        (bk, tk), (bj, tj) = ((cmd[d].begin, cmd[d].t) for d in (K, J))
+        left = Signal(self.dim_width)
+        q, r = Signal.like(quadrants.payload), Signal.like(fetch.payload)
+        m.d.comb += [left.eq(k - bk), tile.payload.eq(cmd),
+                     quadrants.payload.eq(q), fetch.payload.eq(r)]
         with m.FSM():
             with m.State("tile"):
                 m.d.comb += [tile.valid.eq(commands.valid),
                              commands.ready.eq(tile.ready & self.keep)]
                 with m.If(commands.valid & tile.ready & ~self.keep):
+                    rows = Mux(left < tk, left, tk)
+                    m.d.sync += [q.rows.eq(rows), q.split_k.eq(Mux(tk > 1, tk >> 1, 1)),
+                                 q.split_j.eq(bj + Mux(tj > 1, tj >> 1, 1)),
+                                 r.row.eq(bk), r.rows.eq(rows), r.bj.eq(bj),
+                                 r.ej.eq(bj + tj)]
                     m.next = "fetch"
             # Each offered when the other can take it: both take it at once.
             with m.State("fetch"):
@@ -83,16 +96,6 @@ class QuadrantSpec(wiring.Component):
                              commands.ready.eq(quadrants.ready & fetch.ready)]
                 with m.If(commands.valid & commands.ready):
                     m.next = "tile"
-        cmd = commands.payload
-        (bk, tk), (bj, tj) = ((cmd[d].begin, cmd[d].t) for d in (K, J))
-        left, rows = Signal(self.dim_width), self.quadrants.payload.rows
-        m.d.comb += [left.eq(k - bk),
-                     self.tile.payload.eq(cmd),
-                     rows.eq(Mux(left < tk, left, tk)),
-                     self.quadrants.payload.split_k.eq(Mux(tk > 1, tk >> 1, 1)),
-                     self.quadrants.payload.split_j.eq(bj + Mux(tj > 1, tj >> 1, 1)),
-                     self.rows.payload.row.eq(bk), self.rows.payload.rows.eq(rows),
-                     self.rows.payload.bj.eq(bj), self.rows.payload.ej.eq(bj + tj)]
         return m
 
 
@@ -133,6 +136,7 @@ class TileFetch(wiring.Component):
         m = Module()
         rows, fetch, found, mem = self.rows, self.fetch, self.found, self.columns
         left = Signal.like(rows.payload.rows)
+        walked = Signal()                               # ``left == 0``, as a register
         row = Signal.like(fetch.payload.row)
         bounds = Signal.like(rows.payload)
         m.d.comb += [fetch.payload.row.eq(row), fetch.payload.bj.eq(bounds.bj),
@@ -142,15 +146,17 @@ class TileFetch(wiring.Component):
                 m.d.comb += rows.ready.eq(self.empty)
                 with m.If(rows.valid & self.empty):
                     m.d.sync += [bounds.eq(rows.payload), row.eq(rows.payload.row),
-                                 left.eq(rows.payload.rows)]
+                                 left.eq(rows.payload.rows),
+                                 walked.eq(rows.payload.rows == 0)]
                     m.next = "walk"
             with m.State("walk"):
-                with m.If(left == 0):
+                with m.If(walked):
                     m.next = "idle"
                 with m.Else():
                     m.d.comb += fetch.valid.eq(1)
                     with m.If(fetch.ready):
-                        m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
+                        m.d.sync += [row.eq(row + 1), left.eq(left - 1),
+                                     walked.eq(left == 1)]
 
         # Requests: each segment's words, read from ``cols_base + begin`` on, its length
         # queued for the answers; the next segment's taken as the last word is asked.
@@ -170,18 +176,19 @@ class TileFetch(wiring.Component):
             m.d.sync += [pos.eq(seg.begin), due.eq(seg.end - seg.begin)]
         # Answers: a segment's length to the accessor, then its words as they come.
         words = Signal.like(lengths.o.payload)
-        with m.If(words == 0):
+        none = Signal(init=1)                           # ``words == 0``, as a register
+        with m.If(none):
             m.d.comb += [self.segment.valid.eq(lengths.o.valid),
                          self.segment.payload.eq(lengths.o.payload),
                          lengths.o.ready.eq(self.segment.ready)]
             with m.If(lengths.o.valid & lengths.o.ready):
-                m.d.sync += words.eq(lengths.o.payload)
+                m.d.sync += [words.eq(lengths.o.payload), none.eq(lengths.o.payload == 0)]
         with m.Else():
             m.d.comb += [self.fill.valid.eq(mem.response.valid),
                          self.fill.payload.eq(mem.response.payload),
                          mem.response.ready.eq(self.fill.ready)]
             with m.If(self.fill.valid & self.fill.ready):
-                m.d.sync += words.eq(words - 1)
+                m.d.sync += [words.eq(words - 1), none.eq(words == 1)]
         return m
 
 
