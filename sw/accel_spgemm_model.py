@@ -32,6 +32,36 @@ cycle).
 Row misses: an image within the 128 KiB the DRAM's banks keep open misses only after a
 refresh closes them, a miss a bank a window, hidden behind the other banks' bursts; a
 larger image's misses are not modelled.
+
+**With HYTE's buffer** (:func:`hyte_commands`, :func:`_predict_hyte`) the run is the
+controller's commands one after another (the sequencer sends the next only once the
+last job's rows are written, and evicts B's tile before a fetch), each priced alone and
+the sums refreshed as above. A command's accesses are counted as its units make them
+(exactly, but for the positions unit's reads ahead of the column id that ends a
+segment, taken as ``inflight`` past it where the row goes on); each is a burst of the
+DRAM's (the bus term above, ``bus``) but for ``shared`` ones, the second of a pair of
+row pointers one port asks for back to back in one burst (A's pointers of a row read
+whole; the positions unit's row end and begin, at ``bj`` 0). Its cycles are the largest
+of three paces, as they overlap:
+
+- the **bus**: its bursts, a quarter of those not paired with their column id in the
+  bank group of the burst before;
+- A's elements through the **k filter** (``a_stream``);
+- the **engine**: B's rows at the row server's pace (``b_serve``: a row its words held,
+  at least 1, plus :data:`ACCESSOR` less one; a bypassed rest, from memory after its
+  kept entry, a cycle a word and one for the entry) and its rows of C drained
+  (``drain``: :data:`DRAIN` and a cycle a group of ``lanes`` columns);
+
+plus the **round trips** its first reads wait on in turn (``memory.ordered`` each): two
+where A's rows are read whole (pointers, then elements), one from A's cursors, three
+where it fetches B's tile (the positions unit's row end and begin, its column ids, the
+segment's words: the fetch begins once the last tile is evicted), one more where its job
+meets a bypassed row (the rest read after the kept entry: one round trip was fitted
+against two, the harp runs' error the smaller); plus :data:`COMMAND` cycles (fitted).
+What it leaves out: the bursts the DRAM shares between other reads one port makes back
+to back (A's next row's first pointer in the burst of the last one's end: the i-innermost
+DRT runs on the small matrices share 50% more than predicted), and, as above, the row
+misses of an image past 128 KiB (C's out region pushes ``bcspwr03``'s past it).
 """
 
 from dataclasses import dataclass
@@ -108,6 +138,8 @@ def predict(plan_, memory=accel_model.DRAM, timing=None):
     bus where its ``burst`` is not 0) whose DRAM has ``timing``
     (:func:`sparseforge.sw.dram.timing`, DDR4-2400 at 1 GHz)."""
     t = timing or dram.timing()
+    if plan_.config.buffer:
+        return _predict_hyte(plan_, memory, t)
     c, (m, _, _) = plan_.config, plan_.shape
     size = wire.word_bytes
     ptr, col, value = size(accel_image.ADDR_WIDTH), size(c.iw), size(c.dw)
@@ -170,3 +202,182 @@ def known_traffic(plan_):
     kept = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
     return {"a_read": a_read, "c_written": c_written, "meta_read": 0,
             "meta_written": len(plan_.commands) * log + segments * kept}
+
+
+
+def _first_at(m, rows, col):
+    """Per row of ``rows`` of the CSR ``m``, the index of its first element of column
+    ``col`` or more (its end where it has none)."""
+    keys = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr)) \
+        * (m.shape[1] + 1) + m.indices
+    return np.searchsorted(keys, np.asarray(rows, dtype=np.int64) * (m.shape[1] + 1) + col)
+
+
+def stored_words(lengths, capacity):
+    """``(stored, words)`` of a tile's segments of ``lengths`` fetched in order into an
+    empty accessor of ``capacity`` words in buffering mode: each stored segment takes a
+    word of metadata and a word for each it keeps; the first that does not fit keeps
+    what does (stored where its metadata fits), and every later one bypasses."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    need = lengths + 1
+    before = np.cumsum(need) - need
+    over = np.flatnonzero(before + need > capacity)
+    stored, words = np.ones(len(lengths), bool), lengths.copy()
+    if len(over):
+        s = over[0]
+        stored[s + 1:], words[s + 1:] = False, 0
+        stored[s] = before[s] < capacity
+        words[s] = max(capacity - before[s] - 1, 0)
+    return stored, words
+
+
+ACCESSOR = 4
+"""Cycles from a read of HYTE's accessor to its answer (:class:`~sparseforge.hw.
+hyte_accessor.HyteAccessor`'s, at the earliest): the row server pays it, less one, a row
+of B."""
+
+DRAIN = 4
+"""Cycles from a row's last element taken to its drain's start in the engine
+(:class:`~sparseforge.hw.gustavson.Gustavson`)."""
+
+COMMAND = 21
+"""Cycles a HYTE command spends beyond its round trips and its bus: the sequencer's
+states (the tile log's write, the job), the engine's pipeline to its first row and the
+drain of its last, the writer (fitted: the largest error over the 20 runs of ``bench
+accel --spgemm``'s build and matrices, five schemes each, made least)."""
+
+
+@dataclass(frozen=True)
+class HyteCommand:
+    """One tile command of a HYTE run as the build spends it: whether it ``fetch`` es B's
+    tile and reads A from its ``cursor`` s; its ``reads`` and ``writes`` (accesses) and
+    their bytes; ``shared``, its reads that find the burst the read before fetched (a
+    pair of row pointers one port asks for back to back, in one burst); ``pairs`` (a
+    column id and value read together) and ``same``, those of them in one bank group;
+    ``a_stream``, A's elements through the k filter (a cycle each, and one a row whose
+    last is kept); ``b_serve``, the row server's cycles (a row of B its words held, 1 if
+    none, plus :data:`ACCESSOR` less one; a bypassed rest a cycle a word and one for its
+    entry); ``drain``, the engine's rows of C (:data:`DRAIN` and a cycle a group of
+    ``lanes`` columns, at least one); ``misses``, B's rows its job reads that bypassed
+    (a rest from memory after the row's kept entry)."""
+
+    fetch: bool
+    cursor: bool
+    reads: int
+    writes: int
+    bytes_read: int
+    bytes_written: int
+    shared: int
+    pairs: int
+    same: int
+    a_stream: int
+    b_serve: int
+    drain: int
+    misses: int
+
+
+def hyte_commands(plan_, part=dram.DDR4_2400):
+    """The :class:`HyteCommand` of each of ``plan_``'s commands (a build with HYTE's
+    buffer), its accesses as the units make them: per row of a fetched tile, the
+    positions unit's reads of the row's end, of where its segment begins and of its
+    column ids from there to the row's end or ``inflight`` past the segment's (the reads
+    ahead of the answer that ends it), and its kept entry's write; the fetcher's column
+    id and value a word of the segment; A's two pointers a row read whole and column id
+    and value an element read; the row server's kept entry and column id and value a
+    word of each bypassed rest; C's words and row lengths; the tile log's word."""
+    c, a, b = plan_.config, plan_.a, plan_.b
+    regions = layout(plan_)
+    size = wire.word_bytes
+    ptr, element = size(accel_image.ADDR_WIDTH), size(c.iw) + size(c.dw)
+    kept_entry = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
+    word, length_entry = size(wire.width(word_fields(c))), size(
+        wire.width(wire.spgemm_row_length(c.iw)))
+    log = size(len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)))
+    same = {name: _group(regions[f"{name}_colid"], np.arange(m.nnz), part)
+            == _group(regions[f"{name}_values"], np.arange(m.nnz), part)
+            for name, m in (("a", a), ("b", b))}
+    sums = {name: np.concatenate([[0], np.cumsum(s)]) for name, s in same.items()}
+
+    def burst(name, index):
+        r = regions[name]
+        return (r.base + np.asarray(index) * r.word) // part.burst_bytes
+
+    def same_in(name, lo, hi):
+        """Column id and value pairs in one bank group, elements ``[lo, hi)`` of each."""
+        return int((sums[name][hi] - sums[name][lo]).sum())
+
+    fetches = hyte_schedule.hyte_fetches(plan_.commands)
+    cursors = a_cursors(plan_.commands, plan_.shape, c.cursors)
+    ahead = min(c.inflight, 64)                     # the positions unit's, as the build's
+    out, held, lo = [], np.zeros((3, 0), np.int64), np.zeros(0, np.int64)
+    for command, fetch, cursor in zip(plan_.commands, fetches, cursors, strict=True):
+        e = extents(command, plan_.shape)
+        (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
+        scanned = fetched = shared = pairs = same_ = 0
+        if fetch:
+            rows = np.arange(bk, ek)
+            lo, hi = _first_at(b, rows, bj), _first_at(b, rows, ej)
+            length = hi - lo
+            scanned = int(np.minimum(b.indptr[rows + 1] - lo, length + ahead).sum())
+            fetched = int(length.sum())
+            if bj == 0:                     # the row's end and begin, two row pointers
+                shared += int((burst("b_rowptr", rows) == burst("b_rowptr", rows + 1)).sum())
+            pairs += fetched
+            same_ += same_in("b", lo, hi)
+            held = np.stack([length, *stored_words(length, c.buffer)[::-1]])
+        rows = np.arange(bi, ei)
+        ends = a.indptr[bi + 1:ei + 1]
+        first = _first_at(a, rows, bk) if cursor else a.indptr[bi:ei]
+        streamed = int((ends - first).sum())
+        if not cursor:                  # a row's two pointers
+            shared += int((burst("a_rowptr", rows) == burst("a_rowptr", rows + 1)).sum())
+        pairs += streamed
+        same_ += same_in("a", first, ends)
+        tile = a[bi:ei, bk:ek]
+        k = tile.indices                            # B's rows the engine reads, by A's
+        n, w = held[0][k], held[1][k]
+        miss = (held[2][k] == 0) | (w < n)          # bypassed whole, or cut
+        rest = int((n - w)[miss].sum())
+        pairs += rest
+        same_ += same_in("b", (lo[k] + w)[miss], (lo[k] + n)[miss])
+        b_serve = int((np.maximum(w, 1) + ACCESSOR - 1).sum()) + int(miss.sum()) + rest
+        last = a.indices[np.maximum(ends - 1, 0)]
+        last_kept = int(((last >= bk) & (last < ek) & (ends > a.indptr[bi:ei])).sum())
+        c_tile = tile @ b[bk:ek, bj:ej]
+        c_tile.eliminate_zeros()
+        lengths = np.diff(c_tile.indptr)
+        groups = len(np.unique(np.repeat(np.arange(ei - bi), lengths) * (ej - bj + c.lanes)
+                               + (c_tile.indices // c.lanes)))
+        drain = (ei - bi) * (DRAIN + 1) + groups - int(np.count_nonzero(lengths))
+        lengths = lengths[lengths > 0]              # a partial row of none: not written
+        words = int((lengths // c.lanes + 1).sum())
+        a_ptrs, nf, misses = 0 if cursor else 2 * len(rows), (ek - bk) * fetch, int(miss.sum())
+        begin = ptr if bj == 0 else kept_entry      # where the segment begins, read
+        out.append(HyteCommand(
+            fetch, cursor, 2 * nf + a_ptrs + scanned + 2 * (fetched + streamed + rest) + misses,
+            nf + 1 + words + len(lengths),
+            ptr * (nf + a_ptrs) + begin * nf + size(c.iw) * scanned
+            + element * (fetched + streamed + rest) + kept_entry * misses,
+            kept_entry * nf + log + word * words + length_entry * len(lengths),
+            shared, pairs, same_, streamed + last_kept, b_serve, drain, misses))
+    return out
+
+
+def _predict_hyte(plan_, memory, t):
+    """:func:`predict` on a build with HYTE's buffer (the module's docstring)."""
+    commands = hyte_commands(plan_, t.part)
+    total = 0.0
+    for x in commands:
+        bursts = x.reads + x.writes - x.shared
+        conflicts = x.same + (bursts - x.pairs) / t.part.bank_groups
+        held = bus(bursts, conflicts, t) if memory.burst else 0.0
+        trips = max(1 if x.cursor else 2, 3 if x.fetch else 0) + (x.misses > 0)
+        total += (max(held, x.a_stream, x.b_serve + x.drain) + trips * memory.ordered
+                  + COMMAND)
+    reads, writes = (sum(getattr(x, f) for x in commands) for f in ("reads", "writes"))
+    bursts = reads + writes - sum(x.shared for x in commands)
+    conflicts = sum(x.same + (x.reads + x.writes - x.shared - x.pairs)
+                    / t.part.bank_groups for x in commands)
+    return SpgemmPrediction(round(refreshed(total, t) if memory.burst else total), reads,
+                            writes, sum(x.bytes_read for x in commands),
+                            sum(x.bytes_written for x in commands), bursts, conflicts)
