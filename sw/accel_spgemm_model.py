@@ -59,9 +59,10 @@ segment's words: the fetch begins once the last tile is evicted), one more where
 meets a bypassed row (the rest read after the kept entry: one round trip was fitted
 against two, the harp runs' error the smaller); plus :data:`COMMAND` cycles (fitted).
 What it leaves out: the bursts the DRAM shares between other reads one port makes back
-to back (A's next row's first pointer in the burst of the last one's end: the i-innermost
-DRT runs on the small matrices share 50% more than predicted), and, as above, the row
-misses of an image past 128 KiB (C's out region pushes ``bcspwr03``'s past it).
+to back (a column scan's, a job's pointers across rows), and, as above, the row misses
+of an image past 128 KiB: its C regions in the rows above those A's and B's arrays keep
+open in the same banks, each access there closing them (``bcspwr03`` under DRT's and
+HYTE's schemes, whose C regions are large, runs slower than predicted).
 """
 
 from dataclasses import dataclass
@@ -240,11 +241,12 @@ DRAIN = 4
 """Cycles from a row's last element taken to its drain's start in the engine
 (:class:`~sparseforge.hw.gustavson.Gustavson`)."""
 
-COMMAND = 21
+COMMAND = 6
 """Cycles a HYTE command spends beyond its round trips and its bus: the sequencer's
 states (the tile log's write, the job), the engine's pipeline to its first row and the
-drain of its last, the writer (fitted: the largest error over the 20 runs of ``bench
-accel --spgemm``'s build and matrices, five schemes each, made least)."""
+drain of its last, the writer (fitted: the largest error made least over the runs of
+``bench accel --spgemm``'s build, matrices and schemes whose image lies within the
+128 KiB the DRAM's banks keep open, 17 of its 20)."""
 
 
 @dataclass(frozen=True)

@@ -88,18 +88,23 @@ def test_hyte_cycles_by_hand():
     """The hand plan against the DRAM always ready (a round trip 16.8 cycles, a burst
     4, tCCD_L 5). The first command: 42 bursts (40 + 10 - 8), 8.5 of them conflicting
     ((42 - 8) / 4): 176.5 on the bus, above the engine's 36 and the filter's 7; 3 round
-    trips (the fetch) and 21: 247.9. The second: 11 bursts, 2.25 conflicts, 46.25; 3
-    round trips: 117.65. The third: 17 bursts, 3 conflicts, 71; 2 round trips (A's
-    pointers, then elements): 125.6. 491 in all, before the first refresh."""
+    trips (the fetch) and 6: 232.9. The second: 11 bursts, 2.25 conflicts, 46.25; 3
+    round trips: 102.65. The third: 17 bursts, 3 conflicts, 71; 2 round trips (A's
+    pointers, then elements): 110.6. 446 in all, before the first refresh."""
     model = accel_spgemm_model.predict(hand_plan(16), accel_model.dram(rate=1.0))
     assert (model.reads, model.writes, model.bytes_read, model.bytes_written) == (
         66, 17, 144, 152)
-    assert (model.dram_bursts, model.conflicts, model.cycles) == (70, 13.75, 491)
+    assert (model.dram_bursts, model.conflicts, model.cycles) == (70, 13.75, 446)
 
 
 BENCH_RUNS = {"bcspwr01": None, "GD97_b": None, "lp_afiro": "transposed", "bcspwr03": None}
-TOLERANCE = 0.12
-"""The model's stated tolerance against the RTL on ``bench accel --spgemm``'s runs."""
+TOLERANCE = 0.05
+"""The model's tolerance against the RTL on ``bench accel --spgemm``'s runs whose image
+lies within the 128 KiB the DRAM's banks keep open."""
+OPEN_ROWS = 128 * 1024
+ROW_MISSES = 0.15
+"""How far below the RTL the model may fall on a larger image, whose row misses it
+leaves out (it never predicts more than the tolerance above)."""
 
 
 @pytest.mark.soak
@@ -110,7 +115,10 @@ def test_the_model_within_its_tolerance_of_the_rtl(tmp_path, capsys, shared_data
     """``run accel --kernel spgemm`` on the bench's build (one PE, column tiles of 64, 32
     words of buffer) and matrices (A·A, A·Aᵀ where A is not square): the model's bytes
     written exact, read within the positions unit's reads ahead (1%), cycles within
-    :data:`TOLERANCE`."""
+    :data:`TOLERANCE` where the image lies within :data:`OPEN_ROWS`, else at most
+    :data:`ROW_MISSES` below."""
+    from sparseforge.run.accel import spgemm_operands, spgemm_plan
+
     path = shared_data / "matrices" / "suitesparse" / f"{name}.mtx"
     paths = [str(path)]
     if BENCH_RUNS[name]:
@@ -119,9 +127,14 @@ def test_the_model_within_its_tolerance_of_the_rtl(tmp_path, capsys, shared_data
         paths.append(str(tmp_path / "b.mtx"))
     main(["run", "accel", "--kernel", "spgemm", *paths, "--out", str(tmp_path / "c.npz"),
           "--pattern", "--tiling", tiling, "--pes", "1", "--tile-cols", "64",
-          "--buffer-words", "32", "--json"])
+          "--buffer-words", "32", "--seed", "0", "--json"])
     r = json.loads(capsys.readouterr().out)
     assert r["equal_to_golden"]
     assert r["model_bytes_written"] == r["dram_bytes_written"]
     assert np.isclose(r["model_bytes_read"], r["dram_bytes_read"], rtol=0.01)
-    assert abs(r["model_error"]) <= TOLERANCE
+    a, b, _ = spgemm_operands(paths, True)
+    config = accel_spgemm.SpgemmConfig(pes=1, tile_cols=64, buffer=32)
+    plan, _, _ = spgemm_plan(a, b, config, tiling, 0)
+    image = max(x.base + x.size for x in accel_spgemm.layout(plan).values())
+    least = -TOLERANCE if image <= OPEN_ROWS else -ROW_MISSES
+    assert least <= r["model_error"] <= TOLERANCE

@@ -114,10 +114,11 @@ NOTES = (
     "tiles, if far less than whole rows would",
     "the host model (sw/accel_spgemm_model.py) counts every access exactly (but the "
     "positions unit's reads ahead of a segment's end) and prices the bus, the k filter, "
-    "the engine and each command's round trips; it leaves out the bursts the DRAM shares "
-    "between one port's reads back to back (DRT's pointer streams on the small matrices, "
-    "over-predicted) and the row misses of an image past the 128 KiB the DRAM's banks "
-    "keep open (bcspwr03's C region, under-predicted)",
+    "the engine and each command's round trips, a constant a command fitted on the runs "
+    "whose image lies within the 128 KiB the DRAM's banks keep open; it leaves out the "
+    "row misses of a larger image (C's regions in the rows above A's and B's arrays, in "
+    "the same banks: bcspwr03 under DRT's and HYTE's schemes runs slower than predicted) "
+    "and the bursts the DRAM shares between one port's reads back to back",
     "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
     "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
     "last is evicted (the job's first reads of B wait for its first segments), a bypassed"
