@@ -36,13 +36,14 @@ larger image's misses are not modelled.
 **With HYTE's buffer** (:func:`hyte_commands`, :func:`_predict_hyte`) the run is the
 controller's commands one after another (the sequencer sends the next only once the
 last job's rows are written, and evicts B's tile before a fetch), each priced alone and
-the sums refreshed as above. A command's accesses are counted as its units make them
+the sum refreshed as above. A command's accesses are counted as its units make them
 (exactly, but for the positions unit's reads ahead of the column id that ends a
 segment, taken as ``inflight`` past it where the row goes on); each is a burst of the
-DRAM's (the bus term above, ``bus``) but for ``shared`` ones, the second of a pair of
-row pointers one port asks for back to back in one burst (A's pointers of a row read
-whole; the positions unit's row end and begin, at ``bj`` 0). Its cycles are the largest
-of three paces, as they overlap:
+DRAM's (the bus term above, ``bus``) but for the ``shared`` ones, a read in the burst
+of the read before (:func:`pointers_shared`: a job's pointers of A, its first
+:data:`RANGES` rows' read back to back, a row's pair after them; the positions unit's
+row end and begin, at ``bj`` 0). Its cycles are the largest of three paces, as they
+overlap:
 
 - the **bus**: its bursts, a quarter of those not paired with their column id in the
   bank group of the burst before;
@@ -56,13 +57,13 @@ plus the **round trips** its first reads wait on in turn (``memory.ordered`` eac
 where A's rows are read whole (pointers, then elements), one from A's cursors, three
 where it fetches B's tile (the positions unit's row end and begin, its column ids, the
 segment's words: the fetch begins once the last tile is evicted), one more where its job
-meets a bypassed row (the rest read after the kept entry: one round trip was fitted
-against two, the harp runs' error the smaller); plus :data:`COMMAND` cycles (fitted).
-What it leaves out: the bursts the DRAM shares between other reads one port makes back
-to back (a column scan's, a job's pointers across rows), and, as above, the row misses
-of an image past 128 KiB: its C regions in the rows above those A's and B's arrays keep
-open in the same banks, each access there closing them (``bcspwr03`` under DRT's and
-HYTE's schemes, whose C regions are large, runs slower than predicted).
+meets a bypassed row (its rest read after its kept entry; one fitted better than two);
+plus :data:`COMMAND` cycles (fitted).
+What it leaves out: the other bursts the DRAM shares (a column scan's ids read alone),
+and, as above, the row misses of an image past 128 KiB: the C regions in rows above
+those A's and B's arrays keep open in the same banks, each access there closing them
+(``bcspwr03`` under DRT's and HYTE's schemes, whose C regions are large, runs slower
+than predicted).
 """
 
 from dataclasses import dataclass
@@ -214,6 +215,22 @@ def _first_at(m, rows, col):
     return np.searchsorted(keys, np.asarray(rows, dtype=np.int64) * (m.shape[1] + 1) + col)
 
 
+RANGES = 4
+"""Rows whose pointers a CSR row reader reads ahead of their elements
+(:data:`sparseforge.hw.csr_reader.RANGES`)."""
+
+
+def pointers_shared(bursts):
+    """Of a job's pointer reads (``bursts``, a row's two a row), those that find the
+    burst the read before fetched: at the job's start, its first :data:`RANGES` rows'
+    pointers go out back to back, alone (each one read in the burst of the one before
+    shares it); after, a row's two go out when the elements of a row before have, the
+    second sharing the first's burst where they lie in one."""
+    first = bursts[:RANGES].ravel()
+    later = bursts[RANGES:]
+    return int((first[1:] == first[:-1]).sum() + (later[:, 0] == later[:, 1]).sum())
+
+
 def stored_words(lengths, capacity):
     """``(stored, words)`` of a tile's segments of ``lengths`` fetched in order into an
     empty accessor of ``capacity`` words in buffering mode: each stored segment takes a
@@ -241,12 +258,13 @@ DRAIN = 4
 """Cycles from a row's last element taken to its drain's start in the engine
 (:class:`~sparseforge.hw.gustavson.Gustavson`)."""
 
-COMMAND = 6
+COMMAND = 20
 """Cycles a HYTE command spends beyond its round trips and its bus: the sequencer's
 states (the tile log's write, the job), the engine's pipeline to its first row and the
-drain of its last, the writer (fitted: the largest error made least over the runs of
-``bench accel --spgemm``'s build, matrices and schemes whose image lies within the
-128 KiB the DRAM's banks keep open, 17 of its 20)."""
+drain of its last, the writer (fitted: the largest error made least over ``bench accel
+--spgemm``'s matrices and schemes on three builds, of 32 words of buffer and tiles of 64
+columns, 64 and 32, 256 and 16: the 51 runs whose image lies within the 128 KiB the
+DRAM's banks keep open)."""
 
 
 @dataclass(frozen=True)
@@ -331,8 +349,8 @@ def hyte_commands(plan_, part=dram.DDR4_2400):
         ends = a.indptr[bi + 1:ei + 1]
         first = _first_at(a, rows, bk) if cursor else a.indptr[bi:ei]
         streamed = int((ends - first).sum())
-        if not cursor:                  # a row's two pointers
-            shared += int((burst("a_rowptr", rows) == burst("a_rowptr", rows + 1)).sum())
+        if not cursor:
+            shared += pointers_shared(burst("a_rowptr", np.stack([rows, rows + 1], 1)))
         pairs += streamed
         same_ += same_in("a", first, ends)
         tile = a[bi:ei, bk:ek]

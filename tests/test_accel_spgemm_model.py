@@ -12,6 +12,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from sparseforge.cli import main
+from sparseforge.hw.csr_reader import RANGES
 from sparseforge.sw import accel_model, accel_spgemm, accel_spgemm_model
 from sparseforge.sw.accel_spgemm_model import HyteCommand, hyte_commands, stored_words
 
@@ -56,21 +57,22 @@ def test_hyte_commands_by_hand():
     ``inflight`` of the segment's), the fetcher 3 words (6 reads), A's rows are read
     whole (8 pointers, 5 elements: 10): 40 reads, 88 bytes (16 + 16 + 8 + 6 + 32 + 10);
     4 kept entries, the log, C's rows 0 ({0, 1}: 2 words) and 1 ({0}: 1) and their 2
-    lengths: 10 writes, 100 bytes; 8 shared (each row's pointer pair in one burst, A's
-    4 and B's 4); 8 pairs (3 + 5); A's 5 elements through the filter and rows 0 and 3
-    ending in the tile (7); B's rows read 4 times, 1 word held or none, 4 cycles each
-    (16); 4 rows drained, 5 cycles each and a group for each of the 2 not empty, less
-    the first (20).
+    lengths: 10 writes, 100 bytes; 11 shared (A's 8 pointers, its first 4 rows', go
+    out back to back in one burst: 7; B's rows' end and begin, in one burst: 4); 8
+    pairs (3 + 5); A's 5 elements through the filter and rows 0 and 3 ending in the
+    tile (7); B's rows read 4 times, 1 word held or none, 4 cycles each (16); 4 rows
+    drained, 4 cycles and a group each (rows 0 and 1 one group, rows 2 and 3 none, at
+    least one): 20.
 
     The second fetches row 4 (1 word; its 2 column ids scanned) and reads A from the
     cursors (row 1's element in column 4 alone, no pointers): 8 reads, 14 bytes; its
     kept entry, the log, row 1's word and length: 4 writes, 34 bytes. The third keeps
     B's tile and reads A whole again (its k tile does not follow the last): 18 reads,
-    42 bytes; 3 writes, 18 bytes."""
+    42 bytes, 7 shared; 3 writes, 18 bytes."""
     got = hyte_commands(hand_plan(16))
-    assert got == [HyteCommand(True, False, 40, 10, 88, 100, 8, 8, 0, 7, 16, 20, 0),
+    assert got == [HyteCommand(True, False, 40, 10, 88, 100, 11, 8, 0, 7, 16, 20, 0),
                    HyteCommand(True, True, 8, 4, 14, 34, 1, 2, 0, 2, 4, 20, 0),
-                   HyteCommand(False, False, 18, 3, 42, 18, 4, 5, 0, 6, 4, 20, 0)]
+                   HyteCommand(False, False, 18, 3, 42, 18, 7, 5, 0, 6, 4, 20, 0)]
 
 
 def test_bypassed_rows_by_hand():
@@ -84,17 +86,28 @@ def test_bypassed_rows_by_hand():
         44, 122, 9, 19, 2)
 
 
+def test_pointers_shared_by_hand():
+    """A job of 6 rows whose pointers lie in bursts 0, 0 | 0, 0 | 0, 1 | 1, 1 | 1, 1 |
+    1, 2: its first 4 rows' 8 reads back to back share 6 (all but the read of burst 1
+    after one of burst 0); after them, row 4's pair shares (one burst), row 5's not.
+    The build reads 4 rows ahead, as the model takes it."""
+    bursts = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1], [1, 2]])
+    assert accel_spgemm_model.pointers_shared(bursts) == 7
+    assert accel_spgemm_model.pointers_shared(bursts[:4]) == 6
+    assert accel_spgemm_model.RANGES == RANGES
+
+
 def test_hyte_cycles_by_hand():
     """The hand plan against the DRAM always ready (a round trip 16.8 cycles, a burst
-    4, tCCD_L 5). The first command: 42 bursts (40 + 10 - 8), 8.5 of them conflicting
-    ((42 - 8) / 4): 176.5 on the bus, above the engine's 36 and the filter's 7; 3 round
-    trips (the fetch) and 6: 232.9. The second: 11 bursts, 2.25 conflicts, 46.25; 3
-    round trips: 102.65. The third: 17 bursts, 3 conflicts, 71; 2 round trips (A's
-    pointers, then elements): 110.6. 446 in all, before the first refresh."""
+    4, tCCD_L 5). The first command: 39 bursts (40 + 10 - 11), 7.75 of them conflicting
+    ((39 - 8) / 4): 163.75 on the bus, above the engine's 36 and the filter's 7; 3 round
+    trips (the fetch) and 20: 234.15. The second: 11 bursts, 2.25 conflicts, 46.25; 3
+    round trips: 116.65. The third: 14 bursts, 2.25 conflicts, 58.25; 2 round trips (A's
+    pointers, then elements): 111.85. 463 in all, before the first refresh."""
     model = accel_spgemm_model.predict(hand_plan(16), accel_model.dram(rate=1.0))
     assert (model.reads, model.writes, model.bytes_read, model.bytes_written) == (
         66, 17, 144, 152)
-    assert (model.dram_bursts, model.conflicts, model.cycles) == (70, 13.75, 446)
+    assert (model.dram_bursts, model.conflicts, model.cycles) == (64, 12.25, 463)
 
 
 BENCH_RUNS = {"bcspwr01": None, "GD97_b": None, "lp_afiro": "transposed", "bcspwr03": None}
