@@ -111,9 +111,10 @@ def test_hyte_cycles_by_hand():
 
 
 BENCH_RUNS = {"bcspwr01": None, "GD97_b": None, "lp_afiro": "transposed", "bcspwr03": None}
-TOLERANCE = 0.05
+TOLERANCE = 0.06
 """The model's tolerance against the RTL on ``bench accel --spgemm``'s runs whose image
-lies within the 128 KiB the DRAM's banks keep open."""
+lies within the 128 KiB the DRAM's banks keep open (its :data:`~sparseforge.sw.
+accel_spgemm_model.COMMAND` was fitted on those and two builds more)."""
 OPEN_ROWS = 128 * 1024
 ROW_MISSES = 0.15
 """How far below the RTL the model may fall on a larger image, whose row misses it

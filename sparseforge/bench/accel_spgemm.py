@@ -118,7 +118,7 @@ NOTES = (
     "whose image lies within the 128 KiB the DRAM's banks keep open; it leaves out the "
     "row misses of a larger image (C's regions in the rows above A's and B's arrays, in "
     "the same banks: bcspwr03 under DRT's and HYTE's schemes runs slower than predicted) "
-    "and the bursts the DRAM shares between one port's reads back to back",
+    "and the bursts the DRAM shares but A's pointers' and the positions unit's row ends",
     "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
     "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
     "last is evicted (the job's first reads of B wait for its first segments), a bypassed"
