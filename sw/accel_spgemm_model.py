@@ -58,14 +58,15 @@ where A's rows are read whole (pointers, then elements), one from A's cursors, t
 where it fetches B's tile (the positions unit's row end and begin, its column ids, the
 segment's words: the fetch begins once the last tile is evicted), one more where its job
 meets a bypassed row (its rest read after its kept entry; one fitted better than two);
-plus :data:`COMMAND` cycles (fitted).
-What it leaves out: the other bursts the DRAM shares (a column scan's ids read alone),
-and, as above, the row misses of an image past 128 KiB: the C regions in rows above
-those A's and B's arrays keep open in the same banks, each access there closing them
-(``bcspwr03`` under DRT's and HYTE's schemes, whose C regions are large, runs slower
-than predicted).
+plus its **row misses**, :data:`ROW_MISS` cycles each: with its units' streams spread
+evenly over the command, one after another, the bursts that find their bank open at
+another row (an image past 128 KiB puts C's regions in rows above those A's and B's
+arrays keep open, in the same banks); plus :data:`COMMAND` cycles.
+What it leaves out: the other bursts the DRAM shares (a column scan's ids read alone);
+the refresh's row misses (as above); where the units' streams bunch within a command.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -258,13 +259,18 @@ DRAIN = 4
 """Cycles from a row's last element taken to its drain's start in the engine
 (:class:`~sparseforge.hw.gustavson.Gustavson`)."""
 
-COMMAND = 20
+COMMAND = 22
 """Cycles a HYTE command spends beyond its round trips and its bus: the sequencer's
 states (the tile log's write, the job), the engine's pipeline to its first row and the
-drain of its last, the writer (fitted: the largest error made least over ``bench accel
---spgemm``'s matrices and schemes on three builds, of 32 words of buffer and tiles of 64
-columns, 64 and 32, 256 and 16: the 51 runs whose image lies within the 128 KiB the
-DRAM's banks keep open)."""
+drain of its last, the writer (fitted with :data:`ROW_MISS`: the largest error made
+least over ``bench accel --spgemm``'s four matrices and five schemes on three builds,
+of 32 words of buffer and tiles of 64 columns, 64 and 32, 256 and 16: 60 runs)."""
+
+
+ROW_MISS = 14
+"""Cycles a row miss costs a command: its precharge and activation (tRP and tRCD, 28
+cycles), half hidden behind the other banks' bursts (fitted with :data:`COMMAND`, the
+runs whose image passes 128 KiB, 8 of the 60, setting it)."""
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,8 @@ class HyteCommand:
     none, plus :data:`ACCESSOR` less one; a bypassed rest a cycle a word and one for its
     entry); ``drain``, the engine's rows of C (:data:`DRAIN` and a cycle a group of
     ``lanes`` columns, at least one); ``misses``, B's rows its job reads that bypassed
-    (a rest from memory after the row's kept entry)."""
+    (a rest from memory after the row's kept entry); ``row_misses``, its bursts that
+    find their bank open at another row (:func:`hyte_commands`)."""
 
     fetch: bool
     cursor: bool
@@ -294,25 +301,16 @@ class HyteCommand:
     b_serve: int
     drain: int
     misses: int
+    row_misses: int
 
 
 def hyte_commands(plan_, part=dram.DDR4_2400):
     """The :class:`HyteCommand` of each of ``plan_``'s commands (a build with HYTE's
-    buffer), its accesses as the units make them: per row of a fetched tile, the
-    positions unit's reads of the row's end, of where its segment begins and of its
-    column ids from there to the row's end or ``inflight`` past the segment's (the reads
-    ahead of the answer that ends it), and its kept entry's write; the fetcher's column
-    id and value a word of the segment; A's two pointers a row read whole and column id
-    and value an element read; the row server's kept entry and column id and value a
-    word of each bypassed rest; C's words and row lengths; the tile log's word."""
+    buffer). Its accesses are its units' streams (:func:`_streams`); its ``row_misses``
+    those of its bursts, the streams of each command spread evenly over it in turn, that
+    find their bank open at another row (the last access to the bank was to another)."""
     c, a, b = plan_.config, plan_.a, plan_.b
     regions = layout(plan_)
-    size = wire.word_bytes
-    ptr, element = size(accel_image.ADDR_WIDTH), size(c.iw) + size(c.dw)
-    kept_entry = size(wire.width(wire.hyte_kept(c.iw, accel_image.ADDR_WIDTH)))
-    word, length_entry = size(wire.width(word_fields(c))), size(
-        wire.width(wire.spgemm_row_length(c.iw)))
-    log = size(len(wire.HYTE_DIMS) * wire.width(wire.hyte_tile(c.iw)))
     same = {name: _group(regions[f"{name}_colid"], np.arange(m.nnz), part)
             == _group(regions[f"{name}_values"], np.arange(m.nnz), part)
             for name, m in (("a", a), ("b", b))}
@@ -320,7 +318,7 @@ def hyte_commands(plan_, part=dram.DDR4_2400):
 
     def burst(name, index):
         r = regions[name]
-        return (r.base + np.asarray(index) * r.word) // part.burst_bytes
+        return (r.base + np.asarray(index, dtype=np.int64) * r.word) // part.burst_bytes
 
     def same_in(name, lo, hi):
         """Column id and value pairs in one bank group, elements ``[lo, hi)`` of each."""
@@ -330,37 +328,48 @@ def hyte_commands(plan_, part=dram.DDR4_2400):
     cursors = a_cursors(plan_.commands, plan_.shape, c.cursors)
     ahead = min(c.inflight, 64)                     # the positions unit's, as the build's
     out, held, lo = [], np.zeros((3, 0), np.int64), np.zeros(0, np.int64)
-    for command, fetch, cursor in zip(plan_.commands, fetches, cursors, strict=True):
+    at = {"out": 0, "out_rowlen": 0}                # C's next word and row length
+    times, bursts = [], []                          # each burst's place in the run
+    for n_, (command, fetch, cursor) in enumerate(zip(plan_.commands, fetches, cursors,
+                                                      strict=True)):
         e = extents(command, plan_.shape)
         (bi, ei), (bk, ek), (bj, ej) = e["i"], e["k"], e["j"]
-        scanned = fetched = shared = pairs = same_ = 0
+        reads, writes = [], [[("tile_log", np.array([n_]))]]
+        shared = pairs = same_ = 0
         if fetch:
             rows = np.arange(bk, ek)
             lo, hi = _first_at(b, rows, bj), _first_at(b, rows, ej)
             length = hi - lo
-            scanned = int(np.minimum(b.indptr[rows + 1] - lo, length + ahead).sum())
-            fetched = int(length.sum())
+            fill = _spans(lo, hi)
+            # the row's end, where its segment begins, its column ids; its words; its entry
+            reads += [[("b_rowptr", rows + 1), ("b_rowptr" if bj == 0 else "b_kept", rows),
+                       ("b_colid", _spans(lo, np.minimum(b.indptr[rows + 1], hi + ahead)))],
+                      [("b_colid", fill), ("b_values", fill)]]
+            writes.append([("b_kept", rows)])
             if bj == 0:                     # the row's end and begin, two row pointers
                 shared += int((burst("b_rowptr", rows) == burst("b_rowptr", rows + 1)).sum())
-            pairs += fetched
+            pairs += len(fill)
             same_ += same_in("b", lo, hi)
             held = np.stack([length, *stored_words(length, c.buffer)[::-1]])
         rows = np.arange(bi, ei)
         ends = a.indptr[bi + 1:ei + 1]
         first = _first_at(a, rows, bk) if cursor else a.indptr[bi:ei]
-        streamed = int((ends - first).sum())
         if not cursor:
+            reads.append([("a_rowptr", np.stack([rows, rows + 1], 1).ravel())])
             shared += pointers_shared(burst("a_rowptr", np.stack([rows, rows + 1], 1)))
-        pairs += streamed
+        elements = _spans(first, ends)
+        reads.append([("a_colid", elements), ("a_values", elements)])
+        pairs += len(elements)
         same_ += same_in("a", first, ends)
         tile = a[bi:ei, bk:ek]
         k = tile.indices                            # B's rows the engine reads, by A's
         n, w = held[0][k], held[1][k]
         miss = (held[2][k] == 0) | (w < n)          # bypassed whole, or cut
-        rest = int((n - w)[miss].sum())
-        pairs += rest
+        rest = _spans((lo[k] + w)[miss], (lo[k] + n)[miss])
+        reads.append([("b_kept", bk + k[miss]), ("b_colid", rest), ("b_values", rest)])
+        pairs += len(rest)
         same_ += same_in("b", (lo[k] + w)[miss], (lo[k] + n)[miss])
-        b_serve = int((np.maximum(w, 1) + ACCESSOR - 1).sum()) + int(miss.sum()) + rest
+        b_serve = int((np.maximum(w, 1) + ACCESSOR - 1).sum()) + int(miss.sum()) + len(rest)
         last = a.indices[np.maximum(ends - 1, 0)]
         last_kept = int(((last >= bk) & (last < ek) & (ends > a.indptr[bi:ei])).sum())
         c_tile = tile @ b[bk:ek, bj:ej]
@@ -370,17 +379,42 @@ def hyte_commands(plan_, part=dram.DDR4_2400):
                                + (c_tile.indices // c.lanes)))
         drain = (ei - bi) * (DRAIN + 1) + groups - int(np.count_nonzero(lengths))
         lengths = lengths[lengths > 0]              # a partial row of none: not written
-        words = int((lengths // c.lanes + 1).sum())
-        a_ptrs, nf, misses = 0 if cursor else 2 * len(rows), (ek - bk) * fetch, int(miss.sum())
-        begin = ptr if bj == 0 else kept_entry      # where the segment begins, read
-        out.append(HyteCommand(
-            fetch, cursor, 2 * nf + a_ptrs + scanned + 2 * (fetched + streamed + rest) + misses,
-            nf + 1 + words + len(lengths),
-            ptr * (nf + a_ptrs) + begin * nf + size(c.iw) * scanned
-            + element * (fetched + streamed + rest) + kept_entry * misses,
-            kept_entry * nf + log + word * words + length_entry * len(lengths),
-            shared, pairs, same_, streamed + last_kept, b_serve, drain, misses))
-    return out
+        for name, count in (("out", int((lengths // c.lanes + 1).sum())),
+                            ("out_rowlen", len(lengths))):
+            writes.append([(name, np.arange(at[name], at[name] + count))])
+            at[name] += count
+        for stream in reads + writes:
+            places = np.concatenate([burst(name, x) for name, x in stream])
+            times.append(n_ + (np.arange(len(places)) + 0.5) / max(len(places), 1))
+            bursts.append(places)
+        count = {x: sum(len(v) for stream in y for _, v in stream)
+                 for x, y in (("r", reads), ("w", writes))}
+        size = {x: sum(len(v) * regions[name].word for stream in y for name, v in stream)
+                for x, y in (("r", reads), ("w", writes))}
+        out.append(HyteCommand(fetch, cursor, count["r"], count["w"], size["r"], size["w"],
+                               shared, pairs, same_, len(elements) + last_kept, b_serve,
+                               drain, int(miss.sum()), 0))
+    missed = row_misses_at(np.concatenate(times), np.concatenate(bursts), part)
+    return [dataclasses.replace(x, row_misses=int(m)) for x, m in
+            zip(out, np.bincount(missed, minlength=len(out)), strict=True)]
+
+
+def _spans(lo, hi):
+    """The indices ``lo[n] .. hi[n] - 1`` of every ``n``, in order."""
+    lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+    count = np.maximum(hi - lo, 0)
+    return np.repeat(lo - np.cumsum(count) + count, count) + np.arange(count.sum())
+
+
+def row_misses_at(times, bursts, part):
+    """The commands (``times``' whole parts) of the ``bursts`` taken in order of their
+    ``times`` that find their bank open at another row."""
+    order = np.argsort(times, kind="stable")
+    group, bank, row, _ = dram.Geometry(8, part).locate(bursts[order])
+    by_bank = np.argsort(group * part.banks + bank, kind="stable")
+    key, row = (group * part.banks + bank)[by_bank], row[by_bank]
+    switch = np.flatnonzero((key[1:] == key[:-1]) & (row[1:] != row[:-1])) + 1
+    return np.floor(times[order][by_bank][switch]).astype(np.int64)
 
 
 def _predict_hyte(plan_, memory, t):
@@ -393,7 +427,7 @@ def _predict_hyte(plan_, memory, t):
         held = bus(bursts, conflicts, t) if memory.burst else 0.0
         trips = max(1 if x.cursor else 2, 3 if x.fetch else 0) + (x.misses > 0)
         total += (max(held, x.a_stream, x.b_serve + x.drain) + trips * memory.ordered
-                  + COMMAND)
+                  + COMMAND + ROW_MISS * x.row_misses * bool(memory.burst))
     reads, writes = (sum(getattr(x, f) for x in commands) for f in ("reads", "writes"))
     bursts = reads + writes - sum(x.shared for x in commands)
     conflicts = sum(x.same + (x.reads + x.writes - x.shared - x.pairs)

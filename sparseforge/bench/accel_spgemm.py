@@ -113,12 +113,11 @@ NOTES = (
     "segment's end is found by reading past it), so A's reads still grow with the k "
     "tiles, if far less than whole rows would",
     "the host model (sw/accel_spgemm_model.py) counts every access exactly (but the "
-    "positions unit's reads ahead of a segment's end) and prices the bus, the k filter, "
-    "the engine and each command's round trips, a constant a command fitted on the runs "
-    "whose image lies within the 128 KiB the DRAM's banks keep open; it leaves out the "
-    "row misses of a larger image (C's regions in the rows above A's and B's arrays, in "
-    "the same banks: bcspwr03 under DRT's and HYTE's schemes runs slower than predicted) "
-    "and the bursts the DRAM shares but A's pointers' and the positions unit's row ends",
+    "positions unit's reads ahead of a segment's end) and prices, per tile command, the "
+    "bus, the k filter, the engine, the round trips its first reads wait on and its DRAM "
+    "row misses (its units' streams spread evenly over it: C's regions past 128 KiB close"
+    " the rows A's and B's arrays keep open), two constants fitted on these matrices and "
+    "schemes on this build and two more",
     "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
     "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
     "last is evicted (the job's first reads of B wait for its first segments), a bypassed"
