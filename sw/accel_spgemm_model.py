@@ -207,7 +207,6 @@ def known_traffic(plan_):
             "meta_written": len(plan_.commands) * log + segments * kept}
 
 
-
 def _first_at(m, rows, col):
     """Per row of ``rows`` of the CSR ``m``, the index of its first element of column
     ``col`` or more (its end where it has none)."""
@@ -266,7 +265,6 @@ drain of its last, the writer (fitted with :data:`ROW_MISS`: the largest error m
 least over ``bench accel --spgemm``'s four matrices and five schemes on three builds,
 of 32 words of buffer and tiles of 64 columns, 64 and 32, 256 and 16: 60 runs)."""
 
-
 ROW_MISS = 14
 """Cycles a row miss costs a command: its precharge and activation (tRP and tRCD, 28
 cycles), half hidden behind the other banks' bursts (fitted with :data:`COMMAND`, the
@@ -306,9 +304,16 @@ class HyteCommand:
 
 def hyte_commands(plan_, part=dram.DDR4_2400):
     """The :class:`HyteCommand` of each of ``plan_``'s commands (a build with HYTE's
-    buffer). Its accesses are its units' streams (:func:`_streams`); its ``row_misses``
-    those of its bursts, the streams of each command spread evenly over it in turn, that
-    find their bank open at another row (the last access to the bank was to another)."""
+    buffer). Its accesses are its units' streams, each in its order: the tile log's
+    word; per row of a fetched tile, the positions unit's reads of the row's end, of
+    where its segment begins and of its column ids from there to the row's end or
+    ``inflight`` past the segment's (the reads ahead of the answer that ends it); the
+    fetcher's column id and value a word of the segments; their kept entries' writes;
+    A's two pointers a row read whole; A's column id and value an element read; the row
+    server's kept entry of each bypassed row and column id and value a word of its
+    rest; C's words; C's row lengths. Its ``row_misses``: with each command's streams
+    spread evenly over it, the commands one after another, its bursts that find their
+    bank open at another row (:func:`row_misses_at`)."""
     c, a, b = plan_.config, plan_.a, plan_.b
     regions = layout(plan_)
     same = {name: _group(regions[f"{name}_colid"], np.arange(m.nnz), part)
