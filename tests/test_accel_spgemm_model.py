@@ -75,6 +75,25 @@ def test_hyte_commands_by_hand():
                    HyteCommand(False, False, 18, 3, 42, 18, 7, 5, 0, 6, 4, 20, 0, 0)]
 
 
+def test_the_next_j_tile_by_hand():
+    """After B's columns 0-7, columns 8-15 of the same rows: each row's segment begins
+    where the last ended, read from its kept entry (16 bytes, not a pointer's 4), its
+    column ids scanned from there (rows 0-3: 2, 1, 2 and 0, to the row's end); segments
+    of 1, 1, 0 and 0 words; A's rows whole again. 4 + 4 + 5 + 4 + 8 + 10 = 35 reads,
+    16 + 64 + 5 + 4 + 32 + 10 = 131 bytes; its entries, the log, rows 0 and 1 ({9}
+    each) and their lengths: 9 writes, 64 + 8 + 16 + 4 = 92 bytes; 7 shared (A's
+    pointers; B's row ends alone, no pair)."""
+    def j_tile(j0):
+        return [{"begin": 0, "t": 4, "change": 0}, {"begin": j0, "t": 8, "change": 0},
+                {"begin": 0, "t": 4, "change": 0}]
+
+    c = dataclasses.replace(CONFIG, pes=1, buffer=16)
+    plan = accel_spgemm.plan(A, B, c, {"bufsize": 0}, [j_tile(0), j_tile(8)])
+    second = hyte_commands(plan)[1]
+    assert (second.reads, second.writes, second.bytes_read, second.bytes_written,
+            second.shared, second.pairs) == (35, 9, 131, 92, 7, 7)
+
+
 def test_bypassed_rows_by_hand():
     """With 4 words the first tile stores rows 0 and 1 (2 words each) and bypasses rows
     2 and 3: A's row 0 reads B's row 2 (a miss: its kept entry, then its 1 word from
