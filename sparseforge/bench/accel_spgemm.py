@@ -29,7 +29,7 @@ from sparseforge.cli import echo_claims
 from sparseforge.core.data import shared_data_dir
 from sparseforge.core.errors import SparseforgeError
 from sparseforge.run.accel import DATA, RATES, TAGS, by_tensor, spgemm_plan
-from sparseforge.sw import accel_spgemm
+from sparseforge.sw import accel_spgemm, accel_spgemm_model
 from sparseforge.sw.formats import read_matrix
 
 MATRICES = ("suitesparse/bcspwr01.mtx", "suitesparse/GD97_b.mtx", "suitesparse/lp_afiro.mtx",
@@ -54,6 +54,8 @@ DEFINITIONS = {
                  "tile list; the tile log and the kept entries written) as the plan gives "
                  "them exactly, B's reads the rest of the counter's (with the positions "
                  "unit's scans and kept entries read)",
+    "model": "the host model's cycles (sw/accel_spgemm_model.py: the build's units priced "
+             "per tile command, no simulation) and its error against the RTL's",
     "tiles, shapes": "tile commands the controller sent; B's tile shapes (Tk x Tj) among "
                      "them (more than one: the tuning changed it mid-run)",
     "schedule": "host seconds of HYTE's static scheduler (sampled estimates, the pruned "
@@ -110,7 +112,12 @@ NOTES = (
     "the k tiles); this build reads a row from its segment's start to the row's end (the "
     "segment's end is found by reading past it), so A's reads still grow with the k "
     "tiles, if far less than whole rows would",
-    "the host model (sw/accel_spgemm_model.py) covers the build without a buffer only",
+    "the host model (sw/accel_spgemm_model.py) counts every access exactly (but the "
+    "positions unit's reads ahead of a segment's end) and prices, per tile command, the "
+    "bus, the k filter, the engine, the round trips its first reads wait on and its DRAM "
+    "row misses (its units' streams spread evenly over it: C's regions past 128 KiB close"
+    " the rows A's and B's arrays keep open), two constants fitted on these matrices and "
+    "schemes on this build and two more",
     "why no buffer can still win here: where k untiled (A and C once, as with no buffer) "
     "is slower than none, it is the buffer's path: a tile's fetch begins only once the "
     "last is evicted (the job's first reads of B wait for its first segments), a bypassed"
@@ -154,7 +161,9 @@ def run_scheme(a, b, scheme, seed, label, job=None):
         raise click.ClickException(f"hardware fault: {label} differs from scipy's product "
                                    f"(replay with --seed {seed})")
     shapes = sorted({(cmd[2]["t"], cmd[1]["t"]) for cmd in plan.commands})
-    return {"cycles": run.cycles, "bytes_read": run.bytes_read,
+    model = accel_spgemm_model.predict(plan).cycles
+    return {"cycles": run.cycles, "model_cycles": model, "model_error": model / run.cycles - 1,
+            "bytes_read": run.bytes_read,
             "bytes_written": run.bytes_written,
             "tiles": len(plan.commands) or len(plan.offsets), "shapes": shapes,
             "traffic": by_tensor(plan, run),
@@ -247,6 +256,9 @@ def measure(names, seed, static_opt=True):
             rows.append(row)
     summary = {key: geomean([r["speedups"][key] for r in rows]) for key in PAPER}
     summary["dynamic_most"] = max(r["speedups"]["dynamic"] for r in rows)
+    errors = [x["model_error"] for r in rows for x in (*r["runs"].values(), r["untiled_k"])]
+    summary["model_error_most"] = max(errors, key=abs)
+    summary["model_error_mean"] = float(np.mean(np.abs(errors)))
     opt = [r for r in rows if "static_opt" in r]
     summary["opt_over_static"] = (geomean([r["speedups"]["opt_over_static"] for r in opt])
                                   if opt else None)
@@ -254,6 +266,11 @@ def measure(names, seed, static_opt=True):
                       "buffer_words": BUILD.buffer, "data": DATA, "tags": TAGS},
             "seed": seed, "definitions": DEFINITIONS, "matrices": rows, "summary": summary,
             "paper": {k: v[0] for k, v in PAPER.items()}, "notes": list(NOTES)}
+
+
+def _cycles(x):
+    """A run's RTL cycles, the model's and its error, as the table's columns."""
+    return f"{x['cycles']:>10,} {x['model_cycles']:>10,} {x['model_error']:>+7.1%}"
 
 
 def human(result, echo):
@@ -267,23 +284,23 @@ def human(result, echo):
     for r in result["matrices"]:
         echo()
         echo(f"{r['matrix']}: {r['shape'][0]} x {r['shape'][1]}, {r['nnz']:,} nonzeros")
-        echo(f"  {'scheme':12} {'cycles':>10} {'read':>10} {'written':>10} {'tiles':>6}  "
-             "shapes (Tk x Tj), schedule")
+        echo(f"  {'scheme':12} {'cycles':>10} {'model':>10} {'error':>7} {'read':>10} "
+             f"{'written':>10} {'tiles':>6}  shapes (Tk x Tj), schedule")
         for scheme, x in r["runs"].items():
             shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"]) or "-"
-            echo(f"  {scheme:12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+            echo(f"  {scheme:12} {_cycles(x)} {x['bytes_read']:>10,} "
                  f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, "
                  f"{x['schedule_seconds'] * 1e3:.1f} ms")
         if "static_opt" in r:
             x = r["static_opt"]
             shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"])
             inner = "k" if x["job"]["order"] == 0 else "j"
-            echo(f"  {'static-opt':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+            echo(f"  {'static-opt':12} {_cycles(x)} {x['bytes_read']:>10,} "
                  f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}, {inner} innermost: "
                  f"the fastest of {x['schemes']} static schemes run")
         x = r["untiled_k"]
         shapes = ", ".join(f"{k}x{j}" for k, j in x["shapes"])
-        echo(f"  {'k untiled':12} {x['cycles']:>10,} {x['bytes_read']:>10,} "
+        echo(f"  {'k untiled':12} {_cycles(x)} {x['bytes_read']:>10,} "
              f"{x['bytes_written']:>10,} {x['tiles']:>6}  {shapes}: A and C once")
         echo(f"  {'by tensor':12} {'A read':>10} {'B read':>10} {'C written':>10} "
              f"{'metadata':>10}")
@@ -306,6 +323,9 @@ def human(result, echo):
     labels = {"over_drt": "HYTE over DRT", "over_harp": "HYTE over HARP",
               "over_tailors": "HYTE over Tailors", "over_none": "HYTE over no buffer",
               "dynamic": "dynamic tuning", "static": "static schedule"}
+    echo()
+    echo(f"host model against the RTL (every scheme, k untiled): mean |error| "
+         f"{s['model_error_mean']:.1%}, largest {s['model_error_most']:+.1%}")
     echo()
     echo_claims([(labels[k], ours[k], *PAPER[k]) for k in labels], result["notes"],
                 (26, 44), ("metric", "ours (measured in this run)", "paper (claim)"))

@@ -481,7 +481,7 @@ def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle
     laps("input")
     plan, schedule, seconds = spgemm_plan(a, b, config, tiling, seed)
     laps("plan")
-    model = None if config.buffer else accel_spgemm_model.predict(plan, memory)
+    model = accel_spgemm_model.predict(plan, memory)
     laps("model")
     tiles = (f"{len(plan.commands)} HYTE tile(s), {tiling}" if config.buffer else
              f"{len(plan.offsets)} column tile(s) of {tile_cols}")
@@ -507,11 +507,9 @@ def spgemm(paths, out, config, tiling, pattern, mem_latency, mem_bytes_per_cycle
           "cycles": run.cycles, "dram_bytes_read": run.bytes_read,
           "dram_bytes_written": run.bytes_written, "multiplies": multiplies,
           "mac_utilization": multiplies / (n * run.cycles),
-          **({"model_cycles": None} if model is None else {
-              "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
-              "model_bytes_read": model.bytes_read,
-              "model_bytes_written": model.bytes_written,
-              "model_dram_bursts": model.dram_bursts}),
+          "model_cycles": model.cycles, "model_error": model.cycles / run.cycles - 1,
+          "model_bytes_read": model.bytes_read, "model_bytes_written": model.bytes_written,
+          "model_dram_bursts": model.dram_bursts,
           "dram_bursts": run.dram, "traffic_by_tensor": tensors,
           **timing(laps, run.cycles), "out": out, "equal_to_golden": True},
          as_json, _spgemm_human)
@@ -531,14 +529,11 @@ def _spgemm_human(r):
     else:
         click.echo(f"  build        {r['pes']} Gustavson PEs, column tiles of "
                    f"{r['tile_cols']} columns: {r['tiles']} tile(s), A streamed once a tile")
-    predicted = ("; the host model covers the build without a buffer only"
-                 if r["model_cycles"] is None else
-                 f"; the host model predicts {r['model_cycles']:,} ({r['model_error']:+.1%})")
+    predicted = f"; the host model predicts {r['model_cycles']:,} ({r['model_error']:+.1%})"
     click.echo(f"  cycles       {r['cycles']:,} (DDR4-2400, the accelerator at 1 GHz, "
                f"{r['mem_latency']} cycles added to every access, every channel ready "
                f"{r['mem_bytes_per_cycle'] / (DATA // 8):.0%} of cycles){predicted}")
-    modelled = ("" if r["model_cycles"] is None else
-                f" (the model: {r['model_bytes_read']:,} and {r['model_bytes_written']:,})")
+    modelled = f" (the model: {r['model_bytes_read']:,} and {r['model_bytes_written']:,})"
     click.echo(f"  memory       {r['dram_bytes_read']:,} bytes read, "
                f"{r['dram_bytes_written']:,} written{modelled}")
     t = r["traffic_by_tensor"]
@@ -549,8 +544,7 @@ def _spgemm_human(r):
     if bursts:
         took = bursts["dram_reads"] + bursts["dram_writes"]
         shared = bursts["shared_reads"] + bursts["shared_writes"]
-        model = ("" if r["model_cycles"] is None else
-                 f" (the model: {r['model_dram_bursts']:,} accesses, a burst each)")
+        model = f" (the model: {r['model_dram_bursts']:,})"
         click.echo(f"  DRAM         {took:,} bursts on the bus, {shared:,} accesses answered "
                    f"with the burst before{model}")
     click.echo(f"  utilization  the multipliers {r['mac_utilization']:.1%} ({r['multiplies']:,} "
