@@ -124,6 +124,7 @@ class HytePositions(wiring.Component):
         ask, stop = Signal(P, name="ask"), Signal(P, name="stop")
         iseq, nseq, aseq = Signal(), Signal(), Signal()  # the issued, next, scanned rows'
         owed = [Signal(range(self.inflight + 1), name=f"owed{s}") for s in (0, 1)]
+        flight = Signal(range(self.inflight + 1))      # their sum, a register of its own
         found = Signal()                                # the scanned row reached ``ej``
         second, begin_at = Signal(), Signal.like(mem.request.payload, name="begin_at")
         fetched = Signal(range(3))                      # fetches read, rows not yet begun
@@ -142,7 +143,7 @@ class HytePositions(wiring.Component):
         # waited (so a fetch behind others waits a cycle at least).
         waited, rises = Signal(), Signal()
         m.d.sync += [waited.eq(fetch.valid & ~fetch.ready), rises.eq(p.row > last_row)]
-        wants = Cat(busy & ~ending & (owed[0] + owed[1] < self.inflight), second,
+        wants = Cat(busy & ~ending & (flight < self.inflight), second,
                     ~second & fetch.valid & (fetched < 2) & waiting.i.ready
                     & ((flying == 0) | (waited & rises)))
         col, second_, take = (Mux(held.any(), held[n], wants[n] & ~wants[:n].any())
@@ -215,6 +216,7 @@ class HytePositions(wiring.Component):
             issued = fire & col & (iseq == s)
             answered = took & tag[1] & (tag[0] == s)
             m.d.sync += owed[s].eq(owed[s] + issued - answered)
+        m.d.sync += flight.eq(flight + (fire & col) - (took & tag[1]))
         # The scanned row ends once the issuer is past it and its reads are answered.
         end = (scanning.o.valid & ~(busy & (iseq == aseq)) & (Array(owed)[aseq] == 0)
                & done.i.ready)

@@ -229,8 +229,10 @@ class Skid(wiring.Component):
         spare, held = Signal(self.shape, name="spare"), Signal(name="held")
         m.d.comb += i.ready.eq(~held)
         stalled = o.valid & ~o.ready
+        with m.If(~held):                               # read only once held: its enable
+            m.d.sync += spare.eq(i.payload)             # waits on no ``o.ready``
         with m.If(stalled & ~held):                     # an arriving item waits aside
-            m.d.sync += [spare.eq(i.payload), held.eq(i.valid)]
+            m.d.sync += held.eq(i.valid)
         with m.Elif(~stalled & held):
             m.d.sync += [o.payload.eq(spare), o.valid.eq(1), held.eq(0)]
         with m.Elif(~stalled):

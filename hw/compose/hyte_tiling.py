@@ -163,17 +163,21 @@ class TileFetch(wiring.Component):
         m.submodules.lengths = lengths = Queue(self.segment.payload.shape(), depth=4,
                                                latency=1)
         pos, due = (Signal(self.pos_width, name=n) for n in ("pos", "due"))
+        zero, one = Signal(init=1), Signal()           # ``due`` 0 or 1, as registers
         seg, asked = found.payload, mem.request.valid & mem.request.ready
-        free = (due == 0) | ((due == 1) & mem.request.ready)
-        m.d.comb += [mem.request.payload.eq(self.cols_base + pos),
-                     mem.request.valid.eq(due != 0),
-                     lengths.i.payload.eq(seg.end - seg.begin),
+        size = Signal.like(due)
+        free = zero | (one & mem.request.ready)
+        m.d.comb += [size.eq(seg.end - seg.begin),
+                     mem.request.payload.eq(self.cols_base + pos),
+                     mem.request.valid.eq(~zero),
+                     lengths.i.payload.eq(size),
                      lengths.i.valid.eq(found.valid & free),
                      found.ready.eq(lengths.i.ready & free)]
         with m.If(asked):
-            m.d.sync += [pos.eq(pos + 1), due.eq(due - 1)]
+            m.d.sync += [pos.eq(pos + 1), due.eq(due - 1), zero.eq(one), one.eq(due == 2)]
         with m.If(found.valid & found.ready):
-            m.d.sync += [pos.eq(seg.begin), due.eq(seg.end - seg.begin)]
+            m.d.sync += [pos.eq(seg.begin), due.eq(size), zero.eq(size == 0),
+                         one.eq(size == 1)]
         # Answers: a segment's length to the accessor, then its words as they come.
         words = Signal.like(lengths.o.payload)
         none = Signal(init=1)                           # ``words == 0``, as a register
