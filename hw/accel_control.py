@@ -131,12 +131,24 @@ class AccelControl(wiring.Component):
         commanded = Signal()                             # the pass's command sent
         sent = Signal(3)                                 # convert, pass, compute taken
 
-        first_pass = pass_ == 0
-        final_pass = pass_ + 1 == cfg.passes
+        # The tile's decisions, taken from its word as it arrives (nothing they read
+        # changes between the word and its jobs), so the jobs' handshakes start at
+        # flip-flops rather than after the offset's sum and its compares.
+        first_pass, final_pass = Signal(), Signal()
+        refetch, command, last_job = Signal(), Signal(), Signal()
+        restart, more = Signal(), Signal()               # start at 0; bands left
+        ends = Signal(A)                                 # offset + entries
+        given = struct(wire.ACCEL_TILE)(self.tiles.response.payload)
+        at_first, at_final = pass_ == 0, pass_ + 1 == cfg.passes
         fits = length <= self.depth
-        refetch = first_pass | (offset + tile.entries > self.depth - self.fifo) & ~fits
-        command = ~commanded & (first_pass | fits | refetch)
-        last_job = tile.closes & final_pass & (left == 0)
+        bumps = offset + given.entries > self.depth - self.fifo
+        decide = [
+            first_pass.eq(at_first), final_pass.eq(at_final),
+            refetch.eq(at_first | bumps & ~fits),
+            command.eq(~commanded & (at_first | fits | bumps)),
+            last_job.eq(given.closes & at_final & (left == 0)),
+            restart.eq(at_first | fits), more.eq(left != 0),
+            ends.eq(offset + given.entries)]
 
         conv, comp, passes = self.convert.payload, self.compute.payload, self.passes.payload
         m.d.comb += [
@@ -146,7 +158,7 @@ class AccelControl(wiring.Component):
             comp.tensor_base.eq(offset), comp.entries.eq(tile.entries),
             comp.out_base.eq(out_panel + tile.i0 * self.chunks), comp.out_rows.eq(tile.rows),
             comp.closes.eq(tile.closes), comp.last.eq(last_job),
-            passes.start.eq(Mux(first_pass | fits, 0, offset)), passes.final.eq(final_pass),
+            passes.start.eq(Mux(restart, 0, offset)), passes.final.eq(final_pass),
             self.tiles.request.payload.eq(addr),
         ]
 
@@ -179,7 +191,7 @@ class AccelControl(wiring.Component):
             with m.State("word"):
                 m.d.comb += [self.busy.eq(1), self.tiles.response.ready.eq(1)]
                 with m.If(self.tiles.response.valid):
-                    m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0)]
+                    m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0), *decide]
                     m.next = "jobs"
             with m.State("jobs"):
                 wants = [refetch, command, Const(1)]
@@ -196,7 +208,7 @@ class AccelControl(wiring.Component):
                 with m.If(command & self.passes.ready):
                     m.d.sync += commanded.eq(1)
                 with m.If(done):
-                    m.d.sync += offset.eq(offset + tile.entries)
+                    m.d.sync += offset.eq(ends)
                     with m.If(~tile.closes):
                         m.next = "read"
                     with m.Else():
@@ -209,8 +221,8 @@ class AccelControl(wiring.Component):
                                          c_panel.eq(c_panel + cfg.c_panel),
                                          out_panel.eq(out_panel + cfg.out_panel)]
                             with m.If(first_pass):
-                                m.d.sync += length.eq(offset + tile.entries)
-                        with m.Elif(left != 0):               # the next band
+                                m.d.sync += length.eq(ends)
+                        with m.Elif(more):                    # the next band
                             m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
                                          length.eq(0), b_panel.eq(cfg.b_base),
                                          c_panel.eq(cfg.c_base), out_panel.eq(cfg.out_base)]
