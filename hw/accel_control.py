@@ -104,6 +104,12 @@ class AccelControl(wiring.Component):
     default) and an array whose B rows are ``tlen`` words, output rows ``chunks`` words
     and PEs ``vlen`` lanes (SpMV's b rows, :func:`~sparseforge.sw.wire.mv_layout`).
 
+    A tile's decisions (whether it converts, whether the pass's command goes with it,
+    whether it is the run's last job, the band's end) are registered as its word is
+    taken: nothing they read changes between the word and its jobs, so they cost no
+    cycle, and the jobs' handshakes and the state machine start at flip-flops rather
+    than after ``offset + entries`` and its compares with the Tailor's depths.
+
     Members
     -------
     config, start, busy, tiles, convert, passes, compute
@@ -131,9 +137,7 @@ class AccelControl(wiring.Component):
         commanded = Signal()                             # the pass's command sent
         sent = Signal(3)                                 # convert, pass, compute taken
 
-        # The tile's decisions, taken from its word as it arrives (nothing they read
-        # changes between the word and its jobs), so the jobs' handshakes start at
-        # flip-flops rather than after the offset's sum and its compares.
+        # The tile's decisions, registered from its word as it arrives.
         first_pass, final_pass = Signal(), Signal()
         refetch, command, last_job = Signal(), Signal(), Signal()
         restart, more = Signal(), Signal()               # start at 0; bands left
