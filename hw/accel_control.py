@@ -104,6 +104,12 @@ class AccelControl(wiring.Component):
     default) and an array whose B rows are ``tlen`` words, output rows ``chunks`` words
     and PEs ``vlen`` lanes (SpMV's b rows, :func:`~sparseforge.sw.wire.mv_layout`).
 
+    A tile's decisions (whether it converts, whether the pass's command goes with it,
+    whether it is the run's last job, the band's end) are registered as its word is
+    taken: nothing they read changes between the word and its jobs, so they cost no
+    cycle, and the jobs' handshakes and the state machine start at flip-flops rather
+    than after ``offset + entries`` and its compares with the Tailor's depths.
+
     Members
     -------
     config, start, busy, tiles, convert, passes, compute
@@ -131,12 +137,22 @@ class AccelControl(wiring.Component):
         commanded = Signal()                             # the pass's command sent
         sent = Signal(3)                                 # convert, pass, compute taken
 
-        first_pass = pass_ == 0
-        final_pass = pass_ + 1 == cfg.passes
+        # The tile's decisions, registered from its word as it arrives.
+        first_pass, final_pass = Signal(), Signal()
+        refetch, command, last_job = Signal(), Signal(), Signal()
+        restart, more = Signal(), Signal()               # start at 0; bands left
+        ends = Signal(A)                                 # offset + entries
+        given = struct(wire.ACCEL_TILE)(self.tiles.response.payload)
+        at_first, at_final = pass_ == 0, pass_ + 1 == cfg.passes
         fits = length <= self.depth
-        refetch = first_pass | (offset + tile.entries > self.depth - self.fifo) & ~fits
-        command = ~commanded & (first_pass | fits | refetch)
-        last_job = tile.closes & final_pass & (left == 0)
+        bumps = offset + given.entries > self.depth - self.fifo
+        decide = [
+            first_pass.eq(at_first), final_pass.eq(at_final),
+            refetch.eq(at_first | bumps & ~fits),
+            command.eq(~commanded & (at_first | fits | bumps)),
+            last_job.eq(given.closes & at_final & (left == 0)),
+            restart.eq(at_first | fits), more.eq(left != 0),
+            ends.eq(offset + given.entries)]
 
         conv, comp, passes = self.convert.payload, self.compute.payload, self.passes.payload
         m.d.comb += [
@@ -146,7 +162,7 @@ class AccelControl(wiring.Component):
             comp.tensor_base.eq(offset), comp.entries.eq(tile.entries),
             comp.out_base.eq(out_panel + tile.i0 * self.chunks), comp.out_rows.eq(tile.rows),
             comp.closes.eq(tile.closes), comp.last.eq(last_job),
-            passes.start.eq(Mux(first_pass | fits, 0, offset)), passes.final.eq(final_pass),
+            passes.start.eq(Mux(restart, 0, offset)), passes.final.eq(final_pass),
             self.tiles.request.payload.eq(addr),
         ]
 
@@ -179,7 +195,7 @@ class AccelControl(wiring.Component):
             with m.State("word"):
                 m.d.comb += [self.busy.eq(1), self.tiles.response.ready.eq(1)]
                 with m.If(self.tiles.response.valid):
-                    m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0)]
+                    m.d.sync += [tile.eq(self.tiles.response.payload), sent.eq(0), *decide]
                     m.next = "jobs"
             with m.State("jobs"):
                 wants = [refetch, command, Const(1)]
@@ -196,7 +212,7 @@ class AccelControl(wiring.Component):
                 with m.If(command & self.passes.ready):
                     m.d.sync += commanded.eq(1)
                 with m.If(done):
-                    m.d.sync += offset.eq(offset + tile.entries)
+                    m.d.sync += offset.eq(ends)
                     with m.If(~tile.closes):
                         m.next = "read"
                     with m.Else():
@@ -209,8 +225,8 @@ class AccelControl(wiring.Component):
                                          c_panel.eq(c_panel + cfg.c_panel),
                                          out_panel.eq(out_panel + cfg.out_panel)]
                             with m.If(first_pass):
-                                m.d.sync += length.eq(offset + tile.entries)
-                        with m.Elif(left != 0):               # the next band
+                                m.d.sync += length.eq(ends)
+                        with m.Elif(more):                    # the next band
                             m.d.sync += [pass_.eq(0), band_addr.eq(addr), band_left.eq(left),
                                          length.eq(0), b_panel.eq(cfg.b_base),
                                          c_panel.eq(cfg.c_base), out_panel.eq(cfg.out_base)]

@@ -428,7 +428,8 @@ def _fibers(image, lo, hi, slot, key):
 START = 4
 """Cycles from ``start`` to the sequencer's first read of the tile list."""
 ISSUE = 2
-"""Cycles a tile word takes from its answer to its jobs (the word register, the jobs)."""
+"""Cycles a tile word takes from its answer to its jobs (the word register, the jobs): the
+sequencer registers the tile's decisions with its word, no cycle of their own."""
 TILE = 25
 """Cycles a tile's compute adds to its busiest PE row's (the TLU's reads of the Tailor,
 the PEs' pipeline emptied before the tile's item goes to the MSU)."""

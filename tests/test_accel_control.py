@@ -113,3 +113,52 @@ def test_spmttkrp_loads_c_whole_as_operand_0_and_b_windows_as_operand_1():
     assert {(c["base0"] - 2000) % 12 for c in computes} == {0}
     assert {c["rows0"] for c in computes} == {6}
     _run(plan, seed=7, bases=bases)
+
+
+def test_a_tiles_jobs_go_the_cycle_after_its_word():
+    """Units always ready, the tile list answered on the cycle after each read: every
+    tile's jobs are taken the cycle after its word and the next word asked for the cycle
+    after that, on every pass of an overbooked band too (the decisions are registered
+    from the word as it arrives, with no cycle of their own: the model's ``ISSUE``)."""
+    from amaranth.sim import Simulator
+
+    plan = _plan(16, 4, 5)
+    c = plan.config
+    dut = AccelControl(c.depth, c.fifo, c.tlen, c.tlen * c.cols, c.vlen)
+    words = accel_plan.tile_words(plan)
+    outs = (dut.convert, dut.passes, dut.compute)
+    log = {"read": [], "word": [], "jobs": []}
+
+    async def bench(ctx):
+        for name, value in {"tiles_count": len(words), "passes": plan.passes}.items():
+            ctx.set(getattr(dut.config, name), value)
+        for out in outs:
+            ctx.set(out.ready, 1)
+        ctx.set(dut.tiles.request.ready, 1)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        asked = None
+        for cycle in range(40 * len(words) * plan.passes):
+            ctx.set(dut.tiles.response.valid, asked is not None)
+            ctx.set(dut.tiles.response.payload, 0 if asked is None else int(words[asked]))
+            if asked is not None and ctx.get(dut.tiles.response.ready):
+                log["word"].append(cycle)
+                asked = None
+            if ctx.get(dut.tiles.request.valid):
+                log["read"].append(cycle)
+                asked = ctx.get(dut.tiles.request.payload)
+            if ctx.get(dut.compute.valid):
+                log["jobs"].append(cycle)
+            await ctx.tick()
+            if not ctx.get(dut.busy):
+                break
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    tiles = len(words) * plan.passes
+    assert [len(v) for v in log.values()] == [tiles] * 3
+    assert np.all(np.array(log["jobs"]) == np.array(log["word"]) + 1)
+    assert np.all(np.array(log["read"][1:]) == np.array(log["jobs"][:-1]) + 1)
