@@ -17,6 +17,8 @@ on its byte lanes, when it is no wider than the bus, else an INCR burst of
   answers back in order, so the memory may answer them out of order (a DRAM controller
   serving open rows first) rather than one ID forcing its order.
 - :class:`WriteBridge`: a write port onto AW/W/B, one ID, so its writes land in order.
+- :class:`ReadFence`: an in-order port whose reads wait for a write port's earlier writes
+  to land (their B answers), where a unit reads back what another wrote.
 - :class:`TaggedMux`, :class:`WriteMux`: several ports, each of its own width, onto
   one, a read port's index in the upper tag bits, which become the upper ARID bits, a
   write port's above the word address; the bridges after them choose each port's
