@@ -52,6 +52,11 @@ class HyteControllerSignature(wiring.Signature):
         })
 
 
+def _clamped(extent, dim):
+    """A tile's extent clamped to its dimension."""
+    return Mux(extent > dim, dim, extent)
+
+
 class TileWalker(wiring.Component):
     """Tile commands over ``I x J x K`` (Section 6.2), taking each tuned shape the
     :class:`~sparseforge.hw.hyte_tuner.Tuner` gives at an aligned change.
@@ -97,6 +102,7 @@ class TileWalker(wiring.Component):
         dims, begin = per_dim("dim", W), per_dim("begin", W)
         log_t = per_dim("log_t", wire.hyte_log_width(W))
         ext, nbegin = per_dim("ext", W + 1), per_dim("nbegin", W + 1)   # 1 << log_t, begin + T
+        clamp = per_dim("clamp", W + 1)        # T: ext clamped to the dimension, as ext is set
         change, more = per_dim("change", 2), per_dim("more", 1)       # more: another tile
         order, bufsize = Signal(3), Signal(self.count_width)
         first = Signal()                        # the next command is the job's first
@@ -114,18 +120,19 @@ class TileWalker(wiring.Component):
                                  *(dims[d].eq(sizes[d]) for d in range(3)),
                                  *(log_t[d].eq(logs[d]) for d in range(3)),
                                  *(ext[d].eq(Const(1, W + 1) << logs[d]) for d in range(3)),
+                                 *(clamp[d].eq(_clamped(Const(1, W + 1) << logs[d], sizes[d]))
+                                   for d in range(3)),
                                  *(begin[d].eq(0) for d in range(3)),
                                  *(change[d].eq(2) for d in range(3)), first.eq(1)]
                     m.next = "command"
             with m.State("command"):
-                clamped = [Mux(ext[d] > dims[d], dims[d], ext[d]) for d in range(3)]
                 for d in range(3):
                     m.d.sync += [tile.payload[d].begin.eq(begin[d]),
-                                 tile.payload[d].t.eq(clamped[d]),
+                                 tile.payload[d].t.eq(clamp[d]),
                                  tile.payload[d].change.eq(change[d]),
                                  nbegin[d].eq(begin[d] + ext[d])]
                 # B's tile is the last command's (still in ``tile``): kept, not measured.
-                same = [(tile.payload[d].begin == begin[d]) & (tile.payload[d].t == clamped[d])
+                same = [(tile.payload[d].begin == begin[d]) & (tile.payload[d].t == clamp[d])
                         for _, d in tuned]
                 m.d.sync += [self.keep.eq(~first & same[0] & same[1]), first.eq(0)]
                 limit = {wire.HYTE_DIMS.index("j"): self.most_tj}
@@ -175,7 +182,8 @@ class TileWalker(wiring.Component):
             with m.State("apply"):
                 for t, d in tuned:
                     with m.If((change[d] != 0) & ((begin[d] & kept[t].mask) == 0)):
-                        m.d.sync += [log_t[d].eq(kept[t].log_t), ext[d].eq(kept[t].extent)]
+                        m.d.sync += [log_t[d].eq(kept[t].log_t), ext[d].eq(kept[t].extent),
+                                     clamp[d].eq(_clamped(kept[t].extent, dims[d]))]
                 m.next = "command"
         return m
 
