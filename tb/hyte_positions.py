@@ -1,8 +1,8 @@
 """Testbench of HYTE's positions unit (``hyte_positions``): a sweep's fetches of a CSR
 matrix's segments, answered from a memory holding its row pointers and column ids (and
 the kept entries the unit writes), under random stalls; every segment, every kept entry
-written and the reads made checked against the model, and every read offered kept
-offered until taken."""
+written and the reads made checked against the model (the memory, a
+:class:`~.streams.RamPort`, fails a read withdrawn before it is taken)."""
 
 from dataclasses import dataclass
 
@@ -49,7 +49,7 @@ class PositionsBench(Bench):
                            self.codecs["writes__request"])
         self.ram.words.update({bases["ptr_base"] + n: int(p) for n, p in enumerate(ptr)})
         self.ram.words.update({bases["cols_base"] + n: int(c) for n, c in enumerate(cols)})
-        self.reads, self.offered = 0, None    # the read offered and not taken
+        self.reads = 0
         self.drivers = [*(Static(name, value) for name, value in bases.items()), self.fetch,
                         self.sink, self.writes, self.ram]
 
@@ -59,12 +59,8 @@ class PositionsBench(Bench):
         return Codec(layout).pack({"bj": bj, "ej": ej, "begin": begin, "end": end})
 
     def check(self, io, cycle):
-        valid, address = io.get("memory__request__valid"), io.get("memory__request__payload")
-        if self.offered is not None and (not valid or address != self.offered):
-            self.fail(f"the read of {self.offered} withdrawn before it was taken")
-        taken = valid and io.get("memory__request__ready")
-        self.offered = address if valid and not taken else None
-        self.reads += bool(taken)
+        if io.get("memory__request__valid") and io.get("memory__request__ready"):
+            self.reads += 1
         for sink in (self.sink, self.writes):
             if sink.fired is not None:
                 n = len(sink.received) - 1

@@ -308,7 +308,9 @@ class RamPort:
     answers what the writes taken up to its own cycle left at its address, 0 where none.
 
     A read is taken on a cycle where the coin ``stall`` allows and fewer than two answers
-    wait; its answer is offered from the next cycle, in order, until taken. A native run
+    wait; its answer is offered from the next cycle, in order, until taken. A read
+    offered and not taken must stay offered, the same address, until taken (the stream's
+    rule; a withdrawn or changed one fails the run). A native run
     builds :class:`~sparseforge.tb.native.RamMemory` with the same rules, of ``depth``
     words (an address past them fails here). ``codec`` unpacks a write's ``{addr, data}``.
     With ``writes`` ``None`` it is a read-only memory whose ``words`` the bench sets up
@@ -320,7 +322,7 @@ class RamPort:
         self.stall, self.codec = stall, codec
         self.words, self.answers = {}, []
         self.free = False
-        self.fired = None
+        self.fired = self.offered = None      # the read taken; the one offered, not taken
 
     def idle(self, io):
         io.set(f"{self.name}__request__ready", 0)
@@ -340,8 +342,13 @@ class RamPort:
         if self.writes and io.get(f"{self.writes}__valid") and io.get(f"{self.writes}__ready"):
             write = self.codec.unpack(io.get(f"{self.writes}__payload"))
             self.words[self._within(write["addr"])] = write["data"]
-        if self.free and io.get(f"{self.name}__request__valid"):
-            addr = io.get(f"{self.name}__request__payload")
+        valid = io.get(f"{self.name}__request__valid")
+        addr = io.get(f"{self.name}__request__payload")
+        if self.offered is not None and (not valid or addr != self.offered):
+            raise AssertionError(f"{self.name}: the read of {self.offered} withdrawn before "
+                                 "it was taken")
+        self.offered = addr if valid and not self.free else None
+        if self.free and valid:
             self.answers.append(self.words.get(self._within(addr), 0))
             self.fired = addr
 
