@@ -208,11 +208,16 @@ def known_traffic(plan_):
 
 
 def _first_at(m, rows, col):
-    """Per row of ``rows`` of the CSR ``m``, the index of its first element of column
-    ``col`` or more (its end where it has none)."""
-    keys = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr)) \
-        * (m.shape[1] + 1) + m.indices
-    return np.searchsorted(keys, np.asarray(rows, dtype=np.int64) * (m.shape[1] + 1) + col)
+    """Per row of ``rows`` (consecutive rows of the CSR ``m``), the index of its first
+    element of column ``col`` or more (its end where it has none). Only those rows'
+    elements are searched, so a command costs its own tile's elements, not the matrix's."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return rows
+    r0, width = rows[0], m.shape[1] + 1
+    lo, hi = m.indptr[r0], m.indptr[rows[-1] + 1]
+    keys = np.repeat(rows - r0, np.diff(m.indptr[r0:rows[-1] + 2])) * width + m.indices[lo:hi]
+    return lo + np.searchsorted(keys, (rows - r0) * width + col)
 
 
 RANGES = 4
