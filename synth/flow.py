@@ -288,33 +288,52 @@ def _first_configurations(results):
 
 def parts_rows(results, synth=None):
     """For each composite in ``results`` that declares ``PARTS`` (its units as the
-    paper's area table lists them, each the attribute holding its instances), each unit
-    as the composite builds it in its first report configuration: its parameters, its
-    instances and their logic cells (Yosys: LUT4s and two per carry cell) and block RAMs,
-    and their shares of the units' total beside the paper's share of the area. A unit is
-    synthesized by ``synth(block, params)`` (default: Yosys alone) at its own parameters,
-    not its block's report configuration."""
-    synth = synth or (lambda block, params: synthesize(block, params, with_fmax=False))
+    paper's area table lists them, each the attribute holding its instances, and the
+    paper's share of the area, or ``None``), each unit as the composite builds it in its
+    first report configuration: its parameters, its instances and their logic cells
+    (Yosys: LUT4s and two per carry cell) and block RAMs, and their shares of the units'
+    total beside the paper's share. A composite whose parts depend on its build sets
+    ``PARTS`` on the instance. ``whole`` is the composite's own logic where ``results``
+    holds it, so what the parts leave out shows. A unit is measured by ``synth(unit)``
+    (default :func:`unit_area`: Yosys alone)."""
+    synth = synth or unit_area
     tables = []
     for name, r in _first_configurations(results).items():
-        parts = getattr(get(name).cls, "PARTS", None)
-        if parts is None:
+        if getattr(get(name).cls, "PARTS", None) is None:
             continue
         composite = get(name).build(r["params"])
         composite._MustUse__used = True         # built for its parts' parameters alone
         rows = []
-        for label, attribute, paper in parts:
+        for label, attribute, paper in composite.PARTS:
             units = list(_flatten(getattr(composite, attribute)))
             unit = units[0]
-            area = synth(unit.block_name, unit.block_params)
-            rows.append({"part": label, "block": unit.block_name, "params": unit.block_params,
-                         "instances": len(units), "logic_cells": len(units) * logic(area),
+            area = synth(unit)
+            rows.append({"part": label,
+                         "block": getattr(unit, "block_name", type(unit).__name__),
+                         "params": getattr(unit, "block_params", None),
+                         "instances": len(units),
+                         "logic_cells": len(units) * logic(area),
                          "bram": len(units) * area.get("bram", 0), "paper_share": paper})
         total = sum(row["logic_cells"] for row in rows) or 1
         for row in rows:
             row["share"] = row["logic_cells"] / total
-        tables.append({"block": name, "params": r["params"], "parts": rows})
+        table = {"block": name, "params": r["params"], "parts": rows}
+        if "lut" in r:
+            table["whole"] = logic(r)
+        tables.append(table)
     return tables
+
+
+def unit_area(unit, target="ecp5"):
+    """Yosys's count of one of a composite's units as the composite built it: a
+    registered block with parameters of its own by :func:`synthesize` (its area kept
+    as any block's), any other unit from its own RTLIL."""
+    if getattr(unit, "block_params", None) is not None:
+        return synthesize(unit.block_name, unit.block_params, target, with_fmax=False)
+    unit._MustUse__used = True
+    cells, _, _ = _stat(rtlil.convert(unit, name="unit", emit_src=False), "unit", target)
+    return {resource: _count(cells, pattern)
+            for resource, pattern in _RESOURCES[target].items()}
 
 
 def _flatten(units):

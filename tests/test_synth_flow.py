@@ -127,11 +127,12 @@ def test_parts_rows_count_each_part_by_its_instances():
     carry cell)."""
     seen = []
 
-    def synth(block, params):
-        seen.append((block, params))
+    def synth(unit):
+        seen.append((unit.block_name, unit.block_params))
         cells = {"tensaurus_pe": 100, "tensaurus_spm": 50, "tensaurus_msu": 200,
-                 "tensaurus_tlu": 30, "tensaurus_mlu": 10}[block]
-        return {"lut": cells - 2, "carry": 1, "bram": 2 if block == "tensaurus_spm" else 0}
+                 "tensaurus_tlu": 30, "tensaurus_mlu": 10}[unit.block_name]
+        return {"lut": cells - 2, "carry": 1,
+                "bram": 2 if unit.block_name == "tensaurus_spm" else 0}
 
     composite = {"block": "tensaurus", "params": get("tensaurus").resolve(
         {"rows": 2, "cols": 3, "vlen": 4})}
@@ -145,6 +146,43 @@ def test_parts_rows_count_each_part_by_its_instances():
     assert rows["PE"]["paper_share"] == 27.2
     assert len(seen) == 5                                   # one synthesis a part
     assert parts_rows(results[1:], synth) == []             # no composite, no table
+    assert "whole" not in table                             # its own area not given
+
+
+def test_the_accelerators_parts_follow_its_engine():
+    """The accelerator lists its units by engine, the unregistered ones (its sequencer,
+    the converter's feed) measured from their own RTLIL, and sets its whole logic
+    beside them; a part's area is the unit the build made (its PE rows, its Tailor's
+    depth)."""
+    def synth(unit):
+        return {"lut": 10 if type(unit).__name__ == "Tensaurus" else 4, "carry": 1, "bram": 0}
+
+    params = get("accel").resolve({"pes": 2, "depth": 256})
+    (table,) = parts_rows([{"block": "accel", "params": params, "lut": 60, "carry": 5}],
+                          synth)
+    rows = {row["part"]: row for row in table["parts"]}
+    assert list(rows) == ["AXI master", "sequencer", "feed", "MINT converter", "Tailor",
+                          "Tensaurus"]
+    assert rows["sequencer"]["block"] == "AccelControl" and rows["sequencer"]["params"] is None
+    assert rows["Tensaurus"]["params"]["rows"] == 2 and rows["Tensaurus"]["logic_cells"] == 12
+    assert rows["Tensaurus"]["share"] == pytest.approx(12 / (5 * 6 + 12))
+    assert table["whole"] == 70
+    eureka = {"block": "accel", "params": get("accel").resolve({"engine": "eureka"})}
+    (table,) = parts_rows([eureka], synth)
+    assert [row["part"] for row in table["parts"]] == ["AXI master", "Eureka"]
+
+
+def test_a_unit_without_parameters_of_its_own_is_measured_as_built():
+    """A unit a composite built with arguments the registry cannot rebuild it from is
+    synthesized from its own RTLIL: the same count as the registered block's."""
+    from sparseforge.hw.stream_units import Skid
+    from sparseforge.synth.flow import unit_area
+
+    registered, built = Skid(width=12), Skid(12)
+    assert registered.block_params == {"width": 12} and built.block_params is None
+    area, again = unit_area(registered), unit_area(built)
+    assert area["ff"] > 12
+    assert all(area[k] == again[k] for k in ("lut", "ff", "carry", "bram"))
 
 
 @pytest.mark.soak

@@ -184,6 +184,9 @@ class Accel(wiring.Component):
               BUFFER,
               CURSORS)
     REPORT = ({}, {"engine": "eureka"}, {"engine": "gustavson"})
+    PARTS = ()
+    """Its units for the synthesis report's area by part (no paper gives their shares):
+    set by the engine's builder, as the units differ by engine."""
     ADDR = 24
     """Bits of a word address on every port (and of a row pointer)."""
 
@@ -235,6 +238,10 @@ class Accel(wiring.Component):
                    *(width for width in self.fields.values() for _ in range(P)))
         self.offsets = [Offset(A, width) for width in ordered[1:]]
         self.zips = [Zip(A, self.fields) for _ in range(P)]
+        self.PARTS = (("AXI master", "master", None),
+                      ("sequencer", "control", None), ("feed", "feed", None),
+                      ("MINT converter", "converter", None), ("Tailor", "held", None),
+                      ("Tensaurus", "tensaurus", None))
         return {"tagged": (self.widths["mlu"],), "ordered": ordered,
                 "write": (self.widths["out"],)}
 
@@ -256,6 +263,8 @@ class Accel(wiring.Component):
         reads, writes = ([name for name, *_ in ports] for ports in (self.spgemm.reads,
                                                                      self.spgemm.writes))
         self.after = {reads.index(r): writes.index(w) for r, w in self.spgemm.after.items()}
+        self.PARTS = (("AXI master", "master", None),
+                      ("Gustavson", "spgemm", None))
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.spgemm.reads),
                 "write": tuple(w for _, w in self.spgemm.writes)}
 
@@ -266,6 +275,8 @@ class Accel(wiring.Component):
                                  COLS.check(self.cols), self.iw)
         self.status = RunStatus(report_layout(ceil_log2(self.tile), 32), 1)
         self.offsets = [Offset(self.ADDR, width) for _, width, _ in self.pruned.reads]
+        self.PARTS = (("AXI master", "master", None),
+                      ("Eureka", "pruned", None))
         return {"tagged": (), "ordered": tuple(w for _, w, _ in self.pruned.reads),
                 "write": (self.pruned.tile.size,)}
 

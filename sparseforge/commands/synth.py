@@ -69,13 +69,20 @@ def markdown(results):
 
 def _parts(table):
     """A composite's area by part (:func:`~sparseforge.synth.flow.parts_rows`)."""
-    click.echo(f"\n{table['block']} {table['params']} by part, as the paper's area table "
-               "(each part synthesized as this composite builds it, Yosys logic cells: "
-               "LUT4s and two per carry cell, times its instances):")
+    click.echo(f"\n{table['block']} {table['params']} by part (each part synthesized as "
+               "this composite builds it, Yosys logic cells: LUT4s and two per carry cell, "
+               "times its instances; shares of the parts' total):")
+    width = max(len(p["part"]) for p in table["parts"])
     for p in table["parts"]:
-        click.echo(f"  {p['part']:4} {p['instances']:>3} x {p['block']:14} "
+        paper = ("" if p["paper_share"] is None
+                 else f"   paper: {p['paper_share']:.1f}% of area")
+        click.echo(f"  {p['part']:{width}} {p['instances']:>3} x {p['block']:16} "
                    f"{p['logic_cells']:>7} logic cells {p['share']:>6.1%}, "
-                   f"{p['bram']:>3} BRAMs   paper: {p['paper_share']:.1f}% of area")
+                   f"{p['bram']:>3} BRAMs{paper}")
+    if "whole" in table:
+        parts = sum(p["logic_cells"] for p in table["parts"])
+        click.echo(f"  the whole composite: {table['whole']} logic cells, its parts' sum "
+                   f"{parts / table['whole']:.0%} of it (apart, a part is optimized alone)")
 
 
 def _human(result):
