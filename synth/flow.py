@@ -346,11 +346,11 @@ def _flatten(units):
 
 
 def smallest_device(result):
-    """The smallest ECP5 whose LUT4s (carry cells' included), multipliers and block RAMs
-    hold Yosys's count of the block, with a fifth to spare for the harness and routing;
-    the largest if none does."""
+    """The smallest ECP5 whose LUT4 positions (:func:`positions`), multipliers and block
+    RAMs hold Yosys's count of the block, with a fifth to spare for the harness and
+    routing; the largest if none does."""
     dsp = _count(result["cells"], "MULT18X18D")
-    need = {"lut": 1.2 * logic(result), "dsp": dsp, "bram": result.get("bram", 0)}
+    need = {"lut": 1.2 * positions(result), "dsp": dsp, "bram": result.get("bram", 0)}
     for device, room in CAPACITY.items():
         if all(need[k] <= room[k] for k in need):
             return device
@@ -359,9 +359,9 @@ def smallest_device(result):
 
 def check_fits(result, device):
     """Refuse, before place-and-route, a block whose Yosys count already passes what
-    ECP5 ``device`` holds (:data:`CAPACITY`: LUT4s with the carry cells', multipliers,
-    block RAMs): nextpnr would fail on it, or route for hours first."""
-    need = {"lut": logic(result), "dsp": _count(result["cells"], "MULT18X18D"),
+    ECP5 ``device`` holds (:data:`CAPACITY`: LUT4 positions, multipliers, block RAMs):
+    nextpnr would fail on it, or route for hours first."""
+    need = {"lut": positions(result), "dsp": _count(result["cells"], "MULT18X18D"),
             "bram": result.get("bram", 0)}
     room = CAPACITY[device]
     over = [f"{need[k]:,} {k} of its {room[k]:,}" for k in need if need[k] > room[k]]
@@ -376,6 +376,18 @@ def check_fits(result, device):
 def logic(result):
     """A synthesis result's logic as the device sees it: LUT4s plus two per carry cell."""
     return result["lut"] + 2 * result["carry"]
+
+
+LUTRAM_POSITIONS = 6
+"""LUT4 positions a distributed RAM (``TRELLIS_DPR16X4``) takes as nextpnr packs it: two
+slices of its PFU for the RAM and a third for its write port (``TRELLIS_RAMW``), six of
+the PFU's eight."""
+
+
+def positions(result):
+    """The LUT4 positions a block takes on an ECP5: its logic and its distributed RAMs'
+    (a design of many small memories needs far more than its LUT4s)."""
+    return logic(result) + LUTRAM_POSITIONS * result.get("lutram", 0)
 
 
 def merged_rows(results, synth=None):

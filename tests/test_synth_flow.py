@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from sparseforge.core import tools
-from sparseforge.core.errors import ToolError
+from sparseforge.core.errors import ParameterError, ToolError
 from sparseforge.core.registry import get
 from sparseforge.synth import flow
 from sparseforge.synth.flow import critical_path, parts_rows, pnr_steps, smallest_device
@@ -107,8 +107,9 @@ def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
 
 
 def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
-    def result(dsp=0, lut=100, carry=0, bram=0):
-        return {"cells": {"MULT18X18D": dsp}, "lut": lut, "carry": carry, "bram": bram}
+    def result(dsp=0, lut=100, carry=0, bram=0, lutram=0):
+        return {"cells": {"MULT18X18D": dsp}, "lut": lut, "carry": carry, "bram": bram,
+                "lutram": lutram}
 
     assert smallest_device(result()) == "25k"
     assert smallest_device(result(dsp=28)) == "25k"
@@ -118,6 +119,27 @@ def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
     assert smallest_device(result(lut=20000, carry=2000)) == "45k"     # 1.2 x 24,000
     assert smallest_device(result(bram=60)) == "45k"
     assert smallest_device(result(dsp=1000)) == "85k"                   # none holds it
+    # A distributed RAM takes six LUT4 positions: 20,000 + 6 x 40 = 20,240, x 1.2 fits
+    # the 25F's 24,288 exactly; one RAM more does not.
+    assert smallest_device(result(lut=20000, lutram=40)) == "25k"
+    assert smallest_device(result(lut=20000, lutram=41)) == "45k"
+
+
+def test_a_block_past_the_device_is_refused_before_placement():
+    """The LUT4 positions its distributed RAMs take count: the accelerator's Eureka build
+    (36,180 LUT4s and carry cells' positions, 2,760 distributed RAMs) fills 122% of the
+    45F when placed, though its logic alone would fit."""
+    eureka = {"block": "accel", "params": {"engine": "eureka"}, "cells": {"MULT18X18D": 32},
+              "lut": 32912, "carry": 1634, "bram": 0, "lutram": 2760}
+    with pytest.raises(ParameterError, match=r"52,740 lut of its 43,848 on the LFE5U-45F; "
+                                             r"--device 85k holds it"):
+        flow.check_fits(eureka, "45k")
+    flow.check_fits(eureka, "85k")
+    assert smallest_device(eureka) == "85k"
+    fits = dict(eureka, lut=43848 - 2 * 1634 - 6 * 2760 + 1)
+    with pytest.raises(ParameterError, match="43,849 lut"):
+        flow.check_fits(fits, "45k")
+    flow.check_fits(dict(fits, lut=fits["lut"] - 1), "45k")             # the last that fits
 
 
 def test_parts_rows_count_each_part_by_its_instances():
