@@ -198,7 +198,13 @@ R and :data:`SOFT` at 3 every case within 5% but 494_bus at 20 added and 0.5 (+8
 its time then its conversions' chains and their charge for the loads beside them, which
 there allows at most about half the default memory's a word); a charge for only the
 words whose load overlaps the conversion in time takes SpMM short (bcspwr04's single
-passes -16%).
+passes -16%). Tried last: a tile handed to compute once loaded (not once the bus has
+carried its conversion), so a fitting band's second pass loads beside the first's
+conversion, which that load holds up 18 cycles a burst: the tag tensor's prescient row
+-3.1%, but its swiftiles row -7.4%, MovieLens-100k's first 200 users +9.2% and +9.3%,
+Erdos971's single passes -9.4%, 494_bus at the default memory -6.1%; the charge without
+the hand-off keeps every matrix but takes those 200 users to +9.8% and +9.3% (their
+chains long, as above).
 Which state the sequencer waits in on the second pass is not measured: a slice's
 waveform is written as FST, and no reader of it is at hand.
 """
