@@ -114,14 +114,17 @@ converter's cluster counter reading a band's i ids from its first element to the
 past it where CSR reads row pointers, each lane a j id, a k id and a value an element,
 and every tile loading C's ``K`` rows besides its window's rows of B; its conversion's
 head the i ids, one a round trip (:func:`_cluster_counts`), the DRAM answering the next
-of a burst sooner (:data:`SAME_BURST`); a PE row's work ``tlen`` more a fiber (``OSR +=
-TSR * B[j]``); its row misses followed through the tensor's arrays and C's and B's
-panels (:func:`_row_misses`), each :data:`MISS` as SpMM's. No constant is fitted
-to the tensor. Natively on the tensor build (4 x 2 PEs, scratchpads of 2,048 rows, a
+of a burst sooner (:data:`SAME_BURST`) where the tile's load does not come between, and
+only those it does taking the bus (:func:`_shared_ids`); a PE row's work ``tlen`` more a
+fiber (``OSR += TSR * B[j]``); its row misses followed through the tensor's arrays and
+C's and B's panels (:func:`_row_misses`), each :data:`MISS` as SpMM's. No constant is
+fitted to the tensor. Natively on the tensor build (4 x 2 PEs, scratchpads of 2,048 rows, a
 Tailor of 1,024 entries, rank 12 in two passes): MovieLens' tag tensor (3,683 nonzeros)
-+6.8% prescient, +2.4% uniform, -0.6% swiftiles; MovieLens-100k (100,000 nonzeros, an
-image of 1.2 MB whose row misses the model follows: -30% without them) -8.1% prescient,
--10.9% uniform, +8.3% swiftiles, its first 200 users +3.0% prescient, +1.5% swiftiles;
++3.2% prescient, +2.1% uniform, -4.6% swiftiles; MovieLens-100k (100,000 nonzeros, an
+image of 1.2 MB whose row misses the model follows: -30% without them) -7.3% prescient,
+-10.9% uniform, +9.6% swiftiles (-8.1%, -10.9%, +8.3% before the ids shared their
+bursts: its conversions' chains longer by the ids the load breaks), its first 200 users
++3.1% prescient, +1.4% swiftiles;
 Last.fm's user-artist-tag tensor (108,469 nonzeros, rank 8 in one pass, scratchpads of
 8,192 rows: the MLU's loads of C bound it) +1.0% prescient, -3.4% swiftiles. A later
 pass that converts nothing loads its first tile's C and B beside the pass before's last
@@ -141,57 +144,67 @@ the shrink) brings prescient's second pass to 194,000 but moves SpMM's simulated
 by up to 16% (``pes2-2passes-uniform-16rows``: 3,838 cycles to 4,466), so the RTL's
 converter runs ahead of the feed there; a pass's loads held back until the tile before
 is computed overshoots (480,000).
-MovieLens' tag tensor's prescient run (+6.8%, bench accel's one row past 5%): the model
-has its bands' conversions bound by the bus, every conversion read breaking B's runs of
-shared bursts, while the RTL's are the converter's chain slowed by the load beside it.
-Its first band alone (42 users, one pass): 10,574 bursts in the model where the DRAM
-counts 5,238; and with its j and k ids made dense and B's and C's rows padded, the RTL's
-cycles grow 2.2 a word of B and C (32,577 at 1,612 words, 43,613 at 6,612), where the
-bus bound (4.25 a burst) gives -2.4% and -4.0% at 1,612 and 2,612 words, +5.9% and +6.7%
-at 4,612 and 6,612. Tried and not kept: charging the load's words to the conversion (a
-beat each on R, the DRAM's same-burst answers lost while they come between, B's runs
-broken only by the reads issued during the load, a later pass's first load beside the
-last conversion alike) takes every bench accel row within 5% (this one -3.1%) and
-dwt_878 (-4.7%, -2.3%) too, but MovieLens-100k's first 200 users from +3.0% and +1.5% to
-+8.3% and +7.5%, its swiftiles run from +8.3% to +11.6% and 494_bus at 20 cycles added
-and a channel of 0.5 from +4.4% to +6.6%; no subset of those terms keeps every case.
-Its bands one at a time (the band's elements alone, the other rows of Y zero), RTL and
-model: on one pass 42,721 (+8.3%), 61,787 (+2.8%, the overbooked user) and 49,439
-(+6.3%); on both passes 58,341 (+14.2%), 123,730 (+2.6%) and 65,436 (+11.5%). A
-fitting band's second pass converts nothing, yet adds 15,620 cycles: its load of 6,094
-words runs beside the first pass's conversion (the load stage takes it once the tile is
-handed to compute), and the conversion, not the loads, is the band's path: its chain
-(32,845 in the model, its row misses in it) and 2.1 cycles a word of both passes'
-loads (12,188) make the band's 58,341. The bus's count is the larger error: over every
-native case the model books 1.08x (rajat19 uniform) to 1.76x (this row) the DRAM's own
-count (``AxiRun``'s ``dram_reads`` and ``dram_writes``); the tile's accesses ordered as
-:func:`_row_misses` orders them, but B's words of one burst kept together (their tags
-answered with the burst they share, so they are asked again together), give 0.74x
-(GD97_b, 2 PEs) to 1.09x (impcol_a's SpMV). Those counts as the bus, with the
-conversion slowed ``1 / rate + burst / share`` cycles (a beat on R, its share of a DRAM
-burst) for each word loaded beside it (its own tile's, and a later pass's first load
-while it runs, which holds the tile before's end), take this row to -4.3%, its bands to
-within 3.5%, every SpMM row of bench accel to within 2.7%, MovieLens-100k's first 200
-users to +4.5% and +4.3% and nr-bio-dmela to within 0.4%, but swiftiles' row from -0.6%
-to -8.9%, ash219 from +2.0% to -6.5%, 494_bus at 20 cycles added and a channel of 0.5
-from +4.4% to +8.6%, SpMV's dwt_878 from -2.4% to -6.3% and bcsstk13 from -2.0% to
--7.3%, Erdos971's single pass from -3.3% to +5.0%: SpMV's :data:`SOFT` and
-:func:`dram`'s ``queue`` and ``burst`` were fitted with the old count and would be derived
-again with the new one. Added to those, and tried on the same cases: the next band's
-conversion holding its first entry until the Tailor's feed takes the band's first pass
-command (after the band before's shrink; its pointers and pre-pass run ahead), a
-conversion slowed by the previous tile's load still running and a later pass's load by
-the conversion beside it (a beat on R and a burst a read), a tile's charge at most a
-burst's words on R and a burst for each conversion read, as often as R carries the load,
-and :data:`SOFT` at 3: every other case within 5% (this row -4.2%, swiftiles' -3.9%, uniform's
-+1.5%, MovieLens-100k's first 200 users +4.5% and +4.3%, dwt_878 at 32 KiB -3.7%) but
-494_bus at 20 cycles added and a channel of 0.5, from +4.4% to +8.1% (its sixth band
-alone on one pass: +8.9% where the old count gives -0.7%). With the bus no longer
-standing in, that run's time is its conversions' chains and their charge for the loads
-beside them, and the charge a word it allows is at most about half the default memory's:
-one cost a word does not hold at both memories, and a charge for only the words whose
-load overlaps the conversion in time takes SpMM short instead (bcspwr04's single passes
--16%).
+**The i ids on the bus** (:func:`_shared_ids`): the cluster counter reads a band's i ids
+one after another, 32 to a DRAM burst, and the DRAM answers an id with the burst the id
+before fetched unless another access came between. The tile's load comes between them
+once a burst of it (its words of one burst are asked together, their tags answered with
+the burst they share), all of its bursts (the load runs beside the whole pointer phase,
+which each of them holds up, below); so of the ids only those opening a burst and those
+the load breaks take the bus, and each broken one waits :data:`SAME_BURST` more. Counted
+a burst each (and each breaking B's runs again), they had the tag tensor's bands bound
+by a bus of 1.76x the DRAM's own count (``AxiRun``'s ``dram_reads`` and
+``dram_writes``) and its prescient run at +6.8%, bench accel's one row past 5%; shared,
+1.69x and +3.2%, its uniform +2.4% to +2.1%, swiftiles -0.6% to -4.6%, MovieLens-100k's first 200
+users +3.0% to +3.1% and +1.5% to +1.4% (a matrix has no i ids: nothing else moves).
+What the bus still stands in for, measured natively on single bands (the band's
+elements alone, one pass at rank 8), is the load slowing the conversion's chain by about
+2.3 cycles a word of B or C, whichever of the two is the longer: 18 a burst of the load,
+about a row hit's CL and burst, as if each of its bursts cost one of the chain's reads
+its shared answer. The tag tensor's users 0-41: 2.33 a word of B (its j ids made dense,
+1,314 rows fewer), 2.43 of C (927 fewer), 2.13 with C padded to 2,048 rows; 2.37 at 20
+cycles added; 2.46 and 2.50 at a channel rate of 0.5 (none and 20 added).
+MovieLens-100k's users 0-3: 2.27 (2.47 at 20 and 0.5); its users 0-31: 2.52. An SpMM
+band (60 rows, 288 nonzeros in 16 of 512 columns): 2.27. Swiftiles' first band of the
+tag tensor (users 0-14), whose load (20,400 cycles alone) outlasts its conversion (about
+15,300): 28,959 cycles, 15,300 + 2.24 a word of its 6,094. The model charges a broken
+id :data:`SAME_BURST` and lets the bus (every other conversion read a burst, and a
+break of B's runs) stand in for the rest, so its bands still err by their size. One
+pass, before and after: users 0-41 +8.3% to +4.5%, 42 (overbooked) +7.8% to +3.5%,
+43-57 +6.1% to +2.7%; swiftiles' 45-57 +5.7% to +3.2%, 0-14 -13.9% (its load the
+longer: the model takes the longer of the two, where the RTL adds 2.3 a word of the
+load to the conversion). Both passes (a fitting band's second pass converts nothing and
+loads beside the first's conversion: the model adds that load, 3.34 cycles a word, after
+the bus, where the RTL's conversion grows 2.3 a word): 0-41 +14.2% to +11.5%, 43-57
++11.7% to +9.2%, swiftiles' 45-57 +13.4% to +11.6%, 42 +4.8% to +0.6%, 0-14 -5.5%.
+Whole runs land within 5% as the long second passes and the short load-bound bands
+partly cancel. Tried and not kept, on the same cases: the load's bursts charged to the
+conversion at 18 each whichever is the longer, a conversion's reads to a load that
+outlasts it, and the bus counted as the DRAM books it (no longer binding): the bands
+above within 6.5% but 0-14 on both passes (-7.7%), the tag tensor's prescient row
+-4.0%, but its swiftiles row -8.7%, MovieLens-100k's first 200 users +15.6% (its chain long
+without the bus's stand-in: users 0-31 alone, the RTL's conversion about 116,000 cycles
+against the model's 126,000), bcspwr04's single passes -6.4%, 494_bus at 20 cycles added
+and a channel of 0.5 +7.2%, nr-bio-dmela on 4 x 4 +7.7%: the chain's terms
+(:data:`SAME_BURST`, :data:`MISS` on a conversion, :data:`ROW_QUEUE`) were fitted with
+the bus standing in and would be fitted again without it. Tried before, with the bus
+counting a tile's accesses as :func:`_row_misses` orders them but B's words of one burst
+kept together (0.74x, GD97_b on 2 PEs, to 1.09x, impcol_a's SpMV, the DRAM's own count,
+where the model's bus books 1.08x, rajat19 uniform, to 1.76x): the conversion slowed
+``1 / rate + burst / share`` a word loaded beside it took the tag tensor's prescient row
+to -4.3% but swiftiles' to -8.9%, ash219 to -6.5%, SpMV's dwt_878 to -6.3% and bcsstk13
+to -7.3%; with the next band's conversion held until the
+Tailor's feed takes its first pass command, a tile's charge at most a burst's words on
+R and :data:`SOFT` at 3 every case within 5% but 494_bus at 20 added and 0.5 (+8.1%:
+its time then its conversions' chains and their charge for the loads beside them, which
+there allows at most about half the default memory's a word); a charge for only the
+words whose load overlaps the conversion in time takes SpMM short (bcspwr04's single
+passes -16%). Tried last: a tile handed to compute once loaded (not once the bus has
+carried its conversion), so a fitting band's second pass loads beside the first's
+conversion, which that load holds up 18 cycles a burst: the tag tensor's prescient row
+-3.1%, but its swiftiles row -7.4%, MovieLens-100k's first 200 users +9.2% and +9.3%,
+Erdos971's single passes -9.4%, 494_bus at the default memory -6.1%; the charge without
+the hand-off keeps every matrix but takes those 200 users to +9.8% and +9.3% (their
+chains long, as above).
 Which state the sequencer waits in on the second pass is not measured: a slice's
 waveform is written as FST, and no reader of it is at hand.
 """
@@ -519,6 +532,19 @@ def _cluster_counts(image, band):
     return int(hi - lo + (hi < len(image.col)))
 
 
+def _shared_ids(ids, loaded, per_burst):
+    """``(alone, broken)`` of a tensor's band's ``ids`` i ids, which the cluster counter
+    reads one after another, ``per_burst`` to a DRAM burst, beside its tile's load of
+    ``loaded`` DRAM bursts. An id in the burst of the id before is answered with that
+    burst (``alone``: no access of its own) unless another access came between: each of
+    the load's bursts comes between two ids once (``broken``), all of them, the load
+    running beside the whole pointer phase (the module's docstring: **The i ids on the
+    bus**)."""
+    opening = -(-ids // per_burst)
+    broken = min(ids - opening, loaded)
+    return ids - opening - broken, broken
+
+
 MISS = 14.0
 """Cycles a DRAM row miss among a tile's accesses adds to its loads of B (they queue
 behind it on the read channel and in the bank's order), and a miss of its conversion's
@@ -674,6 +700,12 @@ def predict(plan_, matrix, memory=BENCH, tags=8, data=64):
                     given = max(word, conv_end)
                     cycles, first, converts = conv[id(t)]
                     cycles += MISS * missed[0]
+                    if plan_.mttkrp and memory.burst and t is tiles[0]:     # its i ids
+                        alone, broken = _shared_ids(_cluster_counts(image, band),
+                                                    words / share, ids_a_burst)
+                        converts -= alone           # answered with the burst before
+                        cycles += SAME_BURST * broken           # not: a DRAM access
+                        first += SAME_BURST * broken
                     others += converts
                     conv_end = given + 1 + cycles
                     busy["converter"] += cycles

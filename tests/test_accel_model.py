@@ -499,3 +499,45 @@ def test_cycles_within_5_percent_natively_on_a_single_pass(shared_data, tmp_path
     assert r["equal_to_golden"] and r["passes"] == 1
     assert r["model_bytes_read"] == r["dram_bytes_read"]
     assert abs(r["model_error"]) <= 0.05, (r["cycles"], r["model_cycles"])
+
+
+def test_the_i_ids_share_their_bursts_by_hand():
+    """The cluster counter reads a band's i ids one after another, 32 (2 bytes each) to a
+    burst of 64 bytes: of 70, 3 open a burst, and the other 67 are answered with the
+    burst the id before fetched, but for one an access came between: each burst of the
+    tile's load once (2.5 of them: 2.5), all of them at most (100: 67); one id alone
+    opens its burst; no load, none broken."""
+    assert accel_model._shared_ids(70, 2.5, 32) == (64.5, 2.5)
+    assert accel_model._shared_ids(70, 100.0, 32) == (0, 67)
+    assert accel_model._shared_ids(1, 5.0, 32) == (0, 0)
+    assert accel_model._shared_ids(64, 0.0, 32) == (62, 0)
+
+
+def test_a_tensors_i_ids_on_the_bus_by_hand(monkeypatch):
+    """A tensor of one slice (1 x 4 x 12: 40 elements, j 0..3, k 0..11 in order), one
+    band, one window of j (spm_rows 16), rank 2 (one pass), on a DRAM whose bus takes
+    1,000 cycles a burst. The bus carries its tile word, its 40 i ids (each element's,
+    none past them), 40 pre-pass j ids and 40 elements' j id, k id and value (120), less
+    the 37 ids answered with the burst before (40 less 2 opening a burst and 1 broken by
+    the load's one burst: C's 12 and B's 4 rows of tlen 2 words of 2 bytes, 32 to a
+    burst), 164; the 32 words of B and C a burst each (the 164 between them); and Y's 2
+    words of 4 bytes, the run's last, 16 to a burst: 196.125 bursts. Counted a burst
+    each, the ids take 37 more; the broken id waits :data:`SAME_BURST` more in the
+    converter."""
+    jk = np.array([(j, k) for j in range(4) for k in range(12)])[:40]
+    t = formats.Tensor(np.column_stack([np.zeros(40, dtype=np.int64), jk]),
+                       np.arange(40) % 4 + 1, (1, 4, 12))
+    rng = np.random.default_rng(1)
+    config = AccelConfig(pes=2, cols=1, vlen=1, tlen=2, spm_rows=16, out_rows=4, depth=64,
+                         fifo=2, order=3)
+    plan = accel_plan.plan(t, (rng.integers(-2, 3, (4, 2)), rng.integers(-2, 3, (12, 2))),
+                           "prescient", config, kernel="spmttkrp")
+    assert plan.passes == 1 and [[(w.k0, w.k1) for w in b.inputs] for b in plan.bands] == [
+        [(0, 4)]]
+    memory = accel_model.Memory(20, 20, 1.0, burst=1000)
+    p = accel_model.predict(plan, t, memory)
+    assert p.parts["bus"] == 196_125
+    monkeypatch.setattr(accel_model, "_shared_ids", lambda ids, loaded, per_burst: (0, 0))
+    q = accel_model.predict(plan, t, memory)
+    assert q.parts["bus"] - p.parts["bus"] == 37_000
+    assert p.parts["converter"] - q.parts["converter"] == accel_model.SAME_BURST
