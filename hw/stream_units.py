@@ -576,16 +576,22 @@ class Reorder(wiring.Component):
         m.d.sync += full.eq((full & ~cleared) | filled)
 
         # The head's word and whether it is filled, registered: next cycle's head is this
-        # one's or the one behind it (the reader's ready picks, last), each read from the
-        # slots or taken from the response filling it now.
+        # one's or the one behind it (the reader's ready picks, last). The one behind is
+        # read from the slots or taken from the response filling it now; this one is the
+        # offered word, or the response filling it now: a head not yet offered was empty
+        # when it became the head, and its response comes while it is, so the slots need
+        # one read port, not two (a wide word's buffer is half the distributed RAM).
         offer = port.response
-        nexts = []
-        for step in (0, 1):
-            at, read = (head + step)[:k], slots.read_port(domain="comb")
-            now = response.valid & (response.payload.tag == at)
-            m.d.comb += read.addr.eq(at)
-            nexts.append((Array(full)[at] | now, Mux(now, response.payload.data, read.data)))
-        (stay_valid, stay_data), (move_valid, move_data) = nexts
+
+        def filling(at):
+            return response.valid & (response.payload.tag == at)
+
+        behind, read = (head + 1)[:k], slots.read_port(domain="comb")
+        m.d.comb += read.addr.eq(behind)
+        stay_valid = offer.valid | filling(head[:k])
+        stay_data = Mux(offer.valid, offer.payload, response.payload.data)
+        move_valid = Array(full)[behind] | filling(behind)
+        move_data = Mux(filling(behind), response.payload.data, read.data)
         m.d.sync += [offer.valid.eq(Mux(left, move_valid, stay_valid)),
                      offer.payload.eq(Mux(left, move_data, stay_data))]
         with m.If(left):
