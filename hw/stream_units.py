@@ -580,7 +580,7 @@ class Reorder(wiring.Component):
         # read from the slots or taken from the response filling it now; this one is the
         # offered word, or the response filling it now: a head not yet offered was empty
         # when it became the head, and its response comes while it is, so the slots need
-        # one read port, not two (a wide word's buffer is half the distributed RAM).
+        # one read port, not two (a wide word's buffer half the logic: no second mux).
         offer = port.response
 
         def filling(at):
