@@ -187,16 +187,20 @@ class LeastLoaded(wiring.Component):
 class LaneFetch(wiring.Component):
     """One lane of the CISS stream: its slices' headers and elements, read in order.
 
-    Its slices wait in a queue of two. A slice is taken once the last element of the one
-    before has been read; its header goes into the order queue, then each element's read,
-        one a cycle, while the queue has room. The queue's head leaves with its item, a header
-    by itself, an element with its read's answer, through a skid register (so the entry's
-    join reaches no further back than it).
+    Its slices wait in a queue of two. A slice is taken with the read of its first
+    element, once the last element of the one before has been read; then each element's
+    read, one a cycle, while the order queue has room. Each read's place goes into the
+    order queue, the first of a slice marked with the slice's row: at the queue's head it
+    leaves its header first, then its element with the read's answer, through a skid
+    register (so the entry's join reaches no further back than it). The reads go out
+    through a skid register too, so the memory's ``ready`` (an arbiter's grant over
+    other ports) reaches only it: the read before a slice's header leaves with it, so
+    the register's cycle costs the lane's items none.
 
     Parameters
     ----------
     iw, dw, addr_width : bits of an index, a value and an address.
-    inflight : items the order queue holds: reads in flight, ahead of the output.
+    inflight : reads the order queue holds: in flight, ahead of the output.
     order : 2 for a matrix; 3 for a tensor, whose elements carry their ``k`` too.
 
     Members
@@ -218,7 +222,7 @@ class LaneFetch(wiring.Component):
         owes the next entry an item, and a lane not busy is at its end.
 
     Latency and throughput: one item a cycle while the memory answers within
-    ``inflight - 1`` cycles; an item is out on the cycle after its answer (a header two
+    ``inflight - 2`` cycles; an element is out on the cycle after its answer (a header two
     cycles after its slice is taken).
     """
 
@@ -233,41 +237,47 @@ class LaneFetch(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        order = data.StructLayout({"header": 1, "row": self.iw})
+        order = data.StructLayout({"first": 1, "row": self.iw})
         m.submodules.slices = slices = Queue(self.slices.payload.shape(), depth=2, latency=1)
         m.submodules.order = queue = Queue(order, depth=self.inflight, latency=1)
         m.submodules.out = skid = Skid(self.items.payload.shape())
+        m.submodules.reads = reads = Skid(self.mem.request.payload.shape())
         wiring.connect(m, wiring.flipped(self.slices), slices.i)
         wiring.connect(m, skid.o, wiring.flipped(self.items))
+        wiring.connect(m, reads.o, wiring.flipped(self.mem.request))
         given = slices.o
         left = Signal.like(given.payload.count, name="left")     # elements still to read
-        addr = Signal.like(given.payload.base, name="addr")
+        addr = Signal.like(given.payload.base, name="addr")      # the next one's
         reading = Signal()                                          # left != 0, registered
-        request, response = self.mem.request, self.mem.response
-        fetched = Signal()
+        request, response = reads.i, self.mem.response
+        fetched, opened = Signal(), Signal()
         m.d.comb += self.busy.eq(given.valid | reading | queue.o.valid | skid.o.valid)
-        m.d.comb += [given.ready.eq(~reading & queue.i.ready),
-                     request.valid.eq(reading & queue.i.ready), request.payload.eq(addr),
+        m.d.comb += [request.valid.eq((reading | given.valid) & queue.i.ready),
+                     request.payload.eq(Mux(reading, addr, given.payload.base)),
                      fetched.eq(request.valid & request.ready),
-                     queue.i.valid.eq(given.valid & given.ready | fetched),
-                     queue.i.payload.header.eq(~reading),
+                     given.ready.eq(~reading & fetched), opened.eq(given.valid & given.ready),
+                     queue.i.valid.eq(fetched), queue.i.payload.first.eq(~reading),
                      queue.i.payload.row.eq(given.payload.row)]
-        with m.If(given.valid & given.ready):         # a slice holds at least one element
-            m.d.sync += [left.eq(given.payload.count), addr.eq(given.payload.base),
-                         reading.eq(1)]
-        with m.If(fetched):
+        with m.If(opened):                            # a slice holds at least one element
+            m.d.sync += [left.eq(given.payload.count - 1), addr.eq(given.payload.base + 1),
+                         reading.eq(given.payload.count != 1)]
+        with m.Elif(fetched):
             m.d.sync += [left.eq(left - 1), addr.eq(addr + 1), reading.eq(left != 1)]
         head, out = queue.o.payload, skid.i
+        said = Signal()                             # the head's header has left
+        header = Signal()                           # the head's header is to leave
         element = data.View(self.element, response.payload)
         col = Signal(self.iw)                       # the element's column in the window
-        m.d.comb += [col.eq(element.col - self.origin),
-                     out.valid.eq(queue.o.valid & (head.header | response.valid)),
-                     out.payload.nnz.eq(Mux(head.header, 0, element.value)),
-                     out.payload.ij.eq(Mux(head.header, head.row, col)),
-                     *([out.payload.k.eq(Mux(head.header, 0, element.k))]
+        m.d.comb += [header.eq(head.first & ~said), col.eq(element.col - self.origin),
+                     out.valid.eq(queue.o.valid & (header | response.valid)),
+                     out.payload.nnz.eq(Mux(header, 0, element.value)),
+                     out.payload.ij.eq(Mux(header, head.row, col)),
+                     *([out.payload.k.eq(Mux(header, 0, element.k))]
                        if self.order == 3 else []),
-                     response.ready.eq(queue.o.valid & ~head.header & out.ready),
-                     queue.o.ready.eq(out.valid & out.ready)]
+                     response.ready.eq(queue.o.valid & ~header & out.ready),
+                     queue.o.ready.eq(out.valid & out.ready & ~header)]
+        with m.If(out.valid & out.ready):
+            m.d.sync += said.eq(header)
         return m
 
 
@@ -296,7 +306,8 @@ class Interleave(wiring.Component):
     active, restart : In(1)
         A matrix is on; start counting from 0.
     ciss : Out(stream(:func:`~.interfaces.ciss_entry_layout`))
-        The entries, from a register.
+        The entries, from a :class:`~.stream_units.Skid`: the consumer's ``ready`` reaches
+        no further than its registers, and the join waits on its free register alone.
     count : Out(stream(addr_width + 1))
         The matrix's entries, after its last one is taken.
 
@@ -315,25 +326,24 @@ class Interleave(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        m.submodules.out = skid = Skid(self.ciss.payload.shape())
+        wiring.connect(m, skid.o, wiring.flipped(self.ciss))
         n = Signal.like(self.count.payload, name="n")              # entries sent
         done = Signal(self.pes)             # lanes idle to the end: not busy, all scheduled
         valid = Cat(lane.valid for lane in self.lanes)
-        out, load, go = self.ciss, Signal(), Signal()
-        m.d.comb += [load.eq(~out.valid | out.ready),
-                     go.eq(self.active & valid.any() & (valid | done).all() & load),
-                     self.count.valid.eq(self.active & done.all() & ~out.valid),
+        out, go = skid.i, Signal()
+        m.d.comb += [go.eq(self.active & valid.any() & (valid | done).all() & out.ready),
+                     out.valid.eq(go),
+                     self.count.valid.eq(self.active & done.all() & ~self.ciss.valid),
                      self.count.payload.eq(n)]
         for p, lane in enumerate(self.lanes):
-            m.d.comb += lane.ready.eq(go)
-            with m.If(load):
-                m.d.sync += [out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
-                             out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
-                if self.order == 3:
-                    m.d.sync += out.payload[p].k.eq(Mux(valid[p], lane.payload.k, 0))
+            m.d.comb += [lane.ready.eq(go),
+                         out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
+                         out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
+            if self.order == 3:
+                m.d.comb += out.payload[p].k.eq(Mux(valid[p], lane.payload.k, 0))
         m.d.sync += done.eq(Mux(self.restart | ~self.active | ~self.scheduled, 0,
                                 ~self.busy))
-        with m.If(load):
-            m.d.sync += out.valid.eq(go)
         with m.If(go):
             m.d.sync += n.eq(n + 1)
         with m.If(self.restart):
