@@ -559,7 +559,8 @@ class WindowLengths(wiring.Component):
         m = Module()
         cursor = cursor_layout(self.iw, self.addr_width)
         m.submodules.cursors = store = Memory(shape=cursor, depth=self.band, init=[])
-        m.submodules.ahead = ahead = Queue(cursor, depth=AHEAD, latency=1)
+        queued = data.StructLayout({"cursor": cursor, "open": 1})     # open: a read is due
+        m.submodules.ahead = ahead = Queue(queued, depth=AHEAD, latency=1)
         wr, rd = store.write_port(), store.read_port()
         job = Signal(job_layout(self.iw, self.addr_width, self.band), name="tile")
         r = Signal(range(self.band + 1), name="r")           # the row being decided
@@ -570,28 +571,32 @@ class WindowLengths(wiring.Component):
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
         held = Signal(cursor, name="held")                    # the row's cursor, moved on
+        held_open = Signal()                                  # held's element is to read
         fresh = Signal()                                      # the row's cursor is ahead's
         live = Signal()                                       # the row's cursor is here
         waiting = Signal()                                    # a column read is out
         count = Signal(self.addr_width)
         base = Signal(self.addr_width)
-        out, load = self.slices, Signal()
+        m.submodules.out = skid = Skid(self.slices.payload.shape())
+        wiring.connect(m, skid.o, wiring.flipped(self.slices))
+        out, load = skid.i, Signal()
         ptr, cols = self.ptr, self.cols
         at = Signal(cursor, name="at")                        # the row's cursor now
+        opens = Signal()                                      # at's element is to read
         start = Signal.like(base)
-        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
+        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload.cursor, held)),
                      live.eq(~fresh | ahead.o.valid),
-                     load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
+                     opens.eq(Mux(fresh, ahead.o.valid & ahead.o.payload.open, held_open)),
+                     load.eq(out.ready), self.origin.eq(job.k0),
                      rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
-                     ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
+                     ahead.i.valid.eq(pending), ahead.i.payload.cursor.eq(rd.data),
+                     ahead.i.payload.open.eq(~rd.data.peek & (rd.data.cur != rd.data.end)),
                      start.eq(Mux(fresh, at.cur, base))]
         m.d.sync += [pending.eq(fetching),
                      owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
-        with m.If(load):
-            m.d.sync += out.valid.eq(0)
         with m.FSM(name="window"):
             with m.State("DONE"):
-                m.d.comb += self.done.eq(~out.valid)
+                m.d.comb += self.done.eq(~self.slices.valid)
                 with m.If(self.restart):
                     m.d.sync += [job.eq(self.job), r.eq(0), q.eq(0), asked.eq(0), got.eq(0),
                                  fresh.eq(1), waiting.eq(0), count.eq(0)]
@@ -622,19 +627,18 @@ class WindowLengths(wiring.Component):
                 def below(k):
                     """The column below ``k``: compared at each of its sources, then
                     chosen, so no mux stands before the comparators' carry chains."""
-                    return Mux(at.peek, Mux(fresh, ahead.o.payload.col < k, held.col < k),
+                    return Mux(at.peek, Mux(fresh, ahead.o.payload.cursor.col < k, held.col < k),
                                cols.response.payload < k)
 
                 m.d.comb += [fetching.eq((q != job.rows) & (owed < AHEAD)),
                              ahead.o.ready.eq(fresh),
                              known.eq(live & at.peek | answer),
                              col.eq(Mux(at.peek, at.col, cols.response.payload)),
-                             ended.eq(live & ~at.peek & ~waiting & (at.cur == at.end)),
+                             ended.eq(live & ~at.peek & ~opens & ~waiting),
                              skip.eq(known & below(job.k0)),
                              take.eq(known & ~below(job.k0) & below(job.k1)),
                              stop.eq(known & ~below(job.k1) | ended),
-                             cols.request.valid.eq(live & ~at.peek & ~waiting
-                                                   & (at.cur != at.end)),
+                             cols.request.valid.eq(opens & ~waiting),
                              cols.request.payload.eq(at.cur),
                              cols.response.ready.eq(waiting & ~at.peek & (~stop | load))]
                 with m.If(fetching):
@@ -642,18 +646,20 @@ class WindowLengths(wiring.Component):
                 with m.If(cols.request.valid & cols.request.ready):
                     m.d.sync += waiting.eq(1)
                 with m.If(live):
-                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
+                    m.d.sync += [held.eq(at), held_open.eq(opens), fresh.eq(0),
+                                 base.eq(start)]
                 with m.If(skip | take):
-                    m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0)]
+                    m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0),
+                                 held_open.eq(at.cur + 1 != at.end)]
                 with m.If(skip):
                     m.d.sync += base.eq(at.cur + 1)
                 with m.If(take):
                     m.d.sync += count.eq(count + 1)
                 with m.If(stop & load):                   # the row's window decided
-                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col)]
-                    m.d.sync += [out.valid.eq(count != 0), out.payload.row.eq(r),
-                                 out.payload.base.eq(start), out.payload.count.eq(count),
-                                 count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
+                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col),
+                                 out.valid.eq(count != 0), out.payload.row.eq(r),
+                                 out.payload.base.eq(start), out.payload.count.eq(count)]
+                    m.d.sync += [count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
                     with m.If(r + 1 == job.rows):
                         m.next = "DONE"
         return m
