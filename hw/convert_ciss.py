@@ -492,9 +492,13 @@ def job_layout(iw, addr_width, band):
 
 def cursor_layout(iw, addr_width):
     """A band row's place between windows: the next element to decide, ``cur``, the row's
-    end ``end`` (its next row pointer), and the column of the element at ``cur`` where a
-    window before read it (``peek`` set)."""
-    return data.StructLayout({"cur": addr_width, "end": addr_width, "peek": 1, "col": iw})
+    end ``end`` (its next row pointer), the column of the element at ``cur`` where a
+    window before read it (``peek`` set), and ``due``: that element is still to read
+    (not peeked, before the end), kept where the cursor is set so that the pre-pass's
+    read request is a mux of registers, with no compare of ``cur`` and ``end`` before
+    the memory port."""
+    return data.StructLayout({"cur": addr_width, "end": addr_width, "peek": 1, "col": iw,
+                              "due": 1})
 
 
 class WindowLengths(wiring.Component):
@@ -524,6 +528,14 @@ class WindowLengths(wiring.Component):
     at its end without a read. The stopping decision writes the cursor back and hands out
     the slice in the same cycle.
 
+    Handshakes with the units around it start at registers, so no path runs through
+    this unit from one of them into another: the read request is a mux of two registers
+    (whether a read is due is kept in the cursor, :func:`cursor_layout`), an answer is
+    always taken (one that stops its row while the slice's register is full waits in the
+    held cursor as a peek, decided on the cycle there is room, as it would have been from
+    the memory's answer), and the slices leave through a :class:`~.stream_units.Skid`,
+    whose free register alone holds the decision.
+
     Parameters
     ----------
     iw, dw, addr_width : bits of an index, a value and an element index (a pointer).
@@ -540,7 +552,7 @@ class WindowLengths(wiring.Component):
     cols : Out(MemoryPortSignature(addr_width, iw))
         Reads an element's column id by its index.
     slices : Out(stream(:func:`slice_layout`))
-        The tile's nonempty rows in order, from a register.
+        The tile's nonempty rows in order, from a :class:`~.stream_units.Skid`.
     origin : Out(iw)
         The tile's ``k0``, a register held until the next tile.
     done : Out(1)
@@ -559,8 +571,7 @@ class WindowLengths(wiring.Component):
         m = Module()
         cursor = cursor_layout(self.iw, self.addr_width)
         m.submodules.cursors = store = Memory(shape=cursor, depth=self.band, init=[])
-        queued = data.StructLayout({"cursor": cursor, "open": 1})     # open: a read is due
-        m.submodules.ahead = ahead = Queue(queued, depth=AHEAD, latency=1)
+        m.submodules.ahead = ahead = Queue(cursor, depth=AHEAD, latency=1)
         wr, rd = store.write_port(), store.read_port()
         job = Signal(job_layout(self.iw, self.addr_width, self.band), name="tile")
         r = Signal(range(self.band + 1), name="r")           # the row being decided
@@ -571,7 +582,6 @@ class WindowLengths(wiring.Component):
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
         held = Signal(cursor, name="held")                    # the row's cursor, moved on
-        held_open = Signal()                                  # held's element is to read
         fresh = Signal()                                      # the row's cursor is ahead's
         live = Signal()                                       # the row's cursor is here
         waiting = Signal()                                    # a column read is out
@@ -584,13 +594,12 @@ class WindowLengths(wiring.Component):
         at = Signal(cursor, name="at")                        # the row's cursor now
         opens = Signal()                                      # at's element is to read
         start = Signal.like(base)
-        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload.cursor, held)),
+        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
                      live.eq(~fresh | ahead.o.valid),
-                     opens.eq(Mux(fresh, ahead.o.valid & ahead.o.payload.open, held_open)),
+                     opens.eq(Mux(fresh, ahead.o.valid & ahead.o.payload.due, held.due)),
                      load.eq(out.ready), self.origin.eq(job.k0),
                      rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
-                     ahead.i.valid.eq(pending), ahead.i.payload.cursor.eq(rd.data),
-                     ahead.i.payload.open.eq(~rd.data.peek & (rd.data.cur != rd.data.end)),
+                     ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
                      start.eq(Mux(fresh, at.cur, base))]
         m.d.sync += [pending.eq(fetching),
                      owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
@@ -611,7 +620,8 @@ class WindowLengths(wiring.Component):
                              ptr.request.payload.eq(job.i0 + asked),
                              ptr.response.ready.eq(1),
                              wr.addr.eq(got - 1), wr.data.cur.eq(prev),
-                             wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0)]
+                             wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0),
+                             wr.data.due.eq(ptr.response.payload != prev)]
                 with m.If(ptr.request.valid & ptr.request.ready):
                     m.d.sync += asked.eq(asked + 1)
                 with m.If(ptr.response.valid):
@@ -627,7 +637,7 @@ class WindowLengths(wiring.Component):
                 def below(k):
                     """The column below ``k``: compared at each of its sources, then
                     chosen, so no mux stands before the comparators' carry chains."""
-                    return Mux(at.peek, Mux(fresh, ahead.o.payload.cursor.col < k, held.col < k),
+                    return Mux(at.peek, Mux(fresh, ahead.o.payload.col < k, held.col < k),
                                cols.response.payload < k)
 
                 m.d.comb += [fetching.eq((q != job.rows) & (owed < AHEAD)),
@@ -640,23 +650,26 @@ class WindowLengths(wiring.Component):
                              stop.eq(known & ~below(job.k1) | ended),
                              cols.request.valid.eq(opens & ~waiting),
                              cols.request.payload.eq(at.cur),
-                             cols.response.ready.eq(waiting & ~at.peek & (~stop | load))]
+                             cols.response.ready.eq(waiting)]
                 with m.If(fetching):
                     m.d.sync += q.eq(q + 1)
                 with m.If(cols.request.valid & cols.request.ready):
                     m.d.sync += waiting.eq(1)
                 with m.If(live):
-                    m.d.sync += [held.eq(at), held_open.eq(opens), fresh.eq(0),
-                                 base.eq(start)]
+                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
                 with m.If(skip | take):
                     m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0),
-                                 held_open.eq(at.cur + 1 != at.end)]
+                                 held.due.eq(at.cur + 1 != at.end)]
                 with m.If(skip):
                     m.d.sync += base.eq(at.cur + 1)
                 with m.If(take):
                     m.d.sync += count.eq(count + 1)
+                with m.If(answer & stop & ~load):         # kept, as a window's peek
+                    m.d.sync += [held.peek.eq(1), held.col.eq(cols.response.payload),
+                                 held.due.eq(0), waiting.eq(0)]
                 with m.If(stop & load):                   # the row's window decided
                     m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col),
+                                 wr.data.due.eq(0),
                                  out.valid.eq(count != 0), out.payload.row.eq(r),
                                  out.payload.base.eq(start), out.payload.count.eq(count)]
                     m.d.sync += [count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
@@ -871,9 +884,13 @@ class CsrTileToCiss(wiring.Component):
     Between registers: as :class:`CsrToCiss`, and the pre-pass's decision (the column,
     from the cursor queue's register or the memory's answer, against ``k0`` and ``k1``,
     into the cursor's increment, the count and the slice register); the cursor memory's
-    output reaches only the queue. At the default configuration the critical path is the
-    pre-pass's row end (``cur == end`` of the queued cursor) through the stop decision to
-    the register that takes the next row's cursor; the synthesis report gives the figure.
+    output reaches only the queue. The handshakes between the units (the pre-pass's reads
+    and slices, each lane's reads, the entries) start and end at registers or a
+    :class:`~.stream_units.Skid`, so in a larger design (the accelerator, where the reads
+    meet in the AXI master's round robin and the entries go to a Tailor's feed) no path
+    crosses from one unit through another. At the default configuration the critical
+    path is the pre-pass's decision: a held column's compare with the window through the
+    stop decision into the cursor written back; the synthesis report gives the figure.
     """
 
     PARAMS = (*CsrToCiss.PARAMS,
