@@ -579,6 +579,8 @@ class WindowLengths(wiring.Component):
         owed = Signal(range(AHEAD + 1))                       # cursors fetched, not taken
         fetching, pending = Signal(), Signal()                # a cursor read, its answer
         asked = Signal(range(self.band + 2))                  # pointers asked for
+        asking = Signal()                                     # asked <= rows, registered
+        ptr_at = Signal(self.addr_width)                      # i0 + asked
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
         held = Signal(cursor, name="held")                    # the row's cursor, moved on
@@ -608,7 +610,8 @@ class WindowLengths(wiring.Component):
                 m.d.comb += self.done.eq(~self.slices.valid)
                 with m.If(self.restart):
                     m.d.sync += [job.eq(self.job), r.eq(0), q.eq(0), asked.eq(0), got.eq(0),
-                                 fresh.eq(1), waiting.eq(0), count.eq(0)]
+                                 fresh.eq(1), waiting.eq(0), count.eq(0), asking.eq(1),
+                                 ptr_at.eq(self.job.i0)]
                     with m.If(self.job.rows == 0):
                         m.next = "DONE"
                     with m.Elif(self.job.first):
@@ -616,14 +619,14 @@ class WindowLengths(wiring.Component):
                     with m.Else():
                         m.next = "SCAN"
             with m.State("LOAD"):                         # row_ptr[i0 .. i0 + rows]
-                m.d.comb += [ptr.request.valid.eq(asked <= job.rows),
-                             ptr.request.payload.eq(job.i0 + asked),
+                m.d.comb += [ptr.request.valid.eq(asking), ptr.request.payload.eq(ptr_at),
                              ptr.response.ready.eq(1),
                              wr.addr.eq(got - 1), wr.data.cur.eq(prev),
                              wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0),
                              wr.data.due.eq(ptr.response.payload != prev)]
                 with m.If(ptr.request.valid & ptr.request.ready):
-                    m.d.sync += asked.eq(asked + 1)
+                    m.d.sync += [asked.eq(asked + 1), asking.eq(asked != job.rows),
+                                 ptr_at.eq(ptr_at + 1)]
                 with m.If(ptr.response.valid):
                     m.d.comb += wr.en.eq(got != 0)
                     m.d.sync += [prev.eq(ptr.response.payload), got.eq(got + 1)]
