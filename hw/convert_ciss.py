@@ -25,9 +25,9 @@ answers out of order). The units:
    rows' lengths plus headers, the entry it frees at), one row a cycle, by comparators
    between every pair of lanes, kept as running differences of their ends so that the
    choice is a few gates.
-3. :class:`LaneFetch`, one a lane: its rows from a short queue; the header, then one read
-   a cycle for each element, up to ``inflight`` items ahead of the output (a queue beside
-   the memory keeps headers and reads in order).
+3. :class:`LaneFetch`, one a lane: its rows from a short queue; one read a cycle for
+   each element, up to ``inflight`` reads ahead of the output (a queue beside the memory
+   keeps them in order, a row's first read carrying its header).
 4. :class:`Interleave`: an entry once every lane that owes an item has it; a lane that
    owes none is idle once every row is scheduled (until then a row may still come to
    it). After the last entry, the entry count on ``count``.
@@ -43,8 +43,8 @@ differently from the encoder (columns out of order or repeated, stored zeros, in
 past the widths), in one line.
 
 Buffers are fixed by the parameters: per lane a queue of two rows, one of ``inflight``
-items and a skid register; a matrix of any size whose indices fit passes through the same
-build.
+reads and two skid registers (its reads, its items); a matrix of any size whose indices
+fit passes through the same build.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
@@ -421,7 +421,7 @@ class CsrToCiss(wiring.Component):
     TLU takes (Section 4, Fig. 3d). The module docstring says how the CSR arrives (row
     pointers streamed; each lane reads its rows' elements through its own memory port)
     and why, and gives the units. Storage is fixed by the parameters: per lane a queue of
-    two slices, one of ``inflight`` items and a skid; nothing grows with the matrix.
+    two slices, one of ``inflight`` reads and two skids; nothing grows with the matrix.
 
     Parameters
     ----------
