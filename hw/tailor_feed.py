@@ -113,7 +113,8 @@ class TailorFeed(wiring.Component):
         pass to the shrink, so a reader may run ahead without reading the wrong tile.
     shrink : Out(stream(count))
         To the Tailor child side's ``shrink``: after the final pass's end marker, once
-        the reader has ended every pass, ``min(L, D)``, which frees the whole buffer.
+        the reader has ended every pass, ``min(L, D)``, which frees the whole buffer;
+        its size is a register, set with L, so the Tailor's frontier starts at it.
     report : Out(stream(:func:`report_layout`))
         The tile's counts, from a register, offered once the shrink is taken; the next
         shrink waits for it to be taken.
