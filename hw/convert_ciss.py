@@ -25,9 +25,9 @@ answers out of order). The units:
    rows' lengths plus headers, the entry it frees at), one row a cycle, by comparators
    between every pair of lanes, kept as running differences of their ends so that the
    choice is a few gates.
-3. :class:`LaneFetch`, one a lane: its rows from a short queue; the header, then one read
-   a cycle for each element, up to ``inflight`` items ahead of the output (a queue beside
-   the memory keeps headers and reads in order).
+3. :class:`LaneFetch`, one a lane: its rows from a short queue; one read a cycle for
+   each element, up to ``inflight`` reads ahead of the output (a queue beside the memory
+   keeps them in order, a row's first read carrying its header).
 4. :class:`Interleave`: an entry once every lane that owes an item has it; a lane that
    owes none is idle once every row is scheduled (until then a row may still come to
    it). After the last entry, the entry count on ``count``.
@@ -43,8 +43,8 @@ differently from the encoder (columns out of order or repeated, stored zeros, in
 past the widths), in one line.
 
 Buffers are fixed by the parameters: per lane a queue of two rows, one of ``inflight``
-items and a skid register; a matrix of any size whose indices fit passes through the same
-build.
+reads and two skid registers (its reads, its items); a matrix of any size whose indices
+fit passes through the same build.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
@@ -187,16 +187,20 @@ class LeastLoaded(wiring.Component):
 class LaneFetch(wiring.Component):
     """One lane of the CISS stream: its slices' headers and elements, read in order.
 
-    Its slices wait in a queue of two. A slice is taken once the last element of the one
-    before has been read; its header goes into the order queue, then each element's read,
-        one a cycle, while the queue has room. The queue's head leaves with its item, a header
-    by itself, an element with its read's answer, through a skid register (so the entry's
-    join reaches no further back than it).
+    Its slices wait in a queue of two. A slice is taken with the read of its first
+    element, once the last element of the one before has been read; then each element's
+    read, one a cycle, while the order queue has room. Each read's place goes into the
+    order queue, the first of a slice marked with the slice's row: at the queue's head it
+    leaves its header first, then its element with the read's answer, through a skid
+    register (so the entry's join reaches no further back than it). The reads go out
+    through a skid register too, so the memory's ``ready`` (an arbiter's grant over
+    other ports) reaches only it: the read before a slice's header leaves with it, so
+    the register's cycle costs the lane's items none.
 
     Parameters
     ----------
     iw, dw, addr_width : bits of an index, a value and an address.
-    inflight : items the order queue holds: reads in flight, ahead of the output.
+    inflight : reads the order queue holds: in flight, ahead of the output.
     order : 2 for a matrix; 3 for a tensor, whose elements carry their ``k`` too.
 
     Members
@@ -218,7 +222,7 @@ class LaneFetch(wiring.Component):
         owes the next entry an item, and a lane not busy is at its end.
 
     Latency and throughput: one item a cycle while the memory answers within
-    ``inflight - 1`` cycles; an item is out on the cycle after its answer (a header two
+    ``inflight - 2`` cycles; an element is out on the cycle after its answer (a header two
     cycles after its slice is taken).
     """
 
@@ -233,41 +237,47 @@ class LaneFetch(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        order = data.StructLayout({"header": 1, "row": self.iw})
+        order = data.StructLayout({"first": 1, "row": self.iw})
         m.submodules.slices = slices = Queue(self.slices.payload.shape(), depth=2, latency=1)
         m.submodules.order = queue = Queue(order, depth=self.inflight, latency=1)
         m.submodules.out = skid = Skid(self.items.payload.shape())
+        m.submodules.reads = reads = Skid(self.mem.request.payload.shape())
         wiring.connect(m, wiring.flipped(self.slices), slices.i)
         wiring.connect(m, skid.o, wiring.flipped(self.items))
+        wiring.connect(m, reads.o, wiring.flipped(self.mem.request))
         given = slices.o
         left = Signal.like(given.payload.count, name="left")     # elements still to read
-        addr = Signal.like(given.payload.base, name="addr")
+        addr = Signal.like(given.payload.base, name="addr")      # the next one's
         reading = Signal()                                          # left != 0, registered
-        request, response = self.mem.request, self.mem.response
-        fetched = Signal()
+        request, response = reads.i, self.mem.response
+        fetched, opened = Signal(), Signal()
         m.d.comb += self.busy.eq(given.valid | reading | queue.o.valid | skid.o.valid)
-        m.d.comb += [given.ready.eq(~reading & queue.i.ready),
-                     request.valid.eq(reading & queue.i.ready), request.payload.eq(addr),
+        m.d.comb += [request.valid.eq((reading | given.valid) & queue.i.ready),
+                     request.payload.eq(Mux(reading, addr, given.payload.base)),
                      fetched.eq(request.valid & request.ready),
-                     queue.i.valid.eq(given.valid & given.ready | fetched),
-                     queue.i.payload.header.eq(~reading),
+                     given.ready.eq(~reading & fetched), opened.eq(given.valid & given.ready),
+                     queue.i.valid.eq(fetched), queue.i.payload.first.eq(~reading),
                      queue.i.payload.row.eq(given.payload.row)]
-        with m.If(given.valid & given.ready):         # a slice holds at least one element
-            m.d.sync += [left.eq(given.payload.count), addr.eq(given.payload.base),
-                         reading.eq(1)]
-        with m.If(fetched):
+        with m.If(opened):                            # a slice holds at least one element
+            m.d.sync += [left.eq(given.payload.count - 1), addr.eq(given.payload.base + 1),
+                         reading.eq(given.payload.count != 1)]
+        with m.Elif(fetched):
             m.d.sync += [left.eq(left - 1), addr.eq(addr + 1), reading.eq(left != 1)]
         head, out = queue.o.payload, skid.i
+        said = Signal()                             # the head's header has left
+        header = Signal()                           # the head's header is to leave
         element = data.View(self.element, response.payload)
         col = Signal(self.iw)                       # the element's column in the window
-        m.d.comb += [col.eq(element.col - self.origin),
-                     out.valid.eq(queue.o.valid & (head.header | response.valid)),
-                     out.payload.nnz.eq(Mux(head.header, 0, element.value)),
-                     out.payload.ij.eq(Mux(head.header, head.row, col)),
-                     *([out.payload.k.eq(Mux(head.header, 0, element.k))]
+        m.d.comb += [header.eq(head.first & ~said), col.eq(element.col - self.origin),
+                     out.valid.eq(queue.o.valid & (header | response.valid)),
+                     out.payload.nnz.eq(Mux(header, 0, element.value)),
+                     out.payload.ij.eq(Mux(header, head.row, col)),
+                     *([out.payload.k.eq(Mux(header, 0, element.k))]
                        if self.order == 3 else []),
-                     response.ready.eq(queue.o.valid & ~head.header & out.ready),
-                     queue.o.ready.eq(out.valid & out.ready)]
+                     response.ready.eq(queue.o.valid & ~header & out.ready),
+                     queue.o.ready.eq(out.valid & out.ready & ~header)]
+        with m.If(out.valid & out.ready):
+            m.d.sync += said.eq(header)
         return m
 
 
@@ -296,7 +306,8 @@ class Interleave(wiring.Component):
     active, restart : In(1)
         A matrix is on; start counting from 0.
     ciss : Out(stream(:func:`~.interfaces.ciss_entry_layout`))
-        The entries, from a register.
+        The entries, from a :class:`~.stream_units.Skid`: the consumer's ``ready`` reaches
+        no further than its registers, and the join waits on its free register alone.
     count : Out(stream(addr_width + 1))
         The matrix's entries, after its last one is taken.
 
@@ -315,25 +326,24 @@ class Interleave(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        m.submodules.out = skid = Skid(self.ciss.payload.shape())
+        wiring.connect(m, skid.o, wiring.flipped(self.ciss))
         n = Signal.like(self.count.payload, name="n")              # entries sent
         done = Signal(self.pes)             # lanes idle to the end: not busy, all scheduled
         valid = Cat(lane.valid for lane in self.lanes)
-        out, load, go = self.ciss, Signal(), Signal()
-        m.d.comb += [load.eq(~out.valid | out.ready),
-                     go.eq(self.active & valid.any() & (valid | done).all() & load),
-                     self.count.valid.eq(self.active & done.all() & ~out.valid),
+        out, go = skid.i, Signal()
+        m.d.comb += [go.eq(self.active & valid.any() & (valid | done).all() & out.ready),
+                     out.valid.eq(go),
+                     self.count.valid.eq(self.active & done.all() & ~self.ciss.valid),
                      self.count.payload.eq(n)]
         for p, lane in enumerate(self.lanes):
-            m.d.comb += lane.ready.eq(go)
-            with m.If(load):
-                m.d.sync += [out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
-                             out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
-                if self.order == 3:
-                    m.d.sync += out.payload[p].k.eq(Mux(valid[p], lane.payload.k, 0))
+            m.d.comb += [lane.ready.eq(go),
+                         out.payload[p].nnz.eq(Mux(valid[p], lane.payload.nnz, 0)),
+                         out.payload[p].ij.eq(Mux(valid[p], lane.payload.ij, self.idle))]
+            if self.order == 3:
+                m.d.comb += out.payload[p].k.eq(Mux(valid[p], lane.payload.k, 0))
         m.d.sync += done.eq(Mux(self.restart | ~self.active | ~self.scheduled, 0,
                                 ~self.busy))
-        with m.If(load):
-            m.d.sync += out.valid.eq(go)
         with m.If(go):
             m.d.sync += n.eq(n + 1)
         with m.If(self.restart):
@@ -411,7 +421,7 @@ class CsrToCiss(wiring.Component):
     TLU takes (Section 4, Fig. 3d). The module docstring says how the CSR arrives (row
     pointers streamed; each lane reads its rows' elements through its own memory port)
     and why, and gives the units. Storage is fixed by the parameters: per lane a queue of
-    two slices, one of ``inflight`` items and a skid; nothing grows with the matrix.
+    two slices, one of ``inflight`` reads and two skids; nothing grows with the matrix.
 
     Parameters
     ----------
@@ -482,9 +492,13 @@ def job_layout(iw, addr_width, band):
 
 def cursor_layout(iw, addr_width):
     """A band row's place between windows: the next element to decide, ``cur``, the row's
-    end ``end`` (its next row pointer), and the column of the element at ``cur`` where a
-    window before read it (``peek`` set)."""
-    return data.StructLayout({"cur": addr_width, "end": addr_width, "peek": 1, "col": iw})
+    end ``end`` (its next row pointer), the column of the element at ``cur`` where a
+    window before read it (``peek`` set), and ``due``: that element is still to read
+    (not peeked, before the end), kept where the cursor is set so that the pre-pass's
+    read request is a mux of registers, with no compare of ``cur`` and ``end`` before
+    the memory port."""
+    return data.StructLayout({"cur": addr_width, "end": addr_width, "peek": 1, "col": iw,
+                              "due": 1})
 
 
 class WindowLengths(wiring.Component):
@@ -514,6 +528,14 @@ class WindowLengths(wiring.Component):
     at its end without a read. The stopping decision writes the cursor back and hands out
     the slice in the same cycle.
 
+    Handshakes with the units around it start at registers, so no path runs through
+    this unit from one of them into another: the read request is a mux of two registers
+    (whether a read is due is kept in the cursor, :func:`cursor_layout`), an answer is
+    always taken (one that stops its row while the slice's register is full waits in the
+    held cursor as a peek, decided on the cycle there is room, as it would have been from
+    the memory's answer), and the slices leave through a :class:`~.stream_units.Skid`,
+    whose free register alone holds the decision.
+
     Parameters
     ----------
     iw, dw, addr_width : bits of an index, a value and an element index (a pointer).
@@ -530,7 +552,7 @@ class WindowLengths(wiring.Component):
     cols : Out(MemoryPortSignature(addr_width, iw))
         Reads an element's column id by its index.
     slices : Out(stream(:func:`slice_layout`))
-        The tile's nonempty rows in order, from a register.
+        The tile's nonempty rows in order, from a :class:`~.stream_units.Skid`.
     origin : Out(iw)
         The tile's ``k0``, a register held until the next tile.
     done : Out(1)
@@ -557,6 +579,8 @@ class WindowLengths(wiring.Component):
         owed = Signal(range(AHEAD + 1))                       # cursors fetched, not taken
         fetching, pending = Signal(), Signal()                # a cursor read, its answer
         asked = Signal(range(self.band + 2))                  # pointers asked for
+        asking = Signal()                                     # asked <= rows, registered
+        ptr_at = Signal(self.addr_width)                      # i0 + asked
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
         held = Signal(cursor, name="held")                    # the row's cursor, moved on
@@ -565,26 +589,29 @@ class WindowLengths(wiring.Component):
         waiting = Signal()                                    # a column read is out
         count = Signal(self.addr_width)
         base = Signal(self.addr_width)
-        out, load = self.slices, Signal()
+        m.submodules.out = skid = Skid(self.slices.payload.shape())
+        wiring.connect(m, skid.o, wiring.flipped(self.slices))
+        out, load = skid.i, Signal()
         ptr, cols = self.ptr, self.cols
         at = Signal(cursor, name="at")                        # the row's cursor now
+        opens = Signal()                                      # at's element is to read
         start = Signal.like(base)
         m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
                      live.eq(~fresh | ahead.o.valid),
-                     load.eq(~out.valid | out.ready), self.origin.eq(job.k0),
+                     opens.eq(Mux(fresh, ahead.o.valid & ahead.o.payload.due, held.due)),
+                     load.eq(out.ready), self.origin.eq(job.k0),
                      rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
                      ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
                      start.eq(Mux(fresh, at.cur, base))]
         m.d.sync += [pending.eq(fetching),
                      owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
-        with m.If(load):
-            m.d.sync += out.valid.eq(0)
         with m.FSM(name="window"):
             with m.State("DONE"):
-                m.d.comb += self.done.eq(~out.valid)
+                m.d.comb += self.done.eq(~self.slices.valid)
                 with m.If(self.restart):
                     m.d.sync += [job.eq(self.job), r.eq(0), q.eq(0), asked.eq(0), got.eq(0),
-                                 fresh.eq(1), waiting.eq(0), count.eq(0)]
+                                 fresh.eq(1), waiting.eq(0), count.eq(0), asking.eq(1),
+                                 ptr_at.eq(self.job.i0)]
                     with m.If(self.job.rows == 0):
                         m.next = "DONE"
                     with m.Elif(self.job.first):
@@ -592,13 +619,14 @@ class WindowLengths(wiring.Component):
                     with m.Else():
                         m.next = "SCAN"
             with m.State("LOAD"):                         # row_ptr[i0 .. i0 + rows]
-                m.d.comb += [ptr.request.valid.eq(asked <= job.rows),
-                             ptr.request.payload.eq(job.i0 + asked),
+                m.d.comb += [ptr.request.valid.eq(asking), ptr.request.payload.eq(ptr_at),
                              ptr.response.ready.eq(1),
                              wr.addr.eq(got - 1), wr.data.cur.eq(prev),
-                             wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0)]
+                             wr.data.end.eq(ptr.response.payload), wr.data.peek.eq(0),
+                             wr.data.due.eq(ptr.response.payload != prev)]
                 with m.If(ptr.request.valid & ptr.request.ready):
-                    m.d.sync += asked.eq(asked + 1)
+                    m.d.sync += [asked.eq(asked + 1), asking.eq(asked != job.rows),
+                                 ptr_at.eq(ptr_at + 1)]
                 with m.If(ptr.response.valid):
                     m.d.comb += wr.en.eq(got != 0)
                     m.d.sync += [prev.eq(ptr.response.payload), got.eq(got + 1)]
@@ -619,14 +647,13 @@ class WindowLengths(wiring.Component):
                              ahead.o.ready.eq(fresh),
                              known.eq(live & at.peek | answer),
                              col.eq(Mux(at.peek, at.col, cols.response.payload)),
-                             ended.eq(live & ~at.peek & ~waiting & (at.cur == at.end)),
+                             ended.eq(live & ~at.peek & ~opens & ~waiting),
                              skip.eq(known & below(job.k0)),
                              take.eq(known & ~below(job.k0) & below(job.k1)),
                              stop.eq(known & ~below(job.k1) | ended),
-                             cols.request.valid.eq(live & ~at.peek & ~waiting
-                                                   & (at.cur != at.end)),
+                             cols.request.valid.eq(opens & ~waiting),
                              cols.request.payload.eq(at.cur),
-                             cols.response.ready.eq(waiting & ~at.peek & (~stop | load))]
+                             cols.response.ready.eq(waiting)]
                 with m.If(fetching):
                     m.d.sync += q.eq(q + 1)
                 with m.If(cols.request.valid & cols.request.ready):
@@ -634,16 +661,21 @@ class WindowLengths(wiring.Component):
                 with m.If(live):
                     m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
                 with m.If(skip | take):
-                    m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0)]
+                    m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0),
+                                 held.due.eq(at.cur + 1 != at.end)]
                 with m.If(skip):
                     m.d.sync += base.eq(at.cur + 1)
                 with m.If(take):
                     m.d.sync += count.eq(count + 1)
+                with m.If(answer & stop & ~load):         # kept, as a window's peek
+                    m.d.sync += [held.peek.eq(1), held.col.eq(cols.response.payload),
+                                 held.due.eq(0), waiting.eq(0)]
                 with m.If(stop & load):                   # the row's window decided
-                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col)]
-                    m.d.sync += [out.valid.eq(count != 0), out.payload.row.eq(r),
-                                 out.payload.base.eq(start), out.payload.count.eq(count),
-                                 count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
+                    m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col),
+                                 wr.data.due.eq(0),
+                                 out.valid.eq(count != 0), out.payload.row.eq(r),
+                                 out.payload.base.eq(start), out.payload.count.eq(count)]
+                    m.d.sync += [count.eq(0), fresh.eq(1), waiting.eq(0), r.eq(r + 1)]
                     with m.If(r + 1 == job.rows):
                         m.next = "DONE"
         return m
@@ -855,9 +887,13 @@ class CsrTileToCiss(wiring.Component):
     Between registers: as :class:`CsrToCiss`, and the pre-pass's decision (the column,
     from the cursor queue's register or the memory's answer, against ``k0`` and ``k1``,
     into the cursor's increment, the count and the slice register); the cursor memory's
-    output reaches only the queue. At the default configuration the critical path is the
-    pre-pass's row end (``cur == end`` of the queued cursor) through the stop decision to
-    the register that takes the next row's cursor; the synthesis report gives the figure.
+    output reaches only the queue. The handshakes between the units (the pre-pass's reads
+    and slices, each lane's reads, the entries) start and end at registers or a
+    :class:`~.stream_units.Skid`, so in a larger design (the accelerator, where the reads
+    meet in the AXI master's round robin and the entries go to a Tailor's feed) no path
+    crosses from one unit through another. At the default configuration the critical
+    path is the pre-pass's decision: a held column's compare with the window through the
+    stop decision into the cursor written back; the synthesis report gives the figure.
     """
 
     PARAMS = (*CsrToCiss.PARAMS,

@@ -113,7 +113,8 @@ class TailorFeed(wiring.Component):
         pass to the shrink, so a reader may run ahead without reading the wrong tile.
     shrink : Out(stream(count))
         To the Tailor child side's ``shrink``: after the final pass's end marker, once
-        the reader has ended every pass, ``min(L, D)``, which frees the whole buffer.
+        the reader has ended every pass, ``min(L, D)``, which frees the whole buffer;
+        its size is a register, set with L, so the Tailor's frontier starts at it.
     report : Out(stream(:func:`report_layout`))
         The tile's counts, from a register, offered once the shrink is taken; the next
         shrink waits for it to be taken.
@@ -145,6 +146,7 @@ class TailorFeed(wiring.Component):
         cmd, report = self.passes, self.report
         index = Signal(iw + 1)                  # the next entry's index in the tile
         length, last_index = Signal(iw + 1), Signal(iw)
+        freed = Signal.like(self.shrink.payload, name="freed")  # min(L, D), set with L
         known = Signal()                        # L is known: the first pass has ended
         final = Signal()                        # this pass is the tile's last
         lag = Signal(range(3))                  # passes fed that the reader has not ended
@@ -156,7 +158,7 @@ class TailorFeed(wiring.Component):
         served = self.reads.served
         read_end = served.valid & known & (served.payload == last_index)
         m.d.sync += lag.eq(lag + fed - read_end)
-        m.d.comb += [self.reads.last_index.eq(last_index),
+        m.d.comb += [self.reads.last_index.eq(last_index), self.shrink.payload.eq(freed),
                      self.reads.hold_last.eq(known & (lag == 0))]
         with m.If(report.ready):
             m.d.sync += report.valid.eq(0)
@@ -177,14 +179,14 @@ class TailorFeed(wiring.Component):
                 with m.If(ends):
                     total = Mux(known, length, index)
                     m.d.comb += fed.eq(total != 0)
-                    m.d.sync += [length.eq(total), last_index.eq(total - 1), known.eq(1)]
+                    m.d.sync += [length.eq(total), last_index.eq(total - 1), known.eq(1),
+                                 freed.eq(Mux(total > D, D, total))]
                     m.next = "WAIT"
                     with m.If(final):
                         m.next = "END"
             with m.State("END"):
                 m.d.comb += [self.reads.hold.eq(lag == 0),
-                             self.shrink.valid.eq((lag == 0) & ~report.valid),
-                             self.shrink.payload.eq(Mux(length > D, D, length))]
+                             self.shrink.valid.eq((lag == 0) & ~report.valid)]
                 with m.If(self.shrink.valid & self.shrink.ready):
                     m.d.sync += [report.valid.eq(1), report.payload.length.eq(length),
                                  report.payload.dropped.eq(dropped),

@@ -379,9 +379,27 @@ def test_hand_tiles_and_their_cycles(pes):
 @pytest.mark.parametrize(("pes", "rates"), [(2, {}), (4, {"ciss": 0.3, "response": 0.4,
                                                            "cols": 0.5})])
 def test_hand_tiles_under_back_pressure(pes, rates):
+    """Stalls change no read: a column id read while the slice's register is full waits
+    as a peek, not read again."""
     matrix = hand_matrix()
-    jobs = hand_jobs(csr_image(matrix, 8, 8, 12, tiled=True))
-    convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(32), rates)
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = hand_jobs(image)
+    _, bench = convert_tiles({**TILE, "pes": pes}, matrix, jobs, seed_from_env(32), rates)
+    assert [a for _, a in bench.streams["cols__request"].received] == (
+        prepass_reads(image, jobs)[0].tolist())
+
+
+def test_a_row_stopped_by_a_read_while_the_slices_wait_keeps_it_unread_again():
+    """Every row stops the window on a column id it read; one lane stalled by its output
+    backs the slices up, so rows stop while the slice's register is full: each stopping
+    id is kept (as a peek) and decided once there is room, never read again."""
+    matrix = csr(np.tile([1, 0, 0, 2], (16, 1)))
+    image = csr_image(matrix, 8, 8, 12, tiled=True)
+    jobs = tile_jobs(image, [0, 0], [16, 16], [0, 2], [2, 4], 16, 8)
+    _, bench = convert_tiles({**TILE, "pes": 1, "band": 16}, matrix, jobs,
+                             seed_from_env(34), {"ciss": 0.05})
+    assert [a for _, a in bench.streams["cols__request"].received] == (
+        prepass_reads(image, jobs)[0].tolist())
 
 
 def test_a_band_of_the_largest_depth_and_one_row_more():
