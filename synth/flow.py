@@ -97,6 +97,12 @@ def pnr_steps(times):
     return steps
 
 
+def _resources(cells, target):
+    """The ``target``'s resources (:data:`_RESOURCES`) in Yosys's cells by type."""
+    return {resource: _count(cells, pattern)
+            for resource, pattern in _RESOURCES[target].items()}
+
+
 def _count(cells, pattern):
     return sum(n for cell, n in cells.items() if re.fullmatch(r"\$?_?(" + pattern + r")_?", cell))
 
@@ -264,8 +270,7 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
               "cells_total": sum(cells.values()), "cells": cells,
               "noabc9": ["area"] if mapper else [],
               "latency": getattr(component, "latency", None), "seconds": seconds}
-    for resource, pattern in _RESOURCES[target].items():
-        result[resource] = _count(cells, pattern)
+    result.update(_resources(cells, target))
     if target == "ecp5" and device == "auto":
         device = smallest_device(result)
     if with_fmax and target == "ecp5":
@@ -332,8 +337,7 @@ def unit_area(unit, target="ecp5"):
         return synthesize(unit.block_name, unit.block_params, target, with_fmax=False)
     unit._MustUse__used = True
     cells, _, _ = _stat(rtlil.convert(unit, name="unit", emit_src=False), "unit", target)
-    return {resource: _count(cells, pattern)
-            for resource, pattern in _RESOURCES[target].items()}
+    return _resources(cells, target)
 
 
 def _flatten(units):
