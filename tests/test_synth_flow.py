@@ -103,7 +103,7 @@ def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
     assert all(list(seconds[f"seed {n}"]) == ["pack", "place", "route"] for n in (1, 2))
     assert all(step["wall"] > 0 and step["cpu"] >= 0
                for seed in ("seed 1", "seed 2") for step in seconds[seed].values())
-    assert r["pnr"] == "--placer heap --router router2"     # timing-driven: the report's
+    assert r["pnr"] == "--placer heap --router router1"     # timing-driven: the report's
 
 
 def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
@@ -294,7 +294,7 @@ def test_run_yowasp_times_each_marked_line_and_the_end(monkeypatch, tmp_path):
 
 
 def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch):
-    """The report's runs place with HeAP timing-driven and route with router2, the clock
+    """The report's runs place with HeAP timing-driven and route with router1, the clock
     on the device's clock pin; ``quick`` adds ``--no-tmdriv`` and says so in ``pnr``; each
     seed's steps and the harness's Yosys run are timed; ``jobs`` places seeds at once with
     the same result."""
@@ -313,8 +313,8 @@ def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch
     monkeypatch.setattr(flow, "run_yowasp", pnr)
     params = get("skid").resolve({})
     timed = flow.fmax("skid", params, "ecp5", seeds=(1, 2, 3))
-    assert timed["fmax_mhz"] == 102.0 and timed["pnr"] == "--placer heap --router router2"
-    assert all("--no-tmdriv" not in args and "router2" in args for args in calls)
+    assert timed["fmax_mhz"] == 102.0 and timed["pnr"] == "--placer heap --router router1"
+    assert all("--no-tmdriv" not in args and "router1" in args for args in calls)
     assert list(timed["seconds"]) == ["yosys harness", "seed 1", "seed 2", "seed 3"]
     assert timed["seconds"]["seed 3"]["route"] == {"wall": 7.0, "cpu": 1.5}
     calls.clear()
@@ -322,7 +322,7 @@ def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch
     assert len(calls) == 3 and all("--no-tmdriv" in args for args in calls)
     assert quick["pnr"].endswith("--no-tmdriv")
     assert quick["fmax_seeds"] == timed["fmax_seeds"] == {1: 101.0, 2: 102.0, 3: 103.0}
-    # the clock on the device's primary clock pin: unconstrained, router2 may not reach
+    # the clock on the device's primary clock pin: unconstrained, the router may not reach
     # the global network from where nextpnr puts it
     assert set(lpfs) == {'LOCATE COMP "clk" SITE "P6";\n'}
     flow.fmax("skid", params, "ecp5", device="85k", seeds=(1,))
