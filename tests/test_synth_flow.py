@@ -16,7 +16,7 @@ from amaranth.sim import Simulator
 
 from sparseforge.core import tools
 from sparseforge.core.errors import ParameterError, ToolError
-from sparseforge.core.registry import get
+from sparseforge.core.registry import blocks, get
 from sparseforge.synth import flow
 from sparseforge.synth.flow import critical_path, parts_rows, pnr_steps, smallest_device
 from sparseforge.synth.harness import FOLD, Harness, _levels
@@ -255,6 +255,27 @@ def test_synth_keeps_each_run_and_repeats_none_with_the_same_design_device_and_s
     assert synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), jobs=2)["cached"]
     quick = synth.kept("buffet", {"depth": 16}, "ecp5", "auto", (1, 2, 3), quick=True)
     assert not quick["cached"] and runs[-1][-1] is True and len(runs) == 6
+
+
+def test_the_report_places_every_design_with_the_jobs_asked(monkeypatch, capsys):
+    """``synth --report --jobs J`` hands each design J (the design list once shadowed the
+    count, which only a run not kept would show)."""
+    from sparseforge.cli import main
+    from sparseforge.commands import synth
+
+    calls = []
+
+    def kept(name, params, target, device, seeds, with_fmax=True, jobs=1, quick=False):
+        calls.append((name, jobs, seeds))
+        return {"block": name, "params": params, "target": target}
+
+    monkeypatch.setattr(synth, "kept", kept)
+    monkeypatch.setattr(synth, "merged_rows", lambda results, run: [])
+    monkeypatch.setattr(synth, "parts_rows", lambda results: [])
+    main(["synth", "--report", "--jobs", "2", "--seeds", "2"])
+    designs = sum(len(b.cls.REPORT) for b in blocks().values())
+    assert len(calls) == designs and {(j, s) for _, j, s in calls} == {(2, (1, 2))}
+    assert capsys.readouterr().out.count("| buffet |") == 2
 
 
 def test_synth_quick_is_refused_for_the_report():

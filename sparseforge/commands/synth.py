@@ -195,11 +195,11 @@ def command(block, params, target, device, seeds, jobs, quick, no_fmax, report, 
                       quick=quick)
         result["parts"] = parts_rows([result])
     else:
-        jobs = [(name, cfg) for name, b in blocks().items()
-                for cfg in getattr(b.cls, "REPORT", ({},))]
+        designs = [(name, cfg) for name, b in blocks().items()
+                   for cfg in getattr(b.cls, "REPORT", ({},))]
         result = {"report": [kept(name, cfg, target, device, tuple(range(1, seeds + 1)),
                                   with_fmax=not no_fmax, jobs=jobs)
-                             for name, cfg in tqdm(jobs, desc="synth", unit="design")]}
+                             for name, cfg in tqdm(designs, desc="synth", unit="design")]}
         result["merged"] = merged_rows(result["report"], lambda name, params: kept(
             name, params, target, device, (), with_fmax=False))
         result["parts"] = parts_rows(result["report"])
