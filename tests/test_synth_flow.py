@@ -278,6 +278,30 @@ def test_the_report_places_every_design_with_the_jobs_asked(monkeypatch, capsys)
     assert capsys.readouterr().out.count("| buffet |") == 2
 
 
+def test_the_report_says_why_each_row_below_100_mhz_is():
+    """A row below 100 MHz carries its block's ``Clock:`` paragraph (the class's docstring,
+    else the module's), or says its docstring gives none; a row at 100 MHz is not listed."""
+    from sparseforge.commands.synth import below_target, clock_note, markdown
+
+    path = {"from": "a", "from_source": "hw/x.py:1", "to": "b", "to_source": "hw/x.py:2",
+            "inside_block": True, "logic_levels": 7, "routing_share": 0.8}
+    rows = [{"block": "rlc_to_coo", "params": {"lanes": 8}, "fmax_mhz": 99.9,
+             "critical_path": path},
+            {"block": "eureka_mac", "params": {}, "fmax_mhz": 50.0},
+            {"block": "skid", "params": {"width": 32}, "fmax_mhz": 99.0},
+            {"block": "buffet", "params": {}, "fmax_mhz": 100.0},
+            {"block": "queue", "params": {}}]                    # not placed
+    slow = below_target(rows)
+    assert [s["block"] for s in slow] == ["rlc_to_coo", "eureka_mac", "skid"]
+    assert slow[0]["why"].startswith("Clock: at 8 lanes") and "\n" not in slow[0]["why"]
+    assert slow[1]["why"] == clock_note("eureka_mac") and "fp16" in slow[1]["why"]  # module's
+    assert slow[2]["why"] is None
+    text = markdown(rows)
+    assert "- `rlc_to_coo` lanes=8: 99.9 MHz, path hw/x.py:1 -> hw/x.py:2, 7 levels" in text
+    assert "- `skid` width=32: 99.0 MHz. Its docstring gives no reason." in text
+    assert "`buffet`" not in text and "Below" not in markdown(rows[3:])
+
+
 def test_synth_quick_is_refused_for_the_report():
     out = subprocess.run([sys.executable, "-m", "sparseforge", "synth", "--report", "--quick"],
                          capture_output=True, text=True)

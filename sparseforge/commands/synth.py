@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import sys
 
 import click
 from tqdm import tqdm
@@ -10,7 +11,7 @@ from tqdm import tqdm
 from ..cli import OutputFile, emit, json_option, param_option, parse_params
 from ..core.errors import ParameterError
 from ..core.export import rtlil_text
-from ..core.registry import blocks
+from ..core.registry import blocks, get
 from ..core.tools import cache_dir
 from ..sweep import Cache, cache_keys
 from ..synth.flow import DEVICES, SEEDS, TARGETS, merged_rows, parts_rows, synthesize
@@ -60,10 +61,42 @@ def _row(r):
             "noabc9": " ".join(r.get("noabc9", [])), "seconds": _time_text(r.get("seconds"))}
 
 
+TARGET_MHZ = 100
+"""The clock every block is built for; a block placed below it says why."""
+
+
+def clock_note(name):
+    """The paragraph of block ``name``'s docstring (its class's, else its module's) that
+    begins ``Clock:``, on one line, or None: why its clock is what it is."""
+    cls = get(name).cls
+    for doc in (cls.__doc__, sys.modules[cls.__module__].__doc__):
+        for paragraph in (doc or "").split("\n\n"):
+            words = paragraph.split()
+            if words[:1] == ["Clock:"]:
+                return " ".join(words)
+    return None
+
+
+def below_target(results):
+    """The report's rows placed below :data:`TARGET_MHZ`: block, params, Fmax, critical
+    path and the block's ``why`` (:func:`clock_note`, None where its docstring gives none)."""
+    return [{"block": r["block"], "params": r["params"], "fmax_mhz": r["fmax_mhz"],
+             "critical_path": path_text(r.get("critical_path")), "why": clock_note(r["block"])}
+            for r in results if r.get("fmax_mhz") and r["fmax_mhz"] < TARGET_MHZ]
+
+
 def markdown(results):
-    """The synthesis report as a Markdown table."""
+    """The synthesis report as a Markdown table, then each row below :data:`TARGET_MHZ`
+    with why."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(str(v) for v in _row(r).values()) + " |" for r in results]
+    slow = below_target(results)
+    if slow:
+        lines += ["", f"Below {TARGET_MHZ} MHz, and why (the block's docstring):", ""]
+        lines += [f"- `{s['block']}` {' '.join(f'{k}={v}' for k, v in s['params'].items())}: "
+                  f"{s['fmax_mhz']:.1f} MHz"
+                  f"{', path ' + s['critical_path'] if s['critical_path'] else ''}. "
+                  f"{s['why'] or 'Its docstring gives no reason.'}" for s in slow]
     return "\n".join(lines)
 
 
@@ -200,6 +233,7 @@ def command(block, params, target, device, seeds, jobs, quick, no_fmax, report, 
         result = {"report": [kept(name, cfg, target, device, tuple(range(1, seeds + 1)),
                                   with_fmax=not no_fmax, jobs=jobs)
                              for name, cfg in tqdm(designs, desc="synth", unit="design")]}
+        result["below_target"] = below_target(result["report"])
         result["merged"] = merged_rows(result["report"], lambda name, params: kept(
             name, params, target, device, (), with_fmax=False))
         result["parts"] = parts_rows(result["report"])
