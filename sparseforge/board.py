@@ -41,7 +41,7 @@ from .hw.selfcheck import SelfCheck
 from .sw import accel_eureka, accel_eureka_model, accel_image, accel_model, accel_plan, regmap, wire
 from .sw.buffet_program import BuffetProgram
 from .sw.layers import DLMC, int8_layer, real_slice
-from .synth.flow import PNR_OPTIONS, achieved_mhz
+from .synth.flow import FALLBACK, achieved_mhz
 from .tb.accel import commands, host_of
 from .tb.buffet import port, random_program
 
@@ -279,6 +279,9 @@ def _run(plan, platform, outdir):
 def build(name, params, board, outdir=None, seed=1, n_ops=256):
     """Build block ``name``'s self-check for ``board``; return what the run produced.
 
+    nextpnr places with HeAP and routes with the synthesis flow's :data:`FALLBACK`
+    (router2): it converges on any design, and the board's clock asks no faster routes.
+
     A dict: ``block``, ``params``, ``board``, ``device``, ``bitstream`` (path) and
     its ``bytes``, ``clock_mhz`` (the board's clock), ``fmax_mhz`` (nextpnr's),
     ``timing_met``, ``resources`` (cell type -> ``{used, available}``, those used),
@@ -289,7 +292,7 @@ def build(name, params, board, outdir=None, seed=1, n_ops=256):
     outdir = Path(outdir or Path("build", f"{name}-{board}"))
     plan = platform.prepare(BoardTop(check), name="top",
                             nextpnr_opts=" ".join(("--report report.json --timing-allow-fail",
-                                                   *PNR_OPTIONS)))
+                                                   *FALLBACK)))
     root = _run(plan, platform, outdir)
     report = json.loads((root / "report.json").read_text())
     bitstream = root / f"top.{_family(platform)['stages'][-1][1]}"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from ..core.errors import ParameterError, ToolError
+from ..core.errors import ParameterError, ToolError, ToolStopped
 from ..core.export import rtlil_text
 from ..core.registry import get
 from ..core.tools import processor_seconds, run_yowasp, status
@@ -122,8 +122,19 @@ SEEDS = (1, 2, 3)
 PNR_OPTIONS = ("--placer", "heap", "--router", "router1")
 """How nextpnr places and routes: HeAP's analytic placement, timing-driven, so the Fmax
 is a real one; router1, as router2 left the converters, the Tailor and the accelerator a
-fifth to a third less Fmax on the same placements, and router1 routes the accelerator on
-the 85F in minutes."""
+fifth to a third less Fmax on the same placements. Where router1's rip-up does not
+converge (:data:`ROUTER1_BUDGET`), the seed is placed again and routed with
+:data:`FALLBACK`."""
+ROUTER1_BUDGET = 2
+"""router1 is stopped once its iterations pass this many times the arcs it set out to
+route (a design it routes takes about 1.4 times: a converter, the accelerator on the
+85F), or once its own clock passes :data:`ROUTER1_SECONDS`: one congested past what its
+rip-up resolves runs on for tens of minutes (the accelerator on the 45F)."""
+ROUTER1_SECONDS = 600
+"""router1's longest run in seconds, as its log counts them, before :data:`FALLBACK`."""
+FALLBACK = ("--placer", "heap", "--router", "router2")
+"""The options a seed router1 gave up on is placed and routed with: router2 converges
+where router1's rip-up does not."""
 QUICK = ("--no-tmdriv",)
 """Added for a quick look (``quick=True``): placement by wirelength alone, its Fmax no
 timing-driven placement's, so never the report's."""
@@ -179,11 +190,35 @@ def achieved_mhz(report):
     return min((c["achieved"] for c in report.get("fmax", {}).values()), default=None)
 
 
+def router1_budget():
+    """A ``stop`` rule for :func:`~sparseforge.core.tools.run_yowasp`: a reason once
+    router1's progress table (iterations first, its own seconds last) passes
+    :data:`ROUTER1_BUDGET` times the arcs its log says it routes, or
+    :data:`ROUTER1_SECONDS`."""
+    arcs = None
+
+    def stop(line):
+        nonlocal arcs
+        found = re.match(r"Info: Routing (\d+) arcs", line)
+        if found:
+            arcs = int(found[1])
+        row = re.match(r"Info:\s+(\d+) \|.*\s([\d.]+)\|$", line.rstrip())
+        if not (arcs and row):
+            return None
+        if int(row[1]) > ROUTER1_BUDGET * arcs:
+            return f"router1 past {ROUTER1_BUDGET} x its {arcs} arcs in iterations"
+        if float(row[2]) > ROUTER1_SECONDS:
+            return f"router1 past {ROUTER1_SECONDS} s routing {arcs} arcs"
+        return None
+    return stop
+
+
 def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     """Place and route the block in its :class:`~.harness.Harness`, once per seed, ``jobs``
     seeds at once (on the ECP5, with the block's registers behind its block RAMs folded
     into the RAMs' output registers, as :mod:`.outreg` says), with :data:`PNR_OPTIONS`
-    (and :data:`QUICK` where ``quick``).
+    (and :data:`QUICK` where ``quick``); a seed whose router1 passes its budget
+    (:func:`router1_budget`) is placed and routed again with :data:`FALLBACK`.
 
     Returns a dict: ``fmax_mhz`` (the median over ``seeds``), ``fmax_seeds``, the
     harness's own ``harness_ff`` and ``harness_lut``, ``device`` (on ECP5: the block's
@@ -191,7 +226,8 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     positions including those of carry cells, ``ff``, ``bram``, ``dsp``, ``lutram``),
     ``critical_path`` of the median seed's run, ``mapper`` (``"abc"`` if ABC9 crashed on
     the harness), ``seconds``: Yosys's on the harness and each seed's nextpnr steps
-    (:func:`pnr_steps`), and ``pnr``, the options nextpnr ran with."""
+    (:func:`pnr_steps`), and ``pnr``, the options nextpnr ran with, ``router2_seeds`` the
+    seeds routed with :data:`FALLBACK` instead."""
     tool, args = TARGETS[target]["pnr"]
     inputs = {}
     if target == "ecp5":
@@ -211,19 +247,33 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     if target == "ecp5":
         netlist, _ = outreg.absorb(netlist, "harness", inside="block.")
 
-    options = [*PNR_OPTIONS, *(QUICK if quick else ())]
+    extra = list(QUICK if quick else ())
 
-    def place(seed):
-        return run_yowasp(tool, [*args, *options, "--json", "harness.json", "--freq", "50",
-                                 "--seed", str(seed), "--timing-allow-fail", "--report",
+    def run(seed, options, stop=None):
+        return run_yowasp(tool, [*args, *options, *extra, "--json", "harness.json", "--freq",
+                                 "50", "--seed", str(seed), "--timing-allow-fail", "--report",
                                  "report.json"],
                           inputs={**inputs, "harness.json": netlist}, outputs=["report.json"],
-                          mark=_CHECKSUM)
+                          mark=_CHECKSUM, stop=stop)
 
-    runs = []
+    def place(seed):
+        """``(steps, out)``: router1 within its budget, else :data:`FALLBACK` (its steps
+        then led by ``router1 stopped``, the time router1's run took)."""
+        try:
+            out = run(seed, PNR_OPTIONS, router1_budget())
+            return pnr_steps(out["times"]), out
+        except ToolStopped as stopped:
+            out = run(seed, FALLBACK)
+            wall, cpu = stopped.seconds
+            return {"router1 stopped": {"wall": wall, "cpu": cpu},
+                    **pnr_steps(out["times"])}, out
+
+    runs, fallen = [], []
     with ThreadPoolExecutor(jobs) as pool:
-        for seed, out in zip(seeds, pool.map(place, seeds), strict=True):
-            seconds[f"seed {seed}"] = pnr_steps(out["times"])
+        for seed, (steps, out) in zip(seeds, pool.map(place, seeds), strict=True):
+            seconds[f"seed {seed}"] = steps
+            if "router1 stopped" in steps:
+                fallen.append(seed)
             report = json.loads(out["report.json"])
             runs.append((achieved_mhz(report) or 0.0, seed, report))
     runs.sort(key=lambda run: run[0])
@@ -232,7 +282,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
               "fmax_seeds": {seed: f for f, seed, _ in sorted(runs, key=lambda r: r[1])},
               "harness_ff": harness.ffs, "harness_lut": harness.luts, "mapper": mapper,
               "critical_path": critical_path(report, netlist), "seconds": seconds,
-              "pnr": " ".join(options)}
+              "pnr": " ".join([*PNR_OPTIONS, *extra]), "router2_seeds": fallen}
     if target == "ecp5":
         used = {k: v["used"] for k, v in report.get("utilization", {}).items()}
         view = {key: used.get(cell, 0) for key, cell in _DEVICE_VIEW.items()}

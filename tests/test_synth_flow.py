@@ -106,6 +106,63 @@ def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
     assert r["pnr"] == "--placer heap --router router1"     # timing-driven: the report's
 
 
+def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkeypatch):
+    """router1 is stopped once its iterations pass ``ROUTER1_BUDGET`` times its arcs, or
+    its own seconds pass ``ROUTER1_SECONDS`` (at either limit exactly it goes on); that
+    seed is placed and routed again with router2, its steps led by the stopped run's time,
+    and the result names the seed."""
+    from sparseforge.core.errors import ToolStopped
+
+    netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
+    iterations, seconds = flow.ROUTER1_BUDGET * 100, float(flow.ROUTER1_SECONDS)
+    last = {1: (iterations, seconds), 2: (iterations + 1, 1.0), 3: (10, seconds + 0.01)}
+    calls = []
+
+    def row(n, t):
+        return f"Info: {n:>10} |       1          2 |    1     2 |       5|       0.10  {t:>9.2f}|"
+
+    def pnr(tool, args, inputs=None, outputs=(), mark=None, stop=None):
+        seed, router = int(args[args.index("--seed") + 1]), args[args.index("--router") + 1]
+        calls.append((seed, router))
+        if router == "router1":
+            for line in ("Info: Routing globals...", "Info: Routing 100 arcs.",
+                         row(1, 0.5) + "\n", row(*last[seed]) + "\n"):
+                reason = stop(line)
+                if reason:
+                    raise ToolStopped(reason, (3.0, 2.0))
+        report = {"fmax": {"clk": {"achieved": 90.0 + seed}}, "utilization": {}}
+        return {"report.json": json.dumps(report), "log": "",
+                "times": [(1.0, 0.5), (5.0, 2.5), (9.0, 4.0)]}
+
+    monkeypatch.setattr(flow, "run_yowasp", pnr)
+    r = flow.fmax("skid", get("skid").resolve({}), "ecp5", seeds=(1, 2, 3))
+    assert calls == [(1, "router1"), (2, "router1"), (2, "router2"), (3, "router1"),
+                     (3, "router2")]
+    assert r["router2_seeds"] == [2, 3] and r["fmax_seeds"][2] == 92.0
+    assert list(r["seconds"]["seed 2"]) == ["router1 stopped", "pack", "place", "route"]
+    assert r["seconds"]["seed 2"]["router1 stopped"] == {"wall": 3.0, "cpu": 2.0}
+    assert list(r["seconds"]["seed 1"]) == ["pack", "place", "route"]
+
+
+def test_run_yowasp_ends_a_tool_its_stop_rule_stops(monkeypatch):
+    """The tool is ended on the first line its rule gives a reason for (a real process, a
+    Python one standing in for nextpnr)."""
+    from sparseforge.core.errors import ToolStopped
+
+    seen = []
+
+    def stop(line):
+        seen.append(line)
+        return "enough" if line.startswith("2") else None
+
+    monkeypatch.setattr(tools, "yowasp", lambda tool: sys.executable)
+    with pytest.raises(ToolStopped, match="python: enough") as stopped:
+        tools.run_yowasp("python", ["-u", "-c", "import time\nfor i in range(1, 60):\n"
+                                    "    print(i, flush=True); time.sleep(0.05)"], stop=stop)
+    assert seen == ["1\n", "2\n"] and stopped.value.seconds[0] < 2.5
+
+
 def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
     def result(dsp=0, lut=100, carry=0, bram=0, lutram=0):
         return {"cells": {"MULT18X18D": dsp}, "lut": lut, "carry": carry, "bram": bram,
@@ -347,7 +404,7 @@ def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
     calls, lpfs = [], []
 
-    def pnr(tool, args, inputs=None, outputs=(), mark=None):
+    def pnr(tool, args, inputs=None, outputs=(), mark=None, stop=None):
         seed = int(args[args.index("--seed") + 1])
         calls.append(args)
         lpfs.append(inputs[args[args.index("--lpf") + 1]])
@@ -359,6 +416,7 @@ def test_fmax_places_timing_driven_unless_quick_and_times_every_step(monkeypatch
     params = get("skid").resolve({})
     timed = flow.fmax("skid", params, "ecp5", seeds=(1, 2, 3))
     assert timed["fmax_mhz"] == 102.0 and timed["pnr"] == "--placer heap --router router1"
+    assert timed["router2_seeds"] == []
     assert all("--no-tmdriv" not in args and "router1" in args for args in calls)
     assert list(timed["seconds"]) == ["yosys harness", "seed 1", "seed 2", "seed 3"]
     assert timed["seconds"]["seed 3"]["route"] == {"wall": 7.0, "cpu": 1.5}

@@ -150,6 +150,9 @@ def _human(result):
                    f"harness of {r['harness_ff']} FFs and {r['harness_lut']} LUT4s with "
                    "registered inputs and outputs")
         click.echo(f"  path    {path_text(r['critical_path'])}")
+        if r.get("router2_seeds"):
+            click.echo(f"  router2 on seeds {', '.join(map(str, r['router2_seeds']))}: "
+                       "router1's rip-up did not converge within its budget")
     if r.get("seconds"):
         click.echo(f"  time    {_time_text(r['seconds'])}")
     if r.get("cached"):

@@ -33,3 +33,11 @@ class FormatError(SparseforgeError, ValueError):
 
 class ToolError(SparseforgeError, RuntimeError):
     """An external tool (Verilator, Yosys, nextpnr) failed or is missing."""
+
+
+class ToolStopped(ToolError):
+    """A tool stopped by its caller's ``stop`` rule; ``seconds`` is ``(wall, cpu)`` it ran."""
+
+    def __init__(self, message, seconds):
+        self.seconds = seconds
+        super().__init__(message)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from resource import RUSAGE_CHILDREN, RUSAGE_SELF, getrusage
 
-from .errors import ToolError
+from .errors import ToolError, ToolStopped
 
 
 def status(message):
@@ -94,7 +94,7 @@ def yowasp(tool):
     return exe
 
 
-def run_yowasp(tool, args, inputs=None, outputs=(), mark=None):
+def run_yowasp(tool, args, inputs=None, outputs=(), mark=None, stop=None):
     """Run a YoWASP tool on files in a private scratch folder.
 
     YoWASP tools see only their working directory, so ``inputs`` (name -> text)
@@ -104,6 +104,8 @@ def run_yowasp(tool, args, inputs=None, outputs=(), mark=None):
     the regular expression ``mark`` (where given), then to the end, so a caller can split
     the run into the steps the tool logs (``cpu`` is the tool's own processor time, which
     a machine others share does not stretch; None where the system does not say).
+    ``stop``, where given, sees each log line; the first time it returns a reason the tool
+    is ended and :class:`~.errors.ToolStopped` raised with it.
     """
     if not (Path.home() / ".cache" / "YoWASP").exists():
         status(f"{tool}: the first call compiles the WebAssembly build (about a minute, once)")
@@ -117,6 +119,11 @@ def run_yowasp(tool, args, inputs=None, outputs=(), mark=None):
                 lines.append(line)
                 if mark and re.search(mark, line):
                     times.append((time.monotonic() - start, _cpu_seconds(proc.pid)))
+                reason = stop(line) if stop else None
+                if reason:
+                    spent = (time.monotonic() - start, _cpu_seconds(proc.pid))
+                    proc.kill()
+                    raise ToolStopped(f"{tool}: {reason}", spent)
             cpu = _cpu_seconds(proc.pid)
         times.append((time.monotonic() - start, cpu))
         log = "".join(lines)
