@@ -301,9 +301,13 @@ class DenseToCsf(_CsfConverter):
     taken. Each level has its own output register: a level taken late holds the vector
     only once its register is full. Between registers: the lanes' coordinate steps; the
     segmented OR of the tree marks (``L`` gates); the prefix sums' adders; the stall path
-    from the outputs' readiness to the register slice. At 16 lanes the stall path from the
+    from the outputs' readiness to the register slice.
+
+    Clock: below 100 MHz on the ECP5 (the synthesis report). The critical path is the
+    stall: at 8 lanes the prefix sums' tag's handshake into the enables of the lanes'
+    coordinate registers, four fifths routing; at 16 lanes the stall path from the
     register slice back to ``dense.ready`` through the prefix sums, marks and zero
-    detection is the critical path and takes it under 100 MHz (the synthesis report).
+    detection, longer still.
     """
 
     PARAMS = (

@@ -401,11 +401,9 @@ class CooToDense(wiring.Component):
 
     Clock: just under 100 MHz on the ECP5 at the report configuration (the synthesis
     report gives the figure, seed by seed either side of the line). The critical path is
-    :class:`Fill`'s handshake: a position's vector index compared with the vector being
-    gathered (``P - log2 L`` bits), then its ``ready`` and the write enables of every
-    lane's register, four fifths of it routing. Sending :class:`Fill` the vectors to skip
-    rather than an index, counted down and tested from registers as :class:`Linearize`
-    tests its jumps, would take the comparator out of it.
+    :class:`Linearize`'s take of an item: whether records remain picks the head (a record
+    or the matrix's end), its row is compared with the row reached and the row after, and
+    that chooses the row start's next value; three quarters of it routing.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

@@ -178,7 +178,8 @@ class RlcToCoo(wiring.Component):
 
     Clock: at 8 lanes the critical path is the serializer's handshake into the scan
     side's FIFO (8 logic levels, mostly routing), wide enough at 8 lanes of 32-bit
-    pairs to spread over the die; it sits at the 100 MHz line (the synthesis report).
+    pairs to spread over the die; above 100 MHz at both report configurations (the
+    synthesis report).
     """
 
     PARAMS = (

@@ -38,9 +38,9 @@ class CsrToDense(wiring.Component):
     rate (one vector a cycle, a record a cycle within one), CSR to COO keeps up with a
     record a cycle.
 
-    Clock: at the 100 MHz line on the ECP5 (the synthesis report): the critical path is COO
-    to Dense's take of a record (its row compared, the position's adder), beside Fill's
-    handshake, COO to Dense's own.
+    Clock: below 100 MHz on the ECP5 (the synthesis report): the critical path is COO to
+    Dense's take of a record (whether records remain, the row compares) into the ready of
+    the register slice the records come through and its enables, mostly routing.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

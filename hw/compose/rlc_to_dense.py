@@ -42,9 +42,10 @@ class RlcToDense(wiring.Component):
     matrix of ``v`` dense vectors and ``z`` nonzeros takes about ``max(v, z)`` to
     ``v + z`` cycles.
 
-    Clock: just under 100 MHz on the ECP5 (the synthesis report): the critical path is
-    RLC to COO's own, at the line as its docstring says; COO to Dense takes the records
-    through a register slice, so no path joins the two.
+    Clock: below 100 MHz on the ECP5 (the synthesis report): the critical path is COO to
+    Dense's take of a record (whether records remain, the row compares) into the ready of
+    the register slice the records come through and its enables, mostly routing; RLC to
+    COO's own paths are shorter, and the slice keeps any path from joining the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
