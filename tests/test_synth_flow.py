@@ -336,8 +336,9 @@ def test_the_report_places_every_design_with_the_jobs_asked(monkeypatch, capsys)
 
 
 def test_the_report_says_why_each_row_below_100_mhz_is():
-    """A row below 100 MHz carries its block's ``Clock:`` paragraph (the class's docstring,
-    else the module's), or says its docstring gives none; a row at 100 MHz is not listed."""
+    """A row below 100 MHz carries its block's ``Clock:`` (or ``Timing:``) paragraph (the
+    class's docstring, else the module's), or says its docstring gives none; a row at 100
+    MHz is not listed."""
     from sparseforge.commands.synth import below_target, clock_note, markdown
 
     path = {"from": "a", "from_source": "hw/x.py:1", "to": "b", "to_source": "hw/x.py:2",
@@ -353,6 +354,7 @@ def test_the_report_says_why_each_row_below_100_mhz_is():
     assert slow[0]["why"].startswith("Clock: at 8 lanes") and "\n" not in slow[0]["why"]
     assert slow[1]["why"] == clock_note("eureka_mac") and "fp16" in slow[1]["why"]  # module's
     assert slow[2]["why"] is None
+    assert clock_note("tailor").startswith("Timing: every acceptance")
     text = markdown(rows)
     assert "- `rlc_to_coo` lanes=8: 99.9 MHz, path hw/x.py:1 -> hw/x.py:2, 7 levels" in text
     assert "- `skid` width=32: 99.0 MHz. Its docstring gives no reason." in text

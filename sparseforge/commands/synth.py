@@ -67,12 +67,12 @@ TARGET_MHZ = 100
 
 def clock_note(name):
     """The paragraph of block ``name``'s docstring (its class's, else its module's) that
-    begins ``Clock:``, on one line, or None: why its clock is what it is."""
+    begins ``Clock:`` or ``Timing:``, on one line, or None: why its clock is what it is."""
     cls = get(name).cls
     for doc in (cls.__doc__, sys.modules[cls.__module__].__doc__):
         for paragraph in (doc or "").split("\n\n"):
             words = paragraph.split()
-            if words[:1] == ["Clock:"]:
+            if words[:1] in (["Clock:"], ["Timing:"]):
                 return " ".join(words)
     return None
 
