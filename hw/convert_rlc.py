@@ -574,11 +574,10 @@ class DenseToRlc(wiring.Component):
     vector a cycle at most: a matrix of ``p`` pairs in ``v`` vectors takes about
     ``max(v, p / L)`` cycles.
 
-    Clock: below 100 MHz on the ECP5-25k at 8 lanes of 5-bit runs and 32-bit values (the
-    synthesis report). The critical path is the compactor's word completion (the adder
-    of its offset and count) deciding its stall, which enables the register slice before
-    it, eight 37-bit pairs with their prefix sums: few logic levels, four fifths routing
-    to those enables. The Dense converters' compactor carries narrower records.
+    Clock: above 100 MHz on the ECP5-25k at 8 lanes of 5-bit runs and 32-bit values, by a
+    few percent (the synthesis report). The critical path is in :class:`Fillers`: the
+    fillers left (the held count or the new event's) compared with each lane's index, a
+    carry chain of the count's width, into every lane's filler tag.
     """
 
     PARAMS = (
