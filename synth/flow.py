@@ -249,7 +249,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
 
     extra = list(QUICK if quick else ())
 
-    def run(seed, options, stop=None):
+    def nextpnr(seed, options, stop=None):
         return run_yowasp(tool, [*args, *options, *extra, "--json", "harness.json", "--freq",
                                  "50", "--seed", str(seed), "--timing-allow-fail", "--report",
                                  "report.json"],
@@ -260,10 +260,10 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
         """``(steps, out)``: router1 within its budget, else :data:`FALLBACK` (its steps
         then led by ``router1 stopped``, the time router1's run took)."""
         try:
-            out = run(seed, PNR_OPTIONS, router1_budget())
+            out = nextpnr(seed, PNR_OPTIONS, router1_budget())
             return pnr_steps(out["times"]), out
         except ToolStopped as stopped:
-            out = run(seed, FALLBACK)
+            out = nextpnr(seed, FALLBACK)
             wall, cpu = stopped.seconds
             return {"router1 stopped": {"wall": wall, "cpu": cpu},
                     **pnr_steps(out["times"])}, out
