@@ -413,9 +413,10 @@ class HyteAccessor(wiring.Component):
     3 and the answer move together, held only while ``read_data`` stalls. An evict
     waits for stages 1 to 3 and holds new reads while it waits.
 
-    Critical path, at large depths: a partial evict's, from the metadata block RAM (no
-    output register) through ``dtail - head`` into ``words``; registering the head
-    would leave ``free`` low for a second cycle.
+    Clock: below 100 MHz at depth 1024 (the synthesis report). The critical path is a
+    partial evict's, from the metadata block RAM (no output register: its slow
+    clock-to-out) through ``dtail - head`` into ``words``; registering the head would
+    leave ``free`` low for a second cycle.
     """
 
     PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
