@@ -49,8 +49,12 @@ def _time_text(seconds):
     return f"{wall} s ({slowest}CPU {cpu} s)"
 
 
+def _params_text(params):
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
 def _row(r):
-    params = " ".join(f"{k}={v}" for k, v in r["params"].items())
+    params = _params_text(r["params"])
     fmax, device = r.get("fmax_mhz"), r.get("device", {})
     seeds = " ".join(f"{v:.1f}" for v in r.get("fmax_seeds", {}).values())
     return {**{c: r.get(c, "") for c in COLUMNS}, "params": params,
@@ -93,7 +97,7 @@ def markdown(results):
     slow = below_target(results)
     if slow:
         lines += ["", f"Below {TARGET_MHZ} MHz, and why (the block's docstring):", ""]
-        lines += [f"- `{s['block']}` {' '.join(f'{k}={v}' for k, v in s['params'].items())}: "
+        lines += [f"- `{s['block']}` {_params_text(s['params'])}: "
                   f"{s['fmax_mhz']:.1f} MHz"
                   f"{', path ' + s['critical_path'] if s['critical_path'] else ''}. "
                   f"{s['why'] or 'Its docstring gives no reason.'}" for s in slow]
