@@ -540,6 +540,9 @@ class MintMerged(wiring.Component):
               Param("addr_width", 20, 2, 32, "bits of CSR to CISS's element indices"),
               Param("inflight", 4, 2, 64, "CSR to CISS's reads in flight per lane"))
     REPORT = ({"lanes": 8, "width": 16, "index_width": 16, "ptr_width": 32},)
+    LEAST_DEVICE = "85k"
+    """Where the report places it (``--device auto``): the LFE5U-85F. The 45F holds its
+    cells, but nextpnr does not route it there."""
     MERGES = ("dense_to_coo", "dense_to_csr", "dense_to_zvc", "rlc_to_coo", "zvc_to_dense",
               "dense_to_csf", "csr_to_bsr", "csr_to_csc", "dense_to_rlc", "coo_to_dense",
               "csr_to_dense", "bsr_to_coo", "csf_to_coo", "csr_to_ciss")

@@ -128,10 +128,10 @@ converge (:data:`ROUTER1_BUDGET`), the seed is placed again and routed with
 ROUTER1_BUDGET = 2
 """router1 is stopped once its iterations pass this many times the arcs it set out to
 route (a design it routes takes about 1.4 times: a converter, the accelerator on the
-85F), or once its own clock passes :data:`ROUTER1_SECONDS`: one congested past what its
+85F), or once its routing has taken :data:`ROUTER1_SECONDS`: one congested past what its
 rip-up resolves runs on for tens of minutes (the accelerator on the 45F)."""
 ROUTER1_SECONDS = 600
-"""router1's longest run in seconds, as its log counts them, before :data:`FALLBACK`."""
+"""router1's longest routing in processor seconds before :data:`FALLBACK`."""
 FALLBACK = ("--placer", "heap", "--router", "router2")
 """The options a seed router1 gave up on is placed and routed with: router2 converges
 where router1's rip-up does not."""
@@ -192,22 +192,25 @@ def achieved_mhz(report):
 
 def router1_budget():
     """A ``stop`` rule for :func:`~sparseforge.core.tools.run_yowasp`: a reason once
-    router1's progress table (iterations first, its own seconds last) passes
-    :data:`ROUTER1_BUDGET` times the arcs its log says it routes, or
-    :data:`ROUTER1_SECONDS`."""
-    arcs = None
+    router1's progress table (iterations first) passes :data:`ROUTER1_BUDGET` times the
+    arcs its log says it routes, or its routing has taken :data:`ROUTER1_SECONDS` of
+    processor time (the tool's own, from the line that starts routing, so a machine
+    others share stops no run sooner; where the system does not say, the seconds router1
+    logs, last in its table)."""
+    arcs = start = None
 
-    def stop(line):
-        nonlocal arcs
+    def stop(line, cpu):
+        nonlocal arcs, start
         found = re.match(r"Info: Routing (\d+) arcs", line)
         if found:
-            arcs = int(found[1])
+            arcs, start = int(found[1]), cpu
         row = re.match(r"Info:\s+(\d+) \|.*\s([\d.]+)\|$", line.rstrip())
         if not (arcs and row):
             return None
         if int(row[1]) > ROUTER1_BUDGET * arcs:
             return f"router1 past {ROUTER1_BUDGET} x its {arcs} arcs in iterations"
-        if float(row[2]) > ROUTER1_SECONDS:
+        spent = float(row[2]) if None in (cpu, start) else cpu - start
+        if spent > ROUTER1_SECONDS:
             return f"router1 past {ROUTER1_SECONDS} s routing {arcs} arcs"
         return None
     return stop
@@ -304,7 +307,9 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     mappings (``area``, ``fmax``) that ABC9 crashed on and ABC did; ``latency`` in
     cycles for a pipelined block that states one (its ``latency`` attribute; such
     blocks take one input per cycle). ``nodsp``: multipliers in LUTs (ECP5 area only).
-    ``device="auto"``: the smallest ECP5 that holds the block (:func:`smallest_device`).
+    ``device="auto"``: the smallest ECP5 that holds the block (:func:`smallest_device`),
+    no smaller than its ``LEAST_DEVICE`` where it names one (a device key: where it
+    routes).
     ``seconds``: the wall and processor seconds of each step (:func:`timed`): ``yosys``
     (the block's area) and, where it placed, ``yosys harness`` and each seed's nextpnr
     steps. ``jobs``: seeds placed at once (the result is the same); ``quick``: placed by
@@ -323,7 +328,7 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
               "latency": getattr(component, "latency", None), "seconds": seconds}
     result.update(_resources(cells, target))
     if target == "ecp5" and device == "auto":
-        device = smallest_device(result)
+        device = smallest_device(result, getattr(component, "LEAST_DEVICE", "25k"))
     if with_fmax and target == "ecp5":
         check_fits(result, device)
     if with_fmax and TARGETS[target]["pnr"]:
@@ -400,14 +405,15 @@ def _flatten(units):
         yield units
 
 
-def smallest_device(result):
-    """The smallest ECP5 whose LUT4 positions (:func:`positions`), multipliers and block
-    RAMs hold Yosys's count of the block, with a fifth to spare for the harness and
-    routing; the largest if none does."""
+def smallest_device(result, least="25k"):
+    """The smallest ECP5, from ``least`` up (a block's ``LEAST_DEVICE``), whose LUT4
+    positions (:func:`positions`), multipliers and block RAMs hold Yosys's count of the
+    block, with a fifth to spare for the harness and routing; the largest if none does."""
     dsp = _count(result["cells"], "MULT18X18D")
     need = {"lut": 1.2 * positions(result), "dsp": dsp, "bram": result.get("bram", 0)}
-    for device, room in CAPACITY.items():
-        if all(need[k] <= room[k] for k in need):
+    devices = list(CAPACITY)
+    for device in devices[devices.index(least):]:
+        if all(need[k] <= CAPACITY[device][k] for k in need):
             return device
     return "85k"
 

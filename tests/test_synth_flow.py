@@ -108,14 +108,17 @@ def test_synth_json_reports_the_device_area_seeds_and_path(tmp_path):
 
 def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkeypatch):
     """router1 is stopped once its iterations pass ``ROUTER1_BUDGET`` times its arcs, or
-    its own seconds pass ``ROUTER1_SECONDS`` (at either limit exactly it goes on); that
-    seed is placed and routed again with router2, its steps led by the stopped run's time,
-    and the result names the seed."""
+    its routing has taken ``ROUTER1_SECONDS`` of processor time (at either limit exactly it
+    goes on; the seconds its own table logs are not what counts); that seed is placed and
+    routed again with router2, its steps led by the stopped run's time, and the result
+    names the seed."""
     from sparseforge.core.errors import ToolStopped
 
     netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
     iterations, seconds = flow.ROUTER1_BUDGET * 100, float(flow.ROUTER1_SECONDS)
+    # (iterations, processor seconds since routing began), each logged beside a wall time
+    # of 10,000 s that would stop any of them
     last = {1: (iterations, seconds), 2: (iterations + 1, 1.0), 3: (10, seconds + 0.01)}
     calls = []
 
@@ -126,9 +129,12 @@ def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkey
         seed, router = int(args[args.index("--seed") + 1]), args[args.index("--router") + 1]
         calls.append((seed, router))
         if router == "router1":
-            for line in ("Info: Routing globals...", "Info: Routing 100 arcs.",
-                         row(1, 0.5) + "\n", row(*last[seed]) + "\n"):
-                reason = stop(line)
+            begun = 250.0                   # the processor seconds placing took
+            for line, cpu in (("Info: Routing globals...", begun - 1),
+                              ("Info: Routing 100 arcs.", begun),
+                              (row(1, 10000.0) + "\n", begun + 0.5),
+                              (row(last[seed][0], 10000.0) + "\n", begun + last[seed][1])):
+                reason = stop(line, cpu)
                 if reason:
                     raise ToolStopped(reason, (3.0, 2.0))
         report = {"fmax": {"clk": {"achieved": 90.0 + seed}}, "utilization": {}}
@@ -143,6 +149,11 @@ def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkey
     assert list(r["seconds"]["seed 2"]) == ["router1 stopped", "pack", "place", "route"]
     assert r["seconds"]["seed 2"]["router1 stopped"] == {"wall": 3.0, "cpu": 2.0}
     assert list(r["seconds"]["seed 1"]) == ["pack", "place", "route"]
+    # Where the system gives no processor seconds, router1's own (last in its table) count.
+    rule = flow.router1_budget()
+    assert rule("Info: Routing 100 arcs.", None) is None
+    assert rule(row(1, seconds) + "\n", None) is None
+    assert rule(row(2, seconds + 0.01) + "\n", None) == "router1 past 600 s routing 100 arcs"
 
 
 def test_run_yowasp_ends_a_tool_its_stop_rule_stops(monkeypatch):
@@ -152,8 +163,9 @@ def test_run_yowasp_ends_a_tool_its_stop_rule_stops(monkeypatch):
 
     seen = []
 
-    def stop(line):
+    def stop(line, cpu):
         seen.append(line)
+        assert cpu is None or cpu >= 0
         return "enough" if line.startswith("2") else None
 
     monkeypatch.setattr(tools, "yowasp", lambda tool: sys.executable)
@@ -176,10 +188,35 @@ def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
     assert smallest_device(result(lut=20000, carry=2000)) == "45k"     # 1.2 x 24,000
     assert smallest_device(result(bram=60)) == "45k"
     assert smallest_device(result(dsp=1000)) == "85k"                   # none holds it
+    # From a block's least device up: one that fits the 25F goes on its least, one that
+    # needs more than its least on the next that holds it.
+    assert smallest_device(result(), least="45k") == "45k"
+    assert smallest_device(result(dsp=29), least="45k") == "45k"
+    assert smallest_device(result(dsp=73), least="45k") == "85k"
+    assert smallest_device(result(), least="85k") == "85k"
     # A distributed RAM takes six LUT4 positions: 20,000 + 6 x 40 = 20,240, x 1.2 fits
     # the 25F's 24,288 exactly; one RAM more does not.
     assert smallest_device(result(lut=20000, lutram=40)) == "25k"
     assert smallest_device(result(lut=20000, lutram=41)) == "45k"
+
+
+def test_auto_places_a_block_on_no_smaller_device_than_it_names(monkeypatch):
+    """``--device auto`` asks the block for its ``LEAST_DEVICE`` (the accelerator's and
+    MINT_m's: the 85F) and places on the 25F a block that names none."""
+    placed = []
+
+    class Block:
+        LEAST_DEVICE = "45k"
+
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: (
+        {"LUT4": 100}, None, ""))
+    monkeypatch.setattr(flow, "fmax", lambda name, params, target, device, *rest: (
+        placed.append(device) or {"mapper": "", "seconds": {}}))
+    for component, want in ((Block(), "45k"), (object(), "25k")):
+        monkeypatch.setattr(flow, "rtlil_text", lambda name, params, c=component: ("", {}, c))
+        flow.synthesize("skid", {}, device="auto")
+        assert placed[-1] == want
+    assert get("accel").cls.LEAST_DEVICE == get("mint_merged").cls.LEAST_DEVICE == "85k"
 
 
 def test_a_block_past_the_device_is_refused_before_placement():

@@ -192,6 +192,10 @@ class Accel(wiring.Component):
               BUFFER,
               CURSORS)
     REPORT = ({}, {"engine": "eureka"}, {"engine": "gustavson"})
+    LEAST_DEVICE = "85k"
+    """Where the report places it (``--device auto``): the LFE5U-85F. The 45F holds the
+    Tensaurus build's cells, but router1 ran on there for over half an hour without
+    routing it."""
     PARTS = ()
     """Its units for the synthesis report's area by part (no paper gives their shares):
     set by the engine's builder, as the units differ by engine."""

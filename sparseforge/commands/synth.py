@@ -203,7 +203,8 @@ def device_for(target, device, default):
 @click.option("--target", type=click.Choice(list(TARGETS)), default="ecp5", show_default=True)
 @click.option("--device", type=click.Choice([*DEVICES, "auto"]), default=None,
               help="The ECP5 to place on (LFE5U-25F, -45F or -85F; auto: the smallest "
-                   "that holds the block). Default: 25k for a block, auto for the report.")
+                   "that holds the block, no smaller than one it names). Default: 25k "
+                   "for a block, auto for the report.")
 @click.option("--seeds", type=click.IntRange(1, 9), default=len(SEEDS), show_default=True,
               help="nextpnr seeds; Fmax is their median.")
 @click.option("--jobs", type=click.IntRange(1, 9), default=1, show_default=True,

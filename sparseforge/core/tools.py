@@ -104,8 +104,9 @@ def run_yowasp(tool, args, inputs=None, outputs=(), mark=None, stop=None):
     the regular expression ``mark`` (where given), then to the end, so a caller can split
     the run into the steps the tool logs (``cpu`` is the tool's own processor time, which
     a machine others share does not stretch; None where the system does not say).
-    ``stop``, where given, sees each log line; the first time it returns a reason the tool
-    is ended and :class:`~.errors.ToolStopped` raised with it.
+    ``stop``, where given, sees each log line and the tool's processor seconds so far (None
+    where the system does not say); the first time it returns a reason the tool is ended
+    and :class:`~.errors.ToolStopped` raised with it.
     """
     if not (Path.home() / ".cache" / "YoWASP").exists():
         status(f"{tool}: the first call compiles the WebAssembly build (about a minute, once)")
@@ -119,7 +120,7 @@ def run_yowasp(tool, args, inputs=None, outputs=(), mark=None, stop=None):
                 lines.append(line)
                 if mark and re.search(mark, line):
                     times.append((time.monotonic() - start, _cpu_seconds(proc.pid)))
-                reason = stop(line) if stop else None
+                reason = stop(line, _cpu_seconds(proc.pid)) if stop else None
                 if reason:
                     spent = (time.monotonic() - start, _cpu_seconds(proc.pid))
                     proc.kill()
