@@ -42,10 +42,11 @@ class RlcToDense(wiring.Component):
     matrix of ``v`` dense vectors and ``z`` nonzeros takes about ``max(v, z)`` to
     ``v + z`` cycles.
 
-    Clock: below 100 MHz on the ECP5 (the synthesis report): the critical path is COO to
-    Dense's take of a record (whether records remain, the row compares) into the ready of
-    the register slice the records come through and its enables, mostly routing; RLC to
-    COO's own paths are shorter, and the slice keeps any path from joining the two.
+    Clock: a few percent below 100 MHz on the ECP5 (the synthesis report): the critical
+    path is in RLC to COO's :class:`~sparseforge.hw.convert_rlc.Serializer`, from the
+    vector it holds to the item it sends, mostly routing. The unit meets 100 MHz in RLC
+    to COO's own row: it is the two converters placed side by side that stretch it; the
+    register slice between them keeps any path from joining the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
