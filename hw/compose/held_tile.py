@@ -46,11 +46,13 @@ class HeldTile(wiring.Component):
 
     Latency and throughput: the Tailor's reads (latency 2), one a cycle; the feed's
     entries, one a cycle (:mod:`~sparseforge.hw.tailor_feed` gives a tile's cycles).
-    The clock is the Tailor's own: its read lookup, from the FIFO region's index
-    registers through the locator's compares and the slot's subtraction to the block
-    RAM's read address (carry chains in series), which is why the composite runs below
-    100 MHz; the feed (a compare of the entry's index with B and D, the write's
-    handshake) and the responder (a queue of tags beside the reads) are shorter.
+
+    Clock: below 100 MHz on the ECP5 (the synthesis report), below the Tailor's own row:
+    the critical path runs from the Tailor's frontier through the feed and back. The
+    frontier's distance (the read's pick among its registered outcomes) gives the FIFO
+    region's credits, which gate the feed's owfill, whose acceptance moves the newest
+    slot on into the block RAM's write address; two thirds of it routing. The responder
+    (a queue of tags beside the reads) is shorter.
     """
 
     PARAMS = (_TAILOR["depth"], _TAILOR["width"], _TAILOR["fifo"], _TAILOR["tile"],
