@@ -42,9 +42,13 @@ class SpmvTailor(wiring.Component):
 
     Latency and throughput: those of the Tailor's reads (at read latency 1, so
     the MAC's two-entry queue sustains them); one entry of A per cycle while x
-    is present; y three cycles after its row's last read. The
-    clock is the Tailor's: its read lookup (is the index present?) decides
-    whether an entry of A transfers.
+    is present; y three cycles after its row's last read.
+
+    Clock: below 100 MHz on the ECP5 (the synthesis report), on the Tailor's frontier:
+    the critical path runs from the MAC's read index through the frontier's arithmetic
+    on it (the position the read passes, capped as a shrink would) into a stall's next
+    distance, three fifths of it routing (the Tailor's Timing paragraph says why its
+    frontier is where its paths end).
     """
 
     PARAMS = (DEPTH, FIFO, TILE, *WIDTHS)
