@@ -265,6 +265,17 @@ def test_parts_rows_count_each_part_by_its_instances():
     assert "whole" not in table                             # its own area not given
 
 
+def test_a_composite_whose_build_lists_no_parts_prints_no_table(monkeypatch, capsys):
+    from sparseforge.commands.synth import _parts
+
+    monkeypatch.setattr(get("tensaurus").cls, "PARTS", ())
+    composite = {"block": "tensaurus", "params": get("tensaurus").resolve({})}
+    (table,) = parts_rows([composite], lambda unit: pytest.fail("no part to measure"))
+    assert table["parts"] == []
+    _parts(table)
+    assert capsys.readouterr().out == ""
+
+
 def test_the_accelerators_parts_follow_its_engine():
     """The accelerator lists its units by engine, the unregistered ones (its sequencer,
     the converter's feed) measured from their own RTLIL, and sets its whole logic

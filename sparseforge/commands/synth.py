@@ -105,7 +105,10 @@ def markdown(results):
 
 
 def _parts(table):
-    """A composite's area by part (:func:`~sparseforge.synth.flow.parts_rows`)."""
+    """A composite's area by part (:func:`~sparseforge.synth.flow.parts_rows`); nothing for
+    a build that lists no parts."""
+    if not table["parts"]:
+        return
     click.echo(f"\n{table['block']} {table['params']} by part (each part synthesized as "
                "this composite builds it, Yosys logic cells: LUT4s and two per carry cell, "
                "times its instances; shares of the parts' total):")
