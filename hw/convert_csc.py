@@ -696,9 +696,11 @@ class CsrToCsc(wiring.Component):
     csc [--banks 1]`` prints the figures).
     Between registers: the counter memory's read; N adders after the forwarding
     multiplexers; the slot multiplexer, registered before it addresses the scratchpad.
-    The default configuration's slowest path is the counter memory's read; a scratchpad
-    deeper than 4096 entries spans more block RAMs in depth, whose read multiplexer
-    follows the RAM's output in the same cycle, and that takes it under 100 MHz (the
+
+    Clock: the default configuration's slowest path is the counter memory's read. A
+    scratchpad deeper than 4096 entries spans more block RAMs in depth, whose read
+    multiplexer follows the RAMs' output (their own clock-to-out, no output register) in
+    the same cycle into the CSC entry's register, and that takes it under 100 MHz (the
     synthesis report gives the figures).
     """
 
