@@ -47,8 +47,8 @@ def _stat(il, top, target, nodsp=False):
     multipliers in LUTs on the ECP5, ``synth_ecp5 -nodsp``).
 
     ABC9, the LUT mapper of ``synth_ecp5``, crashes on some netlists in the
-    WebAssembly build (an exit with no message); those are mapped again with
-    ABC (``abc -lut 4``) in its place, which the third return value says.
+    WebAssembly build (an exit with no message, or a WebAssembly trap); those are mapped
+    again with ABC (``abc -lut 4``) in its place, which the third return value says.
     """
     outputs = ["stat.json"] + ([f"{top}.json"] if target != "generic" else [])
     nodsp = " -nodsp" if nodsp and target == "ecp5" else ""
@@ -64,8 +64,8 @@ def _stat(il, top, target, nodsp=False):
                              inputs={f"{top}.il": il, "run.ys": script}, outputs=outputs)
             break
         except ToolError as exc:
-            silent = not str(exc).strip().split(":")[-1].strip()
-            if not silent or n + 1 == len(scripts):
+            crashed = not str(exc).strip().split(":")[-1].strip() or "wasm trap" in str(exc)
+            if not crashed or n + 1 == len(scripts):
                 raise
     stat = json.loads(out["stat.json"])
     return stat["design"]["num_cells_by_type"], out.get(f"{top}.json"), "abc" if n else ""

@@ -175,6 +175,32 @@ def test_run_yowasp_ends_a_tool_its_stop_rule_stops(monkeypatch):
     assert seen == ["1\n", "2\n"] and stopped.value.seconds[0] < 2.5
 
 
+@pytest.mark.parametrize(("log", "mapped"), [
+    ("", "abc"),                                                  # an exit with no message
+    ("   9: 0x14b75c8 - yosys.wasm!abc::CmdCommandSource\nCaused by:\n"
+     "    wasm trap: wasm `unreachable` instruction executed", "abc"),
+    ("ERROR: Module `top' not found!", None),                     # no crash: refused
+])
+def test_abc9_crashing_in_the_webassembly_build_is_mapped_with_abc(monkeypatch, log, mapped):
+    scripts = []
+
+    def yosys(tool, args, inputs=None, outputs=()):
+        scripts.append(inputs["run.ys"])
+        if len(scripts) == 1:
+            raise ToolError(f"yosys failed (exit 1):\n{log}")
+        return {"stat.json": json.dumps({"design": {"num_cells_by_type": {"LUT4": 3}}}),
+                "top.json": "{}"}
+
+    monkeypatch.setattr(flow, "run_yowasp", yosys)
+    if mapped is None:
+        with pytest.raises(ToolError, match="not found"):
+            flow._stat("", "top", "ecp5")
+        assert len(scripts) == 1
+    else:
+        assert flow._stat("", "top", "ecp5") == ({"LUT4": 3}, "{}", mapped)
+        assert "abc -lut 4" in scripts[1]
+
+
 def test_smallest_device_holds_the_multipliers_luts_and_block_rams():
     def result(dsp=0, lut=100, carry=0, bram=0, lutram=0):
         return {"cells": {"MULT18X18D": dsp}, "lut": lut, "carry": carry, "bram": bram,
