@@ -111,7 +111,11 @@ class CsrRowReader(wiring.Component):
         at, started = Signal(A), Signal()
         here = Mux(started, at, head.lo)
         empty = head.hi <= head.lo
-        final = empty | (here + 1 == head.hi)
+        # ``here + 1 == hi`` as an equality with ``hi - 1``, its subtraction beside the
+        # choice of ``here`` rather than after it (they differ only where hi is 0: empty).
+        end = Signal(A)
+        m.d.comb += end.eq(head.hi - 1)
+        final = empty | (here == end)
         m.d.comb += [reads.payload.eq(here),
                      reads.valid.eq(ranges.o.valid & ~empty & side.i.ready),
                      side.i.valid.eq(ranges.o.valid & (empty | reads.ready)),
