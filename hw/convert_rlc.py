@@ -39,7 +39,7 @@ from .interfaces import dense_layout, divmod_layout, prefix_sum_layouts, struct
 from .mint_units import ZeroDetect, popcount
 from .pipeline import Pipeline, stages
 from .prefix_sum import PrefixSum, kogge_stone
-from .stream_units import Beside, Lockstep, Queue, Skid, any_of, lowest
+from .stream_units import Beside, Lockstep, Queue, Skid, any_of, at_most_one, lowest
 
 QUEUE = 8
 """Events the queue between :class:`RunLengths` and :class:`Fillers` holds."""
@@ -85,7 +85,7 @@ class Serializer(wiring.Component):
         chosen = Signal(Shape.cast(self.item).width)
         m.d.comb += chosen.eq(any_of(Mux(pick[i], Value.cast(held[i]), 0)
                                    for i in range(self.lanes)))
-        free, done = ~out.valid | out.ready, ~rest.any()
+        free, done = ~out.valid | out.ready, at_most_one(mask)   # the pick is the last
         emit = free & mask.any()
         take = ~mask.any() | (free & done)                     # the held vector is through
         m.d.comb += self.vectors.ready.eq(take | ~given.mask.any())
@@ -176,10 +176,11 @@ class RlcToCoo(wiring.Component):
     each gap of g zeros takes ``g // 2**run_bits`` fillers, so a matrix whose runs
     are short for its sparsity is bound by its pairs, L a cycle.
 
-    Clock: at 8 lanes the critical path is the serializer's handshake into the scan
-    side's FIFO (8 logic levels, mostly routing), wide enough at 8 lanes of 32-bit
-    pairs to spread over the die; above 100 MHz at both report configurations (the
-    synthesis report).
+    Clock: above 100 MHz at both report configurations (the synthesis report). The
+    serializer's handshake into the scan side's FIFO, the 8-lane configuration's critical
+    path while its test of the held vector's last marked item was the carry chain of
+    ``mask & (mask - 1)``, tests it with a tree of pairs
+    (:func:`~sparseforge.hw.stream_units.at_most_one`).
     """
 
     PARAMS = (

@@ -609,6 +609,17 @@ def lowest(m, bits):
     return first, rest
 
 
+def at_most_one(bits):
+    """Whether no two bits of ``bits`` are set: a balanced tree of each group's (any set,
+    two set), no carry chain (``bits & (bits - 1)`` is one)."""
+    level = [(bit, Const(0)) for bit in bits]
+    while len(level) > 1:
+        odd = level[-1:] if len(level) % 2 else []
+        level = [(a | c, b | d | (a & c))
+                 for (a, b), (c, d) in zip(level[::2], level[1::2], strict=False)] + odd
+    return ~level[0][1]
+
+
 def _tree(op, values, empty):
     """``empty`` and ``values`` combined pairwise by ``op`` (the value of a left fold from
     ``empty``), a balanced tree: its depth the log of their number, so a wide one (the

@@ -25,6 +25,7 @@ from sparseforge.hw.stream_units import (
     Skid,
     Zip,
     any_of,
+    at_most_one,
     lowest,
 )
 from sparseforge.sim.runners import pysim, seed_from_env
@@ -351,3 +352,18 @@ def test_offset_reads_each_index_from_the_base_on():
     addrs = [0, 23, 5, 23, 0]
     got = pysim(OffsetBench(ClockedOffset(6, 8), addrs, words, base, seed_from_env(2), 0.6))
     assert got == [int(words[base + a]) for a in addrs]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 8, 9])
+def test_at_most_one_is_no_two_bits_set_for_every_value(width):
+    m, bits, out = Module(), Signal(width), Signal()
+    m.d.comb += out.eq(at_most_one(bits))
+
+    async def testbench(ctx):
+        for value in range(1 << width):
+            ctx.set(bits, value)
+            assert ctx.get(out) == (bin(value).count("1") <= 1), value
+
+    sim = Simulator(m)
+    sim.add_testbench(testbench)
+    sim.run()

@@ -43,10 +43,11 @@ class RlcToDense(wiring.Component):
     ``v + z`` cycles.
 
     Clock: a few percent below 100 MHz on the ECP5 (the synthesis report): the critical
-    path is in RLC to COO's :class:`~sparseforge.hw.convert_rlc.Serializer`, from the
-    vector it holds to the item it sends, mostly routing. The unit meets 100 MHz in RLC
-    to COO's own row: it is the two converters placed side by side that stretch it; the
-    register slice between them keeps any path from joining the two.
+    path is COO to Dense's :class:`~sparseforge.hw.convert_expand.Linearize` choosing where
+    a record goes (its row compared with the row reached and the row after) into the
+    register slice after it, three quarters routing. Each converter meets 100 MHz in its
+    own row: it is the two placed side by side that stretch it; the register slice
+    between them keeps any path from joining the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
