@@ -617,6 +617,14 @@ class TensaurusMsu(wiring.Component):
     while the port takes them; the request is a register, its data the chunk's bank's
     read register picked by a register. An output tile waits for the write-back only at
     its last input tile's close, and only while the other half is still being written.
+
+    Clock: below 100 MHz on the ECP5 in two of its report configurations (the synthesis
+    report). With two banks the critical path is the write-back's: a bank's block RAM read
+    (the RAM's own clock-to-out, before its read register) through the choice of half and
+    bank into the word :class:`Unload` writes, mostly the RAM and its choice. At 4 x 4 with
+    one bank it is the direct mode's write address: the drain the arbiter chose, its row
+    and chunk scaled to an offset and added to the output's base (sums in series after
+    the choice), into the write's register slice, three quarters routing.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE array rows (r)"),
