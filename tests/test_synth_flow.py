@@ -425,7 +425,7 @@ def test_the_report_says_why_each_row_below_100_mhz_is():
             {"block": "queue", "params": {}}]                    # not placed
     slow = below_target(rows)
     assert [s["block"] for s in slow] == ["rlc_to_coo", "eureka_mac", "skid"]
-    assert slow[0]["why"].startswith("Clock: at 8 lanes") and "\n" not in slow[0]["why"]
+    assert slow[0]["why"].startswith("Clock: above 100 MHz at both") and "\n" not in slow[0]["why"]
     assert slow[1]["why"] == clock_note("eureka_mac") and "fp16" in slow[1]["why"]  # module's
     assert slow[2]["why"] is None
     assert clock_note("tailor").startswith("Timing: every acceptance")
