@@ -405,12 +405,17 @@ def _flatten(units):
         yield units
 
 
+def _need(result):
+    """What a synthesis result takes of a device, by :data:`CAPACITY`'s keys."""
+    return {"lut": positions(result), "dsp": _count(result["cells"], "MULT18X18D"),
+            "bram": result.get("bram", 0)}
+
+
 def smallest_device(result, least="25k"):
     """The smallest ECP5, from ``least`` up (a block's ``LEAST_DEVICE``), whose LUT4
     positions (:func:`positions`), multipliers and block RAMs hold Yosys's count of the
     block, with a fifth to spare for the harness and routing; the largest if none does."""
-    dsp = _count(result["cells"], "MULT18X18D")
-    need = {"lut": 1.2 * positions(result), "dsp": dsp, "bram": result.get("bram", 0)}
+    need = {**_need(result), "lut": 1.2 * positions(result)}
     devices = list(CAPACITY)
     for device in devices[devices.index(least):]:
         if all(need[k] <= CAPACITY[device][k] for k in need):
@@ -422,8 +427,7 @@ def check_fits(result, device):
     """Refuse, before place-and-route, a block whose Yosys count already passes what
     ECP5 ``device`` holds (:data:`CAPACITY`: LUT4 positions, multipliers, block RAMs):
     nextpnr would fail on it, or route for hours first."""
-    need = {"lut": positions(result), "dsp": _count(result["cells"], "MULT18X18D"),
-            "bram": result.get("bram", 0)}
+    need = _need(result)
     room = CAPACITY[device]
     over = [f"{need[k]:,} {k} of its {room[k]:,}" for k in need if need[k] > room[k]]
     if over:
