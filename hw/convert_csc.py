@@ -59,7 +59,7 @@ from .mint_units import ClusterCounter
 from .mux import mux
 from .pipeline import Pipeline
 from .prefix_sum import PrefixSum
-from .stream_units import Lockstep, any_of, lowest
+from .stream_units import Lockstep, any_of, at_most_one, lowest
 
 
 def group_layout(lanes, col_width):
@@ -121,7 +121,7 @@ class ChunkGroups(wiring.Component):
             out.valid.eq(leaders.any()),
             out.payload.word.eq(any_of(Mux(first[i], ids[i][bits:], 0) for i in range(lanes))),
             out.payload.chunk.mask.eq(any_of(Mux(first[i], same[i], 0) for i in range(lanes))),
-            self.chunk.ready.eq(~leaders.any() | (out.ready & ~rest.any())),
+            self.chunk.ready.eq(~leaders.any() | (out.ready & at_most_one(leaders))),
         ]
         m.d.comb += [out.payload.chunk.indices[i].eq(ids[i][:bits]) for i in range(lanes)]
         with m.If(out.valid & out.ready):

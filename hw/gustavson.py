@@ -20,7 +20,7 @@ from ..core.registry import block
 from ..sw import wire
 from .convert_dense import LEVELS, Compactor, NonzeroPositions, take_positions
 from .interfaces import RowReadSignature, record_word_layout, struct
-from .stream_units import Queue, Skid, any_of, lowest
+from .stream_units import Queue, Skid, any_of, at_most_one, lowest
 
 PES = Param("pes", 2, 1, 16, "PEs, each computing whole rows of C")
 COLS = Param("cols", 64, 8, 4096, "columns the accumulator holds (a column tile's width)",
@@ -195,7 +195,9 @@ class GustavsonPe(wiring.Component):
             m.d.sync += draining.eq(1)
         group_any = Signal(groups)
         m.d.comb += [group_any[g].eq(occ[g * L:(g + 1) * L].any()) for g in range(groups)]
-        first, rest = lowest(m, group_any)
+        first, _ = lowest(m, group_any)
+        alone = Signal()                    # the group drained is the last
+        m.d.comb += alone.eq(at_most_one(group_any))
         index = Cat(any_of([first[g] for g in range(groups) if g >> b & 1])
                     for b in range(exact_log2(groups)))
         mask = Cat(any_of([first[g] & occ[g * L + x] for g in range(groups)])
@@ -211,8 +213,8 @@ class GustavsonPe(wiring.Component):
             m.d.comb += [r.addr.eq(Mux(draining, index, c1[lb:])),
                          r.en.eq(~v_d | vectors.ready)]
         with m.If(issue):
-            m.d.sync += [v_d.eq(1), g_d.eq(index), mask_d.eq(mask), last_d.eq(~rest.any())]
-            with m.If(~rest.any()):
+            m.d.sync += [v_d.eq(1), g_d.eq(index), mask_d.eq(mask), last_d.eq(alone)]
+            with m.If(alone):
                 m.d.sync += draining.eq(0)
         with m.Elif(vectors.ready):
             m.d.sync += v_d.eq(0)
