@@ -113,22 +113,27 @@ class TensaurusTlu(wiring.Component):
         busy = Signal()
         job = Signal(self.start.payload.shape())
         issued, head = Signal(A), Signal(A)          # words read, words sent
+        # ``issued == count`` and ``head == count`` as registers, set where the counts
+        # move: no wide compare before the reads' and the rows' valid.
+        read_all, sent_all = Signal(), Signal()
 
         # Start: a stream, once the previous one is sent whole.
         start = self.start
         m.d.comb += start.ready.eq(~busy)
         with m.If(start.valid & start.ready):
-            m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0)]
+            empty = start.payload.count == 0
+            m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0),
+                         read_all.eq(empty), sent_all.eq(empty)]
 
         # Reads: word ``issued`` in order, through the reorder buffer (its tags from 0 each
         # stream), whose head word is ``head``.
         m.submodules.rob = rob = Reorder(A, self.entry.size, self.tags)
         wiring.connect(m, rob.mem, wiring.flipped(self.mem))
         request, response = rob.port.request, rob.port.response
-        m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & (issued != job.count)),
+        m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & ~read_all),
                      request.payload.eq(job.base + issued)]
         with m.If(request.valid & request.ready):
-            m.d.sync += issued.eq(issued + 1)
+            m.d.sync += [issued.eq(issued + 1), read_all.eq(issued + 1 == job.count)]
 
         # The head word to every row's queue (after a dense group's header), then the
         # end marker.
@@ -141,14 +146,14 @@ class TensaurusTlu(wiring.Component):
         w = self.iw                 # the dense mode's place: a group's header due, (j, k)
         dense = Signal(data.StructLayout({"due": 1, "j": w + 1, "k": w + 1, "group": w}),
                        name="dense")
-        more = busy & room & (head != job.count)
+        more = busy & room & ~sent_all
         header = more & job.dense & dense.due
         m.d.comb += response.ready.eq(more & ~header)
         sends = response.valid & response.ready
-        ends = busy & room & (head == job.count)
+        ends = busy & room & sent_all
         self._walk(m, job, dense, busy, header, sends & job.dense)
         with m.If(sends):
-            m.d.sync += head.eq(head + 1)
+            m.d.sync += [head.eq(head + 1), sent_all.eq(head + 1 == job.count)]
         with m.If(ends):
             m.d.sync += busy.eq(0)
         for p, q in enumerate(queues):
