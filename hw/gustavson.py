@@ -193,9 +193,8 @@ class GustavsonPe(wiring.Component):
         draining = Signal()
         with m.If(end3):
             m.d.sync += draining.eq(1)
-        group_any = Signal(groups)
-        m.d.comb += [group_any[g].eq(occ[g * L:(g + 1) * L].any()) for g in range(groups)]
-        first, _ = lowest(m, group_any)
+        group_any = Signal(groups)          # the occupied groups: ``occ``'s groups ORed, kept
+        first, _ = lowest(m, group_any)     # beside it, so the pick starts at a register
         alone = Signal()                    # the group drained is the last
         m.d.comb += alone.eq(at_most_one(group_any))
         index = Cat(any_of([first[g] for g in range(groups) if g >> b & 1])
@@ -221,6 +220,8 @@ class GustavsonPe(wiring.Component):
         with m.If(take):
             m.d.sync += offset_d.eq(head.offset[cb:])
         m.d.sync += occ.eq((occ | written) & ~Mux(issue, cleared, 0))
+        touched = Cat(w3 & (c3[lb:] == g) for g in range(groups))
+        m.d.sync += group_any.eq((group_any | touched) & ~Mux(issue, first, 0))
         with m.If(vectors.valid & vectors.ready & vectors.payload.last):
             m.d.sync += busy.eq(0)
         m.d.comb += [vectors.valid.eq(v_d), vectors.payload.last.eq(last_d),
@@ -288,15 +289,15 @@ class Gustavson(wiring.Component):
         Each row of C, every job's rows in order: ``{col, value}`` in column order,
         ``lanes`` a word, the row's final word with ``last`` (and its ``count``).
 
-    Clock (designed for 100 MHz): the product is registered (S2) before the add, and
-    the bank's read data is registered (S2) before its lane is chosen, so S3 holds only
-    the three-way bypass multiplexer and the ``acc_width`` adder before the bank write.
-    The critical path as placed is the drain's pick instead: the occupancy bitmap's
-    groups ORed, their lowest set one found (a carry chain over ``cols / lanes``),
-    encoded to the banks' read address, and the word read; at the report's 64 columns
-    the banks are small enough for Yosys to build them of flip-flops, whose read is a
-    multiplexer more on that path. A wider tile lengthens the pick's chain: register
-    the pick (one cycle more per row) where that path fails.
+    Clock: designed for 100 MHz (the synthesis report gives the figure). The product is
+    registered (S2) before the add, and the bank's read data is registered (S2) before its
+    lane is chosen, so S3 holds only the three-way bypass multiplexer and the
+    ``acc_width`` adder before the bank write. The critical path as placed is the drain's
+    pick instead: the occupied groups (a register kept beside the bitmap), their lowest
+    set one found (a carry chain over ``cols / lanes``), encoded to the banks' read
+    address, and the word read from the banks' distributed RAM into its register. A wider
+    tile lengthens the pick's chain: register the pick (one cycle more per row) where
+    that path fails.
     """
 
     PARAMS = (PES, COLS, LANES, INDEX, VALUE, ACC, INFLIGHT, LEVELS)
