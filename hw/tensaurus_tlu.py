@@ -83,9 +83,9 @@ class TensaurusTlu(wiring.Component):
     their turn; one entry a cycle to the rows while every row's queue has room. The end
     marker takes one cycle more.
 
-    Clock: with eight PE rows just below 100 MHz (the synthesis report; the default
-    configuration is above): the critical path runs from the counts of words read and
-    sent into a row's queue, four fifths of it routing to the rows' queues.
+    Clock: above 100 MHz in both report configurations (the synthesis report): whether
+    every word is read and sent are registers, so the rows' valid waits on no compare;
+    the path left is the reorder buffer's own, into its head word's valid.
     """
 
     PARAMS = (Param("pes", 2, 1, 64, "PE rows (lanes of an entry)"),
