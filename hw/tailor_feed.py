@@ -26,12 +26,15 @@ Cycles, with nothing stalled (the producer always offering, the reader asking fo
 index a cycle and taking each answer at once), from a tile's first pass command to its
 shrink: pass 1 takes ``L + 2`` (the command, ``L`` entries, the end marker; an entry is
 written when the item after it comes), ``+ 1`` for the reader's read of entry ``L - 1``
-(if ``L > 0``), ``+ 1`` if the tile overbooks (the split's owfill waits for the credits of
-the reader's read of index ``D - 1``, a cycle after its fill); a later pass takes
+(if ``L > 0``), ``+ 2`` if the tile overbooks (the split's owfill waits for the credits of
+the reader's read of index ``D - 1``, a cycle after its fill, and a cycle more for the feed
+to see them, :class:`TailorFeed`'s ``tailor``); a later pass takes
 ``max(L, L - s_k + 2)`` if ``L > D`` (the reader's ``L`` reads, or the producer's entries,
 end marker and command, the producer up to a pass ahead), else ``max(L, 1)``; the shrink
 one more, after the reader's last read. The next tile's first command follows on the
-next cycle. :func:`sparseforge.sw.tailor_feed.tile_cost` computes these figures per pass.
+next cycle. These hold for a FIFO region of 4 or more (``F >= 4``): with 2 or 1 the feed's
+owfills wait for credits on every other cycle at best. :func:`sparseforge.sw.tailor_feed.
+tile_cost` computes these figures per pass.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -104,8 +107,10 @@ class TailorFeed(wiring.Component):
         ``i < D``, else owfilled; on a later pass, entries below B are dropped and
         the rest owfilled. An entry waits in a register for the item after it, so an
         owfill carries ``last`` on the tile's last index, and no element is written
-        before the tile's length is known to the feed. An owfill goes while
-        ``fifo_credits`` is not 0 (the feed has none in flight: a write is a transfer).
+        before the tile's length is known to the feed. An owfill goes while the
+        ``fifo_credits`` the Tailor showed on the cycle before, less the owfill sent
+        then, are not 0: a cycle's lag, safe as the feed never shrinks part of the
+        buffer (only an owfill then takes credits away).
     reads : In(ReadsSignature)
         The child's reads: a read of index ``L - 1`` ends one of the reader's passes
         (it reads each pass in index order, to the last index). The feed holds the one
@@ -122,7 +127,9 @@ class TailorFeed(wiring.Component):
     Throughput: one entry a cycle (kept or dropped), one cycle for a pass's end marker
     and one for its command; the module docstring gives a tile's cycles and counts.
     Between registers: the producer's ``valid`` into the Tailor's write, the Tailor's
-    ``ready`` (its full flag) and ``fifo_credits`` back into the producer's ``ready``.
+    ``ready`` (its full flag) back into the producer's ``ready``; the credits an owfill
+    waits for are the feed's registers, so no path joins the Tailor's frontier to its
+    write.
     """
 
     def __init__(self, depth, fifo, tile, width, count_width=32):
@@ -205,13 +212,20 @@ class TailorFeed(wiring.Component):
         drops = ~item.payload.end & known & (index < self.base)
         taken = item.valid & item.ready
         wrote = Signal()
+        # The credits as the Tailor showed them on the cycle before, less the owfill sent
+        # then: registers, so no path runs from the Tailor's frontier through this
+        # choice into the Tailor's write. Safe, as the feed never shrinks part of the
+        # buffer: then only an owfill takes credits away (a read, a stall only give).
+        seen, paid = Signal.like(tailor.fifo_credits, name="seen_credits"), Signal()
+        m.d.sync += [seen.eq(tailor.fifo_credits),
+                     paid.eq(tailor.owfill.valid & tailor.owfill.ready)]
         m.d.comb += [
             tailor.fill.payload.eq(data_),
             tailor.owfill.payload.data.eq(data_),
             tailor.owfill.payload.last.eq(item.payload.end),
             tailor.fill.valid.eq(pending & item.valid & ~owfill),
             tailor.owfill.valid.eq(pending & item.valid & owfill
-                                   & (tailor.fifo_credits != 0)),
+                                   & (seen[1:].any() | (seen[0] & ~paid))),
             wrote.eq((tailor.fill.valid & tailor.fill.ready)
                      | (tailor.owfill.valid & tailor.owfill.ready)),
             item.ready.eq(drops | ~pending | wrote),

@@ -43,35 +43,48 @@ def pass_starts(length, passes, depth, fifo, starts=None):
     return [0, *later]
 
 
+def _pass_counts(length, depth, fifo, k, start):
+    """Pass ``k``'s ``(entries, fills, owfills, dropped, refetched)``, its producer from
+    index ``start``."""
+    base = depth - fifo
+    if k == 0:
+        return length, min(length, depth), max(0, length - depth), 0, 0
+    if length > depth:
+        return length - start, 0, length - base, base - start, length - base
+    return 0, 0, 0, 0, 0
+
+
 def tile_cost(length, passes, depth, fifo, starts=None):
     """Each pass's :class:`PassCost` of a tile of ``length`` entries, read ``passes``
     times, the later passes' producer starting at ``starts`` (:func:`pass_starts`).
 
     The counts and cycles are those :mod:`sparseforge.hw.tailor_feed`'s docstring
     states; a pass's cycles are those it adds to the tile's, the last pass's with the
-    shrink.
+    shrink. The cycles of a tile that overbooks hold for ``fifo`` 4 or more.
     """
-    base = depth - fifo
+    if length > depth and fifo < 4:
+        raise ParameterError(f"fifo={fifo}: a tile that overbooks has these cycles with a "
+                             "FIFO region of 4 or more (fewer credits hold the owfills "
+                             "back)")
     out = []
     for k, s in enumerate(pass_starts(length, passes, depth, fifo, starts)):
         shrink = int(k == passes - 1)
         if k == 0:
-            cycles = length + 2 + (length > 0) + (length > depth)
-            out.append(PassCost(length, min(length, depth), max(0, length - depth), 0, 0,
-                                cycles + shrink))
+            cycles = length + 2 + (length > 0) + 2 * (length > depth)
         elif length > depth:
-            out.append(PassCost(length - s, 0, length - base, base - s, length - base,
-                                max(length, length - s + 2) + shrink))
+            cycles = max(length, length - s + 2)
         else:
-            out.append(PassCost(0, 0, 0, 0, 0, max(length, 1) + shrink))
+            cycles = max(length, 1)
+        out.append(PassCost(*_pass_counts(length, depth, fifo, k, s), cycles + shrink))
     return out
 
 
 def tile_report(length, passes, depth, fifo, starts=None):
     """The feed's report of the tile: ``{length, dropped, refetched}``."""
-    cost = tile_cost(length, passes, depth, fifo, starts)
-    return {"length": length, "dropped": sum(c.dropped for c in cost),
-            "refetched": sum(c.refetched for c in cost)}
+    counts = [_pass_counts(length, depth, fifo, k, s)
+              for k, s in enumerate(pass_starts(length, passes, depth, fifo, starts))]
+    return {"length": length, "dropped": sum(c[3] for c in counts),
+            "refetched": sum(c[4] for c in counts)}
 
 
 def producer_streams(tiles, depth, fifo):

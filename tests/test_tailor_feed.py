@@ -28,22 +28,25 @@ ALL_IN = dict.fromkeys(STREAMS, 1.0)
 # slow (the producer runs ahead of it).
 PROFILES = {"stalls": None, "late_commands": {"passes": 0.05},
             "slow_reader": {"mem__request": 0.1, "read": 0.1, "passes": 1.0, "entries": 1.0}}
-# Hand-worked on D = 8, F = 2, B = 6 (tile_cost's rules, counted by hand), with the
-# figures the RTL gives below: per pass (entries, fills, owfills, dropped, refetched,
-# cycles), the last pass's cycles with the shrink.
+# Hand-worked on HD = 16, HF = 4, B = 12 (tile_cost's rules, counted by hand; the cycles
+# of a tile that overbooks hold for F >= 4), with the figures the RTL gives below: per
+# pass (entries, fills, owfills, dropped, refetched, cycles), the last pass's cycles with
+# the shrink.
+HD, HF = 16, 4
 HAND = {
-    # fits: pass 1 is the command, 5 entries, the end and the read of entry 4; later
-    # passes are the reader's 5 reads.
-    (5, 3, None): [(5, 5, 0, 0, 0, 8), (0, 0, 0, 0, 0, 5), (0, 0, 0, 0, 0, 6)],
-    # exactly at capacity: 8 fills, no owfill; pass 2 is 8 reads and the shrink.
-    (8, 2, None): [(8, 8, 0, 0, 0, 11), (0, 0, 0, 0, 0, 9)],
-    # overbooks by one: index 8 owfilled (a cycle's wait for the split's credits); pass 2
-    # re-runs from 0, drops 0..5, refetches 6..8: 9 entries, end, command = 11 > 9 reads.
-    (9, 2, (0,)): [(9, 8, 1, 0, 0, 13), (9, 0, 3, 6, 3, 12)],
-    # by six times F: pass 2 from B (14 entries, 16 cycles < 20 reads), pass 3 from 2
-    # (drops 4, 18 entries, 20 cycles: the producer as long as the reader).
-    (20, 3, (6, 2)): [(20, 8, 12, 0, 0, 24), (14, 0, 14, 0, 14, 20),
-                      (18, 0, 14, 4, 14, 21)],
+    # fits: pass 1 is the command, 9 entries, the end and the read of entry 8; later
+    # passes are the reader's 9 reads.
+    (9, 3, None): [(9, 9, 0, 0, 0, 12), (0, 0, 0, 0, 0, 9), (0, 0, 0, 0, 0, 10)],
+    # exactly at capacity: 16 fills, no owfill; pass 2 is 16 reads and the shrink.
+    (16, 2, None): [(16, 16, 0, 0, 0, 19), (0, 0, 0, 0, 0, 17)],
+    # overbooks by one: index 16 owfilled (two cycles' wait for the split's credits, the
+    # feed seeing them a cycle late); pass 2 re-runs from 0, drops 0..11, refetches
+    # 12..16: 17 entries, end, command = 19 > 17 reads.
+    (17, 2, (0,)): [(17, 16, 1, 0, 0, 22), (17, 0, 5, 12, 5, 20)],
+    # by six times F: pass 2 from B (28 entries, 30 cycles < 40 reads), pass 3 from 2
+    # (drops 10, 38 entries, 40 cycles: the producer as long as the reader).
+    (40, 3, (12, 2)): [(40, 16, 24, 0, 0, 45), (28, 0, 28, 0, 28, 40),
+                       (38, 0, 28, 10, 28, 41)],
 }
 
 
@@ -70,23 +73,32 @@ def mixed_tiles(rng, depth, fifo, width):
 def test_the_cost_formula_on_hand_worked_tiles():
     for (length, passes, starts), want in HAND.items():
         got = [(c.entries, c.fills, c.owfills, c.dropped, c.refetched, c.cycles)
-               for c in tile_cost(length, passes, D, F, starts)]
+               for c in tile_cost(length, passes, HD, HF, starts)]
         assert got == want, (length, passes, starts)
-    assert tile_report(20, 3, D, F, (6, 2)) == {"length": 20, "dropped": 4, "refetched": 28}
+    assert tile_report(40, 3, HD, HF, (12, 2)) == {"length": 40, "dropped": 10,
+                                                  "refetched": 56}
+    assert tile_report(17, 5, HD, HF) == {"length": 17, "dropped": 0, "refetched": 20}
     assert tile_report(9, 5, D, F) == {"length": 9, "dropped": 0, "refetched": 12}
+
+
+def test_the_cycles_of_a_tile_that_overbooks_need_a_fifo_region_of_four():
+    assert tile_cost(9, 2, 8, 4, (0,))[0].cycles == 9 + 2 + 1 + 2
+    assert tile_cost(8, 2, 8, 2)[1].cycles == 9                  # fits: any F
+    with pytest.raises(ParameterError, match="fifo=2: a tile that overbooks"):
+        tile_cost(9, 2, 8, 2, (0,))
 
 
 def test_the_rtl_takes_the_formulas_cycles_and_counts():
     """The hand-worked tiles back to back, nothing stalled: each tile's report comes the
     cycle after its shrink, at the sum of the formula's cycles."""
     cases = list(HAND)
-    bench = HeldTileBench(HeldTile(depth=D, fifo=F, tile=32, width=16), tiles_of(cases),
+    bench = HeldTileBench(HeldTile(depth=HD, fifo=HF, tile=64, width=16), tiles_of(cases),
                           seed_from_env(1), ALL_IN)
     run = pysim(bench)
-    ends = np.cumsum([sum(c.cycles for c in tile_cost(length, passes, D, F, starts))
+    ends = np.cumsum([sum(c.cycles for c in tile_cost(length, passes, HD, HF, starts))
                       for length, passes, starts in cases])
     assert [cycle for cycle, _ in bench.streams["report"].received] == list(ends)
-    assert run.reports == [tile_report(length, passes, D, F, starts)
+    assert run.reports == [tile_report(length, passes, HD, HF, starts)
                            for length, passes, starts in cases]
 
 
