@@ -33,8 +33,8 @@ to see them, :class:`TailorFeed`'s ``tailor``); a later pass takes
 end marker and command, the producer up to a pass ahead), else ``max(L, 1)``; the shrink
 one more, after the reader's last read. The next tile's first command follows on the
 next cycle. These hold for a FIFO region of 4 or more (``F >= 4``): with 2 or 1 the feed's
-owfills wait for credits on every other cycle at best. :func:`sparseforge.sw.tailor_feed.
-tile_cost` computes these figures per pass.
+owfills wait for credits on every other cycle at best.
+:func:`sparseforge.sw.tailor_feed.tile_cost` computes these figures per pass.
 """
 
 from amaranth.hdl import Module, Mux, Signal
