@@ -47,11 +47,11 @@ class HeldTile(wiring.Component):
     Latency and throughput: the Tailor's reads (latency 2), one a cycle; the feed's
     entries, one a cycle (:mod:`~sparseforge.hw.tailor_feed` gives a tile's cycles).
 
-    Clock: below 100 MHz on the ECP5 (the synthesis report), below the Tailor's own row:
-    the critical path runs from the Tailor's frontier through the feed and back. The
-    frontier's distance (the read's pick among its registered outcomes) gives the FIFO
-    region's credits, which gate the feed's owfill, whose acceptance moves the newest
-    slot on into the block RAM's write address; two thirds of it routing. The responder
+    Clock: below 100 MHz on the ECP5 (the synthesis report), near the Tailor's own row:
+    the critical path is the Tailor's, from the read's index (a register of the
+    responder) through the lookup into the frontier's registered outcomes, two thirds of
+    it routing. The feed's owfill waits for credits it keeps in registers (a cycle
+    late), so no path runs from the frontier through the feed and back. The responder
     (a queue of tags beside the reads) is shorter.
     """
 
