@@ -309,7 +309,7 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     blocks take one input per cycle). ``nodsp``: multipliers in LUTs (ECP5 area only).
     ``device="auto"``: the smallest ECP5 that holds the block (:func:`smallest_device`),
     no smaller than its ``LEAST_DEVICE`` where it names one (a device key: where it
-    routes).
+    routes), or the next larger where nextpnr cannot place it there (:data:`UNPLACED`).
     ``seconds``: the wall and processor seconds of each step (:func:`timed`): ``yosys``
     (the block's area) and, where it placed, ``yosys harness`` and each seed's nextpnr
     steps. ``jobs``: seeds placed at once (the result is the same); ``quick``: placed by
@@ -327,16 +327,35 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
               "noabc9": ["area"] if mapper else [],
               "latency": getattr(component, "latency", None), "seconds": seconds}
     result.update(_resources(cells, target))
+    devices = [device]
     if target == "ecp5" and device == "auto":
         device = smallest_device(result, getattr(component, "LEAST_DEVICE", "25k"))
+        devices = list(CAPACITY)[list(CAPACITY).index(device):]
     if with_fmax and target == "ecp5":
         check_fits(result, device)
     if with_fmax and TARGETS[target]["pnr"]:
-        placed = fmax(name, resolved, target, device, seeds, jobs, quick)
+        placed = _placed(name, resolved, target, devices, seeds, jobs, quick)
         result["noabc9"] += ["fmax"] if placed.pop("mapper") else []
         seconds.update(placed.pop("seconds"))
         result.update(placed)
     return result
+
+
+UNPLACED = "Unable to find legal placement"
+"""nextpnr's words for a design it could not place: FFs that share a slice share its
+clock, enable and reset, so a part fills before its counts do."""
+
+
+def _placed(name, params, target, devices, seeds, jobs, quick):
+    """:func:`fmax` on the first of ``devices`` (``--device auto``: the smallest that
+    holds the block's counts and each larger) on which nextpnr places the block."""
+    for n, device in enumerate(devices):
+        try:
+            return fmax(name, params, target, device, seeds, jobs, quick)
+        except ToolError as error:
+            if UNPLACED not in str(error) or n == len(devices) - 1:
+                raise
+            status(f"{name}: nextpnr could not place it on the {device}; the next ECP5")
 
 
 def _first_configurations(results):

@@ -519,3 +519,35 @@ def test_time_text_gives_yosys_then_the_slowest_seeds_steps():
                                    "seed's; CPU 42, 1, 120, ? s)")
     assert _time_text({"yosys": step(3.0, 2.0)}) == "Yosys 3 s (CPU 2 s)"
     assert _time_text(None) == ""
+
+
+def test_auto_moves_to_the_next_device_where_nextpnr_cannot_place(monkeypatch):
+    """A block whose counts fit the 25F but whose flip-flops nextpnr cannot legalize there
+    (16-lane Dense to CSF: 75% of the 25F's FFs) is placed on the 45F; any other failure,
+    and one on a device the user named, is the user's error as nextpnr gave it."""
+    tried = []
+
+    def fake(name, params, target, device, *rest):
+        tried.append(device)
+        if device in failing:
+            raise ToolError(f"nextpnr-ecp5 failed (exit 125):\nERROR: {message}")
+        return {"mapper": "", "seconds": {}, "device": {"name": device}}
+
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: (
+        {"LUT4": 100}, None, ""))
+    monkeypatch.setattr(flow, "rtlil_text", lambda name, params: ("", {}, object()))
+    monkeypatch.setattr(flow, "fmax", fake)
+    message, failing = flow.UNPLACED + " for all cells", {"25k"}
+    assert flow.synthesize("skid", {}, device="auto")["device"] == {"name": "45k"}
+    assert tried == ["25k", "45k"]
+    failing = {"25k", "45k", "85k"}
+    with pytest.raises(ToolError, match=flow.UNPLACED):
+        flow.synthesize("skid", {}, device="auto")
+    assert tried[2:] == ["25k", "45k", "85k"]
+    failing = {"25k"}
+    with pytest.raises(ToolError, match=flow.UNPLACED):
+        flow.synthesize("skid", {}, device="25k")
+    message = "Failed to route"
+    with pytest.raises(ToolError, match="Failed to route"):
+        flow.synthesize("skid", {}, device="auto")
+    assert tried[5:] == ["25k", "25k"]
