@@ -170,6 +170,16 @@ class TailorFeed(wiring.Component):
         with m.If(report.ready):
             m.d.sync += report.valid.eq(0)
 
+        # The credits as the Tailor showed them on the cycle before, less the owfill sent
+        # then: registers, so no path runs from the Tailor's frontier through the feed's
+        # choice into the Tailor's write. Safe, as the feed never shrinks part of the
+        # buffer: then only an owfill takes credits away (a read, a stall only give).
+        tailor = self.tailor
+        seen, paid = Signal.like(tailor.fifo_credits, name="seen_credits"), Signal()
+        m.d.sync += [seen.eq(tailor.fifo_credits),
+                     paid.eq(tailor.owfill.valid & tailor.owfill.ready)]
+        credited = seen[1:].any() | (seen[0] & ~paid)
+
         with m.FSM():
             with m.State("WAIT"):
                 m.d.comb += cmd.ready.eq(lag != 2)
@@ -182,7 +192,7 @@ class TailorFeed(wiring.Component):
                     with m.Elif(cmd.payload.final):
                         m.next = "END"
             with m.State("FEED"):
-                ends = self._feed(m, index, known, dropped, refetched)
+                ends = self._feed(m, index, known, dropped, refetched, credited)
                 with m.If(ends):
                     total = Mux(known, length, index)
                     m.d.comb += fed.eq(total != 0)
@@ -202,30 +212,23 @@ class TailorFeed(wiring.Component):
                     m.next = "WAIT"
         return m
 
-    def _feed(self, m, index, known, dropped, refetched):
+    def _feed(self, m, index, known, dropped, refetched, credited):
         """A pass's entries: each dropped, or held until the item after it comes, then
-        written (filled, or owfilled with ``last`` if that item is the end marker).
-        Returns whether the end marker is taken on this cycle."""
+        written (filled, or owfilled with ``last`` if that item is the end marker, while
+        ``credited``). Returns whether the end marker is taken on this cycle."""
         tailor, item = self.tailor, self.entries
         pending, owfill = Signal(), Signal()            # an entry waits; it is an owfill
         data_ = Signal.like(item.payload.data, name="pending_data")
         drops = ~item.payload.end & known & (index < self.base)
         taken = item.valid & item.ready
         wrote = Signal()
-        # The credits as the Tailor showed them on the cycle before, less the owfill sent
-        # then: registers, so no path runs from the Tailor's frontier through this
-        # choice into the Tailor's write. Safe, as the feed never shrinks part of the
-        # buffer: then only an owfill takes credits away (a read, a stall only give).
-        seen, paid = Signal.like(tailor.fifo_credits, name="seen_credits"), Signal()
-        m.d.sync += [seen.eq(tailor.fifo_credits),
-                     paid.eq(tailor.owfill.valid & tailor.owfill.ready)]
         m.d.comb += [
             tailor.fill.payload.eq(data_),
             tailor.owfill.payload.data.eq(data_),
             tailor.owfill.payload.last.eq(item.payload.end),
             tailor.fill.valid.eq(pending & item.valid & ~owfill),
             tailor.owfill.valid.eq(pending & item.valid & owfill
-                                   & (seen[1:].any() | (seen[0] & ~paid))),
+                                   & credited),
             wrote.eq((tailor.fill.valid & tailor.fill.ready)
                      | (tailor.owfill.valid & tailor.owfill.ready)),
             item.ready.eq(drops | ~pending | wrote),
