@@ -130,10 +130,9 @@ class LeastLoaded(wiring.Component):
     holds ``end[p] - end[q] - 1``, whose sign says that ``p`` comes before ``q``.
     The chosen lane is the one that comes before every other, an AND of sign bits; taking
     a slice adds its length and header to the differences of its lane (and subtracts it
-    from those against it). So the loop from one choice to the next is one adder and a
-    few gates, the choice kept as a register made from the differences' next values (each
-    lane's valid starts at a flip-flop), where a comparator tree over the ends and the
-    chosen end's adder (the direct way) chain ``log2 P + 1`` carry chains.
+    from those against it). So the loop from one choice to the next is a few gates and
+    one adder, where a comparator tree over the ends and the chosen end's adder (the
+    direct way) chain ``log2 P + 1`` carry chains and kept the block under half the clock.
     ``P (P - 1) / 2`` differences of ``addr_width + 2`` bits: two ends differ by at most
     the longest row and its header.
 
@@ -167,28 +166,21 @@ class LeastLoaded(wiring.Component):
         pairs = [(p, q) for p in range(P) for q in range(p + 1, P)]
         ahead = {(p, q): Signal(signed(self.addr_width + 2), init=-1, name=f"ahead_{p}_{q}")
                  for p, q in pairs}                      # end[p] - end[q] - 1: p before q
-        taken, step = Signal(), Signal(self.addr_width + 1)
-        nxt = {pair: Signal.like(ahead[pair], name=f"next_{pair[0]}_{pair[1]}")
-               for pair in pairs}
-
-        def first(order):
-            """The lane that comes before every other, one-hot, by the signs of ``order``."""
-            return Cat(Cat(*(order[p, q][-1] for q in range(p + 1, P)),
-                           *(~order[q, p][-1] for q in range(p))).all() for p in range(P))
-
-        # The choice is kept as a register, made from the differences' next values, so
-        # each lane's valid and the slice's ready start at flip-flops.
-        chosen = Signal(P, init=1)              # every end 0: the lowest lane
-        m.d.comb += [given.ready.eq((chosen & Cat(a.ready for a in self.assign)).any()),
+        chosen, taken, step = Signal(P), Signal(), Signal(self.addr_width + 1)
+        m.d.comb += [chosen.eq(Cat(Cat(*(ahead[p, q][-1] for q in range(p + 1, P)),
+                                       *(~ahead[q, p][-1] for q in range(p))).all()
+                                   for p in range(P))),
+                     given.ready.eq((chosen & Cat(a.ready for a in self.assign)).any()),
                      taken.eq(given.valid & given.ready),
                      step.eq(given.payload.count + 1)]
         for p, out in enumerate(self.assign):
             m.d.comb += [out.valid.eq(given.valid & chosen[p]), out.payload.eq(given.payload)]
-        for p, q in pairs:
-            moved = ahead[p, q] + Mux(chosen[p], step, Mux(chosen[q], -step, 0))
-            m.d.comb += nxt[p, q].eq(Mux(self.restart, -1, Mux(taken, moved, ahead[p, q])))
-        m.d.sync += [ahead[pair].eq(nxt[pair]) for pair in pairs]
-        m.d.sync += chosen.eq(first(nxt))
+        with m.If(self.restart):
+            m.d.sync += [ahead[pair].eq(-1) for pair in pairs]
+        with m.Elif(taken):
+            m.d.sync += [ahead[p, q].eq(ahead[p, q] + Mux(chosen[p], step,
+                                                          Mux(chosen[q], -step, 0)))
+                         for p, q in pairs]
         return m
 
 
