@@ -330,7 +330,7 @@ def synthesize(name, params=None, target="ecp5", with_fmax=True, device="25k", s
     devices = [device]
     if target == "ecp5" and device == "auto":
         device = smallest_device(result, getattr(component, "LEAST_DEVICE", "25k"))
-        devices = list(CAPACITY)[list(CAPACITY).index(device):]
+        devices = _devices_from(device)
     if with_fmax and target == "ecp5":
         check_fits(result, device)
     if with_fmax and TARGETS[target]["pnr"]:
@@ -424,6 +424,12 @@ def _flatten(units):
         yield units
 
 
+def _devices_from(device):
+    """The ECP5 keys of :data:`CAPACITY` from ``device`` up, smallest first."""
+    devices = list(CAPACITY)
+    return devices[devices.index(device):]
+
+
 def _need(result):
     """What a synthesis result takes of a device, by :data:`CAPACITY`'s keys."""
     return {"lut": positions(result), "dsp": _count(result["cells"], "MULT18X18D"),
@@ -434,9 +440,9 @@ def smallest_device(result, least="25k"):
     """The smallest ECP5, from ``least`` up (a block's ``LEAST_DEVICE``), whose LUT4
     positions (:func:`positions`), multipliers and block RAMs hold Yosys's count of the
     block, with a fifth to spare for the harness and routing; the largest if none does."""
-    need = {**_need(result), "lut": 1.2 * positions(result)}
-    devices = list(CAPACITY)
-    for device in devices[devices.index(least):]:
+    need = _need(result)
+    need["lut"] *= 1.2
+    for device in _devices_from(least):
         if all(need[k] <= CAPACITY[device][k] for k in need):
             return device
     return "85k"
