@@ -132,9 +132,13 @@ route (a design it routes takes about 1.4 times: a converter, the accelerator on
 rip-up resolves runs on for tens of minutes (the accelerator on the 45F)."""
 ROUTER1_SECONDS = 600
 """router1's longest routing in processor seconds before :data:`FALLBACK`."""
-FALLBACK = ("--placer", "heap", "--router", "router2")
-"""The options a seed router1 gave up on is placed and routed with: router2 converges
-where router1's rip-up does not."""
+FALLBACK = ("--placer", "heap", "--router", "router2", "--tmg-ripup")
+"""The options a seed router1 gave up on is placed and routed with, and a block that names
+router2 as its ``ROUTER``: router2 converges where router1's rip-up does not, and its
+timing-driven rip-up routes again the arcs that miss the clock it is given."""
+ROUTERS = {"router1": PNR_OPTIONS, "router2": FALLBACK}
+"""A block's ``ROUTER`` (router1 unless it names one) and its options: router2 for a block
+router1's rip-up leaves unrouted on most seeds, rather than a budget spent on each first."""
 QUICK = ("--no-tmdriv",)
 """Added for a quick look (``quick=True``): placement by wirelength alone, its Fmax no
 timing-driven placement's, so never the report's."""
@@ -221,7 +225,8 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     seeds at once (on the ECP5, with the block's registers behind its block RAMs folded
     into the RAMs' output registers, as :mod:`.outreg` says), with :data:`PNR_OPTIONS`
     (and :data:`QUICK` where ``quick``); a seed whose router1 passes its budget
-    (:func:`router1_budget`) is placed and routed again with :data:`FALLBACK`.
+    (:func:`router1_budget`) is placed and routed again with :data:`FALLBACK`, the
+    options a block whose ``ROUTER`` is router2 is placed with (:data:`ROUTERS`).
 
     Returns a dict: ``fmax_mhz`` (the median over ``seeds``), ``fmax_seeds``, the
     harness's own ``harness_ff`` and ``harness_lut``, ``device`` (on ECP5: the block's
@@ -251,6 +256,10 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
         netlist, _ = outreg.absorb(netlist, "harness", inside="block.")
 
     extra = list(QUICK if quick else ())
+    router = getattr(get(name).cls, "ROUTER", "router1")
+    if router not in ROUTERS:
+        raise ParameterError(f"{name}: ROUTER = {router!r}; expected one of "
+                             f"{', '.join(ROUTERS)}")
 
     def nextpnr(seed, options, stop=None):
         return run_yowasp(tool, [*args, *options, *extra, "--json", "harness.json", "--freq",
@@ -262,6 +271,9 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     def place(seed):
         """``(steps, out)``: router1 within its budget, else :data:`FALLBACK` (its steps
         then led by ``router1 stopped``, the time router1's run took)."""
+        if router == "router2":
+            out = nextpnr(seed, FALLBACK)
+            return pnr_steps(out["times"]), out
         try:
             out = nextpnr(seed, PNR_OPTIONS, router1_budget())
             return pnr_steps(out["times"]), out
@@ -285,7 +297,7 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
               "fmax_seeds": {seed: f for f, seed, _ in sorted(runs, key=lambda r: r[1])},
               "harness_ff": harness.ffs, "harness_lut": harness.luts, "mapper": mapper,
               "critical_path": critical_path(report, netlist), "seconds": seconds,
-              "pnr": " ".join([*PNR_OPTIONS, *extra]), "router2_seeds": fallen}
+              "pnr": " ".join([*ROUTERS[router], *extra]), "router2_seeds": fallen}
     if target == "ecp5":
         used = {k: v["used"] for k, v in report.get("utilization", {}).items()}
         view = {key: used.get(cell, 0) for key, cell in _DEVICE_VIEW.items()}

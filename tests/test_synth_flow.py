@@ -156,6 +156,34 @@ def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkey
     assert rule(row(2, seconds + 0.01) + "\n", None) == "router1 past 600 s routing 100 arcs"
 
 
+def test_a_block_that_names_router2_is_routed_with_it_on_every_seed(monkeypatch):
+    """A block whose ``ROUTER`` is router2 (the accelerator) is placed and routed once a
+    seed with the fallback's options, router1 never run; a router no flow has is refused."""
+    netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
+    monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
+    calls = []
+
+    def pnr(tool, args, inputs=None, outputs=(), mark=None, stop=None):
+        calls.append((int(args[args.index("--seed") + 1]), args[args.index("--router") + 1],
+                      "--tmg-ripup" in args, stop))
+        report = {"fmax": {"clk": {"achieved": 50.0 + len(calls)}}, "utilization": {}}
+        return {"report.json": json.dumps(report), "log": "", "times": [(1.0, 0.5)] * 3}
+
+    monkeypatch.setattr(flow, "run_yowasp", pnr)
+    monkeypatch.setattr(get("skid").cls, "ROUTER", "router2", raising=False)
+    r = flow.fmax("skid", get("skid").resolve({}), "ecp5", seeds=(1, 2, 3))
+    assert calls == [(1, "router2", True, None), (2, "router2", True, None),
+                     (3, "router2", True, None)]
+    assert r["pnr"] == "--placer heap --router router2 --tmg-ripup"
+    assert r["router2_seeds"] == [] and r["fmax_mhz"] == 52.0
+    assert list(r["seconds"]["seed 1"]) == ["pack", "place", "route"]
+    monkeypatch.setattr(get("skid").cls, "ROUTER", "router3")
+    with pytest.raises(ParameterError, match="skid: ROUTER = 'router3'; expected one of "
+                                             "router1, router2"):
+        flow.fmax("skid", get("skid").resolve({}), "ecp5", seeds=(1,))
+    assert get("accel").cls.ROUTER == "router2"
+
+
 def test_run_yowasp_ends_a_tool_its_stop_rule_stops(monkeypatch):
     """The tool is ended on the first line its rule gives a reason for (a real process, a
     Python one standing in for nextpnr)."""

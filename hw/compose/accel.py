@@ -196,6 +196,11 @@ class Accel(wiring.Component):
     """Where the report places it (``--device auto``): the LFE5U-85F. The 45F holds the
     Tensaurus build's cells, but router1 ran on there for over half an hour without
     routing it."""
+    ROUTER = "router2"
+    """How the report routes it (:data:`~sparseforge.synth.flow.ROUTERS`): router2, with its
+    timing-driven rip-up, on every seed. On the 85F router1's rip-up stalls on most seeds
+    (congestion local to the units' handshakes, which a sparser placement does not
+    relieve), and a seed it gives up on is placed again for router2."""
     PARTS = ()
     """Its units for the synthesis report's area by part (no paper gives their shares):
     set by the engine's builder, as the units differ by engine."""
