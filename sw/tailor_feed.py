@@ -8,7 +8,7 @@ producer starts at an index ``s <= B`` (the first entry of the input tile that h
 index B, for a converter re-run over input tiles).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -44,14 +44,14 @@ def pass_starts(length, passes, depth, fifo, starts=None):
 
 
 def _pass_counts(length, depth, fifo, k, start):
-    """Pass ``k``'s ``(entries, fills, owfills, dropped, refetched)``, its producer from
-    index ``start``."""
+    """Pass ``k``'s counts, its producer from index ``start``: a :class:`PassCost` of no
+    cycles."""
     base = depth - fifo
     if k == 0:
-        return length, min(length, depth), max(0, length - depth), 0, 0
+        return PassCost(length, min(length, depth), max(0, length - depth), 0, 0, 0)
     if length > depth:
-        return length - start, 0, length - base, base - start, length - base
-    return 0, 0, 0, 0, 0
+        return PassCost(length - start, 0, length - base, base - start, length - base, 0)
+    return PassCost(0, 0, 0, 0, 0, 0)
 
 
 def tile_cost(length, passes, depth, fifo, starts=None):
@@ -75,7 +75,7 @@ def tile_cost(length, passes, depth, fifo, starts=None):
             cycles = max(length, length - s + 2)
         else:
             cycles = max(length, 1)
-        out.append(PassCost(*_pass_counts(length, depth, fifo, k, s), cycles + shrink))
+        out.append(replace(_pass_counts(length, depth, fifo, k, s), cycles=cycles + shrink))
     return out
 
 
@@ -83,8 +83,8 @@ def tile_report(length, passes, depth, fifo, starts=None):
     """The feed's report of the tile: ``{length, dropped, refetched}``."""
     counts = [_pass_counts(length, depth, fifo, k, s)
               for k, s in enumerate(pass_starts(length, passes, depth, fifo, starts))]
-    return {"length": length, "dropped": sum(c[3] for c in counts),
-            "refetched": sum(c[4] for c in counts)}
+    return {"length": length, "dropped": sum(c.dropped for c in counts),
+            "refetched": sum(c.refetched for c in counts)}
 
 
 def producer_streams(tiles, depth, fifo):
