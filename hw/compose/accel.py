@@ -158,12 +158,12 @@ class Accel(wiring.Component):
     m_axi : Out(pins(AxiSignature(32, data, ...))), memory.
 
     Clock: below 100 MHz on the ECP5-85F (the synthesis report). Its paths are the
-    handshakes between units, each placed apart from the next: a converter lane's read
-    (its cursor's state) into the AXI master's read request, through the round robin over
-    its read ports; the Tailor feed's owfill into the Tailor's frontier and back; on the
-    Eureka build, the master's read data into the slab port's 2,048-bit word, spread out
-    to the MACs that read it. Each is mostly routing; the units alone place faster (their
-    own rows).
+    handshakes between units and within the larger ones, placed apart: the converter's
+    row cursor into a lane's read queue; the units' reads (the MLU's, the Gustavson
+    readers') into the AXI master's round robin over its read ports, which a register
+    slice on each port would cut at a cycle more on every read; on the Eureka build, the
+    master's read data into the slab port's 2,048-bit word, spread out to the MACs that
+    read it. Each is three quarters routing or more; the units alone place faster.
     """
 
     PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
