@@ -116,21 +116,17 @@ class Tensaurus(wiring.Component):
     """The Tensaurus accelerator: TLU, MLU, scratchpads, an ``rows x cols`` PE array and
     the MSU, run tile by tile by a :class:`~sparseforge.hw.tensaurus_control.TensaurusControl`.
 
-    The control takes the run's tiles and starts the MLU and the TLU, picks the half the
-    scratchpads read and hands each tile's output tile to the MSU. The scratchpads' and
-    PEs' one-bit inputs (``read_half``, ``broadcast``, ``kernel``) and the MSU's
-    ``writing`` and ``direct`` are plain ports, not interfaces, so they are assigned rather than
-    connected.
+    The control takes the run's tiles, starts the MLU and the TLU, picks the half the
+    scratchpads read and hands each output tile to the MSU. One-bit inputs (``read_half``,
+    ``broadcast``, ``kernel``, the MSU's ``writing`` and ``direct``) are assigned.
 
     Parameters
     ----------
     rows, cols : the PE array (r x c); CISS entries have ``rows`` lanes.
-    vlen, tlen : each PE's lanes and chunks: a matrix row has ``R = tlen * cols * vlen``
-        values.
+    vlen, tlen : each PE's lanes and chunks: a matrix row has ``R = tlen * cols * vlen`` values.
     r1 : B's rank in TTMc (each PE's OSR holds ``r1 * tlen`` chunks).
     dw, iw, acc_width : bits of a value, an index and an accumulator.
-    order : 3 for tensors (SpMTTKRP, SpTTMc and SpMM kernels), 2 for matrices (SpMM,
-        SpMV).
+    order : 3 for tensors (SpMTTKRP, SpTTMc and SpMM kernels), 2 for matrices (SpMM, SpMV).
     tags : the TLU's reads in flight, the MLU's, and the MSU's in the direct mode (at
         most 64).
     banks : banks of each scratchpad.
@@ -148,6 +144,10 @@ class Tensaurus(wiring.Component):
 
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
     MLU one word of ``cols`` chunks a cycle while loading; the TLU one entry a cycle.
+
+    Clock: below 100 MHz on the ECP5-25k (the synthesis report): a PE's pending phases
+    (fold, drain, scale, end) through the pick of the lowest and its operation's handshake
+    into the next phases, mostly routing among the other PEs; a PE alone places faster.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
