@@ -237,6 +237,10 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
     (:func:`pnr_steps`), and ``pnr``, the options nextpnr ran with, ``router2_seeds`` the
     seeds routed with :data:`FALLBACK` instead."""
     tool, args = TARGETS[target]["pnr"]
+    router = getattr(get(name).cls, "ROUTER", "router1")
+    if router not in ROUTERS:
+        raise ParameterError(f"{name}: ROUTER = {router!r}; expected one of "
+                             f"{', '.join(ROUTERS)}")
     inputs = {}
     if target == "ecp5":
         if device not in DEVICES:
@@ -256,10 +260,6 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
         netlist, _ = outreg.absorb(netlist, "harness", inside="block.")
 
     extra = list(QUICK if quick else ())
-    router = getattr(get(name).cls, "ROUTER", "router1")
-    if router not in ROUTERS:
-        raise ParameterError(f"{name}: ROUTER = {router!r}; expected one of "
-                             f"{', '.join(ROUTERS)}")
 
     def nextpnr(seed, options, stop=None):
         return run_yowasp(tool, [*args, *options, *extra, "--json", "harness.json", "--freq",
@@ -269,8 +269,9 @@ def fmax(name, params, target, device="25k", seeds=SEEDS, jobs=1, quick=False):
                           mark=_CHECKSUM, stop=stop)
 
     def place(seed):
-        """``(steps, out)``: router1 within its budget, else :data:`FALLBACK` (its steps
-        then led by ``router1 stopped``, the time router1's run took)."""
+        """``(steps, out)``: :data:`FALLBACK` for a router2 block; else router1 within its
+        budget, else :data:`FALLBACK` (its steps then led by ``router1 stopped``, the time
+        router1's run took)."""
         if router == "router2":
             out = nextpnr(seed, FALLBACK)
             return pnr_steps(out["times"]), out

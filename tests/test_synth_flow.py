@@ -158,7 +158,8 @@ def test_a_seed_router1_cannot_route_in_its_budget_is_routed_with_router2(monkey
 
 def test_a_block_that_names_router2_is_routed_with_it_on_every_seed(monkeypatch):
     """A block whose ``ROUTER`` is router2 (the accelerator) is placed and routed once a
-    seed with the fallback's options, router1 never run; a router no flow has is refused."""
+    seed with the fallback's options, router1 never run; a router no flow has is refused
+    before Yosys maps the harness."""
     netlist = json.dumps({"modules": {"harness": {"cells": {}, "netnames": {}}}})
     monkeypatch.setattr(flow, "_stat", lambda il, top, target, nodsp=False: ({}, netlist, ""))
     calls = []
@@ -178,6 +179,7 @@ def test_a_block_that_names_router2_is_routed_with_it_on_every_seed(monkeypatch)
     assert r["router2_seeds"] == [] and r["fmax_mhz"] == 52.0
     assert list(r["seconds"]["seed 1"]) == ["pack", "place", "route"]
     monkeypatch.setattr(get("skid").cls, "ROUTER", "router3")
+    monkeypatch.setattr(flow, "_stat", lambda *a, **k: pytest.fail("Yosys ran first"))
     with pytest.raises(ParameterError, match="skid: ROUTER = 'router3'; expected one of "
                                              "router1, router2"):
         flow.fmax("skid", get("skid").resolve({}), "ecp5", seeds=(1,))
