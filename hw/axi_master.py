@@ -90,6 +90,15 @@ class _Words:
         """The kind of the port numbered ``port`` (a value)."""
         return Array(Const(k, self.kind_bits) for k in self.kind)[port]
 
+    def slot(self, kind, id_, own):
+        """``(address, depth)`` of ID ``id_``'s slot in the buffer of kind ``kind``: the
+        kind's ports' tags only (the tag's ``own`` low bits, above them the port's place
+        among the kind's), so a wide word's buffer is as deep as its own reads in flight."""
+        ports = [p for p, k in enumerate(self.kind) if k == kind]
+        place = Array(Const(ports.index(p) if k == kind else 0, ceil_log2(len(ports)))
+                      for p, k in enumerate(self.kind))[id_[own:]]
+        return Cat(id_[:own], place), len(ports) << own
+
     def pick(self, kind, values):
         """``values[kind]``, a value for each kind."""
         values = [Const(v) if isinstance(v, int) else v for v in values]
@@ -127,10 +136,10 @@ class ReadBridge(wiring.Component):
     width of the port the tag names. The beats of different IDs may come interleaved:
     each ID's beats but the last shift into its own slot of a buffer (one slot a tag), and
     its last beat, with the slot, is the response ``{tag, data}``. Each width of several
-    beats has its buffer, every beat shifting into each (a slot is read only for its own
-    port's tags, so the others' beats in it are never seen). R is held back only for a
-    last beat whose response is not taken. A narrow word's byte lanes, from its address,
-    wait in a slot of their own.
+    beats has its buffer, a slot for each tag of the ports of that width alone (the
+    others' beats are not written in it), so a wide word's buffer is as deep as its own
+    reads in flight. R is held back only for a last beat whose response is not taken. A
+    narrow word's byte lanes, from its address, wait in a slot of their own.
 
     Parameters
     ----------
@@ -182,12 +191,13 @@ class ReadBridge(wiring.Component):
         for k, word in enumerate(words.kinds):
             value = beat
             if word.beats > 1:              # the earlier beats, in their tag's slot
+                at, depth = words.slot(k, r.payload.id, own)
                 m.submodules[f"slots{k}"] = slots = Memory(
-                    shape=(word.beats - 1) * word.data_width, depth=tags, init=[])
+                    shape=(word.beats - 1) * word.data_width, depth=depth, init=[])
                 held, keep = slots.read_port(domain="comb"), slots.write_port()
-                m.d.comb += [held.addr.eq(r.payload.id), keep.addr.eq(r.payload.id),
+                m.d.comb += [held.addr.eq(at), keep.addr.eq(at),
                              keep.data.eq(Cat(held.data[word.data_width:], beat)),
-                             keep.en.eq(r.valid & ~r.payload.last)]
+                             keep.en.eq(r.valid & ~r.payload.last & (kind == k))]
                 value = Cat(held.data, beat)
             elif word.lanes > 1:
                 value = Array(beat.word_select(i, 8 << word.shift)

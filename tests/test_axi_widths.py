@@ -119,6 +119,15 @@ def test_ports_of_their_own_widths_share_one_bus(data):
     assert memory.interleaved > 0 and all(shuffled), "answered in order"
 
 
+def test_ports_of_one_wide_width_keep_their_beats_apart():
+    """Two tagged and two in-order ports of one width of four beats (each width's buffer
+    holds its own ports' tags, the port's place among them above its tag) beside a
+    width of two beats, on 32 bits: their beats interleaved, every word exact."""
+    widths = {"tagged": (128, 24, 128), "ordered": (64, 128, 128), "write": (24, 64, 128)}
+    memory, shuffled = serve_mixed(widths, 32, seed_from_env(41))
+    assert memory.interleaved > 0 and all(shuffled), "answered in order"
+
+
 @pytest.mark.parametrize("data", [64, 32])
 def test_mixed_widths_lint_clean_with_wall(tmp_path, data):
     dut = AxiMaster(reads=3, ordered=1, writes=4, data=data, widths=MIXED, **BUS)
