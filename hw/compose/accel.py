@@ -162,8 +162,10 @@ class Accel(wiring.Component):
     row cursor into a lane's read queue; the units' reads (the MLU's, the Gustavson
     readers') into the AXI master's round robin over its read ports, which a register
     slice on each port would cut at a cycle more on every read; on the Eureka build, the
-    master's read data into the slab port's 2,048-bit word, spread out to the MACs that
-    read it. Each is three quarters routing or more; the units alone place faster.
+    last beat's ID (its port, so its word's width) choosing the read bridge's answer
+    into the slab port's 2,048-bit reorder buffer head, which the array reads, spread
+    across the part. Each is three quarters routing or more; the units alone place
+    faster.
     """
 
     PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
