@@ -158,14 +158,14 @@ class Accel(wiring.Component):
     m_axi : Out(pins(AxiSignature(32, data, ...))), memory.
 
     Clock: below 100 MHz on the ECP5-85F (the synthesis report). Its paths are the
-    handshakes between units and within the larger ones, placed apart: the converter's
-    row cursor into a lane's read queue; the units' reads (the MLU's, the Gustavson
-    readers') into the AXI master's round robin over its read ports, which a register
-    slice on each port would cut at a cycle more on every read; on the Eureka build, the
-    last beat's ID (its port, so its word's width) choosing the read bridge's answer
-    into the slab port's 2,048-bit reorder buffer head, which the array reads, spread
-    across the part. Each is three quarters routing or more; the units alone place
-    faster.
+    handshakes between units and within the larger ones, placed apart: the run's kernel
+    register into a PE's phases, the converter's row cursor into a lane's read queue;
+    the units' reads (the MLU's, the Gustavson readers') into the AXI master's round
+    robin over its read ports, which a register slice on each port would cut at a cycle
+    more on every read; on the Eureka build, the last beat's ID (its port, so its word's
+    width) choosing the read bridge's answer into the slab port's reorder buffer head
+    (2,048 bits, read by the array across the part). Each is three quarters routing or
+    more; the units alone place faster.
     """
 
     PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
