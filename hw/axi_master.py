@@ -95,8 +95,12 @@ class _Words:
         kind's ports' tags only (the tag's ``own`` low bits, above them the port's place
         among the kind's), so a wide word's buffer is as deep as its own reads in flight."""
         ports = [p for p, k in enumerate(self.kind) if k == kind]
-        place = Array(Const(ports.index(p) if k == kind else 0, ceil_log2(len(ports)))
-                      for p, k in enumerate(self.kind))[id_[own:]]
+        bits = ceil_log2(len(ports))
+        if ports == list(range(len(ports))):    # each place is the port's number
+            place = id_[own:own + bits]
+        else:
+            place = Array(Const(ports.index(p) if k == kind else 0, bits)
+                          for p, k in enumerate(self.kind))[id_[own:]]
         return Cat(id_[:own], place), len(ports) << own
 
     def pick(self, kind, values):
