@@ -221,10 +221,6 @@ class Linearize(wiring.Component):
         with m.If(out.ready):
             m.d.sync += out.valid.eq(0)
 
-        def send(start, at, what, ends):
-            return [out.valid.eq(1), out.payload.position.eq(start + at),
-                    out.payload.value.eq(what), out.payload.end.eq(ends)]
-
         # The item placed next: a record, or once they are through the end, row ``rows``'s
         # start less one.
         item = data.StructLayout({"row": P, "col": P, "value": len(value), "end": 1})
@@ -250,19 +246,25 @@ class Linearize(wiring.Component):
                          base_next.eq(self.shape.payload.cols)]
         with m.If(given.valid & given.ready):
             m.d.sync += more.eq(~given.payload.last)
+        # A take loads every register that does not depend on where the head goes (a
+        # record of the row reached or the next leaves at once, one further waits), so
+        # the compares enable only the output's valid, the row start and the wait.
+        at_base, at_next = Signal(P), Signal(P)
+        m.d.comb += [at_base.eq(base + head.col), at_next.eq(base_next + head.col)]
         with m.If(take):
-            with m.If(here):
-                m.d.sync += send(base, head.col, head.value, head.end)
-            with m.Elif(following):
-                m.d.sync += [*send(base_next, head.col, head.value, head.end),
-                             row.eq(row_next), row_next.eq(row_next + 1), base.eq(base_next),
-                             base_next.eq(base_next + cols)]
+            m.d.sync += [out.payload.position.eq(Mux(here, at_base, at_next)),
+                         out.payload.value.eq(head.value), out.payload.end.eq(head.end),
+                         row.eq(head.row), row_next.eq(head.row + 1),
+                         jumps.eq(gap[k:]), rest.eq(gap[:k]), sized.eq(0),
+                         col.eq(head.col), value.eq(head.value), end.eq(head.end)]
+            with m.If(here | following):
+                m.d.sync += out.valid.eq(1)
+                with m.If(head.end):
+                    m.d.sync += loaded.eq(0)
             with m.Else():
-                m.d.sync += [waiting.eq(1), jumps.eq(gap[k:]), rest.eq(gap[:k]), sized.eq(0),
-                             row.eq(head.row), row_next.eq(head.row + 1),
-                             col.eq(head.col), value.eq(head.value), end.eq(head.end)]
-            with m.If(head.end & (here | following)):
-                m.d.sync += loaded.eq(0)
+                m.d.sync += waiting.eq(1)
+            with m.If(following):
+                m.d.sync += [base.eq(base_next), base_next.eq(base_next + cols)]
         # The walk: first jumps of lanes rows, each a shift of cols; then the rest, a row
         # count below lanes, its highest bit a cycle. The first cycle learns whether any
         # jump is due, so no cycle's loop tests all of jumps.
@@ -277,7 +279,8 @@ class Linearize(wiring.Component):
                          base.eq(base + any_of(Mux(rest[j] & ~above[j], cols << j, 0)
                                                for j in range(k)))]
         with m.Elif(waiting & free):
-            m.d.sync += [*send(base, col, value, end), waiting.eq(0)]
+            m.d.sync += [out.valid.eq(1), out.payload.position.eq(base + col),
+                         out.payload.value.eq(value), out.payload.end.eq(end), waiting.eq(0)]
             with m.If(end):
                 m.d.sync += loaded.eq(0)
         return m
@@ -404,12 +407,12 @@ class CooToDense(wiring.Component):
     start moving on) in :class:`Linearize`; equality comparators and a lane's write
     enable in :class:`Fill`.
 
-    Clock: at the 100 MHz line on the ECP5 at the report configuration (the synthesis
-    report gives the figure, seed by seed either side of it). The critical path is
-    :class:`Linearize`'s choice of where an item goes: its row compared with the row
-    reached and the row after (for a record and for the matrix's end at once, then
-    picked by whether records remain) into the position's register; seven tenths of it
-    routing.
+    Clock: above 100 MHz on the ECP5 at the report configuration (the synthesis report).
+    The critical path is :class:`Linearize`'s choice of where an item goes: its row
+    compared with the row reached and the row after (for a record and for the matrix's
+    end at once, then picked by whether records remain) into the position's register,
+    three quarters routing; a take loads every other register whatever the choice, so
+    the choice enables only the output's valid, the row start and the wait.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

@@ -38,10 +38,10 @@ class CsrToDense(wiring.Component):
     rate (one vector a cycle, a record a cycle within one), CSR to COO keeps up with a
     record a cycle.
 
-    Clock: a few percent below 100 MHz on the ECP5 (the synthesis report): the critical
-    path is COO to Dense's :class:`~sparseforge.hw.convert_expand.Linearize` choosing where
-    a record goes (its row compared with the row reached and the row after) into the
-    registers of a record that waits while rows are passed, mostly routing.
+    Clock: above 100 MHz on the ECP5 (the synthesis report). The critical path is COO to
+    Dense's :class:`~sparseforge.hw.convert_expand.Fill`: a position's vector compared
+    with the vector gathered, into the ready of the register slice before it, mostly
+    routing.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

@@ -42,12 +42,12 @@ class RlcToDense(wiring.Component):
     matrix of ``v`` dense vectors and ``z`` nonzeros takes about ``max(v, z)`` to
     ``v + z`` cycles.
 
-    Clock: a few percent below 100 MHz on the ECP5 (the synthesis report): the critical
-    path is COO to Dense's :class:`~sparseforge.hw.convert_expand.Linearize` choosing where
-    a record goes (its row compared with the row reached and the row after) into the
-    register slice after it, three quarters routing. Each converter meets 100 MHz in its
-    own row: it is the two placed side by side that stretch it; the register slice
-    between them keeps any path from joining the two.
+    Clock: above 100 MHz on the ECP5 (the synthesis report). The critical path is COO to
+    Dense's :class:`~sparseforge.hw.convert_expand.Fill`: a position from the register
+    slice before it, its vector compared with the vector gathered, into the lanes'
+    registers, three quarters routing. Each converter meets 100 MHz in its own row too;
+    placed side by side they stretch each other's paths, and the register slice between
+    them keeps any path from joining the two.
     """
 
     PARAMS = (LANES, Param("run_bits", 5, 1, 32, "bits of a run"), WIDTH, VALUE_WIDTH)
