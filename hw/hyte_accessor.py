@@ -123,7 +123,7 @@ class Allocation(wiring.Component):
         dwr, mwr, head_rd = self.data_write, self.meta_write, self.head_read
         mhead, mtail, stored, dtail, owords = h.mhead, h.mtail, h.stored, h.dtail, h.owords
         segs, cut, open_stored = h.segs, h.cut, h.open_stored
-        words = Signal(A)                               # data words held
+        dhead = Signal(A)                               # the data ring's oldest word
         remaining = Signal(cw)                          # words the open segment still takes
         complete = Signal(cw)                           # segments held and complete
         bypass, pending, settle, is_open = Signal(), Signal(), Signal(), Signal()
@@ -133,7 +133,7 @@ class Allocation(wiring.Component):
         # of reset, and a capacity is at least 1).
         used_next, room = Signal(A + 2), Signal(init=1)
         held = Signal(A + 2)
-        m.d.comb += held.eq(words + stored)
+        m.d.comb += held.eq((dtail - dhead)[:A] + stored)     # data words, entries
         buffering = self.mode == HyteMode.BUFFERING
         m.d.comb += [self.occupancy.eq(segs), self.bypass.eq(bypass),
                      self.free.eq(Mux(held < self.capacity, self.capacity - held, 0))]
@@ -196,7 +196,7 @@ class Allocation(wiring.Component):
             room.eq(Mux(settle, held < cap, Mux(do_evict, Mux(grows, cap[1:].any(), cap.any()),
                                                 Mux(grows, used + 1 < cap, used < cap)))),
             mhead.eq(Mux(do_evict, Mux(partial, mhead + count, mtail), mhead)),
-            words.eq(Mux(do_evict & ~partial, 0, words) + store_fill)]
+            dhead.eq(Mux(do_evict & ~partial, dtail, dhead))]
         with m.If(do_evict):
             with m.If(partial):
                 m.d.sync += pending.eq(1)
@@ -204,9 +204,10 @@ class Allocation(wiring.Component):
                 m.d.sync += cut.eq(0)
             with m.If((count == segs) & ~do_seg):
                 m.d.sync += [bypass.eq(0), cut.eq(0)]
-        # A partial evict's freed words: the data head looked up, then ``used`` again.
+        # A partial evict's data head is looked up (straight into a register), then
+        # ``used`` is made again.
         with m.If(pending):
-            m.d.sync += [words.eq(dtail - head_rd.data), pending.eq(0), settle.eq(1)]
+            m.d.sync += [dhead.eq(head_rd.data), pending.eq(0), settle.eq(1)]
         with m.If(settle):
             m.d.sync += settle.eq(0)
         return m
@@ -413,10 +414,10 @@ class HyteAccessor(wiring.Component):
     3 and the answer move together, held only while ``read_data`` stalls. An evict
     waits for stages 1 to 3 and holds new reads while it waits.
 
-    Clock: below 100 MHz at depth 1024 (the synthesis report). The critical path is a
-    partial evict's, from the metadata block RAM (no output register: its slow
-    clock-to-out) through ``dtail - head`` into ``words``; registering the head would
-    leave ``free`` low for a second cycle.
+    Clock: above 100 MHz in both report configurations (the synthesis report). A partial
+    evict's data head goes from the metadata block RAM straight into a register (the
+    RAM's own output register), the words held being the data ring's tail less it, so
+    the path left is that difference and the entries' sum into ``room`` and ``free``.
     """
 
     PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
