@@ -127,11 +127,11 @@ class LeastLoaded(wiring.Component):
     slice's length and header.
 
     The ends are kept as their comparisons: for each pair of lanes ``p < q`` a register
-    holds ``end[p] - end[q] - 1``, whose sign says that ``p`` comes before ``q``.
-    The chosen lane is the one that comes before every other, an AND of sign bits; taking
+    holds ``end[p] - end[q] - 1``, whose sign says that ``p`` comes before ``q``. The
+    chosen lane (a register too) comes before every other, an AND of sign bits; taking
     a slice adds its length and header to the differences of its lane (and subtracts it
-    from those against it). So the loop from one choice to the next is a few gates and
-    one adder, where a comparator tree over the ends and the chosen end's adder (the
+    from those against it). So the loop from one choice to the next is one adder and a
+    few gates, where a comparator tree over the ends and the chosen end's adder (the
     direct way) chain ``log2 P + 1`` carry chains and kept the block under half the clock.
     ``P (P - 1) / 2`` differences of ``addr_width + 2`` bits: two ends differ by at most
     the longest row and its header.
@@ -166,21 +166,34 @@ class LeastLoaded(wiring.Component):
         pairs = [(p, q) for p in range(P) for q in range(p + 1, P)]
         ahead = {(p, q): Signal(signed(self.addr_width + 2), init=-1, name=f"ahead_{p}_{q}")
                  for p, q in pairs}                      # end[p] - end[q] - 1: p before q
-        chosen, taken, step = Signal(P), Signal(), Signal(self.addr_width + 1)
-        m.d.comb += [chosen.eq(Cat(Cat(*(ahead[p, q][-1] for q in range(p + 1, P)),
-                                       *(~ahead[q, p][-1] for q in range(p))).all()
-                                   for p in range(P))),
-                     given.ready.eq((chosen & Cat(a.ready for a in self.assign)).any()),
-                     taken.eq(given.valid & given.ready),
-                     step.eq(given.payload.count + 1)]
+        taken, width = Signal(), self.addr_width + 2
+        # The chosen lane is a register too, the AND of the differences' signs: each
+        # difference's next value (the chosen lane's step added) is made from registers,
+        # and a taken slice loads it and the AND of its signs.
+        chosen = Signal(P, init=1)                      # all ends 0: the lowest lane
+        moved = {pair: Signal.like(ahead[pair], name=f"moved_{pair[0]}_{pair[1]}")
+                 for pair in pairs}
+
+        def first(sign):
+            return Cat(Cat(*(sign[p, q] for q in range(p + 1, P)),
+                           *(~sign[q, p] for q in range(p))).all() for p in range(P))
+
+        m.d.comb += [given.ready.eq((chosen & Cat(a.ready for a in self.assign)).any()),
+                     taken.eq(given.valid & given.ready)]
+        # The step is the count and one: ``+ step`` the count with a carry in, ``- step``
+        # the count inverted (``-1 - count``), so each next value is one carry chain.
+        count = Signal(width)
+        m.d.comb += count.eq(given.payload.count)
+        for p, q in pairs:
+            term = Mux(chosen[p], count, Mux(chosen[q], ~count, 0))
+            m.d.comb += moved[p, q].eq(ahead[p, q] + term + chosen[p])
         for p, out in enumerate(self.assign):
             m.d.comb += [out.valid.eq(given.valid & chosen[p]), out.payload.eq(given.payload)]
         with m.If(self.restart):
-            m.d.sync += [ahead[pair].eq(-1) for pair in pairs]
+            m.d.sync += [*(ahead[pair].eq(-1) for pair in pairs), chosen.eq(1)]
         with m.Elif(taken):
-            m.d.sync += [ahead[p, q].eq(ahead[p, q] + Mux(chosen[p], step,
-                                                          Mux(chosen[q], -step, 0)))
-                         for p, q in pairs]
+            m.d.sync += [*(ahead[pair].eq(moved[pair]) for pair in pairs),
+                         chosen.eq(first({pair: moved[pair][-1] for pair in pairs}))]
         return m
 
 
@@ -893,12 +906,12 @@ class CsrTileToCiss(wiring.Component):
     meet in the AXI master's round robin and the entries go to a Tailor's feed) no path
     crosses from one unit through another.
 
-    Clock: at the default configuration the critical path is the pre-pass's decision: a
-    held column's compare with the window through the stop decision into the cursor
-    written back. With eight PE rows it is below 100 MHz (the synthesis report): the
-    critical path is then :class:`LeastLoaded`'s choice, from its registered pairwise
-    order of the lanes' ends (28 pairs at eight lanes) into every lane's assignment
-    stream, four fifths of it routing.
+    Clock: above 100 MHz in both report configurations (the synthesis report). At the
+    default one the critical path is a lane's slice queue: its room, through
+    :class:`LeastLoaded`'s handshake, into the register slice of the pre-pass's output.
+    With eight PE rows it is a slice from the pre-pass's output, through the registered
+    choice of lane, into that lane's slice queue. Each is about three quarters
+    routing.
     """
 
     PARAMS = (*CsrToCiss.PARAMS,
