@@ -459,13 +459,13 @@ class CsrToCiss(wiring.Component):
     entries), so the entry rate falls to ``(1 + nnz / rows) / P`` entries a cycle; an
     empty row costs a cycle of the schedule. The next matrix's first entry follows the
     last one by ``P + 7`` cycles (the count, the next ``rows``, the first rows).
-    Between registers: the schedule's loop (the AND of the pairs' sign bits, the chosen
-    lane's step into every difference's adder) and the entry's join (each lane's
-    ``valid`` or done, from registers, ANDed over the lanes, to every lane's skid, whose
-    held item's enable fans out over its bits). The schedule's loop is the critical path:
-    at the default configuration the slice's length plus one into the differences' carry
-    chains, at 8 lanes the choice (the sign bits' AND, the slice taken) before them; the
-    synthesis report gives the figures.
+    Between registers: the schedule's loop (a slice's count into every difference's
+    carry chain, their sign bits ANDed into the chosen lane's register; the slice taken
+    when its lane's queue has room) and the entry's join (each lane's ``valid`` or done,
+    from registers, ANDed over the lanes, to every lane's skid, whose held item's enable
+    fans out over its bits). At 8 lanes the schedule's loop is the critical path (the
+    count through a difference into the choice), at the default configuration the
+    entry's join; the synthesis report gives the figures.
     """
 
     PARAMS = (Param("pes", 4, 1, 64, "PE rows (lanes of an entry)"),
