@@ -204,8 +204,8 @@ class Allocation(wiring.Component):
                 m.d.sync += cut.eq(0)
             with m.If((count == segs) & ~do_seg):
                 m.d.sync += [bypass.eq(0), cut.eq(0)]
-        # A partial evict's data head is looked up (straight into a register), then
-        # ``used`` is made again.
+        # A partial evict's data head is looked up (into ``dhead``, past one multiplexer),
+        # then ``used`` is made again.
         with m.If(pending):
             m.d.sync += [dhead.eq(head_rd.data), pending.eq(0), settle.eq(1)]
         with m.If(settle):
@@ -415,9 +415,9 @@ class HyteAccessor(wiring.Component):
     waits for stages 1 to 3 and holds new reads while it waits.
 
     Clock: above 100 MHz in both report configurations (the synthesis report). A partial
-    evict's data head goes from the metadata block RAM straight into a register (the
-    RAM's own output register), the words held being the data ring's tail less it, so
-    the path left is that difference and the entries' sum into ``room`` and ``free``.
+    evict's data head goes from the metadata block RAM through one multiplexer into a
+    register, the words held being the data ring's tail less it, so the path left is
+    that difference and the entries' sum into ``room`` and ``free``.
     """
 
     PARAMS = (Param("depth", 64, 4, 1 << 15, "entries of each ring (largest capacity)",
