@@ -215,21 +215,22 @@ class Linearize(wiring.Component):
         waiting = Signal()                      # an item waits while rows are passed:
         jumps, rest = Signal(P - k), Signal(k)  # the rows to pass, lanes at a time and then
         sized, no_jumps = Signal(), Signal()    # ``jumps == 0`` is known, and true
-        col, value, end = Signal(P), Signal.like(self.records.payload.value), Signal()
+        col = Signal(P)                         # its column (its value and end wait in out)
         out, given = self.positions, self.records
+        vw = len(given.payload.value)
         free = ~out.valid | out.ready
         with m.If(out.ready):
             m.d.sync += out.valid.eq(0)
 
         # The item placed next: a record, or once they are through the end, row ``rows``'s
         # start less one.
-        item = data.StructLayout({"row": P, "col": P, "value": len(value), "end": 1})
+        item = data.StructLayout({"row": P, "col": P, "value": vw, "end": 1})
         head = Signal(item)
         m.d.comb += [self.shape.ready.eq(~loaded),
                      given.ready.eq(loaded & more & ~waiting & free),
                      head.eq(Mux(more, Cat(given.payload.row, given.payload.col,
                                            given.payload.value, 0),
-                                 Cat(rows, Const(-1, P), Const(0, len(value)), 1)))]
+                                 Cat(rows, Const(-1, P), Const(0, vw), 1)))]
         take = loaded & ~waiting & free & (given.valid | ~more)
         gap = Signal(P)                         # rows from the one reached to the item's
         m.d.comb += gap.eq(head.row - row)
@@ -255,8 +256,7 @@ class Linearize(wiring.Component):
             m.d.sync += [out.payload.position.eq(Mux(here, at_base, at_next)),
                          out.payload.value.eq(head.value), out.payload.end.eq(head.end),
                          row.eq(head.row), row_next.eq(head.row + 1),
-                         jumps.eq(gap[k:]), rest.eq(gap[:k]), sized.eq(0),
-                         col.eq(head.col), value.eq(head.value), end.eq(head.end)]
+                         jumps.eq(gap[k:]), rest.eq(gap[:k]), sized.eq(0), col.eq(head.col)]
             with m.If(here | following):
                 m.d.sync += out.valid.eq(1)
                 with m.If(head.end):
@@ -279,9 +279,8 @@ class Linearize(wiring.Component):
                          base.eq(base + any_of(Mux(rest[j] & ~above[j], cols << j, 0)
                                                for j in range(k)))]
         with m.Elif(waiting & free):
-            m.d.sync += [out.valid.eq(1), out.payload.position.eq(base + col),
-                         out.payload.value.eq(value), out.payload.end.eq(end), waiting.eq(0)]
-            with m.If(end):
+            m.d.sync += [out.valid.eq(1), out.payload.position.eq(base + col), waiting.eq(0)]
+            with m.If(out.payload.end):
                 m.d.sync += loaded.eq(0)
         return m
 
