@@ -407,11 +407,11 @@ class CooToDense(wiring.Component):
     enable in :class:`Fill`.
 
     Clock: above 100 MHz on the ECP5 at the report configuration (the synthesis report).
-    The critical path is :class:`Linearize`'s choice of where an item goes: its row
-    compared with the row reached and the row after (for a record and for the matrix's
-    end at once, then picked by whether records remain) into the position's register,
-    three quarters routing; a take loads every other register whatever the choice, so
-    the choice enables only the output's valid, the row start and the wait.
+    The critical path is :class:`Linearize`'s row start: the output's valid, through
+    whether an item is taken, choosing the start's next value (the next row's, or the
+    walk's sum) into its register, three fifths routing. A take loads every other
+    register whatever its row compares say, so they enable only the output's valid, the
+    row start and the wait.
     """
 
     PARAMS = (LANES, WIDTH, VALUE_WIDTH)

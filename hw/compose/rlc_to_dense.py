@@ -43,9 +43,9 @@ class RlcToDense(wiring.Component):
     ``v + z`` cycles.
 
     Clock: above 100 MHz on the ECP5 (the synthesis report). The critical path is COO to
-    Dense's :class:`~sparseforge.hw.convert_expand.Fill`: a position from the register
-    slice before it, its vector compared with the vector gathered, into the lanes'
-    registers, three quarters routing. Each converter meets 100 MHz in its own row too;
+    Dense's :class:`~sparseforge.hw.convert_expand.Linearize`: the records' register
+    slice, through its take, into its registers of whether a shape is held and records
+    remain, three quarters routing. Each converter meets 100 MHz in its own row too;
     placed side by side they stretch each other's paths, and the register slice between
     them keeps any path from joining the two.
     """
