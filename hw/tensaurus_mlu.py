@@ -189,15 +189,22 @@ class TensaurusMlu(wiring.Component):
         """Each word of the load in order, operand 0's from ``base0``, then operand 1's
         from ``base1``."""
         addr = Signal(self.addr_width)
+        # ``reads.at_end(job.rows1)`` as a register, set where the walk moves: the read's
+        # valid waits on no compare with the job.
+        ended = Signal()
         go = start.payload
         with m.If(start.valid & start.ready):
-            m.d.sync += addr.eq(Mux(go.rows0 == 0, go.base1, go.base0))
-        last_of_0 = ~reads.operand & (reads.row + 1 == job.rows0) & reads.row_end(job)
-        m.d.comb += [request.valid.eq(busy & ~reads.at_end(job.rows1)),
-                     request.payload.eq(addr)]
+            m.d.sync += [addr.eq(Mux(go.rows0 == 0, go.base1, go.base0)),
+                         ended.eq((go.rows0 == 0) & (go.rows1 == 0))]
+        to_1 = ~reads.operand & (reads.row + 1 == job.rows0)
+        last_of_0 = to_1 & reads.row_end(job)
+        m.d.comb += [request.valid.eq(busy & ~ended), request.payload.eq(addr)]
         with m.If(request.valid & request.ready):
             reads.step(job)
-            m.d.sync += addr.eq(Mux(last_of_0, job.base1, addr + 1))
+            m.d.sync += [addr.eq(Mux(last_of_0, job.base1, addr + 1)),
+                         ended.eq(reads.row_end(job) & Mux(to_1, job.rows1 == 0,
+                                                           reads.operand
+                                                           & (reads.row + 1 == job.rows1)))]
 
     def _fills(self, m, job, fills, response):
         """The head word to the columns: chunk ``q`` to column ``q``, or (broadcast) chunk

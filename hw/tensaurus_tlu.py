@@ -84,8 +84,9 @@ class TensaurusTlu(wiring.Component):
     marker takes one cycle more.
 
     Clock: above 100 MHz in both report configurations (the synthesis report): whether
-    every word is read and sent are registers, so the rows' valid waits on no compare;
-    the path left is the reorder buffer's own, into its head word's valid.
+    every word is read and sent are registers, so the rows' valid waits on no compare,
+    and so is the next read's address (no sum before a memory's lookup, the accelerator's
+    Tailor's); the path left is the reorder buffer's own, into its head word's valid.
     """
 
     PARAMS = (Param("pes", 2, 1, 64, "PE rows (lanes of an entry)"),
@@ -113,6 +114,7 @@ class TensaurusTlu(wiring.Component):
         busy = Signal()
         job = Signal(self.start.payload.shape())
         issued, head = Signal(A), Signal(A)          # words read, words sent
+        at = Signal(A)                               # ``base + issued``: the next read's
         # ``issued == count`` and ``head == count`` as registers, set where the counts
         # move: no wide compare before the reads' and the rows' valid.
         read_all, sent_all = Signal(), Signal()
@@ -123,7 +125,7 @@ class TensaurusTlu(wiring.Component):
         with m.If(start.valid & start.ready):
             empty = start.payload.count == 0
             m.d.sync += [busy.eq(1), job.eq(start.payload), issued.eq(0), head.eq(0),
-                         read_all.eq(empty), sent_all.eq(empty)]
+                         at.eq(start.payload.base), read_all.eq(empty), sent_all.eq(empty)]
 
         # Reads: word ``issued`` in order, through the reorder buffer (its tags from 0 each
         # stream), whose head word is ``head``.
@@ -131,9 +133,10 @@ class TensaurusTlu(wiring.Component):
         wiring.connect(m, rob.mem, wiring.flipped(self.mem))
         request, response = rob.port.request, rob.port.response
         m.d.comb += [rob.restart.eq(~busy), request.valid.eq(busy & ~read_all),
-                     request.payload.eq(job.base + issued)]
+                     request.payload.eq(at)]
         with m.If(request.valid & request.ready):
-            m.d.sync += [issued.eq(issued + 1), read_all.eq(issued + 1 == job.count)]
+            m.d.sync += [issued.eq(issued + 1), at.eq(at + 1),
+                         read_all.eq(issued + 1 == job.count)]
 
         # The head word to every row's queue (after a dense group's header), then the
         # end marker.
