@@ -382,10 +382,19 @@ class RoundRobin(wiring.Component):
         after = Signal(n, init=(1 << n) - 1)        # the requesters after the last granted
         later = Signal(n)
         m.d.comb += later.eq(requests & after)
-        first, _ = lowest(m, Mux(later.any(), later, requests))
-        m.d.comb += grant.eq(first)
+        # The first requester and those after it, of the later ones and of all, each from
+        # one carry chain (``x - 1``), side by side: whether any later one requests picks
+        # last, so neither the grant nor ``after`` waits for a chain after a choice.
+        firsts, afters = [], []
+        for bits in (later, requests):
+            less = Signal(n)
+            m.d.comb += less.eq(bits - 1)
+            firsts.append(bits & ~less)
+            afters.append(~(bits ^ less))
+        on = later.any()
+        m.d.comb += grant.eq(Mux(on, *firsts))
         with m.If(requests.any()):
-            m.d.sync += after.eq(~(first | (first - 1)))
+            m.d.sync += after.eq(Mux(on, *afters))
         return m
 
 
