@@ -617,9 +617,9 @@ class AxiMaster(wiring.Component):
     beat through the read bridge's slot buffer (a LUT RAM read by RID) to a port's
     response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
     synth axi_master`` gives the figure and names the path). More read ports lengthen
-    the round robin's chain: with six, one of them in order, the path runs from the
-    reorder buffer's counts through the round robin's requests to its grant, whatever
-    the widths. ``idle`` is a register, so the count of writes in flight reaches no
+    the round robin: with six, one of them in order, the path runs from a request's valid
+    through the reorder buffer's room and the grant into the read request slice's address,
+    whatever the widths. ``idle`` is a register, so the writes in flight reach no
     reader's logic. An in-order port's answer is the reorder buffer's registered head
     (:class:`~sparseforge.hw.stream_units.Reorder`), so a reader's logic placed across a
     larger part (the accelerator) starts at a flip-flop, with no cycle added (a

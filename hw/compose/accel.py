@@ -160,9 +160,9 @@ class Accel(wiring.Component):
     Clock: below 100 MHz on the ECP5-85F (the synthesis report). Its paths are the
     handshakes between units and within the larger ones, placed apart: the run's kernel
     register into a PE's phases, the converter's row cursor into a lane's read queue;
-    the units' reads (the MLU's, the Gustavson readers') into the AXI master's round
-    robin over its read ports, which a register slice on each port would cut at a cycle
-    more on every read; on the Eureka build, the last beat's ID (its port, so its word's
+    the units' reads into the AXI master's round robin over its read ports and R's
+    register into the MLU's reorder buffer head, which register slices would cut at a
+    cycle more on every read; on the Eureka build, the last beat's ID (its port, so its word's
     width) choosing the read bridge's answer into the slab port's reorder buffer head
     (2,048 bits, read by the array across the part). Each is three quarters routing or
     more; the units alone place faster.
