@@ -146,8 +146,8 @@ class Tensaurus(wiring.Component):
     MLU one word of ``cols`` chunks a cycle while loading; the TLU one entry a cycle.
 
     Clock: below 100 MHz on the ECP5-25k (the synthesis report): a PE's pending phases
-    (fold, drain, scale, end) through the pick of the lowest and its operation's handshake
-    into the next phases, mostly routing among the other PEs; a PE alone places faster.
+    through the pick of the lowest and its handshake into the next phases, or (seeds vary)
+    the MLU's reorder room into its read address; mostly routing; a PE alone places faster.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
