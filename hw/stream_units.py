@@ -383,14 +383,14 @@ class RoundRobin(wiring.Component):
         later = Signal(n)
         m.d.comb += later.eq(requests & after)
         # The first requester and those after it, of the later ones and of all, each from
-        # one carry chain (``x - 1``), side by side: whether any later one requests picks
-        # last, so neither the grant nor ``after`` waits for a chain after a choice.
+        # one carry chain (``x - 1``, which :func:`lowest` and the mask share), side by
+        # side: whether any later one requests picks last, so neither the grant nor
+        # ``after`` waits for a chain after a choice.
         firsts, afters = [], []
         for bits in (later, requests):
-            less = Signal(n)
-            m.d.comb += less.eq(bits - 1)
-            firsts.append(bits & ~less)
-            afters.append(~(bits ^ less))
+            first, _ = lowest(m, bits)
+            firsts.append(first)
+            afters.append(~(bits ^ (bits - 1)))
         on = later.any()
         m.d.comb += grant.eq(Mux(on, *firsts))
         with m.If(requests.any()):
