@@ -77,17 +77,21 @@ class MluSignature(wiring.Signature):
 
 class _Walk:
     """A word's place (operand, row, ``t``: its word of the row) in a load, and the step
-    to the next; a broadcast row is ``b_words`` words, any other ``tlen``."""
+    to the next; a broadcast row is ``b_words`` words, any other ``tlen``. ``ended``: the
+    walk is past operand 1's last word (or the load has none), a register set where the
+    walk moves, so what waits for it waits on no compare with the job."""
 
     def __init__(self, m, name, iw, tlen, b_words):
         self.operand = Signal(name=f"{name}_operand")
         self.row = Signal(iw + 1, name=f"{name}_row")
         self.t = Signal(range(max(tlen, b_words, 2)), name=f"{name}_t")
+        self.ended = Signal(name=f"{name}_ended")
         self.m, self.tlen, self.b_words = m, tlen, b_words
 
     def reset(self, go):
         """From a load's first word (operand 1's when operand 0 has no rows)."""
-        return [self.operand.eq(go.rows0 == 0), self.row.eq(0), self.t.eq(0)]
+        return [self.operand.eq(go.rows0 == 0), self.row.eq(0), self.t.eq(0),
+                self.ended.eq((go.rows0 == 0) & (go.rows1 == 0))]
 
     def broadcast(self, job):
         """Whether the walk is in a broadcast row."""
@@ -102,13 +106,11 @@ class _Walk:
         with self.m.If(~self.row_end(job)):
             self.m.d.sync += self.t.eq(self.t + 1)
         with self.m.Elif(~self.operand & (self.row + 1 == job.rows0)):
-            self.m.d.sync += [self.t.eq(0), self.row.eq(0), self.operand.eq(1)]
+            self.m.d.sync += [self.t.eq(0), self.row.eq(0), self.operand.eq(1),
+                              self.ended.eq(job.rows1 == 0)]
         with self.m.Else():
-            self.m.d.sync += [self.t.eq(0), self.row.eq(self.row + 1)]
-
-    def at_end(self, rows1):
-        """Whether the walk is past the last word of operand 1 (or it has none)."""
-        return self.operand & (self.row == rows1)
+            self.m.d.sync += [self.t.eq(0), self.row.eq(self.row + 1),
+                              self.ended.eq(self.operand & (self.row + 1 == job.rows1))]
 
 
 @block("tensaurus_mlu")
@@ -181,7 +183,7 @@ class TensaurusMlu(wiring.Component):
                          *fills.reset(start.payload)]
         self._reads(m, busy, job, reads, start, rob.port.request)
         self._fills(m, job, fills, rob.port.response)
-        with m.If(busy & fills.at_end(job.rows1)):
+        with m.If(busy & fills.ended):
             m.d.sync += busy.eq(0)
         return m
 
@@ -189,22 +191,14 @@ class TensaurusMlu(wiring.Component):
         """Each word of the load in order, operand 0's from ``base0``, then operand 1's
         from ``base1``."""
         addr = Signal(self.addr_width)
-        # ``reads.at_end(job.rows1)`` as a register, set where the walk moves: the read's
-        # valid waits on no compare with the job.
-        ended = Signal()
         go = start.payload
         with m.If(start.valid & start.ready):
-            m.d.sync += [addr.eq(Mux(go.rows0 == 0, go.base1, go.base0)),
-                         ended.eq((go.rows0 == 0) & (go.rows1 == 0))]
-        to_1 = ~reads.operand & (reads.row + 1 == job.rows0)
-        last_of_0 = to_1 & reads.row_end(job)
-        m.d.comb += [request.valid.eq(busy & ~ended), request.payload.eq(addr)]
+            m.d.sync += addr.eq(Mux(go.rows0 == 0, go.base1, go.base0))
+        last_of_0 = ~reads.operand & (reads.row + 1 == job.rows0) & reads.row_end(job)
+        m.d.comb += [request.valid.eq(busy & ~reads.ended), request.payload.eq(addr)]
         with m.If(request.valid & request.ready):
             reads.step(job)
-            m.d.sync += [addr.eq(Mux(last_of_0, job.base1, addr + 1)),
-                         ended.eq(reads.row_end(job) & Mux(to_1, job.rows1 == 0,
-                                                           reads.operand
-                                                           & (reads.row + 1 == job.rows1)))]
+            m.d.sync += addr.eq(Mux(last_of_0, job.base1, addr + 1))
 
     def _fills(self, m, job, fills, response):
         """The head word to the columns: chunk ``q`` to column ``q``, or (broadcast) chunk
