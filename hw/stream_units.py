@@ -546,7 +546,9 @@ class Reorder(wiring.Component):
     and one word a cycle while ``tags >= L + 2``. The offered word and its ``valid`` are
     registers (the next head's two candidates read ahead, the reader's ``ready`` choosing
     between them last), so the reader's logic starts at a flip-flop rather than after the
-    slots' read and the tag compares, with the same cycles.
+    slots' read and the tag compares, with the same cycles. Whether a slot is free for the
+    next read is a register as well, so the request's handshake (into an arbiter, in the
+    AXI master) starts at one rather than after the difference of the two counts.
     """
 
     def __init__(self, addr_width, data_width, tags):
@@ -564,19 +566,23 @@ class Reorder(wiring.Component):
         m = Module()
         k, port, mem = exact_log2(self.tags), self.port, self.mem
         issued, head = Signal(k + 1), Signal(k + 1)     # reads made, words left (mod 2 tags)
-        free = Signal()
-        m.d.comb += [free.eq((issued - head)[:k + 1] != self.tags),
-                     mem.request.valid.eq(port.request.valid & free),
+        # A slot is free while fewer than ``tags`` reads are in flight or waiting: a read
+        # with no word leaving takes the last one, a word with no read frees one.
+        free, took = Signal(init=1), Signal()
+        response, left = mem.response, port.response.valid & port.response.ready
+        m.d.comb += [mem.request.valid.eq(port.request.valid & free),
                      port.request.ready.eq(mem.request.ready & free),
                      mem.request.payload.addr.eq(port.request.payload),
-                     mem.request.payload.tag.eq(issued[:k])]
-        with m.If(mem.request.valid & mem.request.ready):
+                     mem.request.payload.tag.eq(issued[:k]),
+                     took.eq(mem.request.valid & mem.request.ready)]
+        m.d.sync += free.eq(Mux(took == left, free, left | ((issued - head)[:k + 1]
+                                                            != self.tags - 1)))
+        with m.If(took):
             m.d.sync += issued.eq(issued + 1)
 
         m.submodules.slots = slots = Memory(shape=self.width, depth=self.tags, init=[])
         write = slots.write_port()
         full, filled, cleared = (Signal(self.tags, name=n) for n in ("full", "filled", "cleared"))
-        response, left = mem.response, port.response.valid & port.response.ready
         m.d.comb += [response.ready.eq(1), write.addr.eq(response.payload.tag),
                      write.data.eq(response.payload.data), write.en.eq(response.valid)]
         m.d.comb += [filled[t].eq(response.valid & (response.payload.tag == t))
@@ -606,7 +612,7 @@ class Reorder(wiring.Component):
         with m.If(left):
             m.d.sync += head.eq(head + 1)
         with m.If(self.restart):
-            m.d.sync += [issued.eq(0), head.eq(0), offer.valid.eq(0)]
+            m.d.sync += [issued.eq(0), head.eq(0), free.eq(1), offer.valid.eq(0)]
         return m
 
 
