@@ -370,32 +370,39 @@ class RoundRobin(wiring.Component):
         if self.registered:
             held = Signal(n, init=1)
             others = requests & ~held
-            after = Signal(n)                       # the requesters after the one granted
-            m.d.comb += [after.eq(~(held | (held - 1))), grant.eq(held)]
-            first, _ = lowest(m, Mux((others & after).any(), others & after, others))
+            # The requesters after the one granted, a register beside it.
+            after = Signal(n, init=((1 << n) - 1) & ~1)
+            m.d.comb += grant.eq(held)
+            first, mask = self._pick(m, others, after)
             with m.If(others.any()):
-                m.d.sync += held.eq(first)
+                m.d.sync += [held.eq(first), after.eq(mask)]
             return m
         if n == 1:
             m.d.comb += grant.eq(requests)
             return m
         after = Signal(n, init=(1 << n) - 1)        # the requesters after the last granted
-        later = Signal(n)
+        first, mask = self._pick(m, requests, after)
+        m.d.comb += grant.eq(first)
+        with m.If(requests.any()):
+            m.d.sync += after.eq(mask)
+        return m
+
+    @staticmethod
+    def _pick(m, requests, after):
+        """``(first, after)``: the first of ``requests`` from ``after`` on, wrapping, and
+        the requesters after it. The first and those after it, of the later ones and of
+        all, each from one carry chain (``x - 1``, which :func:`lowest` and the mask
+        share), side by side: whether any later one requests picks last, so neither the
+        grant nor the next ``after`` waits for a chain after a choice."""
+        later = Signal(len(requests))
         m.d.comb += later.eq(requests & after)
-        # The first requester and those after it, of the later ones and of all, each from
-        # one carry chain (``x - 1``, which :func:`lowest` and the mask share), side by
-        # side: whether any later one requests picks last, so neither the grant nor
-        # ``after`` waits for a chain after a choice.
         firsts, afters = [], []
         for bits in (later, requests):
             first, _ = lowest(m, bits)
             firsts.append(first)
             afters.append(~(bits ^ (bits - 1)))
         on = later.any()
-        m.d.comb += grant.eq(Mux(on, *firsts))
-        with m.If(requests.any()):
-            m.d.sync += after.eq(Mux(on, *afters))
-        return m
+        return Mux(on, *firsts), Mux(on, *afters)
 
 
 class MemoryPortSignature(wiring.Signature):

@@ -287,9 +287,12 @@ def test_round_robin_grants_one_requester_and_each_in_turn(n):
 @pytest.mark.parametrize("n", [3, 4])
 def test_registered_round_robin_moves_its_grant_to_each_in_turn(n):
     arbiter, proof = RoundRobin(n=n, registered=True), Proof(f"round_robin{n}_registered", 4)
-    proof.include(arbiter)
+    inside = proof.include(arbiter)
     requests, grant = proof.free(arbiter.requests), arbiter.grant
-    proof.m.d.comb += Assert((grant != 0) & ((grant & (grant - 1)) == 0))
+    above = Signal(n)                           # the requesters after the one granted
+    proof.m.d.comb += [above.eq(~(grant | (grant - 1))),
+                       Assert((grant != 0) & ((grant & (grant - 1)) == 0)),
+                       Assert(inside["after"] == above)]
     for i in range(n):
         # Each cycle it waits, the grant moves at least one place closer to it.
         distance = sum(Mux(grant[j], (i - j) % n, 0) for j in range(n))
