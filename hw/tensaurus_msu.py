@@ -314,8 +314,7 @@ class Direct(wiring.Component):
     output tile's rows are all its run's, the buffer unused).
 
     - P: once ``go`` (the tile's item offered: its ``base`` and ``rows``), a drain is
-      taken (:func:`take_drains`) and registered with the base, its word's address made
-      from them into the skid;
+      taken (:func:`take_drains`) and its word's address registered;
     - I: through a :class:`~sparseforge.hw.stream_units.Skid` to the head register, it is
       read once a slot of the ``reads`` in flight is free and no slot holds its word: a
       drain to a word waits until the last one's sum is written, so its read sees it. The
@@ -368,25 +367,22 @@ class Direct(wiring.Component):
         word = write_layout(self.addr_width, V * A)
         m.submodules.skid = skid = Skid(word)
         p = skid.i
-        # P: the drain taken, with its tile's base, registered; its word's address is made
-        # from these registers on the way into the skid, not behind the arbiter's choice.
+        # P: the drain's word, registered into the skid.
         p_moves = ~p.valid | p.ready
         item, j, take = take_drains(m, self.drains, self.done, self.release, self.cols,
                                     self.go & p_moves)
         inside = (item.row < self.rows) & (item.chunk < self.tlen)
-        row, chunk, q = Signal.like(item.row), Signal.like(item.chunk), Signal.like(j)
-        base, lanes_in = Signal.like(self.base), Signal(V * A)
-        with m.If(p_moves):
-            m.d.sync += [p.valid.eq(take & ~item.last & inside), row.eq(item.row),
-                         chunk.eq(item.chunk), q.eq(j), base.eq(self.base),
-                         lanes_in.eq(item.lanes.as_value())]
         # Each term named at its own width, as Gather's (Verilator -Wall): the chunk's
         # column, and the offset, below len(row) bits times a row's chunks.
-        column = times(chunk, self.cols)
-        scaled = Signal(len(column), name="scaled")
-        offset = Signal(len(row) + ceil_log2(self.tlen * self.cols), name="offset")
-        m.d.comb += [scaled.eq(column), offset.eq(times(row, self.tlen * self.cols) + scaled + q),
-                     p.payload.addr.eq(base + offset), p.payload.data.eq(lanes_in)]
+        column = times(item.chunk, self.cols)
+        chunk = Signal(len(column), name="chunk")
+        offset = Signal(len(item.row) + ceil_log2(self.tlen * self.cols), name="offset")
+        m.d.comb += [chunk.eq(column),
+                     offset.eq(times(item.row, self.tlen * self.cols) + chunk + j)]
+        with m.If(p_moves):
+            m.d.sync += [p.valid.eq(take & ~item.last & inside),
+                         p.payload.addr.eq(self.base + offset),
+                         p.payload.data.eq(item.lanes.as_value())]
 
         # I: the drain at the head (``head``), with the slots that hold its word (``match``),
         # found as it enters and cleared as they retire, so no comparator is behind its
