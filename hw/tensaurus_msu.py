@@ -625,13 +625,13 @@ class TensaurusMsu(wiring.Component):
     read register picked by a register. An output tile waits for the write-back only at
     its last input tile's close, and only while the other half is still being written.
 
-    Clock: below 100 MHz on the ECP5 in two of its report configurations (the synthesis
-    report). With two banks the critical path is the write-back's: a bank's block RAM read
-    (the RAM's own clock-to-out, before its read register) through the choice of half and
-    bank into the word :class:`Unload` writes, mostly the RAM and its choice. At 4 x 4 with
-    one bank it is the direct mode's write address: the drain the arbiter chose, its row
-    and chunk scaled to an offset and added to the output's base (sums in series after
-    the choice), into the write's register slice, three quarters routing.
+    Clock: below 100 MHz on the ECP5 with two banks, the default (the synthesis report).
+    In each configuration placed the critical path is the write-back's: a bank's block
+    RAM read (the RAM's own clock-to-out, before its read register) into the word
+    :class:`Unload` writes; with two banks through the choice of half and bank, and so
+    the longest. Cutting it needs the RAM's output register, a cycle more on the
+    write-back that the exact cycle model must count. The direct mode's address sums and
+    the drains' round robin come next, shorter.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE array rows (r)"),
