@@ -145,9 +145,9 @@ class Tensaurus(wiring.Component):
     Throughput: each PE one chunk operation a cycle while its scratchpad answers; the
     MLU one word of ``cols`` chunks a cycle while loading; the TLU one entry a cycle.
 
-    Clock: below 100 MHz on the ECP5-25k (the synthesis report): a PE's pending phases
-    through the pick of the lowest and its handshake into the next phases, or (seeds vary)
-    the MLU's reorder room into its read address; mostly routing; a PE alone places faster.
+    Clock: below 100 MHz on the ECP5-25k (the synthesis report): the MSU's direct-mode
+    skid through its head's handshake into a scratchpad's queue, or (seeds vary) a PE's
+    pending phases into the next; three quarters routing, the units placed apart.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE rows (r)"), Param("cols", 2, 1, 16, "PE columns (c)"),
