@@ -618,9 +618,9 @@ class AxiMaster(wiring.Component):
     response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
     synth axi_master`` gives the figure and names the path). More read ports lengthen
     the round robin: with six, one of them in order, the path runs from a request's valid
-    (the reorder buffer's room a register) through the grant's chain into the read
-    request slice's address, whatever the widths. ``idle`` is a register, so the writes in flight reach no
-    reader's logic. An in-order port's answer is the reorder buffer's registered head
+    (the reorder buffer's room a register) through the grant's chain into the read request
+    slice's address, whatever the widths. ``idle`` is a register, so the writes in flight
+    reach no reader's logic. An in-order port's answer is the reorder buffer's registered head
     (:class:`~sparseforge.hw.stream_units.Reorder`), so a reader's logic placed across a
     larger part (the accelerator) starts at a flip-flop, with no cycle added (a
     :class:`~sparseforge.hw.stream_units.Skid` there would add one to every read whose
