@@ -631,7 +631,7 @@ class TensaurusMsu(wiring.Component):
     :class:`Unload` writes; with two banks through the choice of half and bank, and so
     the longest. Cutting it needs the RAM's output register, a cycle more on the
     write-back that the exact cycle model must count. The direct mode's address sums and
-    the drains' round robin come next, shorter.
+    the drains' round robin, critical on earlier code, are no longer.
     """
 
     PARAMS = (Param("rows", 2, 1, 16, "PE array rows (r)"),
