@@ -160,8 +160,10 @@ class ReadBridge(wiring.Component):
     error : Out(1)
         Set (and kept) by a beat whose RRESP is not OKAY; its data is answered anyway.
 
-    Latency: a cycle from a request to its AR and from a last beat to its response (the
-    register slices on the request and on R); one request and one beat a cycle.
+    Latency: a cycle from a request to its AR (a register slice on the request); a last
+    beat is its response in the same cycle, R's ready the response's, so the one R beat
+    fans out to no register here: a :class:`TaggedMux` before the bridge registers each
+    port's responses apart. One request and one beat a cycle.
     """
 
     def __init__(self, addr_width, word, tag_width, axi_addr_width, data_width):
@@ -176,10 +178,9 @@ class ReadBridge(wiring.Component):
         m = Module()
         words, response = self.word, self.port.response
         m.submodules.request = request = Skid(self.port.request.payload.shape())
-        m.submodules.r = r = Skid(self.axi.r.payload.shape())
         wiring.connect(m, wiring.flipped(self.port.request), request.i)
-        wiring.connect(m, wiring.flipped(self.axi.r), r.i)
-        request, r, ar = request.o, r.o, self.axi.ar
+        request, r, ar = request.o, self.axi.r, self.axi.ar
+        beats = r.valid & r.ready
         tag, own = request.payload.tag, len(request.payload.tag) - words.port_bits
         tags = 1 << len(tag)
         words.address(m, ar, request.payload.addr, tag, words.of(tag[own:]))
@@ -201,7 +202,7 @@ class ReadBridge(wiring.Component):
                 held, keep = slots.read_port(domain="comb"), slots.write_port()
                 m.d.comb += [held.addr.eq(at), keep.addr.eq(at),
                              keep.data.eq(Cat(held.data[word.data_width:], beat)),
-                             keep.en.eq(r.valid & ~r.payload.last & (kind == k))]
+                             keep.en.eq(beats & ~r.payload.last & (kind == k))]
                 value = Cat(held.data, beat)
             elif word.lanes > 1:
                 value = Array(beat.word_select(i, 8 << word.shift)
@@ -210,8 +211,8 @@ class ReadBridge(wiring.Component):
         m.d.comb += [response.payload.tag.eq(r.payload.id),
                      response.payload.data.eq(words.pick(kind, values)),
                      response.valid.eq(r.valid & r.payload.last),
-                     r.ready.eq(~r.payload.last | response.ready)]
-        with m.If(r.valid & r.ready & (r.payload.resp != OKAY)):
+                     r.ready.eq(response.ready)]
+        with m.If(beats & (r.payload.resp != OKAY)):
             m.d.sync += self.error.eq(1)
         return m
 
@@ -433,6 +434,13 @@ class TaggedMux(wiring.Component):
     carries the widest, and each port takes the low bits of its responses' data (a
     :class:`ReadBridge` of the same widths answers each tag with its port's word).
 
+    Each port's responses pass a register slice of its own
+    (:class:`~sparseforge.hw.stream_units.Skid`), a cycle: one register a port, placed
+    beside its reader, rather than one for all the ports that a part as large as the
+    accelerator's spreads far apart. ``mem.response.ready`` is low while a port's slice
+    holds a response aside (its reader stalled, and a second response came), so it comes
+    from registers alone.
+
     Members
     -------
     ports : list of In(TaggedMemoryPortSignature(addr_width, port's word, tag_width))
@@ -467,15 +475,17 @@ class TaggedMux(wiring.Component):
 
         response, tag = self.mem.response, self.mem.response.payload.tag
         which = tag[self.tag_width:]
+        taken = response.valid & response.ready
         stray = response.valid & (which >= self.n)
-        ready = [stray]
+        held = []
         for k, sink in enumerate(p.response for p in ports):
-            here = which == k
-            m.d.comb += [sink.payload.tag.eq(tag[:self.tag_width]),
-                         sink.payload.data.eq(response.payload.data[:len(sink.payload.data)]),
-                         sink.valid.eq(response.valid & here)]
-            ready.append(here & sink.ready)
-        m.d.comb += response.ready.eq(any_of(ready))
+            m.submodules[f"response{k}"] = answer = Skid(sink.payload.shape())
+            m.d.comb += [answer.i.payload.tag.eq(tag[:self.tag_width]),
+                         answer.i.payload.data.eq(response.payload.data[:len(sink.payload.data)]),
+                         answer.i.valid.eq(taken & (which == k))]
+            wiring.connect(m, answer.o, wiring.flipped(sink))
+            held.append(~answer.i.ready)
+        m.d.comb += response.ready.eq(~any_of(held))
         with m.If(stray):
             m.d.sync += self.error.eq(1)
         return m
@@ -610,12 +620,13 @@ class AxiMaster(wiring.Component):
 
     Timing: AR comes from a register slice, AW and W from their queues' registers (where
     the widths differ, through the choice of the port's shift, length, size and lanes by
-    the kind those registers hold), RREADY is a register and BREADY constant, so no path
-    crosses the bus. What is left are short handshake chains beside the slices and
-    queues: a write's acceptance (the word queue's level, through the outstanding count,
-    to the address queue's write enable), the read request slice's reload, and R's last
-    beat through the read bridge's slot buffer (a LUT RAM read by RID) to a port's
-    response. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
+    the kind those registers hold), RREADY from the response slices' registers (each port
+    has its own, after the choice by RID: see :class:`TaggedMux`) and BREADY is
+    constant, so no path crosses the bus. What is left are short handshake chains beside
+    the slices and queues: a write's acceptance (the word queue's level, through the
+    outstanding count, to the address queue's write enable), the read request slice's
+    reload, and R's last beat through the read bridge's slot buffer (a LUT RAM read by
+    RID) into a port's response slice. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
     synth axi_master`` gives the figure and names the path). More read ports lengthen
     the round robin: with six, one of them in order, the path runs from a request's valid
     (the reorder buffer's room a register) through the grant's chain into the read request
