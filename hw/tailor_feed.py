@@ -127,8 +127,7 @@ class TailorFeed(wiring.Component):
     Throughput: one entry a cycle (kept or dropped), one cycle for a pass's end marker
     and one for its command; the module docstring gives a tile's cycles and counts.
     Between registers: the producer's ``valid`` into the Tailor's write, the Tailor's
-    ``ready`` (its full flag) back into the producer's ``ready``, which waits on no
-    ``valid`` or payload of the producer's; the credits an owfill
+    ``ready`` (its full flag) back into the producer's ``ready``; the credits an owfill
     waits for are the feed's registers, so no path joins the Tailor's frontier to its
     write.
     """
@@ -222,6 +221,7 @@ class TailorFeed(wiring.Component):
         data_ = Signal.like(item.payload.data, name="pending_data")
         drops = ~item.payload.end & known & (index < self.base)
         taken = item.valid & item.ready
+        wrote = Signal()
         m.d.comb += [
             tailor.fill.payload.eq(data_),
             tailor.owfill.payload.data.eq(data_),
@@ -229,12 +229,9 @@ class TailorFeed(wiring.Component):
             tailor.fill.valid.eq(pending & item.valid & ~owfill),
             tailor.owfill.valid.eq(pending & item.valid & owfill
                                    & credited),
-            # Whether the waiting entry would be written, not whether it is (that waits for
-            # the item's ``valid``), and not whether the item drops (none does while an
-            # entry waits: entries are kept from B on, so is every index after them): no
-            # path from the producer's ``valid`` or payload back into its ``ready``.
-            item.ready.eq(~pending | Mux(owfill, credited & tailor.owfill.ready,
-                                         tailor.fill.ready)),
+            wrote.eq((tailor.fill.valid & tailor.fill.ready)
+                     | (tailor.owfill.valid & tailor.owfill.ready)),
+            item.ready.eq(drops | ~pending | wrote),
         ]
         with m.If(taken):
             m.d.sync += [pending.eq(~item.payload.end & ~drops), data_.eq(item.payload.data),
