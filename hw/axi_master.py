@@ -142,8 +142,9 @@ class ReadBridge(wiring.Component):
     its last beat, with the slot, is the response ``{tag, data}``. Each width of several
     beats has its buffer, a slot for each tag of the ports of that width alone (the
     others' beats are not written in it), so a wide word's buffer is as deep as its own
-    reads in flight. R is held back only for a last beat whose response is not taken. A
-    narrow word's byte lanes, from its address, wait in a slot of their own.
+    reads in flight. R is held back while the port's ``response.ready`` is low (a
+    :class:`TaggedMux`'s waits on its registers alone, so RREADY crosses no path from
+    the bus). A narrow word's byte lanes, from its address, wait in a slot of their own.
 
     Parameters
     ----------
@@ -618,20 +619,20 @@ class AxiMaster(wiring.Component):
     error : Out(1)
         An error response, or a response with an ID the master did not send (sticky).
 
-    Timing: AR comes from a register slice, AW and W from their queues' registers (where
-    the widths differ, through the choice of the port's shift, length, size and lanes by
-    the kind those registers hold), RREADY from the response slices' registers (each port
-    has its own, after the choice by RID: see :class:`TaggedMux`) and BREADY is
-    constant, so no path crosses the bus. What is left are short handshake chains beside
-    the slices and queues: a write's acceptance (the word queue's level, through the
-    outstanding count, to the address queue's write enable), the read request slice's
-    reload, and R's last beat through the read bridge's slot buffer (a LUT RAM read by
-    RID) into a port's response slice. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge
-    synth axi_master`` gives the figure and names the path). More read ports lengthen
-    the round robin: with six, one of them in order, the path runs from a request's valid
-    (the reorder buffer's room a register) through the grant's chain into the read request
-    slice's address, whatever the widths. ``idle`` is a register, so the writes in flight
-    reach no reader's logic. An in-order port's answer is the reorder buffer's registered head
+    Timing: AR comes from a register slice, AW and W from their queues' registers (where the
+    widths differ, through the choice of the port's shift, length, size and lanes by the
+    kind those registers hold), RREADY from the response slices' registers (each port has
+    its own, after the choice by RID: see :class:`TaggedMux`) and BREADY is constant, so no
+    path crosses the bus. What is left are short handshake chains beside the slices and
+    queues: a write's acceptance (the word queue's level, through the outstanding count, to
+    the address queue's write enable), the read request slice's reload, and R's last beat
+    through the read bridge's slot buffer (a LUT RAM read by RID) into a port's response
+    slice. The report's configurations meet 100 MHz on the ECP5-25k (``sparseforge synth
+    axi_master`` gives the figure and names the path). More read ports lengthen the round
+    robin: with six, one of them in order, the path runs from a request's valid (the reorder
+    buffer's room a register) through the grant's chain into the read request slice's
+    address, whatever the widths. ``idle`` is a register, so the writes in flight reach no
+    reader's logic. An in-order port's answer is the reorder buffer's registered head
     (:class:`~sparseforge.hw.stream_units.Reorder`), so a reader's logic placed across a
     larger part (the accelerator) starts at a flip-flop, with no cycle added (a
     :class:`~sparseforge.hw.stream_units.Skid` there would add one to every read whose

@@ -159,13 +159,16 @@ class Accel(wiring.Component):
 
     Clock: below 100 MHz on the ECP5-85F (the synthesis report). Its paths are the
     handshakes between units and within the larger ones, placed apart: the run's kernel
-    register into a PE's phases, the converter's row cursor into a lane's read queue;
-    the units' reads into the AXI master's round robin over its read ports and R's
-    register into the MLU's reorder buffer head, which register slices would cut at a
-    cycle more on every read; on the Eureka build, the last beat's ID (its port, so its word's
-    width) choosing the read bridge's answer into the slab port's reorder buffer head
-    (2,048 bits, read by the array across the part). Each is three quarters routing or
-    more; the units alone place faster.
+    register into a PE's phases or a PE's output into a scratchpad's queue, the
+    converter's window compares (a column id against the tile's bounds) into its row
+    count, its entries through the Tailor's feed (which waits on the entry after) back
+    into its output register; the units' reads into the AXI master's round robin over
+    its read ports. R's beat is registered for each read port apart, after the choice by
+    its ID (:class:`~sparseforge.hw.axi_master.TaggedMux`), so no one register reaches
+    every port's reorder buffer across the part. On the Eureka build, the serializer's
+    slot count (a record's last slot) through the array's handshake into the enable of
+    the slab port's reorder buffer head (2,048 bits, read by the array across the part).
+    Each is three quarters routing or more; the units alone place faster.
     """
 
     PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
