@@ -166,9 +166,9 @@ class Accel(wiring.Component):
     its read ports. R's beat is registered for each read port apart, after the choice by
     its ID (:class:`~sparseforge.hw.axi_master.TaggedMux`), so no one register reaches
     every port's reorder buffer across the part. On the Eureka build, the serializer's
-    slot count (a record's last slot) through the array's handshake into the enable of
-    the slab port's reorder buffer head (2,048 bits, read by the array across the part).
-    Each is three quarters routing or more; the units alone place faster.
+    slot count (a record's last slot) into the record port's ``ready``, the enable of its
+    reorder buffer head (1,351 bits, each an enable). Each is three quarters routing or
+    more; the units alone place faster.
     """
 
     PARAMS = (Param("pes", 4, 1, MOST_PES, "PE rows (CISS lanes)"),
