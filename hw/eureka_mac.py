@@ -185,7 +185,8 @@ class EurekaMac(Mac):
     - ``below_displaced`` set: the adder takes ``below``, else 0.
 
     The three-input adder is built as the paper draws it: a pre-adder of the
-    two candidate products (one bit wider than a product; in FP16, an FP32
+    two candidate products (one bit wider than a product, no wider than the
+    accumulator, whose sum drops the bits above it anyway; in FP16, an FP32
     addition), then the accumulator's adder: ``acc + (local + below)``.
 
     ``from_below = 0`` is the last MAC row after rotation (Section 3.2): no
@@ -232,5 +233,5 @@ class EurekaMac(Mac):
         below = Signal.like(self.product, name="from_below")  # the second 2:1 mux
         m.d.comb += below.eq(Mux(controls["below_displaced"], self.below, 0))
         shape = self.product.shape()
-        wider = shape if self.dtype == "fp16" else signed(shape.width + 1)
+        wider = shape if self.dtype == "fp16" else signed(min(shape.width + 1, self.acc_width))
         return self.add(m, local, below, wider, "pre")
