@@ -47,7 +47,7 @@ from .axi import (
     pins,
 )
 from .interfaces import MemoryWritePortSignature, TaggedMemoryPortSignature
-from .stream_units import MemoryPortSignature, Queue, ReadySlice, Reorder, RoundRobin, Skid, any_of
+from .stream_units import MemoryPortSignature, Queue, Reorder, RoundRobin, Skid, any_of
 
 
 class _Word:
@@ -396,10 +396,7 @@ class ReadFence(wiring.Component):
 class Merge(wiring.Component):
     """Round robin over ``n`` streams of ``layout``: ``o`` is ``{item, port}``, the granted
     stream's item and its index. A stream is granted only while ``o.ready``, so a grant
-    is always taken; ``o`` is combinational (a register slice follows it). Each stream
-    comes in through a :class:`~.stream_units.ReadySlice`, so its ``ready`` is a register,
-    not the grant: the grant waits on every stream's ``valid`` and ``o.ready``, and its
-    path back into every port's logic crossed the part."""
+    is always taken; ``o`` is combinational (a register slice follows it)."""
 
     def __init__(self, n, layout):
         self.n = n
@@ -412,15 +409,10 @@ class Merge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.grant = rr = RoundRobin(n=self.n)
-        sliced = []
-        for k, port in enumerate(self.i):
-            m.submodules[f"slice{k}"] = cut = ReadySlice(port.payload.shape())
-            wiring.connect(m, wiring.flipped(port), cut.i)
-            sliced.append(cut.o)
-        m.d.comb += [rr.requests.eq(Cat(i.valid for i in sliced)
+        m.d.comb += [rr.requests.eq(Cat(i.valid for i in self.i)
                                     & self.o.ready.replicate(self.n)),
                      self.o.valid.eq(rr.grant.any())]
-        for k, i in enumerate(sliced):
+        for k, i in enumerate(self.i):
             m.d.comb += i.ready.eq(rr.grant[k])
             with m.If(rr.grant[k]):
                 m.d.comb += [self.o.payload.item.eq(i.payload), self.o.payload.port.eq(k)]

@@ -1,7 +1,7 @@
 """The stream primitives every block shares, each written once: a queue, a skid buffer, a
-register slice on ready alone, a round-robin arbiter, a FIFO beside a pipeline, pipelines
-run in lockstep with a tag beside them, a reorder buffer that puts a memory's
-out-of-order answers back in order, and one-hot selection of the lowest set bit.
+round-robin arbiter, a FIFO beside a pipeline, pipelines run in lockstep with a tag beside
+them, a reorder buffer that puts a memory's out-of-order answers back in order, and
+one-hot selection of the lowest set bit.
 
 The queue, the skid buffer and the arbiter are registered blocks too (``queue``, ``skid``,
 ``round_robin``), so the synthesis report gives their cost alone: built there from integer
@@ -237,39 +237,6 @@ class Skid(wiring.Component):
             m.d.sync += [o.payload.eq(spare), o.valid.eq(1), held.eq(0)]
         with m.Elif(~stalled):
             m.d.sync += [o.payload.eq(i.payload), o.valid.eq(i.valid)]
-        return m
-
-
-class ReadySlice(wiring.Component):
-    """A register slice on ``ready`` alone: ``i.ready`` is a register, the item passes
-    straight through while the output takes it, and one that arrives while it stalls
-    waits aside and is offered from there.
-
-    Cuts the path from a consumer's ``ready`` back into the producer's logic without
-    a cycle: where :class:`Skid` also registers the payload (latency 1), here an item
-    is offered in the cycle it comes (latency 0; throughput one item a cycle). What
-    the producer sees is the same as at the consumer, less the cycle a stalled item
-    waits aside: that item was taken a cycle sooner.
-
-    Members
-    -------
-    i : In(stream(shape)), o : Out(stream(shape))
-    """
-
-    def __init__(self, shape):
-        self.shape = shape
-        super().__init__({"i": In(stream.Signature(shape)), "o": Out(stream.Signature(shape))})
-
-    def elaborate(self, platform):
-        m = Module()
-        i, o = self.i, self.o
-        spare, held = Signal(self.shape, name="spare"), Signal(name="held")
-        m.d.comb += [i.ready.eq(~held), o.valid.eq(held | i.valid),
-                     o.payload.eq(Mux(held, spare, i.payload))]
-        with m.If(~held):
-            m.d.sync += [spare.eq(i.payload), held.eq(i.valid & ~o.ready)]
-        with m.Elif(o.ready):
-            m.d.sync += held.eq(0)
         return m
 
 

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from amaranth.hdl import Module, Signal, unsigned
+from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -21,7 +21,6 @@ from sparseforge.hw.stream_units import (
     Beside,
     Offset,
     Queue,
-    ReadySlice,
     RoundRobin,
     Skid,
     Zip,
@@ -125,34 +124,6 @@ def test_skid_passes_every_item_in_order_under_back_pressure(rate):
     assert out.outputs["o"] == items
     if rate == 1.0:
         assert out.cycles <= 303
-
-
-def test_ready_slice_offers_an_item_in_its_cycle_and_holds_one_aside():
-    unit = ReadySlice(unsigned(8))
-
-    async def bench(ctx):
-        ctx.set(unit.i.payload, 42)
-        ctx.set(unit.i.valid, 1)
-        assert ctx.get(unit.o.valid) and ctx.get(unit.o.payload) == 42   # latency 0
-        assert ctx.get(unit.i.ready)
-        await ctx.tick()                                  # not taken: 42 waits aside
-        ctx.set(unit.i.payload, 7)
-        assert ctx.get(unit.o.payload) == 42 and not ctx.get(unit.i.ready)
-        ctx.set(unit.o.ready, 1)
-        await ctx.tick()                                  # 42 leaves; 7 was refused
-        assert ctx.get(unit.i.ready) and ctx.get(unit.o.payload) == 7
-
-    simulate(unit, bench)
-
-
-@pytest.mark.parametrize("rate", [0.5, 1.0])
-def test_ready_slice_passes_every_item_in_order_under_back_pressure(rate):
-    items = list(range(300))
-    out = pysim(UnitBench(ReadySlice(unsigned(16)), {"i": items}, {"o": len(items)},
-                          seed_from_env(5), rate))
-    assert out.outputs["o"] == items
-    if rate == 1.0:
-        assert out.cycles <= 302
 
 
 # -- the FIFO beside a pipeline --------------------------------------------------------------
