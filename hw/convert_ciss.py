@@ -536,12 +536,10 @@ class WindowLengths(wiring.Component):
     and decided on the cycle its answer comes. The cursors are read ahead, in row order,
     into a queue of :data:`AHEAD` (rows after the one decided are not written in the
     window), so a row's cursor is there when the row before it is decided, and the
-    memory's output goes to a register, not into the decision; a peeked column is
-    compared with ``k0`` and ``k1`` on its way into that queue (or as it is held), so the
-    decision compares only a memory's answer. With answers on the cycle after their
-    request: 2 cycles a read, 1 for a peeked element, 1 for a row that ends at its end
-    without a read. The stopping decision writes the cursor back and hands out the slice
-    in the same cycle.
+    memory's output goes to a register, not into the decision. With answers on the cycle
+    after their request: 2 cycles a read, 1 for a peeked element, 1 for a row that ends
+    at its end without a read. The stopping decision writes the cursor back and hands out
+    the slice in the same cycle.
 
     Handshakes with the units around it start at registers, so no path runs through
     this unit from one of them into another: the read request is a mux of two registers
@@ -586,8 +584,7 @@ class WindowLengths(wiring.Component):
         m = Module()
         cursor = cursor_layout(self.iw, self.addr_width)
         m.submodules.cursors = store = Memory(shape=cursor, depth=self.band, init=[])
-        m.submodules.ahead = ahead = Queue(data.StructLayout({"cursor": cursor, "below": 2}),
-                                           depth=AHEAD, latency=1)
+        m.submodules.ahead = ahead = Queue(cursor, depth=AHEAD, latency=1)
         wr, rd = store.write_port(), store.read_port()
         job = Signal(job_layout(self.iw, self.addr_width, self.band), name="tile")
         r = Signal(range(self.band + 1), name="r")           # the row being decided
@@ -600,7 +597,6 @@ class WindowLengths(wiring.Component):
         got = Signal(range(self.band + 2))                    # pointers answered
         prev = Signal(self.addr_width)                        # the last pointer answered
         held = Signal(cursor, name="held")                    # the row's cursor, moved on
-        held_below = Signal(2)                                # its column below k0, k1
         fresh = Signal()                                      # the row's cursor is ahead's
         live = Signal()                                       # the row's cursor is here
         waiting = Signal()                                    # a column read is out
@@ -613,14 +609,12 @@ class WindowLengths(wiring.Component):
         at = Signal(cursor, name="at")                        # the row's cursor now
         opens = Signal()                                      # at's element is to read
         start = Signal.like(base)
-        fetched = ahead.o.payload.cursor
-        m.d.comb += [at.eq(Mux(fresh, fetched, held)),
+        m.d.comb += [at.eq(Mux(fresh, ahead.o.payload, held)),
                      live.eq(~fresh | ahead.o.valid),
-                     opens.eq(Mux(fresh, ahead.o.valid & fetched.due, held.due)),
+                     opens.eq(Mux(fresh, ahead.o.valid & ahead.o.payload.due, held.due)),
                      load.eq(out.ready), self.origin.eq(job.k0),
                      rd.addr.eq(q), rd.en.eq(fetching), wr.data.eq(at), wr.addr.eq(r),
-                     ahead.i.valid.eq(pending), ahead.i.payload.cursor.eq(rd.data),
-                     ahead.i.payload.below.eq(Cat(rd.data.col < job.k0, rd.data.col < job.k1)),
+                     ahead.i.valid.eq(pending), ahead.i.payload.eq(rd.data),
                      start.eq(Mux(fresh, at.cur, base))]
         m.d.sync += [pending.eq(fetching),
                      owed.eq(owed + fetching - (ahead.o.valid & ahead.o.ready))]
@@ -656,22 +650,20 @@ class WindowLengths(wiring.Component):
                 skip, take, stop = Signal(), Signal(), Signal()
                 answer = waiting & cols.response.valid
 
-                answered = Cat(cols.response.payload < job.k0, cols.response.payload < job.k1)
-
-                def below(i):
-                    """The column below ``k0`` (``i`` 0) or ``k1`` (1): a peeked one's
-                    compare made before, the memory's answer's now, then chosen."""
-                    return Mux(at.peek, Mux(fresh, ahead.o.payload.below[i], held_below[i]),
-                               answered[i])
+                def below(k):
+                    """The column below ``k``: compared at each of its sources, then
+                    chosen, so no mux stands before the comparators' carry chains."""
+                    return Mux(at.peek, Mux(fresh, ahead.o.payload.col < k, held.col < k),
+                               cols.response.payload < k)
 
                 m.d.comb += [fetching.eq((q != job.rows) & (owed < AHEAD)),
                              ahead.o.ready.eq(fresh),
                              known.eq(live & at.peek | answer),
                              col.eq(Mux(at.peek, at.col, cols.response.payload)),
                              ended.eq(live & ~at.peek & ~opens & ~waiting),
-                             skip.eq(known & below(0)),
-                             take.eq(known & ~below(0) & below(1)),
-                             stop.eq(known & ~below(1) | ended),
+                             skip.eq(known & below(job.k0)),
+                             take.eq(known & ~below(job.k0) & below(job.k1)),
+                             stop.eq(known & ~below(job.k1) | ended),
                              cols.request.valid.eq(opens & ~waiting),
                              cols.request.payload.eq(at.cur),
                              cols.response.ready.eq(waiting)]
@@ -680,8 +672,7 @@ class WindowLengths(wiring.Component):
                 with m.If(cols.request.valid & cols.request.ready):
                     m.d.sync += waiting.eq(1)
                 with m.If(live):
-                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start),
-                                 held_below.eq(Mux(fresh, ahead.o.payload.below, held_below))]
+                    m.d.sync += [held.eq(at), fresh.eq(0), base.eq(start)]
                 with m.If(skip | take):
                     m.d.sync += [held.cur.eq(at.cur + 1), held.peek.eq(0), waiting.eq(0),
                                  held.due.eq(at.cur + 1 != at.end)]
@@ -691,7 +682,7 @@ class WindowLengths(wiring.Component):
                     m.d.sync += count.eq(count + 1)
                 with m.If(answer & stop & ~load):         # kept, as a window's peek
                     m.d.sync += [held.peek.eq(1), held.col.eq(cols.response.payload),
-                                 held_below.eq(answered), held.due.eq(0), waiting.eq(0)]
+                                 held.due.eq(0), waiting.eq(0)]
                 with m.If(stop & load):                   # the row's window decided
                     m.d.comb += [wr.en.eq(1), wr.data.peek.eq(known), wr.data.col.eq(col),
                                  wr.data.due.eq(0),

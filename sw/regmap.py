@@ -12,7 +12,7 @@ Python: :func:`writes` turns ``{name: value}`` into the ordered register writes 
 Access:
 
 - ``RW``: written by the host, read back; an output of the register file.
-- ``RO``: read by the host; an input of the register file (registered, then read).
+- ``RO``: read by the host; an input of the register file (sampled when read).
 - ``W1``: write one to pulse: a write with bit 0 set is a one-cycle pulse on the output
   (``start``); reads as 0.
 

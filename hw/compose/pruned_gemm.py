@@ -142,20 +142,18 @@ class PrunedGemm(wiring.Component):
         slots = Signal(fmt.record_width - header)
         rotation, cycles = Signal.like(head.rotation), Signal.like(head.cycles)
         t, holding = Signal.like(head.cycles), Signal()
-        last = Signal()                 # t + 1 >= cycles, a register: the record's ready
+        last = (t + 1 >= cycles)
         m.d.comb += [beat.valid.eq(holding), beat.payload.slot.eq(slots[:fmt.slot_width]),
                      beat.payload.rotation.eq(rotation), beat.payload.last.eq(last),
                      beat.payload.empty.eq(cycles == 0),
                      record.ready.eq(~holding | (beat.ready & last))]
         with m.If(beat.valid & beat.ready):
-            m.d.sync += [t.eq(t + 1), slots.eq(slots >> fmt.slot_width),
-                         last.eq(t + 2 >= cycles)]
+            m.d.sync += [t.eq(t + 1), slots.eq(slots >> fmt.slot_width)]
             with m.If(last):
                 m.d.sync += holding.eq(0)
         with m.If(record.valid & record.ready):
             m.d.sync += [holding.eq(1), t.eq(0), slots.eq(record.payload[header:]),
-                         rotation.eq(head.rotation), cycles.eq(head.cycles),
-                         last.eq(head.cycles <= 1)]
+                         rotation.eq(head.rotation), cycles.eq(head.cycles)]
         wiring.connect(m, wiring.flipped(self.slabs.response), array.inputs)
         m.d.comb += array.dense.eq(0)
 
